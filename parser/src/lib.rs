@@ -1,0 +1,14 @@
+//! `gguf-validate`: a strict validator for GGUF model files.
+//!
+//! Layers, each depending only on the ones above it:
+//! - [`types`], [`limits`]: the type tables and named limits;
+//! - [`parse`]: a nom parser over `&[u8]` that builds a borrowed [`parse::GgufFile`];
+//! - [`rules`]: the rule catalogue (ids, citations, severities per profile);
+//! - [`validate`]: runs the rules over a parsed file and yields a [`report::Report`];
+//! - [`numerics`]: dequantize / reference-quantize for every ggml type;
+//! - [`io`]: the only module that touches files (and the only `unsafe`: mmap).
+#![deny(unsafe_code)]
+#![warn(missing_docs)]
+
+pub mod numerics;
+pub mod types;

@@ -1,0 +1,2 @@
+//! Dequantize and reference-quantize for every ggml type.
+#![forbid(unsafe_code)]
