@@ -10,5 +10,17 @@
 #![deny(unsafe_code)]
 #![warn(missing_docs)]
 
+pub mod dump;
+pub mod io;
+pub mod limits;
 pub mod numerics;
+pub mod parse;
+pub mod report;
+pub mod rules;
 pub mod types;
+pub mod validate;
+
+pub use parse::{ByteOrder, GgufFile, Parsed};
+pub use report::{Diagnostic, Options, Report};
+pub use rules::{Level, Profile, RuleId, RULES};
+pub use validate::{validate_bytes, validate_prefix, NeedMoreData};

@@ -1,0 +1,211 @@
+//! The renderer: the one place that writes to stdout and stderr.
+#![allow(clippy::disallowed_macros)]
+
+use std::io::{self, Write};
+
+use gguf_validate::report::{Report, Summary};
+use gguf_validate::rules::{Level, Profile, RULES};
+use serde::Serialize;
+
+/// The outcome for one file on the command line.
+#[derive(Debug)]
+pub enum FileOutcome {
+    /// Validated.
+    Report(Box<Report>),
+    /// Could not be read.
+    Unreadable(String),
+}
+
+#[derive(Serialize)]
+struct JsonFile<'a> {
+    path: &'a str,
+    #[serde(flatten)]
+    report: &'a Report,
+}
+
+#[derive(Serialize)]
+struct JsonUnreadable<'a> {
+    path: &'a str,
+    valid: bool,
+    profile: Profile,
+    error: &'a str,
+}
+
+#[derive(Serialize)]
+struct JsonDoc {
+    tool: &'static str,
+    tool_version: &'static str,
+    files: Vec<serde_json::Value>,
+}
+
+/// ANSI styles, empty when colour is off.
+#[derive(Clone, Copy, Debug)]
+pub struct Style {
+    on: bool,
+}
+
+impl Style {
+    pub fn new(on: bool) -> Style {
+        Style { on }
+    }
+    fn paint(self, code: &str, text: &str) -> String {
+        if self.on { format!("\x1b[{code}m{text}\x1b[0m") } else { text.to_string() }
+    }
+    fn level(self, l: Level) -> String {
+        match l {
+            Level::Error => self.paint("1;31", "error"),
+            Level::Warning => self.paint("1;33", "warning"),
+            Level::Info => self.paint("1;36", "info"),
+            Level::Allow => "allow".into(),
+        }
+    }
+}
+
+pub fn human_size(n: u64) -> String {
+    const UNITS: [&str; 5] = ["B", "KiB", "MiB", "GiB", "TiB"];
+    let mut v = n as f64;
+    let mut u = 0;
+    while v >= 1024.0 && u + 1 < UNITS.len() {
+        v /= 1024.0;
+        u += 1;
+    }
+    if u == 0 { format!("{n} B") } else { format!("{v:.1} {}", UNITS[u]) }
+}
+
+fn summary_line(r: &Report) -> String {
+    let s: &Summary = &r.summary;
+    let mut parts = Vec::new();
+    let fmt = match (r.format.as_str(), r.version) {
+        ("gguf", Some(v)) => format!("GGUF v{v}"),
+        (f, Some(v)) => format!("{} v{v}", f.to_uppercase()),
+        (f, None) => f.to_uppercase(),
+    };
+    parts.push(match r.byte_order {
+        Some(o) => format!("{fmt}, {}", o.name()),
+        None => fmt,
+    });
+    if let Some(k) = s.kv_count {
+        parts.push(format!("{k} keys"));
+    }
+    if let Some(t) = s.tensor_count {
+        parts.push(format!("{t} tensors"));
+    }
+    if let Some(a) = s.alignment {
+        parts.push(format!("alignment {a}"));
+    }
+    if let Some(a) = &s.architecture {
+        parts.push(format!("architecture {a}"));
+    }
+    if let Some(p) = s.parameters.filter(|p| *p > 0) {
+        parts.push(format!("{p} parameters"));
+    }
+    match (s.data_size, s.data_offset) {
+        (Some(d), Some(o)) => parts.push(format!("tensor data {} at 0x{o:x}", human_size(d))),
+        (Some(d), None) if d > 0 => parts.push(format!("tensor data {}", human_size(d))),
+        _ => {}
+    }
+    parts.push(format!("file {}", human_size(s.file_size)));
+    parts.join(" | ")
+}
+
+fn human_report(out: &mut impl Write, path: &str, r: &Report, style: Style) -> io::Result<()> {
+    let verdict = if r.valid { style.paint("1;32", "valid") } else { style.paint("1;31", "INVALID") };
+    let c = r.counts;
+    let plural = |n: u64, w: &str| if n == 1 { format!("{n} {w}") } else { format!("{n} {w}s") };
+    writeln!(out, "{path}: {verdict} (profile {}): {}, {}", r.profile, plural(c.errors, "error"), plural(c.warnings, "warning"))?;
+    writeln!(out, "  {}", summary_line(r))?;
+    for d in &r.diagnostics {
+        let path = if d.path.is_empty() { String::new() } else { format!(" {}", d.path) };
+        writeln!(out, "  {}[{}] 0x{:08x}{path}: {}", style.level(d.severity), d.rule, d.offset, d.message)?;
+    }
+    for (rule, n) in &r.suppressed {
+        writeln!(out, "  ... and {n} more [{rule}] findings not listed")?;
+    }
+    Ok(())
+}
+
+/// Writes the validation results in the chosen format.
+pub fn validation(files: &[(String, FileOutcome)], json: bool, profile: Profile, style: Style) -> io::Result<()> {
+    let stdout = io::stdout();
+    let mut out = io::BufWriter::new(stdout.lock());
+    if json {
+        let mut docs = Vec::new();
+        for (path, outcome) in files {
+            let v = match outcome {
+                FileOutcome::Report(r) => serde_json::to_value(JsonFile { path, report: r }),
+                FileOutcome::Unreadable(e) => serde_json::to_value(JsonUnreadable { path, valid: false, profile, error: e }),
+            };
+            docs.push(v.map_err(io::Error::other)?);
+        }
+        let doc = JsonDoc { tool: "gguf-validate", tool_version: env!("CARGO_PKG_VERSION"), files: docs };
+        write_json(&mut out, &doc)?;
+    } else {
+        for (path, outcome) in files {
+            match outcome {
+                FileOutcome::Report(r) => human_report(&mut out, path, r, style)?,
+                FileOutcome::Unreadable(e) => {
+                    writeln!(out, "{path}: {} cannot read the file: {e}", style.paint("1;31", "ERROR"))?;
+                }
+            }
+        }
+    }
+    out.flush()
+}
+
+/// `gguf-validate rules`.
+pub fn rules(format: crate::cli::RulesFormat) -> io::Result<()> {
+    let stdout = io::stdout();
+    let mut out = io::BufWriter::new(stdout.lock());
+    match format {
+        crate::cli::RulesFormat::Markdown => write!(out, "{}", gguf_validate::rules::catalogue_markdown())?,
+        crate::cli::RulesFormat::Json => {
+            let rows: Vec<serde_json::Value> = RULES
+                .iter()
+                .map(|r| {
+                    serde_json::json!({
+                        "id": r.id,
+                        "group": r.group,
+                        "fatal": r.fatal,
+                        "strict": r.levels[0],
+                        "spec": r.levels[1],
+                        "ggml": r.levels[2],
+                        "citation": r.citation,
+                        "description": r.description,
+                        "ggml_divergence": r.divergence,
+                    })
+                })
+                .collect();
+            write_json(&mut out, &rows)?;
+        }
+        crate::cli::RulesFormat::Text => {
+            let w = RULES.iter().map(|r| r.id.len()).max().unwrap_or(10);
+            writeln!(out, "{:w$}  {:7} {:7} {:7}  description", "rule", "strict", "spec", "ggml")?;
+            for r in RULES {
+                writeln!(out, "{:w$}  {:7} {:7} {:7}  {}", r.id, r.levels[0].name(), r.levels[1].name(), r.levels[2].name(), r.description)?;
+                writeln!(out, "{:w$}  {:23}  see: {}", "", "", r.citation)?;
+            }
+        }
+    }
+    out.flush()
+}
+
+/// Writes a JSON value followed by a newline.
+pub fn json(value: &serde_json::Value) -> io::Result<()> {
+    let stdout = io::stdout();
+    let mut out = io::BufWriter::new(stdout.lock());
+    write_json(&mut out, value)?;
+    out.flush()
+}
+
+/// An error message on stderr.
+pub fn error(msg: &str) {
+    eprintln!("gguf-validate: error: {msg}");
+}
+
+/// Serialises to memory first so that I/O errors keep their kind (a closed
+/// pipe stays `BrokenPipe`).
+fn write_json(out: &mut impl Write, value: &impl Serialize) -> io::Result<()> {
+    let mut bytes = serde_json::to_vec_pretty(value).map_err(io::Error::other)?;
+    bytes.push(b'\n');
+    out.write_all(&bytes)
+}

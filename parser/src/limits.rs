@@ -1,0 +1,68 @@
+//! Named limits. Every bound the parser or validator applies is here, with
+//! where it comes from.
+#![forbid(unsafe_code)]
+
+/// The four magic bytes of a GGUF file (`docs/gguf.md`, "File Structure").
+pub const GGUF_MAGIC: [u8; 4] = *b"GGUF";
+
+/// Size of the fixed v2/v3 header: magic, version, tensor count, kv count.
+pub const HEADER_SIZE: u64 = 24;
+
+/// Longest string ggml's reader accepts (`GGUF_MAX_STRING_LENGTH`, 1 GiB).
+pub const MAX_STRING_LEN: u64 = 1 << 30;
+
+/// Most elements ggml's reader accepts in one array (`GGUF_MAX_ARRAY_ELEMENTS`).
+pub const MAX_ARRAY_LEN: u64 = 1 << 30;
+
+/// Longest key the spec allows ("at most 2^16-1 bytes", `gguf_metadata_kv_t`).
+pub const MAX_KEY_LEN: usize = 65_535;
+
+/// Longest tensor name ggml's reader accepts: `GGML_MAX_NAME` (64) minus the NUL.
+pub const MAX_TENSOR_NAME_LEN_GGML: usize = 63;
+
+/// Longest tensor name the spec allows ("at most 64 bytes").
+pub const MAX_TENSOR_NAME_LEN_SPEC: usize = 64;
+
+/// Most dimensions of a tensor (`GGML_MAX_DIMS`; the spec says "currently at most 4").
+pub const MAX_DIMS: u32 = 4;
+
+/// Largest dimension ggml accepts: dims are read as int64 and must be >= 0.
+pub const MAX_DIM: u64 = i64::MAX as u64;
+
+/// Largest element count ggml accepts (`INT64_MAX` guard of the reader).
+pub const MAX_ELEMENTS: u64 = i64::MAX as u64;
+
+/// Deepest nesting of arrays we decode. The spec allows nesting without a
+/// bound and ggml allows none; this is our own bound so that recursion is
+/// bounded on hostile input (SafeGGUF uses 16, candle 64).
+pub const MAX_ARRAY_DEPTH: u32 = 16;
+
+/// Alignment used when `general.alignment` is absent (`GGUF_DEFAULT_ALIGNMENT`).
+pub const DEFAULT_ALIGNMENT: u64 = 32;
+
+/// Largest alignment we accept without a warning. Not in the spec; open
+/// upstream work (llama.cpp#24997, ggml#1516) proposes 1 MiB because
+/// `GGML_PAD` overflows on 32-bit hosts.
+pub const MAX_SANE_ALIGNMENT: u64 = 1 << 20;
+
+/// Smallest possible key/value pair: u64 key length, an empty key, u32
+/// type, one byte of value. Counts are checked against this before any loop.
+pub const MIN_KV_SIZE: u64 = 8 + 4 + 1;
+
+/// Smallest possible tensor info: u64 name length, empty name, u32 n_dims
+/// (0), u32 type, u64 offset.
+pub const MIN_TENSOR_INFO_SIZE: u64 = 8 + 4 + 4 + 8;
+
+/// Largest initial capacity of a vector whose final length comes from the
+/// file (as nom's `MAX_INITIAL_CAPACITY_BYTES`): the vector grows past it
+/// only as elements are really decoded.
+pub const MAX_INITIAL_CAPACITY: usize = 4096;
+
+/// Diagnostics kept per rule and file; further ones are only counted.
+pub const MAX_DIAGNOSTICS_PER_RULE: usize = 50;
+
+/// Longest name or key quoted in a message or path before it is shortened.
+pub const MAX_QUOTED_LEN: usize = 96;
+
+/// Array elements shown by `dump` before the rest is summarised (without `--full`).
+pub const DUMP_ARRAY_PREVIEW: usize = 16;

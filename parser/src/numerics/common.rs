@@ -1,0 +1,165 @@
+//! Scalar conversions with ggml's exact semantics, shared by all kernels.
+
+use half::{bf16, f16};
+
+/// IEEE binary16 bits to f32 (exact; NaNs come back quiet with their payload).
+#[inline(always)]
+pub(crate) fn f16_to_f32(bits: u16) -> f32 {
+    f16::from_bits(bits).to_f32()
+}
+
+/// f32 to binary16 bits as ggml's scalar `GGML_FP32_TO_FP16` does it:
+/// round to nearest even, overflow to infinity, and every NaN becomes the
+/// canonical quiet NaN `0x7E00` with the input's sign.
+#[inline]
+pub(crate) fn f32_to_f16(x: f32) -> u16 {
+    if x.is_nan() {
+        let sign = ((x.to_bits() >> 16) & 0x8000) as u16;
+        return sign | 0x7E00;
+    }
+    f16::from_f32(x).to_bits()
+}
+
+/// f32 to bfloat16 bits: round to nearest even; NaNs keep their top bits
+/// and get the quiet bit set (ggml's `ggml_compute_fp32_to_bf16`).
+#[inline]
+pub(crate) fn f32_to_bf16(x: f32) -> u16 {
+    let bits = x.to_bits();
+    if bits & 0x7fff_ffff > 0x7f80_0000 {
+        return ((bits >> 16) as u16) | 0x0040;
+    }
+    bf16::from_f32(x).to_bits()
+}
+
+/// bfloat16 bits to f32 (exact: the bits shifted into the high half).
+#[inline(always)]
+pub(crate) fn bf16_to_f32(bits: u16) -> f32 {
+    f32::from_bits(u32::from(bits) << 16)
+}
+
+/// Little-endian u16 at a constant offset of a block.
+#[inline(always)]
+pub(crate) fn le16<const N: usize>(b: &[u8; N], off: usize) -> u16 {
+    u16::from_le_bytes([b[off], b[off + 1]])
+}
+
+/// Little-endian u32 at a constant offset of a block.
+#[inline(always)]
+pub(crate) fn le32<const N: usize>(b: &[u8; N], off: usize) -> u32 {
+    u32::from_le_bytes([b[off], b[off + 1], b[off + 2], b[off + 3]])
+}
+
+/// fp16 scale stored little-endian at `off`, as f32.
+#[inline(always)]
+pub(crate) fn half_at<const N: usize>(b: &[u8; N], off: usize) -> f32 {
+    f16_to_f32(le16(b, off))
+}
+
+/// Round to nearest (ties to even) by adding 1.5·2^23 and reading the
+/// mantissa bits, which is how ggml's k-quant helpers round. Bit-exact for
+/// every input, including the out-of-range ones where the result wraps.
+#[inline(always)]
+pub(crate) fn nearest_int(x: f32) -> i32 {
+    let v = x + 12_582_912.0;
+    (v.to_bits() & 0x007f_ffff) as i32 - 0x0040_0000
+}
+
+/// C's float-to-int truncation as x86-64 performs it (`cvttss2si`): NaN and
+/// out-of-range values give `i32::MIN`. ggml's `(int8_t)` / `(uint8_t)`
+/// casts take the low byte of this.
+#[inline(always)]
+pub(crate) fn trunc_i32(x: f32) -> i32 {
+    if x >= -2_147_483_648.0 && x < 2_147_483_648.0 {
+        x as i32
+    } else {
+        i32::MIN
+    }
+}
+
+/// glibc's `lroundf` on x86-64: round half away from zero; NaN and values
+/// beyond the i64 range give `i64::MIN`.
+#[inline(always)]
+pub(crate) fn lround(x: f32) -> i64 {
+    if x >= -9.223_372e18 && x < 9.223_372e18 {
+        x.round() as i64
+    } else {
+        i64::MIN
+    }
+}
+
+/// Writes an fp16 value little-endian into `out[off..off + 2]`.
+#[inline(always)]
+pub(crate) fn put16<const N: usize>(out: &mut [u8; N], off: usize, v: u16) {
+    let b = v.to_le_bytes();
+    out[off] = b[0];
+    out[off + 1] = b[1];
+}
+
+/// Iterates over whole source blocks and whole destination blocks as
+/// fixed-size arrays. The caller has checked both lengths.
+#[inline(always)]
+pub(crate) fn for_blocks<const TS: usize, const BS: usize>(
+    src: &[u8],
+    dst: &mut [f32],
+    mut f: impl FnMut(&[u8; TS], &mut [f32; BS]),
+) {
+    for (s, d) in src.chunks_exact(TS).zip(dst.chunks_exact_mut(BS)) {
+        if let (Ok(s), Ok(d)) = (<&[u8; TS]>::try_from(s), <&mut [f32; BS]>::try_from(d)) {
+            f(s, d);
+        }
+    }
+}
+
+/// Quantizes whole input blocks into fresh output blocks appended to `dst`.
+#[inline(always)]
+pub(crate) fn quant_blocks<const BS: usize, const TS: usize>(
+    src: &[f32],
+    dst: &mut Vec<u8>,
+    mut f: impl FnMut(&[f32; BS], &mut [u8; TS]),
+) {
+    dst.reserve(src.len() / BS * TS);
+    for x in src.chunks_exact(BS) {
+        if let Ok(x) = <&[f32; BS]>::try_from(x) {
+            let mut out = [0u8; TS];
+            f(x, &mut out);
+            dst.extend_from_slice(&out);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn nearest_int_rounds_ties_to_even() {
+        assert_eq!(nearest_int(0.5), 0);
+        assert_eq!(nearest_int(1.5), 2);
+        assert_eq!(nearest_int(-2.5), -2);
+        assert_eq!(nearest_int(-0.6), -1);
+        assert_eq!(nearest_int(f32::NAN), 0);
+    }
+
+    #[test]
+    fn trunc_matches_cvttss2si() {
+        assert_eq!(trunc_i32(-7.9), -7);
+        assert_eq!(trunc_i32(f32::NAN), i32::MIN);
+        assert_eq!(trunc_i32(3e9), i32::MIN);
+        assert_eq!(trunc_i32(-2_147_483_648.0), i32::MIN);
+        assert_eq!(lround(2.5), 3);
+        assert_eq!(lround(-2.5), -3);
+        assert_eq!(lround(f32::INFINITY), i64::MIN);
+    }
+
+    #[test]
+    fn half_conversions() {
+        assert_eq!(f32_to_f16(f32::NAN), 0x7E00);
+        assert_eq!(f32_to_f16(-f32::NAN), 0xFE00);
+        assert_eq!(f32_to_f16(65520.0), 0x7C00);
+        assert_eq!(f32_to_f16(65519.0), 0x7BFF);
+        assert_eq!(f32_to_bf16(f32::from_bits(0x7f80_0001)), 0x7fc0);
+        assert_eq!(f32_to_bf16(f32::from_bits(0x3f80_8000)), 0x3f80);
+        assert_eq!(f32_to_bf16(f32::from_bits(0x3f81_8000)), 0x3f82);
+        assert_eq!(bf16_to_f32(0x3f80).to_bits(), 0x3f80_0000);
+    }
+}

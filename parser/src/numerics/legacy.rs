@@ -1,0 +1,279 @@
+//! The 32-element block types Q4_0, Q4_1, Q5_0, Q5_1, Q8_0, Q8_1 and the
+//! sign/2-bit types Q1_0 (128 elements) and Q2_0 (64 elements).
+//!
+//! Layouts (little-endian, no padding): `d` is an fp16 scale, `m` an fp16
+//! offset, `qh` the packed fifth bits, `qs` the packed quants.
+//! - Q4_0 `d qs[16]`: elem j = low nibble of qs[j], elem j+16 = high nibble; y = d·(q−8)
+//! - Q4_1 `d m qs[16]`: y = d·q + m
+//! - Q5_0 `d qh[4] qs[16]`: q = nibble | bit (j or j+16 of qh as u32) << 4; y = d·(q−16)
+//! - Q5_1 `d m qh[4] qs[16]`: y = d·q + m
+//! - Q8_0 `d qs[32]` (i8): y = d·q
+//! - Q8_1 `d s qs[32]`: y = d·q (s = d·Σq is for dot products only)
+//! - Q1_0 `d qs[16]`: bit j (LSB first) set → +d, clear → −d
+//! - Q2_0 `d qs[16]`: 2 bits per element, LSB first; y = d·(q−1)
+
+use super::common::{f32_to_f16, for_blocks, half_at, le32, put16, quant_blocks, trunc_i32};
+
+pub(crate) fn dequant_q4_0(src: &[u8], dst: &mut [f32]) {
+    for_blocks::<18, 32>(src, dst, |b, y| {
+        let d = half_at(b, 0);
+        for j in 0..16 {
+            let q = b[2 + j];
+            y[j] = (i32::from(q & 0x0f) - 8) as f32 * d;
+            y[j + 16] = (i32::from(q >> 4) - 8) as f32 * d;
+        }
+    });
+}
+
+pub(crate) fn dequant_q4_1(src: &[u8], dst: &mut [f32]) {
+    for_blocks::<20, 32>(src, dst, |b, y| {
+        let d = half_at(b, 0);
+        let m = half_at(b, 2);
+        for j in 0..16 {
+            let q = b[4 + j];
+            y[j] = f32::from(q & 0x0f) * d + m;
+            y[j + 16] = f32::from(q >> 4) * d + m;
+        }
+    });
+}
+
+pub(crate) fn dequant_q5_0(src: &[u8], dst: &mut [f32]) {
+    for_blocks::<22, 32>(src, dst, |b, y| {
+        let d = half_at(b, 0);
+        let qh = le32(b, 2);
+        for j in 0..16 {
+            let q = b[6 + j];
+            let h0 = ((qh >> j) & 1) as u8;
+            let h1 = ((qh >> (j + 16)) & 1) as u8;
+            y[j] = (i32::from((q & 0x0f) | (h0 << 4)) - 16) as f32 * d;
+            y[j + 16] = (i32::from((q >> 4) | (h1 << 4)) - 16) as f32 * d;
+        }
+    });
+}
+
+pub(crate) fn dequant_q5_1(src: &[u8], dst: &mut [f32]) {
+    for_blocks::<24, 32>(src, dst, |b, y| {
+        let d = half_at(b, 0);
+        let m = half_at(b, 2);
+        let qh = le32(b, 4);
+        for j in 0..16 {
+            let q = b[8 + j];
+            let h0 = ((qh >> j) & 1) as u8;
+            let h1 = ((qh >> (j + 16)) & 1) as u8;
+            y[j] = f32::from((q & 0x0f) | (h0 << 4)) * d + m;
+            y[j + 16] = f32::from((q >> 4) | (h1 << 4)) * d + m;
+        }
+    });
+}
+
+pub(crate) fn dequant_q8_0(src: &[u8], dst: &mut [f32]) {
+    for_blocks::<34, 32>(src, dst, |b, y| {
+        let d = half_at(b, 0);
+        for j in 0..32 {
+            y[j] = f32::from(b[2 + j] as i8) * d;
+        }
+    });
+}
+
+pub(crate) fn dequant_q8_1(src: &[u8], dst: &mut [f32]) {
+    for_blocks::<36, 32>(src, dst, |b, y| {
+        let d = half_at(b, 0);
+        for j in 0..32 {
+            y[j] = f32::from(b[4 + j] as i8) * d;
+        }
+    });
+}
+
+pub(crate) fn dequant_q1_0(src: &[u8], dst: &mut [f32]) {
+    for_blocks::<18, 128>(src, dst, |b, y| {
+        let d = half_at(b, 0);
+        let nd = -d;
+        for j in 0..128 {
+            let bit = (b[2 + j / 8] >> (j % 8)) & 1;
+            y[j] = if bit != 0 { d } else { nd };
+        }
+    });
+}
+
+pub(crate) fn dequant_q2_0(src: &[u8], dst: &mut [f32]) {
+    for_blocks::<18, 64>(src, dst, |b, y| {
+        let d = half_at(b, 0);
+        for j in 0..64 {
+            let q = (b[2 + j / 4] >> (2 * (j % 4))) & 3;
+            y[j] = (i32::from(q) - 1) as f32 * d;
+        }
+    });
+}
+
+/// Signed value of largest magnitude (first one wins ties; NaNs are skipped).
+#[inline]
+fn signed_absmax(x: &[f32]) -> f32 {
+    let mut amax = 0.0f32;
+    let mut max = 0.0f32;
+    for &v in x {
+        if amax < v.abs() {
+            amax = v.abs();
+            max = v;
+        }
+    }
+    max
+}
+
+/// Running `amax = amax > |v| ? amax : |v|`: a NaN element replaces the running value.
+#[inline]
+pub(crate) fn c_absmax(x: &[f32]) -> f32 {
+    let mut amax = 0.0f32;
+    for &v in x {
+        let a = v.abs();
+        amax = if amax > a { amax } else { a };
+    }
+    amax
+}
+
+#[inline]
+fn min_max(x: &[f32]) -> (f32, f32) {
+    let mut min = f32::MAX;
+    let mut max = -f32::MAX;
+    for &v in x {
+        if v < min {
+            min = v;
+        }
+        if v > max {
+            max = v;
+        }
+    }
+    (min, max)
+}
+
+/// Low byte of C's `(int8_t)` cast of a float, as a signed int.
+#[inline(always)]
+fn to_i8(x: f32) -> i32 {
+    i32::from(trunc_i32(x) as i8)
+}
+
+#[inline(always)]
+fn inv(d: f32) -> f32 {
+    if d != 0.0 { 1.0 / d } else { 0.0 }
+}
+
+pub(crate) fn quant_q4_0(src: &[f32], dst: &mut Vec<u8>) {
+    quant_blocks::<32, 18>(src, dst, |x, out| {
+        let d = signed_absmax(x) / -8.0;
+        let id = inv(d);
+        put16(out, 0, f32_to_f16(d));
+        for j in 0..16 {
+            let q0 = to_i8(x[j] * id + 8.5).min(15) as u8;
+            let q1 = to_i8(x[j + 16] * id + 8.5).min(15) as u8;
+            out[2 + j] = q0 | (q1 << 4);
+        }
+    });
+}
+
+pub(crate) fn quant_q4_1(src: &[f32], dst: &mut Vec<u8>) {
+    quant_blocks::<32, 20>(src, dst, |x, out| {
+        let (min, max) = min_max(x);
+        let d = (max - min) / 15.0;
+        let id = inv(d);
+        put16(out, 0, f32_to_f16(d));
+        put16(out, 2, f32_to_f16(min));
+        for j in 0..16 {
+            let q0 = to_i8((x[j] - min) * id + 0.5).min(15) as u8;
+            let q1 = to_i8((x[j + 16] - min) * id + 0.5).min(15) as u8;
+            out[4 + j] = q0 | (q1 << 4);
+        }
+    });
+}
+
+pub(crate) fn quant_q5_0(src: &[f32], dst: &mut Vec<u8>) {
+    quant_blocks::<32, 22>(src, dst, |x, out| {
+        let d = signed_absmax(x) / -16.0;
+        let id = inv(d);
+        put16(out, 0, f32_to_f16(d));
+        let mut qh = 0u32;
+        for j in 0..16 {
+            let q0 = to_i8(x[j] * id + 16.5).min(31) as u8;
+            let q1 = to_i8(x[j + 16] * id + 16.5).min(31) as u8;
+            out[6 + j] = (q0 & 0x0f) | ((q1 & 0x0f) << 4);
+            qh |= u32::from((q0 & 0x10) >> 4) << j;
+            qh |= u32::from((q1 & 0x10) >> 4) << (j + 16);
+        }
+        out[2..6].copy_from_slice(&qh.to_le_bytes());
+    });
+}
+
+pub(crate) fn quant_q5_1(src: &[f32], dst: &mut Vec<u8>) {
+    quant_blocks::<32, 24>(src, dst, |x, out| {
+        let (min, max) = min_max(x);
+        let d = (max - min) / 31.0;
+        let id = inv(d);
+        put16(out, 0, f32_to_f16(d));
+        put16(out, 2, f32_to_f16(min));
+        let mut qh = 0u32;
+        for j in 0..16 {
+            let q0 = trunc_i32((x[j] - min) * id + 0.5) as u8;
+            let q1 = trunc_i32((x[j + 16] - min) * id + 0.5) as u8;
+            out[8 + j] = (q0 & 0x0f) | ((q1 & 0x0f) << 4);
+            qh |= u32::from((q0 & 0x10) >> 4) << j;
+            qh |= u32::from((q1 & 0x10) >> 4) << (j + 16);
+        }
+        out[4..8].copy_from_slice(&qh.to_le_bytes());
+    });
+}
+
+pub(crate) fn quant_q8_0(src: &[f32], dst: &mut Vec<u8>) {
+    quant_blocks::<32, 34>(src, dst, |x, out| {
+        let d = c_absmax(x) / 127.0;
+        let id = inv(d);
+        put16(out, 0, f32_to_f16(d));
+        for j in 0..32 {
+            out[2 + j] = trunc_i32((x[j] * id).round()) as u8;
+        }
+    });
+}
+
+pub(crate) fn quant_q8_1(src: &[f32], dst: &mut Vec<u8>) {
+    quant_blocks::<32, 36>(src, dst, |x, out| {
+        let d = c_absmax(x) / 127.0;
+        let id = inv(d);
+        put16(out, 0, f32_to_f16(d));
+        let mut sum = 0i32;
+        for j in 0..32 {
+            let q = trunc_i32((x[j] * id).round()) as i8;
+            out[4 + j] = q as u8;
+            sum += i32::from(q);
+        }
+        put16(out, 2, f32_to_f16(sum as f32 * d));
+    });
+}
+
+pub(crate) fn quant_q1_0(src: &[f32], dst: &mut Vec<u8>) {
+    quant_blocks::<128, 18>(src, dst, |x, out| {
+        let mut sum_abs = 0.0f32;
+        for v in x {
+            sum_abs += v.abs();
+        }
+        put16(out, 0, f32_to_f16(sum_abs / 128.0));
+        for (j, v) in x.iter().enumerate() {
+            if *v >= 0.0 {
+                out[2 + j / 8] |= 1 << (j % 8);
+            }
+        }
+    });
+}
+
+pub(crate) fn quant_q2_0(src: &[f32], dst: &mut Vec<u8>) {
+    quant_blocks::<64, 18>(src, dst, |x, out| {
+        let mut amax = 0.0f32;
+        for v in x {
+            if v.abs() > amax {
+                amax = v.abs();
+            }
+        }
+        let id = if amax > 0.0 { 1.0 / amax } else { 0.0 };
+        put16(out, 0, f32_to_f16(amax));
+        for (j, v) in x.iter().enumerate() {
+            let q = trunc_i32((v * id).round()).wrapping_add(1).clamp(0, 3) as u8;
+            out[2 + j / 4] |= q << (2 * (j % 4));
+        }
+    });
+}

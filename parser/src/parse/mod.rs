@@ -1,0 +1,314 @@
+//! The GGUF parser: bytes in, a borrowed [`GgufFile`] out.
+//!
+//! The parser decodes; it does not judge. It stops only where the rest of
+//! the file cannot be read (a truncation, an unknown value type, a length
+//! that cannot fit in the file), and reports that as a [`DecodeError`]
+//! together with everything it decoded before. Every rule about what is
+//! *valid* lives in [`crate::validate`].
+//!
+//! The parser works on a prefix of the file plus the file's length:
+//! counts and lengths are checked against the bytes left in the *file*,
+//! and a read that runs past the prefix yields [`ParseOutcome::NeedMoreData`].
+#![forbid(unsafe_code)]
+#![deny(clippy::indexing_slicing, clippy::arithmetic_side_effects, clippy::cast_possible_truncation)]
+
+pub mod header;
+pub mod input;
+pub mod value;
+
+pub use header::{Detected, LegacyFormat, detect};
+pub use input::{ByteOrder, Ctx, DecodeKind, Str, quote_bytes};
+pub use value::{Array, Element, Value};
+
+use crate::limits;
+use input::{PError, PResult, u64_of};
+
+/// The fixed header of a GGUF v2/v3 file.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Header {
+    /// 2 or 3.
+    pub version: u32,
+    /// Byte order, inferred from the version field.
+    pub byte_order: ByteOrder,
+    /// `tensor_count` as written.
+    pub tensor_count: u64,
+    /// `metadata_kv_count` as written.
+    pub kv_count: u64,
+}
+
+/// One metadata key/value pair.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct KeyValue<'a> {
+    /// Position among the pairs.
+    pub index: usize,
+    /// The key (offset is that of its length field, the start of the pair).
+    pub key: Str<'a>,
+    /// Absolute offset of the u32 value type.
+    pub type_offset: u64,
+    /// Absolute offset of the value.
+    pub value_offset: u64,
+    /// The value.
+    pub value: Value<'a>,
+}
+
+/// One tensor info.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct TensorInfo<'a> {
+    /// Position among the tensor infos.
+    pub index: usize,
+    /// The name (offset is that of its length field, the start of the info).
+    pub name: Str<'a>,
+    /// Absolute offset of `n_dims`.
+    pub n_dims_offset: u64,
+    /// Number of dimensions as written.
+    pub n_dims: u32,
+    /// The dims as raw bytes (`n_dims` × u64 in file order).
+    pub dims_raw: &'a [u8],
+    /// Absolute offset of the first dim.
+    pub dims_offset: u64,
+    /// Byte order, to decode dims.
+    pub order: ByteOrder,
+    /// Absolute offset of the type id.
+    pub type_offset: u64,
+    /// The `ggml_type` id as written.
+    pub type_id: u32,
+    /// Absolute offset of the data-offset field.
+    pub offset_field: u64,
+    /// The tensor's data offset, relative to the start of the data section.
+    pub data_offset: u64,
+}
+
+impl TensorInfo<'_> {
+    /// The dims (`ne[0]` first, the fastest-varying one).
+    pub fn dims(&self) -> impl Iterator<Item = u64> + '_ {
+        self.dims_raw.chunks_exact(8).map(|c| {
+            let b: [u8; 8] = c.try_into().unwrap_or([0; 8]);
+            match self.order {
+                ByteOrder::LittleEndian => u64::from_le_bytes(b),
+                ByteOrder::BigEndian => u64::from_be_bytes(b),
+            }
+        })
+    }
+
+    /// Absolute offset of dim `i`.
+    pub fn dim_offset(&self, i: usize) -> u64 {
+        self.dims_offset.saturating_add(u64_of(i).saturating_mul(8))
+    }
+}
+
+/// A decoded GGUF v2/v3 file (or the part of it decoded before a fatal error).
+#[derive(Clone, Debug, PartialEq)]
+pub struct GgufFile<'a> {
+    /// The header.
+    pub header: Header,
+    /// The key/value pairs, in file order.
+    pub kvs: Vec<KeyValue<'a>>,
+    /// The tensor infos, in file order.
+    pub tensors: Vec<TensorInfo<'a>>,
+    /// Absolute offset just after the last tensor info (valid when complete).
+    pub infos_end: u64,
+    /// Length of the whole file.
+    pub file_len: u64,
+}
+
+impl<'a> GgufFile<'a> {
+    /// The first pair with this key.
+    pub fn get(&self, key: &str) -> Option<&KeyValue<'a>> {
+        self.kvs.iter().find(|kv| kv.key.bytes == key.as_bytes())
+    }
+}
+
+/// A fatal decoding error: where, why, and in which field.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct DecodeError {
+    /// Absolute byte offset.
+    pub offset: u64,
+    /// Why decoding stopped.
+    pub kind: DecodeKind,
+    /// Field path (`kv[3] general.name`, `tensor[2] w/ne`, `header.kv_count`).
+    pub path: String,
+}
+
+/// The result of parsing a GGUF v2/v3 file.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Parsed<'a> {
+    /// Everything decoded.
+    pub file: GgufFile<'a>,
+    /// Why decoding stopped early, if it did.
+    pub fatal: Option<DecodeError>,
+}
+
+/// Outcome of parsing a prefix of a file.
+#[derive(Clone, Debug, PartialEq)]
+pub enum ParseOutcome<'a> {
+    /// Parsed (possibly with a fatal error).
+    Done(Parsed<'a>),
+    /// The prefix ends before the metadata does: supply at least this many bytes.
+    NeedMoreData(u64),
+}
+
+/// Where in the file the parser is, for error paths.
+#[derive(Clone, Copy)]
+enum Section<'a> {
+    Header(&'static str),
+    Kv(usize, Option<Str<'a>>),
+    Tensor(usize, Option<Str<'a>>, &'static str),
+}
+
+fn path_of(section: Section<'_>, element: Option<u64>) -> String {
+    match section {
+        Section::Header(field) => format!("header.{field}"),
+        Section::Kv(i, None) => format!("kv[{i}]"),
+        Section::Kv(i, Some(key)) => match element {
+            Some(e) => format!("kv[{i}] {}[{e}]", key.display()),
+            None => format!("kv[{i}] {}", key.display()),
+        },
+        Section::Tensor(i, None, _) => format!("tensor[{i}]"),
+        Section::Tensor(i, Some(name), field) => format!("tensor[{i}] {}/{field}", name.display()),
+    }
+}
+
+/// Parses a GGUF v2/v3 file whose version and byte order were detected.
+///
+/// `buf` is the file or a prefix of it; `file_len` is the whole file's
+/// length. Returns [`ParseOutcome::NeedMoreData`] only when
+/// `buf.len() < file_len` and the metadata runs past `buf`.
+pub fn parse_gguf(buf: &[u8], file_len: u64, version: u32, order: ByteOrder) -> ParseOutcome<'_> {
+    let ctx = Ctx { buf, file_len, order };
+    let header = Header { version, byte_order: order, tensor_count: 0, kv_count: 0 };
+    let mut file = GgufFile { header, kvs: Vec::new(), tensors: Vec::new(), infos_end: 0, file_len };
+    let mut section = Section::Header("tensor_count");
+    let result = parse_body(&ctx, &mut file, &mut section);
+    match result {
+        Ok(()) => ParseOutcome::Done(Parsed { file, fatal: None }),
+        Err(e) => {
+            let offset = u64_of(buf.len().saturating_sub(e.rem));
+            if matches!(e.kind, DecodeKind::Truncated { .. }) && u64_of(buf.len()) < file_len {
+                // The read ran past the prefix, not past the file.
+                let want = u64_of(buf.len()).saturating_mul(2).max(offset.saturating_add(64));
+                return ParseOutcome::NeedMoreData(want.min(file_len));
+            }
+            let path = path_of(section, e.element);
+            ParseOutcome::Done(Parsed { file, fatal: Some(DecodeError { offset, kind: e.kind, path }) })
+        }
+    }
+}
+
+fn lift<T>(r: PResult<'_, T>) -> Result<(&[u8], T), PError> {
+    r.map_err(|e| match e {
+        nom::Err::Error(e) | nom::Err::Failure(e) => e,
+        nom::Err::Incomplete(_) => PError { rem: 0, kind: DecodeKind::Truncated { what: "value" }, element: None },
+    })
+}
+
+fn parse_body<'a>(ctx: &Ctx<'a>, file: &mut GgufFile<'a>, section: &mut Section<'a>) -> Result<(), PError> {
+    let i = ctx.buf.get(8..).unwrap_or_default();
+    let (i, tensor_count) = lift(ctx.u64(i, "tensor_count"))?;
+    *section = Section::Header("kv_count");
+    let (i, kv_count) = lift(ctx.u64(i, "kv_count"))?;
+    file.header.tensor_count = tensor_count;
+    file.header.kv_count = kv_count;
+
+    // Both counts against the bytes left, before any loop or allocation.
+    let remaining = ctx.remaining(i);
+    let kv_min = kv_count.checked_mul(limits::MIN_KV_SIZE);
+    let tensor_min = tensor_count.checked_mul(limits::MIN_TENSOR_INFO_SIZE);
+    let count_at = ctx.buf.get(16..).unwrap_or_default();
+    if kv_min.is_none_or(|n| n > remaining) {
+        *section = Section::Header("kv_count");
+        let kind = DecodeKind::CountExceedsFile { what: "kv_count", count: kv_count, remaining };
+        return Err(PError { rem: count_at.len(), kind, element: None });
+    }
+    if tensor_min.zip(kv_min).and_then(|(t, k)| t.checked_add(k)).is_none_or(|n| n > remaining) {
+        *section = Section::Header("tensor_count");
+        let kind = DecodeKind::CountExceedsFile { what: "tensor_count", count: tensor_count, remaining };
+        let at = ctx.buf.get(8..).unwrap_or_default();
+        return Err(PError { rem: at.len(), kind, element: None });
+    }
+
+    let cap = |n: u64| usize::try_from(n).unwrap_or(usize::MAX).min(limits::MAX_INITIAL_CAPACITY);
+    file.kvs.reserve(cap(kv_count));
+    let mut i = i;
+    for index in 0..usize::try_from(kv_count).unwrap_or(usize::MAX) {
+        *section = Section::Kv(index, None);
+        let (rest, key) = lift(ctx.string(i, "key"))?;
+        *section = Section::Kv(index, Some(key));
+        let type_offset = ctx.offset(rest);
+        let (rest, ty) = lift(value::value_type(ctx, rest, false))?;
+        let value_offset = ctx.offset(rest);
+        let (rest, value) = lift(value::parse_value(ctx, rest, ty, 0))?;
+        file.kvs.push(KeyValue { index, key, type_offset, value_offset, value });
+        i = rest;
+    }
+
+    file.tensors.reserve(cap(tensor_count));
+    for index in 0..usize::try_from(tensor_count).unwrap_or(usize::MAX) {
+        *section = Section::Tensor(index, None, "name");
+        let (rest, info) = tensor_info(ctx, i, index, section)?;
+        file.tensors.push(info);
+        i = rest;
+    }
+    file.infos_end = ctx.offset(i);
+    Ok(())
+}
+
+fn tensor_info<'a>(
+    ctx: &Ctx<'a>,
+    i: &'a [u8],
+    index: usize,
+    section: &mut Section<'a>,
+) -> Result<(&'a [u8], TensorInfo<'a>), PError> {
+    let (rest, name) = lift(ctx.string(i, "tensor name"))?;
+    *section = Section::Tensor(index, Some(name), "n_dims");
+    let n_dims_offset = ctx.offset(rest);
+    let (rest, n_dims) = lift(ctx.u32(rest, "n_dims"))?;
+    *section = Section::Tensor(index, Some(name), "ne");
+    let remaining = ctx.remaining(rest);
+    let dims_len = u64::from(n_dims).saturating_mul(8);
+    if dims_len > remaining {
+        let kind = DecodeKind::DimsExceedFile { n_dims, remaining };
+        return Err(PError { rem: rest.len().saturating_add(4), kind, element: None });
+    }
+    let dims_offset = ctx.offset(rest);
+    let (rest, dims_raw) = lift(ctx.take(rest, dims_len, "dims"))?;
+    *section = Section::Tensor(index, Some(name), "type");
+    let type_offset = ctx.offset(rest);
+    let (rest, type_id) = lift(ctx.u32(rest, "tensor type"))?;
+    *section = Section::Tensor(index, Some(name), "offset");
+    let offset_field = ctx.offset(rest);
+    let (rest, data_offset) = lift(ctx.u64(rest, "tensor offset"))?;
+    let info = TensorInfo {
+        index,
+        name,
+        n_dims_offset,
+        n_dims,
+        dims_raw,
+        dims_offset,
+        order: ctx.order,
+        type_offset,
+        type_id,
+        offset_field,
+        data_offset,
+    };
+    Ok((rest, info))
+}
+
+/// Convenience: detection plus parse of a whole in-memory file. Returns
+/// `None` when the bytes are not GGUF v2/v3 (see [`detect`]).
+pub fn parse_bytes(buf: &[u8]) -> Option<Parsed<'_>> {
+    match detect(buf) {
+        Detected::Gguf { version, order } if version >= 2 => match parse_gguf(buf, u64_of(buf.len()), version, order) {
+            ParseOutcome::Done(p) => Some(p),
+            ParseOutcome::NeedMoreData(_) => None,
+        },
+        _ => None,
+    }
+}
+
+/// Value type of a key/value pair, for messages: `u32`, `array[string]`, ...
+pub fn type_label(value: &Value<'_>) -> String {
+    match value {
+        Value::Array(a) => format!("array[{}]", a.elem_type),
+        v => v.value_type().to_string(),
+    }
+}

@@ -1,0 +1,463 @@
+//! The rule catalogue: every check `gguf-validate` makes, with a stable id,
+//! a one-line description, a citation and a level under each profile.
+//!
+//! This table is the single source of truth: `gguf-validate rules` prints
+//! it and `docs/rules.md` is generated from it (a test fails when the two
+//! drift).
+//!
+//! Citations name the spec (`gguf.md` = ggml `docs/gguf.md`) or ggml's
+//! reader (`gguf.cpp` = ggml `src/gguf.cpp`, commit `d99724f2`), with the
+//! rule numbers of `shared/reference/gguf-rules.md` section 1 in brackets.
+#![forbid(unsafe_code)]
+
+use std::fmt;
+use std::str::FromStr;
+
+/// How a finding counts.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Level {
+    /// Not reported.
+    Allow,
+    /// Reported for information.
+    Info,
+    /// Reported; the file stays valid unless `--deny-warnings`.
+    Warning,
+    /// The file is invalid.
+    Error,
+}
+
+impl Level {
+    /// `error`, `warning`, `info` or `allow`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Level::Allow => "allow",
+            Level::Info => "info",
+            Level::Warning => "warning",
+            Level::Error => "error",
+        }
+    }
+}
+
+impl fmt::Display for Level {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// A validation profile: which reader's idea of "valid" to apply.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize, Default)]
+#[serde(rename_all = "lowercase")]
+pub enum Profile {
+    /// Valid by the spec AND loadable by ggml's reader ("loads everywhere").
+    #[default]
+    Strict,
+    /// Exactly the spec's requirements.
+    Spec,
+    /// The verdict of ggml's `gguf_init_from_file` (full load), except where
+    /// ggml accepts something unsafe (documented divergences).
+    Ggml,
+}
+
+impl Profile {
+    /// Every profile.
+    pub const ALL: [Profile; 3] = [Profile::Strict, Profile::Spec, Profile::Ggml];
+
+    /// `strict`, `spec` or `ggml`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Profile::Strict => "strict",
+            Profile::Spec => "spec",
+            Profile::Ggml => "ggml",
+        }
+    }
+}
+
+impl fmt::Display for Profile {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+impl FromStr for Profile {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        Profile::ALL.into_iter().find(|p| p.name() == s).ok_or_else(|| format!("unknown profile `{s}` (strict, spec, ggml)"))
+    }
+}
+
+/// One rule of the catalogue.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Rule {
+    /// The rule's enum value.
+    pub code: RuleId,
+    /// Stable kebab-case id, used in reports and on the command line.
+    pub id: &'static str,
+    /// Part of the file the rule is about (`header`, `kv`, `keys`, `tensor`, `layout`).
+    pub group: &'static str,
+    /// A decoding failure: the rest of the file cannot be read, so the
+    /// rule cannot be allowed or downgraded.
+    pub fatal: bool,
+    /// Level under `strict`, `spec`, `ggml`.
+    pub levels: [Level; 3],
+    /// Where the rule comes from.
+    pub citation: &'static str,
+    /// What the rule requires, in one line.
+    pub description: &'static str,
+    /// For the `ggml` profile: why we reject where ggml accepts, if we do.
+    pub divergence: Option<&'static str>,
+}
+
+impl Rule {
+    /// The rule's level under a profile.
+    pub fn level(&self, profile: Profile) -> Level {
+        let [strict, spec, ggml] = self.levels;
+        match profile {
+            Profile::Strict => strict,
+            Profile::Spec => spec,
+            Profile::Ggml => ggml,
+        }
+    }
+}
+
+macro_rules! catalogue {
+    ($( $code:ident = $id:literal, $group:literal, [$s:ident, $p:ident, $g:ident] $(, fatal=$fatal:literal)? $(, divergence=$div:literal)?,
+        cite: $cite:literal, $desc:literal; )*) => {
+        /// Identifies a rule; see [`RULES`] for the catalogue.
+        #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+        #[allow(missing_docs)]
+        pub enum RuleId { $($code,)* }
+
+        /// The catalogue, in the order the docs list it.
+        pub static RULES: &[Rule] = &[
+            $(Rule {
+                code: RuleId::$code,
+                id: $id,
+                group: $group,
+                fatal: catalogue!(@fatal $($fatal)?),
+                levels: [Level::$s, Level::$p, Level::$g],
+                citation: $cite,
+                description: $desc,
+                divergence: catalogue!(@div $($div)?),
+            },)*
+        ];
+    };
+    (@fatal) => { false };
+    (@fatal $f:literal) => { $f };
+    (@div) => { None };
+    (@div $d:literal) => { Some($d) };
+}
+
+catalogue! {
+    // ---- Decoding (fatal: the rest of the file cannot be read) ----
+    FileTruncated = "file-truncated", "header", [Error, Error, Error], fatal=true,
+        cite: "gguf.md File Structure; gguf.cpp every read checks the bytes left [H1]",
+        "Every field must lie inside the file; a read past the end means the file is truncated.";
+    Magic = "magic", "header", [Error, Error, Error], fatal=true,
+        cite: "gguf.md File Structure; gguf.cpp magic check [H2]",
+        "The file starts with the four bytes `GGUF`.";
+    LegacyFormat = "legacy-format", "header", [Error, Error, Error], fatal=true,
+        cite: "gguf.md Historical State of Affairs; llama.cpp convert_llama_ggml_to_gguf.py",
+        "GGML, GGMF, GGJT, GGLA and rwkv.cpp files are not GGUF and must be converted before current llama.cpp can load them.";
+    VersionUnsupported = "version-unsupported", "header", [Error, Error, Error], fatal=true,
+        cite: "gguf.md Version History; gguf.cpp rejects 0 and versions above GGUF_VERSION (3) [H3, H4, H6]",
+        "The version is 2 or 3 (read in either byte order); 0, future versions and words whose low 16 bits are zero are rejected.";
+    VersionObsolete = "version-obsolete", "header", [Error, Error, Error], fatal=true,
+        cite: "gguf.md Version History (v1); gguf.cpp \"GGUFv1 is no longer supported\" [H5]",
+        "GGUF v1 (2023: u32 counts and lengths) is read by no current reader.";
+    CountExceedsFile = "count-exceeds-file", "header", [Error, Error, Error], fatal=true,
+        cite: "gguf.cpp n_tensors / n_kv checks [H8, H9]; TALOS-2024-1915, TALOS-2024-1916",
+        "tensor_count and kv_count fit in the bytes that remain (a key/value pair takes at least 13 bytes, a tensor info at least 24).";
+    StringExceedsFile = "string-length-exceeds-file", "kv", [Error, Error, Error], fatal=true,
+        cite: "gguf.cpp string length <= bytes remaining [K1]; TALOS-2024-1913",
+        "A string's length fits in the bytes that remain.";
+    ValueTypeUnknown = "value-type-unknown", "kv", [Error, Error, Error], fatal=true,
+        cite: "gguf.md gguf_metadata_value_type; gguf.cpp [K4]",
+        "A value type id is one of 0..=12.";
+    ArrayTypeUnknown = "array-type-unknown", "kv", [Error, Error, Error], fatal=true,
+        cite: "gguf.md gguf_metadata_value_type; gguf.cpp [K4, K5]",
+        "An array's element type id is one of 0..=12.";
+    ArrayExceedsFile = "array-length-exceeds-file", "kv", [Error, Error, Error], fatal=true,
+        cite: "gguf.cpp n * sizeof(T) <= bytes remaining [K5]; TALOS-2024-1912",
+        "An array's element count, times the smallest element size, fits in the bytes that remain.";
+    ArrayTooDeep = "array-nesting-too-deep", "kv", [Error, Error, Error], fatal=true,
+        cite: "limits::MAX_ARRAY_DEPTH (16); gguf-py RecursionError DoS",
+        "Arrays nest at most 16 deep (our bound: the spec sets none, ggml allows no nesting at all).";
+    DimsExceedFile = "n-dims-exceeds-file", "tensor", [Error, Error, Error], fatal=true,
+        cite: "gguf.md gguf_tensor_info_t; TALOS-2024-1914",
+        "A tensor's dims (n_dims x 8 bytes) fit in the bytes that remain.";
+
+    // ---- Header ----
+    ByteOrderBigEndian = "byte-order-big-endian", "header", [Warning, Info, Error],
+        cite: "gguf.md Version History (v3 adds big-endian); gguf.cpp endianness check [H4]",
+        "The file is big-endian: valid by the spec, but ggml on a little-endian host rejects it.";
+    VersionTwo = "version-2", "header", [Info, Info, Allow],
+        cite: "gguf.md Version History",
+        "GGUF v2 has the v3 layout and is still read, but current writers produce v3.";
+
+    // ---- Keys and values ----
+    KeyEmpty = "key-empty", "kv", [Error, Error, Error],
+        cite: "gguf.md gguf_metadata_kv_t (lower_snake_case segments); gguf.cpp rejects empty keys [K2]",
+        "A key is not empty.";
+    KeyAscii = "key-ascii", "kv", [Error, Error, Allow],
+        cite: "gguf.md gguf_metadata_kv_t: \"the key must be a valid ASCII string\"",
+        "A key is ASCII (and so valid UTF-8).";
+    KeyNaming = "key-naming", "kv", [Warning, Error, Allow],
+        cite: "gguf.md gguf_metadata_kv_t: hierarchical lower_snake_case segments separated by `.`",
+        "A key is lower_snake_case segments ([a-z0-9_]+) joined by `.`; real files use `-` (gpt-oss) and upper case (chat template names), so strict only warns.";
+    KeyTooLong = "key-too-long", "kv", [Error, Error, Allow],
+        cite: "gguf.md gguf_metadata_kv_t: \"at most 2^16-1 bytes\"",
+        "A key is at most 65,535 bytes.";
+    KeyDuplicate = "key-duplicate", "kv", [Error, Error, Error],
+        cite: "gguf.cpp duplicate key check [K3]; gguf-py KeyError",
+        "No key appears twice (readers disagree on which copy wins).";
+    StringTooLong = "string-length-limit", "kv", [Error, Allow, Error],
+        cite: "gguf.cpp GGUF_MAX_STRING_LENGTH = 2^30 [K1]",
+        "A string is at most 2^30 bytes (ggml's limit; the spec sets none).";
+    StringUtf8 = "string-utf8", "kv", [Error, Error, Allow],
+        cite: "gguf.md gguf_string_t: \"UTF-8 non-null-terminated string\"",
+        "Every string value (and string array element) is valid UTF-8.";
+    BoolValue = "bool-value", "kv", [Error, Error, Allow],
+        cite: "gguf.md GGUF_METADATA_VALUE_TYPE_BOOL: \"1-byte value where 0 is false and 1 is true. Anything else is invalid\"",
+        "A bool byte is 0 or 1 (ggml reads any non-zero byte as true).";
+    ArrayNested = "array-nested", "kv", [Error, Allow, Error],
+        cite: "gguf.md \"Arrays can be nested\"; gguf.cpp rejects ARRAY as element type [K4]",
+        "Arrays do not contain arrays (the spec allows it, ggml rejects it).";
+    ArrayTooLong = "array-length-limit", "kv", [Error, Allow, Error],
+        cite: "gguf.cpp GGUF_MAX_ARRAY_ELEMENTS = 2^30 [K5]",
+        "An array has at most 2^30 elements (ggml's limit; the spec sets none).";
+
+    // ---- Well-known keys ----
+    AlignmentType = "alignment-type", "keys", [Error, Error, Error],
+        cite: "gguf.md general.alignment: uint32; gguf.cpp [A1]",
+        "`general.alignment`, when present, is a scalar u32.";
+    AlignmentZero = "alignment-zero", "keys", [Error, Error, Error],
+        cite: "gguf.cpp alignment == 0 rejected [A2]",
+        "`general.alignment` is not zero.";
+    AlignmentPowerOfTwo = "alignment-power-of-two", "keys", [Error, Allow, Error],
+        cite: "gguf.cpp alignment must be a power of two [A2]",
+        "`general.alignment` is a power of two (ggml requires it; the spec allows e.g. 24).";
+    AlignmentMultipleOf8 = "alignment-multiple-of-8", "keys", [Error, Error, Allow],
+        cite: "gguf.md general.alignment: \"must be a multiple of 8\"",
+        "`general.alignment` is a multiple of 8 (ggml accepts 1, 2 and 4).";
+    AlignmentLarge = "alignment-large", "keys", [Warning, Allow, Allow],
+        cite: "llama.cpp#24997, ggml#1516 (GGML_PAD overflow on 32-bit hosts)",
+        "`general.alignment` is at most 1 MiB.";
+    ArchitectureMissing = "architecture-missing", "keys", [Error, Error, Allow],
+        cite: "gguf.md Required: general.architecture",
+        "`general.architecture` is present.";
+    ArchitectureType = "architecture-type", "keys", [Error, Error, Allow],
+        cite: "gguf.md general.architecture: string",
+        "`general.architecture` is a string.";
+    ArchitectureCharset = "architecture-charset", "keys", [Warning, Error, Allow],
+        cite: "gguf.md general.architecture: \"lowercase ASCII, [a-z0-9]+\"",
+        "`general.architecture` is [a-z0-9]+; real names contain `-` and `_` (command-r, nemotron_h), so strict only warns.";
+    QuantVersionMissing = "quantization-version-missing", "keys", [Error, Error, Allow],
+        cite: "gguf.md Required: general.quantization_version \"if any tensors are quantized\"",
+        "`general.quantization_version` is present when any tensor is block-quantized.";
+    QuantVersionType = "quantization-version-type", "keys", [Warning, Error, Allow],
+        cite: "gguf.md general.quantization_version: uint32",
+        "`general.quantization_version` is a u32.";
+    StandardKeyType = "standard-key-type", "keys", [Warning, Warning, Allow],
+        cite: "gguf.md Standardized key-value pairs; llama.cpp GKV::get_kv throws on a wrong type",
+        "A standard key has the type the spec and llama.cpp give it (e.g. tokenizer.ggml.scores is array[f32]).";
+    TokenizerArrayLength = "tokenizer-array-length", "keys", [Error, Error, Allow],
+        cite: "gguf.md tokenizer.ggml.scores/token_type: same length as tokens; llama.cpp#26690 (OOB read)",
+        "`tokenizer.ggml.scores` and `token_type` have one element per entry of `tokenizer.ggml.tokens`.";
+    TokenIdRange = "token-id-range", "keys", [Warning, Allow, Allow],
+        cite: "GHSA-g4cc-763q-h9h6 (special token id >= n_vocab, heap OOB read)",
+        "Special token ids (`tokenizer.ggml.*_token_id`) are below the vocabulary size.";
+
+    // ---- Tensor infos ----
+    TensorNameEmpty = "tensor-name-empty", "tensor", [Error, Allow, Allow],
+        cite: "gguf.md gguf_tensor_info_t name",
+        "A tensor name is not empty.";
+    TensorName64 = "tensor-name-64-bytes", "tensor", [Error, Allow, Error],
+        cite: "gguf.md: name \"at most 64 bytes\"; gguf.cpp name length < GGML_MAX_NAME (64) [T1]",
+        "A tensor name of exactly 64 bytes: the spec allows it, ggml (room for the NUL) rejects it.";
+    TensorNameTooLong = "tensor-name-too-long", "tensor", [Error, Error, Error],
+        cite: "gguf.md: name \"at most 64 bytes\"; gguf.cpp [T1]",
+        "A tensor name is at most 64 bytes.";
+    TensorNameNul = "tensor-name-nul", "tensor", [Error, Warning, Allow],
+        cite: "ggml ggml_set_name copies up to the first NUL [T2]",
+        "A tensor name contains no NUL byte (ggml silently truncates the name there).";
+    TensorNameUtf8 = "tensor-name-utf8", "tensor", [Error, Error, Allow],
+        cite: "gguf.md gguf_string_t: UTF-8",
+        "A tensor name is valid UTF-8.";
+    TensorNameDuplicate = "tensor-name-duplicate", "tensor", [Error, Error, Error],
+        cite: "gguf.md: \"tensor names must be unique\"; gguf.cpp [T3]",
+        "No two tensors have the same name.";
+    TensorNameDuplicateAfterNul = "tensor-name-duplicate-after-nul", "tensor", [Error, Allow, Error],
+        cite: "gguf.cpp compares names with strcmp after NUL truncation [T3]",
+        "No two tensor names are equal up to their first NUL byte (ggml sees them as duplicates).";
+    TensorNDims = "tensor-n-dims", "tensor", [Error, Error, Error],
+        cite: "gguf.md n_dimensions \"currently at most 4\"; gguf.cpp GGML_MAX_DIMS [T4]",
+        "A tensor has at most 4 dimensions.";
+    TensorNDimsZero = "tensor-n-dims-zero", "tensor", [Warning, Info, Allow],
+        cite: "gguf.cpp accepts n_dims 0 as shape [1,1,1,1] [T4]",
+        "A tensor has at least one dimension.";
+    TensorDimRange = "tensor-dim-range", "tensor", [Error, Error, Error],
+        cite: "gguf.cpp reads dims as int64 and rejects negatives [T5]",
+        "Every dimension is below 2^63.";
+    TensorDimZero = "tensor-dim-zero", "tensor", [Warning, Info, Allow],
+        cite: "gguf.cpp accepts zero dims since 2026 (test-gguf TENSORS_ZERO_DIM) [T5]",
+        "No dimension is zero (an empty tensor).";
+    TensorElementCountOverflow = "tensor-element-count-overflow", "tensor", [Error, Error, Error],
+        divergence = "ggml skips its overflow guard when the wrapped element count is 0 (dims [2^32, 2^32, 16] are accepted); we compute the exact product",
+        cite: "gguf.cpp INT64_MAX guards [T6]; TALOS-2024-1914",
+        "The product of the dimensions is below 2^63.";
+    TensorTypeUnknown = "tensor-type-unknown", "tensor", [Error, Error, Error],
+        cite: "ggml.h GGML_TYPE_COUNT = 43; gguf.cpp [T7]",
+        "A tensor type id is below 43.";
+    TensorTypeRemoved = "tensor-type-removed", "tensor", [Error, Error, Error],
+        cite: "ggml.c type_traits with blck_size 0 (ids 4, 5, 31-33, 36-38) [T8]",
+        "A tensor type is not one of the removed ids 4, 5, 31, 32, 33, 36, 37, 38.";
+    TensorTypeIntermediate = "tensor-type-intermediate", "tensor", [Warning, Allow, Allow],
+        cite: "ggml.c: Q8_1 and Q8_K have no to_float in the CPU type traits",
+        "A tensor is not stored as Q8_1 or Q8_K, which ggml uses only as dot-product intermediates.";
+    TensorRowBlock = "tensor-row-block", "tensor", [Error, Error, Error],
+        cite: "gguf.cpp ne[0] % blck_size [T9]",
+        "The row length ne[0] is a multiple of the type's block size.";
+    TensorByteSizeOverflow = "tensor-byte-size-overflow", "tensor", [Error, Error, Error],
+        cite: "gguf.cpp nbytes guard [T10]; CVE-2026-33298",
+        "The tensor's size in bytes fits in 63 bits.";
+
+    // ---- Data layout ----
+    DataSizeOverflow = "data-size-overflow", "layout", [Error, Error, Error],
+        cite: "gguf.cpp running size guard [D3]; CVE-2025-53630, CVE-2026-27940",
+        "The sum of the padded tensor sizes fits in 63 bits.";
+    DataSectionStart = "data-section-start", "layout", [Error, Error, Error],
+        cite: "gguf.md: tensor_data starts at the next multiple of ALIGNMENT; gguf.cpp [D1]",
+        "The aligned start of the data section lies inside the file.";
+    TensorOffsetMisaligned = "tensor-offset-misaligned", "layout", [Error, Error, Error],
+        cite: "gguf.md gguf_tensor_info_t offset: \"must be a multiple of ALIGNMENT\"",
+        "Every tensor's data offset is a multiple of the alignment.";
+    TensorDataOverlap = "tensor-data-overlap", "layout", [Error, Error, Error],
+        cite: "gguf.cpp exact offsets [D2]; safetensors Metadata::validate",
+        "No two tensors' data ranges overlap.";
+    TensorDataGap = "tensor-data-gap", "layout", [Error, Allow, Error],
+        cite: "gguf.cpp offset == running padded size [D2]",
+        "Tensor data is contiguous: each tensor starts at the padded end of the previous one (the first at 0).";
+    TensorDataOrder = "tensor-data-order", "layout", [Error, Allow, Error],
+        cite: "gguf.cpp offset == running padded size, in tensor-info order [D2]",
+        "Tensor data appears in the order of the tensor infos.";
+    TensorDataOutOfBounds = "tensor-data-out-of-bounds", "layout", [Error, Error, Error],
+        divergence = "ggml's metadata-only load (no_alloc) does not check it; llama.cpp's loader and the full load do",
+        cite: "llama.cpp loader \"data is not within the file bounds\"; Ollama CVE-2026-7482",
+        "Every tensor's data lies inside the file.";
+    PaddingNonZero = "padding-nonzero", "layout", [Error, Error, Allow],
+        cite: "gguf.md: padding is 0x00 bytes",
+        "Padding (before the data section and between tensors) is zero bytes.";
+    PaddingFinalMissing = "padding-final-missing", "layout", [Error, Allow, Error],
+        cite: "gguf.cpp reads the whole padded blob when loading data [D5]",
+        "The file includes the padding after the last tensor.";
+    TrailingBytes = "trailing-bytes", "layout", [Warning, Info, Allow],
+        cite: "gguf.cpp ignores bytes after the data [D6]; safetensors MetadataIncompleteBuffer (polyglot files)",
+        "Nothing follows the padded end of the tensor data.";
+}
+
+impl RuleId {
+    /// This rule's row of the catalogue.
+    pub fn rule(self) -> &'static Rule {
+        // The catalogue is generated in enum order, so the index matches;
+        // fall back to a search should that ever change.
+        RULES.get(self as usize).filter(|r| r.code == self).unwrap_or_else(|| {
+            RULES.iter().find(|r| r.code == self).unwrap_or(&RULES[0])
+        })
+    }
+
+    /// The stable id.
+    pub fn id(self) -> &'static str {
+        self.rule().id
+    }
+
+    /// Looks a rule up by its id.
+    pub fn from_id(id: &str) -> Option<RuleId> {
+        RULES.iter().find(|r| r.id == id).map(|r| r.code)
+    }
+}
+
+impl fmt::Display for RuleId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.id())
+    }
+}
+
+/// The catalogue as Markdown (the body of `docs/rules.md`).
+pub fn catalogue_markdown() -> String {
+    use std::fmt::Write;
+    let mut out = String::new();
+    let _ = writeln!(out, "# Rule catalogue\n");
+    let _ = writeln!(
+        out,
+        "Generated from `parser/src/rules.rs` by `gguf-validate rules --format markdown`; do not edit by hand.\n\n\
+         Levels per profile: **E** error (the file is invalid), **W** warning, **I** info, **-** not reported. \
+         Fatal rules stop decoding and cannot be allowed.\n"
+    );
+    let mut group = "";
+    for r in RULES {
+        if r.group != group {
+            group = r.group;
+            let _ = writeln!(out, "\n## {group}\n");
+            let _ = writeln!(out, "| id | strict | spec | ggml | description | citation |");
+            let _ = writeln!(out, "|---|---|---|---|---|---|");
+        }
+        let lv = |l: Level| match l {
+            Level::Error => "E",
+            Level::Warning => "W",
+            Level::Info => "I",
+            Level::Allow => "-",
+        };
+        let mut desc = r.description.replace('|', "\\|");
+        if r.fatal {
+            desc.push_str(" *(fatal)*");
+        }
+        if let Some(d) = r.divergence {
+            let _ = write!(desc, " **ggml divergence:** {}", d.replace('|', "\\|"));
+        }
+        let _ = writeln!(
+            out,
+            "| `{}` | {} | {} | {} | {} | {} |",
+            r.id,
+            lv(r.levels[0]),
+            lv(r.levels[1]),
+            lv(r.levels[2]),
+            desc,
+            r.citation.replace('|', "\\|")
+        );
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::collections::HashSet;
+
+    #[test]
+    fn ids_are_unique_kebab_case_and_indexed() {
+        let mut seen = HashSet::new();
+        for (i, r) in RULES.iter().enumerate() {
+            assert!(seen.insert(r.id), "duplicate id {}", r.id);
+            assert!(r.id.bytes().all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-'), "{}", r.id);
+            assert_eq!(r.code as usize, i);
+            assert_eq!(RuleId::from_id(r.id), Some(r.code));
+            assert!(r.description.ends_with('.'), "{}", r.id);
+            if r.fatal {
+                assert_eq!(r.levels, [Level::Error; 3], "{}", r.id);
+            }
+        }
+    }
+
+    #[test]
+    fn strict_is_at_least_as_strict_as_ggml_on_errors() {
+        // "strict" = valid by the spec AND loadable by ggml. Exceptions are
+        // rules where real files decide (documented in the description).
+        let exceptions = ["byte-order-big-endian"];
+        for r in RULES {
+            if r.level(Profile::Ggml) == Level::Error && !exceptions.contains(&r.id) {
+                assert_eq!(r.level(Profile::Strict), Level::Error, "{}", r.id);
+            }
+        }
+    }
+}

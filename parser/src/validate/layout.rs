@@ -1,0 +1,175 @@
+//! Rules on the data section: its start, each tensor's offset and range,
+//! order, gaps, overlaps, padding and what follows the last tensor.
+//!
+//! Only padding bytes are read, never tensor data.
+#![forbid(unsafe_code)]
+#![deny(clippy::indexing_slicing, clippy::arithmetic_side_effects, clippy::cast_possible_truncation)]
+
+use crate::parse::GgufFile;
+use crate::report::{Sink, Summary};
+use crate::rules::RuleId;
+
+use super::keys::KeyFacts;
+use super::tensors::{TensorFacts, tensor_path};
+use super::{NeedMoreData, Region};
+
+/// `offset` rounded up to a multiple of `align` (> 0); `None` on overflow.
+pub fn align_up(offset: u64, align: u64) -> Option<u64> {
+    let rem = offset.checked_rem(align)?;
+    if rem == 0 { Some(offset) } else { offset.checked_add(align.checked_sub(rem)?) }
+}
+
+/// Reports the first non-zero byte of `[start, end)`, if any.
+fn check_zero(region: &Region<'_>, start: u64, end: u64, what: &str, path: impl FnOnce() -> String, sink: &mut Sink<'_>) -> Result<(), NeedMoreData> {
+    if !sink.enabled(RuleId::PaddingNonZero) {
+        return Ok(());
+    }
+    let bytes = region.get(start, end)?;
+    if let Some(p) = bytes.iter().position(|b| *b != 0) {
+        let off = start.saturating_add(u64::try_from(p).unwrap_or(0));
+        let b = bytes.get(p).copied().unwrap_or(0);
+        sink.emit(RuleId::PaddingNonZero, off, path, || format!("{what} has byte 0x{b:02x} at 0x{off:x}; padding must be zero"));
+    }
+    Ok(())
+}
+
+pub(crate) fn check_layout(
+    file: &GgufFile<'_>,
+    keys: &KeyFacts,
+    tensors: &TensorFacts,
+    region: &Region<'_>,
+    sink: &mut Sink<'_>,
+    summary: &mut Summary,
+) -> Result<(), NeedMoreData> {
+    let align = keys.alignment.max(1);
+    let file_len = file.file_len;
+    let infos_end = file.infos_end;
+    let Some(data_start) = align_up(infos_end, align) else {
+        sink.emit(RuleId::DataSectionStart, infos_end, || "data".into(), || "the aligned data start overflows".into());
+        return Ok(());
+    };
+    if file.tensors.is_empty() {
+        // ggml does not pad a file without tensors; gguf-py does. Zero
+        // padding up to the alignment is fine, anything else is trailing.
+        check_zero(region, infos_end, data_start, "padding after the tensor infos", || "padding".into(), sink)?;
+        if file_len > data_start {
+            trailing(data_start, file_len, sink);
+        }
+        return Ok(());
+    }
+    summary.data_offset = Some(data_start);
+    if data_start > file_len {
+        sink.emit(RuleId::DataSectionStart, infos_end, || "data".into(), || {
+            format!("the data section would start at {data_start} (aligned to {align}) but the file has {file_len} bytes")
+        });
+        return Ok(());
+    }
+    check_zero(region, infos_end, data_start, "padding before the data section", || "padding".into(), sink)?;
+
+    // Per tensor: alignment, bounds, and the running padded size (ggml's
+    // expected offset, in tensor-info order).
+    let mut expected: Option<u64> = Some(0);
+    let mut expected_ok = true;
+    let mut prev_info: Option<(usize, u64)> = None;
+    for (t, size) in file.tensors.iter().zip(&tensors.sizes) {
+        let off = t.data_offset;
+        if let Some((p, prev_off)) = prev_info.filter(|(_, p)| off < *p) {
+            let name = file.tensors.get(p).map(|o| o.name.display()).unwrap_or_default();
+            sink.emit(RuleId::TensorDataOrder, t.offset_field, || tensor_path(t, "offset"), || {
+                format!("data offset {off} is before that of the previous tensor info `{name}` ({prev_off}); ggml requires data in tensor-info order")
+            });
+        }
+        prev_info = Some((t.index, off));
+        if off % align != 0 {
+            sink.emit(RuleId::TensorOffsetMisaligned, t.offset_field, || tensor_path(t, "offset"), || {
+                format!("data offset {off} is not a multiple of the alignment {align}")
+            });
+        }
+        let Some(nbytes) = size.nbytes else {
+            expected_ok = false;
+            continue;
+        };
+        let end = data_start.checked_add(off).and_then(|s| s.checked_add(nbytes));
+        if end.is_none_or(|e| e > file_len) {
+            sink.emit(RuleId::TensorDataOutOfBounds, t.offset_field, || tensor_path(t, "offset"), || {
+                format!(
+                    "data [{off}, +{nbytes}) at absolute 0x{:x} runs past the end of the file ({file_len} bytes)",
+                    data_start.saturating_add(off)
+                )
+            });
+        }
+        let padded = align_up(nbytes, align);
+        expected = expected.zip(padded).and_then(|(e, p)| e.checked_add(p));
+        if expected.is_none_or(|e| e > crate::limits::MAX_ELEMENTS) && expected_ok {
+            sink.emit(RuleId::DataSizeOverflow, t.offset_field, || tensor_path(t, "offset"), || {
+                "the sum of padded tensor sizes overflows 2^63".into()
+            });
+            expected_ok = false;
+        }
+    }
+    if !expected_ok {
+        return Ok(());
+    }
+
+    // Sort by offset (stable, so equal offsets keep info order) and walk.
+    let mut order: Vec<usize> = (0..file.tensors.len()).collect();
+    order.sort_by_key(|&i| file.tensors.get(i).map_or(0, |t| t.data_offset));
+    let mut prev: Option<(usize, u64)> = None; // (index, unpadded end, relative)
+    let mut padded_end: u64 = 0;
+    let mut data_end: u64 = 0;
+    for &i in &order {
+        let (Some(t), Some(size)) = (file.tensors.get(i), tensors.sizes.get(i)) else { continue };
+        let nbytes = size.nbytes.unwrap_or(0);
+        let start = t.data_offset;
+        let end = start.saturating_add(nbytes);
+        match prev {
+            Some((p, pend)) if start < pend => {
+                let other = file.tensors.get(p).map(|o| o.name.display()).unwrap_or_default();
+                sink.emit(RuleId::TensorDataOverlap, t.offset_field, || tensor_path(t, "offset"), || {
+                    format!("data [{start}, {end}) overlaps tensor `{other}`, which ends at {pend}")
+                });
+            }
+            _ => {
+                let gap_from = prev.map_or(Some(0), |(_, pend)| align_up(pend, align)).unwrap_or(u64::MAX);
+                if start > gap_from {
+                    sink.emit(RuleId::TensorDataGap, t.offset_field, || tensor_path(t, "offset"), || {
+                        format!("data starts at {start} but the previous tensor's padded end is {gap_from}: {} unused bytes", start.saturating_sub(gap_from))
+                    });
+                }
+                // Padding after the previous tensor, and any gap, must be zero.
+                if let Some((_, pend)) = prev {
+                    let (a, b) = (data_start.saturating_add(pend), data_start.saturating_add(start));
+                    check_zero(region, a, b, "padding between tensors", || tensor_path(t, "offset"), sink)?;
+                }
+            }
+        }
+        if prev.is_none_or(|(_, pend)| end >= pend) {
+            prev = Some((i, end));
+        }
+        data_end = data_end.max(end);
+        padded_end = padded_end.max(align_up(end, align).unwrap_or(u64::MAX));
+    }
+
+    let abs_end = data_start.saturating_add(data_end);
+    let abs_padded = data_start.saturating_add(padded_end);
+    if abs_end <= file_len {
+        check_zero(region, abs_end, abs_padded, "padding after the last tensor", || "padding".into(), sink)?;
+        if file_len < abs_padded {
+            sink.emit(RuleId::PaddingFinalMissing, file_len, || "padding".into(), || {
+                format!(
+                    "the file ends at {file_len}, {} bytes short of the padded end of the last tensor ({abs_padded}); ggml's full load reads those bytes",
+                    abs_padded.saturating_sub(file_len)
+                )
+            });
+        } else if file_len > abs_padded {
+            trailing(abs_padded, file_len, sink);
+        }
+    }
+    Ok(())
+}
+
+fn trailing(from: u64, file_len: u64, sink: &mut Sink<'_>) {
+    sink.emit(RuleId::TrailingBytes, from, || "trailing".into(), || {
+        format!("{} bytes follow the end of the GGUF data (at 0x{from:x}); readers ignore them", file_len.saturating_sub(from))
+    });
+}

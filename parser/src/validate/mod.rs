@@ -1,0 +1,189 @@
+//! The validator: runs every rule of [`crate::rules`] over a parsed file.
+//!
+//! Entry points: [`validate_bytes`] for a whole file in memory (or mapped),
+//! [`validate_prefix`] for a prefix of a file of known length (it asks for
+//! more bytes when the metadata, or a padding region, runs past the prefix).
+#![forbid(unsafe_code)]
+#![deny(clippy::indexing_slicing, clippy::arithmetic_side_effects, clippy::cast_possible_truncation)]
+
+mod keys;
+mod layout;
+mod tensors;
+
+use crate::parse::{self, DecodeKind, Detected, ParseOutcome, Parsed};
+use crate::report::{Options, Report, Sink, Summary};
+use crate::rules::RuleId;
+
+pub use layout::align_up;
+
+/// More bytes are needed: supply a prefix of at least this length.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct NeedMoreData(pub u64);
+
+/// Validates a whole file held in memory.
+pub fn validate_bytes(buf: &[u8], opts: &Options) -> Report {
+    let len = u64::try_from(buf.len()).unwrap_or(u64::MAX);
+    match validate_prefix(buf, len, opts) {
+        Ok(r) => r,
+        // Cannot happen when the prefix is the whole file; report it as a
+        // truncation rather than panic.
+        Err(NeedMoreData(_)) => {
+            let mut sink = Sink::new(opts);
+            sink.emit(RuleId::FileTruncated, len, String::new, || "file ends early".into());
+            sink.finish(opts.profile, "gguf".into(), None, None, Summary { file_size: len, ..Summary::default() })
+        }
+    }
+}
+
+/// Validates a file of `file_len` bytes of which `prefix` holds the first
+/// `prefix.len()`. When the prefix is too short, returns how many bytes to
+/// supply; the same call with more bytes gives the same report as with
+/// the whole file.
+pub fn validate_prefix(prefix: &[u8], file_len: u64, opts: &Options) -> Result<Report, NeedMoreData> {
+    let prefix_len = u64::try_from(prefix.len()).unwrap_or(u64::MAX);
+    let complete = prefix_len >= file_len;
+    if !complete && prefix_len < crate::limits::HEADER_SIZE {
+        return Err(NeedMoreData(crate::limits::HEADER_SIZE.min(file_len)));
+    }
+    let detected = parse::detect(prefix);
+    let need_header = |n: u64| if complete { Ok(()) } else { Err(NeedMoreData(n.min(file_len))) };
+    let mut sink = Sink::new(opts);
+    let summary = Summary { file_size: file_len, ..Summary::default() };
+    let (version, order) = match detected {
+        Detected::TooShort | Detected::GgufTruncated => {
+            need_header(8)?;
+            let at = if matches!(detected, Detected::TooShort) { 0 } else { 4 };
+            let what = if at == 0 { "magic" } else { "version" };
+            sink.emit(RuleId::FileTruncated, at, || format!("header.{what}"), || format!("the file ends ({file_len} bytes) inside the header's {what}"));
+            return Ok(sink.finish(opts.profile, "gguf".into(), None, None, summary));
+        }
+        Detected::Unknown { magic } => {
+            sink.emit(RuleId::Magic, 0, || "header.magic".into(), || format!("the file starts with {} instead of `GGUF`; it is not a GGUF file", parse::quote_bytes(&magic)));
+            return Ok(sink.finish(opts.profile, "unknown".into(), None, None, summary));
+        }
+        Detected::SwappedMagic => {
+            sink.emit(RuleId::Magic, 0, || "header.magic".into(), || {
+                "the file starts with `FUGG`, the GGUF magic byte-swapped; ggml and gguf-py always write the bytes `GGUF`, also in big-endian files".into()
+            });
+            return Ok(sink.finish(opts.profile, "unknown".into(), None, None, summary));
+        }
+        Detected::Legacy { format, version } => {
+            sink.emit(RuleId::LegacyFormat, 0, || "header.magic".into(), || {
+                let v = version.map(|v| format!(" v{v}")).unwrap_or_default();
+                format!("this is {}{v}, not GGUF; convert it to GGUF before current llama.cpp can load it", format.title())
+            });
+            return Ok(sink.finish(opts.profile, format.name().into(), version, None, summary));
+        }
+        Detected::GgufBadVersion { version } => {
+            let msg = match version {
+                0 => "version 0 is not a GGUF version".to_string(),
+                v if v & 0xFFFF == 0 => format!("version word 0x{v:08x} is not 2 or 3 in either byte order"),
+                v => format!("version {v} is newer than 3, the latest GGUF version"),
+            };
+            sink.emit(RuleId::VersionUnsupported, 4, || "header.version".into(), || msg);
+            return Ok(sink.finish(opts.profile, "gguf".into(), Some(version), None, summary));
+        }
+        Detected::GgufV1 { order, tensor_count, kv_count } => {
+            need_header(16)?;
+            let s = Summary { tensor_count: tensor_count.map(u64::from), kv_count: kv_count.map(u64::from), ..summary };
+            sink.emit(RuleId::VersionObsolete, 4, || "header.version".into(), || {
+                let n = |c: Option<u32>| c.map_or_else(|| "?".into(), |c| c.to_string());
+                format!(
+                    "GGUF v1 (2023, u32 counts and lengths; tensor_count {}, kv_count {}) is obsolete and read by no current reader; convert it with a current llama.cpp",
+                    n(tensor_count),
+                    n(kv_count)
+                )
+            });
+            return Ok(sink.finish(opts.profile, "gguf".into(), Some(1), Some(order), s));
+        }
+        Detected::Gguf { version, order } => (version, order),
+    };
+    let parsed = match parse::parse_gguf(prefix, file_len, version, order) {
+        ParseOutcome::Done(p) => p,
+        ParseOutcome::NeedMoreData(n) => return Err(NeedMoreData(n)),
+    };
+    let mut summary = summary;
+    let region = Region { buf: prefix, file_len };
+    check_parsed(&parsed, &region, &mut sink, &mut summary)?;
+    Ok(sink.finish(opts.profile, "gguf".into(), Some(version), Some(order), summary))
+}
+
+/// Bytes of the file available to the validator: a prefix plus the length.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Region<'a> {
+    pub(crate) buf: &'a [u8],
+    pub(crate) file_len: u64,
+}
+
+impl<'a> Region<'a> {
+    /// The bytes `[start, end)`, clipped to the file; asks for more data when
+    /// they lie in the file but past the prefix.
+    pub(crate) fn get(&self, start: u64, end: u64) -> Result<&'a [u8], NeedMoreData> {
+        let end = end.min(self.file_len);
+        if start >= end {
+            return Ok(&[]);
+        }
+        let (Ok(s), Ok(e)) = (usize::try_from(start), usize::try_from(end)) else {
+            return Err(NeedMoreData(end));
+        };
+        self.buf.get(s..e).ok_or(NeedMoreData(end))
+    }
+}
+
+fn check_parsed(parsed: &Parsed<'_>, region: &Region<'_>, sink: &mut Sink<'_>, summary: &mut Summary) -> Result<(), NeedMoreData> {
+    let file = &parsed.file;
+    summary.kv_count = Some(file.header.kv_count);
+    summary.tensor_count = Some(file.header.tensor_count);
+    if file.header.byte_order == parse::ByteOrder::BigEndian {
+        sink.emit(RuleId::ByteOrderBigEndian, 4, || "header.version".into(), || {
+            "big-endian file (version field byte-swapped); validated in big-endian order. ggml loads it only on big-endian hosts".into()
+        });
+    }
+    if file.header.version == 2 {
+        sink.emit(RuleId::VersionTwo, 4, || "header.version".into(), || "GGUF v2; current writers produce v3 (same layout)".into());
+    }
+    let key_facts = keys::check_kvs(file, sink);
+    summary.architecture = key_facts.architecture.clone();
+    let tensor_facts = tensors::check_tensors(file, &key_facts, sink);
+    summary.parameters = tensor_facts.parameters;
+    summary.data_size = tensor_facts.data_size;
+    summary.tensor_types = tensor_facts.type_counts.clone();
+    if let Some(fatal) = &parsed.fatal {
+        let (rule, message) = fatal_message(&fatal.kind);
+        sink.emit(rule, fatal.offset, || fatal.path.clone(), || message);
+        return Ok(());
+    }
+    summary.alignment = Some(key_facts.alignment);
+    keys::check_required(file, &key_facts, &tensor_facts, sink);
+    layout::check_layout(file, &key_facts, &tensor_facts, region, sink, summary)
+}
+
+fn fatal_message(kind: &DecodeKind) -> (RuleId, String) {
+    match kind {
+        DecodeKind::Truncated { what } => (RuleId::FileTruncated, format!("the file ends inside the {what}")),
+        DecodeKind::CountExceedsFile { what, count, remaining } => (
+            RuleId::CountExceedsFile,
+            format!("{what} {count} cannot fit in the {remaining} bytes left after the header"),
+        ),
+        DecodeKind::StringExceedsFile { len, remaining } => (
+            RuleId::StringExceedsFile,
+            format!("string length {len} is larger than the {remaining} bytes left in the file"),
+        ),
+        DecodeKind::ValueTypeUnknown(id) => (RuleId::ValueTypeUnknown, format!("value type {id} is not a GGUF value type (0..=12)")),
+        DecodeKind::ArrayElementTypeUnknown(id) => {
+            (RuleId::ArrayTypeUnknown, format!("array element type {id} is not a GGUF value type (0..=12)"))
+        }
+        DecodeKind::ArrayExceedsFile { len, min_elem, remaining } => (
+            RuleId::ArrayExceedsFile,
+            format!("array of {len} elements (at least {min_elem} bytes each) cannot fit in the {remaining} bytes left"),
+        ),
+        DecodeKind::ArrayTooDeep => (
+            RuleId::ArrayTooDeep,
+            format!("arrays nested more than {} deep", crate::limits::MAX_ARRAY_DEPTH),
+        ),
+        DecodeKind::DimsExceedFile { n_dims, remaining } => (
+            RuleId::DimsExceedFile,
+            format!("n_dims {n_dims} needs {} bytes of dims but only {remaining} are left", u64::from(*n_dims).saturating_mul(8)),
+        ),
+    }
+}

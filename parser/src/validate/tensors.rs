@@ -1,0 +1,181 @@
+//! Rules on tensor infos: names, dimensions, types and sizes.
+#![forbid(unsafe_code)]
+#![deny(clippy::indexing_slicing, clippy::arithmetic_side_effects, clippy::cast_possible_truncation)]
+
+use std::collections::{BTreeMap, HashMap, HashSet};
+
+use crate::limits;
+use crate::parse::{GgufFile, TensorInfo};
+use crate::report::Sink;
+use crate::rules::RuleId;
+use crate::types::{GgmlType, TypeStatus, type_info};
+
+use super::keys::KeyFacts;
+
+/// Size facts of one tensor, for the layout rules.
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) struct TensorSize {
+    /// The live type, if the id is one.
+    pub(crate) ty: Option<GgmlType>,
+    /// Number of elements, when the dims are valid.
+    pub(crate) elements: Option<u64>,
+    /// Bytes of data, when type and dims are valid.
+    pub(crate) nbytes: Option<u64>,
+}
+
+/// What the layout rules and the summary need.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct TensorFacts {
+    pub(crate) sizes: Vec<TensorSize>,
+    pub(crate) any_quantized: bool,
+    pub(crate) parameters: Option<u64>,
+    pub(crate) data_size: Option<u64>,
+    pub(crate) type_counts: BTreeMap<String, u64>,
+}
+
+pub(crate) fn tensor_path(t: &TensorInfo<'_>, field: &str) -> String {
+    format!("tensor[{}] {}/{field}", t.index, t.name.display())
+}
+
+pub(crate) fn check_tensors(file: &GgufFile<'_>, _keys: &KeyFacts, sink: &mut Sink<'_>) -> TensorFacts {
+    let cap = file.tensors.len().min(limits::MAX_INITIAL_CAPACITY);
+    let mut names: HashSet<&[u8]> = HashSet::with_capacity(cap);
+    let mut truncated: HashMap<&[u8], &[u8]> = HashMap::with_capacity(cap);
+    let mut facts = TensorFacts { sizes: Vec::with_capacity(cap), parameters: Some(0), data_size: Some(0), ..TensorFacts::default() };
+    for t in &file.tensors {
+        check_name(t, &mut names, &mut truncated, sink);
+        let size = check_shape_and_type(t, sink);
+        if let Some(ty) = size.ty {
+            facts.any_quantized |= ty.is_quantized();
+        }
+        let name = match type_info(t.type_id) {
+            Some(info) => info.name.to_string(),
+            None => format!("unknown({})", t.type_id),
+        };
+        let n = facts.type_counts.entry(name).or_insert(0);
+        *n = n.saturating_add(1);
+        facts.parameters = facts.parameters.zip(size.elements).and_then(|(a, b)| a.checked_add(b));
+        facts.data_size = facts.data_size.zip(size.nbytes).and_then(|(a, b)| a.checked_add(b));
+        facts.sizes.push(size);
+    }
+    facts
+}
+
+fn check_name<'a>(t: &TensorInfo<'a>, names: &mut HashSet<&'a [u8]>, truncated: &mut HashMap<&'a [u8], &'a [u8]>, sink: &mut Sink<'_>) {
+    let name = t.name.bytes;
+    let at = t.name.offset;
+    let path = || tensor_path(t, "name");
+    if name.is_empty() {
+        sink.emit(RuleId::TensorNameEmpty, at, path, || "tensor name is empty".into());
+    }
+    if name.len() == limits::MAX_TENSOR_NAME_LEN_SPEC {
+        sink.emit(RuleId::TensorName64, at, path, || {
+            "tensor name is 64 bytes: the spec allows it, ggml accepts at most 63 (GGML_MAX_NAME includes the NUL)".into()
+        });
+    } else if name.len() > limits::MAX_TENSOR_NAME_LEN_SPEC {
+        sink.emit(RuleId::TensorNameTooLong, at, path, || format!("tensor name is {} bytes; at most 64 allowed (63 for ggml)", name.len()));
+    }
+    let nul = name.iter().position(|b| *b == 0);
+    if let Some(p) = nul {
+        let off = t.name.content_offset().saturating_add(u64::try_from(p).unwrap_or(0));
+        sink.emit(RuleId::TensorNameNul, off, path, || format!("tensor name has a NUL byte at position {p}; ggml truncates the name there"));
+    }
+    if let Err(e) = std::str::from_utf8(name) {
+        let off = t.name.content_offset().saturating_add(u64::try_from(e.valid_up_to()).unwrap_or(0));
+        sink.emit(RuleId::TensorNameUtf8, off, path, || format!("tensor name is not valid UTF-8: \"{}\"", t.name.display()));
+    }
+    if !names.insert(name) {
+        sink.emit(RuleId::TensorNameDuplicate, at, path, || format!("tensor name `{}` is used more than once", t.name.display()));
+    } else {
+        let short = name.get(..nul.unwrap_or(name.len())).unwrap_or(name);
+        if let Some(other) = truncated.insert(short, name)
+            && other != name
+        {
+            sink.emit(RuleId::TensorNameDuplicateAfterNul, at, path, || {
+                format!(
+                    "tensor names `{}` and `{}` are equal up to the first NUL, so ggml sees a duplicate",
+                    t.name.display(),
+                    crate::parse::quote_bytes(other)
+                )
+            });
+        }
+    }
+}
+
+fn check_shape_and_type(t: &TensorInfo<'_>, sink: &mut Sink<'_>) -> TensorSize {
+    let mut size = TensorSize::default();
+    let mut dims_ok = true;
+    if t.n_dims > limits::MAX_DIMS {
+        sink.emit(RuleId::TensorNDims, t.n_dims_offset, || tensor_path(t, "n_dims"), || {
+            format!("tensor has {} dimensions; at most {} allowed", t.n_dims, limits::MAX_DIMS)
+        });
+        dims_ok = false;
+    } else if t.n_dims == 0 {
+        sink.emit(RuleId::TensorNDimsZero, t.n_dims_offset, || tensor_path(t, "n_dims"), || {
+            "tensor has 0 dimensions (ggml reads it as a single element)".into()
+        });
+    }
+    // Exact product in u128: no wrap, so the ggml hole (product wrapping
+    // to zero) cannot hide an overflow.
+    let mut product: u128 = 1;
+    let mut any_zero = false;
+    for (i, d) in t.dims().enumerate() {
+        if d > limits::MAX_DIM {
+            sink.emit(RuleId::TensorDimRange, t.dim_offset(i), || format!("{}[{i}]", tensor_path(t, "ne")), || {
+                format!("dimension {d} is 2^63 or more (ggml reads dims as int64)")
+            });
+            dims_ok = false;
+        }
+        if d == 0 {
+            any_zero = true;
+            sink.emit(RuleId::TensorDimZero, t.dim_offset(i), || format!("{}[{i}]", tensor_path(t, "ne")), || "dimension is 0 (empty tensor)".into());
+        }
+        product = product.saturating_mul(u128::from(d));
+    }
+    if dims_ok && !any_zero && product > u128::from(limits::MAX_ELEMENTS) {
+        sink.emit(RuleId::TensorElementCountOverflow, t.dims_offset, || tensor_path(t, "ne"), || {
+            let dims: Vec<String> = t.dims().map(|d| d.to_string()).collect();
+            format!("dims [{}] hold {product} elements, 2^63 or more", dims.join(", "))
+        });
+        dims_ok = false;
+    }
+    let elements = if any_zero { Some(0) } else { u64::try_from(product).ok() };
+    if dims_ok {
+        size.elements = elements;
+    }
+
+    match type_info(t.type_id) {
+        None => sink.emit(RuleId::TensorTypeUnknown, t.type_offset, || tensor_path(t, "type"), || {
+            format!("tensor type {} is not a ggml type (0..42)", t.type_id)
+        }),
+        Some(info) if info.status == TypeStatus::Removed => sink.emit(RuleId::TensorTypeRemoved, t.type_offset, || tensor_path(t, "type"), || {
+            format!("tensor type {} ({}) was removed from ggml", t.type_id, info.name)
+        }),
+        Some(info) => {
+            if info.status == TypeStatus::Intermediate {
+                sink.emit(RuleId::TensorTypeIntermediate, t.type_offset, || tensor_path(t, "type"), || {
+                    format!("tensor type {} is a dot-product intermediate; ggml cannot convert it to float", info.name)
+                });
+            }
+            size.ty = GgmlType::from_id(t.type_id);
+        }
+    }
+    let Some(ty) = size.ty else { return size };
+    let ne0 = if t.n_dims == 0 { 1 } else { t.dims().next().unwrap_or(1) };
+    let block = u64::from(ty.block_size());
+    if ne0 % block != 0 {
+        sink.emit(RuleId::TensorRowBlock, t.dims_offset, || format!("{}[0]", tensor_path(t, "ne")), || {
+            format!("row length ne[0] = {ne0} is not a multiple of {}'s block size {block}", ty.name())
+        });
+        return size;
+    }
+    let Some(elements) = size.elements else { return size };
+    let bytes = u128::from(elements / block).saturating_mul(u128::from(ty.type_size()));
+    match u64::try_from(bytes).ok().filter(|b| *b <= limits::MAX_ELEMENTS) {
+        Some(b) => size.nbytes = Some(b),
+        None => sink.emit(RuleId::TensorByteSizeOverflow, t.dims_offset, || tensor_path(t, "ne"), || {
+            format!("{elements} elements of {} take {bytes} bytes, 2^63 or more", ty.name())
+        }),
+    }
+    size
+}
