@@ -1,2 +1,563 @@
-//! Dequantize and reference-quantize for every ggml type.
+//! Dequantize and reference-quantize for every ggml type, bit-exact with
+//! ggml's C reference.
+//!
+//! # What is implemented
+//!
+//! [`dequantize`] decodes all 35 live types of [`GgmlType`]. For every type
+//! whose ggml CPU type traits have a `to_float` (all but Q8_1, Q8_K, F32,
+//! F64 and the integer types), the result is bit-identical to that function,
+//! NaN payloads included; Q8_K is checked against ggml's exported
+//! `dequantize_row_q8_K`. Q8_1, F64 and I8..I64 have no ggml decoder: Q8_1
+//! decodes as `d·q` from its documented layout, the others with Rust's `as
+//! f32` (round to nearest even).
+//!
+//! [`quantize`] reproduces ggml's `quantize_row_*_ref` functions bit for bit
+//! (see `parser/tests/numerics_golden.rs`). ggml exports a reference
+//! quantizer (`from_float_ref` in its type traits, or a public
+//! `quantize_row_*_ref`) for:
+//!
+//! | implemented here | F16, BF16, Q4_0, Q4_1, Q5_0, Q5_1, Q8_0, Q8_1, Q2_K, Q3_K, Q4_K, Q5_K, Q6_K, Q8_K, IQ4_NL, IQ4_XS, TQ1_0, TQ2_0, MXFP4, NVFP4, Q1_0, Q2_0 (and F32 as the identity) |
+//! |---|---|
+//! | in ggml, not here | IQ3_XXS, IQ3_S, IQ2_S: their `_ref` functions run ggml's lattice search, which first builds large neighbour maps (`iq2xs_init_impl` / `iq3xs_init_impl`); left out for now ([`quantize`] returns [`NumericsError::Unsupported`]) |
+//! | no reference in ggml | IQ2_XXS, IQ2_XS, IQ1_S, IQ1_M (ggml requires an importance matrix: `ggml_quantize_requires_imatrix`), F64, I8, I16, I32, I64 (no conversion from f32) |
+//!
+//! Where ggml's reference reads memory it never wrote, the result here is
+//! defined instead: Q8_K of an all-zero block writes `bsums` = 0 (ggml leaves
+//! them as they were), and an all-zero IQ4_NL block repeats the previous
+//! block's nibbles (the first block's are 0; ggml's are uninitialised). Both
+//! decode to the same values either way.
+//!
+//! Bit-exactness holds for the x86-64 reference build (no FMA contraction,
+//! sequential float sums, `cvttss2si` for out-of-range float→int casts,
+//! glibc's `log2f`); `common.rs` spells out those semantics.
+//!
+//! [`check_row_data`] reports what `ggml_validate_row_data` rejects, and
+//! [`error_bound`] gives the worst-case round-trip error used by the
+//! property tests.
 #![forbid(unsafe_code)]
+
+mod common;
+mod float;
+mod fp4;
+mod iquants;
+mod kquants;
+mod legacy;
+pub mod tables;
+mod ternary;
+
+use crate::types::GgmlType;
+use std::fmt;
+
+/// Why a numerics call was refused.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum NumericsError {
+    /// The source bytes are not a whole number of blocks.
+    PartialBlock {
+        /// The type.
+        ty: GgmlType,
+        /// Bytes given.
+        len: usize,
+        /// Bytes per block.
+        type_size: usize,
+    },
+    /// The f32 input is not a whole number of blocks.
+    PartialInputBlock {
+        /// The type.
+        ty: GgmlType,
+        /// Elements given.
+        len: usize,
+        /// Elements per block.
+        block_size: usize,
+    },
+    /// The destination does not hold exactly one f32 per element.
+    OutputLength {
+        /// Elements the source decodes to.
+        expected: usize,
+        /// Length of the destination.
+        actual: usize,
+    },
+    /// The operation does not exist for this type.
+    Unsupported {
+        /// The type.
+        ty: GgmlType,
+        /// What is missing.
+        what: &'static str,
+    },
+}
+
+impl fmt::Display for NumericsError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            NumericsError::PartialBlock { ty, len, type_size } => {
+                write!(f, "{len} bytes is not a whole number of {ty} blocks ({type_size} bytes each)")
+            }
+            NumericsError::PartialInputBlock { ty, len, block_size } => {
+                write!(f, "{len} values is not a whole number of {ty} blocks ({block_size} values each)")
+            }
+            NumericsError::OutputLength { expected, actual } => {
+                write!(f, "output holds {actual} values, the input decodes to {expected}")
+            }
+            NumericsError::Unsupported { ty, what } => write!(f, "{ty} has no {what}"),
+        }
+    }
+}
+
+impl std::error::Error for NumericsError {}
+
+fn sizes(ty: GgmlType) -> (usize, usize) {
+    (ty.block_size() as usize, ty.type_size() as usize)
+}
+
+/// Number of elements `src` decodes to, if it is a whole number of blocks.
+pub fn element_count(ty: GgmlType, n_bytes: usize) -> Option<usize> {
+    let (bs, ts) = sizes(ty);
+    if ts == 0 || n_bytes % ts != 0 {
+        return None;
+    }
+    (n_bytes / ts).checked_mul(bs)
+}
+
+/// Decodes whole blocks of `ty` from `src` into `dst`, which must hold
+/// exactly `n_blocks · block_size` values.
+pub fn dequantize(ty: GgmlType, src: &[u8], dst: &mut [f32]) -> Result<(), NumericsError> {
+    let (bs, ts) = sizes(ty);
+    if src.len() % ts != 0 {
+        return Err(NumericsError::PartialBlock { ty, len: src.len(), type_size: ts });
+    }
+    let expected = src.len() / ts * bs;
+    if dst.len() != expected {
+        return Err(NumericsError::OutputLength { expected, actual: dst.len() });
+    }
+    use GgmlType as T;
+    let kernel: fn(&[u8], &mut [f32]) = match ty {
+        T::F32 => float::dequant_f32,
+        T::F16 => float::dequant_f16,
+        T::BF16 => float::dequant_bf16,
+        T::F64 => float::dequant_f64,
+        T::I8 => float::dequant_i8,
+        T::I16 => float::dequant_i16,
+        T::I32 => float::dequant_i32,
+        T::I64 => float::dequant_i64,
+        T::Q4_0 => legacy::dequant_q4_0,
+        T::Q4_1 => legacy::dequant_q4_1,
+        T::Q5_0 => legacy::dequant_q5_0,
+        T::Q5_1 => legacy::dequant_q5_1,
+        T::Q8_0 => legacy::dequant_q8_0,
+        T::Q8_1 => legacy::dequant_q8_1,
+        T::Q1_0 => legacy::dequant_q1_0,
+        T::Q2_0 => legacy::dequant_q2_0,
+        T::Q2_K => kquants::dequant_q2_k,
+        T::Q3_K => kquants::dequant_q3_k,
+        T::Q4_K => kquants::dequant_q4_k,
+        T::Q5_K => kquants::dequant_q5_k,
+        T::Q6_K => kquants::dequant_q6_k,
+        T::Q8_K => kquants::dequant_q8_k,
+        T::IQ2_XXS => iquants::dequant_iq2_xxs,
+        T::IQ2_XS => iquants::dequant_iq2_xs,
+        T::IQ2_S => iquants::dequant_iq2_s,
+        T::IQ3_XXS => iquants::dequant_iq3_xxs,
+        T::IQ3_S => iquants::dequant_iq3_s,
+        T::IQ1_S => iquants::dequant_iq1_s,
+        T::IQ1_M => iquants::dequant_iq1_m,
+        T::IQ4_NL => iquants::dequant_iq4_nl,
+        T::IQ4_XS => iquants::dequant_iq4_xs,
+        T::TQ1_0 => ternary::dequant_tq1_0,
+        T::TQ2_0 => ternary::dequant_tq2_0,
+        T::MXFP4 => fp4::dequant_mxfp4,
+        T::NVFP4 => fp4::dequant_nvfp4,
+    };
+    kernel(src, dst);
+    Ok(())
+}
+
+/// Decodes whole blocks into a new vector.
+pub fn dequantize_to_vec(ty: GgmlType, src: &[u8]) -> Result<Vec<f32>, NumericsError> {
+    let (_, ts) = sizes(ty);
+    let n = element_count(ty, src.len()).ok_or(NumericsError::PartialBlock { ty, len: src.len(), type_size: ts })?;
+    let mut out = vec![0.0f32; n];
+    dequantize(ty, src, &mut out)?;
+    Ok(out)
+}
+
+type QuantKernel = fn(&[f32], &mut Vec<u8>);
+
+fn quant_kernel(ty: GgmlType) -> Option<QuantKernel> {
+    use GgmlType as T;
+    Some(match ty {
+        T::F32 => float::quant_f32,
+        T::F16 => float::quant_f16,
+        T::BF16 => float::quant_bf16,
+        T::Q4_0 => legacy::quant_q4_0,
+        T::Q4_1 => legacy::quant_q4_1,
+        T::Q5_0 => legacy::quant_q5_0,
+        T::Q5_1 => legacy::quant_q5_1,
+        T::Q8_0 => legacy::quant_q8_0,
+        T::Q8_1 => legacy::quant_q8_1,
+        T::Q1_0 => legacy::quant_q1_0,
+        T::Q2_0 => legacy::quant_q2_0,
+        T::Q2_K => kquants::quant_q2_k,
+        T::Q3_K => kquants::quant_q3_k,
+        T::Q4_K => kquants::quant_q4_k,
+        T::Q5_K => kquants::quant_q5_k,
+        T::Q6_K => kquants::quant_q6_k,
+        T::Q8_K => kquants::quant_q8_k,
+        T::IQ4_NL => iquants::quant_iq4_nl,
+        T::IQ4_XS => iquants::quant_iq4_xs,
+        T::TQ1_0 => ternary::quant_tq1_0,
+        T::TQ2_0 => ternary::quant_tq2_0,
+        T::MXFP4 => fp4::quant_mxfp4,
+        T::NVFP4 => fp4::quant_nvfp4,
+        T::F64
+        | T::I8
+        | T::I16
+        | T::I32
+        | T::I64
+        | T::IQ2_XXS
+        | T::IQ2_XS
+        | T::IQ2_S
+        | T::IQ3_XXS
+        | T::IQ3_S
+        | T::IQ1_S
+        | T::IQ1_M => return None,
+    })
+}
+
+/// Whether [`quantize`] supports `ty` (ggml's reference quantizer, or the
+/// identity for F32).
+pub fn has_reference_quantizer(ty: GgmlType) -> bool {
+    quant_kernel(ty).is_some()
+}
+
+/// Whether ggml's CPU type traits have a `to_float` for `ty`, i.e. whether
+/// ggml itself can decode such a tensor (false for Q8_1, Q8_K, F32, F64, I8..I64).
+pub fn ggml_has_to_float(ty: GgmlType) -> bool {
+    use GgmlType as T;
+    !matches!(ty, T::Q8_1 | T::Q8_K | T::F32 | T::F64 | T::I8 | T::I16 | T::I32 | T::I64)
+}
+
+/// Quantizes `src` (whole blocks of f32) the way ggml's
+/// `quantize_row_*_ref` does. `dst` is cleared, then receives the blocks.
+pub fn quantize(ty: GgmlType, src: &[f32], dst: &mut Vec<u8>) -> Result<(), NumericsError> {
+    let kernel = quant_kernel(ty).ok_or(NumericsError::Unsupported { ty, what: "reference quantizer" })?;
+    let (bs, _) = sizes(ty);
+    if src.len() % bs != 0 {
+        return Err(NumericsError::PartialInputBlock { ty, len: src.len(), block_size: bs });
+    }
+    dst.clear();
+    kernel(src, dst);
+    Ok(())
+}
+
+// ------------------------------------------------------------ block layout
+
+/// How a per-block scale field is encoded.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ScaleKind {
+    /// IEEE binary16.
+    F16,
+    /// IEEE binary32.
+    F32,
+    /// E8M0 exponent byte (MXFP4); ggml rejects 0xFF.
+    E8M0,
+    /// UE4M3 byte (NVFP4); every byte is valid.
+    Ue4m3,
+    /// IQ1_M: fp16 bits spread over the top nibbles of four u16 words.
+    Iq1mPacked,
+}
+
+/// One scale field of a block.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ScaleField {
+    /// Field name as in ggml's block struct (`d`, `m`, `dmin`, `e`, `scales`).
+    pub name: &'static str,
+    /// Byte offset inside the block.
+    pub offset: usize,
+    /// Encoding.
+    pub kind: ScaleKind,
+}
+
+const fn sf(name: &'static str, offset: usize, kind: ScaleKind) -> ScaleField {
+    ScaleField { name, offset, kind }
+}
+
+/// The block-level scale fields of `ty` (empty for element types).
+pub fn scale_fields(ty: GgmlType) -> &'static [ScaleField] {
+    use GgmlType as T;
+    use ScaleKind::{E8M0, F16, F32, Iq1mPacked, Ue4m3};
+    const D0: &[ScaleField] = &[sf("d", 0, F16)];
+    const DM: &[ScaleField] = &[sf("d", 0, F16), sf("m", 2, F16)];
+    const DS: &[ScaleField] = &[sf("d", 0, F16), sf("s", 2, F16)];
+    const DDMIN0: &[ScaleField] = &[sf("d", 0, F16), sf("dmin", 2, F16)];
+    const Q2K: &[ScaleField] = &[sf("d", 80, F16), sf("dmin", 82, F16)];
+    const Q3K: &[ScaleField] = &[sf("d", 108, F16)];
+    const Q6K: &[ScaleField] = &[sf("d", 208, F16)];
+    const Q8K: &[ScaleField] = &[sf("d", 0, F32)];
+    const IQ1M: &[ScaleField] = &[sf("scales", 48, Iq1mPacked)];
+    const TQ1: &[ScaleField] = &[sf("d", 52, F16)];
+    const TQ2: &[ScaleField] = &[sf("d", 64, F16)];
+    const MX: &[ScaleField] = &[sf("e", 0, E8M0)];
+    const NV: &[ScaleField] = &[sf("d", 0, Ue4m3), sf("d", 1, Ue4m3), sf("d", 2, Ue4m3), sf("d", 3, Ue4m3)];
+    const NONE: &[ScaleField] = &[];
+    match ty {
+        T::F32 | T::F16 | T::BF16 | T::F64 | T::I8 | T::I16 | T::I32 | T::I64 => NONE,
+        T::Q4_0 | T::Q5_0 | T::Q8_0 | T::Q1_0 | T::Q2_0 => D0,
+        T::Q4_1 | T::Q5_1 => DM,
+        T::Q8_1 => DS,
+        T::Q2_K => Q2K,
+        T::Q3_K => Q3K,
+        T::Q4_K | T::Q5_K => DDMIN0,
+        T::Q6_K => Q6K,
+        T::Q8_K => Q8K,
+        T::IQ2_XXS | T::IQ2_XS | T::IQ2_S | T::IQ3_XXS | T::IQ3_S | T::IQ1_S | T::IQ4_NL | T::IQ4_XS => D0,
+        T::IQ1_M => IQ1M,
+        T::TQ1_0 => TQ1,
+        T::TQ2_0 => TQ2,
+        T::MXFP4 => MX,
+        T::NVFP4 => NV,
+    }
+}
+
+// ------------------------------------------------------------ data checks
+
+/// What is wrong with a value.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum FindingKind {
+    /// A NaN element or scale.
+    Nan,
+    /// An infinite element or scale.
+    Inf,
+    /// MXFP4 exponent byte 0xFF (E8M0's NaN).
+    InvalidE8m0,
+    /// The byte count is not a whole number of blocks (reported once, at the
+    /// first byte of the partial block).
+    PartialBlock,
+    /// ggml's validator has no case for this type and rejects any data of it
+    /// (Q8_1). Reported once, at offset 0.
+    TypeNotValidatable,
+}
+
+/// One problem found by [`check_row_data`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct DataFinding {
+    /// What is wrong.
+    pub kind: FindingKind,
+    /// Block index relative to the input (for element types, the element index).
+    pub block: u64,
+    /// Byte offset of the offending field relative to the input.
+    pub byte_offset: u64,
+    /// Field name: `element`, or the scale field's name (`d`, `m`, `dmin`, `e`, `scales`).
+    pub field: &'static str,
+    /// The raw bits of the field (little-endian value; 0 when not applicable).
+    pub raw: u64,
+}
+
+/// Totals of one [`check_row_data`] call.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct DataCheckSummary {
+    /// Whole blocks examined.
+    pub blocks: u64,
+    /// Fields examined (elements for element types, scale fields otherwise).
+    pub values_checked: u64,
+    /// NaN findings.
+    pub nan: u64,
+    /// Infinity findings.
+    pub inf: u64,
+    /// E8M0 0xFF findings.
+    pub invalid_e8m0: u64,
+    /// All findings, including length and type findings.
+    pub findings: u64,
+    /// False when ggml does not look at this type's values (NVFP4, I8..I64).
+    pub values_validated: bool,
+}
+
+impl DataCheckSummary {
+    /// Whether `ggml_validate_row_data` would accept the same bytes.
+    pub fn ggml_accepts(&self) -> bool {
+        self.findings == 0
+    }
+}
+
+/// Checks `bytes` (whole blocks of `ty`) for the values that ggml's
+/// `ggml_validate_row_data` rejects, calling `findings` for every one (ggml
+/// stops at the first; this reports all, in byte order):
+/// non-finite F32/F16/BF16/F64 elements; non-finite fp16 `d` (and `m` /
+/// `dmin`) of every quantized type; a non-finite f32 `d` of Q8_K; a
+/// non-finite rebuilt IQ1_M scale; an MXFP4 exponent of 0xFF. NVFP4 and the
+/// integer types are not checked (every byte pattern is valid), and Q8_1 is
+/// rejected outright (ggml has no case for it).
+pub fn check_row_data(ty: GgmlType, bytes: &[u8], findings: &mut impl FnMut(DataFinding)) -> DataCheckSummary {
+    let (_, ts) = sizes(ty);
+    let mut sum = DataCheckSummary { values_validated: true, ..DataCheckSummary::default() };
+    let mut emit = |s: &mut DataCheckSummary, f: DataFinding| {
+        match f.kind {
+            FindingKind::Nan => s.nan += 1,
+            FindingKind::Inf => s.inf += 1,
+            FindingKind::InvalidE8m0 => s.invalid_e8m0 += 1,
+            FindingKind::PartialBlock | FindingKind::TypeNotValidatable => {}
+        }
+        s.findings += 1;
+        findings(f);
+    };
+    if ty == GgmlType::Q8_1 {
+        let f = DataFinding { kind: FindingKind::TypeNotValidatable, block: 0, byte_offset: 0, field: "type", raw: 0 };
+        emit(&mut sum, f);
+    }
+    let whole = bytes.len() / ts * ts;
+    let blocks = bytes.chunks_exact(ts);
+    sum.blocks = blocks.len() as u64;
+    use GgmlType as T;
+    match ty {
+        T::F32 | T::F16 | T::BF16 | T::F64 => {
+            for (i, e) in blocks.enumerate() {
+                sum.values_checked += 1;
+                let (raw, kind) = match ty {
+                    T::F32 => {
+                        let v = e.iter().rev().fold(0u64, |a, &b| (a << 8) | u64::from(b));
+                        let x = f32::from_bits(v as u32);
+                        (v, classify(x.is_nan(), x.is_infinite()))
+                    }
+                    T::F64 => {
+                        let v = e.iter().rev().fold(0u64, |a, &b| (a << 8) | u64::from(b));
+                        let x = f64::from_bits(v);
+                        (v, classify(x.is_nan(), x.is_infinite()))
+                    }
+                    T::BF16 => {
+                        let v = e.iter().rev().fold(0u64, |a, &b| (a << 8) | u64::from(b));
+                        let m = v & 0x7fff;
+                        (v, classify(m > 0x7f80, m == 0x7f80))
+                    }
+                    _ => {
+                        let v = e.iter().rev().fold(0u64, |a, &b| (a << 8) | u64::from(b));
+                        (v, fp16_class(v as u16))
+                    }
+                };
+                if let Some(kind) = kind {
+                    let off = (i * ts) as u64;
+                    emit(&mut sum, DataFinding { kind, block: i as u64, byte_offset: off, field: "element", raw });
+                }
+            }
+        }
+        T::NVFP4 | T::I8 | T::I16 | T::I32 | T::I64 | T::Q8_1 => {
+            sum.values_validated = ty == T::Q8_1;
+        }
+        _ => {
+            let fields = scale_fields(ty);
+            for (i, b) in blocks.enumerate() {
+                for f in fields {
+                    sum.values_checked += 1;
+                    let (raw, kind) = match f.kind {
+                        ScaleKind::F16 => {
+                            let v = field_le(b, f.offset, 2);
+                            (v, fp16_class(v as u16))
+                        }
+                        ScaleKind::F32 => {
+                            let v = field_le(b, f.offset, 4);
+                            let x = f32::from_bits(v as u32);
+                            (v, classify(x.is_nan(), x.is_infinite()))
+                        }
+                        ScaleKind::E8M0 => {
+                            let v = field_le(b, f.offset, 1);
+                            (v, (v == 0xff).then_some(FindingKind::InvalidE8m0))
+                        }
+                        ScaleKind::Iq1mPacked => {
+                            let v = <&[u8; 56]>::try_from(b).map_or(0, |a| iquants::iq1m_scale_bits(a, f.offset));
+                            (u64::from(v), fp16_class(v))
+                        }
+                        ScaleKind::Ue4m3 => (0, None),
+                    };
+                    if let Some(kind) = kind {
+                        let off = (i * ts + f.offset) as u64;
+                        emit(&mut sum, DataFinding { kind, block: i as u64, byte_offset: off, field: f.name, raw });
+                    }
+                }
+            }
+        }
+    }
+    if whole != bytes.len() {
+        let f = DataFinding {
+            kind: FindingKind::PartialBlock,
+            block: sum.blocks,
+            byte_offset: whole as u64,
+            field: "length",
+            raw: bytes.len() as u64,
+        };
+        emit(&mut sum, f);
+    }
+    sum
+}
+
+fn classify(nan: bool, inf: bool) -> Option<FindingKind> {
+    if nan {
+        Some(FindingKind::Nan)
+    } else if inf {
+        Some(FindingKind::Inf)
+    } else {
+        None
+    }
+}
+
+fn fp16_class(v: u16) -> Option<FindingKind> {
+    classify((v & 0x7c00) == 0x7c00 && (v & 0x03ff) != 0, (v & 0x7c00) == 0x7c00 && (v & 0x03ff) == 0)
+}
+
+fn field_le(block: &[u8], off: usize, n: usize) -> u64 {
+    block.get(off..off + n).map_or(0, |s| s.iter().rev().fold(0u64, |a, &b| (a << 8) | u64::from(b)))
+}
+
+// ------------------------------------------------------------ error bounds
+
+/// Worst-case round-trip error of [`quantize`] followed by [`dequantize`]:
+/// for a block whose largest magnitude is `amax`, every element satisfies
+/// `|x − y| ≤ rel · amax + abs`, provided `amax ≤ max_amax` (beyond it a
+/// scale saturates its format).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct ErrorBound {
+    /// Multiple of the block's largest magnitude.
+    pub rel: f32,
+    /// Absolute slack (scale underflow of the fp16 / UE4M3 scale formats).
+    pub abs: f32,
+    /// Largest block magnitude for which the bound holds.
+    pub max_amax: f32,
+    /// Whether `rel` is derived from the format alone (true) or measured and
+    /// padded (false: the k-quants and IQ4 search for their scales).
+    pub derived: bool,
+}
+
+/// The round-trip error bound of `ty`, for types with a reference quantizer.
+///
+/// Derived bounds: with scale `d` rounded to fp16 (relative error 2^-11),
+/// Q8_0 / Q8_1 are off by at most d/2 + 127·2^-11·d (d = amax/127); Q4_0 and
+/// Q5_0 by one full step at the clamped end (d = amax/8, amax/16); Q4_1 and
+/// Q5_1 by half a step over the range (≤ 2·amax); Q2_0, TQ1_0 and TQ2_0 by
+/// d/2 with d = amax; Q1_0 by amax (every element becomes ±mean|x|); MXFP4
+/// by 2 steps at the top code (amax/s ∈ [4, 8), largest code 6); NVFP4 by
+/// half the 4→6 gap at a 3-bit-mantissa scale; Q8_K by d/2 with an f32 d.
+pub fn error_bound(ty: GgmlType) -> Option<ErrorBound> {
+    use GgmlType as T;
+    const H: f32 = 1.0 / 2048.0; // fp16 relative rounding
+    const FP16_MAX_AMAX: f32 = 1.0e4;
+    let b = |rel: f32, abs: f32, max_amax: f32, derived: bool| Some(ErrorBound { rel, abs, max_amax, derived });
+    match ty {
+        T::F32 => b(0.0, 0.0, f32::MAX, true),
+        T::F16 => b(H, 3.0e-8, 65504.0, true),
+        T::BF16 => b(1.0 / 256.0, 1.0e-38, f32::MAX, true),
+        T::Q8_0 | T::Q8_1 => b((0.5 + 127.0 * H) / 127.0 + H, 8.0e-6, FP16_MAX_AMAX, true),
+        T::Q4_0 => b((1.0 + 8.0 * H) / 8.0 + H, 8.0e-7, FP16_MAX_AMAX, true),
+        T::Q5_0 => b((1.0 + 16.0 * H) / 16.0 + H, 8.0e-7, FP16_MAX_AMAX, true),
+        T::Q4_1 => b(2.0 * (0.5 + 15.0 * H) / 15.0 + 2.0 * H, 1.0e-6, FP16_MAX_AMAX, true),
+        T::Q5_1 => b(2.0 * (0.5 + 31.0 * H) / 31.0 + 2.0 * H, 1.0e-6, FP16_MAX_AMAX, true),
+        T::Q2_0 | T::TQ1_0 | T::TQ2_0 => b(0.5 + 2.0 * H, 1.0e-7, FP16_MAX_AMAX, true),
+        T::Q1_0 => b(1.0 + 2.0 * H, 1.0e-7, FP16_MAX_AMAX, true),
+        T::MXFP4 => b(0.5, 1.0e-38, 1.0e30, true),
+        T::NVFP4 => b(0.2, 0.02, 2000.0, true),
+        T::Q8_K => b(0.5 / 127.0 + 1.0e-6, 0.0, 1.0e30, true),
+        T::Q6_K => b(0.035, 1.0e-5, FP16_MAX_AMAX, false),
+        T::Q5_K => b(0.07, 1.0e-5, FP16_MAX_AMAX, false),
+        T::Q4_K => b(0.14, 1.0e-5, FP16_MAX_AMAX, false),
+        T::Q3_K => b(0.35, 1.0e-5, FP16_MAX_AMAX, false),
+        T::Q2_K => b(0.6, 1.0e-5, FP16_MAX_AMAX, false),
+        T::IQ4_NL => b(0.2, 1.0e-5, FP16_MAX_AMAX, false),
+        T::IQ4_XS => b(0.2, 1.0e-5, FP16_MAX_AMAX, false),
+        _ => None,
+    }
+}

@@ -4,8 +4,13 @@
 //! `conformance/tools/golden/gen_tables.py` from ggml's `ggml-common.h`
 //! (see each file's header for the exact source and its sha256).
 
+/// IQ1_S / IQ1_M code book.
 pub mod iq1_grid;
+/// IQ2_XXS, IQ2_XS and IQ2_S code books.
 pub mod iq2_grids;
+/// IQ3_XXS and IQ3_S code books.
 pub mod iq3_grids;
+/// Sign tables of the IQ2/IQ3 types.
 pub mod signs;
+/// Non-linear value tables (IQ4, FP4).
 pub mod values;
