@@ -10,6 +10,7 @@
 #![deny(unsafe_code)]
 #![warn(missing_docs)]
 
+pub mod data;
 pub mod dump;
 pub mod io;
 pub mod limits;
@@ -19,6 +20,7 @@ pub mod report;
 pub mod rules;
 pub mod types;
 pub mod validate;
+pub mod write;
 
 pub use parse::{ByteOrder, GgufFile, Parsed};
 pub use report::{Diagnostic, Options, Report};

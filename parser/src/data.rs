@@ -1,0 +1,61 @@
+//! A format-independent view of where each tensor's data lies, used by
+//! `--check-data` and `dump --tensor --dequant` for every format the tool
+//! reads (GGUF, and the legacy formats of [`crate::legacy`]).
+#![forbid(unsafe_code)]
+
+use crate::parse::{ByteOrder, Parsed};
+use crate::types::GgmlType;
+use crate::validate::align_up;
+
+/// One tensor's data: name, element type, absolute byte range.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct DataTensor {
+    /// Tensor name (lossy UTF-8).
+    pub name: String,
+    /// Element type.
+    pub ty: GgmlType,
+    /// Dims, `ne[0]` first.
+    pub dims: Vec<u64>,
+    /// Absolute offset of the first byte.
+    pub offset: u64,
+    /// Bytes of data.
+    pub nbytes: u64,
+    /// Byte order of the elements.
+    pub order: ByteOrder,
+}
+
+/// The tensors of a parsed GGUF file whose data is fully inside a file of
+/// `file_len` bytes and whose type and shape are valid; the others are
+/// left out (validation reports them).
+pub fn gguf_tensors(parsed: &Parsed<'_>, file_len: u64) -> Vec<DataTensor> {
+    let f = &parsed.file;
+    if parsed.fatal.is_some() {
+        return Vec::new();
+    }
+    let align = match f.get("general.alignment").map(|kv| kv.value) {
+        Some(crate::parse::Value::U32(a)) if a > 0 => u64::from(a),
+        _ => crate::limits::DEFAULT_ALIGNMENT,
+    };
+    let Some(data_start) = align_up(f.infos_end, align) else { return Vec::new() };
+    f.tensors
+        .iter()
+        .filter_map(|t| {
+            let ty = GgmlType::from_id(t.type_id)?;
+            let dims: Vec<u64> = t.dims().collect();
+            if t.n_dims > crate::limits::MAX_DIMS || dims.first().is_some_and(|d| d % u64::from(ty.block_size()) != 0) {
+                return None;
+            }
+            let n = dims.iter().try_fold(1u64, |a, d| a.checked_mul(*d))?;
+            let nbytes = ty.row_size(n)?;
+            let offset = data_start.checked_add(t.data_offset)?;
+            (offset.checked_add(nbytes)? <= file_len).then(|| DataTensor {
+                name: String::from_utf8_lossy(t.name.bytes).into_owned(),
+                ty,
+                dims,
+                offset,
+                nbytes,
+                order: f.header.byte_order,
+            })
+        })
+        .collect()
+}
