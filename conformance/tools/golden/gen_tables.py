@@ -113,7 +113,7 @@ def main() -> int:
         if vals is None or len(vals) != n:
             raise SystemExit(f"table {cname}: expected {n} values, found {None if vals is None else len(vals)}")
         per_line = 4 if ty == "u64" else 8 if ty == "u32" else 16
-        lines = [f"/// {DOCS[rname]}", f"pub const {rname}: [{ty}; {n}] = ["]
+        lines = [f"/// {DOCS[rname]}", "#[rustfmt::skip]", f"pub const {rname}: [{ty}; {n}] = ["]
         for i in range(0, n, per_line):
             lines.append("    " + " ".join(fmt_value(v, ty) + "," for v in vals[i:i + per_line]))
         lines.append("];")

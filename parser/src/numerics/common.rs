@@ -69,7 +69,7 @@ pub(crate) fn nearest_int(x: f32) -> i32 {
 /// casts take the low byte of this.
 #[inline(always)]
 pub(crate) fn trunc_i32(x: f32) -> i32 {
-    if x >= -2_147_483_648.0 && x < 2_147_483_648.0 {
+    if (-2_147_483_648.0..2_147_483_648.0).contains(&x) {
         x as i32
     } else {
         i32::MIN
@@ -80,7 +80,7 @@ pub(crate) fn trunc_i32(x: f32) -> i32 {
 /// beyond the i64 range give `i64::MIN`.
 #[inline(always)]
 pub(crate) fn lround(x: f32) -> i64 {
-    if x >= -9.223_372e18 && x < 9.223_372e18 {
+    if (-9.223_372e18..9.223_372e18).contains(&x) {
         x.round() as i64
     } else {
         i64::MIN

@@ -29,7 +29,11 @@ const fn ue4m3_half(x: u8) -> f32 {
     let exp = ((x >> 3) & 0xf) as i32;
     let man = (x & 7) as u32;
     // subnormal: man·2^-9; normal: (8+man)/8·2^(exp-7); then halved.
-    let (mant, e2) = if exp == 0 { (man, -10) } else { (8 + man, exp - 11) };
+    let (mant, e2) = if exp == 0 {
+        (man, -10)
+    } else {
+        (8 + man, exp - 11)
+    };
     let scale = f32::from_bits(((127 + e2) as u32) << 23);
     mant as f32 * scale
 }
@@ -93,7 +97,8 @@ fn best_fp4(x: f32, d: f32) -> u8 {
 
 /// ggml's `ggml_fp32_to_ue4m3`: the UE4M3 code for a positive scale.
 fn to_ue4m3(x: f32) -> u8 {
-    if !(x > 0.0) {
+    // NaN, zero and negative scales all encode as 0.
+    if x.partial_cmp(&0.0) != Some(std::cmp::Ordering::Greater) {
         return 0;
     }
     let x = if x > 448.0 { 448.0 } else { x };
@@ -126,7 +131,11 @@ pub(crate) fn quant_mxfp4(src: &[f32], dst: &mut Vec<u8>) {
                 amax = v.abs();
             }
         }
-        let e = if amax > 0.0 { trunc_i32(amax.log2().floor() - 2.0 + 127.0) as u8 } else { 0 };
+        let e = if amax > 0.0 {
+            trunc_i32(amax.log2().floor() - 2.0 + 127.0) as u8
+        } else {
+            0
+        };
         let d = e8m0_half(e);
         out[0] = e;
         for j in 0..16 {

@@ -22,7 +22,9 @@
 //! - IQ4_XS (136): d, scales_h u16 2..4, scales_l 4..8, qs 8..136:
 //!   6-bit scale ls per 32 elements; y = d·(ls−32)·KVALUES_IQ4NL[nibble].
 
-use super::common::{f16_to_f32, f32_to_f16, for_blocks, half_at, le16, le32, nearest_int, put16, quant_blocks};
+use super::common::{
+    f16_to_f32, f32_to_f16, for_blocks, half_at, le16, le32, nearest_int, put16, quant_blocks,
+};
 use super::tables::iq1_grid::IQ1S_GRID;
 use super::tables::iq2_grids::{IQ2S_GRID, IQ2XS_GRID, IQ2XXS_GRID};
 use super::tables::iq3_grids::{IQ3S_GRID, IQ3XXS_GRID};
@@ -31,11 +33,11 @@ use super::tables::values::KVALUES_IQ4NL;
 
 const IQ1_DELTA: f32 = 0.125;
 
-/// `v` times −1 when `neg`, else times +1 (a multiplication, as in ggml, so
-/// a NaN keeps its sign).
+/// `v` negated when `neg`. ggml writes this as a product with ±1, which the
+/// reference build compiles to a sign flip: a NaN's sign flips too.
 #[inline(always)]
 fn signed(v: f32, neg: bool) -> f32 {
-    v * if neg { -1.0 } else { 1.0 }
+    if neg { -v } else { v }
 }
 
 #[inline(always)]
@@ -80,7 +82,10 @@ pub(crate) fn dequant_iq2_xs(src: &[u8], dst: &mut [f32]) {
         let d = half_at(b, 0);
         for ib in 0..8 {
             let sc = b[66 + ib];
-            let db = [d * (0.5 + f32::from(sc & 0x0f)) * 0.25, d * (0.5 + f32::from(sc >> 4)) * 0.25];
+            let db = [
+                d * (0.5 + f32::from(sc & 0x0f)) * 0.25,
+                d * (0.5 + f32::from(sc >> 4)) * 0.25,
+            ];
             for l in 0..4 {
                 let q = le16(b, 2 + 2 * (4 * ib + l));
                 let g = grid8(&IQ2XS_GRID, usize::from(q & 511));
@@ -95,7 +100,10 @@ pub(crate) fn dequant_iq2_s(src: &[u8], dst: &mut [f32]) {
         let d = half_at(b, 0);
         for ib in 0..8 {
             let sc = b[74 + ib];
-            let db = [d * (0.5 + f32::from(sc & 0x0f)) * 0.25, d * (0.5 + f32::from(sc >> 4)) * 0.25];
+            let db = [
+                d * (0.5 + f32::from(sc & 0x0f)) * 0.25,
+                d * (0.5 + f32::from(sc >> 4)) * 0.25,
+            ];
             let qh = u32::from(b[66 + ib]);
             for l in 0..4 {
                 let idx = u32::from(b[2 + 4 * ib + l]) | ((qh << (8 - 2 * l)) & 0x300);
@@ -164,7 +172,11 @@ pub(crate) fn dequant_iq1_s(src: &[u8], dst: &mut [f32]) {
         for ib in 0..8 {
             let qh = le16(b, 34 + 2 * ib);
             let dl = d * (2 * i32::from((qh >> 12) & 7) + 1) as f32;
-            let delta = if qh & 0x8000 != 0 { -IQ1_DELTA } else { IQ1_DELTA };
+            let delta = if qh & 0x8000 != 0 {
+                -IQ1_DELTA
+            } else {
+                IQ1_DELTA
+            };
             for l in 0..4 {
                 let idx = usize::from(b[2 + 4 * ib + l]) | (usize::from((qh >> (3 * l)) & 7) << 8);
                 put_iq1(y, 32 * ib + 8 * l, dl, idx, delta);
@@ -176,7 +188,12 @@ pub(crate) fn dequant_iq1_s(src: &[u8], dst: &mut [f32]) {
 /// The fp16 super-scale bits of an IQ1_M block (top nibbles of its 4 scale words).
 #[inline(always)]
 pub(crate) fn iq1m_scale_bits<const N: usize>(b: &[u8; N], off: usize) -> u16 {
-    let sc = [le16(b, off), le16(b, off + 2), le16(b, off + 4), le16(b, off + 6)];
+    let sc = [
+        le16(b, off),
+        le16(b, off + 2),
+        le16(b, off + 4),
+        le16(b, off + 6),
+    ];
     (sc[0] >> 12) | ((sc[1] >> 8) & 0x00f0) | ((sc[2] >> 4) & 0x0f00) | (sc[3] & 0xf000)
 }
 
@@ -190,9 +207,19 @@ pub(crate) fn dequant_iq1_m(src: &[u8], dst: &mut [f32]) {
             let dl2 = d * (2 * i32::from((sc >> (sh + 3)) & 7) + 1) as f32;
             let (h0, h1) = (usize::from(b[32 + 2 * ib]), usize::from(b[33 + 2 * ib]));
             let q = |l: usize| usize::from(b[4 * ib + l]);
-            let idx = [q(0) | ((h0 << 8) & 0x700), q(1) | ((h0 << 4) & 0x700), q(2) | ((h1 << 8) & 0x700), q(3) | ((h1 << 4) & 0x700)];
+            let idx = [
+                q(0) | ((h0 << 8) & 0x700),
+                q(1) | ((h0 << 4) & 0x700),
+                q(2) | ((h1 << 8) & 0x700),
+                q(3) | ((h1 << 4) & 0x700),
+            ];
             let dlt = |bit: bool| if bit { -IQ1_DELTA } else { IQ1_DELTA };
-            let delta = [dlt(h0 & 0x08 != 0), dlt(h0 & 0x80 != 0), dlt(h1 & 0x08 != 0), dlt(h1 & 0x80 != 0)];
+            let delta = [
+                dlt(h0 & 0x08 != 0),
+                dlt(h0 & 0x80 != 0),
+                dlt(h1 & 0x08 != 0),
+                dlt(h1 & 0x80 != 0),
+            ];
             for l in 0..4 {
                 let dl = if l < 2 { dl1 } else { dl2 };
                 put_iq1(y, 32 * ib + 8 * l, dl, idx[l], delta[l]);
@@ -258,7 +285,11 @@ fn best_iq4(x: f32) -> u8 {
             lo = mid;
         }
     }
-    if x - v(hi - 1) < v(hi) - x { (hi - 1) as u8 } else { hi as u8 }
+    if x - v(hi - 1) < v(hi) - x {
+        (hi - 1) as u8
+    } else {
+        hi as u8
+    }
 }
 
 /// Scale of one 32-element group: an initial fit at the largest magnitude,

@@ -19,7 +19,9 @@
 //! In each 128-element half, 2-bit fields of byte l use shift 2j for the
 //! j-th run of 32 elements (Q2_K, Q3_K, Q6_K's high bits).
 
-use super::common::{f16_to_f32, f32_to_f16, for_blocks, half_at, nearest_int, put16, quant_blocks};
+use super::common::{
+    f16_to_f32, f32_to_f16, for_blocks, half_at, nearest_int, put16, quant_blocks,
+};
 
 /// The 6-bit (scale, min) pair `j` of the 12-byte Q4_K/Q5_K scale field.
 #[inline(always)]
@@ -27,7 +29,10 @@ fn scale_min(j: usize, s: &[u8; 12]) -> (u8, u8) {
     if j < 4 {
         (s[j] & 63, s[j + 4] & 63)
     } else {
-        ((s[j + 4] & 0x0f) | ((s[j - 4] >> 6) << 4), (s[j + 4] >> 4) | ((s[j] >> 6) << 4))
+        (
+            (s[j + 4] & 0x0f) | ((s[j - 4] >> 6) << 4),
+            (s[j + 4] >> 4) | ((s[j] >> 6) << 4),
+        )
     }
 }
 
@@ -289,7 +294,12 @@ struct AsymSearch {
 
 /// Weighted least-squares search for a (scale, min) pair with levels
 /// 0..=nmax (ggml's `make_qkx2_quants`). Returns (scale, −min).
-fn asym_search<const N: usize>(p: &AsymSearch, x: &[f32; N], w: &[f32; N], out: &mut [u8; N]) -> (f32, f32) {
+fn asym_search<const N: usize>(
+    p: &AsymSearch,
+    x: &[f32; N],
+    w: &[f32; N],
+    out: &mut [u8; N],
+) -> (f32, f32) {
     let mut min = x[0];
     let mut max = x[0];
     let mut sum_w = w[0];
@@ -368,7 +378,8 @@ fn pack2<const TS: usize>(levels: &[u8; 256], out: &mut [u8; TS], off: usize) {
     for h in 0..2 {
         for l in 0..32 {
             let e = 128 * h + l;
-            let v = levels[e] | (levels[e + 32] << 2) | (levels[e + 64] << 4) | (levels[e + 96] << 6);
+            let v =
+                levels[e] | (levels[e + 32] << 2) | (levels[e + 64] << 4) | (levels[e + 96] << 6);
             if let Some(o) = out.get_mut(off + 32 * h + l) {
                 *o = v;
             }
@@ -377,7 +388,13 @@ fn pack2<const TS: usize>(levels: &[u8; 256], out: &mut [u8; TS], off: usize) {
 }
 
 pub(crate) fn quant_q2_k(src: &[f32], dst: &mut Vec<u8>) {
-    const P: AsymSearch = AsymSearch { nmax: 3, rmin: -0.5, rdelta: 0.1, nstep: 15, use_mad: true };
+    const P: AsymSearch = AsymSearch {
+        nmax: 3,
+        rmin: -0.5,
+        rdelta: 0.1,
+        nstep: 15,
+        use_mad: true,
+    };
     quant_blocks::<256, 84>(src, dst, |x, out| {
         let mut levels = [0u8; 256];
         let mut scales = [0.0f32; 16];
@@ -490,7 +507,12 @@ pub(crate) fn quant_q3_k(src: &[f32], dst: &mut Vec<u8>) {
 }
 
 /// Shared body of the Q4_K and Q5_K quantizers; returns the levels.
-fn q45_k<const TS: usize>(x: &[f32; 256], p: &AsymSearch, out: &mut [u8; TS], lmax: i32) -> [u8; 256] {
+fn q45_k<const TS: usize>(
+    x: &[f32; 256],
+    p: &AsymSearch,
+    out: &mut [u8; TS],
+    lmax: i32,
+) -> [u8; 256] {
     let mut levels = [0u8; 256];
     let mut scales = [0.0f32; 8];
     let mut mins = [0.0f32; 8];
@@ -515,7 +537,11 @@ fn q45_k<const TS: usize>(x: &[f32; 256], p: &AsymSearch, out: &mut [u8; TS], lm
             max_min = m;
         }
     }
-    let inv_scale = if max_scale > 0.0 { 63.0 / max_scale } else { 0.0 };
+    let inv_scale = if max_scale > 0.0 {
+        63.0 / max_scale
+    } else {
+        0.0
+    };
     let inv_min = if max_min > 0.0 { 63.0 / max_min } else { 0.0 };
     let mut sb = [0u8; 12];
     for j in 0..8 {
@@ -552,7 +578,13 @@ fn q45_k<const TS: usize>(x: &[f32; 256], p: &AsymSearch, out: &mut [u8; TS], lm
 }
 
 pub(crate) fn quant_q4_k(src: &[f32], dst: &mut Vec<u8>) {
-    const P: AsymSearch = AsymSearch { nmax: 15, rmin: -1.0, rdelta: 0.1, nstep: 20, use_mad: false };
+    const P: AsymSearch = AsymSearch {
+        nmax: 15,
+        rmin: -1.0,
+        rdelta: 0.1,
+        nstep: 20,
+        use_mad: false,
+    };
     quant_blocks::<256, 144>(src, dst, |x, out| {
         let levels = q45_k(x, &P, out, 15);
         for c in 0..4 {
@@ -564,7 +596,13 @@ pub(crate) fn quant_q4_k(src: &[f32], dst: &mut Vec<u8>) {
 }
 
 pub(crate) fn quant_q5_k(src: &[f32], dst: &mut Vec<u8>) {
-    const P: AsymSearch = AsymSearch { nmax: 31, rmin: -0.5, rdelta: 0.1, nstep: 15, use_mad: false };
+    const P: AsymSearch = AsymSearch {
+        nmax: 31,
+        rmin: -0.5,
+        rdelta: 0.1,
+        nstep: 15,
+        use_mad: false,
+    };
     quant_blocks::<256, 176>(src, dst, |x, out| {
         let levels = q45_k(x, &P, out, 31);
         for c in 0..4 {
@@ -624,10 +662,12 @@ pub(crate) fn quant_q6_k(src: &[f32], dst: &mut Vec<u8>) {
         for h in 0..2 {
             for l in 0..32 {
                 let e = 128 * h + l;
-                let q = [levels[e], levels[e + 32], levels[e + 64], levels[e + 96]].map(|v| v as u8);
+                let q =
+                    [levels[e], levels[e + 32], levels[e + 64], levels[e + 96]].map(|v| v as u8);
                 out[64 * h + l] = (q[0] & 0x0f) | ((q[2] & 0x0f) << 4);
                 out[64 * h + l + 32] = (q[1] & 0x0f) | ((q[3] & 0x0f) << 4);
-                out[128 + 32 * h + l] = (q[0] >> 4) | ((q[1] >> 4) << 2) | ((q[2] >> 4) << 4) | ((q[3] >> 4) << 6);
+                out[128 + 32 * h + l] =
+                    (q[0] >> 4) | ((q[1] >> 4) << 2) | ((q[2] >> 4) << 4) | ((q[3] >> 4) << 6);
             }
         }
     });

@@ -71,7 +71,7 @@ fn pack(digits: impl Iterator<Item = u8>, extra_shift: bool) -> u8 {
     if extra_shift {
         q = q.wrapping_mul(3);
     }
-    ((u32::from(q) * 256 + 242) / 243) as u8
+    (u32::from(q) * 256).div_ceil(243) as u8
 }
 
 pub(crate) fn quant_tq1_0(src: &[f32], dst: &mut Vec<u8>) {

@@ -5,6 +5,7 @@
 // dequantizers by the golden tests (parser/tests/numerics_golden.rs).
 
 /// IQ1_S / IQ1_M code book: 2048 groups of 8 signed trits (i8 per byte, LE).
+#[rustfmt::skip]
 pub const IQ1S_GRID: [u64; 2048] = [
     0xffffffffffffffff, 0xffffffffffffff01, 0xffffffffffff0000, 0xffffffffffff01ff,
     0xffffffffffff0101, 0xffffffffff00ff00, 0xffffffffff000000, 0xffffffffff01ffff,

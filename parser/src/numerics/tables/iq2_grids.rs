@@ -5,6 +5,7 @@
 // dequantizers by the golden tests (parser/tests/numerics_golden.rs).
 
 /// IQ2_XXS code book: 256 groups of 8 magnitudes, one per byte (LE).
+#[rustfmt::skip]
 pub const IQ2XXS_GRID: [u64; 256] = [
     0x0808080808080808, 0x080808080808082b, 0x0808080808081919, 0x0808080808082b08,
     0x0808080808082b2b, 0x0808080808190819, 0x0808080808191908, 0x08080808082b0808,
@@ -73,6 +74,7 @@ pub const IQ2XXS_GRID: [u64; 256] = [
 ];
 
 /// IQ2_XS code book: 512 groups of 8 magnitudes, one per byte (LE).
+#[rustfmt::skip]
 pub const IQ2XS_GRID: [u64; 512] = [
     0x0808080808080808, 0x080808080808082b, 0x0808080808081919, 0x0808080808082b08,
     0x0808080808082b2b, 0x0808080808190819, 0x0808080808191908, 0x080808080819192b,
@@ -205,6 +207,7 @@ pub const IQ2XS_GRID: [u64; 512] = [
 ];
 
 /// IQ2_S code book: 1024 groups of 8 magnitudes, one per byte (LE).
+#[rustfmt::skip]
 pub const IQ2S_GRID: [u64; 1024] = [
     0x0808080808080808, 0x080808080808082b, 0x0808080808081919, 0x0808080808082b08,
     0x0808080808082b2b, 0x0808080808190819, 0x0808080808191908, 0x080808080819192b,

@@ -5,6 +5,7 @@
 // dequantizers by the golden tests (parser/tests/numerics_golden.rs).
 
 /// IQ3_XXS code book: 256 groups of 4 magnitudes, one per byte (LE).
+#[rustfmt::skip]
 pub const IQ3XXS_GRID: [u32; 256] = [
     0x04040404, 0x04040414, 0x04040424, 0x04040c0c, 0x04040c1c, 0x04040c3e, 0x04041404, 0x04041414,
     0x04041c0c, 0x04042414, 0x04043e1c, 0x04043e2c, 0x040c040c, 0x040c041c, 0x040c0c04, 0x040c0c14,
@@ -41,6 +42,7 @@ pub const IQ3XXS_GRID: [u32; 256] = [
 ];
 
 /// IQ3_S code book: 512 groups of 4 magnitudes, one per byte (LE).
+#[rustfmt::skip]
 pub const IQ3S_GRID: [u32; 512] = [
     0x01010101, 0x01010103, 0x01010105, 0x0101010b, 0x0101010f, 0x01010301, 0x01010303, 0x01010305,
     0x01010309, 0x0101030d, 0x01010501, 0x01010503, 0x0101050b, 0x01010707, 0x01010901, 0x01010905,

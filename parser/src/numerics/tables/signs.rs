@@ -5,11 +5,13 @@
 // dequantizers by the golden tests (parser/tests/numerics_golden.rs).
 
 /// Bit `j` selects the sign of element `j` of an 8-element group.
+#[rustfmt::skip]
 pub const KMASK_IQ2XS: [u8; 8] = [
     1, 2, 4, 8, 16, 32, 64, 128,
 ];
 
 /// 7-bit sign index to 8 sign bits (bit 7 completes even parity).
+#[rustfmt::skip]
 pub const KSIGNS_IQ2XS: [u8; 128] = [
     0, 129, 130, 3, 132, 5, 6, 135, 136, 9, 10, 139, 12, 141, 142, 15,
     144, 17, 18, 147, 20, 149, 150, 23, 24, 153, 154, 27, 156, 29, 30, 159,

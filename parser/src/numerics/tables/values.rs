@@ -5,11 +5,13 @@
 // dequantizers by the golden tests (parser/tests/numerics_golden.rs).
 
 /// The 16 non-linear IQ4_NL / IQ4_XS levels.
+#[rustfmt::skip]
 pub const KVALUES_IQ4NL: [i8; 16] = [
     -127, -104, -83, -65, -49, -35, -22, -10, 1, 13, 25, 38, 53, 69, 89, 113,
 ];
 
 /// E2M1 values times two (MXFP4, NVFP4); index 8 is -0, stored as 0.
+#[rustfmt::skip]
 pub const KVALUES_FP4: [i8; 16] = [
     0, 1, 2, 3, 4, 6, 8, 12, 0, -1, -2, -3, -4, -6, -8, -12,
 ];
