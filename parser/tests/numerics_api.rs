@@ -1,0 +1,193 @@
+//! Behaviour of the public `numerics` API on hand-made inputs.
+
+use gguf_validate::numerics::{self, DataFinding, FindingKind, NumericsError, ScaleKind};
+use gguf_validate::types::GgmlType;
+
+fn findings(ty: GgmlType, bytes: &[u8]) -> (Vec<DataFinding>, numerics::DataCheckSummary) {
+    let mut v = Vec::new();
+    let s = numerics::check_row_data(ty, bytes, &mut |f| v.push(f));
+    (v, s)
+}
+
+#[test]
+fn dequantize_length_errors() {
+    let mut out = vec![0.0f32; 32];
+    assert_eq!(
+        numerics::dequantize(GgmlType::Q4_0, &[0u8; 17], &mut out),
+        Err(NumericsError::PartialBlock {
+            ty: GgmlType::Q4_0,
+            len: 17,
+            type_size: 18
+        })
+    );
+    assert_eq!(
+        numerics::dequantize(GgmlType::Q4_0, &[0u8; 36], &mut out),
+        Err(NumericsError::OutputLength {
+            expected: 64,
+            actual: 32
+        })
+    );
+    assert!(numerics::dequantize(GgmlType::Q4_0, &[], &mut []).is_ok());
+    assert_eq!(numerics::element_count(GgmlType::Q2_K, 168), Some(512));
+    assert_eq!(numerics::element_count(GgmlType::Q2_K, 100), None);
+}
+
+#[test]
+fn quantize_support_matches_the_documented_table() {
+    use GgmlType as T;
+    let unsupported = [
+        T::F64,
+        T::I8,
+        T::I16,
+        T::I32,
+        T::I64,
+        T::IQ2_XXS,
+        T::IQ2_XS,
+        T::IQ2_S,
+        T::IQ3_XXS,
+        T::IQ3_S,
+        T::IQ1_S,
+        T::IQ1_M,
+    ];
+    for ty in GgmlType::ALL {
+        let want = !unsupported.contains(&ty);
+        assert_eq!(numerics::has_reference_quantizer(ty), want, "{ty}");
+        assert_eq!(
+            numerics::error_bound(ty).is_some(),
+            want,
+            "{ty}: bound iff quantizer"
+        );
+        let mut out = Vec::new();
+        let r = numerics::quantize(ty, &vec![0.0; 256], &mut out);
+        if want {
+            assert!(r.is_ok(), "{ty}");
+            assert_eq!(
+                out.len(),
+                256 / ty.block_size() as usize * ty.type_size() as usize
+            );
+        } else {
+            assert_eq!(
+                r,
+                Err(NumericsError::Unsupported {
+                    ty,
+                    what: "reference quantizer"
+                })
+            );
+        }
+    }
+    assert_eq!(GgmlType::ALL.len() - unsupported.len(), 23);
+}
+
+#[test]
+fn q8_0_known_block() {
+    // d = 1.0 (0x3C00), q = 0, 1, -1, 127, -128, ...
+    let mut b = vec![0x00u8, 0x3C];
+    b.extend((0..32).map(|i: i32| [0, 1, -1, 127, -128][(i % 5) as usize] as u8));
+    let y = numerics::dequantize_to_vec(GgmlType::Q8_0, &b).unwrap();
+    assert_eq!(&y[..5], &[0.0, 1.0, -1.0, 127.0, -128.0]);
+    let mut q = Vec::new();
+    numerics::quantize(GgmlType::Q8_0, &y, &mut q).unwrap();
+    // amax 128 → d = 128/127: the levels rescale, -128 becomes -127.
+    let y2 = numerics::dequantize_to_vec(GgmlType::Q8_0, &q).unwrap();
+    assert!((y2[4] + 128.0).abs() < 0.1, "{}", y2[4]);
+}
+
+#[test]
+fn check_row_data_reports_scales_with_offsets() {
+    // Two Q4_1 blocks: block 0 fine, block 1 with m = +inf and d = NaN.
+    let mut b = vec![0u8; 40];
+    b[20..22].copy_from_slice(&0x7E00u16.to_le_bytes());
+    b[22..24].copy_from_slice(&0x7C00u16.to_le_bytes());
+    let (f, s) = findings(GgmlType::Q4_1, &b);
+    assert_eq!(f.len(), 2);
+    assert_eq!(
+        (
+            f[0].kind,
+            f[0].block,
+            f[0].byte_offset,
+            f[0].field,
+            f[0].raw
+        ),
+        (FindingKind::Nan, 1, 20, "d", 0x7E00)
+    );
+    assert_eq!(
+        (f[1].kind, f[1].block, f[1].byte_offset, f[1].field),
+        (FindingKind::Inf, 1, 22, "m")
+    );
+    assert_eq!((s.nan, s.inf, s.blocks, s.values_checked), (1, 1, 2, 4));
+    assert!(!s.ggml_accepts());
+}
+
+#[test]
+fn check_row_data_special_types() {
+    // MXFP4: e = 0xFF is rejected, every other byte accepted.
+    let mut b = vec![0u8; 34];
+    b[17] = 0xFF;
+    let (f, s) = findings(GgmlType::MXFP4, &b);
+    assert_eq!(
+        (f.len(), f[0].kind, f[0].byte_offset, s.invalid_e8m0),
+        (1, FindingKind::InvalidE8m0, 17, 1)
+    );
+    // NVFP4 and the integer types are not looked at.
+    let (f, s) = findings(GgmlType::NVFP4, &[0xFF; 72]);
+    assert!(f.is_empty() && !s.values_validated && s.ggml_accepts());
+    let (f, _) = findings(GgmlType::I32, &[0xFF; 16]);
+    assert!(f.is_empty());
+    // Q8_1 has no case in ggml's validator: rejected outright.
+    let (f, s) = findings(GgmlType::Q8_1, &[0u8; 36]);
+    assert_eq!((f.len(), f[0].kind), (1, FindingKind::TypeNotValidatable));
+    assert!(!s.ggml_accepts());
+    // Q8_K: f32 d.
+    let mut b = vec![0u8; 292];
+    b[0..4].copy_from_slice(&f32::NEG_INFINITY.to_le_bytes());
+    let (f, _) = findings(GgmlType::Q8_K, &b);
+    assert_eq!(
+        (f[0].kind, f[0].field, f[0].raw),
+        (FindingKind::Inf, "d", 0xFF80_0000)
+    );
+    // IQ1_M: the super-scale is rebuilt from the top nibbles of bytes 48..56.
+    let mut b = vec![0u8; 56];
+    for (k, nib) in [0x0u8, 0x0, 0xC, 0x7].iter().enumerate() {
+        b[48 + 2 * k + 1] = nib << 4; // fp16 0x7C00 = +inf
+    }
+    let (f, _) = findings(GgmlType::IQ1_M, &b);
+    assert_eq!(
+        (f.len(), f[0].kind, f[0].byte_offset, f[0].raw),
+        (1, FindingKind::Inf, 48, 0x7C00)
+    );
+    assert_eq!(
+        numerics::scale_fields(GgmlType::IQ1_M)[0].kind,
+        ScaleKind::Iq1mPacked
+    );
+}
+
+#[test]
+fn check_row_data_elements_and_partial_blocks() {
+    // F64: NaN, +inf, and a finite value that overflows f32 (ggml narrows first).
+    let vals = [1.0f64, f64::NAN, f64::INFINITY, 1e39, -3.0e38];
+    let bytes: Vec<u8> = vals.iter().flat_map(|v| v.to_le_bytes()).collect();
+    let (f, s) = findings(GgmlType::F64, &bytes);
+    let kinds: Vec<(u64, FindingKind)> = f.iter().map(|x| (x.block, x.kind)).collect();
+    assert_eq!(
+        kinds,
+        vec![
+            (1, FindingKind::Nan),
+            (2, FindingKind::Inf),
+            (3, FindingKind::F32Overflow)
+        ]
+    );
+    assert_eq!(f[2].byte_offset, 24);
+    assert_eq!(s.f32_overflow, 1);
+    // BF16: 0x7F80 inf, 0xFF81 NaN.
+    let (f, _) = findings(GgmlType::BF16, &[0x80, 0x7F, 0x81, 0xFF, 0x80, 0x3F]);
+    assert_eq!(
+        f.iter().map(|x| x.kind).collect::<Vec<_>>(),
+        vec![FindingKind::Inf, FindingKind::Nan]
+    );
+    // A trailing partial Q8_0 block is reported once, at its first byte.
+    let (f, s) = findings(GgmlType::Q8_0, &[0u8; 34 + 5]);
+    assert_eq!(
+        (f.len(), f[0].kind, f[0].byte_offset, s.blocks),
+        (1, FindingKind::PartialBlock, 34, 1)
+    );
+}
