@@ -84,11 +84,12 @@ fn summary_line(r: &Report) -> String {
         Some(o) => format!("{fmt}, {}", o.name()),
         None => fmt,
     });
+    let plural = |n: u64, w: &str| if n == 1 { format!("{n} {w}") } else { format!("{n} {w}s") };
     if let Some(k) = s.kv_count {
-        parts.push(format!("{k} keys"));
+        parts.push(plural(k, "key"));
     }
     if let Some(t) = s.tensor_count {
-        parts.push(format!("{t} tensors"));
+        parts.push(plural(t, "tensor"));
     }
     if let Some(a) = s.alignment {
         parts.push(format!("alignment {a}"));
