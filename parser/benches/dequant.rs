@@ -10,7 +10,7 @@
 //!   and the timings to `DIR/rust.tsv` (used by
 //!   `conformance/tools/golden/bench.sh` to time ggml on the same bytes).
 //! - `DEQUANT_BENCH_TYPES=q4_0,q4_K`: only these types.
-#![allow(clippy::disallowed_macros)]
+#![allow(clippy::disallowed_macros, clippy::expect_used)]
 
 use gguf_validate::numerics::{self, ScaleKind};
 use gguf_validate::types::GgmlType;

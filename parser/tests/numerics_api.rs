@@ -1,5 +1,7 @@
 //! Behaviour of the public `numerics` API on hand-made inputs.
 
+#![allow(clippy::expect_used, clippy::unwrap_used)]
+
 use gguf_validate::numerics::{self, DataFinding, FindingKind, NumericsError, ScaleKind};
 use gguf_validate::types::GgmlType;
 

@@ -5,7 +5,7 @@
 //! (see `manifest.json` for versions and seeds). These tests need only the
 //! committed files. Comparisons are on bits: every f32 (NaN payloads and
 //! signs included) and every quantized byte must be identical.
-#![allow(clippy::disallowed_macros)]
+#![allow(clippy::disallowed_macros, clippy::expect_used, clippy::unwrap_used)]
 
 use gguf_validate::numerics::{self, DataFinding, FindingKind};
 use gguf_validate::types::GgmlType;
