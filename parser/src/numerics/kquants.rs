@@ -109,10 +109,13 @@ pub(crate) fn dequant_q4_k(src: &[u8], dst: &mut [f32]) {
             let (sc2, m2) = scale_min(2 * c + 1, &s);
             let (d1, m1) = (d * f32::from(sc1), dmin * f32::from(m1));
             let (d2, m2) = (d * f32::from(sc2), dmin * f32::from(m2));
-            for l in 0..32 {
-                let q = b[16 + 32 * c + l];
-                y[64 * c + l] = d1 * f32::from(q & 0x0f) - m1;
-                y[64 * c + 32 + l] = d2 * f32::from(q >> 4) - m2;
+            let q = &b[16 + 32 * c..48 + 32 * c];
+            let (lo, hi) = y[64 * c..64 * c + 64].split_at_mut(32);
+            for (o, &q) in lo.iter_mut().zip(q) {
+                *o = d1 * f32::from(q & 0x0f) - m1;
+            }
+            for (o, &q) in hi.iter_mut().zip(q) {
+                *o = d2 * f32::from(q >> 4) - m2;
             }
         }
     });
@@ -130,13 +133,16 @@ pub(crate) fn dequant_q5_k(src: &[u8], dst: &mut [f32]) {
             let (d2, m2) = (d * f32::from(sc2), dmin * f32::from(m2));
             let u1 = 1u8 << (2 * c);
             let u2 = 2u8 << (2 * c);
-            for l in 0..32 {
-                let q = b[48 + 32 * c + l];
-                let h = b[16 + l];
-                let q1 = (q & 0x0f) + if h & u1 != 0 { 16 } else { 0 };
-                let q2 = (q >> 4) + if h & u2 != 0 { 16 } else { 0 };
-                y[64 * c + l] = d1 * f32::from(q1) - m1;
-                y[64 * c + 32 + l] = d2 * f32::from(q2) - m2;
+            let q = &b[48 + 32 * c..80 + 32 * c];
+            let qh = &b[16..48];
+            let (lo, hi) = y[64 * c..64 * c + 64].split_at_mut(32);
+            for ((o, &q), &h) in lo.iter_mut().zip(q).zip(qh) {
+                let v = (q & 0x0f) | if h & u1 != 0 { 16 } else { 0 };
+                *o = d1 * f32::from(v) - m1;
+            }
+            for ((o, &q), &h) in hi.iter_mut().zip(q).zip(qh) {
+                let v = (q >> 4) | if h & u2 != 0 { 16 } else { 0 };
+                *o = d2 * f32::from(v) - m2;
             }
         }
     });
