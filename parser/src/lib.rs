@@ -8,6 +8,7 @@
 //! - [`numerics`]: dequantize / reference-quantize for every ggml type;
 //! - [`io`]: the only module that touches files (and the only `unsafe`: mmap).
 #![deny(unsafe_code)]
+#![deny(clippy::unwrap_used, clippy::expect_used, clippy::panic, clippy::todo, clippy::unimplemented)]
 #![warn(missing_docs)]
 
 pub mod data;

@@ -80,7 +80,7 @@ pub(crate) fn check_layout(
             });
         }
         prev_info = Some((t.index, off));
-        if off % align != 0 {
+        if off.checked_rem(align).is_none_or(|r| r != 0) {
             sink.emit(RuleId::TensorOffsetMisaligned, t.offset_field, || tensor_path(t, "offset"), || {
                 format!("data offset {off} is not a multiple of the alignment {align}")
             });

@@ -163,14 +163,14 @@ fn check_shape_and_type(t: &TensorInfo<'_>, sink: &mut Sink<'_>) -> TensorSize {
     let Some(ty) = size.ty else { return size };
     let ne0 = if t.n_dims == 0 { 1 } else { t.dims().next().unwrap_or(1) };
     let block = u64::from(ty.block_size());
-    if ne0 % block != 0 {
+    if ne0.checked_rem(block).is_none_or(|r| r != 0) {
         sink.emit(RuleId::TensorRowBlock, t.dims_offset, || format!("{}[0]", tensor_path(t, "ne")), || {
             format!("row length ne[0] = {ne0} is not a multiple of {}'s block size {block}", ty.name())
         });
         return size;
     }
     let Some(elements) = size.elements else { return size };
-    let bytes = u128::from(elements / block).saturating_mul(u128::from(ty.type_size()));
+    let bytes = u128::from(elements.checked_div(block).unwrap_or(0)).saturating_mul(u128::from(ty.type_size()));
     match u64::try_from(bytes).ok().filter(|b| *b <= limits::MAX_ELEMENTS) {
         Some(b) => size.nbytes = Some(b),
         None => sink.emit(RuleId::TensorByteSizeOverflow, t.dims_offset, || tensor_path(t, "ne"), || {
