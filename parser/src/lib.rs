@@ -14,6 +14,7 @@
 pub mod data;
 pub mod dump;
 pub mod io;
+pub mod legacy;
 pub mod limits;
 pub mod numerics;
 pub mod parse;

@@ -66,3 +66,48 @@ pub const MAX_QUOTED_LEN: usize = 96;
 
 /// Array elements shown by `dump` before the rest is summarised (without `--full`).
 pub const DUMP_ARRAY_PREVIEW: usize = 16;
+
+// Legacy formats (rwkv.cpp, GGML, GGMF, GGJT); see `crate::legacy` and
+// `shared/reference/gguf-rules.md` section 7.
+
+/// rwkv.cpp's file magic (`RWKV_FILE_MAGIC`, `rwkv.h`): the u32 0x67676d66, bytes `fmgg` on disk.
+pub const RWKV_MAGIC: u32 = 0x6767_6d66;
+
+/// The rwkv.cpp file versions its loader reads (`RWKV_FILE_VERSION_0` and `_1`, `rwkv.h`).
+pub const RWKV_VERSIONS: [u32; 2] = [100, 101];
+
+/// The rwkv.cpp version whose quantized blocks have the current ggml layout (`RWKV_FILE_VERSION_1`).
+pub const RWKV_VERSION_QUANTIZED: u32 = 101;
+
+/// Size of the rwkv.cpp file header: six u32 (`struct rwkv_file_header`).
+pub const RWKV_HEADER_SIZE: u64 = 24;
+
+/// Smallest rwkv.cpp parameter header: dim_count, key_length, data_type.
+pub const RWKV_PARAM_HEADER_SIZE: u64 = 12;
+
+/// Number of rwkv.cpp data types (`TYPE_COUNT`, `rwkv_file_format.inc`): ids 0..=16.
+pub const RWKV_TYPE_COUNT: u32 = 17;
+
+/// Most dimensions rwkv.cpp reads for a parameter (`rwkv_fread_tensor_header`).
+pub const RWKV_MAX_DIMS: u32 = 3;
+
+/// Number of llama hyper-parameters of GGML, GGMF and GGJT files (n_vocab,
+/// n_embd, n_mult, n_head, n_layer, n_rot, ftype; `convert_llama_ggml_to_gguf.py`).
+pub const LEGACY_HPARAMS: usize = 7;
+
+/// Longest vocabulary entry llama.cpp's converter accepts is one byte less
+/// (`itemlen < 4096`, "Absurd vocab item length").
+pub const LEGACY_MAX_VOCAB_ITEM_LEN: u32 = 4096;
+
+/// Longest tensor name llama.cpp's converter accepts is one byte less
+/// (`name_len < 4096`, "Absurd tensor name length").
+pub const LEGACY_MAX_NAME_LEN: u32 = 4096;
+
+/// Most dimensions of a GGML/GGMF/GGJT tensor (the converter's `n_dims <= 4`).
+pub const LEGACY_MAX_DIMS: u32 = 4;
+
+/// GGJT pads each tensor's data start to this absolute file offset multiple.
+pub const GGJT_ALIGNMENT: u64 = 32;
+
+/// Vocabulary entries shown by `dump` for a legacy file.
+pub const LEGACY_VOCAB_PREVIEW: usize = 16;

@@ -158,7 +158,7 @@ catalogue! {
         "The file starts with the four bytes `GGUF`.";
     LegacyFormat = "legacy-format", "header", [Error, Error, Error], fatal=true,
         cite: "gguf.md Historical State of Affairs; llama.cpp convert_llama_ggml_to_gguf.py",
-        "GGML, GGMF, GGJT, GGLA and rwkv.cpp files are not GGUF and must be converted before current llama.cpp can load them.";
+        "GGML, GGMF, GGJT and GGLA files (and llama.cpp session files) are not GGUF and must be converted before current llama.cpp can load them; rwkv.cpp files are validated as their own format.";
     VersionUnsupported = "version-unsupported", "header", [Error, Error, Error], fatal=true,
         cite: "gguf.md Version History; gguf.cpp rejects 0 and versions above GGUF_VERSION (3) [H3, H4, H6]",
         "The version is 2 or 3 (read in either byte order); 0, future versions and words whose low 16 bits are zero are rejected.";
@@ -354,6 +354,95 @@ catalogue! {
     TrailingBytes = "trailing-bytes", "layout", [Warning, Info, Allow],
         cite: "gguf.cpp ignores bytes after the data [D6]; safetensors MetadataIncompleteBuffer (polyglot files)",
         "Nothing follows the padded end of the tensor data.";
+
+    // ---- rwkv.cpp checkpoints (`.bin`, magic 0x67676d66 `fmgg`, versions 100/101) ----
+    // rwkv.cpp's native format, so a valid file is VALID. Profiles for it:
+    // `strict` = rwkv.cpp loads it and it is well formed; `spec` = rwkv.cpp
+    // docs/FILE_FORMAT.md plus the loader's hard checks; `ggml` = the verdict
+    // of rwkv.cpp's loader (`rwkv_load_model_from_file`, commit 4358e709).
+    RwkvTruncated = "rwkv-truncated", "rwkv", [Error, Error, Error], fatal=true,
+        cite: "rwkv.cpp rwkv_file_format.inc rwkv_fread_file_header, rwkv_fread_tensor_header, rwkv_fread_ggml_tensor_data (short reads fail)",
+        "The header and every parameter (header, shape, key and data) lie inside the file; nothing is cut short.";
+    RwkvVersion = "rwkv-version", "rwkv", [Error, Error, Error],
+        cite: "rwkv.cpp rwkv.h RWKV_FILE_VERSION_MIN/MAX; rwkv_file_format.inc rwkv_fread_file_header",
+        "The file version is 100 or 101.";
+    RwkvDataType = "rwkv-data-type", "rwkv", [Error, Error, Error], fatal=true,
+        cite: "rwkv.cpp rwkv_file_format.inc enum rwkv_type, rwkv_type_to_ggml; rwkv_fread_file_header, rwkv_fread_tensor_header",
+        "Header and parameter data types are rwkv.cpp types still supported: 0-3 and 7-16 (4-6 were removed, 17 and above are unknown).";
+    RwkvQuantizedV100 = "rwkv-quantized-v100", "rwkv", [Error, Error, Error],
+        cite: "rwkv.cpp docs/FILE_FORMAT.md File versions; rwkv_fread_file_header (\"created with an old version of rwkv.cpp\")",
+        "Quantized data appears only in version 101 files: version 100 quantized blocks have a layout current ggml cannot read.";
+    RwkvDimCount = "rwkv-dim-count", "rwkv", [Error, Warning, Error],
+        cite: "rwkv.cpp rwkv_file_format.inc rwkv_fread_tensor_header (dim_count 1, 2 or 3); FILE_FORMAT.md sets no bound",
+        "A parameter has 1, 2 or 3 dimensions.";
+    RwkvRowBlock = "rwkv-row-block", "rwkv", [Error, Error, Error], fatal=true,
+        cite: "ggml ggml_row_size asserts ne0 % block size == 0 (rwkv_fread_ggml_tensor_info creates the tensor); FILE_FORMAT.md data length",
+        "A quantized parameter's row length ne0 is a multiple of its type's block size.";
+    RwkvKeyUtf8 = "rwkv-key-utf8", "rwkv", [Error, Error, Allow],
+        cite: "rwkv.cpp docs/FILE_FORMAT.md Parameter: uint8[key_length] key_utf8 (the loader does not check)",
+        "A parameter key is valid UTF-8.";
+    RwkvKeyDuplicate = "rwkv-key-duplicate", "rwkv", [Error, Error, Warning],
+        cite: "rwkv.cpp rwkv_load_model_from_file: the name map keeps the last copy, and the data pass reads every copy with the last copy's size",
+        "No parameter key appears twice.";
+    RwkvHeaderValue = "rwkv-header-value", "rwkv", [Error, Error, Error],
+        cite: "rwkv.cpp rwkv_set_params (one layer per n_layer, v5+ read layer 0) and the emb.weight dimension check",
+        "The header's n_vocab, n_embed and n_layer are not zero.";
+    RwkvMissingParameter = "rwkv-missing-parameter", "rwkv", [Error, Error, Error],
+        cite: "rwkv.cpp rwkv_model_loading.inc rwkv_set_params (\"Model parameter %s not found\")",
+        "Every parameter rwkv.cpp needs for the detected architecture is present: emb.weight, blocks.0.ln0.*, the names of every layer below n_layer, ln_out.* and head.weight.";
+    RwkvUnusedParameter = "rwkv-unused-parameter", "rwkv", [Warning, Allow, Allow],
+        cite: "rwkv.cpp rwkv_set_params (parameters it does not name are read and never used)",
+        "Every parameter is one rwkv.cpp uses for the detected architecture and n_layer.";
+    RwkvShape = "rwkv-shape", "rwkv", [Error, Error, Error],
+        cite: "rwkv.cpp rwkv_load_model_from_file (\"Unexpected dimension of embedding matrix\")",
+        "emb.weight is a 2-D matrix with ne0 = n_embed and ne1 = n_vocab.";
+    RwkvParameterShape = "rwkv-parameter-shape", "rwkv", [Error, Error, Warning],
+        cite: "rwkv.cpp rwkv_graph.inc (layer norms over n_embed, head maps n_embed to n_vocab; ggml asserts shapes when the graph is built)",
+        "head.weight is [n_embed, n_vocab] and the layer norms (ln0, ln1, ln2, ln_out; weight and bias) are vectors of n_embed.";
+    RwkvArchitecture = "rwkv-architecture", "rwkv", [Info, Info, Info],
+        cite: "rwkv.cpp rwkv_load_model_from_file (arch_version_major/minor from blocks.0 names)",
+        "Reports the RWKV architecture version (v4, v5.1, v5.2, v6, v7), detected from the parameter names as rwkv.cpp does.";
+
+    // ---- GGML, GGMF, GGJT (the llama.cpp formats GGUF replaced) ----
+    // `legacy-format` (fatal) always fires for these: current llama.cpp
+    // cannot load them. The rules below say whether the file is intact and
+    // convertible with llama.cpp's convert_llama_ggml_to_gguf.py.
+    LegacyVersion = "legacy-version", "legacy", [Error, Error, Error], fatal=true,
+        cite: "llama.cpp convert_llama_ggml_to_gguf.py GGMLModel.validate_header",
+        "A GGMF file has version 1 and a GGJT file version 1, 2 or 3; other versions have no known layout.";
+    LegacyTruncated = "legacy-truncated", "legacy", [Error, Error, Error], fatal=true,
+        cite: "llama.cpp convert_llama_ggml_to_gguf.py (hyper-parameters, vocabulary, then tensors to the end of the file)",
+        "The hyper-parameters, every vocabulary entry and every tensor (header, padding and data) lie inside the file.";
+    LegacyFtype = "legacy-ftype", "legacy", [Error, Error, Error],
+        cite: "llama.cpp convert_llama_ggml_to_gguf.py GGMLFType (\"Invalid ftype\")",
+        "The hyper-parameter ftype is a known llama.cpp file type (0-4 or 7-18).";
+    LegacyVocabLength = "legacy-vocab-length", "legacy", [Error, Error, Error],
+        cite: "llama.cpp convert_llama_ggml_to_gguf.py Vocab.load (\"Absurd vocab item length\")",
+        "A vocabulary entry is shorter than 4096 bytes.";
+    LegacyNameLength = "legacy-name-length", "legacy", [Error, Error, Error],
+        cite: "llama.cpp convert_llama_ggml_to_gguf.py Tensor.load (\"Absurd tensor name length\")",
+        "A tensor name is shorter than 4096 bytes.";
+    LegacyNameDuplicate = "legacy-name-duplicate", "legacy", [Error, Error, Error],
+        cite: "llama.cpp convert_llama_ggml_to_gguf.py (tensor_map keeps the last tensor of a name, the converter writes both)",
+        "No two tensors have the same name.";
+    LegacyNDims = "legacy-n-dims", "legacy", [Error, Error, Error],
+        cite: "llama.cpp convert_llama_ggml_to_gguf.py Tensor.load (\"Invalid tensor dimensions\"); GGML_MAX_DIMS",
+        "A tensor has at most 4 dimensions.";
+    LegacyTensorType = "legacy-tensor-type", "legacy", [Error, Error, Error], fatal=true,
+        cite: "ggml include/ggml/ggml.h enum ggml_type of the file's era (ggml abea4b76, fe48e22f, b0d536bb, 93b94a2d)",
+        "A tensor's type id exists in the type table of the file's era (otherwise its data size is unknown).";
+    LegacyRowBlock = "legacy-row-block", "legacy", [Error, Error, Error], fatal=true,
+        cite: "ggml ggml_row_size asserts ne0 % block size == 0",
+        "A quantized tensor's row length ne0 is a multiple of its type's block size.";
+    LegacyQuantLayout = "legacy-quant-layout", "legacy", [Error, Error, Error],
+        cite: "llama.cpp convert_llama_ggml_to_gguf.py validate_conversion (\"Quantizations changed in GGJTv2\", \"Q4 and Q8 quantizations changed in GGJTv3\")",
+        "Quantized tensors use block layouts that current ggml reads: none do before GGJT v2, only Q5_0 and Q5_1 do in GGJT v2, and Q8_1 (40-byte blocks) never does.";
+    LegacyPaddingNonZero = "legacy-padding-nonzero", "legacy", [Warning, Info, Allow],
+        cite: "llama.cpp GGJT writer (llama_file_saver::write_tensor seeks to the next 32-byte boundary, leaving zeros)",
+        "The padding before a GGJT tensor's data is zero bytes.";
+    LegacyTypeTable = "legacy-type-table", "legacy", [Info, Info, Info],
+        cite: "ggml include/ggml/ggml.h history (type ids and block layouts moved in 2023); rwkv.cpp rwkv_type_to_ggml",
+        "Reports the tensor type table applied: type ids and block layouts changed between ggml versions, so the table depends on the format and its version.";
 }
 
 impl RuleId {

@@ -68,11 +68,8 @@ pub fn validate_prefix(prefix: &[u8], file_len: u64, opts: &Options) -> Result<R
             return Ok(sink.finish(opts.profile, "unknown".into(), None, None, summary));
         }
         Detected::Legacy { format, version } => {
-            sink.emit(RuleId::LegacyFormat, 0, || "header.magic".into(), || {
-                let v = version.map(|v| format!(" v{v}")).unwrap_or_default();
-                format!("this is {}{v}, not GGUF; convert it to GGUF before current llama.cpp can load it", format.title())
-            });
-            return Ok(sink.finish(opts.profile, format.name().into(), version, None, summary));
+            // rwkv.cpp, GGML, GGMF, GGJT (and the `legacy-format` verdict).
+            return crate::legacy::validate(prefix, file_len, format, version, opts);
         }
         Detected::GgufBadVersion { version } => {
             let msg = match version {
