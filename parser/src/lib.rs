@@ -20,6 +20,8 @@ pub mod numerics;
 pub mod parse;
 pub mod report;
 pub mod rules;
+#[cfg(feature = "arbitrary")]
+pub mod smith;
 pub mod types;
 pub mod validate;
 pub mod write;
