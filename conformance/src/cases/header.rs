@@ -18,7 +18,7 @@ pub fn cases(v: &mut Vec<Case>) {
     v.push(case("magic_swapped", [R, R, R], &["magic"], "Magic bytes `FUGG`, the byte-swapped magic some third-party readers expect for big-endian files; ggml never writes it.", "test-gguf HEADER_BAD_MAGIC uses FUGG", || {
         patch(bytes(base()), 0, b"FUGG")
     }));
-    v.push(case("legacy_ggjt_v3", [R, R, R], &["legacy-format"], "A GGJT v3 header (pre-GGUF llama.cpp format).", "gguf.md Historical State of Affairs", || {
+    v.push(case("legacy_ggjt_v3", [R, R, R], &["legacy-format", "legacy-type-table"], "A GGJT v3 header (pre-GGUF llama.cpp format).", "gguf.md Historical State of Affairs", || {
         let mut b = b"tjgg".to_vec();
         b.extend_from_slice(&3u32.to_le_bytes());
         b.extend_from_slice(&[0; 28]);

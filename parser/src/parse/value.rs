@@ -271,6 +271,9 @@ fn parse_array<'a>(ctx: &Ctx<'a>, i: &'a [u8], depth: u32) -> PResult<'a, Array<
 /// Walks `len` variable-size elements (strings or arrays), returning the
 /// input after the last one. Errors carry the failing element's index.
 fn walk_elements<'a>(ctx: &Ctx<'a>, mut rest: &'a [u8], ty: ValueType, len: u64, depth: u32) -> PResult<'a, &'a [u8]> {
+    if ty == ValueType::String {
+        return walk_strings(ctx, rest, len);
+    }
     let mut index = 0u64;
     while index < len {
         let step = if ty == ValueType::String {
@@ -285,6 +288,35 @@ fn walk_elements<'a>(ctx: &Ctx<'a>, mut rest: &'a [u8], ty: ValueType, len: u64,
                 return Err(nom::Err::Failure(PError { element, ..e }));
             }
             Err(nom::Err::Incomplete(n)) => return Err(nom::Err::Incomplete(n)),
+        }
+        index = index.saturating_add(1);
+    }
+    Ok((rest, rest))
+}
+
+/// The hot loop of real files (a tokenizer's vocabulary): walks `len`
+/// strings with the same checks as [`Ctx::string`], without nom's per-call
+/// overhead. The loop bound was checked against the file size by the caller.
+fn walk_strings<'a>(ctx: &Ctx<'a>, mut rest: &'a [u8], len: u64) -> PResult<'a, &'a [u8]> {
+    let buf_len = u64_of(ctx.buf.len());
+    let mut index = 0u64;
+    while index < len {
+        let fail = |kind| Err(nom::Err::Failure(PError { rem: rest.len(), kind, element: Some(index) }));
+        let Some((len_bytes, tail)) = rest.split_first_chunk::<8>() else {
+            return fail(DecodeKind::Truncated { what: "string length" });
+        };
+        let n = match ctx.order {
+            ByteOrder::LittleEndian => u64::from_le_bytes(*len_bytes),
+            ByteOrder::BigEndian => u64::from_be_bytes(*len_bytes),
+        };
+        // Bytes of the file after the length field.
+        let remaining = ctx.file_len.saturating_sub(buf_len.saturating_sub(u64_of(tail.len())));
+        if n > remaining {
+            return fail(DecodeKind::StringExceedsFile { len: n, remaining });
+        }
+        match usize::try_from(n).ok().and_then(|n| tail.get(n..)) {
+            Some(after) => rest = after,
+            None => return fail(DecodeKind::Truncated { what: "string" }),
         }
         index = index.saturating_add(1);
     }

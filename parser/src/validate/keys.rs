@@ -138,6 +138,9 @@ fn check_array(kv: &KeyValue<'_>, a: &Array<'_>, indices: &mut Vec<u64>, sink: &
             if !(check_len || check_utf8) {
                 return;
             }
+            if strings_fast_ok(a) {
+                return;
+            }
             for (i, s) in a.strings() {
                 // Fast path: the common all-valid case does one UTF-8 scan.
                 let bad_len = check_len && u64::try_from(s.bytes.len()).unwrap_or(u64::MAX) > limits::MAX_STRING_LEN;
@@ -357,3 +360,37 @@ pub(crate) fn check_required(file: &GgufFile<'_>, facts: &KeyFacts, tensors: &Te
 
 /// Offset reported for a missing key: the header's kv_count field.
 const KV_SECTION: u64 = 16;
+
+/// True when every string of a string array is valid UTF-8 and within the
+/// length limit, checked in as few `from_utf8` calls as possible: a run of
+/// strings whose u64 length fields have no byte >= 0x80 is validated in one
+/// call over the raw bytes, since ASCII separators cannot start, continue
+/// or end a multi-byte sequence. Exact: any false is re-checked per string.
+fn strings_fast_ok(a: &Array<'_>) -> bool {
+    const HIGH_BITS: u64 = 0x8080_8080_8080_8080;
+    let data = a.data;
+    let mut pos = 0usize;
+    let mut run_start = 0usize;
+    let run_ok = |from: usize, to: usize| data.get(from..to).is_some_and(|run| simdutf8::basic::from_utf8(run).is_ok());
+    while let Some((len_bytes, _)) = data.get(pos..).and_then(|r| r.split_first_chunk::<8>()) {
+        let n = match a.order {
+            crate::parse::ByteOrder::LittleEndian => u64::from_le_bytes(*len_bytes),
+            crate::parse::ByteOrder::BigEndian => u64::from_be_bytes(*len_bytes),
+        };
+        if n > limits::MAX_STRING_LEN {
+            return false;
+        }
+        let Some(start) = pos.checked_add(8) else { return false };
+        let Some(end) = usize::try_from(n).ok().and_then(|n| start.checked_add(n)) else { return false };
+        if n & HIGH_BITS != 0 {
+            // This length field could pair with a neighbour's bytes: close
+            // the run before it and check this string on its own.
+            if !run_ok(run_start, pos) || !run_ok(start, end) {
+                return false;
+            }
+            run_start = end;
+        }
+        pos = end;
+    }
+    run_ok(run_start, data.len())
+}
