@@ -54,7 +54,11 @@ pub struct Case {
 
 impl std::fmt::Debug for Case {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Case").field("slug", &self.slug).field("verdicts", &self.verdicts).field("rules", &self.rules).finish()
+        f.debug_struct("Case")
+            .field("slug", &self.slug)
+            .field("verdicts", &self.verdicts)
+            .field("rules", &self.rules)
+            .finish()
     }
 }
 
@@ -226,9 +230,6 @@ pub fn check_corpus(dir: &Path) -> Result<usize, String> {
     if problems.is_empty() {
         Ok(files.len())
     } else {
-        Err(format!(
-            "corpus/gguf is stale ({}); run `cargo run -p gguf-conformance -- generate`",
-            problems.join(", ")
-        ))
+        Err(format!("corpus/gguf is stale ({}); run `cargo run -p gguf-conformance -- generate`", problems.join(", ")))
     }
 }

@@ -23,7 +23,12 @@ fn every_case_meets_its_expectations() {
             let report = validate_bytes(&bytes, &Options::new(profile));
             let want_valid = case.verdicts[i] == Verdict::Accept;
             if report.valid != want_valid {
-                failures.push(format!("{}: {profile}: valid={} expected {want_valid}: {:?}", case.file_name(), report.valid, report.diagnostics));
+                failures.push(format!(
+                    "{}: {profile}: valid={} expected {want_valid}: {:?}",
+                    case.file_name(),
+                    report.valid,
+                    report.diagnostics
+                ));
             }
             let want: BTreeSet<String> = case
                 .rules

@@ -58,7 +58,9 @@ fn main() {
         println!("peak RSS of this process: {:.1} MB (before: {:.1} MB)", a as f64 / 1024.0, b as f64 / 1024.0);
     }
     let Some(python) = std::env::var_os("GGUF_REF_PYTHON") else {
-        println!("set GGUF_REF_PYTHON to a python with llama-cpp-python==0.3.36 and gguf==0.19.0 for the side-by-side comparison");
+        println!(
+            "set GGUF_REF_PYTHON to a python with llama-cpp-python==0.3.36 and gguf==0.19.0 for the side-by-side comparison"
+        );
         return;
     };
     let script = concat!(env!("CARGO_MANIFEST_DIR"), "/benches/metadata_ref.py");
@@ -70,7 +72,14 @@ fn main() {
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).expect("reference JSON");
     let ggml = v["ggml_median_ms"].as_f64().unwrap_or(f64::NAN);
     let py = v["gguf_py_median_s"].as_f64().unwrap_or(f64::NAN) * 1e3;
-    println!("ggml gguf_init_from_file (no_alloc, {}): median {ggml:.3} ms over 20 runs", v["versions"]["llama_cpp_python"]);
+    println!(
+        "ggml gguf_init_from_file (no_alloc, {}): median {ggml:.3} ms over 20 runs",
+        v["versions"]["llama_cpp_python"]
+    );
     println!("gguf-py GGUFReader + all fields ({}): median {py:.1} ms over 3 runs", v["versions"]["gguf"]);
-    println!("=> gguf-validate is {:.1}x faster than ggml's reader and {:.0}x faster than gguf-py", ggml / ours, py / ours);
+    println!(
+        "=> gguf-validate is {:.1}x faster than ggml's reader and {:.0}x faster than gguf-py",
+        ggml / ours,
+        py / ours
+    );
 }

@@ -28,5 +28,5 @@ pub mod write;
 
 pub use parse::{ByteOrder, GgufFile, Parsed};
 pub use report::{Diagnostic, Options, Report};
-pub use rules::{Level, Profile, RuleId, RULES};
-pub use validate::{validate_bytes, validate_prefix, NeedMoreData};
+pub use rules::{Level, Profile, RULES, RuleId};
+pub use validate::{NeedMoreData, validate_bytes, validate_prefix};

@@ -76,6 +76,9 @@ pub const RWKV_MAGIC: u32 = 0x6767_6d66;
 /// The rwkv.cpp file versions its loader reads (`RWKV_FILE_VERSION_0` and `_1`, `rwkv.h`).
 pub const RWKV_VERSIONS: [u32; 2] = [100, 101];
 
+/// The original rwkv.cpp file version (`RWKV_FILE_VERSION_0`), whose quantized blocks predate ggml `00b49ec7`.
+pub const RWKV_VERSION_ORIGINAL: u32 = 100;
+
 /// The rwkv.cpp version whose quantized blocks have the current ggml layout (`RWKV_FILE_VERSION_1`).
 pub const RWKV_VERSION_QUANTIZED: u32 = 101;
 

@@ -131,7 +131,13 @@ impl<'o> Sink<'o> {
     }
 
     /// Reports a finding. `path` and `message` are built only if kept.
-    pub(crate) fn emit(&mut self, rule: RuleId, offset: u64, path: impl FnOnce() -> String, message: impl FnOnce() -> String) {
+    pub(crate) fn emit(
+        &mut self,
+        rule: RuleId,
+        offset: u64,
+        path: impl FnOnce() -> String,
+        message: impl FnOnce() -> String,
+    ) {
         let severity = self.opts.level(rule);
         let counter = match severity {
             Level::Allow => return,
@@ -149,14 +155,33 @@ impl<'o> Sink<'o> {
         self.diagnostics.push(Diagnostic { rule: id, severity, offset, path: path(), message: message() });
     }
 
-    pub(crate) fn finish(mut self, profile: Profile, format: String, version: Option<u32>, byte_order: Option<ByteOrder>, summary: Summary) -> Report {
+    pub(crate) fn finish(
+        mut self,
+        profile: Profile,
+        format: String,
+        version: Option<u32>,
+        byte_order: Option<ByteOrder>,
+        summary: Summary,
+    ) -> Report {
         self.diagnostics.sort_by_key(|d| d.offset);
         let suppressed = self
             .per_rule
             .iter()
-            .filter_map(|(id, n)| n.checked_sub(limits::MAX_DIAGNOSTICS_PER_RULE as u64).filter(|x| *x > 0).map(|x| (*id, x)))
+            .filter_map(|(id, n)| {
+                n.checked_sub(limits::MAX_DIAGNOSTICS_PER_RULE as u64).filter(|x| *x > 0).map(|x| (*id, x))
+            })
             .collect();
         let valid = self.counts.errors == 0 && !(self.opts.deny_warnings && self.counts.warnings > 0);
-        Report { valid, profile, format, version, byte_order, summary, diagnostics: self.diagnostics, counts: self.counts, suppressed }
+        Report {
+            valid,
+            profile,
+            format,
+            version,
+            byte_order,
+            summary,
+            diagnostics: self.diagnostics,
+            counts: self.counts,
+            suppressed,
+        }
     }
 }

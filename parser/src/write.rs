@@ -68,7 +68,9 @@ impl OwnedValue {
             Value::F32(x) => OwnedValue::F32(*x),
             Value::Bool(x) => OwnedValue::Bool(*x),
             Value::String(s) => OwnedValue::String(s.bytes.to_vec()),
-            Value::Array(a) => OwnedValue::Array(a.elem_type, a.iter().map(|e| OwnedValue::from_value(&e.value)).collect()),
+            Value::Array(a) => {
+                OwnedValue::Array(a.elem_type, a.iter().map(|e| OwnedValue::from_value(&e.value)).collect())
+            }
             Value::U64(x) => OwnedValue::U64(*x),
             Value::I64(x) => OwnedValue::I64(*x),
             Value::F64(x) => OwnedValue::F64(*x),
@@ -130,7 +132,14 @@ pub struct GgufModel {
 
 impl Default for GgufModel {
     fn default() -> Self {
-        GgufModel { version: 3, order: ByteOrder::LittleEndian, kvs: Vec::new(), tensors: Vec::new(), pad_end: true, trailing: Vec::new() }
+        GgufModel {
+            version: 3,
+            order: ByteOrder::LittleEndian,
+            kvs: Vec::new(),
+            tensors: Vec::new(),
+            pad_end: true,
+            trailing: Vec::new(),
+        }
     }
 }
 
@@ -234,8 +243,10 @@ impl GgufModel {
     /// Writing the result back gives the same bytes for any canonical file.
     pub fn from_parsed(parsed: &Parsed<'_>, bytes: &[u8]) -> GgufModel {
         let f = &parsed.file;
-        let kvs: Vec<(Vec<u8>, OwnedValue)> = f.kvs.iter().map(|kv| (kv.key.bytes.to_vec(), OwnedValue::from_value(&kv.value))).collect();
-        let mut model = GgufModel { version: f.header.version, order: f.header.byte_order, kvs, ..GgufModel::default() };
+        let kvs: Vec<(Vec<u8>, OwnedValue)> =
+            f.kvs.iter().map(|kv| (kv.key.bytes.to_vec(), OwnedValue::from_value(&kv.value))).collect();
+        let mut model =
+            GgufModel { version: f.header.version, order: f.header.byte_order, kvs, ..GgufModel::default() };
         let align = model.alignment();
         let data_start = align_up(f.infos_end, align).unwrap_or(u64::MAX);
         let mut data_end = data_start;
@@ -254,14 +265,21 @@ impl GgufModel {
                 })
                 .map(<[u8]>::to_vec)
                 .unwrap_or_default();
-            model.tensors.push(OwnedTensor { name: t.name.bytes.to_vec(), dims, type_id: t.type_id, offset: t.data_offset, data });
+            model.tensors.push(OwnedTensor {
+                name: t.name.bytes.to_vec(),
+                dims,
+                type_id: t.type_id,
+                offset: t.data_offset,
+                data,
+            });
         }
         let len = bytes.len() as u64;
         let end = if f.tensors.is_empty() { f.infos_end } else { data_end };
         let padded = align_up(end, align).unwrap_or(end);
         model.pad_end = len >= padded && (padded > end || f.tensors.is_empty() && len > end);
         let tail_from = if model.pad_end { padded } else { end };
-        model.trailing = bytes.get(usize::try_from(tail_from).unwrap_or(usize::MAX)..).map(<[u8]>::to_vec).unwrap_or_default();
+        model.trailing =
+            bytes.get(usize::try_from(tail_from).unwrap_or(usize::MAX)..).map(<[u8]>::to_vec).unwrap_or_default();
         model
     }
 }

@@ -9,7 +9,12 @@ fn root() -> &'static Path {
 }
 
 fn run(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_gguf-validate")).args(args).current_dir(root()).env_remove("NO_COLOR").output().expect("run gguf-validate")
+    Command::new(env!("CARGO_BIN_EXE_gguf-validate"))
+        .args(args)
+        .current_dir(root())
+        .env_remove("NO_COLOR")
+        .output()
+        .expect("run gguf-validate")
 }
 
 fn code(o: &Output) -> i32 {
@@ -149,8 +154,10 @@ fn dump_is_canonical_json() {
 
 #[test]
 fn dump_summarises_long_arrays_unless_full() {
-    let short: serde_json::Value = serde_json::from_slice(&run(&["dump", "corpus/gguf-py/llama_tiny.gguf"]).stdout).unwrap();
-    let full: serde_json::Value = serde_json::from_slice(&run(&["dump", "--full", "corpus/gguf-py/llama_tiny.gguf"]).stdout).unwrap();
+    let short: serde_json::Value =
+        serde_json::from_slice(&run(&["dump", "corpus/gguf-py/llama_tiny.gguf"]).stdout).unwrap();
+    let full: serde_json::Value =
+        serde_json::from_slice(&run(&["dump", "--full", "corpus/gguf-py/llama_tiny.gguf"]).stdout).unwrap();
     let tokens = |v: &serde_json::Value| {
         v["kv"].as_array().unwrap().iter().find(|kv| kv["key"] == "tokenizer.ggml.tokens").unwrap()["value"].clone()
     };

@@ -23,7 +23,10 @@ fn gguf_py_files_are_valid_under_every_profile_they_target() {
         let warnings: Vec<&str> = strict.diagnostics.iter().map(|d| d.rule).collect();
         if name.ends_with("_be.gguf") {
             assert_eq!(warnings, ["byte-order-big-endian"]);
-            assert!(!validate_bytes(&bytes, &Options::new(Profile::Ggml)).valid, "ggml on a little-endian host rejects big-endian files");
+            assert!(
+                !validate_bytes(&bytes, &Options::new(Profile::Ggml)).valid,
+                "ggml on a little-endian host rejects big-endian files"
+            );
         } else {
             assert!(warnings.is_empty(), "{name}: {warnings:?}");
             assert!(validate_bytes(&bytes, &Options::new(Profile::Ggml)).valid);

@@ -32,18 +32,20 @@ fn value() -> impl Strategy<Value = OwnedValue> {
     let st = scalar_types.clone();
     prop_oneof![
         proptest::sample::select(scalar_types).prop_flat_map(scalar),
-        proptest::sample::select(st).prop_flat_map(|t| proptest::collection::vec(scalar(t), 0..6).prop_map(move |v| OwnedValue::Array(t, v))),
+        proptest::sample::select(st)
+            .prop_flat_map(|t| proptest::collection::vec(scalar(t), 0..6).prop_map(move |v| OwnedValue::Array(t, v))),
     ]
 }
 
 fn tensor() -> impl Strategy<Value = OwnedTensor> {
-    (proptest::sample::select(GgmlType::ALL.to_vec()), 1u64..3, proptest::collection::vec(1u64..4, 0..3), any::<u8>()).prop_map(|(ty, blocks, rest, fill)| {
-        let mut dims = vec![blocks * u64::from(ty.block_size())];
-        dims.extend(rest);
-        let mut t = OwnedTensor::zeroed("x", &dims, ty).expect("whole blocks");
-        t.data.iter_mut().enumerate().for_each(|(i, b)| *b = fill.wrapping_add(i as u8));
-        t
-    })
+    (proptest::sample::select(GgmlType::ALL.to_vec()), 1u64..3, proptest::collection::vec(1u64..4, 0..3), any::<u8>())
+        .prop_map(|(ty, blocks, rest, fill)| {
+            let mut dims = vec![blocks * u64::from(ty.block_size())];
+            dims.extend(rest);
+            let mut t = OwnedTensor::zeroed("x", &dims, ty).expect("whole blocks");
+            t.data.iter_mut().enumerate().for_each(|(i, b)| *b = fill.wrapping_add(i as u8));
+            t
+        })
 }
 
 prop_compose! {

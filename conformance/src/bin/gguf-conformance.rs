@@ -27,7 +27,11 @@ fn main() -> ExitCode {
     match cli.command {
         Command::Generate { check } => {
             let dir = gguf_conformance::corpus_dir();
-            let result = if check { gguf_conformance::check_corpus(&dir) } else { gguf_conformance::write_corpus(&dir).map_err(|e| e.to_string()) };
+            let result = if check {
+                gguf_conformance::check_corpus(&dir)
+            } else {
+                gguf_conformance::write_corpus(&dir).map_err(|e| e.to_string())
+            };
             match result {
                 Ok(n) => {
                     println!("{} {n} cases in {}", if check { "checked" } else { "wrote" }, dir.display());

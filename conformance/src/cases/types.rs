@@ -10,7 +10,8 @@ pub fn cases(v: &mut Vec<Case>) {
     for ty in GgmlType::ALL {
         let name = ty.name().to_lowercase();
         let bs = u64::from(ty.block_size());
-        let rules: &[&'static str] = if matches!(ty, GgmlType::Q8_1 | GgmlType::Q8_K) { &["tensor-type-intermediate"] } else { &[] };
+        let rules: &[&'static str] =
+            if matches!(ty, GgmlType::Q8_1 | GgmlType::Q8_K) { &["tensor-type-intermediate"] } else { &[] };
         v.push(case(
             &format!("type_{name}"),
             [A, A, A],

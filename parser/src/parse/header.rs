@@ -158,7 +158,10 @@ mod tests {
         assert_eq!(detect(b"GGUF\x04\0\0\0"), Detected::GgufBadVersion { version: 4 });
         assert_eq!(detect(b"GGUF\0\0\0\0"), Detected::GgufBadVersion { version: 0 });
         assert_eq!(detect(b"GGUF\0\0\x01\0"), Detected::GgufBadVersion { version: 0x10000 });
-        assert!(matches!(detect(b"GGUF\x01\0\0\0\x05\0\0\0\x07\0\0\0"), Detected::GgufV1 { tensor_count: Some(5), kv_count: Some(7), .. }));
+        assert!(matches!(
+            detect(b"GGUF\x01\0\0\0\x05\0\0\0\x07\0\0\0"),
+            Detected::GgufV1 { tensor_count: Some(5), kv_count: Some(7), .. }
+        ));
         assert_eq!(detect(b"tjgg\x03\0\0\0"), Detected::Legacy { format: LegacyFormat::Ggjt, version: Some(3) });
         assert_eq!(detect(b"fmgg\x65\0\0\0"), Detected::Legacy { format: LegacyFormat::Rwkv, version: Some(101) });
         assert_eq!(detect(b"fmgg\x01\0\0\0"), Detected::Legacy { format: LegacyFormat::Ggmf, version: Some(1) });

@@ -41,9 +41,12 @@ pub(crate) fn check_kvs(file: &GgufFile<'_>, sink: &mut Sink<'_>) -> KeyFacts {
     for kv in &file.kvs {
         check_key(kv, sink);
         if !seen.insert(kv.key.bytes) {
-            sink.emit(RuleId::KeyDuplicate, kv.key.offset, || kv_path(kv), || {
-                format!("key `{}` appears more than once; readers disagree on which value wins", kv.key.display())
-            });
+            sink.emit(
+                RuleId::KeyDuplicate,
+                kv.key.offset,
+                || kv_path(kv),
+                || format!("key `{}` appears more than once; readers disagree on which value wins", kv.key.display()),
+            );
         }
         check_value(kv, &kv.value, kv.value_offset, &mut Vec::new(), sink);
     }
@@ -57,14 +60,20 @@ pub(crate) fn check_kvs(file: &GgufFile<'_>, sink: &mut Sink<'_>) -> KeyFacts {
                 facts.architecture = Some(String::from_utf8_lossy(s.bytes).into_owned());
                 let ok = !s.bytes.is_empty() && s.bytes.iter().all(|b| b.is_ascii_lowercase() || b.is_ascii_digit());
                 if !ok {
-                    sink.emit(RuleId::ArchitectureCharset, kv.value_offset, || kv_path(kv), || {
-                        format!("architecture `{}` is not [a-z0-9]+", s.display())
-                    });
+                    sink.emit(
+                        RuleId::ArchitectureCharset,
+                        kv.value_offset,
+                        || kv_path(kv),
+                        || format!("architecture `{}` is not [a-z0-9]+", s.display()),
+                    );
                 }
             }
-            None => sink.emit(RuleId::ArchitectureType, kv.type_offset, || kv_path(kv), || {
-                format!("general.architecture is {}, not a string", type_label(&kv.value))
-            }),
+            None => sink.emit(
+                RuleId::ArchitectureType,
+                kv.type_offset,
+                || kv_path(kv),
+                || format!("general.architecture is {}, not a string", type_label(&kv.value)),
+            ),
         }
     }
     check_standard_types(file, facts.architecture.as_deref(), sink);
@@ -80,44 +89,71 @@ fn check_key(kv: &KeyValue<'_>, sink: &mut Sink<'_>) {
         return;
     }
     if key.len() > limits::MAX_KEY_LEN {
-        sink.emit(RuleId::KeyTooLong, at, || kv_path(kv), || format!("key is {} bytes; at most {} allowed", key.len(), limits::MAX_KEY_LEN));
+        sink.emit(
+            RuleId::KeyTooLong,
+            at,
+            || kv_path(kv),
+            || format!("key is {} bytes; at most {} allowed", key.len(), limits::MAX_KEY_LEN),
+        );
     }
     if !key.is_ascii() {
         let bad = key.iter().position(|b| !b.is_ascii()).unwrap_or(0);
         let off = kv.key.content_offset().saturating_add(u64::try_from(bad).unwrap_or(0));
-        sink.emit(RuleId::KeyAscii, off, || kv_path(kv), || format!("key `{}` has a non-ASCII byte at position {bad}", kv.key.display()));
+        sink.emit(
+            RuleId::KeyAscii,
+            off,
+            || kv_path(kv),
+            || format!("key `{}` has a non-ASCII byte at position {bad}", kv.key.display()),
+        );
         return;
     }
-    let segment_ok = |seg: &[u8]| !seg.is_empty() && seg.iter().all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || *b == b'_');
+    let segment_ok =
+        |seg: &[u8]| !seg.is_empty() && seg.iter().all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || *b == b'_');
     if let Some(bad) = key.split(|b| *b == b'.').find(|seg| !segment_ok(seg)) {
-        sink.emit(RuleId::KeyNaming, at, || kv_path(kv), || {
-            if bad.is_empty() {
-                format!("key `{}` has an empty segment (leading, trailing or doubled `.`)", kv.key.display())
-            } else {
-                format!("key segment `{}` is not lower_snake_case ([a-z0-9_]+)", crate::parse::quote_bytes(bad))
-            }
-        });
+        sink.emit(
+            RuleId::KeyNaming,
+            at,
+            || kv_path(kv),
+            || {
+                if bad.is_empty() {
+                    format!("key `{}` has an empty segment (leading, trailing or doubled `.`)", kv.key.display())
+                } else {
+                    format!("key segment `{}` is not lower_snake_case ([a-z0-9_]+)", crate::parse::quote_bytes(bad))
+                }
+            },
+        );
     }
 }
 
 fn check_string(kv: &KeyValue<'_>, s: Str<'_>, indices: &[u64], sink: &mut Sink<'_>) {
     if u64::try_from(s.bytes.len()).unwrap_or(u64::MAX) > limits::MAX_STRING_LEN {
-        sink.emit(RuleId::StringTooLong, s.offset, || element_path(kv, indices), || {
-            format!("string of {} bytes is longer than ggml's limit of 2^30", s.bytes.len())
-        });
+        sink.emit(
+            RuleId::StringTooLong,
+            s.offset,
+            || element_path(kv, indices),
+            || format!("string of {} bytes is longer than ggml's limit of 2^30", s.bytes.len()),
+        );
     }
     if let Err(e) = std::str::from_utf8(s.bytes) {
         let off = s.content_offset().saturating_add(u64::try_from(e.valid_up_to()).unwrap_or(0));
-        sink.emit(RuleId::StringUtf8, off, || element_path(kv, indices), || {
-            format!("string is not valid UTF-8 (invalid byte at position {}): \"{}\"", e.valid_up_to(), s.display())
-        });
+        sink.emit(
+            RuleId::StringUtf8,
+            off,
+            || element_path(kv, indices),
+            || format!("string is not valid UTF-8 (invalid byte at position {}): \"{}\"", e.valid_up_to(), s.display()),
+        );
     }
 }
 
 fn check_value(kv: &KeyValue<'_>, value: &Value<'_>, offset: u64, indices: &mut Vec<u64>, sink: &mut Sink<'_>) {
     match value {
         Value::Bool(b) if *b > 1 => {
-            sink.emit(RuleId::BoolValue, offset, || element_path(kv, indices), || format!("bool byte is {b}; only 0 and 1 are valid"));
+            sink.emit(
+                RuleId::BoolValue,
+                offset,
+                || element_path(kv, indices),
+                || format!("bool byte is {b}; only 0 and 1 are valid"),
+            );
         }
         Value::String(s) => check_string(kv, *s, indices, sink),
         Value::Array(a) => check_array(kv, a, indices, sink),
@@ -127,9 +163,12 @@ fn check_value(kv: &KeyValue<'_>, value: &Value<'_>, offset: u64, indices: &mut 
 
 fn check_array(kv: &KeyValue<'_>, a: &Array<'_>, indices: &mut Vec<u64>, sink: &mut Sink<'_>) {
     if a.len > limits::MAX_ARRAY_LEN {
-        sink.emit(RuleId::ArrayTooLong, a.offset, || element_path(kv, indices), || {
-            format!("array of {} elements is longer than ggml's limit of 2^30", a.len)
-        });
+        sink.emit(
+            RuleId::ArrayTooLong,
+            a.offset,
+            || element_path(kv, indices),
+            || format!("array of {} elements is longer than ggml's limit of 2^30", a.len),
+        );
     }
     match a.elem_type {
         ValueType::String => {
@@ -157,15 +196,23 @@ fn check_array(kv: &KeyValue<'_>, a: &Array<'_>, indices: &mut Vec<u64>, sink: &
                 if *b > 1 {
                     let off = a.data_offset.saturating_add(i);
                     indices.push(i);
-                    sink.emit(RuleId::BoolValue, off, || element_path(kv, indices), || format!("bool byte is {b}; only 0 and 1 are valid"));
+                    sink.emit(
+                        RuleId::BoolValue,
+                        off,
+                        || element_path(kv, indices),
+                        || format!("bool byte is {b}; only 0 and 1 are valid"),
+                    );
                     indices.pop();
                 }
             }
         }
         ValueType::Array => {
-            sink.emit(RuleId::ArrayNested, a.offset, || element_path(kv, indices), || {
-                "array of arrays: the spec allows nesting, ggml rejects it".into()
-            });
+            sink.emit(
+                RuleId::ArrayNested,
+                a.offset,
+                || element_path(kv, indices),
+                || "array of arrays: the spec allows nesting, ggml rejects it".into(),
+            );
             for el in a.iter() {
                 indices.push(el.index);
                 check_value(kv, &el.value, el.offset, indices, sink);
@@ -178,9 +225,12 @@ fn check_array(kv: &KeyValue<'_>, a: &Array<'_>, indices: &mut Vec<u64>, sink: &
 
 fn check_alignment(kv: &KeyValue<'_>, sink: &mut Sink<'_>) -> u64 {
     let Value::U32(a) = kv.value else {
-        sink.emit(RuleId::AlignmentType, kv.type_offset, || kv_path(kv), || {
-            format!("general.alignment is {}; it must be a scalar u32", type_label(&kv.value))
-        });
+        sink.emit(
+            RuleId::AlignmentType,
+            kv.type_offset,
+            || kv_path(kv),
+            || format!("general.alignment is {}; it must be a scalar u32", type_label(&kv.value)),
+        );
         return limits::DEFAULT_ALIGNMENT;
     };
     let at = kv.value_offset;
@@ -189,10 +239,20 @@ fn check_alignment(kv: &KeyValue<'_>, sink: &mut Sink<'_>) -> u64 {
         return limits::DEFAULT_ALIGNMENT;
     }
     if !a.is_power_of_two() {
-        sink.emit(RuleId::AlignmentPowerOfTwo, at, || kv_path(kv), || format!("general.alignment {a} is not a power of two"));
+        sink.emit(
+            RuleId::AlignmentPowerOfTwo,
+            at,
+            || kv_path(kv),
+            || format!("general.alignment {a} is not a power of two"),
+        );
     }
     if a % 8 != 0 {
-        sink.emit(RuleId::AlignmentMultipleOf8, at, || kv_path(kv), || format!("general.alignment {a} is not a multiple of 8"));
+        sink.emit(
+            RuleId::AlignmentMultipleOf8,
+            at,
+            || kv_path(kv),
+            || format!("general.alignment {a} is not a multiple of 8"),
+        );
     }
     if u64::from(a) > limits::MAX_SANE_ALIGNMENT {
         sink.emit(RuleId::AlignmentLarge, at, || kv_path(kv), || format!("general.alignment {a} is above 1 MiB"));
@@ -265,9 +325,11 @@ fn standard_type(key: &str, arch: Option<&str>) -> Option<Expect> {
     }
     let exact = match key {
         "general.file_type" | "general.base_model.count" | "general.dataset.count" => Expect::Scalar(T::U32),
-        "general.tags" | "general.languages" | "tokenizer.ggml.tokens" | "tokenizer.ggml.merges" | "tokenizer.chat_templates" => {
-            Expect::ArrayOf(T::String)
-        }
+        "general.tags"
+        | "general.languages"
+        | "tokenizer.ggml.tokens"
+        | "tokenizer.ggml.merges"
+        | "tokenizer.chat_templates" => Expect::ArrayOf(T::String),
         "tokenizer.ggml.scores" => Expect::ArrayOf(T::F32),
         "tokenizer.ggml.token_type" => Expect::ArrayOf(T::I32),
         "tokenizer.ggml.precompiled_charsmap" => Expect::ArrayOf(T::U8),
@@ -279,12 +341,19 @@ fn standard_type(key: &str, arch: Option<&str>) -> Option<Expect> {
         _ => {
             let rest = key.strip_prefix(arch?)?.strip_prefix('.')?;
             match rest {
-                "context_length" | "embedding_length" | "block_count" | "rope.dimension_count" | "expert_count"
-                | "expert_used_count" | "attention.key_length" | "attention.value_length" => Expect::Scalar(T::U32),
+                "context_length"
+                | "embedding_length"
+                | "block_count"
+                | "rope.dimension_count"
+                | "expert_count"
+                | "expert_used_count"
+                | "attention.key_length"
+                | "attention.value_length" => Expect::Scalar(T::U32),
                 "feed_forward_length" | "attention.head_count" | "attention.head_count_kv" => Expect::U32OrArray,
-                "rope.freq_base" | "attention.layer_norm_epsilon" | "attention.layer_norm_rms_epsilon" | "rope.scaling.factor" => {
-                    Expect::Scalar(T::F32)
-                }
+                "rope.freq_base"
+                | "attention.layer_norm_epsilon"
+                | "attention.layer_norm_rms_epsilon"
+                | "rope.scaling.factor" => Expect::Scalar(T::F32),
                 _ => return None,
             }
         }
@@ -300,9 +369,12 @@ fn check_standard_types(file: &GgufFile<'_>, arch: Option<&str>, sink: &mut Sink
         let Some(key) = kv.key.as_str() else { continue };
         let Some(expect) = standard_type(key, arch) else { continue };
         if !expect.matches(&kv.value) {
-            sink.emit(RuleId::StandardKeyType, kv.type_offset, || kv_path(kv), || {
-                format!("`{key}` is {}; the spec and llama.cpp expect {}", type_label(&kv.value), expect.describe())
-            });
+            sink.emit(
+                RuleId::StandardKeyType,
+                kv.type_offset,
+                || kv_path(kv),
+                || format!("`{key}` is {}; the spec and llama.cpp expect {}", type_label(&kv.value), expect.describe()),
+            );
         }
     }
 }
@@ -317,9 +389,12 @@ fn check_tokenizer(file: &GgufFile<'_>, sink: &mut Sink<'_>) {
         if let Some(a) = kv.value.as_array()
             && a.len != n_vocab
         {
-            sink.emit(RuleId::TokenizerArrayLength, a.offset, || kv_path(kv), || {
-                format!("`{name}` has {} elements but tokenizer.ggml.tokens has {n_vocab}", a.len)
-            });
+            sink.emit(
+                RuleId::TokenizerArrayLength,
+                a.offset,
+                || kv_path(kv),
+                || format!("`{name}` has {} elements but tokenizer.ggml.tokens has {n_vocab}", a.len),
+            );
         }
     }
     for kv in &file.kvs {
@@ -330,9 +405,12 @@ fn check_tokenizer(file: &GgufFile<'_>, sink: &mut Sink<'_>) {
         if let Some(id) = kv.value.as_u64()
             && id >= n_vocab
         {
-            sink.emit(RuleId::TokenIdRange, kv.value_offset, || kv_path(kv), || {
-                format!("`{key}` is {id} but the vocabulary has {n_vocab} tokens")
-            });
+            sink.emit(
+                RuleId::TokenIdRange,
+                kv.value_offset,
+                || kv_path(kv),
+                || format!("`{key}` is {id} but the vocabulary has {n_vocab} tokens"),
+            );
         }
     }
 }
@@ -345,14 +423,20 @@ pub(crate) fn check_required(file: &GgufFile<'_>, facts: &KeyFacts, tensors: &Te
     }
     match file.get("general.quantization_version") {
         None if tensors.any_quantized => {
-            sink.emit(RuleId::QuantVersionMissing, KV_SECTION, || "kv".into(), || {
-                "general.quantization_version is missing although some tensors are block-quantized".into()
-            });
+            sink.emit(
+                RuleId::QuantVersionMissing,
+                KV_SECTION,
+                || "kv".into(),
+                || "general.quantization_version is missing although some tensors are block-quantized".into(),
+            );
         }
         Some(kv) if !matches!(kv.value, Value::U32(_)) => {
-            sink.emit(RuleId::QuantVersionType, kv.type_offset, || kv_path(kv), || {
-                format!("general.quantization_version is {}, not u32", type_label(&kv.value))
-            });
+            sink.emit(
+                RuleId::QuantVersionType,
+                kv.type_offset,
+                || kv_path(kv),
+                || format!("general.quantization_version is {}, not u32", type_label(&kv.value)),
+            );
         }
         _ => {}
     }

@@ -20,7 +20,14 @@ pub fn align_up(offset: u64, align: u64) -> Option<u64> {
 }
 
 /// Reports the first non-zero byte of `[start, end)`, if any.
-fn check_zero(region: &Region<'_>, start: u64, end: u64, what: &str, path: impl FnOnce() -> String, sink: &mut Sink<'_>) -> Result<(), NeedMoreData> {
+fn check_zero(
+    region: &Region<'_>,
+    start: u64,
+    end: u64,
+    what: &str,
+    path: impl FnOnce() -> String,
+    sink: &mut Sink<'_>,
+) -> Result<(), NeedMoreData> {
     if !sink.enabled(RuleId::PaddingNonZero) {
         return Ok(());
     }
@@ -28,7 +35,9 @@ fn check_zero(region: &Region<'_>, start: u64, end: u64, what: &str, path: impl 
     if let Some(p) = bytes.iter().position(|b| *b != 0) {
         let off = start.saturating_add(u64::try_from(p).unwrap_or(0));
         let b = bytes.get(p).copied().unwrap_or(0);
-        sink.emit(RuleId::PaddingNonZero, off, path, || format!("{what} has byte 0x{b:02x} at 0x{off:x}; padding must be zero"));
+        sink.emit(RuleId::PaddingNonZero, off, path, || {
+            format!("{what} has byte 0x{b:02x} at 0x{off:x}; padding must be zero")
+        });
     }
     Ok(())
 }
@@ -81,9 +90,12 @@ pub(crate) fn check_layout(
         }
         prev_info = Some((t.index, off));
         if off.checked_rem(align).is_none_or(|r| r != 0) {
-            sink.emit(RuleId::TensorOffsetMisaligned, t.offset_field, || tensor_path(t, "offset"), || {
-                format!("data offset {off} is not a multiple of the alignment {align}")
-            });
+            sink.emit(
+                RuleId::TensorOffsetMisaligned,
+                t.offset_field,
+                || tensor_path(t, "offset"),
+                || format!("data offset {off} is not a multiple of the alignment {align}"),
+            );
         }
         let Some(nbytes) = size.nbytes else {
             expected_ok = false;
@@ -91,19 +103,27 @@ pub(crate) fn check_layout(
         };
         let end = data_start.checked_add(off).and_then(|s| s.checked_add(nbytes));
         if end.is_none_or(|e| e > file_len) {
-            sink.emit(RuleId::TensorDataOutOfBounds, t.offset_field, || tensor_path(t, "offset"), || {
-                format!(
-                    "data [{off}, +{nbytes}) at absolute 0x{:x} runs past the end of the file ({file_len} bytes)",
-                    data_start.saturating_add(off)
-                )
-            });
+            sink.emit(
+                RuleId::TensorDataOutOfBounds,
+                t.offset_field,
+                || tensor_path(t, "offset"),
+                || {
+                    format!(
+                        "data [{off}, +{nbytes}) at absolute 0x{:x} runs past the end of the file ({file_len} bytes)",
+                        data_start.saturating_add(off)
+                    )
+                },
+            );
         }
         let padded = align_up(nbytes, align);
         expected = expected.zip(padded).and_then(|(e, p)| e.checked_add(p));
         if expected.is_none_or(|e| e > crate::limits::MAX_ELEMENTS) && expected_ok {
-            sink.emit(RuleId::DataSizeOverflow, t.offset_field, || tensor_path(t, "offset"), || {
-                "the sum of padded tensor sizes overflows 2^63".into()
-            });
+            sink.emit(
+                RuleId::DataSizeOverflow,
+                t.offset_field,
+                || tensor_path(t, "offset"),
+                || "the sum of padded tensor sizes overflows 2^63".into(),
+            );
             expected_ok = false;
         }
     }
@@ -125,9 +145,12 @@ pub(crate) fn check_layout(
         match prev {
             Some((p, pend)) if start < pend => {
                 let other = file.tensors.get(p).map(|o| o.name.display()).unwrap_or_default();
-                sink.emit(RuleId::TensorDataOverlap, t.offset_field, || tensor_path(t, "offset"), || {
-                    format!("data [{start}, {end}) overlaps tensor `{other}`, which ends at {pend}")
-                });
+                sink.emit(
+                    RuleId::TensorDataOverlap,
+                    t.offset_field,
+                    || tensor_path(t, "offset"),
+                    || format!("data [{start}, {end}) overlaps tensor `{other}`, which ends at {pend}"),
+                );
             }
             _ => {
                 let gap_from = prev.map_or(Some(0), |(_, pend)| align_up(pend, align)).unwrap_or(u64::MAX);
@@ -169,7 +192,15 @@ pub(crate) fn check_layout(
 }
 
 fn trailing(from: u64, file_len: u64, sink: &mut Sink<'_>) {
-    sink.emit(RuleId::TrailingBytes, from, || "trailing".into(), || {
-        format!("{} bytes follow the end of the GGUF data (at 0x{from:x}); readers ignore them", file_len.saturating_sub(from))
-    });
+    sink.emit(
+        RuleId::TrailingBytes,
+        from,
+        || "trailing".into(),
+        || {
+            format!(
+                "{} bytes follow the end of the GGUF data (at 0x{from:x}); readers ignore them",
+                file_len.saturating_sub(from)
+            )
+        },
+    );
 }

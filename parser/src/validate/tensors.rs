@@ -41,7 +41,12 @@ pub(crate) fn check_tensors(file: &GgufFile<'_>, _keys: &KeyFacts, sink: &mut Si
     let cap = file.tensors.len().min(limits::MAX_INITIAL_CAPACITY);
     let mut names: HashSet<&[u8]> = HashSet::with_capacity(cap);
     let mut truncated: HashMap<&[u8], &[u8]> = HashMap::with_capacity(cap);
-    let mut facts = TensorFacts { sizes: Vec::with_capacity(cap), parameters: Some(0), data_size: Some(0), ..TensorFacts::default() };
+    let mut facts = TensorFacts {
+        sizes: Vec::with_capacity(cap),
+        parameters: Some(0),
+        data_size: Some(0),
+        ..TensorFacts::default()
+    };
     for t in &file.tensors {
         check_name(t, &mut names, &mut truncated, sink);
         let size = check_shape_and_type(t, sink);
@@ -61,7 +66,12 @@ pub(crate) fn check_tensors(file: &GgufFile<'_>, _keys: &KeyFacts, sink: &mut Si
     facts
 }
 
-fn check_name<'a>(t: &TensorInfo<'a>, names: &mut HashSet<&'a [u8]>, truncated: &mut HashMap<&'a [u8], &'a [u8]>, sink: &mut Sink<'_>) {
+fn check_name<'a>(
+    t: &TensorInfo<'a>,
+    names: &mut HashSet<&'a [u8]>,
+    truncated: &mut HashMap<&'a [u8], &'a [u8]>,
+    sink: &mut Sink<'_>,
+) {
     let name = t.name.bytes;
     let at = t.name.offset;
     let path = || tensor_path(t, "name");
@@ -70,22 +80,31 @@ fn check_name<'a>(t: &TensorInfo<'a>, names: &mut HashSet<&'a [u8]>, truncated: 
     }
     if name.len() == limits::MAX_TENSOR_NAME_LEN_SPEC {
         sink.emit(RuleId::TensorName64, at, path, || {
-            "tensor name is 64 bytes: the spec allows it, ggml accepts at most 63 (GGML_MAX_NAME includes the NUL)".into()
+            "tensor name is 64 bytes: the spec allows it, ggml accepts at most 63 (GGML_MAX_NAME includes the NUL)"
+                .into()
         });
     } else if name.len() > limits::MAX_TENSOR_NAME_LEN_SPEC {
-        sink.emit(RuleId::TensorNameTooLong, at, path, || format!("tensor name is {} bytes; at most 64 allowed (63 for ggml)", name.len()));
+        sink.emit(RuleId::TensorNameTooLong, at, path, || {
+            format!("tensor name is {} bytes; at most 64 allowed (63 for ggml)", name.len())
+        });
     }
     let nul = name.iter().position(|b| *b == 0);
     if let Some(p) = nul {
         let off = t.name.content_offset().saturating_add(u64::try_from(p).unwrap_or(0));
-        sink.emit(RuleId::TensorNameNul, off, path, || format!("tensor name has a NUL byte at position {p}; ggml truncates the name there"));
+        sink.emit(RuleId::TensorNameNul, off, path, || {
+            format!("tensor name has a NUL byte at position {p}; ggml truncates the name there")
+        });
     }
     if let Err(e) = std::str::from_utf8(name) {
         let off = t.name.content_offset().saturating_add(u64::try_from(e.valid_up_to()).unwrap_or(0));
-        sink.emit(RuleId::TensorNameUtf8, off, path, || format!("tensor name is not valid UTF-8: \"{}\"", t.name.display()));
+        sink.emit(RuleId::TensorNameUtf8, off, path, || {
+            format!("tensor name is not valid UTF-8: \"{}\"", t.name.display())
+        });
     }
     if !names.insert(name) {
-        sink.emit(RuleId::TensorNameDuplicate, at, path, || format!("tensor name `{}` is used more than once", t.name.display()));
+        sink.emit(RuleId::TensorNameDuplicate, at, path, || {
+            format!("tensor name `{}` is used more than once", t.name.display())
+        });
     } else {
         let short = name.get(..nul.unwrap_or(name.len())).unwrap_or(name);
         if let Some(other) = truncated.insert(short, name)
@@ -106,14 +125,20 @@ fn check_shape_and_type(t: &TensorInfo<'_>, sink: &mut Sink<'_>) -> TensorSize {
     let mut size = TensorSize::default();
     let mut dims_ok = true;
     if t.n_dims > limits::MAX_DIMS {
-        sink.emit(RuleId::TensorNDims, t.n_dims_offset, || tensor_path(t, "n_dims"), || {
-            format!("tensor has {} dimensions; at most {} allowed", t.n_dims, limits::MAX_DIMS)
-        });
+        sink.emit(
+            RuleId::TensorNDims,
+            t.n_dims_offset,
+            || tensor_path(t, "n_dims"),
+            || format!("tensor has {} dimensions; at most {} allowed", t.n_dims, limits::MAX_DIMS),
+        );
         dims_ok = false;
     } else if t.n_dims == 0 {
-        sink.emit(RuleId::TensorNDimsZero, t.n_dims_offset, || tensor_path(t, "n_dims"), || {
-            "tensor has 0 dimensions (ggml reads it as a single element)".into()
-        });
+        sink.emit(
+            RuleId::TensorNDimsZero,
+            t.n_dims_offset,
+            || tensor_path(t, "n_dims"),
+            || "tensor has 0 dimensions (ggml reads it as a single element)".into(),
+        );
     }
     // Exact product in u128: no wrap, so the ggml hole (product wrapping
     // to zero) cannot hide an overflow.
@@ -121,22 +146,35 @@ fn check_shape_and_type(t: &TensorInfo<'_>, sink: &mut Sink<'_>) -> TensorSize {
     let mut any_zero = false;
     for (i, d) in t.dims().enumerate() {
         if d > limits::MAX_DIM {
-            sink.emit(RuleId::TensorDimRange, t.dim_offset(i), || format!("{}[{i}]", tensor_path(t, "ne")), || {
-                format!("dimension {d} is 2^63 or more (ggml reads dims as int64)")
-            });
+            sink.emit(
+                RuleId::TensorDimRange,
+                t.dim_offset(i),
+                || format!("{}[{i}]", tensor_path(t, "ne")),
+                || format!("dimension {d} is 2^63 or more (ggml reads dims as int64)"),
+            );
             dims_ok = false;
         }
         if d == 0 {
             any_zero = true;
-            sink.emit(RuleId::TensorDimZero, t.dim_offset(i), || format!("{}[{i}]", tensor_path(t, "ne")), || "dimension is 0 (empty tensor)".into());
+            sink.emit(
+                RuleId::TensorDimZero,
+                t.dim_offset(i),
+                || format!("{}[{i}]", tensor_path(t, "ne")),
+                || "dimension is 0 (empty tensor)".into(),
+            );
         }
         product = product.saturating_mul(u128::from(d));
     }
     if dims_ok && !any_zero && product > u128::from(limits::MAX_ELEMENTS) {
-        sink.emit(RuleId::TensorElementCountOverflow, t.dims_offset, || tensor_path(t, "ne"), || {
-            let dims: Vec<String> = t.dims().map(|d| d.to_string()).collect();
-            format!("dims [{}] hold {product} elements, 2^63 or more", dims.join(", "))
-        });
+        sink.emit(
+            RuleId::TensorElementCountOverflow,
+            t.dims_offset,
+            || tensor_path(t, "ne"),
+            || {
+                let dims: Vec<String> = t.dims().map(|d| d.to_string()).collect();
+                format!("dims [{}] hold {product} elements, 2^63 or more", dims.join(", "))
+            },
+        );
         dims_ok = false;
     }
     let elements = if any_zero { Some(0) } else { u64::try_from(product).ok() };
@@ -145,17 +183,31 @@ fn check_shape_and_type(t: &TensorInfo<'_>, sink: &mut Sink<'_>) -> TensorSize {
     }
 
     match type_info(t.type_id) {
-        None => sink.emit(RuleId::TensorTypeUnknown, t.type_offset, || tensor_path(t, "type"), || {
-            format!("tensor type {} is not a ggml type (0..42)", t.type_id)
-        }),
-        Some(info) if info.status == TypeStatus::Removed => sink.emit(RuleId::TensorTypeRemoved, t.type_offset, || tensor_path(t, "type"), || {
-            format!("tensor type {} ({}) was removed from ggml", t.type_id, info.name)
-        }),
+        None => sink.emit(
+            RuleId::TensorTypeUnknown,
+            t.type_offset,
+            || tensor_path(t, "type"),
+            || format!("tensor type {} is not a ggml type (0..42)", t.type_id),
+        ),
+        Some(info) if info.status == TypeStatus::Removed => sink.emit(
+            RuleId::TensorTypeRemoved,
+            t.type_offset,
+            || tensor_path(t, "type"),
+            || format!("tensor type {} ({}) was removed from ggml", t.type_id, info.name),
+        ),
         Some(info) => {
             if info.status == TypeStatus::Intermediate {
-                sink.emit(RuleId::TensorTypeIntermediate, t.type_offset, || tensor_path(t, "type"), || {
-                    format!("tensor type {} is a dot-product intermediate; ggml cannot convert it to float", info.name)
-                });
+                sink.emit(
+                    RuleId::TensorTypeIntermediate,
+                    t.type_offset,
+                    || tensor_path(t, "type"),
+                    || {
+                        format!(
+                            "tensor type {} is a dot-product intermediate; ggml cannot convert it to float",
+                            info.name
+                        )
+                    },
+                );
             }
             size.ty = GgmlType::from_id(t.type_id);
         }
@@ -164,18 +216,24 @@ fn check_shape_and_type(t: &TensorInfo<'_>, sink: &mut Sink<'_>) -> TensorSize {
     let ne0 = if t.n_dims == 0 { 1 } else { t.dims().next().unwrap_or(1) };
     let block = u64::from(ty.block_size());
     if ne0.checked_rem(block).is_none_or(|r| r != 0) {
-        sink.emit(RuleId::TensorRowBlock, t.dims_offset, || format!("{}[0]", tensor_path(t, "ne")), || {
-            format!("row length ne[0] = {ne0} is not a multiple of {}'s block size {block}", ty.name())
-        });
+        sink.emit(
+            RuleId::TensorRowBlock,
+            t.dims_offset,
+            || format!("{}[0]", tensor_path(t, "ne")),
+            || format!("row length ne[0] = {ne0} is not a multiple of {}'s block size {block}", ty.name()),
+        );
         return size;
     }
     let Some(elements) = size.elements else { return size };
     let bytes = u128::from(elements.checked_div(block).unwrap_or(0)).saturating_mul(u128::from(ty.type_size()));
     match u64::try_from(bytes).ok().filter(|b| *b <= limits::MAX_ELEMENTS) {
         Some(b) => size.nbytes = Some(b),
-        None => sink.emit(RuleId::TensorByteSizeOverflow, t.dims_offset, || tensor_path(t, "ne"), || {
-            format!("{elements} elements of {} take {bytes} bytes, 2^63 or more", ty.name())
-        }),
+        None => sink.emit(
+            RuleId::TensorByteSizeOverflow,
+            t.dims_offset,
+            || tensor_path(t, "ne"),
+            || format!("{elements} elements of {} take {bytes} bytes, 2^63 or more", ty.name()),
+        ),
     }
     size
 }

@@ -113,7 +113,13 @@ fn human_report(out: &mut impl Write, path: &str, r: &Report, style: Style) -> i
     let verdict = if r.valid { style.paint("1;32", "valid") } else { style.paint("1;31", "INVALID") };
     let c = r.counts;
     let plural = |n: u64, w: &str| if n == 1 { format!("{n} {w}") } else { format!("{n} {w}s") };
-    writeln!(out, "{path}: {verdict} (profile {}): {}, {}", r.profile, plural(c.errors, "error"), plural(c.warnings, "warning"))?;
+    writeln!(
+        out,
+        "{path}: {verdict} (profile {}): {}, {}",
+        r.profile,
+        plural(c.errors, "error"),
+        plural(c.warnings, "warning")
+    )?;
     writeln!(out, "  {}", summary_line(r))?;
     for d in &r.diagnostics {
         let path = if d.path.is_empty() { String::new() } else { format!(" {}", d.path) };
@@ -134,7 +140,9 @@ pub fn validation(files: &[(String, FileOutcome)], json: bool, profile: Profile,
         for (path, outcome) in files {
             let v = match outcome {
                 FileOutcome::Report(r) => serde_json::to_value(JsonFile { path, report: r }),
-                FileOutcome::Unreadable(e) => serde_json::to_value(JsonUnreadable { path, valid: false, profile, error: e }),
+                FileOutcome::Unreadable(e) => {
+                    serde_json::to_value(JsonUnreadable { path, valid: false, profile, error: e })
+                }
             };
             docs.push(v.map_err(io::Error::other)?);
         }
@@ -182,7 +190,15 @@ pub fn rules(format: crate::cli::RulesFormat) -> io::Result<()> {
             let w = RULES.iter().map(|r| r.id.len()).max().unwrap_or(10);
             writeln!(out, "{:w$}  {:7} {:7} {:7}  description", "rule", "strict", "spec", "ggml")?;
             for r in RULES {
-                writeln!(out, "{:w$}  {:7} {:7} {:7}  {}", r.id, r.levels[0].name(), r.levels[1].name(), r.levels[2].name(), r.description)?;
+                writeln!(
+                    out,
+                    "{:w$}  {:7} {:7} {:7}  {}",
+                    r.id,
+                    r.levels[0].name(),
+                    r.levels[1].name(),
+                    r.levels[2].name(),
+                    r.description
+                )?;
                 writeln!(out, "{:w$}  {:23}  see: {}", "", "", r.citation)?;
             }
         }
