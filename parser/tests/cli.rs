@@ -165,3 +165,15 @@ fn dump_summarises_long_arrays_unless_full() {
     assert_eq!(tokens(&short)["truncated"], true);
     assert_eq!(tokens(&full)["values"].as_array().unwrap().len(), 64);
 }
+
+#[test]
+fn readme_example_matches_the_binary() {
+    // The README shows `$ gguf-validate FILE` followed by its output; keep
+    // it honest.
+    let readme = std::fs::read_to_string(root().join("README.md")).unwrap();
+    let block = readme.split("```text\n$ gguf-validate ").nth(1).expect("example block in README");
+    let block = block.split("```").next().unwrap();
+    let (args, shown) = block.split_once('\n').unwrap();
+    let o = run(&args.split_whitespace().collect::<Vec<_>>());
+    assert_eq!(stdout(&o), shown, "README example is stale");
+}
