@@ -3,9 +3,26 @@
 use half::{bf16, f16};
 
 /// IEEE binary16 bits to f32 (exact; NaNs come back quiet with their payload).
+///
+/// Inline integer arithmetic rather than `half`'s `to_f32`, which on
+/// generic x86-64 checks for F16C at run time and calls out of line: the
+/// block kernels convert one or two scales per block, and that call cost
+/// up to 15% of Q4_K / Q5_K throughput.
 #[inline(always)]
 pub(crate) fn f16_to_f32(bits: u16) -> f32 {
-    f16::from_bits(bits).to_f32()
+    let sign = u32::from(bits & 0x8000) << 16;
+    let mag = u32::from(bits & 0x7fff);
+    if mag >= 0x7c00 {
+        // Infinity (mantissa 0) or NaN: exponent all ones, quiet bit set.
+        let quiet = if mag > 0x7c00 { 0x0040_0000 } else { 0 };
+        f32::from_bits(sign | 0x7f80_0000 | quiet | ((mag & 0x3ff) << 13))
+    } else if mag >= 0x0400 {
+        // Normal: rebias the exponent by 127 - 15 = 112.
+        f32::from_bits(sign | ((mag << 13) + (112 << 23)))
+    } else {
+        // Subnormal or zero: mantissa × 2^-24 is exact.
+        f32::from_bits(sign | (mag as f32 * (1.0 / 16_777_216.0)).to_bits())
+    }
 }
 
 /// f32 to binary16 bits as ggml's scalar `GGML_FP32_TO_FP16` does it:
@@ -69,22 +86,14 @@ pub(crate) fn nearest_int(x: f32) -> i32 {
 /// casts take the low byte of this.
 #[inline(always)]
 pub(crate) fn trunc_i32(x: f32) -> i32 {
-    if (-2_147_483_648.0..2_147_483_648.0).contains(&x) {
-        x as i32
-    } else {
-        i32::MIN
-    }
+    if (-2_147_483_648.0..2_147_483_648.0).contains(&x) { x as i32 } else { i32::MIN }
 }
 
 /// glibc's `lroundf` on x86-64: round half away from zero; NaN and values
 /// beyond the i64 range give `i64::MIN`.
 #[inline(always)]
 pub(crate) fn lround(x: f32) -> i64 {
-    if (-9.223_372e18..9.223_372e18).contains(&x) {
-        x.round() as i64
-    } else {
-        i64::MIN
-    }
+    if (-9.223_372e18..9.223_372e18).contains(&x) { x.round() as i64 } else { i64::MIN }
 }
 
 /// Writes an fp16 value little-endian into `out[off..off + 2]`.
@@ -161,5 +170,12 @@ mod tests {
         assert_eq!(f32_to_bf16(f32::from_bits(0x3f80_8000)), 0x3f80);
         assert_eq!(f32_to_bf16(f32::from_bits(0x3f81_8000)), 0x3f82);
         assert_eq!(bf16_to_f32(0x3f80).to_bits(), 0x3f80_0000);
+    }
+
+    #[test]
+    fn f16_to_f32_matches_half_for_every_bit_pattern() {
+        for bits in 0..=u16::MAX {
+            assert_eq!(f16_to_f32(bits).to_bits(), f16::from_bits(bits).to_f32().to_bits(), "{bits:#06x}");
+        }
     }
 }

@@ -30,11 +30,7 @@ pub(crate) fn dequant_f16(src: &[u8], dst: &mut [f32]) {
         }
         h.convert_to_f32_slice(d);
     }
-    for (s, d) in s_groups
-        .remainder()
-        .chunks_exact(2)
-        .zip(d_groups.into_remainder())
-    {
+    for (s, d) in s_groups.remainder().chunks_exact(2).zip(d_groups.into_remainder()) {
         if let Ok(a) = <[u8; 2]>::try_from(s) {
             *d = f16::from_bits(u16::from_le_bytes(a)).to_f32();
         }

@@ -15,11 +15,7 @@ use super::tables::values::KVALUES_FP4;
 /// `2^(e-128)`, i.e. half the E8M0 value `2^(e-127)`, as ggml decodes it.
 #[inline(always)]
 pub(crate) fn e8m0_half(e: u8) -> f32 {
-    if e < 2 {
-        f32::from_bits(0x0020_0000 << e)
-    } else {
-        f32::from_bits(u32::from(e - 1) << 23)
-    }
+    if e < 2 { f32::from_bits(0x0020_0000 << e) } else { f32::from_bits(u32::from(e - 1) << 23) }
 }
 
 const fn ue4m3_half(x: u8) -> f32 {
@@ -29,11 +25,7 @@ const fn ue4m3_half(x: u8) -> f32 {
     let exp = ((x >> 3) & 0xf) as i32;
     let man = (x & 7) as u32;
     // subnormal: man·2^-9; normal: (8+man)/8·2^(exp-7); then halved.
-    let (mant, e2) = if exp == 0 {
-        (man, -10)
-    } else {
-        (8 + man, exp - 11)
-    };
+    let (mant, e2) = if exp == 0 { (man, -10) } else { (8 + man, exp - 11) };
     let scale = f32::from_bits(((127 + e2) as u32) << 23);
     mant as f32 * scale
 }
@@ -131,11 +123,7 @@ pub(crate) fn quant_mxfp4(src: &[f32], dst: &mut Vec<u8>) {
                 amax = v.abs();
             }
         }
-        let e = if amax > 0.0 {
-            trunc_i32(amax.log2().floor() - 2.0 + 127.0) as u8
-        } else {
-            0
-        };
+        let e = if amax > 0.0 { trunc_i32(amax.log2().floor() - 2.0 + 127.0) as u8 } else { 0 };
         let d = e8m0_half(e);
         out[0] = e;
         for j in 0..16 {

@@ -22,9 +22,7 @@
 //! - IQ4_XS (136): d, scales_h u16 2..4, scales_l 4..8, qs 8..136:
 //!   6-bit scale ls per 32 elements; y = d·(ls−32)·KVALUES_IQ4NL[nibble].
 
-use super::common::{
-    f16_to_f32, f32_to_f16, for_blocks, half_at, le16, le32, nearest_int, put16, quant_blocks,
-};
+use super::common::{f16_to_f32, f32_to_f16, for_blocks, half_at, le16, le32, nearest_int, put16, quant_blocks};
 use super::tables::iq1_grid::IQ1S_GRID;
 use super::tables::iq2_grids::{IQ2S_GRID, IQ2XS_GRID, IQ2XXS_GRID};
 use super::tables::iq3_grids::{IQ3S_GRID, IQ3XXS_GRID};
@@ -82,10 +80,7 @@ pub(crate) fn dequant_iq2_xs(src: &[u8], dst: &mut [f32]) {
         let d = half_at(b, 0);
         for ib in 0..8 {
             let sc = b[66 + ib];
-            let db = [
-                d * (0.5 + f32::from(sc & 0x0f)) * 0.25,
-                d * (0.5 + f32::from(sc >> 4)) * 0.25,
-            ];
+            let db = [d * (0.5 + f32::from(sc & 0x0f)) * 0.25, d * (0.5 + f32::from(sc >> 4)) * 0.25];
             for l in 0..4 {
                 let q = le16(b, 2 + 2 * (4 * ib + l));
                 let g = grid8(&IQ2XS_GRID, usize::from(q & 511));
@@ -100,10 +95,7 @@ pub(crate) fn dequant_iq2_s(src: &[u8], dst: &mut [f32]) {
         let d = half_at(b, 0);
         for ib in 0..8 {
             let sc = b[74 + ib];
-            let db = [
-                d * (0.5 + f32::from(sc & 0x0f)) * 0.25,
-                d * (0.5 + f32::from(sc >> 4)) * 0.25,
-            ];
+            let db = [d * (0.5 + f32::from(sc & 0x0f)) * 0.25, d * (0.5 + f32::from(sc >> 4)) * 0.25];
             let qh = u32::from(b[66 + ib]);
             for l in 0..4 {
                 let idx = u32::from(b[2 + 4 * ib + l]) | ((qh << (8 - 2 * l)) & 0x300);
@@ -172,11 +164,7 @@ pub(crate) fn dequant_iq1_s(src: &[u8], dst: &mut [f32]) {
         for ib in 0..8 {
             let qh = le16(b, 34 + 2 * ib);
             let dl = d * (2 * i32::from((qh >> 12) & 7) + 1) as f32;
-            let delta = if qh & 0x8000 != 0 {
-                -IQ1_DELTA
-            } else {
-                IQ1_DELTA
-            };
+            let delta = if qh & 0x8000 != 0 { -IQ1_DELTA } else { IQ1_DELTA };
             for l in 0..4 {
                 let idx = usize::from(b[2 + 4 * ib + l]) | (usize::from((qh >> (3 * l)) & 7) << 8);
                 put_iq1(y, 32 * ib + 8 * l, dl, idx, delta);
@@ -188,12 +176,7 @@ pub(crate) fn dequant_iq1_s(src: &[u8], dst: &mut [f32]) {
 /// The fp16 super-scale bits of an IQ1_M block (top nibbles of its 4 scale words).
 #[inline(always)]
 pub(crate) fn iq1m_scale_bits<const N: usize>(b: &[u8; N], off: usize) -> u16 {
-    let sc = [
-        le16(b, off),
-        le16(b, off + 2),
-        le16(b, off + 4),
-        le16(b, off + 6),
-    ];
+    let sc = [le16(b, off), le16(b, off + 2), le16(b, off + 4), le16(b, off + 6)];
     (sc[0] >> 12) | ((sc[1] >> 8) & 0x00f0) | ((sc[2] >> 4) & 0x0f00) | (sc[3] & 0xf000)
 }
 
@@ -214,12 +197,7 @@ pub(crate) fn dequant_iq1_m(src: &[u8], dst: &mut [f32]) {
                 q(3) | ((h1 << 4) & 0x700),
             ];
             let dlt = |bit: bool| if bit { -IQ1_DELTA } else { IQ1_DELTA };
-            let delta = [
-                dlt(h0 & 0x08 != 0),
-                dlt(h0 & 0x80 != 0),
-                dlt(h1 & 0x08 != 0),
-                dlt(h1 & 0x80 != 0),
-            ];
+            let delta = [dlt(h0 & 0x08 != 0), dlt(h0 & 0x80 != 0), dlt(h1 & 0x08 != 0), dlt(h1 & 0x80 != 0)];
             for l in 0..4 {
                 let dl = if l < 2 { dl1 } else { dl2 };
                 put_iq1(y, 32 * ib + 8 * l, dl, idx[l], delta[l]);
@@ -285,11 +263,7 @@ fn best_iq4(x: f32) -> u8 {
             lo = mid;
         }
     }
-    if x - v(hi - 1) < v(hi) - x {
-        (hi - 1) as u8
-    } else {
-        hi as u8
-    }
+    if x - v(hi - 1) < v(hi) - x { (hi - 1) as u8 } else { hi as u8 }
 }
 
 /// Scale of one 32-element group: an initial fit at the largest magnitude,

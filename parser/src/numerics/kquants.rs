@@ -19,9 +19,7 @@
 //! In each 128-element half, 2-bit fields of byte l use shift 2j for the
 //! j-th run of 32 elements (Q2_K, Q3_K, Q6_K's high bits).
 
-use super::common::{
-    f16_to_f32, f32_to_f16, for_blocks, half_at, nearest_int, put16, quant_blocks,
-};
+use super::common::{f16_to_f32, f32_to_f16, for_blocks, half_at, nearest_int, put16, quant_blocks};
 
 /// The 6-bit (scale, min) pair `j` of the 12-byte Q4_K/Q5_K scale field.
 #[inline(always)]
@@ -29,10 +27,7 @@ fn scale_min(j: usize, s: &[u8; 12]) -> (u8, u8) {
     if j < 4 {
         (s[j] & 63, s[j + 4] & 63)
     } else {
-        (
-            (s[j + 4] & 0x0f) | ((s[j - 4] >> 6) << 4),
-            (s[j + 4] >> 4) | ((s[j] >> 6) << 4),
-        )
+        ((s[j + 4] & 0x0f) | ((s[j - 4] >> 6) << 4), (s[j + 4] >> 4) | ((s[j] >> 6) << 4))
     }
 }
 
@@ -99,23 +94,48 @@ pub(crate) fn dequant_q3_k(src: &[u8], dst: &mut [f32]) {
     });
 }
 
+/// The eight (d·scale, dmin·min) pairs of a Q4_K/Q5_K block, unpacked once.
+#[inline(always)]
+fn k4_scales<const N: usize>(b: &[u8; N]) -> ([f32; 8], [f32; 8]) {
+    let d = half_at(b, 0);
+    let dmin = half_at(b, 2);
+    let s = sub12(b, 4);
+    let mut dl = [0f32; 8];
+    let mut ml = [0f32; 8];
+    for j in 0..8 {
+        let (sc, m) = scale_min(j, &s);
+        dl[j] = d * f32::from(sc);
+        ml[j] = dmin * f32::from(m);
+    }
+    (dl, ml)
+}
+
+/// `N` consecutive bytes of a block as an array (constant offsets after
+/// inlining, so the check folds away).
+#[inline(always)]
+fn arr<const N: usize, const M: usize>(b: &[u8; M], off: usize) -> [u8; N] {
+    let mut a = [0u8; N];
+    a.copy_from_slice(&b[off..off + N]);
+    a
+}
+
 pub(crate) fn dequant_q4_k(src: &[u8], dst: &mut [f32]) {
     for_blocks::<144, 256>(src, dst, |b, y| {
-        let d = half_at(b, 0);
-        let dmin = half_at(b, 2);
-        let s = sub12(b, 4);
+        let (dl, ml) = k4_scales(b);
+        // 16 bytes at a time: one load feeds 16 low and 16 high nibbles.
         for c in 0..4 {
-            let (sc1, m1) = scale_min(2 * c, &s);
-            let (sc2, m2) = scale_min(2 * c + 1, &s);
-            let (d1, m1) = (d * f32::from(sc1), dmin * f32::from(m1));
-            let (d2, m2) = (d * f32::from(sc2), dmin * f32::from(m2));
-            let q = &b[16 + 32 * c..48 + 32 * c];
-            let (lo, hi) = y[64 * c..64 * c + 64].split_at_mut(32);
-            for (o, &q) in lo.iter_mut().zip(q) {
-                *o = d1 * f32::from(q & 0x0f) - m1;
-            }
-            for (o, &q) in hi.iter_mut().zip(q) {
-                *o = d2 * f32::from(q >> 4) - m2;
+            let (d1, m1, d2, m2) = (dl[2 * c], ml[2 * c], dl[2 * c + 1], ml[2 * c + 1]);
+            for h in 0..2 {
+                let q: [u8; 16] = arr(b, 16 + 32 * c + 16 * h);
+                let o = 64 * c + 16 * h;
+                let mut lo = [0f32; 16];
+                let mut hi = [0f32; 16];
+                for l in 0..16 {
+                    lo[l] = d1 * f32::from(q[l] & 0x0f) - m1;
+                    hi[l] = d2 * f32::from(q[l] >> 4) - m2;
+                }
+                y[o..o + 16].copy_from_slice(&lo);
+                y[o + 32..o + 48].copy_from_slice(&hi);
             }
         }
     });
@@ -123,26 +143,27 @@ pub(crate) fn dequant_q4_k(src: &[u8], dst: &mut [f32]) {
 
 pub(crate) fn dequant_q5_k(src: &[u8], dst: &mut [f32]) {
     for_blocks::<176, 256>(src, dst, |b, y| {
-        let d = half_at(b, 0);
-        let dmin = half_at(b, 2);
-        let s = sub12(b, 4);
+        let (dl, ml) = k4_scales(b);
+        // qh bit 2c is the fifth bit of chunk c's low nibbles, bit 2c+1 of
+        // its high nibbles; shifting the copy right by 2 per chunk keeps
+        // every shift constant.
+        let mut qh: [[u8; 16]; 2] = [arr(b, 16), arr(b, 32)];
         for c in 0..4 {
-            let (sc1, m1) = scale_min(2 * c, &s);
-            let (sc2, m2) = scale_min(2 * c + 1, &s);
-            let (d1, m1) = (d * f32::from(sc1), dmin * f32::from(m1));
-            let (d2, m2) = (d * f32::from(sc2), dmin * f32::from(m2));
-            let u1 = 1u8 << (2 * c);
-            let u2 = 2u8 << (2 * c);
-            let q = &b[48 + 32 * c..80 + 32 * c];
-            let qh = &b[16..48];
-            let (lo, hi) = y[64 * c..64 * c + 64].split_at_mut(32);
-            for ((o, &q), &h) in lo.iter_mut().zip(q).zip(qh) {
-                let v = (q & 0x0f) | if h & u1 != 0 { 16 } else { 0 };
-                *o = d1 * f32::from(v) - m1;
-            }
-            for ((o, &q), &h) in hi.iter_mut().zip(q).zip(qh) {
-                let v = (q >> 4) | if h & u2 != 0 { 16 } else { 0 };
-                *o = d2 * f32::from(v) - m2;
+            let (d1, m1, d2, m2) = (dl[2 * c], ml[2 * c], dl[2 * c + 1], ml[2 * c + 1]);
+            for h in 0..2 {
+                let q: [u8; 16] = arr(b, 48 + 32 * c + 16 * h);
+                let qhh = &mut qh[h];
+                let o = 64 * c + 16 * h;
+                let mut lo = [0f32; 16];
+                let mut hi = [0f32; 16];
+                for l in 0..16 {
+                    let v = qhh[l];
+                    lo[l] = d1 * f32::from((q[l] & 0x0f) | ((v & 1) << 4)) - m1;
+                    hi[l] = d2 * f32::from((q[l] >> 4) | ((v & 2) << 3)) - m2;
+                    qhh[l] = v >> 2;
+                }
+                y[o..o + 16].copy_from_slice(&lo);
+                y[o + 32..o + 48].copy_from_slice(&hi);
             }
         }
     });
@@ -300,12 +321,7 @@ struct AsymSearch {
 
 /// Weighted least-squares search for a (scale, min) pair with levels
 /// 0..=nmax (ggml's `make_qkx2_quants`). Returns (scale, −min).
-fn asym_search<const N: usize>(
-    p: &AsymSearch,
-    x: &[f32; N],
-    w: &[f32; N],
-    out: &mut [u8; N],
-) -> (f32, f32) {
+fn asym_search<const N: usize>(p: &AsymSearch, x: &[f32; N], w: &[f32; N], out: &mut [u8; N]) -> (f32, f32) {
     let mut min = x[0];
     let mut max = x[0];
     let mut sum_w = w[0];
@@ -384,8 +400,7 @@ fn pack2<const TS: usize>(levels: &[u8; 256], out: &mut [u8; TS], off: usize) {
     for h in 0..2 {
         for l in 0..32 {
             let e = 128 * h + l;
-            let v =
-                levels[e] | (levels[e + 32] << 2) | (levels[e + 64] << 4) | (levels[e + 96] << 6);
+            let v = levels[e] | (levels[e + 32] << 2) | (levels[e + 64] << 4) | (levels[e + 96] << 6);
             if let Some(o) = out.get_mut(off + 32 * h + l) {
                 *o = v;
             }
@@ -394,13 +409,7 @@ fn pack2<const TS: usize>(levels: &[u8; 256], out: &mut [u8; TS], off: usize) {
 }
 
 pub(crate) fn quant_q2_k(src: &[f32], dst: &mut Vec<u8>) {
-    const P: AsymSearch = AsymSearch {
-        nmax: 3,
-        rmin: -0.5,
-        rdelta: 0.1,
-        nstep: 15,
-        use_mad: true,
-    };
+    const P: AsymSearch = AsymSearch { nmax: 3, rmin: -0.5, rdelta: 0.1, nstep: 15, use_mad: true };
     quant_blocks::<256, 84>(src, dst, |x, out| {
         let mut levels = [0u8; 256];
         let mut scales = [0.0f32; 16];
@@ -513,12 +522,7 @@ pub(crate) fn quant_q3_k(src: &[f32], dst: &mut Vec<u8>) {
 }
 
 /// Shared body of the Q4_K and Q5_K quantizers; returns the levels.
-fn q45_k<const TS: usize>(
-    x: &[f32; 256],
-    p: &AsymSearch,
-    out: &mut [u8; TS],
-    lmax: i32,
-) -> [u8; 256] {
+fn q45_k<const TS: usize>(x: &[f32; 256], p: &AsymSearch, out: &mut [u8; TS], lmax: i32) -> [u8; 256] {
     let mut levels = [0u8; 256];
     let mut scales = [0.0f32; 8];
     let mut mins = [0.0f32; 8];
@@ -543,11 +547,7 @@ fn q45_k<const TS: usize>(
             max_min = m;
         }
     }
-    let inv_scale = if max_scale > 0.0 {
-        63.0 / max_scale
-    } else {
-        0.0
-    };
+    let inv_scale = if max_scale > 0.0 { 63.0 / max_scale } else { 0.0 };
     let inv_min = if max_min > 0.0 { 63.0 / max_min } else { 0.0 };
     let mut sb = [0u8; 12];
     for j in 0..8 {
@@ -584,13 +584,7 @@ fn q45_k<const TS: usize>(
 }
 
 pub(crate) fn quant_q4_k(src: &[f32], dst: &mut Vec<u8>) {
-    const P: AsymSearch = AsymSearch {
-        nmax: 15,
-        rmin: -1.0,
-        rdelta: 0.1,
-        nstep: 20,
-        use_mad: false,
-    };
+    const P: AsymSearch = AsymSearch { nmax: 15, rmin: -1.0, rdelta: 0.1, nstep: 20, use_mad: false };
     quant_blocks::<256, 144>(src, dst, |x, out| {
         let levels = q45_k(x, &P, out, 15);
         for c in 0..4 {
@@ -602,13 +596,7 @@ pub(crate) fn quant_q4_k(src: &[f32], dst: &mut Vec<u8>) {
 }
 
 pub(crate) fn quant_q5_k(src: &[f32], dst: &mut Vec<u8>) {
-    const P: AsymSearch = AsymSearch {
-        nmax: 31,
-        rmin: -0.5,
-        rdelta: 0.1,
-        nstep: 15,
-        use_mad: false,
-    };
+    const P: AsymSearch = AsymSearch { nmax: 31, rmin: -0.5, rdelta: 0.1, nstep: 15, use_mad: false };
     quant_blocks::<256, 176>(src, dst, |x, out| {
         let levels = q45_k(x, &P, out, 31);
         for c in 0..4 {
@@ -668,12 +656,10 @@ pub(crate) fn quant_q6_k(src: &[f32], dst: &mut Vec<u8>) {
         for h in 0..2 {
             for l in 0..32 {
                 let e = 128 * h + l;
-                let q =
-                    [levels[e], levels[e + 32], levels[e + 64], levels[e + 96]].map(|v| v as u8);
+                let q = [levels[e], levels[e + 32], levels[e + 64], levels[e + 96]].map(|v| v as u8);
                 out[64 * h + l] = (q[0] & 0x0f) | ((q[2] & 0x0f) << 4);
                 out[64 * h + l + 32] = (q[1] & 0x0f) | ((q[3] & 0x0f) << 4);
-                out[128 + 32 * h + l] =
-                    (q[0] >> 4) | ((q[1] >> 4) << 2) | ((q[2] >> 4) << 4) | ((q[3] >> 4) << 6);
+                out[128 + 32 * h + l] = (q[0] >> 4) | ((q[1] >> 4) << 2) | ((q[2] >> 4) << 4) | ((q[3] >> 4) << 6);
             }
         }
     });

@@ -91,26 +91,13 @@ impl fmt::Display for NumericsError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             NumericsError::PartialBlock { ty, len, type_size } => {
-                write!(
-                    f,
-                    "{len} bytes is not a whole number of {ty} blocks ({type_size} bytes each)"
-                )
+                write!(f, "{len} bytes is not a whole number of {ty} blocks ({type_size} bytes each)")
             }
-            NumericsError::PartialInputBlock {
-                ty,
-                len,
-                block_size,
-            } => {
-                write!(
-                    f,
-                    "{len} values is not a whole number of {ty} blocks ({block_size} values each)"
-                )
+            NumericsError::PartialInputBlock { ty, len, block_size } => {
+                write!(f, "{len} values is not a whole number of {ty} blocks ({block_size} values each)")
             }
             NumericsError::OutputLength { expected, actual } => {
-                write!(
-                    f,
-                    "output holds {actual} values, the input decodes to {expected}"
-                )
+                write!(f, "output holds {actual} values, the input decodes to {expected}")
             }
             NumericsError::Unsupported { ty, what } => write!(f, "{ty} has no {what}"),
         }
@@ -137,18 +124,11 @@ pub fn element_count(ty: GgmlType, n_bytes: usize) -> Option<usize> {
 pub fn dequantize(ty: GgmlType, src: &[u8], dst: &mut [f32]) -> Result<(), NumericsError> {
     let (bs, ts) = sizes(ty);
     if src.len() % ts != 0 {
-        return Err(NumericsError::PartialBlock {
-            ty,
-            len: src.len(),
-            type_size: ts,
-        });
+        return Err(NumericsError::PartialBlock { ty, len: src.len(), type_size: ts });
     }
     let expected = src.len() / ts * bs;
     if dst.len() != expected {
-        return Err(NumericsError::OutputLength {
-            expected,
-            actual: dst.len(),
-        });
+        return Err(NumericsError::OutputLength { expected, actual: dst.len() });
     }
     use GgmlType as T;
     let kernel: fn(&[u8], &mut [f32]) = match ty {
@@ -195,11 +175,7 @@ pub fn dequantize(ty: GgmlType, src: &[u8], dst: &mut [f32]) -> Result<(), Numer
 /// Decodes whole blocks into a new vector.
 pub fn dequantize_to_vec(ty: GgmlType, src: &[u8]) -> Result<Vec<f32>, NumericsError> {
     let (_, ts) = sizes(ty);
-    let n = element_count(ty, src.len()).ok_or(NumericsError::PartialBlock {
-        ty,
-        len: src.len(),
-        type_size: ts,
-    })?;
+    let n = element_count(ty, src.len()).ok_or(NumericsError::PartialBlock { ty, len: src.len(), type_size: ts })?;
     let mut out = vec![0.0f32; n];
     dequantize(ty, src, &mut out)?;
     Ok(out)
@@ -258,26 +234,16 @@ pub fn has_reference_quantizer(ty: GgmlType) -> bool {
 /// ggml itself can decode such a tensor (false for Q8_1, Q8_K, F32, F64, I8..I64).
 pub fn ggml_has_to_float(ty: GgmlType) -> bool {
     use GgmlType as T;
-    !matches!(
-        ty,
-        T::Q8_1 | T::Q8_K | T::F32 | T::F64 | T::I8 | T::I16 | T::I32 | T::I64
-    )
+    !matches!(ty, T::Q8_1 | T::Q8_K | T::F32 | T::F64 | T::I8 | T::I16 | T::I32 | T::I64)
 }
 
 /// Quantizes `src` (whole blocks of f32) the way ggml's
 /// `quantize_row_*_ref` does. `dst` is cleared, then receives the blocks.
 pub fn quantize(ty: GgmlType, src: &[f32], dst: &mut Vec<u8>) -> Result<(), NumericsError> {
-    let kernel = quant_kernel(ty).ok_or(NumericsError::Unsupported {
-        ty,
-        what: "reference quantizer",
-    })?;
+    let kernel = quant_kernel(ty).ok_or(NumericsError::Unsupported { ty, what: "reference quantizer" })?;
     let (bs, _) = sizes(ty);
     if src.len() % bs != 0 {
-        return Err(NumericsError::PartialInputBlock {
-            ty,
-            len: src.len(),
-            block_size: bs,
-        });
+        return Err(NumericsError::PartialInputBlock { ty, len: src.len(), block_size: bs });
     }
     dst.clear();
     kernel(src, dst);
@@ -332,12 +298,7 @@ pub fn scale_fields(ty: GgmlType) -> &'static [ScaleField] {
     const TQ1: &[ScaleField] = &[sf("d", 52, F16)];
     const TQ2: &[ScaleField] = &[sf("d", 64, F16)];
     const MX: &[ScaleField] = &[sf("e", 0, E8M0)];
-    const NV: &[ScaleField] = &[
-        sf("d", 0, Ue4m3),
-        sf("d", 1, Ue4m3),
-        sf("d", 2, Ue4m3),
-        sf("d", 3, Ue4m3),
-    ];
+    const NV: &[ScaleField] = &[sf("d", 0, Ue4m3), sf("d", 1, Ue4m3), sf("d", 2, Ue4m3), sf("d", 3, Ue4m3)];
     const NONE: &[ScaleField] = &[];
     match ty {
         T::F32 | T::F16 | T::BF16 | T::F64 | T::I8 | T::I16 | T::I32 | T::I64 => NONE,
@@ -349,14 +310,7 @@ pub fn scale_fields(ty: GgmlType) -> &'static [ScaleField] {
         T::Q4_K | T::Q5_K => DDMIN0,
         T::Q6_K => Q6K,
         T::Q8_K => Q8K,
-        T::IQ2_XXS
-        | T::IQ2_XS
-        | T::IQ2_S
-        | T::IQ3_XXS
-        | T::IQ3_S
-        | T::IQ1_S
-        | T::IQ4_NL
-        | T::IQ4_XS => D0,
+        T::IQ2_XXS | T::IQ2_XS | T::IQ2_S | T::IQ3_XXS | T::IQ3_S | T::IQ1_S | T::IQ4_NL | T::IQ4_XS => D0,
         T::IQ1_M => IQ1M,
         T::TQ1_0 => TQ1,
         T::TQ2_0 => TQ2,
@@ -439,16 +393,9 @@ impl DataCheckSummary {
 /// non-finite rebuilt IQ1_M scale; an MXFP4 exponent of 0xFF. NVFP4 and the
 /// integer types are not checked (every byte pattern is valid), and Q8_1 is
 /// rejected outright (ggml has no case for it).
-pub fn check_row_data(
-    ty: GgmlType,
-    bytes: &[u8],
-    findings: &mut impl FnMut(DataFinding),
-) -> DataCheckSummary {
+pub fn check_row_data(ty: GgmlType, bytes: &[u8], findings: &mut impl FnMut(DataFinding)) -> DataCheckSummary {
     let (_, ts) = sizes(ty);
-    let mut sum = DataCheckSummary {
-        values_validated: true,
-        ..DataCheckSummary::default()
-    };
+    let mut sum = DataCheckSummary { values_validated: true, ..DataCheckSummary::default() };
     let mut emit = |s: &mut DataCheckSummary, f: DataFinding| {
         match f.kind {
             FindingKind::Nan => s.nan += 1,
@@ -461,13 +408,7 @@ pub fn check_row_data(
         findings(f);
     };
     if ty == GgmlType::Q8_1 {
-        let f = DataFinding {
-            kind: FindingKind::TypeNotValidatable,
-            block: 0,
-            byte_offset: 0,
-            field: "type",
-            raw: 0,
-        };
+        let f = DataFinding { kind: FindingKind::TypeNotValidatable, block: 0, byte_offset: 0, field: "type", raw: 0 };
         emit(&mut sum, f);
     }
     let whole = bytes.len() / ts * ts;
@@ -487,9 +428,8 @@ pub fn check_row_data(
                     T::F64 => {
                         let v = e.iter().rev().fold(0u64, |a, &b| (a << 8) | u64::from(b));
                         let x = f64::from_bits(v);
-                        let kind = classify(x.is_nan(), x.is_infinite()).or_else(|| {
-                            (x as f32).is_infinite().then_some(FindingKind::F32Overflow)
-                        });
+                        let kind = classify(x.is_nan(), x.is_infinite())
+                            .or_else(|| (x as f32).is_infinite().then_some(FindingKind::F32Overflow));
                         (v, kind)
                     }
                     T::BF16 => {
@@ -504,16 +444,7 @@ pub fn check_row_data(
                 };
                 if let Some(kind) = kind {
                     let off = (i * ts) as u64;
-                    emit(
-                        &mut sum,
-                        DataFinding {
-                            kind,
-                            block: i as u64,
-                            byte_offset: off,
-                            field: "element",
-                            raw,
-                        },
-                    );
+                    emit(&mut sum, DataFinding { kind, block: i as u64, byte_offset: off, field: "element", raw });
                 }
             }
         }
@@ -540,24 +471,14 @@ pub fn check_row_data(
                             (v, (v == 0xff).then_some(FindingKind::InvalidE8m0))
                         }
                         ScaleKind::Iq1mPacked => {
-                            let v = <&[u8; 56]>::try_from(b)
-                                .map_or(0, |a| iquants::iq1m_scale_bits(a, f.offset));
+                            let v = <&[u8; 56]>::try_from(b).map_or(0, |a| iquants::iq1m_scale_bits(a, f.offset));
                             (u64::from(v), fp16_class(v))
                         }
                         ScaleKind::Ue4m3 => (0, None),
                     };
                     if let Some(kind) = kind {
                         let off = (i * ts + f.offset) as u64;
-                        emit(
-                            &mut sum,
-                            DataFinding {
-                                kind,
-                                block: i as u64,
-                                byte_offset: off,
-                                field: f.name,
-                                raw,
-                            },
-                        );
+                        emit(&mut sum, DataFinding { kind, block: i as u64, byte_offset: off, field: f.name, raw });
                     }
                 }
             }
@@ -587,16 +508,11 @@ fn classify(nan: bool, inf: bool) -> Option<FindingKind> {
 }
 
 fn fp16_class(v: u16) -> Option<FindingKind> {
-    classify(
-        (v & 0x7c00) == 0x7c00 && (v & 0x03ff) != 0,
-        (v & 0x7c00) == 0x7c00 && (v & 0x03ff) == 0,
-    )
+    classify((v & 0x7c00) == 0x7c00 && (v & 0x03ff) != 0, (v & 0x7c00) == 0x7c00 && (v & 0x03ff) == 0)
 }
 
 fn field_le(block: &[u8], off: usize, n: usize) -> u64 {
-    block.get(off..off + n).map_or(0, |s| {
-        s.iter().rev().fold(0u64, |a, &b| (a << 8) | u64::from(b))
-    })
+    block.get(off..off + n).map_or(0, |s| s.iter().rev().fold(0u64, |a, &b| (a << 8) | u64::from(b)))
 }
 
 // ------------------------------------------------------------ error bounds
@@ -634,14 +550,7 @@ pub fn error_bound(ty: GgmlType) -> Option<ErrorBound> {
     use GgmlType as T;
     const H: f32 = 1.0 / 2048.0; // fp16 relative rounding
     const FP16_MAX_AMAX: f32 = 1.0e4;
-    let b = |rel: f32, abs: f32, max_amax: f32, derived: bool| {
-        Some(ErrorBound {
-            rel,
-            abs,
-            max_amax,
-            derived,
-        })
-    };
+    let b = |rel: f32, abs: f32, max_amax: f32, derived: bool| Some(ErrorBound { rel, abs, max_amax, derived });
     match ty {
         T::F32 => b(0.0, 0.0, f32::MAX, true),
         T::F16 => b(H, 3.0e-8, 65504.0, true),
@@ -649,18 +558,8 @@ pub fn error_bound(ty: GgmlType) -> Option<ErrorBound> {
         T::Q8_0 | T::Q8_1 => b((0.5 + 127.0 * H) / 127.0 + H, 8.0e-6, FP16_MAX_AMAX, true),
         T::Q4_0 => b((1.0 + 8.0 * H) / 8.0 + H, 8.0e-7, FP16_MAX_AMAX, true),
         T::Q5_0 => b((1.0 + 16.0 * H) / 16.0 + H, 8.0e-7, FP16_MAX_AMAX, true),
-        T::Q4_1 => b(
-            2.0 * (0.5 + 15.0 * H) / 15.0 + 2.0 * H,
-            1.0e-6,
-            FP16_MAX_AMAX,
-            true,
-        ),
-        T::Q5_1 => b(
-            2.0 * (0.5 + 31.0 * H) / 31.0 + 2.0 * H,
-            1.0e-6,
-            FP16_MAX_AMAX,
-            true,
-        ),
+        T::Q4_1 => b(2.0 * (0.5 + 15.0 * H) / 15.0 + 2.0 * H, 1.0e-6, FP16_MAX_AMAX, true),
+        T::Q5_1 => b(2.0 * (0.5 + 31.0 * H) / 31.0 + 2.0 * H, 1.0e-6, FP16_MAX_AMAX, true),
         T::Q2_0 | T::TQ1_0 | T::TQ2_0 => b(0.5 + 2.0 * H, 1.0e-7, FP16_MAX_AMAX, true),
         T::Q1_0 => b(1.0 + 2.0 * H, 1.0e-7, FP16_MAX_AMAX, true),
         T::MXFP4 => b(0.25 + 1.0e-6, 1.0e-38, 1.0e30, true),
