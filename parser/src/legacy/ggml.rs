@@ -20,11 +20,7 @@
 //!   current layouts except Q8_1 (f32 d and s, 40 bytes); the integer types
 //!   are I8/I16/I32 = 16/17/18 (now 24/25/26, and 16-18 are IQ types).
 #![forbid(unsafe_code)]
-#![deny(
-    clippy::indexing_slicing,
-    clippy::arithmetic_side_effects,
-    clippy::cast_possible_truncation
-)]
+#![deny(clippy::indexing_slicing, clippy::arithmetic_side_effects, clippy::cast_possible_truncation)]
 
 use std::collections::{BTreeMap, HashMap};
 
@@ -80,20 +76,8 @@ impl TypeTable {
     }
 }
 
-const fn era(
-    id: u32,
-    name: &'static str,
-    block_size: u32,
-    type_size: u32,
-    current: Option<GgmlType>,
-) -> EraType {
-    EraType {
-        id,
-        name,
-        block_size,
-        type_size,
-        current,
-    }
+const fn era(id: u32, name: &'static str, block_size: u32, type_size: u32, current: Option<GgmlType>) -> EraType {
+    EraType { id, name, block_size, type_size, current }
 }
 
 /// GGML, GGMF and GGJT v1 (ggml `abea4b76`, 2023-04-27).
@@ -169,9 +153,7 @@ pub const TABLE_2023_06: TypeTable = TypeTable {
 /// known layout.
 pub fn type_table(format: LegacyFormat, version: Option<u32>) -> Option<&'static TypeTable> {
     match (format, version) {
-        (LegacyFormat::Ggml, _) | (LegacyFormat::Ggmf, Some(1)) | (LegacyFormat::Ggjt, Some(1)) => {
-            Some(&TABLE_2023_04)
-        }
+        (LegacyFormat::Ggml, _) | (LegacyFormat::Ggmf, Some(1)) | (LegacyFormat::Ggjt, Some(1)) => Some(&TABLE_2023_04),
         (LegacyFormat::Ggjt, Some(2)) => Some(&TABLE_2023_05),
         (LegacyFormat::Ggjt, Some(3)) => Some(&TABLE_2023_06),
         _ => None,
@@ -203,9 +185,8 @@ pub fn ftype_name(ftype: u32) -> Option<&'static str> {
 }
 
 /// Names of the seven hyper-parameters, in file order.
-pub const HPARAM_NAMES: [&str; limits::LEGACY_HPARAMS] = [
-    "n_vocab", "n_embd", "n_mult", "n_head", "n_layer", "n_rot", "ftype",
-];
+pub const HPARAM_NAMES: [&str; limits::LEGACY_HPARAMS] =
+    ["n_vocab", "n_embd", "n_mult", "n_head", "n_layer", "n_rot", "ftype"];
 
 /// A vocabulary entry longer than the converter accepts.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -325,15 +306,10 @@ fn parse_into<'a>(buf: &'a [u8], file: &mut GgmlFile<'a>) -> Result<(), Fatal> {
     let mut r = Reader::new(buf);
     r.u32().map_err(truncated("magic", "header.magic".into()))?;
     if file.format != LegacyFormat::Ggml {
-        r.u32()
-            .map_err(truncated("version", "header.version".into()))?;
+        r.u32().map_err(truncated("version", "header.version".into()))?;
     }
     let Some(table) = file.table else {
-        let known = if file.format == LegacyFormat::Ggmf {
-            "1"
-        } else {
-            "1, 2 and 3"
-        };
+        let known = if file.format == LegacyFormat::Ggmf { "1" } else { "1, 2 and 3" };
         return Err(Fatal {
             rule: RuleId::LegacyVersion,
             offset: 4,
@@ -349,9 +325,7 @@ fn parse_into<'a>(buf: &'a [u8], file: &mut GgmlFile<'a>) -> Result<(), Fatal> {
     file.hparams_offset = r.offset();
     let mut hp = [0u32; limits::LEGACY_HPARAMS];
     for (v, name) in hp.iter_mut().zip(HPARAM_NAMES) {
-        *v = r
-            .u32()
-            .map_err(truncated("hyper-parameters", format!("hparams.{name}")))?;
+        *v = r.u32().map_err(truncated("hyper-parameters", format!("hparams.{name}")))?;
     }
     file.hparams = Some(hp);
     let [n_vocab, ..] = hp;
@@ -385,26 +359,13 @@ fn parse_vocab<'a>(r: &mut Reader<'a>, file: &mut GgmlFile<'a>, n_vocab: u32) ->
     for i in 0..u64::from(n_vocab) {
         let offset = r.offset();
         let path = || format!("vocab[{i}]");
-        let len = r
-            .u32()
-            .map_err(truncated("vocabulary entry length", path()))?;
+        let len = r.u32().map_err(truncated("vocabulary entry length", path()))?;
         if len >= limits::LEGACY_MAX_VOCAB_ITEM_LEN {
-            file.vocab.long.push(LongEntry {
-                index: i,
-                offset,
-                len,
-            });
+            file.vocab.long.push(LongEntry { index: i, offset, len });
         }
-        let text = r
-            .bytes(u64::from(len))
-            .map_err(truncated("vocabulary entry", path()))?;
-        let score = if scores {
-            Some(f32::from_bits(
-                r.u32().map_err(truncated("vocabulary score", path()))?,
-            ))
-        } else {
-            None
-        };
+        let text = r.bytes(u64::from(len)).map_err(truncated("vocabulary entry", path()))?;
+        let score =
+            if scores { Some(f32::from_bits(r.u32().map_err(truncated("vocabulary score", path()))?)) } else { None };
         if file.vocab.preview.len() < limits::LEGACY_VOCAB_PREVIEW {
             file.vocab.preview.push((text, score));
         }
@@ -421,18 +382,10 @@ fn parse_tensor<'a>(
     index: usize,
 ) -> Result<Tensor<'a>, Fatal> {
     let offset = r.offset();
-    let n_dims = r.u32().map_err(truncated(
-        "tensor header",
-        tensor_path(index, None, "n_dims"),
-    ))?;
-    let name_len = r.u32().map_err(truncated(
-        "tensor header",
-        tensor_path(index, None, "name_len"),
-    ))?;
+    let n_dims = r.u32().map_err(truncated("tensor header", tensor_path(index, None, "n_dims")))?;
+    let name_len = r.u32().map_err(truncated("tensor header", tensor_path(index, None, "name_len")))?;
     let type_offset = r.offset();
-    let type_id = r
-        .u32()
-        .map_err(truncated("tensor header", tensor_path(index, None, "type")))?;
+    let type_id = r.u32().map_err(truncated("tensor header", tensor_path(index, None, "type")))?;
     let Some(ty) = table.get(type_id) else {
         return Err(Fatal {
             rule: RuleId::LegacyTensorType,
@@ -450,18 +403,12 @@ fn parse_tensor<'a>(
             rule: RuleId::LegacyTruncated,
             offset,
             path: tensor_path(index, None, "n_dims"),
-            message: format!(
-                "n_dims {n_dims} needs {shape_bytes} bytes of dims, but only {} are left",
-                r.remaining()
-            ),
+            message: format!("n_dims {n_dims} needs {shape_bytes} bytes of dims, but only {} are left", r.remaining()),
         });
     }
     let mut dims = Vec::new();
     for i in 0..n_dims {
-        let d = r.u32().map_err(truncated(
-            "dims",
-            tensor_path(index, None, &format!("ne[{i}]")),
-        ))?;
+        let d = r.u32().map_err(truncated("dims", tensor_path(index, None, &format!("ne[{i}]"))))?;
         dims.push(u64::from(d));
     }
     if u64::from(name_len) > r.remaining() {
@@ -469,25 +416,19 @@ fn parse_tensor<'a>(
             rule: RuleId::LegacyTruncated,
             offset: offset.saturating_add(4),
             path: tensor_path(index, None, "name_len"),
-            message: format!(
-                "name_len {name_len} is larger than the {} bytes left",
-                r.remaining()
-            ),
+            message: format!("name_len {name_len} is larger than the {} bytes left", r.remaining()),
         });
     }
-    let name = r
-        .bytes(u64::from(name_len))
-        .map_err(truncated("name", tensor_path(index, None, "name")))?;
+    let name = r.bytes(u64::from(name_len)).map_err(truncated("name", tensor_path(index, None, "name")))?;
     let mut padding = 0;
     let mut padding_nonzero = false;
     if format == LegacyFormat::Ggjt {
         let at = r.offset();
         let aligned = crate::validate::align_up(at, limits::GGJT_ALIGNMENT).unwrap_or(u64::MAX);
         padding = aligned.saturating_sub(at);
-        let pad = r.bytes(padding).map_err(truncated(
-            "padding before the data",
-            tensor_path(index, Some(name), "padding"),
-        ))?;
+        let pad = r
+            .bytes(padding)
+            .map_err(truncated("padding before the data", tensor_path(index, Some(name), "padding")))?;
         padding_nonzero = pad.iter().any(|b| *b != 0);
     }
     let data_path = || tensor_path(index, Some(name), "data");
@@ -496,9 +437,7 @@ fn parse_tensor<'a>(
             rule: RuleId::LegacyTruncated,
             offset,
             path: data_path(),
-            message: format!(
-                "shape {dims:?} has more elements than fit in 64 bits; its data cannot be in the file"
-            ),
+            message: format!("shape {dims:?} has more elements than fit in 64 bits; its data cannot be in the file"),
         });
     };
     let block = u64::from(ty.block_size);
@@ -508,81 +447,52 @@ fn parse_tensor<'a>(
             rule: RuleId::LegacyRowBlock,
             offset,
             path: tensor_path(index, Some(name), "ne[0]"),
-            message: format!(
-                "row length ne0 = {ne0} is not a multiple of the {} block size {block}",
-                ty.name
-            ),
+            message: format!("row length ne0 = {ne0} is not a multiple of the {} block size {block}", ty.name),
         });
     }
-    let nbytes = n
-        .checked_div(block)
-        .and_then(|b| b.checked_mul(u64::from(ty.type_size)))
-        .ok_or_else(|| Fatal {
-            rule: RuleId::LegacyTruncated,
-            offset,
-            path: data_path(),
-            message: format!("{n} {} elements take more than 2^64 bytes", ty.name),
-        })?;
+    let nbytes = n.checked_div(block).and_then(|b| b.checked_mul(u64::from(ty.type_size))).ok_or_else(|| Fatal {
+        rule: RuleId::LegacyTruncated,
+        offset,
+        path: data_path(),
+        message: format!("{n} {} elements take more than 2^64 bytes", ty.name),
+    })?;
     let data_offset = r.offset();
     r.bytes(nbytes).map_err(|s| {
         let mut f = s.fatal(RuleId::LegacyTruncated, data_path(), "tensor data");
-        f.message = format!("the data of {} ({n} {} elements, {nbytes} bytes) runs past the end of the file: {} bytes left", quote_bytes(name), ty.name, s.have);
+        f.message = format!(
+            "the data of {} ({n} {} elements, {nbytes} bytes) runs past the end of the file: {} bytes left",
+            quote_bytes(name),
+            ty.name,
+            s.have
+        );
         f
     })?;
-    Ok(Tensor {
-        offset,
-        n_dims,
-        type_id,
-        ty,
-        dims,
-        name,
-        name_len,
-        padding,
-        padding_nonzero,
-        data_offset,
-        nbytes,
-    })
+    Ok(Tensor { offset, n_dims, type_id, ty, dims, name, name_len, padding, padding_nonzero, data_offset, nbytes })
 }
 
 fn table_message(file: &GgmlFile<'_>, table: &TypeTable) -> String {
-    let ids: Vec<String> = table
-        .types
-        .iter()
-        .map(|t| format!("{} {}", t.id, t.name))
-        .collect();
+    let ids: Vec<String> = table.types.iter().map(|t| format!("{} {}", t.id, t.name)).collect();
     let layouts = match table.name {
         "ggml-2023-04" => {
             "no quantized block of this era has the current layout (f32 scales, interleaved nibbles, Q4_2/Q4_3)"
         }
-        "ggml-2023-05" => {
-            "Q5_0/Q5_1 have the current layout; Q4_0, Q4_1, Q8_0 have f32 scales (20, 24, 36 bytes)"
-        }
+        "ggml-2023-05" => "Q5_0/Q5_1 have the current layout; Q4_0, Q4_1, Q8_0 have f32 scales (20, 24, 36 bytes)",
         _ => {
             "all types but Q8_1 (40 bytes, f32 d and s) have the current layout; the integer types are 16-18 here, 24-26 in GGUF"
         }
     };
-    format!(
-        "{} v{}: type table {} ({}; {}): {}; {layouts}",
-        file.format.name().to_uppercase(),
-        file.version.map_or_else(|| "0".into(), |v| v.to_string()),
-        table.name,
-        table.applies_to,
-        table.source,
-        ids.join(", ")
-    )
+    let what = match (file.format, file.version) {
+        (LegacyFormat::Ggml, _) | (_, None) => "GGML (unversioned)".to_string(),
+        (f, Some(v)) => format!("{} v{v}", f.name().to_uppercase()),
+    };
+    format!("{what}: type table {} ({}; {}): {}; {layouts}", table.name, table.applies_to, table.source, ids.join(", "))
 }
 
 /// Runs the `legacy-*` rules over a parsed file and fills the summary.
 pub(crate) fn check(file: &GgmlFile<'_>, sink: &mut Sink<'_>, summary: &mut Summary) {
     summary.tensor_count = Some(u64::try_from(file.tensors.len()).unwrap_or(u64::MAX));
-    summary.parameters = file
-        .tensors
-        .iter()
-        .try_fold(0u64, |a, t| a.checked_add(t.elements()));
-    summary.data_size = file
-        .tensors
-        .iter()
-        .try_fold(0u64, |a, t| a.checked_add(t.nbytes));
+    summary.parameters = file.tensors.iter().try_fold(0u64, |a, t| a.checked_add(t.elements()));
+    summary.data_size = file.tensors.iter().try_fold(0u64, |a, t| a.checked_add(t.nbytes));
     let mut types = BTreeMap::new();
     for t in &file.tensors {
         let n: &mut u64 = types.entry(t.ty.name.to_string()).or_insert(0);
@@ -591,12 +501,7 @@ pub(crate) fn check(file: &GgmlFile<'_>, sink: &mut Sink<'_>, summary: &mut Summ
     summary.tensor_types = types;
     if let Some(table) = file.table {
         summary.alignment = (file.format == LegacyFormat::Ggjt).then_some(limits::GGJT_ALIGNMENT);
-        sink.emit(
-            RuleId::LegacyTypeTable,
-            0,
-            || "header.magic".into(),
-            || table_message(file, table),
-        );
+        sink.emit(RuleId::LegacyTypeTable, 0, || "header.magic".into(), || table_message(file, table));
     }
     if let Some(hp) = file.hparams {
         summary.kv_count = Some(u64::try_from(hp.len()).unwrap_or(0));
@@ -604,15 +509,27 @@ pub(crate) fn check(file: &GgmlFile<'_>, sink: &mut Sink<'_>, summary: &mut Summ
         let [.., ftype] = hp;
         if ftype_name(ftype).is_none() {
             let offset = file.hparams_offset.saturating_add(24);
-            sink.emit(RuleId::LegacyFtype, offset, || "hparams.ftype".into(), || {
-                format!("ftype {ftype} is not a llama.cpp file type (0-4, 7-18); llama.cpp's converter rejects it")
-            });
+            sink.emit(
+                RuleId::LegacyFtype,
+                offset,
+                || "hparams.ftype".into(),
+                || format!("ftype {ftype} is not a llama.cpp file type (0-4, 7-18); llama.cpp's converter rejects it"),
+            );
         }
     }
     for e in &file.vocab.long {
-        sink.emit(RuleId::LegacyVocabLength, e.offset, || format!("vocab[{}]", e.index), || {
-            format!("vocabulary entry of {} bytes; llama.cpp's converter rejects entries of {} bytes or more", e.len, limits::LEGACY_MAX_VOCAB_ITEM_LEN)
-        });
+        sink.emit(
+            RuleId::LegacyVocabLength,
+            e.offset,
+            || format!("vocab[{}]", e.index),
+            || {
+                format!(
+                    "vocabulary entry of {} bytes; llama.cpp's converter rejects entries of {} bytes or more",
+                    e.len,
+                    limits::LEGACY_MAX_VOCAB_ITEM_LEN
+                )
+            },
+        );
     }
     check_tensors(file, sink);
     if let Some(f) = &file.fatal {
@@ -626,22 +543,25 @@ fn check_tensors(file: &GgmlFile<'_>, sink: &mut Sink<'_>) {
     for (i, t) in file.tensors.iter().enumerate() {
         let path = |field: &str| tensor_path(i, Some(t.name), field);
         if t.name_len >= limits::LEGACY_MAX_NAME_LEN {
-            sink.emit(RuleId::LegacyNameLength, t.offset.saturating_add(4), || path("name_len"), || {
-                format!("tensor name of {} bytes; llama.cpp's converter rejects names of {} bytes or more", t.name_len, limits::LEGACY_MAX_NAME_LEN)
-            });
+            sink.emit(
+                RuleId::LegacyNameLength,
+                t.offset.saturating_add(4),
+                || path("name_len"),
+                || {
+                    format!(
+                        "tensor name of {} bytes; llama.cpp's converter rejects names of {} bytes or more",
+                        t.name_len,
+                        limits::LEGACY_MAX_NAME_LEN
+                    )
+                },
+            );
         }
         if t.n_dims > limits::LEGACY_MAX_DIMS {
             sink.emit(
                 RuleId::LegacyNDims,
                 t.offset,
                 || path("n_dims"),
-                || {
-                    format!(
-                        "{} dimensions; at most {} are allowed",
-                        t.n_dims,
-                        limits::LEGACY_MAX_DIMS
-                    )
-                },
+                || format!("{} dimensions; at most {} are allowed", t.n_dims, limits::LEGACY_MAX_DIMS),
             );
         }
         if let Some(j) = first.get(t.name) {
@@ -660,12 +580,7 @@ fn check_tensors(file: &GgmlFile<'_>, sink: &mut Sink<'_>) {
                 RuleId::LegacyPaddingNonZero,
                 at,
                 || path("padding"),
-                || {
-                    format!(
-                        "{} bytes of padding before the data are not all zero",
-                        t.padding
-                    )
-                },
+                || format!("{} bytes of padding before the data are not all zero", t.padding),
             );
         }
         if t.ty.is_quantized() && t.ty.current.is_none() {

@@ -14,11 +14,7 @@
 //! All three formats interleave headers and data, so validation needs the
 //! whole file ([`validate`] asks for it with [`NeedMoreData`]).
 #![forbid(unsafe_code)]
-#![deny(
-    clippy::indexing_slicing,
-    clippy::arithmetic_side_effects,
-    clippy::cast_possible_truncation
-)]
+#![deny(clippy::indexing_slicing, clippy::arithmetic_side_effects, clippy::cast_possible_truncation)]
 
 pub mod ggml;
 pub mod rwkv;
@@ -82,14 +78,7 @@ impl<'a> Reader<'a> {
     /// A reader at offset 0 of `buf`, the whole file.
     pub(crate) fn new(buf: &'a [u8]) -> Reader<'a> {
         let file_len = u64::try_from(buf.len()).unwrap_or(u64::MAX);
-        Reader {
-            ctx: Ctx {
-                buf,
-                file_len,
-                order: ByteOrder::LittleEndian,
-            },
-            rest: buf,
-        }
+        Reader { ctx: Ctx { buf, file_len, order: ByteOrder::LittleEndian }, rest: buf }
     }
 
     /// Absolute offset of the next byte.
@@ -108,11 +97,7 @@ impl<'a> Reader<'a> {
     }
 
     fn short(&self, need: u64) -> Short {
-        Short {
-            offset: self.offset(),
-            need,
-            have: self.remaining(),
-        }
+        Short { offset: self.offset(), need, have: self.remaining() }
     }
 
     /// A little-endian u32.
@@ -163,15 +148,10 @@ pub fn validate(
     opts: &Options,
 ) -> Result<Report, NeedMoreData> {
     let mut sink = Sink::new(opts);
-    let summary = Summary {
-        file_size: file_len,
-        ..Summary::default()
-    };
+    let summary = Summary { file_size: file_len, ..Summary::default() };
     let format = effective_format(format, version);
-    let needs_whole_file = matches!(
-        format,
-        LegacyFormat::Rwkv | LegacyFormat::Ggml | LegacyFormat::Ggmf | LegacyFormat::Ggjt
-    );
+    let needs_whole_file =
+        matches!(format, LegacyFormat::Rwkv | LegacyFormat::Ggml | LegacyFormat::Ggmf | LegacyFormat::Ggjt);
     let prefix_len = u64::try_from(prefix.len()).unwrap_or(u64::MAX);
     if needs_whole_file && prefix_len < file_len {
         return Err(NeedMoreData(file_len));
@@ -182,26 +162,14 @@ pub fn validate(
             let mut summary = summary;
             rwkv::check(&file, &mut sink, &mut summary);
             let version = file.header.map(|h| h.version).or(version);
-            Ok(sink.finish(
-                opts.profile,
-                format.name().into(),
-                version,
-                Some(ByteOrder::LittleEndian),
-                summary,
-            ))
+            Ok(sink.finish(opts.profile, format.name().into(), version, Some(ByteOrder::LittleEndian), summary))
         }
         LegacyFormat::Ggml | LegacyFormat::Ggmf | LegacyFormat::Ggjt => {
             emit_legacy_format(&mut sink, format, version);
             let file = ggml::parse(prefix, format, version);
             let mut summary = summary;
             ggml::check(&file, &mut sink, &mut summary);
-            Ok(sink.finish(
-                opts.profile,
-                format.name().into(),
-                version,
-                Some(ByteOrder::LittleEndian),
-                summary,
-            ))
+            Ok(sink.finish(opts.profile, format.name().into(), version, Some(ByteOrder::LittleEndian), summary))
         }
         LegacyFormat::Ggla | LegacyFormat::Ggsn | LegacyFormat::Ggsq => {
             emit_legacy_format(&mut sink, format, version);
@@ -225,14 +193,8 @@ fn emit_legacy_format(sink: &mut Sink<'_>, format: LegacyFormat, version: Option
         0,
         || "header.magic".into(),
         || {
-            let v = version
-                .filter(|_| format != LegacyFormat::Ggml)
-                .map(|v| format!(" v{v}"))
-                .unwrap_or_default();
-            format!(
-                "this is {}{v}, not GGUF; convert it to GGUF before current llama.cpp can load it",
-                format.title()
-            )
+            let v = version.filter(|_| format != LegacyFormat::Ggml).map(|v| format!(" v{v}")).unwrap_or_default();
+            format!("this is {}{v}, not GGUF; convert it to GGUF before current llama.cpp can load it", format.title())
         },
     );
 }
@@ -256,10 +218,9 @@ fn detect_legacy(bytes: &[u8]) -> Option<(LegacyFormat, Option<u32>)> {
 pub fn data_tensors(bytes: &[u8]) -> Vec<DataTensor> {
     match detect_legacy(bytes) {
         Some((LegacyFormat::Rwkv, _)) => rwkv::data_tensors(&rwkv::parse(bytes)),
-        Some((
-            format @ (LegacyFormat::Ggml | LegacyFormat::Ggmf | LegacyFormat::Ggjt),
-            version,
-        )) => ggml::data_tensors(&ggml::parse(bytes, format, version)),
+        Some((format @ (LegacyFormat::Ggml | LegacyFormat::Ggmf | LegacyFormat::Ggjt), version)) => {
+            ggml::data_tensors(&ggml::parse(bytes, format, version))
+        }
         _ => Vec::new(),
     }
 }

@@ -12,11 +12,7 @@
 //! the current ggml layout (rwkv.cpp moved to ggml `00b49ec7`, 2023-05-26,
 //! after the 2023-05 block changes); version 100 quantized blocks do not.
 #![forbid(unsafe_code)]
-#![deny(
-    clippy::indexing_slicing,
-    clippy::arithmetic_side_effects,
-    clippy::cast_possible_truncation
-)]
+#![deny(clippy::indexing_slicing, clippy::arithmetic_side_effects, clippy::cast_possible_truncation)]
 
 use std::collections::{BTreeMap, HashMap, HashSet};
 
@@ -157,28 +153,16 @@ fn param_path(index: usize, key: Option<&[u8]>, field: &str) -> String {
 /// [`RwkvFile::fatal`].
 pub fn parse(buf: &[u8]) -> RwkvFile<'_> {
     let mut r = Reader::new(buf);
-    let mut file = RwkvFile {
-        len: r.remaining(),
-        header: None,
-        params: Vec::new(),
-        fatal: None,
-    };
+    let mut file = RwkvFile { len: r.remaining(), header: None, params: Vec::new(), fatal: None };
     let mut fields = [0u32; 6];
     for (i, f) in fields.iter_mut().enumerate() {
         match r.u32() {
             Ok(v) => *f = v,
             Err(short) => {
-                let name = [
-                    "magic",
-                    "version",
-                    "n_vocab",
-                    "n_embed",
-                    "n_layer",
-                    "data_type",
-                ]
-                .get(i)
-                .copied()
-                .unwrap_or("header");
+                let name = ["magic", "version", "n_vocab", "n_embed", "n_layer", "data_type"]
+                    .get(i)
+                    .copied()
+                    .unwrap_or("header");
                 file.fatal = Some(short.fatal(
                     RuleId::RwkvTruncated,
                     format!("header.{name}"),
@@ -194,20 +178,11 @@ pub fn parse(buf: &[u8]) -> RwkvFile<'_> {
             rule: RuleId::Magic,
             offset: 0,
             path: "header.magic".into(),
-            message: format!(
-                "magic 0x{magic:08x} is not rwkv.cpp's 0x{:08x}",
-                limits::RWKV_MAGIC
-            ),
+            message: format!("magic 0x{magic:08x} is not rwkv.cpp's 0x{:08x}", limits::RWKV_MAGIC),
         });
         return file;
     }
-    file.header = Some(Header {
-        version,
-        n_vocab,
-        n_embed,
-        n_layer,
-        data_type,
-    });
+    file.header = Some(Header { version, n_vocab, n_embed, n_layer, data_type });
     while !r.at_end() {
         match parse_param(&mut r, file.params.len()) {
             Ok(p) => file.params.push(p),
@@ -225,19 +200,10 @@ fn parse_param<'a>(r: &mut Reader<'a>, index: usize) -> Result<Param<'a>, Fatal>
     fn trunc(path: String, what: &'static str) -> impl FnOnce(super::Short) -> Fatal {
         move |s| s.fatal(RuleId::RwkvTruncated, path, what)
     }
-    let dim_count = r.u32().map_err(trunc(
-        param_path(index, None, "dim_count"),
-        "parameter header",
-    ))?;
-    let key_length = r.u32().map_err(trunc(
-        param_path(index, None, "key_length"),
-        "parameter header",
-    ))?;
+    let dim_count = r.u32().map_err(trunc(param_path(index, None, "dim_count"), "parameter header"))?;
+    let key_length = r.u32().map_err(trunc(param_path(index, None, "key_length"), "parameter header"))?;
     let type_offset = r.offset();
-    let data_type = r.u32().map_err(trunc(
-        param_path(index, None, "data_type"),
-        "parameter header",
-    ))?;
+    let data_type = r.u32().map_err(trunc(param_path(index, None, "data_type"), "parameter header"))?;
     let Some(ty) = rwkv_type(data_type).and_then(|t| t.ggml) else {
         return Err(Fatal {
             rule: RuleId::RwkvDataType,
@@ -260,10 +226,7 @@ fn parse_param<'a>(r: &mut Reader<'a>, index: usize) -> Result<Param<'a>, Fatal>
     }
     let mut dims = Vec::new();
     for i in 0..dim_count {
-        let d = r.u32().map_err(trunc(
-            param_path(index, None, &format!("shape[{i}]")),
-            "shape",
-        ))?;
+        let d = r.u32().map_err(trunc(param_path(index, None, &format!("shape[{i}]")), "shape"))?;
         dims.push(u64::from(d));
     }
     let key_offset = r.offset();
@@ -272,24 +235,17 @@ fn parse_param<'a>(r: &mut Reader<'a>, index: usize) -> Result<Param<'a>, Fatal>
             rule: RuleId::RwkvTruncated,
             offset: key_offset,
             path: param_path(index, None, "key"),
-            message: format!(
-                "key_length {key_length} is larger than the {} bytes left",
-                r.remaining()
-            ),
+            message: format!("key_length {key_length} is larger than the {} bytes left", r.remaining()),
         });
     }
-    let key = r
-        .bytes(u64::from(key_length))
-        .map_err(trunc(param_path(index, None, "key"), "key"))?;
+    let key = r.bytes(u64::from(key_length)).map_err(trunc(param_path(index, None, "key"), "key"))?;
     let data_path = || param_path(index, Some(key), "data");
     let Some(n) = element_count(&dims) else {
         return Err(Fatal {
             rule: RuleId::RwkvTruncated,
             offset: key_offset,
             path: data_path(),
-            message: format!(
-                "shape {dims:?} has more elements than fit in 64 bits; its data cannot be in the file"
-            ),
+            message: format!("shape {dims:?} has more elements than fit in 64 bits; its data cannot be in the file"),
         });
     };
     let ne0 = dims.first().copied().unwrap_or(1);
@@ -299,10 +255,7 @@ fn parse_param<'a>(r: &mut Reader<'a>, index: usize) -> Result<Param<'a>, Fatal>
             rule: RuleId::RwkvRowBlock,
             offset,
             path: param_path(index, Some(key), "shape"),
-            message: format!(
-                "row length ne0 = {ne0} is not a multiple of the {} block size {block}",
-                ty.name()
-            ),
+            message: format!("row length ne0 = {ne0} is not a multiple of the {} block size {block}", ty.name()),
         });
     }
     let nbytes = ty.row_size(n).ok_or_else(|| Fatal {
@@ -314,28 +267,19 @@ fn parse_param<'a>(r: &mut Reader<'a>, index: usize) -> Result<Param<'a>, Fatal>
     let data_offset = r.offset();
     r.bytes(nbytes).map_err(|s| {
         let mut f = s.fatal(RuleId::RwkvTruncated, data_path(), "parameter data");
-        f.message = format!("the data of {} ({n} {} elements, {nbytes} bytes) runs past the end of the file: {} bytes left", quote_bytes(key), ty.name(), s.have);
+        f.message = format!(
+            "the data of {} ({n} {} elements, {nbytes} bytes) runs past the end of the file: {} bytes left",
+            quote_bytes(key),
+            ty.name(),
+            s.have
+        );
         f
     })?;
-    Ok(Param {
-        offset,
-        dim_count,
-        data_type,
-        ty,
-        dims,
-        key,
-        key_offset,
-        data_offset,
-        nbytes,
-    })
+    Ok(Param { offset, dim_count, data_type, ty, dims, key, key_offset, data_offset, nbytes })
 }
 
 fn type_message(id: u32, what: &str, stops: bool) -> String {
-    let tail = if stops {
-        "; its data size is unknown, so the rest of the file cannot be read"
-    } else {
-        ""
-    };
+    let tail = if stops { "; its data size is unknown, so the rest of the file cannot be read" } else { "" };
     match rwkv_type(id) {
         Some(t) => format!(
             "{what} data type {id} ({}) was removed from rwkv.cpp; requantize the model or use an older rwkv.cpp{tail}",
@@ -365,13 +309,7 @@ pub enum RwkvArch {
 
 impl RwkvArch {
     /// Every version.
-    pub const ALL: [RwkvArch; 5] = [
-        RwkvArch::V4,
-        RwkvArch::V5_1,
-        RwkvArch::V5_2,
-        RwkvArch::V6,
-        RwkvArch::V7,
-    ];
+    pub const ALL: [RwkvArch; 5] = [RwkvArch::V4, RwkvArch::V5_1, RwkvArch::V5_2, RwkvArch::V6, RwkvArch::V7];
 
     /// Summary name: `rwkv-v4`, `rwkv-v5.1`, `rwkv-v5.2`, `rwkv-v6`, `rwkv-v7`.
     pub fn name(self) -> &'static str {
@@ -423,12 +361,7 @@ impl RwkvArch {
                     n.extend(["att.v0", "att.v1", "att.v2"]);
                 }
                 n.extend(["att.r_k", "att.k_k", "att.k_a"]);
-                n.extend([
-                    "att.key.weight",
-                    "att.value.weight",
-                    "att.receptance.weight",
-                    "att.output.weight",
-                ]);
+                n.extend(["att.key.weight", "att.value.weight", "att.receptance.weight", "att.output.weight"]);
                 n.extend(["att.ln_x.weight", "att.ln_x.bias"]);
             }
             RwkvArch::V6 => {
@@ -459,11 +392,7 @@ impl RwkvArch {
             }
             RwkvArch::V5_1 | RwkvArch::V5_2 => {
                 n.extend(["att.time_mix_k", "att.time_mix_v", "att.time_mix_r"]);
-                n.push(if self == RwkvArch::V5_2 {
-                    "att.time_faaaa"
-                } else {
-                    "att.time_first"
-                });
+                n.push(if self == RwkvArch::V5_2 { "att.time_faaaa" } else { "att.time_first" });
                 n.extend([
                     "att.time_decay",
                     "att.key.weight",
@@ -477,19 +406,8 @@ impl RwkvArch {
                 }
             }
             RwkvArch::V4 => {
-                n.extend([
-                    "att.time_mix_k",
-                    "att.time_mix_v",
-                    "att.time_mix_r",
-                    "att.time_first",
-                    "att.time_decay",
-                ]);
-                n.extend([
-                    "att.key.weight",
-                    "att.value.weight",
-                    "att.receptance.weight",
-                    "att.output.weight",
-                ]);
+                n.extend(["att.time_mix_k", "att.time_mix_v", "att.time_mix_r", "att.time_first", "att.time_decay"]);
+                n.extend(["att.key.weight", "att.value.weight", "att.receptance.weight", "att.output.weight"]);
             }
         }
         n.extend(["ln2.weight", "ln2.bias"]);
@@ -507,14 +425,8 @@ impl RwkvArch {
 }
 
 /// The parameters outside the layers that rwkv.cpp requires.
-pub const GLOBAL_NAMES: [&str; 6] = [
-    "emb.weight",
-    "blocks.0.ln0.weight",
-    "blocks.0.ln0.bias",
-    "ln_out.weight",
-    "ln_out.bias",
-    "head.weight",
-];
+pub const GLOBAL_NAMES: [&str; 6] =
+    ["emb.weight", "blocks.0.ln0.weight", "blocks.0.ln0.bias", "ln_out.weight", "ln_out.bias", "head.weight"];
 
 /// What shape rule an expected parameter is under.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -533,11 +445,7 @@ fn expect_of(name: &str) -> Expect {
     match name {
         "emb.weight" => Expect::Embedding,
         "head.weight" => Expect::Head,
-        n if n.starts_with("ln_out.")
-            || n.contains(".ln0.")
-            || n.contains(".ln1.")
-            || n.contains(".ln2.") =>
-        {
+        n if n.starts_with("ln_out.") || n.contains(".ln0.") || n.contains(".ln1.") || n.contains(".ln2.") => {
             Expect::Norm
         }
         _ => Expect::Any,
@@ -571,14 +479,8 @@ fn type_table_message(version: u32) -> String {
 /// Runs the `rwkv-*` rules over a parsed file and fills the summary.
 pub(crate) fn check(file: &RwkvFile<'_>, sink: &mut Sink<'_>, summary: &mut Summary) {
     summary.tensor_count = Some(u64::try_from(file.params.len()).unwrap_or(u64::MAX));
-    summary.parameters = file
-        .params
-        .iter()
-        .try_fold(0u64, |a, p| a.checked_add(p.elements()));
-    summary.data_size = file
-        .params
-        .iter()
-        .try_fold(0u64, |a, p| a.checked_add(p.nbytes));
+    summary.parameters = file.params.iter().try_fold(0u64, |a, p| a.checked_add(p.elements()));
+    summary.data_size = file.params.iter().try_fold(0u64, |a, p| a.checked_add(p.nbytes));
     let mut types = BTreeMap::new();
     for p in &file.params {
         let n: &mut u64 = types.entry(p.ty.name().to_string()).or_insert(0);
@@ -606,24 +508,15 @@ pub(crate) fn check(file: &RwkvFile<'_>, sink: &mut Sink<'_>, summary: &mut Summ
 }
 
 fn check_header(h: &Header, sink: &mut Sink<'_>) {
-    sink.emit(
-        RuleId::LegacyTypeTable,
-        20,
-        || "header.data_type".into(),
-        || type_table_message(h.version),
-    );
+    sink.emit(RuleId::LegacyTypeTable, 20, || "header.data_type".into(), || type_table_message(h.version));
     if !limits::RWKV_VERSIONS.contains(&h.version) {
         sink.emit(RuleId::RwkvVersion, 4, || "header.version".into(), || {
             format!("rwkv.cpp file version {} is not supported; rwkv.cpp reads versions 100 and 101 (GGMF, with the same magic, has version 1)", h.version)
         });
     }
     match rwkv_type(h.data_type) {
-        Some(RwkvType {
-            ggml: Some(t),
-            name,
-            ..
-        }) => {
-            if t.is_quantized() && h.version != limits::RWKV_VERSION_QUANTIZED {
+        Some(RwkvType { ggml: Some(t), name, .. }) => {
+            if t.is_quantized() && h.version == limits::RWKV_VERSION_ORIGINAL {
                 sink.emit(RuleId::RwkvQuantizedV100, 20, || "header.data_type".into(), || {
                     format!(
                         "the model data type is {name}, but quantized files must have version 101; this version {} file was made by an old rwkv.cpp whose quantized blocks current ggml cannot read (requantize it)",
@@ -639,18 +532,9 @@ fn check_header(h: &Header, sink: &mut Sink<'_>) {
             || type_message(h.data_type, "model", false),
         ),
     }
-    for (offset, name, value) in [
-        (8, "n_vocab", h.n_vocab),
-        (12, "n_embed", h.n_embed),
-        (16, "n_layer", h.n_layer),
-    ] {
+    for (offset, name, value) in [(8, "n_vocab", h.n_vocab), (12, "n_embed", h.n_embed), (16, "n_layer", h.n_layer)] {
         if value == 0 {
-            sink.emit(
-                RuleId::RwkvHeaderValue,
-                offset,
-                || format!("header.{name}"),
-                || format!("{name} is 0"),
-            );
+            sink.emit(RuleId::RwkvHeaderValue, offset, || format!("header.{name}"), || format!("{name} is 0"));
         }
     }
 }
@@ -662,24 +546,13 @@ fn check_param(h: &Header, index: usize, p: &Param<'_>, sink: &mut Sink<'_>) {
             RuleId::RwkvDimCount,
             p.offset,
             || path("dim_count"),
-            || {
-                format!(
-                    "{} has {} dimensions; rwkv.cpp reads parameters of 1, 2 or 3",
-                    p.name(),
-                    p.dim_count
-                )
-            },
+            || format!("{} has {} dimensions; rwkv.cpp reads parameters of 1, 2 or 3", p.name(), p.dim_count),
         );
     }
     if std::str::from_utf8(p.key).is_err() {
-        sink.emit(
-            RuleId::RwkvKeyUtf8,
-            p.key_offset,
-            || path("key"),
-            || format!("key {} is not valid UTF-8", p.name()),
-        );
+        sink.emit(RuleId::RwkvKeyUtf8, p.key_offset, || path("key"), || format!("key {} is not valid UTF-8", p.name()));
     }
-    if p.ty.is_quantized() && h.version != limits::RWKV_VERSION_QUANTIZED {
+    if p.ty.is_quantized() && h.version == limits::RWKV_VERSION_ORIGINAL {
         let type_offset = p.offset.saturating_add(8);
         sink.emit(RuleId::RwkvQuantizedV100, type_offset, || path("data_type"), || {
             format!(
@@ -714,13 +587,10 @@ fn check_names(h: &Header, file: &RwkvFile<'_>, sink: &mut Sink<'_>) -> RwkvArch
         limits::RWKV_HEADER_SIZE,
         || "parameters".into(),
         || match evidence {
-            Some(e) => format!(
-                "RWKV {} (rwkv.cpp's detection: `{e}` is present)",
-                arch.name().trim_start_matches("rwkv-")
-            ),
-            None => {
-                "RWKV v4 (rwkv.cpp's default: no v5, v6 or v7 parameter names in layer 0)".into()
+            Some(e) => {
+                format!("RWKV {} (rwkv.cpp's detection: `{e}` is present)", arch.name().trim_start_matches("rwkv-"))
             }
+            None => "RWKV v4 (rwkv.cpp's default: no v5, v6 or v7 parameter names in layer 0)".into(),
         },
     );
     // Layers to list: every layer below n_layer, but no further than one
@@ -728,16 +598,17 @@ fn check_names(h: &Header, file: &RwkvFile<'_>, sink: &mut Sink<'_>) -> RwkvArch
     // needs at least ten parameters), so a hostile n_layer costs nothing.
     let n_layer = u64::from(h.n_layer);
     let params = u64::try_from(file.params.len()).unwrap_or(u64::MAX);
-    let cap = max_block_index(&file.params)
-        .map_or(1, |m| m.saturating_add(2))
-        .min(params.saturating_add(1));
+    let cap = max_block_index(&file.params).map_or(1, |m| m.saturating_add(2)).min(params.saturating_add(1));
     let listed = n_layer.min(cap);
     let mut expected: HashMap<String, Expect> = HashMap::new();
     let mut missing = |name: String, expected: &mut HashMap<String, Expect>| {
         if !present.contains(name.as_bytes()) {
-            sink.emit(RuleId::RwkvMissingParameter, limits::RWKV_HEADER_SIZE, || "parameters".into(), || {
-                format!("parameter {name} is missing; rwkv.cpp needs it for {} with n_layer {n_layer}", arch.name())
-            });
+            sink.emit(
+                RuleId::RwkvMissingParameter,
+                limits::RWKV_HEADER_SIZE,
+                || "parameters".into(),
+                || format!("parameter {name} is missing; rwkv.cpp needs it for {} with n_layer {n_layer}", arch.name()),
+            );
         }
         let e = expect_of(&name);
         expected.insert(name, e);
@@ -769,9 +640,18 @@ fn check_names(h: &Header, file: &RwkvFile<'_>, sink: &mut Sink<'_>) -> RwkvArch
     for (i, p) in file.params.iter().enumerate() {
         let name = std::str::from_utf8(p.key).ok();
         match name.and_then(|n| expected.get(n)) {
-            None => sink.emit(RuleId::RwkvUnusedParameter, p.offset, || param_path(i, Some(p.key), "key"), || {
-                format!("{} is not a parameter of {} with n_layer {n_layer}; rwkv.cpp reads it and never uses it", p.name(), arch.name())
-            }),
+            None => sink.emit(
+                RuleId::RwkvUnusedParameter,
+                p.offset,
+                || param_path(i, Some(p.key), "key"),
+                || {
+                    format!(
+                        "{} is not a parameter of {} with n_layer {n_layer}; rwkv.cpp reads it and never uses it",
+                        p.name(),
+                        arch.name()
+                    )
+                },
+            ),
             Some(e) => check_shape(h, i, p, *e, sink),
         }
     }
@@ -788,9 +668,18 @@ fn check_shape(h: &Header, index: usize, p: &Param<'_>, e: Expect, sink: &mut Si
         Expect::Norm => (RuleId::RwkvParameterShape, vec![embed]),
     };
     if dims != want.as_slice() {
-        sink.emit(rule, p.offset, || param_path(index, Some(p.key), "shape"), || {
-            format!("{} has shape {:?}; with n_embed {embed} and n_vocab {vocab} it must be {want:?} (ne0 first)", p.name(), p.dims)
-        });
+        sink.emit(
+            rule,
+            p.offset,
+            || param_path(index, Some(p.key), "shape"),
+            || {
+                format!(
+                    "{} has shape {:?}; with n_embed {embed} and n_vocab {vocab} it must be {want:?} (ne0 first)",
+                    p.name(),
+                    p.dims
+                )
+            },
+        );
     }
 }
 
@@ -833,9 +722,7 @@ pub fn dump(file: &RwkvFile<'_>) -> Json {
         })
     });
     let names: HashSet<&[u8]> = file.params.iter().map(|p| p.key).collect();
-    let arch = file
-        .header
-        .map(|_| RwkvArch::detect(|n| names.contains(n.as_bytes())).0.name());
+    let arch = file.header.map(|_| RwkvArch::detect(|n| names.contains(n.as_bytes())).0.name());
     let tensors: Vec<Json> = file
         .params
         .iter()

@@ -7,11 +7,7 @@
 //! v5.2, v6 and v7) and [`GgmlWriter::tiny_llama`] a small llama model in
 //! the legacy llama.cpp formats.
 #![forbid(unsafe_code)]
-#![deny(
-    clippy::indexing_slicing,
-    clippy::arithmetic_side_effects,
-    clippy::cast_possible_truncation
-)]
+#![deny(clippy::indexing_slicing, clippy::arithmetic_side_effects, clippy::cast_possible_truncation)]
 
 use super::ggml::type_table;
 use super::rwkv::{GLOBAL_NAMES, RwkvArch, rwkv_type};
@@ -40,14 +36,8 @@ impl RwkvParamSpec {
     /// A parameter of `data_type` with zeroed data of the right size (none
     /// for removed or unknown types).
     pub fn zeroed(key: &str, data_type: u32, dims: &[u32]) -> RwkvParamSpec {
-        let n = dims
-            .iter()
-            .try_fold(1u64, |a, d| a.checked_mul(u64::from(*d)))
-            .unwrap_or(0);
-        let size = rwkv_type(data_type)
-            .and_then(|t| t.ggml)
-            .and_then(|t| t.row_size(n))
-            .unwrap_or(0);
+        let n = dims.iter().try_fold(1u64, |a, d| a.checked_mul(u64::from(*d))).unwrap_or(0);
+        let size = rwkv_type(data_type).and_then(|t| t.ggml).and_then(|t| t.row_size(n)).unwrap_or(0);
         RwkvParamSpec {
             key: key.as_bytes().to_vec(),
             data_type,
@@ -86,14 +76,7 @@ impl RwkvWriter {
     /// The file's bytes.
     pub fn to_bytes(&self) -> Vec<u8> {
         let mut out = Vec::new();
-        for v in [
-            self.magic,
-            self.version,
-            self.n_vocab,
-            self.n_embed,
-            self.n_layer,
-            self.data_type,
-        ] {
+        for v in [self.magic, self.version, self.n_vocab, self.n_embed, self.n_layer, self.data_type] {
             out.extend_from_slice(&v.to_le_bytes());
         }
         for p in &self.params {
@@ -141,9 +124,8 @@ impl RwkvWriter {
 
 /// Deterministic pseudo-random values in [-0.5, 0.5), seeded by a name.
 fn values(seed: &str, n: usize) -> Vec<f32> {
-    let mut state = seed.bytes().fold(0xcbf2_9ce4_8422_2325u64, |h, b| {
-        (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3)
-    }) | 1;
+    let mut state =
+        seed.bytes().fold(0xcbf2_9ce4_8422_2325u64, |h, b| (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3)) | 1;
     (0..n)
         .map(|_| {
             state ^= state << 13;
@@ -159,10 +141,7 @@ fn values(seed: &str, n: usize) -> Vec<f32> {
 fn encode(ty: GgmlType, vals: &[f32]) -> Vec<u8> {
     match ty {
         GgmlType::F32 => vals.iter().flat_map(|v| v.to_le_bytes()).collect(),
-        GgmlType::F16 => vals
-            .iter()
-            .flat_map(|v| half::f16::from_f32(*v).to_le_bytes())
-            .collect(),
+        GgmlType::F16 => vals.iter().flat_map(|v| half::f16::from_f32(*v).to_le_bytes()).collect(),
         _ => {
             let mut out = Vec::new();
             match crate::numerics::quantize(ty, vals, &mut out) {
@@ -198,14 +177,7 @@ pub struct TinyRwkv {
 impl TinyRwkv {
     /// RWKV v4, version 101, 2 layers, n_embed 64, n_vocab 256, FP16 matrices.
     pub fn new(arch: RwkvArch) -> TinyRwkv {
-        TinyRwkv {
-            arch,
-            version: 101,
-            n_layer: 2,
-            n_embed: 64,
-            n_vocab: 256,
-            matrix_type: 1,
-        }
+        TinyRwkv { arch, version: 101, n_layer: 2, n_embed: 64, n_vocab: 256, matrix_type: 1 }
     }
 
     /// The shape (ne0 first) of a parameter, by its name without `blocks.N.`.
@@ -218,10 +190,7 @@ impl TinyRwkv {
             "emb.weight" | "head.weight" => vec![e, v],
             "ffn.key.weight" => vec![e, f],
             "ffn.value.weight" => vec![f, e],
-            n if n.ends_with(".weight")
-                && (n.starts_with("att.") || n.starts_with("ffn."))
-                && !n.contains("ln_x") =>
-            {
+            n if n.ends_with(".weight") && (n.starts_with("att.") || n.starts_with("ffn.")) && !n.contains("ln_x") => {
                 vec![e, e]
             }
             "att.time_decay" | "att.time_first" if self.arch == RwkvArch::V5_1 => vec![1, 1, h],
@@ -247,37 +216,23 @@ impl TinyRwkv {
     fn type_of(&self, full: &str, short: &str, dims: &[u32]) -> u32 {
         let two_d = dims.len() == 2;
         let fp16_ok = two_d && !short.starts_with("att.time_") && short != "att.r_k";
-        let quant = rwkv_type(self.matrix_type)
-            .and_then(|t| t.ggml)
-            .filter(|t| t.is_quantized());
+        let quant = rwkv_type(self.matrix_type).and_then(|t| t.ggml).filter(|t| t.is_quantized());
         if let Some(q) = quant {
-            let v7_lora = [
-                "att.w1", "att.w2", "att.a1", "att.a2", "att.v1", "att.v2", "att.g1", "att.g2",
-                "att.r_k",
-            ]
-            .contains(&short);
-            let fits = dims
-                .first()
-                .is_some_and(|d| d.checked_rem(q.block_size()) == Some(0));
+            let v7_lora = ["att.w1", "att.w2", "att.a1", "att.a2", "att.v1", "att.v2", "att.g1", "att.g2", "att.r_k"]
+                .contains(&short);
+            let fits = dims.first().is_some_and(|d| d.checked_rem(q.block_size()) == Some(0));
             if two_d && fits && full != "emb.weight" && full != "head.weight" && !v7_lora {
                 return self.matrix_type;
             }
             return if fp16_ok { 1 } else { 0 };
         }
-        if self.matrix_type == 1 && fp16_ok {
-            1
-        } else {
-            0
-        }
+        if self.matrix_type == 1 && fp16_ok { 1 } else { 0 }
     }
 
     fn param(&self, full: &str, short: &str) -> RwkvParamSpec {
         let dims = self.shape(short);
         let data_type = self.type_of(full, short, &dims);
-        let n = dims
-            .iter()
-            .map(|d| usize::try_from(*d).unwrap_or(0))
-            .product::<usize>();
+        let n = dims.iter().map(|d| usize::try_from(*d).unwrap_or(0)).product::<usize>();
         let mut vals = values(full, n);
         if short.ends_with("ln0.weight")
             || short.ends_with("ln1.weight")
@@ -286,9 +241,7 @@ impl TinyRwkv {
         {
             vals.iter_mut().for_each(|x| *x += 1.0);
         }
-        let ty = rwkv_type(data_type)
-            .and_then(|t| t.ggml)
-            .unwrap_or(GgmlType::F32);
+        let ty = rwkv_type(data_type).and_then(|t| t.ggml).unwrap_or(GgmlType::F32);
         RwkvParamSpec {
             key: full.as_bytes().to_vec(),
             data_type,
@@ -388,12 +341,7 @@ impl GgmlWriter {
         let vocab: Vec<(Vec<u8>, f32)> = ["<unk>", "<s>", "</s>", " the", "a", "b", "c", "d"]
             .iter()
             .enumerate()
-            .map(|(i, t)| {
-                (
-                    t.as_bytes().to_vec(),
-                    -(f32::from(u8::try_from(i).unwrap_or(0))),
-                )
-            })
+            .map(|(i, t)| (t.as_bytes().to_vec(), -(f32::from(u8::try_from(i).unwrap_or(0)))))
             .collect();
         let mut w = GgmlWriter {
             format,
@@ -426,19 +374,14 @@ impl GgmlWriter {
 
     /// A tensor of this file's era with pseudo-random data of the right size.
     pub fn tensor(&self, name: &str, type_id: u32, dims: &[u32]) -> GgmlTensorSpec {
-        let n = dims
-            .iter()
-            .map(|d| usize::try_from(*d).unwrap_or(0))
-            .product::<usize>();
+        let n = dims.iter().map(|d| usize::try_from(*d).unwrap_or(0)).product::<usize>();
         let era = type_table(self.format, Some(self.version)).and_then(|t| t.get(type_id));
         let data = match era {
             Some(t) => match t.current {
                 Some(ty) => encode(ty, &values(name, n)),
                 None => {
                     // An old block layout: opaque bytes of the era's size.
-                    let blocks = n
-                        .checked_div(usize::try_from(t.block_size).unwrap_or(1))
-                        .unwrap_or(0);
+                    let blocks = n.checked_div(usize::try_from(t.block_size).unwrap_or(1)).unwrap_or(0);
                     let size = blocks.saturating_mul(usize::try_from(t.type_size).unwrap_or(0));
                     values(name, size)
                         .iter()
