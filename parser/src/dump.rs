@@ -100,7 +100,8 @@ pub fn dump(parsed: &Parsed<'_>, full: bool) -> Json {
             let dims: Vec<u64> = t.dims().collect();
             let nbytes = info.filter(|i| i.block_size > 0).and_then(|i| {
                 let n = dims.iter().try_fold(1u64, |acc, d| acc.checked_mul(*d))?;
-                (n % u64::from(i.block_size) == 0).then_some(n / u64::from(i.block_size) * u64::from(i.type_size))
+                (n % u64::from(i.block_size) == 0).then_some(())?;
+                (n / u64::from(i.block_size)).checked_mul(u64::from(i.type_size))
             });
             json!({
                 "name": string(&t.name),

@@ -1,0 +1,141 @@
+//! Fuzz properties of `gguf-validate`, one module per property (the
+//! layout of wasm-tools' `fuzz/` crate).
+//!
+//! Each module exposes `run`, taking either raw bytes or an
+//! [`Unstructured`]. The cargo-fuzz targets in `fuzz_targets/` are
+//! two-line shims over these functions ([`target!`]), and every module has
+//! a seeded `smoke` test, so `cargo test` runs each property a few hundred
+//! times on every commit.
+//!
+//! | module | input | property |
+//! |---|---|---|
+//! | [`parse_validate`] | raw bytes | every profile: no panic, offsets inside the file, same report twice, internal consistency; strict-valid files round-trip through the writer |
+//! | [`generated_valid`] | `Unstructured` | a generated file has zero errors under its profile(s), and parse → model → bytes is the identity (dump JSON too) |
+//! | [`one_fault`] | `Unstructured` | a generated file with one injected fault is rejected with the expected rule |
+//! | [`incremental`] | raw bytes | validating a growing prefix gives the whole-buffer report |
+//! | [`dequant`] | `Unstructured` | dequantize never panics; output finite when the scales are |
+//! | [`quant_roundtrip`] | `Unstructured` | quantize then dequantize stays within the type's error bound |
+#![forbid(unsafe_code)]
+
+use arbitrary::Unstructured;
+
+pub mod dequant;
+pub mod generated_valid;
+pub mod incremental;
+pub mod one_fault;
+pub mod parse_validate;
+pub mod quant_roundtrip;
+
+/// Defines the libFuzzer entry point of a `fuzz_targets/` shim: `bytes`
+/// for a `fn(&[u8])` property, `unstructured` for a
+/// `fn(&mut Unstructured) -> arbitrary::Result<()>` one. Outside cargo-fuzz
+/// (no `--cfg fuzzing`) it defines an empty `main`, so the targets build
+/// with the rest of the workspace.
+#[macro_export]
+macro_rules! target {
+    (bytes $prop:path) => {
+        #[cfg(fuzzing)]
+        libfuzzer_sys::fuzz_target!(|data: &[u8]| $prop(data));
+        #[cfg(not(fuzzing))]
+        fn main() {}
+    };
+    (unstructured $prop:path) => {
+        #[cfg(fuzzing)]
+        libfuzzer_sys::fuzz_target!(|data: &[u8]| $crate::run_unstructured(data, $prop));
+        #[cfg(not(fuzzing))]
+        fn main() {}
+    };
+}
+
+/// Runs an `Unstructured` property on raw bytes. Running out of input is
+/// not a failure.
+pub fn run_unstructured(data: &[u8], run: impl Fn(&mut Unstructured<'_>) -> arbitrary::Result<()>) {
+    let mut u = Unstructured::new(data);
+    let _ = run(&mut u);
+}
+
+/// A small deterministic random generator for the seeded smoke tests.
+#[derive(Clone, Debug)]
+pub struct SplitMix(pub u64);
+
+impl SplitMix {
+    /// The next 64 random bits.
+    pub fn next_u64(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^ (z >> 31)
+    }
+
+    /// A value in `0..n` (0 when `n` is 0).
+    pub fn below(&mut self, n: u64) -> u64 {
+        self.next_u64().checked_rem(n).unwrap_or(0)
+    }
+
+    /// Fills `out` with random bytes.
+    pub fn fill(&mut self, out: &mut [u8]) {
+        for chunk in out.chunks_mut(8) {
+            let v = self.next_u64().to_le_bytes();
+            chunk.iter_mut().zip(v).for_each(|(d, s)| *d = s);
+        }
+    }
+
+    /// A random buffer of `0..max_len` bytes.
+    pub fn bytes(&mut self, max_len: u64) -> Vec<u8> {
+        let len = usize::try_from(self.below(max_len)).unwrap_or(0);
+        let mut b = vec![0u8; len];
+        self.fill(&mut b);
+        b
+    }
+}
+
+/// Seed of the smoke tests: `GGUF_FUZZ_SEED`, or a fixed value so that
+/// `cargo test` is deterministic.
+pub fn smoke_seed() -> u64 {
+    std::env::var("GGUF_FUZZ_SEED").ok().and_then(|s| s.parse().ok()).unwrap_or(0x6767_7566)
+}
+
+/// Runs an `Unstructured` property `n` times on seeded random input (as
+/// wasm-tools' `test_n_times`).
+pub fn test_n_times(n: u32, run: impl Fn(&mut Unstructured<'_>) -> arbitrary::Result<()>) {
+    let mut rng = SplitMix(smoke_seed());
+    for _ in 0..n {
+        let buf = rng.bytes(8192);
+        run_unstructured(&buf, &run);
+    }
+}
+
+/// Inputs for the byte-level properties' smoke tests: generated files
+/// (valid under some profile), single-fault mutants and raw random bytes,
+/// in turn.
+pub fn smoke_files(n: u32) -> Vec<Vec<u8>> {
+    use gguf_validate::smith;
+    let mut rng = SplitMix(smoke_seed() ^ 0x5eed);
+    let mut out = Vec::new();
+    for i in 0..n {
+        let buf = rng.bytes(8192);
+        let mut u = Unstructured::new(&buf);
+        let file = match i % 3 {
+            0 => smith::arbitrary_file(&mut u).ok().map(|(_, m)| m.to_bytes()),
+            1 => smith::arbitrary_file(&mut u)
+                .ok()
+                .and_then(|(_, m)| smith::mutate::mutate(&mut u, &m).ok().flatten())
+                .map(|m| m.bytes),
+            _ => None,
+        };
+        out.push(file.unwrap_or(buf));
+    }
+    out
+}
+
+/// Writes a test case to `$GGUF_FUZZ_LOG/<name>` when that variable is set
+/// (like wasm-tools' `log_wasm` under `RUST_LOG=debug`): normal runs pay
+/// nothing.
+pub fn log_case(name: &str, bytes: &[u8], what: &dyn std::fmt::Debug) {
+    let Some(dir) = std::env::var_os("GGUF_FUZZ_LOG") else { return };
+    let dir = std::path::PathBuf::from(dir);
+    let _ = std::fs::create_dir_all(&dir);
+    let _ = std::fs::write(dir.join(format!("{name}.gguf")), bytes);
+    let _ = std::fs::write(dir.join(format!("{name}.txt")), format!("{what:#?}\n"));
+}

@@ -1,0 +1,59 @@
+//! A strict-valid generated file with exactly one fault injected
+//! ([`gguf_validate::smith::mutate`]) is rejected under `strict` with the
+//! rule the fault targets, and with no error outside the fault's known
+//! consequences. Faults documented as harmless (an upper-case key, bytes
+//! appended, version 2) must leave the file valid and raise their warning
+//! or info. The mutant must also pass every [`crate::parse_validate`]
+//! invariant.
+#![forbid(unsafe_code)]
+
+use arbitrary::{Result, Unstructured};
+use gguf_validate::smith::{self, Config, mutate};
+use gguf_validate::{Options, Profile, validate_bytes};
+
+/// The property.
+pub fn run(u: &mut Unstructured<'_>) -> Result<()> {
+    let cfg = Config::arbitrary_for(u, Profile::Strict)?;
+    let model = smith::generate(u, &cfg)?;
+    let Some(m) = mutate::mutate(u, &model)? else { return Ok(()) };
+    crate::log_case("one_fault", &m.bytes, &(&m.fault, &m.detail, &m.expected));
+    let report = validate_bytes(&m.bytes, &Options::new(Profile::Strict));
+    if let Err(why) = m.expected.check(&report) {
+        panic!("{:?} ({}): {why}\n{:#?}", m.fault, m.detail, report.diagnostics);
+    }
+    crate::parse_validate::run(&m.bytes);
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn smoke() {
+        crate::test_n_times(400, run);
+    }
+
+    /// Every fault kind applies to some generated file and is caught.
+    #[test]
+    fn every_fault_kind() {
+        let mut rng = crate::SplitMix(crate::smoke_seed());
+        for fault in mutate::Fault::ALL {
+            let mut hit = false;
+            for _ in 0..200 {
+                let buf = rng.bytes(8192);
+                let mut u = Unstructured::new(&buf);
+                let Ok(cfg) = Config::arbitrary_for(&mut u, Profile::Strict) else { continue };
+                let Ok(model) = smith::generate(&mut u, &cfg) else { continue };
+                let Ok(Some(m)) = mutate::inject(&mut u, &model, fault) else { continue };
+                let report = validate_bytes(&m.bytes, &Options::new(Profile::Strict));
+                if let Err(why) = m.expected.check(&report) {
+                    panic!("{fault:?} ({}): {why}\n{:#?}", m.detail, report.diagnostics);
+                }
+                hit = true;
+                break;
+            }
+            assert!(hit, "{fault:?} never applied");
+        }
+    }
+}

@@ -1,0 +1,118 @@
+//! Raw bytes under every profile.
+//!
+//! - no panic (libFuzzer's `-timeout` and `-rss_limit_mb` turn a hang or a
+//!   memory blow-up into a finding too);
+//! - the same report twice (no hidden state, no iteration-order effects);
+//! - every diagnostic's offset lies inside the file (`<=` its length: a
+//!   missing field is reported at the end of the file);
+//! - each diagnostic's severity is what the options say for its rule, the
+//!   list is in offset order and `valid` agrees with the counts;
+//! - every lazily decoded array is walked to its end and dumped (gimli's
+//!   "drain every iterator");
+//! - a file valid under `strict` round-trips through the writer byte for
+//!   byte (`GgufModel::from_parsed` then `to_bytes`).
+#![forbid(unsafe_code)]
+
+use gguf_validate::parse::{self, Parsed, Value};
+use gguf_validate::write::GgufModel;
+use gguf_validate::{Level, Options, Profile, Report, RuleId, validate_bytes};
+
+/// The property.
+pub fn run(data: &[u8]) {
+    let len = u64::try_from(data.len()).unwrap_or(u64::MAX);
+    let mut strict_valid = false;
+    for profile in Profile::ALL {
+        let opts = Options::new(profile);
+        let first = validate_bytes(data, &opts);
+        let second = validate_bytes(data, &opts);
+        assert_eq!(first, second, "two runs under {profile} differ");
+        check_report(&first, len, &opts);
+        if profile == Profile::Strict {
+            strict_valid = first.valid;
+        }
+    }
+    if let Some(parsed) = parse::parse_bytes(data) {
+        drain(&parsed);
+        let _ = gguf_validate::dump::dump(&parsed, true);
+        if strict_valid {
+            let back = GgufModel::from_parsed(&parsed, data).to_bytes();
+            assert!(
+                back == data,
+                "a strict-valid file of {} bytes is written back as {} bytes{}",
+                data.len(),
+                back.len(),
+                first_difference(data, &back)
+            );
+        }
+    }
+}
+
+fn first_difference(a: &[u8], b: &[u8]) -> String {
+    match a.iter().zip(b).position(|(x, y)| x != y) {
+        Some(i) => format!(", first difference at {i}"),
+        None => String::new(),
+    }
+}
+
+/// The report-level invariants shared with the other properties.
+pub fn check_report(r: &Report, len: u64, opts: &Options) {
+    assert_eq!(r.profile, opts.profile);
+    assert_eq!(r.summary.file_size, len);
+    let mut last = 0u64;
+    let mut errors = 0u64;
+    for d in &r.diagnostics {
+        assert!(d.offset <= len, "`{}` at offset {} is outside the {len}-byte file: {}", d.rule, d.offset, d.message);
+        assert!(d.offset >= last, "diagnostics out of order at `{}`", d.rule);
+        last = d.offset;
+        let rule = RuleId::from_id(d.rule).unwrap_or_else(|| panic!("unknown rule id `{}`", d.rule));
+        assert_eq!(d.severity, opts.level(rule), "`{}` reported at the wrong level", d.rule);
+        assert_ne!(d.severity, Level::Allow);
+        errors += u64::from(d.severity == Level::Error);
+    }
+    assert!(r.counts.errors >= errors, "counts.errors {} < {errors} listed", r.counts.errors);
+    assert_eq!(r.valid, r.counts.errors == 0 && !(opts.deny_warnings && r.counts.warnings > 0));
+}
+
+/// Decodes every element of every array (and nested array).
+fn drain(parsed: &Parsed<'_>) {
+    for kv in &parsed.file.kvs {
+        drain_value(&kv.value);
+    }
+    for t in &parsed.file.tensors {
+        assert_eq!(t.dims().count(), usize::try_from(t.n_dims).unwrap_or(usize::MAX), "dims of tensor {}", t.index);
+    }
+}
+
+fn drain_value(v: &Value<'_>) {
+    if let Value::Array(a) = v {
+        let mut n = 0u64;
+        for e in a.iter() {
+            assert_eq!(e.index, n);
+            drain_value(&e.value);
+            n += 1;
+        }
+        assert_eq!(n, a.len, "array at {} yields {n} of its {} elements", a.offset, a.len);
+        if a.elem_type == gguf_validate::types::ValueType::String {
+            assert_eq!(a.strings().count() as u64, a.len);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn smoke() {
+        for file in crate::smoke_files(300) {
+            super::run(&file);
+        }
+    }
+
+    #[test]
+    fn corner_inputs() {
+        for data in
+            [&b""[..], b"GGUF", b"GGUF\x03\0\0\0", b"GGUF\x03\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0", b"GGUF\0\0\0\x03"]
+        {
+            super::run(data);
+        }
+    }
+}

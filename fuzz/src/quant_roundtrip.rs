@@ -1,0 +1,143 @@
+//! Any f32 row through [`numerics::quantize`] then
+//! [`numerics::dequantize`].
+//!
+//! - no panic for any type (types without a reference quantizer and
+//!   partial blocks are errors);
+//! - the quantized size is whole blocks of the type;
+//! - for every block whose values are finite and whose largest magnitude
+//!   is within [`numerics::ErrorBound::max_amax`], each element is within
+//!   `rel · amax + abs` of its input ([`numerics::error_bound`]).
+//!
+//! **Provisional slack.** The bounds numerics marks as measured
+//! (`derived: false`: Q2_K..Q6_K, IQ4_NL, IQ4_XS) miss the error of a
+//! super-block scale `d` that falls into fp16's subnormal range (tiny
+//! blocks), and Q5_K's `rel` is a few percent short (see `fuzz/README.md`,
+//! findings). Until numerics revises them, `run` enforces those bounds with
+//! `rel` × 1.1 plus one fp16 subnormal step (2^-24) times the type's largest
+//! `sub-scale × code` ([`subnormal_term`]); derived bounds are enforced
+//! exactly. [`check`] itself always uses the exact bound.
+//!
+//! Rows are raw f32 bit patterns (NaN, infinities, subnormals), or small
+//! integers times a power of two, or a constant with one spike: the
+//! shapes where scale searches go wrong.
+#![forbid(unsafe_code)]
+
+use arbitrary::{Result, Unstructured};
+use gguf_validate::numerics::{self, NumericsError};
+use gguf_validate::types::GgmlType;
+
+/// The property.
+pub fn run(u: &mut Unstructured<'_>) -> Result<()> {
+    let ty = *u.choose(&GgmlType::ALL)?;
+    let bs = usize::try_from(ty.block_size()).unwrap_or(1);
+    let blocks = u.int_in_range(1..=4usize)?;
+    let n = blocks * bs;
+    let mut row = Vec::with_capacity(n);
+    match u.int_in_range(0u8..=3)? {
+        0 => {
+            for _ in 0..n {
+                row.push(f32::from_bits(u.arbitrary()?));
+            }
+        }
+        1 | 2 => {
+            let exp = u.int_in_range(-30i32..=12)?;
+            let scale = 2f32.powi(exp);
+            for _ in 0..n {
+                row.push(f32::from(u.arbitrary::<i16>()?) * scale);
+            }
+        }
+        _ => {
+            let base = f32::from_bits(u.arbitrary()?);
+            row.resize(n, if base.is_finite() { base } else { 0.0 });
+            let at = u.choose_index(n)?;
+            if let Some(x) = row.get_mut(at) {
+                *x = f32::from(u.arbitrary::<i16>()?);
+            }
+        }
+    }
+    if let Err(why) = check_with(ty, &row, true) {
+        panic!("{why}");
+    }
+    Ok(())
+}
+
+/// Largest `|sub-scale × code|` of a type whose block scale is an fp16
+/// `d`: the factor by which an absolute error of `d` shows in the output.
+pub fn subnormal_term(ty: GgmlType) -> f64 {
+    let step = 2f64.powi(-24);
+    step * match ty {
+        GgmlType::Q2_K => 15.0 * 3.0 + 15.0,
+        GgmlType::Q3_K => 32.0 * 4.0,
+        GgmlType::Q4_K => 63.0 * 15.0 + 63.0,
+        GgmlType::Q5_K => 63.0 * 31.0 + 63.0,
+        GgmlType::Q6_K => 128.0 * 32.0,
+        GgmlType::IQ4_NL => 127.0,
+        GgmlType::IQ4_XS => 32.0 * 127.0,
+        _ => 0.0,
+    }
+}
+
+/// Checks one type on one row (a whole number of blocks) against the exact
+/// error bound; `Err` describes the first element outside it. Other
+/// failures panic.
+pub fn check(ty: GgmlType, row: &[f32]) -> std::result::Result<(), String> {
+    check_with(ty, row, false)
+}
+
+fn check_with(ty: GgmlType, row: &[f32], provisional: bool) -> std::result::Result<(), String> {
+    let bs = usize::try_from(ty.block_size()).unwrap_or(1);
+    let ts = usize::try_from(ty.type_size()).unwrap_or(1);
+    let mut q = Vec::new();
+    match numerics::quantize(ty, row, &mut q) {
+        Err(NumericsError::Unsupported { .. }) => {
+            assert!(!numerics::has_reference_quantizer(ty), "{ty}: refused although it has a quantizer");
+            return Ok(());
+        }
+        Err(e) => panic!("{ty}: quantize of {} values failed: {e}", row.len()),
+        Ok(()) => {}
+    }
+    assert_eq!(q.len(), row.len() / bs * ts, "{ty}: wrong quantized size");
+    if bs > 1 && !row.is_empty() {
+        let mut tmp = Vec::new();
+        let partial = row.get(..row.len() - 1).unwrap_or_default();
+        assert!(
+            matches!(numerics::quantize(ty, partial, &mut tmp), Err(NumericsError::PartialInputBlock { .. })),
+            "{ty}: partial input accepted"
+        );
+    }
+    let back = numerics::dequantize_to_vec(ty, &q).unwrap_or_else(|e| panic!("{ty}: {e}"));
+    assert_eq!(back.len(), row.len());
+    let Some(bound) = numerics::error_bound(ty) else { return Ok(()) };
+    for (i, (x, y)) in row.chunks_exact(bs).zip(back.chunks_exact(bs)).enumerate() {
+        if !x.iter().all(|v| v.is_finite()) {
+            continue;
+        }
+        let amax = x.iter().fold(0f32, |m, v| m.max(v.abs()));
+        if amax > bound.max_amax {
+            continue;
+        }
+        let mut tol = f64::from(bound.rel) * f64::from(amax) + f64::from(bound.abs);
+        if provisional && !bound.derived {
+            tol = 1.1 * f64::from(bound.rel) * f64::from(amax) + f64::from(bound.abs) + subnormal_term(ty);
+        }
+        for (j, (a, b)) in x.iter().zip(y).enumerate() {
+            let err = (f64::from(*a) - f64::from(*b)).abs();
+            if err > tol {
+                return Err(format!(
+                    "{ty} block {i} element {j}: {a:e} came back as {b:e} (error {err:e} > bound {tol:e}; amax {amax:e}, {bound:?})\nblock: {x:?}"
+                ));
+            }
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn smoke() {
+        crate::test_n_times(400, run);
+    }
+}
