@@ -187,19 +187,10 @@ fn subset<T: Copy>(u: &mut Unstructured<'_>, all: &[T]) -> Result<Vec<T>> {
     let picked: Vec<T> = all
         .iter()
         .enumerate()
-        .filter(|(i, _)| {
-            mask.checked_shr(u32::try_from(*i).unwrap_or(63))
-                .unwrap_or(0)
-                & 1
-                == 1
-        })
+        .filter(|(i, _)| mask.checked_shr(u32::try_from(*i).unwrap_or(63)).unwrap_or(0) & 1 == 1)
         .map(|(_, t)| *t)
         .collect();
-    Ok(if picked.is_empty() {
-        all.to_vec()
-    } else {
-        picked
-    })
+    Ok(if picked.is_empty() { all.to_vec() } else { picked })
 }
 
 impl Config {
@@ -209,11 +200,7 @@ impl Config {
         let spec = profile == Profile::Spec;
         let ggml = profile == Profile::Ggml;
         let version = if u.ratio(1u8, 4)? { 2 } else { 3 };
-        let byte_order = if !ggml && u.ratio(1u8, 4)? {
-            ByteOrder::BigEndian
-        } else {
-            ByteOrder::LittleEndian
-        };
+        let byte_order = if !ggml && u.ratio(1u8, 4)? { ByteOrder::BigEndian } else { ByteOrder::LittleEndian };
         let alignment = if u.arbitrary()? {
             None
         } else if spec && u.ratio(1u8, 2)? {
@@ -223,11 +210,7 @@ impl Config {
             let lo = if ggml { 0 } else { 3 };
             Some(1u32 << u.int_in_range(lo..=MAX_ALIGNMENT_LOG2)?)
         };
-        let max_nesting = if spec && u.ratio(1u8, 3)? {
-            u.int_in_range(1..=MAX_NESTING)?
-        } else {
-            0
-        };
+        let max_nesting = if spec && u.ratio(1u8, 3)? { u.int_in_range(1..=MAX_NESTING)? } else { 0 };
         let tensor_count_cap = u.int_in_range(0..=MAX_TENSORS)?;
         Ok(Config {
             profile,
@@ -253,20 +236,13 @@ impl Config {
             shuffle_data: spec && u.arbitrary()?,
             data_gaps: spec && u.arbitrary()?,
             pad_end: !spec || u.arbitrary()?,
-            trailing_bytes: if u.ratio(1u8, 5)? {
-                u.int_in_range(1..=64)?
-            } else {
-                0
-            },
+            trailing_bytes: if u.ratio(1u8, 5)? { u.int_in_range(1..=64)? } else { 0 },
             naming_warnings: !spec && u.ratio(1u8, 4)?,
             unicode: u.arbitrary()?,
             spec_tensor_names: spec && u.arbitrary()?,
             lax_bytes: ggml && u.arbitrary()?,
         })
-        .map(|c| Config {
-            architecture: c.architecture || strict || spec,
-            ..c
-        })
+        .map(|c| Config { architecture: c.architecture || strict || spec, ..c })
     }
 
     /// Every profile under which a file generated with this configuration
@@ -322,18 +298,15 @@ impl SplitMix {
 const KEY_ROOTS: &[&str] = &["custom", "fuzz", "meta", "train", "quant_info", "x0"];
 
 /// Architecture names: all `[a-z0-9]+`, and none of them a [`KEY_ROOTS`] entry.
-const ARCHES: &[&str] = &[
-    "llama", "gpt2", "qwen3", "phi3", "mamba", "bert", "t5", "rwkv7", "gemma3", "falcon",
-];
+const ARCHES: &[&str] = &["llama", "gpt2", "qwen3", "phi3", "mamba", "bert", "t5", "rwkv7", "gemma3", "falcon"];
 
 /// Real architecture names outside `[a-z0-9]+` (a warning under strict).
 const ARCHES_WARN: &[&str] = &["command-r", "nemotron_h", "gpt-oss", "ernie4_5-moe"];
 
-const ASCII_CHARS: &[u8] = b"abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789 _-.,:;!?/\\'\"()[]{}<>=+*#@$%^&|~`\n\t";
-const UNICODE_CHARS: &[char] = &[
-    'é', 'ß', 'Ж', 'ю', '日', '本', '語', '\u{2581}', '🦀', '\u{fffd}', '\u{0}', '\u{7f}',
-    '\u{200b}',
-];
+const ASCII_CHARS: &[u8] =
+    b"abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789 _-.,:;!?/\\'\"()[]{}<>=+*#@$%^&|~`\n\t";
+const UNICODE_CHARS: &[char] =
+    &['é', 'ß', 'Ж', 'ю', '日', '本', '語', '\u{2581}', '🦀', '\u{fffd}', '\u{0}', '\u{7f}', '\u{200b}'];
 
 /// Mutable state of one generation run.
 struct Gen<'c> {
@@ -344,15 +317,9 @@ struct Gen<'c> {
 
 /// Generates a file valid under `cfg.profile` (see [`Config::valid_under`]).
 pub fn generate(u: &mut Unstructured<'_>, cfg: &Config) -> Result<GgufModel> {
-    let mut g = Gen {
-        cfg,
-        keys: HashSet::new(),
-        values_left: cfg.max_values.min(MAX_VALUES),
-    };
+    let mut g = Gen { cfg, keys: HashSet::new(), values_left: cfg.max_values.min(MAX_VALUES) };
     let tensors = g.tensors(u)?;
-    let any_quantized = tensors
-        .iter()
-        .any(|t| GgmlType::from_id(t.type_id).is_some_and(GgmlType::is_quantized));
+    let any_quantized = tensors.iter().any(|t| GgmlType::from_id(t.type_id).is_some_and(GgmlType::is_quantized));
     let mut kvs = g.well_known(u, any_quantized)?;
     let n_random = u.int_in_range(0..=cfg.max_kvs.min(MAX_KVS))?;
     for _ in 0..n_random {
@@ -413,11 +380,7 @@ impl Gen<'_> {
         self.keys.insert(key.to_vec())
     }
 
-    fn well_known(
-        &mut self,
-        u: &mut Unstructured<'_>,
-        any_quantized: bool,
-    ) -> Result<Vec<(Vec<u8>, OwnedValue)>> {
+    fn well_known(&mut self, u: &mut Unstructured<'_>, any_quantized: bool) -> Result<Vec<(Vec<u8>, OwnedValue)>> {
         let cfg = self.cfg;
         let mut kvs: Vec<(Vec<u8>, OwnedValue)> = Vec::new();
         let mut push = |g: &mut Gen<'_>, key: String, value: OwnedValue| {
@@ -425,11 +388,7 @@ impl Gen<'_> {
                 kvs.push((key.into_bytes(), value));
             }
         };
-        let arch = if cfg.naming_warnings && u.ratio(1u8, 3)? {
-            *u.choose(ARCHES_WARN)?
-        } else {
-            *u.choose(ARCHES)?
-        };
+        let arch = if cfg.naming_warnings && u.ratio(1u8, 3)? { *u.choose(ARCHES_WARN)? } else { *u.choose(ARCHES)? };
         if cfg.architecture {
             push(self, "general.architecture".into(), OwnedValue::str(arch));
         }
@@ -437,47 +396,27 @@ impl Gen<'_> {
             push(self, "general.alignment".into(), OwnedValue::U32(a));
         }
         if any_quantized && cfg.quantization_version {
-            push(
-                self,
-                "general.quantization_version".into(),
-                OwnedValue::U32(2),
-            );
+            push(self, "general.quantization_version".into(), OwnedValue::U32(2));
         }
         if cfg.standard_keys {
             let name = self.string(u)?;
             push(self, "general.name".into(), name);
-            push(
-                self,
-                "general.file_type".into(),
-                OwnedValue::U32(u.int_in_range(0..=40)?),
-            );
+            push(self, "general.file_type".into(), OwnedValue::U32(u.int_in_range(0..=40)?));
             let n = u.int_in_range(0..=cfg.max_array_len.min(4))?;
             let n = self.take_values(n);
             let mut tags = Vec::with_capacity(n);
             for _ in 0..n {
                 tags.push(self.string(u)?);
             }
-            push(
-                self,
-                "general.tags".into(),
-                OwnedValue::Array(ValueType::String, tags),
-            );
+            push(self, "general.tags".into(), OwnedValue::Array(ValueType::String, tags));
             if cfg.architecture {
-                push(
-                    self,
-                    format!("{arch}.context_length"),
-                    OwnedValue::U32(u.arbitrary()?),
-                );
+                push(self, format!("{arch}.context_length"), OwnedValue::U32(u.arbitrary()?));
                 let layers = u.int_in_range(1..=8u32)?;
                 push(self, format!("{arch}.block_count"), OwnedValue::U32(layers));
                 let heads = if u.arbitrary()? {
                     OwnedValue::U32(u.arbitrary()?)
                 } else {
-                    let elem = if u.arbitrary()? {
-                        ValueType::I32
-                    } else {
-                        ValueType::U32
-                    };
+                    let elem = if u.arbitrary()? { ValueType::I32 } else { ValueType::U32 };
                     let n = self.take_values(usize::try_from(layers).unwrap_or(1));
                     let mut items = Vec::with_capacity(n);
                     for _ in 0..n {
@@ -491,11 +430,7 @@ impl Gen<'_> {
                     OwnedValue::Array(elem, items)
                 };
                 push(self, format!("{arch}.attention.head_count"), heads);
-                push(
-                    self,
-                    format!("{arch}.rope.freq_base"),
-                    OwnedValue::F32(u.arbitrary()?),
-                );
+                push(self, format!("{arch}.rope.freq_base"), OwnedValue::F32(u.arbitrary()?));
             }
         }
         if cfg.tokenizer {
@@ -509,44 +444,16 @@ impl Gen<'_> {
                 scores.push(OwnedValue::F32(u.arbitrary()?));
                 types.push(OwnedValue::I32(u.int_in_range(1..=6)?));
             }
-            push(
-                self,
-                "tokenizer.ggml.model".into(),
-                OwnedValue::str(if u.arbitrary()? { "llama" } else { "gpt2" }),
-            );
-            push(
-                self,
-                "tokenizer.ggml.tokens".into(),
-                OwnedValue::Array(ValueType::String, tokens),
-            );
-            push(
-                self,
-                "tokenizer.ggml.scores".into(),
-                OwnedValue::Array(ValueType::F32, scores),
-            );
-            push(
-                self,
-                "tokenizer.ggml.token_type".into(),
-                OwnedValue::Array(ValueType::I32, types),
-            );
+            push(self, "tokenizer.ggml.model".into(), OwnedValue::str(if u.arbitrary()? { "llama" } else { "gpt2" }));
+            push(self, "tokenizer.ggml.tokens".into(), OwnedValue::Array(ValueType::String, tokens));
+            push(self, "tokenizer.ggml.scores".into(), OwnedValue::Array(ValueType::F32, scores));
+            push(self, "tokenizer.ggml.token_type".into(), OwnedValue::Array(ValueType::I32, types));
             if n > 0 {
                 let top = u32::try_from(n - 1).unwrap_or(0);
-                push(
-                    self,
-                    "tokenizer.ggml.bos_token_id".into(),
-                    OwnedValue::U32(u.int_in_range(0..=top)?),
-                );
-                push(
-                    self,
-                    "tokenizer.ggml.eos_token_id".into(),
-                    OwnedValue::U32(u.int_in_range(0..=top)?),
-                );
+                push(self, "tokenizer.ggml.bos_token_id".into(), OwnedValue::U32(u.int_in_range(0..=top)?));
+                push(self, "tokenizer.ggml.eos_token_id".into(), OwnedValue::U32(u.int_in_range(0..=top)?));
             }
-            push(
-                self,
-                "tokenizer.ggml.add_bos_token".into(),
-                OwnedValue::Bool(u8::from(u.arbitrary::<bool>()?)),
-            );
+            push(self, "tokenizer.ggml.add_bos_token".into(), OwnedValue::Bool(u8::from(u.arbitrary::<bool>()?)));
         }
         Ok(kvs)
     }
@@ -606,12 +513,7 @@ impl Gen<'_> {
         self.value_of(u, ty, depth)
     }
 
-    fn value_of(
-        &mut self,
-        u: &mut Unstructured<'_>,
-        ty: ValueType,
-        depth: u32,
-    ) -> Result<OwnedValue> {
+    fn value_of(&mut self, u: &mut Unstructured<'_>, ty: ValueType, depth: u32) -> Result<OwnedValue> {
         self.take_values(1);
         Ok(match ty {
             ValueType::U8 => OwnedValue::U8(u.arbitrary()?),
@@ -633,19 +535,10 @@ impl Gen<'_> {
             ValueType::String => self.string(u)?,
             ValueType::Array => {
                 let nest = depth < self.cfg.max_nesting;
-                let choices: Vec<ValueType> = self
-                    .cfg
-                    .value_types
-                    .iter()
-                    .copied()
-                    .filter(|t| *t != ValueType::Array || nest)
-                    .collect();
+                let choices: Vec<ValueType> =
+                    self.cfg.value_types.iter().copied().filter(|t| *t != ValueType::Array || nest).collect();
                 // Only `array` allowed and no nesting: arrays of u8.
-                let elem = if choices.is_empty() {
-                    ValueType::U8
-                } else {
-                    *u.choose(&choices)?
-                };
+                let elem = if choices.is_empty() { ValueType::U8 } else { *u.choose(&choices)? };
                 let len = u.int_in_range(0..=self.cfg.max_array_len.min(MAX_ARRAY_LEN))?;
                 let len = self.take_values(len);
                 let mut items = Vec::with_capacity(len);
@@ -666,11 +559,8 @@ impl Gen<'_> {
         prefixes: &mut HashSet<Vec<u8>>,
     ) -> Result<Vec<u8>> {
         let cfg = self.cfg;
-        let max = if cfg.spec_tensor_names {
-            limits::MAX_TENSOR_NAME_LEN_SPEC
-        } else {
-            limits::MAX_TENSOR_NAME_LEN_GGML
-        };
+        let max =
+            if cfg.spec_tensor_names { limits::MAX_TENSOR_NAME_LEN_SPEC } else { limits::MAX_TENSOR_NAME_LEN_GGML };
         let empty_ok = cfg.spec_tensor_names || cfg.lax_bytes;
         let mut name: Vec<u8> = match u.int_in_range(0u8..=9)? {
             0 if empty_ok => Vec::new(),
@@ -703,11 +593,7 @@ impl Gen<'_> {
         if cfg.lax_bytes && !name.is_empty() && u.ratio(1u8, 6)? {
             let at = u.int_in_range(0..=name.len() - 1)?;
             if let Some(b) = name.get_mut(at) {
-                *b = if u.arbitrary()? {
-                    0
-                } else {
-                    u.int_in_range(0x80..=0xFF)?
-                };
+                *b = if u.arbitrary()? { 0 } else { u.int_in_range(0x80..=0xFF)? };
             }
         }
         // Make it unique (and unique up to a NUL byte, as ggml compares
@@ -743,20 +629,11 @@ impl Gen<'_> {
             let ty = *u.choose(&cfg.tensor_types)?;
             let name = self.tensor_name(u, index, &mut names, &mut prefixes)?;
             let dims = shape(u, cfg, ty)?;
-            let elements = dims
-                .iter()
-                .try_fold(1u64, |a, d| a.checked_mul(*d))
-                .ok_or(Error::IncorrectFormat)?;
+            let elements = dims.iter().try_fold(1u64, |a, d| a.checked_mul(*d)).ok_or(Error::IncorrectFormat)?;
             let nbytes = ty.row_size(elements).ok_or(Error::IncorrectFormat)?;
             let mut data = vec![0u8; usize::try_from(nbytes).map_err(|_| Error::IncorrectFormat)?];
             rng.fill(&mut data);
-            out.push(OwnedTensor {
-                name,
-                dims,
-                type_id: ty.id(),
-                offset: 0,
-                data,
-            });
+            out.push(OwnedTensor { name, dims, type_id: ty.id(), offset: 0, data });
         }
         Ok(out)
     }
@@ -782,16 +659,13 @@ impl Gen<'_> {
         for i in order {
             let empty = model.tensors.get(i).is_some_and(|t| t.data.is_empty());
             if cfg.data_gaps && !empty && u.ratio(1u8, 3)? {
-                next = next
-                    .checked_add(align.saturating_mul(u.int_in_range(1..=2)?))
-                    .ok_or(Error::IncorrectFormat)?;
+                next = next.checked_add(align.saturating_mul(u.int_in_range(1..=2)?)).ok_or(Error::IncorrectFormat)?;
             }
             let t = model.tensors.get_mut(i).ok_or(Error::IncorrectFormat)?;
             t.offset = next;
             let len = u64::try_from(t.data.len()).map_err(|_| Error::IncorrectFormat)?;
-            next = next
-                .checked_add(align_up(len, align).ok_or(Error::IncorrectFormat)?)
-                .ok_or(Error::IncorrectFormat)?;
+            next =
+                next.checked_add(align_up(len, align).ok_or(Error::IncorrectFormat)?).ok_or(Error::IncorrectFormat)?;
         }
         Ok(())
     }
@@ -809,22 +683,14 @@ fn shape(u: &mut Unstructured<'_>, cfg: &Config, ty: GgmlType) -> Result<Vec<u64
     let n_dims = u.int_in_range(1..=cfg.max_dims.clamp(1, limits::MAX_DIMS))?;
     let mut rest = Vec::new();
     for _ in 1..n_dims {
-        rest.push(if cfg.zero_dims && u.ratio(1u8, 8)? {
-            0
-        } else {
-            u.int_in_range(1..=4u64)?
-        });
+        rest.push(if cfg.zero_dims && u.ratio(1u8, 8)? { 0 } else { u.int_in_range(1..=4u64)? });
     }
     let mut product = rest.iter().product::<u64>().max(1);
     if product > budget {
         rest.iter_mut().for_each(|d| *d = (*d).min(1));
         product = 1;
     }
-    let blocks = if cfg.zero_dims && u.ratio(1u8, 8)? {
-        0
-    } else {
-        u.int_in_range(1..=(budget / product).max(1))?
-    };
+    let blocks = if cfg.zero_dims && u.ratio(1u8, 8)? { 0 } else { u.int_in_range(1..=(budget / product).max(1))? };
     let mut dims = vec![blocks.saturating_mul(bs)];
     dims.extend(rest);
     Ok(dims)
@@ -869,11 +735,7 @@ mod tests {
             let file = model.to_bytes();
             for p in cfg.valid_under() {
                 let r = validate_bytes(&file, &Options::new(p));
-                assert_eq!(
-                    r.counts.errors, 0,
-                    "seed {seed} profile {p} {cfg:#?} {:#?}",
-                    r.diagnostics
-                );
+                assert_eq!(r.counts.errors, 0, "seed {seed} profile {p} {cfg:#?} {:#?}", r.diagnostics);
             }
         }
     }

@@ -59,45 +59,24 @@ pub struct Expected {
 
 impl Expected {
     fn reject(required: &[RuleId], allowed: &[RuleId]) -> Expected {
-        Expected {
-            required: required.to_vec(),
-            allowed: allowed.to_vec(),
-            notice: None,
-        }
+        Expected { required: required.to_vec(), allowed: allowed.to_vec(), notice: None }
     }
 
     fn valid(notice: Option<RuleId>) -> Expected {
-        Expected {
-            required: Vec::new(),
-            allowed: Vec::new(),
-            notice,
-        }
+        Expected { required: Vec::new(), allowed: Vec::new(), notice }
     }
 
     /// Checks a `strict` report of the mutant against the expectation.
     pub fn check(&self, report: &Report) -> std::result::Result<(), String> {
-        let errors: Vec<&str> = report
-            .diagnostics
-            .iter()
-            .filter(|d| d.severity == Level::Error)
-            .map(|d| d.rule)
-            .collect();
-        let ok_ids: Vec<&str> = self
-            .required
-            .iter()
-            .chain(&self.allowed)
-            .map(|r| r.id())
-            .collect();
+        let errors: Vec<&str> =
+            report.diagnostics.iter().filter(|d| d.severity == Level::Error).map(|d| d.rule).collect();
+        let ok_ids: Vec<&str> = self.required.iter().chain(&self.allowed).map(|r| r.id()).collect();
         if let Some(bad) = errors.iter().find(|e| !ok_ids.contains(e)) {
-            return Err(format!(
-                "unexpected error `{bad}` (expected one of {ok_ids:?}); errors: {errors:?}"
-            ));
+            return Err(format!("unexpected error `{bad}` (expected one of {ok_ids:?}); errors: {errors:?}"));
         }
         if !self.required.is_empty() && !self.required.iter().any(|r| errors.contains(&r.id())) {
             let want: Vec<&str> = self.required.iter().map(|r| r.id()).collect();
-            return Err(format!(
-                "none of the required errors {want:?} was reported; errors: {errors:?}"
-            ));
+            return Err(format!("none of the required errors {want:?} was reported; errors: {errors:?}"));
         }
         if self.required.is_empty() && self.allowed.is_empty() && report.counts.errors > 0 {
             return Err(format!("the mutant should stay valid; errors: {errors:?}"));
@@ -284,20 +263,9 @@ pub fn inject(u: &mut Unstructured<'_>, model: &GgufModel, fault: Fault) -> Resu
     if parsed.fatal.is_some() {
         return Ok(None);
     }
-    let mut f = Faulter {
-        u,
-        model,
-        bytes: &bytes,
-        file: &parsed.file,
-        order: model.order,
-    };
+    let mut f = Faulter { u, model, bytes: &bytes, file: &parsed.file, order: model.order };
     let out = f.apply(fault)?;
-    Ok(out.map(|(detail, bytes, expected)| Mutant {
-        fault,
-        detail,
-        bytes,
-        expected,
-    }))
+    Ok(out.map(|(detail, bytes, expected)| Mutant { fault, detail, bytes, expected }))
 }
 
 type Outcome = Option<(String, Vec<u8>, Expected)>;
@@ -328,18 +296,13 @@ fn key_collateral(key: &[u8], model: &GgufModel) -> Vec<RuleId> {
         b"general.quantization_version" if any_quantized(model) => {
             vec![RuleId::QuantVersionMissing]
         }
-        b"general.alignment" if model.alignment() != crate::limits::DEFAULT_ALIGNMENT => {
-            LAYOUT.to_vec()
-        }
+        b"general.alignment" if model.alignment() != crate::limits::DEFAULT_ALIGNMENT => LAYOUT.to_vec(),
         _ => Vec::new(),
     }
 }
 
 fn any_quantized(model: &GgufModel) -> bool {
-    model
-        .tensors
-        .iter()
-        .any(|t| GgmlType::from_id(t.type_id).is_some_and(GgmlType::is_quantized))
+    model.tensors.iter().any(|t| GgmlType::from_id(t.type_id).is_some_and(GgmlType::is_quantized))
 }
 
 fn fresh_key(model: &GgufModel) -> Vec<u8> {
@@ -395,11 +358,7 @@ impl Faulter<'_, '_, '_> {
                 if let Some(b) = out.get_mut(i) {
                     *b ^= 0x20;
                 }
-                Some((
-                    format!("magic byte {i}"),
-                    out,
-                    Expected::reject(&[RuleId::Magic], &[]),
-                ))
+                Some((format!("magic byte {i}"), out, Expected::reject(&[RuleId::Magic], &[])))
             }
             F::Version => {
                 let v: u32 = match self.u.int_in_range(0u8..=3)? {
@@ -410,11 +369,7 @@ impl Faulter<'_, '_, '_> {
                 };
                 let bytes = self.patched(4, &v.to_le_bytes());
                 // The word a reader sees, read little-endian.
-                let word = if self.order == ByteOrder::BigEndian {
-                    v.swap_bytes()
-                } else {
-                    v
-                };
+                let word = if self.order == ByteOrder::BigEndian { v.swap_bytes() } else { v };
                 let swapped = word.swap_bytes();
                 let rule = match (word, swapped) {
                     (1, _) => RuleId::VersionObsolete,
@@ -423,20 +378,12 @@ impl Faulter<'_, '_, '_> {
                     (_, 2 | 3) if word & 0xFFFF == 0 => return Ok(None),
                     _ => RuleId::VersionUnsupported,
                 };
-                Some((
-                    format!("version {v}"),
-                    bytes,
-                    Expected::reject(&[rule], &[]),
-                ))
+                Some((format!("version {v}"), bytes, Expected::reject(&[rule], &[])))
             }
             F::VersionTwo => {
                 let v: u32 = if self.model.version == 3 { 2 } else { 3 };
                 let notice = (v == 2).then_some(RuleId::VersionTwo);
-                Some((
-                    format!("version {v}"),
-                    self.patched(4, &v.to_le_bytes()),
-                    Expected::valid(notice),
-                ))
+                Some((format!("version {v}"), self.patched(4, &v.to_le_bytes()), Expected::valid(notice)))
             }
             F::KvCount | F::TensorCount => {
                 let remaining = len.saturating_sub(crate::limits::HEADER_SIZE);
@@ -453,12 +400,8 @@ impl Faulter<'_, '_, '_> {
                 ))
             }
             F::StringLength => {
-                let mut at: Vec<u64> = file
-                    .kvs
-                    .iter()
-                    .map(|kv| kv.key.offset)
-                    .chain(file.tensors.iter().map(|t| t.name.offset))
-                    .collect();
+                let mut at: Vec<u64> =
+                    file.kvs.iter().map(|kv| kv.key.offset).chain(file.tensors.iter().map(|t| t.name.offset)).collect();
                 for kv in &file.kvs {
                     match kv.value {
                         Value::String(s) => at.push(s.offset),
@@ -490,11 +433,7 @@ impl Faulter<'_, '_, '_> {
                 ))
             }
             F::ArrayType | F::ArrayLength => {
-                let arrays: Vec<_> = file
-                    .kvs
-                    .iter()
-                    .filter_map(|kv| kv.value.as_array().copied())
-                    .collect();
+                let arrays: Vec<_> = file.kvs.iter().filter_map(|kv| kv.value.as_array().copied()).collect();
                 let Some(a) = self.pick(&arrays)?.copied() else {
                     return Ok(None);
                 };
@@ -544,11 +483,7 @@ impl Faulter<'_, '_, '_> {
                         t.dims.resize(n.max(t.dims.len()), 1);
                     }
                 });
-                Some((
-                    format!("tensor {i} n_dims {n}"),
-                    out,
-                    Expected::reject(&[RuleId::TensorNDims], &[]),
-                ))
+                Some((format!("tensor {i} n_dims {n}"), out, Expected::reject(&[RuleId::TensorNDims], &[])))
             }
             F::DimRange => {
                 let dims: Vec<(u64, usize)> = file
@@ -560,11 +495,7 @@ impl Faulter<'_, '_, '_> {
                     return Ok(None);
                 };
                 let d = self.u.int_in_range(1u64 << 63..=u64::MAX)?;
-                let allowed: &[RuleId] = if i == 0 {
-                    &[RuleId::TensorRowBlock]
-                } else {
-                    &[]
-                };
+                let allowed: &[RuleId] = if i == 0 { &[RuleId::TensorRowBlock] } else { &[] };
                 Some((
                     format!("dim at {off} = {d}"),
                     self.patched(off, &d.to_le_bytes()),
@@ -623,15 +554,9 @@ impl Faulter<'_, '_, '_> {
                     return Ok(None);
                 };
                 let (id, rule) = if fault == F::TypeRemoved {
-                    (
-                        *self.u.choose(&[4u32, 5, 31, 32, 33, 36, 37, 38])?,
-                        RuleId::TensorTypeRemoved,
-                    )
+                    (*self.u.choose(&[4u32, 5, 31, 32, 33, 36, 37, 38])?, RuleId::TensorTypeRemoved)
                 } else {
-                    (
-                        self.u.int_in_range(GGML_TYPE_COUNT..=u32::MAX)?,
-                        RuleId::TensorTypeUnknown,
-                    )
+                    (self.u.int_in_range(GGML_TYPE_COUNT..=u32::MAX)?, RuleId::TensorTypeUnknown)
                 };
                 Some((
                     format!("type at {off} = {id}"),
@@ -647,9 +572,7 @@ impl Faulter<'_, '_, '_> {
                 if align < 2 {
                     return Ok(None);
                 }
-                let off = t
-                    .data_offset
-                    .saturating_add(self.u.int_in_range(1..=align - 1)?);
+                let off = t.data_offset.saturating_add(self.u.int_in_range(1..=align - 1)?);
                 let out = self.patched(t.offset_field, &off.to_le_bytes());
                 Some((
                     format!("offset of tensor {} = {off}", t.index),
@@ -679,18 +602,8 @@ impl Faulter<'_, '_, '_> {
                     return Ok(None);
                 };
                 let mut out = self.bytes.to_vec();
-                put(
-                    &mut out,
-                    a.offset_field,
-                    &b.data_offset.to_le_bytes(),
-                    self.order,
-                );
-                put(
-                    &mut out,
-                    b.offset_field,
-                    &a.data_offset.to_le_bytes(),
-                    self.order,
-                );
+                put(&mut out, a.offset_field, &b.data_offset.to_le_bytes(), self.order);
+                put(&mut out, b.offset_field, &a.data_offset.to_le_bytes(), self.order);
                 Some((
                     format!("offsets of tensors {i} and {j} swapped"),
                     out,
@@ -699,14 +612,8 @@ impl Faulter<'_, '_, '_> {
             }
             F::OffsetPastEnd => {
                 let align = self.model.alignment().max(1);
-                let cands: Vec<usize> = self
-                    .model
-                    .tensors
-                    .iter()
-                    .enumerate()
-                    .filter(|(_, t)| !t.data.is_empty())
-                    .map(|(i, _)| i)
-                    .collect();
+                let cands: Vec<usize> =
+                    self.model.tensors.iter().enumerate().filter(|(_, t)| !t.data.is_empty()).map(|(i, _)| i).collect();
                 let Some(&i) = self.pick(&cands)? else {
                     return Ok(None);
                 };
@@ -727,26 +634,11 @@ impl Faulter<'_, '_, '_> {
                     return Ok(None);
                 };
                 let out = self.patched(kv.value_offset, &0u32.to_le_bytes());
-                Some((
-                    "general.alignment = 0".into(),
-                    out,
-                    Expected::reject(&[RuleId::AlignmentZero], LAYOUT),
-                ))
+                Some(("general.alignment = 0".into(), out, Expected::reject(&[RuleId::AlignmentZero], LAYOUT)))
             }
             F::AlignmentValue => {
                 let old = u32::try_from(self.model.alignment()).unwrap_or(32);
-                let v = *self.u.choose(&[
-                    1u32,
-                    2,
-                    4,
-                    12,
-                    20,
-                    24,
-                    40,
-                    96,
-                    old.saturating_mul(3),
-                    old / 2 + 1,
-                ])?;
+                let v = *self.u.choose(&[1u32, 2, 4, 12, 20, 24, 40, 96, old.saturating_mul(3), old / 2 + 1])?;
                 let mut required = Vec::new();
                 if !v.is_power_of_two() {
                     required.push(RuleId::AlignmentPowerOfTwo);
@@ -757,25 +649,13 @@ impl Faulter<'_, '_, '_> {
                 if required.is_empty() {
                     return Ok(None);
                 }
-                let out = self.edited(|m| {
-                    match m.kvs.iter_mut().find(|(k, _)| k == b"general.alignment") {
-                        Some((_, val)) => *val = OwnedValue::U32(v),
-                        None => m
-                            .kvs
-                            .push((b"general.alignment".to_vec(), OwnedValue::U32(v))),
-                    }
+                let out = self.edited(|m| match m.kvs.iter_mut().find(|(k, _)| k == b"general.alignment") {
+                    Some((_, val)) => *val = OwnedValue::U32(v),
+                    None => m.kvs.push((b"general.alignment".to_vec(), OwnedValue::U32(v))),
                 });
                 let mut allowed = LAYOUT.to_vec();
                 allowed.extend([RuleId::AlignmentPowerOfTwo, RuleId::AlignmentMultipleOf8]);
-                Some((
-                    format!("general.alignment = {v}"),
-                    out,
-                    Expected {
-                        required,
-                        allowed,
-                        notice: None,
-                    },
-                ))
+                Some((format!("general.alignment = {v}"), out, Expected { required, allowed, notice: None }))
             }
             F::AlignmentType => {
                 let a = self.model.alignment();
@@ -783,24 +663,15 @@ impl Faulter<'_, '_, '_> {
                     0 => OwnedValue::I32(i32::try_from(a).unwrap_or(32)),
                     1 => OwnedValue::U64(a),
                     2 => OwnedValue::F32(a as f32),
-                    3 => OwnedValue::Array(
-                        ValueType::U32,
-                        vec![OwnedValue::U32(u32::try_from(a).unwrap_or(32))],
-                    ),
+                    3 => OwnedValue::Array(ValueType::U32, vec![OwnedValue::U32(u32::try_from(a).unwrap_or(32))]),
                     _ => OwnedValue::String(a.to_string().into_bytes()),
                 };
                 let detail = format!("general.alignment = {v:?}");
-                let out = self.edited(|m| {
-                    match m.kvs.iter_mut().find(|(k, _)| k == b"general.alignment") {
-                        Some((_, val)) => *val = v,
-                        None => m.kvs.push((b"general.alignment".to_vec(), v)),
-                    }
+                let out = self.edited(|m| match m.kvs.iter_mut().find(|(k, _)| k == b"general.alignment") {
+                    Some((_, val)) => *val = v,
+                    None => m.kvs.push((b"general.alignment".to_vec(), v)),
                 });
-                Some((
-                    detail,
-                    out,
-                    Expected::reject(&[RuleId::AlignmentType], LAYOUT),
-                ))
+                Some((detail, out, Expected::reject(&[RuleId::AlignmentType], LAYOUT)))
             }
             F::PaddingByte => {
                 let regions = self.padding_regions();
@@ -813,11 +684,7 @@ impl Faulter<'_, '_, '_> {
                 if let Some(x) = usize::try_from(at).ok().and_then(|i| out.get_mut(i)) {
                     *x = b;
                 }
-                Some((
-                    format!("padding byte at {at} = {b:#x}"),
-                    out,
-                    Expected::reject(&[RuleId::PaddingNonZero], &[]),
-                ))
+                Some((format!("padding byte at {at} = {b:#x}"), out, Expected::reject(&[RuleId::PaddingNonZero], &[])))
             }
             F::Truncate => self.truncate()?,
             F::Trailing => {
@@ -831,11 +698,7 @@ impl Faulter<'_, '_, '_> {
                     m.pad_end = true;
                     m.trailing.extend_from_slice(&t);
                 });
-                Some((
-                    format!("{n} bytes appended"),
-                    out,
-                    Expected::valid(Some(RuleId::TrailingBytes)),
-                ))
+                Some((format!("{n} bytes appended"), out, Expected::valid(Some(RuleId::TrailingBytes))))
             }
             F::BoolByte => {
                 let mut at: Vec<u64> = Vec::new();
@@ -862,26 +725,16 @@ impl Faulter<'_, '_, '_> {
                         self.edited(|m| m.kvs.push((k, OwnedValue::Bool(b))))
                     }
                 };
-                Some((
-                    format!("bool byte {b}"),
-                    out,
-                    Expected::reject(&[RuleId::BoolValue], &[]),
-                ))
+                Some((format!("bool byte {b}"), out, Expected::reject(&[RuleId::BoolValue], &[])))
             }
             F::StringUtf8 => {
                 let mut at: Vec<(u64, u64)> = Vec::new();
                 for kv in &file.kvs {
                     match kv.value {
-                        Value::String(s) => at.push((
-                            s.content_offset(),
-                            u64::try_from(s.bytes.len()).unwrap_or(0),
-                        )),
-                        Value::Array(a) => at.extend(a.strings().map(|(_, s)| {
-                            (
-                                s.content_offset(),
-                                u64::try_from(s.bytes.len()).unwrap_or(0),
-                            )
-                        })),
+                        Value::String(s) => at.push((s.content_offset(), u64::try_from(s.bytes.len()).unwrap_or(0))),
+                        Value::Array(a) => at.extend(
+                            a.strings().map(|(_, s)| (s.content_offset(), u64::try_from(s.bytes.len()).unwrap_or(0))),
+                        ),
                         _ => {}
                     }
                 }
@@ -901,11 +754,7 @@ impl Faulter<'_, '_, '_> {
                         self.edited(|m| m.kvs.push((k, OwnedValue::String(vec![b'a', b]))))
                     }
                 };
-                Some((
-                    format!("string byte {b:#x}"),
-                    out,
-                    Expected::reject(&[RuleId::StringUtf8], &[]),
-                ))
+                Some((format!("string byte {b:#x}"), out, Expected::reject(&[RuleId::StringUtf8], &[])))
             }
             F::KeyAscii | F::KeyUppercase => {
                 let Some(i) = self.pick_index(self.model.kvs.len())? else {
@@ -924,12 +773,8 @@ impl Faulter<'_, '_, '_> {
                     }
                     Expected::reject(&[RuleId::KeyAscii], &key_collateral(key, self.model))
                 } else {
-                    let lower: Vec<usize> = key
-                        .iter()
-                        .enumerate()
-                        .filter(|(_, b)| b.is_ascii_lowercase())
-                        .map(|(p, _)| p)
-                        .collect();
+                    let lower: Vec<usize> =
+                        key.iter().enumerate().filter(|(_, b)| b.is_ascii_lowercase()).map(|(p, _)| p).collect();
                     let Some(&p) = self.pick(&lower)? else {
                         return Ok(None);
                     };
@@ -941,16 +786,12 @@ impl Faulter<'_, '_, '_> {
                     }
                     let collateral = key_collateral(key, self.model);
                     match key.as_slice() {
-                        b"general.alignment" => Expected {
-                            required: Vec::new(),
-                            allowed: collateral,
-                            notice: Some(RuleId::KeyNaming),
-                        },
-                        _ if !collateral.is_empty() => Expected {
-                            required: collateral,
-                            allowed: Vec::new(),
-                            notice: Some(RuleId::KeyNaming),
-                        },
+                        b"general.alignment" => {
+                            Expected { required: Vec::new(), allowed: collateral, notice: Some(RuleId::KeyNaming) }
+                        }
+                        _ if !collateral.is_empty() => {
+                            Expected { required: collateral, allowed: Vec::new(), notice: Some(RuleId::KeyNaming) }
+                        }
                         _ => Expected::valid(Some(RuleId::KeyNaming)),
                     }
                 };
@@ -973,53 +814,29 @@ impl Faulter<'_, '_, '_> {
             F::KeyEmpty => {
                 let v = OwnedValue::U8(self.u.arbitrary()?);
                 let out = self.edited(|m| m.kvs.push((Vec::new(), v)));
-                Some((
-                    "empty key added".into(),
-                    out,
-                    Expected::reject(&[RuleId::KeyEmpty], &[]),
-                ))
+                Some(("empty key added".into(), out, Expected::reject(&[RuleId::KeyEmpty], &[])))
             }
             F::NestedArray => {
                 let k = fresh_key(self.model);
-                let inner =
-                    OwnedValue::Array(ValueType::U8, vec![OwnedValue::U8(1), OwnedValue::U8(2)]);
+                let inner = OwnedValue::Array(ValueType::U8, vec![OwnedValue::U8(1), OwnedValue::U8(2)]);
                 let n = self.u.int_in_range(0..=3usize)?;
-                let out = self.edited(|m| {
-                    m.kvs
-                        .push((k, OwnedValue::Array(ValueType::Array, vec![inner; n])))
-                });
-                Some((
-                    format!("array of {n} arrays added"),
-                    out,
-                    Expected::reject(&[RuleId::ArrayNested], &[]),
-                ))
+                let out = self.edited(|m| m.kvs.push((k, OwnedValue::Array(ValueType::Array, vec![inner; n]))));
+                Some((format!("array of {n} arrays added"), out, Expected::reject(&[RuleId::ArrayNested], &[])))
             }
             F::TensorNameLong | F::TensorName64 => {
                 let Some(i) = self.pick_index(self.model.tensors.len())? else {
                     return Ok(None);
                 };
-                let n = if fault == F::TensorName64 {
-                    64
-                } else {
-                    self.u.int_in_range(65..=300usize)?
-                };
+                let n = if fault == F::TensorName64 { 64 } else { self.u.int_in_range(65..=300usize)? };
                 let mut name = format!("long.{i}.").into_bytes();
                 name.resize(n, b'x');
-                let rule = if n == 64 {
-                    RuleId::TensorName64
-                } else {
-                    RuleId::TensorNameTooLong
-                };
+                let rule = if n == 64 { RuleId::TensorName64 } else { RuleId::TensorNameTooLong };
                 let out = self.edited(|m| {
                     if let Some(t) = m.tensors.get_mut(i) {
                         t.name = name;
                     }
                 });
-                Some((
-                    format!("tensor {i} name of {n} bytes"),
-                    out,
-                    Expected::reject(&[rule], &[]),
-                ))
+                Some((format!("tensor {i} name of {n} bytes"), out, Expected::reject(&[rule], &[])))
             }
             F::TensorNameDuplicate => {
                 let n = self.model.tensors.len();
@@ -1028,12 +845,7 @@ impl Faulter<'_, '_, '_> {
                 }
                 let i = self.u.int_in_range(0..=n - 1)?;
                 let j = (i + self.u.int_in_range(1..=n - 1)?) % n;
-                let name = self
-                    .model
-                    .tensors
-                    .get(j)
-                    .map(|t| t.name.clone())
-                    .unwrap_or_default();
+                let name = self.model.tensors.get(j).map(|t| t.name.clone()).unwrap_or_default();
                 let out = self.edited(|m| {
                     if let Some(t) = m.tensors.get_mut(i) {
                         t.name = name;
@@ -1054,11 +866,7 @@ impl Faulter<'_, '_, '_> {
                         t.name.clear();
                     }
                 });
-                Some((
-                    format!("tensor {i} name emptied"),
-                    out,
-                    Expected::reject(&[RuleId::TensorNameEmpty], &[]),
-                ))
+                Some((format!("tensor {i} name emptied"), out, Expected::reject(&[RuleId::TensorNameEmpty], &[])))
             }
             F::TensorNameNul | F::TensorNameUtf8 => {
                 let Some(i) = self.pick_index(self.model.tensors.len())? else {
@@ -1077,17 +885,11 @@ impl Faulter<'_, '_, '_> {
                         name.pop();
                     }
                     let cuts: Vec<usize> = (0..=name.len())
-                        .filter(|p| {
-                            name.get(..*p)
-                                .is_some_and(|h| std::str::from_utf8(h).is_ok())
-                        })
+                        .filter(|p| name.get(..*p).is_some_and(|h| std::str::from_utf8(h).is_ok()))
                         .collect();
                     let p = self.pick(&cuts)?.copied().unwrap_or(0);
                     name.insert(p, 0);
-                    (
-                        RuleId::TensorNameNul,
-                        &[RuleId::TensorNameDuplicateAfterNul],
-                    )
+                    (RuleId::TensorNameNul, &[RuleId::TensorNameDuplicateAfterNul])
                 } else {
                     let Some(p) = self.pick_index(name.len())? else {
                         return Ok(None);
@@ -1120,27 +922,15 @@ impl Faulter<'_, '_, '_> {
                 let out = self.edited(|m| {
                     m.kvs.remove(i);
                 });
-                Some((
-                    format!("{} removed", crate::parse::quote_bytes(key)),
-                    out,
-                    Expected::reject(&[rule], &[]),
-                ))
+                Some((format!("{} removed", crate::parse::quote_bytes(key)), out, Expected::reject(&[rule], &[])))
             }
             F::ArchitectureType | F::QuantVersionType => {
                 let arch = fault == F::ArchitectureType;
-                let key: &[u8] = if arch {
-                    b"general.architecture"
-                } else {
-                    b"general.quantization_version"
-                };
+                let key: &[u8] = if arch { b"general.architecture" } else { b"general.quantization_version" };
                 let Some(i) = self.kv_index(key) else {
                     return Ok(None);
                 };
-                let v = if arch {
-                    OwnedValue::U32(self.u.arbitrary()?)
-                } else {
-                    OwnedValue::U64(2)
-                };
+                let v = if arch { OwnedValue::U32(self.u.arbitrary()?) } else { OwnedValue::U64(2) };
                 let out = self.edited(|m| {
                     if let Some((_, val)) = m.kvs.get_mut(i) {
                         *val = v;
@@ -1151,11 +941,7 @@ impl Faulter<'_, '_, '_> {
                 } else {
                     Expected::valid(Some(RuleId::QuantVersionType))
                 };
-                Some((
-                    format!("{} retyped", crate::parse::quote_bytes(key)),
-                    out,
-                    expected,
-                ))
+                Some((format!("{} retyped", crate::parse::quote_bytes(key)), out, expected))
             }
             F::TokenizerLength => {
                 if self.kv_index(b"tokenizer.ggml.tokens").is_none() {
@@ -1208,9 +994,7 @@ impl Faulter<'_, '_, '_> {
         let mut end = start;
         let mut padded = start;
         for t in &self.model.tensors {
-            let e = start
-                .checked_add(t.offset)?
-                .checked_add(u64::try_from(t.data.len()).ok()?)?;
+            let e = start.checked_add(t.offset)?.checked_add(u64::try_from(t.data.len()).ok()?)?;
             end = end.max(e);
             padded = padded.max(start.checked_add(align_up(e.checked_sub(start)?, align)?)?);
         }
@@ -1228,19 +1012,13 @@ impl Faulter<'_, '_, '_> {
         };
         out.push((infos_end, data_start.min(len)));
         for t in &self.model.tensors {
-            let Some(rel_end) = u64::try_from(t.data.len())
-                .ok()
-                .and_then(|n| t.offset.checked_add(n))
-            else {
+            let Some(rel_end) = u64::try_from(t.data.len()).ok().and_then(|n| t.offset.checked_add(n)) else {
                 continue;
             };
             let Some(padded) = align_up(rel_end, align) else {
                 continue;
             };
-            let (s, e) = (
-                data_start.saturating_add(rel_end),
-                data_start.saturating_add(padded).min(len),
-            );
+            let (s, e) = (data_start.saturating_add(rel_end), data_start.saturating_add(padded).min(len));
             out.push((s, e));
         }
         out.retain(|(s, e)| s < e);
@@ -1255,22 +1033,16 @@ impl Faulter<'_, '_, '_> {
             None => 0,
         };
         let (cut, expected) = match (zone, bounds) {
-            (1, Some((start, _, _))) if start > infos_end => (
-                self.u.int_in_range(infos_end..=start - 1)?,
-                Expected::reject(&[RuleId::DataSectionStart], &[]),
-            ),
-            (2, Some((start, end, _))) if end > start => (
-                self.u.int_in_range(start..=end - 1)?,
-                Expected::reject(&[RuleId::TensorDataOutOfBounds], LAYOUT),
-            ),
-            (3, Some((_, end, padded))) if padded > end => (
-                self.u.int_in_range(end..=padded - 1)?,
-                Expected::reject(&[RuleId::PaddingFinalMissing], &[]),
-            ),
-            _ if infos_end > 0 => (
-                self.u.int_in_range(0..=infos_end - 1)?,
-                Expected::reject(CUT_METADATA, &[]),
-            ),
+            (1, Some((start, _, _))) if start > infos_end => {
+                (self.u.int_in_range(infos_end..=start - 1)?, Expected::reject(&[RuleId::DataSectionStart], &[]))
+            }
+            (2, Some((start, end, _))) if end > start => {
+                (self.u.int_in_range(start..=end - 1)?, Expected::reject(&[RuleId::TensorDataOutOfBounds], LAYOUT))
+            }
+            (3, Some((_, end, padded))) if padded > end => {
+                (self.u.int_in_range(end..=padded - 1)?, Expected::reject(&[RuleId::PaddingFinalMissing], &[]))
+            }
+            _ if infos_end > 0 => (self.u.int_in_range(0..=infos_end - 1)?, Expected::reject(CUT_METADATA, &[])),
             _ => return Ok(None),
         };
         let n = usize::try_from(cut).unwrap_or(0);
@@ -1309,16 +1081,9 @@ mod tests {
             applied.insert(m.fault);
             let r = validate_bytes(&m.bytes, &Options::new(Profile::Strict));
             if let Err(e) = m.expected.check(&r) {
-                panic!(
-                    "seed {seed} {:?} ({}): {e}\n{:#?}",
-                    m.fault, m.detail, r.diagnostics
-                );
+                panic!("seed {seed} {:?} ({}): {e}\n{:#?}", m.fault, m.detail, r.diagnostics);
             }
         }
-        assert!(
-            applied.len() >= Fault::ALL.len() - 4,
-            "only {} faults applied: {applied:?}",
-            applied.len()
-        );
+        assert!(applied.len() >= Fault::ALL.len() - 4, "only {} faults applied: {applied:?}", applied.len());
     }
 }
