@@ -6,11 +6,13 @@
 //! - [`rules`]: the rule catalogue (ids, citations, severities per profile);
 //! - [`validate`]: runs the rules over a parsed file and yields a [`report::Report`];
 //! - [`numerics`]: dequantize / reference-quantize for every ggml type;
+//! - [`check_data`]: the `--check-data` scan of tensor values (rayon, in place);
 //! - [`io`]: the only module that touches files (and the only `unsafe`: mmap).
 #![deny(unsafe_code)]
 #![deny(clippy::unwrap_used, clippy::expect_used, clippy::panic, clippy::todo, clippy::unimplemented)]
 #![warn(missing_docs)]
 
+pub mod check_data;
 pub mod data;
 pub mod dump;
 pub mod io;

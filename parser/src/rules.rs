@@ -443,6 +443,27 @@ catalogue! {
     LegacyTypeTable = "legacy-type-table", "legacy", [Info, Info, Info],
         cite: "ggml include/ggml/ggml.h history (type ids and block layouts moved in 2023); rwkv.cpp rwkv_type_to_ggml",
         "Reports the tensor type table applied: type ids and block layouts changed between ggml versions, so the table depends on the format and its version.";
+
+    // ---- Tensor data (only with `--check-data`) ----
+    // What ggml's `ggml_validate_row_data` rejects, i.e. what makes
+    // llama.cpp's `--check-tensors` refuse a model. The spec says nothing
+    // about values, so `spec` only warns (NaN weights are almost certainly
+    // corruption) and `strict` / `ggml` follow ggml.
+    DataNonFinite = "data-non-finite", "data", [Error, Warning, Error],
+        cite: "ggml-quants.c ggml_validate_row_data (validate_float, validate_fp16, validate_bf16); llama.cpp --check-tensors",
+        "Every F32, F16, BF16 and F64 element is finite (no NaN, no infinity).";
+    DataScaleNonFinite = "data-scale-non-finite", "data", [Error, Warning, Error],
+        cite: "ggml-quants.c ggml_validate_row_data (VALIDATE_ROW_DATA_D_F16_IMPL, _DM_F16_IMPL, Q8_K's f32 d, IQ1_M's packed scale); llama.cpp --check-tensors",
+        "Every block scale of a quantized tensor (d, and m / dmin where the type has one) is finite.";
+    DataMxfp4Exponent = "data-mxfp4-exponent", "data", [Error, Warning, Error],
+        cite: "ggml-quants.c ggml_validate_row_data (VALIDATE_ROW_DATA_E_E8M0_IMPL); OCP MX spec: E8M0 0xFF is NaN",
+        "No MXFP4 block has the shared exponent byte 0xFF (E8M0's NaN).";
+    DataF64Overflow = "data-f64-overflow", "data", [Error, Info, Error],
+        cite: "ggml-quants.c ggml_validate_row_data (validate_float on F64 data narrowed to float); llama.cpp --check-tensors",
+        "Every F64 element fits in f32: ggml narrows F64 values to float before testing them, so a finite value beyond f32's range is rejected as infinite.";
+    DataTypeNotValidatable = "data-type-not-validatable", "data", [Warning, Info, Error],
+        cite: "ggml-quants.c ggml_validate_row_data (no case for GGML_TYPE_Q8_1: \"invalid type\", returns false)",
+        "The tensor's type is one ggml's data validator can check: it has no case for Q8_1 and refuses any such tensor, so under the ggml profile this is an error while strict only warns (the values themselves are not known to be wrong).";
 }
 
 impl RuleId {
@@ -542,7 +563,9 @@ mod tests {
     fn strict_is_at_least_as_strict_as_ggml_on_errors() {
         // "strict" = valid by the spec AND loadable by ggml. Exceptions are
         // rules where real files decide (documented in the description).
-        let exceptions = ["byte-order-big-endian"];
+        // data-type-not-validatable: ggml refuses Q8_1 data only because its
+        // validator has no case for the type, not because the data is bad.
+        let exceptions = ["byte-order-big-endian", "data-type-not-validatable"];
         for r in RULES {
             if r.level(Profile::Ggml) == Level::Error && !exceptions.contains(&r.id) {
                 assert_eq!(r.level(Profile::Strict), Level::Error, "{}", r.id);

@@ -12,6 +12,10 @@ Examples:
   gguf-validate --deny-warnings --allow trailing-bytes model.gguf
   gguf-validate rules
   gguf-validate dump model.gguf --full
+  gguf-validate --check-data model.gguf
+  gguf-validate dump model.gguf --tensor token_embd.weight --dequant --output emb.f32
+  gguf-validate dequant --type q4_K --input blocks.bin --output values.f32
+  gguf-validate quantize --type q4_K --input values.f32 --output blocks.bin
 
 Exit status:
   0  every file is valid under the profile
@@ -43,7 +47,8 @@ pub enum Command {
         #[arg(long, value_enum, default_value_t = RulesFormat::Text)]
         format: RulesFormat,
     },
-    /// Print a canonical JSON description of a GGUF file.
+    /// Print a canonical JSON description of a GGUF file (or of an rwkv.cpp,
+    /// GGML, GGMF or GGJT file), or write one tensor's data.
     Dump {
         /// The file.
         file: PathBuf,
@@ -53,7 +58,58 @@ pub enum Command {
         /// Read the file instead of memory-mapping it.
         #[arg(long)]
         no_mmap: bool,
+        /// Write this tensor's data to --output (its bytes as stored, or f32 with --dequant).
+        #[arg(long, value_name = "NAME", requires = "output")]
+        tensor: Option<String>,
+        /// With --tensor: decode the data to little-endian f32.
+        #[arg(long, requires = "tensor")]
+        dequant: bool,
+        /// With --tensor: where to write the data (`-` for stdout).
+        #[arg(long, value_name = "PATH", requires = "tensor")]
+        output: Option<PathBuf>,
     },
+    /// Decode raw little-endian blocks of a ggml type to little-endian f32.
+    #[command(after_help = types_help())]
+    Dequant {
+        /// Type name as ggml prints it (`q4_K`, `iq2_xxs`, `bf16`, ...; any case).
+        #[arg(long = "type", value_name = "TYPE")]
+        ty: String,
+        /// Blocks to decode (`-` for stdin); a whole number of blocks.
+        #[arg(long, value_name = "BLOCKS")]
+        input: PathBuf,
+        /// Where to write the f32 values (`-` for stdout).
+        #[arg(long, value_name = "F32")]
+        output: PathBuf,
+    },
+    /// Encode little-endian f32 to blocks of a ggml type with ggml's reference quantizer.
+    #[command(after_help = types_help())]
+    Quantize {
+        /// Type name as ggml prints it (`q4_K`, `q8_0`, `bf16`, ...; any case).
+        #[arg(long = "type", value_name = "TYPE")]
+        ty: String,
+        /// f32 values (`-` for stdin); a whole number of blocks of the type.
+        #[arg(long, value_name = "F32")]
+        input: PathBuf,
+        /// Where to write the blocks (`-` for stdout).
+        #[arg(long, value_name = "BLOCKS")]
+        output: PathBuf,
+    },
+}
+
+/// The `after_help` of `dequant` and `quantize`: formats, type names, exit status.
+pub fn types_help() -> String {
+    let names: Vec<&str> = gguf_validate::types::GgmlType::ALL.iter().map(|t| t.name()).collect();
+    format!(
+        "Buffers are raw little-endian data with no header, as in a GGUF tensor; results are
+bit-exact with ggml's dequantize_row_* / quantize_row_*_ref.
+
+Types: {}
+
+Exit status:
+  0  converted
+  2  usage error: unknown type, partial block, no reference quantizer, unreadable input",
+        names.join(", ")
+    )
 }
 
 #[derive(Debug, Args)]
@@ -85,6 +141,13 @@ pub struct ValidateArgs {
     /// Read files instead of memory-mapping them.
     #[arg(long)]
     pub no_mmap: bool,
+    /// Also scan every tensor's values for what ggml's --check-tensors rejects
+    /// (NaN/Inf elements and block scales, MXFP4 exponent 0xFF, ...).
+    #[arg(long)]
+    pub check_data: bool,
+    /// With --check-data: list at most N findings per tensor (all are counted).
+    #[arg(long, value_name = "N", default_value_t = gguf_validate::check_data::DEFAULT_MAX_LISTED_PER_TENSOR)]
+    pub max_data_findings: usize,
 }
 
 #[derive(Clone, Copy, Debug, ValueEnum, PartialEq, Eq)]

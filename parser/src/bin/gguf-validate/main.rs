@@ -1,12 +1,15 @@
-//! `gguf-validate`: validate GGUF files, print the rule catalogue, dump a file.
+//! `gguf-validate`: validate GGUF files, print the rule catalogue, dump a
+//! file or one tensor, and convert raw buffers with the numerics.
 
 mod cli;
+mod convert;
 mod render;
 
 use std::io::IsTerminal;
 use std::process::ExitCode;
 
 use clap::{CommandFactory, FromArgMatches};
+use gguf_validate::check_data::{DataOptions, DataReport};
 use gguf_validate::rules::{Level, Profile, RuleId};
 use gguf_validate::{Options, io as gio, parse};
 
@@ -25,7 +28,12 @@ fn main() -> ExitCode {
     };
     let code = match cli.command {
         Some(Command::Rules { format }) => report_io(render::rules(format)),
-        Some(Command::Dump { file, full, no_mmap }) => dump(&file, full, no_mmap),
+        Some(Command::Dump { file, no_mmap, tensor: Some(name), dequant, output: Some(out), .. }) => {
+            convert::dump_tensor(&file, no_mmap, &name, dequant, &out)
+        }
+        Some(Command::Dump { file, full, no_mmap, .. }) => dump(&file, full, no_mmap),
+        Some(Command::Dequant { ty, input, output }) => convert::dequant(&ty, &input, &output),
+        Some(Command::Quantize { ty, input, output }) => convert::quantize(&ty, &input, &output),
         None => validate(&cli.validate, &matches),
     };
     ExitCode::from(code)
@@ -86,11 +94,16 @@ fn validate(args: &ValidateArgs, matches: &clap::ArgMatches) -> u8 {
         let bytes = if args.no_mmap { gio::read(path) } else { gio::open(path) };
         let outcome = match bytes {
             Ok(bytes) => {
-                let report = gguf_validate::validate_bytes(&bytes, &opts);
+                let mut report = gguf_validate::validate_bytes(&bytes, &opts);
+                let data = args.check_data.then(|| {
+                    let data = check_data(&bytes, &report, args.max_data_findings, &shown);
+                    data.merge_into(&mut report, &opts);
+                    Box::new(data)
+                });
                 if !report.valid {
                     code = code.max(EXIT_INVALID);
                 }
-                FileOutcome::Report(Box::new(report))
+                FileOutcome::Report(Box::new(report), data)
             }
             Err(e) => {
                 code = EXIT_USAGE;
@@ -111,6 +124,25 @@ fn validate(args: &ValidateArgs, matches: &clap::ArgMatches) -> u8 {
     }
 }
 
+/// `--check-data`: the data scan of one file, GGUF or legacy.
+fn check_data(bytes: &[u8], report: &gguf_validate::Report, max_listed: usize, label: &str) -> DataReport {
+    let len = u64::try_from(bytes.len()).unwrap_or(u64::MAX);
+    let gguf = if report.format == "gguf" { parse::parse_bytes(bytes) } else { None };
+    let tensors = match &gguf {
+        Some(parsed) => gguf_validate::data::gguf_tensors(parsed, len),
+        None => gguf_validate::legacy::data_tensors(bytes),
+    };
+    let total: u64 = tensors.iter().map(|t| t.nbytes).sum();
+    let progress = render::Progress::new(total, label);
+    let opts = DataOptions { max_listed_per_tensor: max_listed, ..DataOptions::default() };
+    let mut data = gguf_validate::check_data::check_data(bytes, &tensors, &opts, &|n| progress.inc(n));
+    progress.finish();
+    if let Some(parsed) = &gguf {
+        data.set_gguf_indices(parsed);
+    }
+    data
+}
+
 fn dump(path: &std::path::Path, full: bool, no_mmap: bool) -> u8 {
     let bytes = match if no_mmap { gio::read(path) } else { gio::open(path) } {
         Ok(b) => b,
@@ -120,6 +152,18 @@ fn dump(path: &std::path::Path, full: bool, no_mmap: bool) -> u8 {
         }
     };
     let Some(parsed) = parse::parse_bytes(&bytes) else {
+        // rwkv.cpp, GGML, GGMF and GGJT files have their own description.
+        if let Some(mut value) = gguf_validate::legacy::dump(&bytes) {
+            if let Some(o) = value.as_object_mut() {
+                o.insert("path".into(), serde_json::json!(path.display().to_string()));
+                o.insert("file_size".into(), serde_json::json!(bytes.len()));
+            }
+            let complete = value.get("complete").and_then(serde_json::Value::as_bool) != Some(false);
+            return match report_io(render::json(&value)) {
+                EXIT_VALID if !complete => EXIT_INVALID,
+                other => other,
+            };
+        }
         render::error(&format!("{}: not a GGUF v2/v3 file (run `gguf-validate` on it for details)", path.display()));
         return EXIT_INVALID;
     };

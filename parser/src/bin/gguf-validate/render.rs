@@ -1,8 +1,9 @@
 //! The renderer: the one place that writes to stdout and stderr.
 #![allow(clippy::disallowed_macros)]
 
-use std::io::{self, Write};
+use std::io::{self, IsTerminal, Write};
 
+use gguf_validate::check_data::{DataReport, TensorStatus};
 use gguf_validate::report::{Report, Summary};
 use gguf_validate::rules::{Level, Profile, RULES};
 use serde::Serialize;
@@ -10,8 +11,8 @@ use serde::Serialize;
 /// The outcome for one file on the command line.
 #[derive(Debug)]
 pub enum FileOutcome {
-    /// Validated.
-    Report(Box<Report>),
+    /// Validated (with the `--check-data` results, when asked for).
+    Report(Box<Report>, Option<Box<DataReport>>),
     /// Could not be read.
     Unreadable(String),
 }
@@ -21,6 +22,9 @@ struct JsonFile<'a> {
     path: &'a str,
     #[serde(flatten)]
     report: &'a Report,
+    /// Only with `--check-data`: per-tensor counts of the data scan.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    data: Option<&'a DataReport>,
 }
 
 #[derive(Serialize)]
@@ -131,6 +135,85 @@ fn human_report(out: &mut impl Write, path: &str, r: &Report, style: Style) -> i
     Ok(())
 }
 
+/// The `--check-data` summary: totals, then each tensor with findings or
+/// left unchecked.
+fn human_data(out: &mut impl Write, d: &DataReport) -> io::Result<()> {
+    let plural = |n: u64, w: &str| if n == 1 { format!("{n} {w}") } else { format!("{n} {w}s") };
+    writeln!(
+        out,
+        "  data: {} checked ({}), {}",
+        plural(d.tensors_checked, "tensor"),
+        human_size(d.bytes_checked),
+        plural(d.findings, "finding")
+    )?;
+    for t in &d.per_tensor {
+        let why = match t.status {
+            TensorStatus::Checked | TensorStatus::TypeNotValidatable => None,
+            TensorStatus::NothingToCheck => continue,
+            TensorStatus::UnsupportedByteOrder => Some("not checked: quantized data of a big-endian file"),
+            TensorStatus::OutOfBounds => Some("not checked: data outside the file"),
+        };
+        if let Some(why) = why {
+            writeln!(out, "    tensor[{}] {} ({}): {why}", t.index, t.name, t.ty)?;
+        } else if t.findings > 0 {
+            let mut kinds = Vec::new();
+            for (n, k) in
+                [(t.nan, "nan"), (t.inf, "inf"), (t.mxfp4_exponent, "exponent 0xff"), (t.f64_overflow, "f32 overflow")]
+            {
+                if n > 0 {
+                    kinds.push(format!("{k} {n}"));
+                }
+            }
+            let kinds = if kinds.is_empty() { String::new() } else { format!(" ({})", kinds.join(", ")) };
+            writeln!(out, "    tensor[{}] {} ({}): {}{kinds}", t.index, t.name, t.ty, plural(t.findings, "finding"))?;
+        }
+    }
+    Ok(())
+}
+
+/// Progress of a long `--check-data` scan on stderr; hidden unless stderr
+/// is a terminal and the scan covers at least [`PROGRESS_MIN_BYTES`].
+#[derive(Debug)]
+pub struct Progress(Option<indicatif::ProgressBar>);
+
+/// Scans smaller than this finish in well under a second: no bar.
+pub const PROGRESS_MIN_BYTES: u64 = 1 << 30;
+
+impl Progress {
+    pub fn new(total: u64, label: &str) -> Progress {
+        if total < PROGRESS_MIN_BYTES || !io::stderr().is_terminal() {
+            return Progress(None);
+        }
+        let bar = indicatif::ProgressBar::with_draw_target(Some(total), indicatif::ProgressDrawTarget::stderr());
+        if let Ok(style) = indicatif::ProgressStyle::with_template(
+            "{msg} [{bar:40}] {bytes}/{total_bytes} {binary_bytes_per_sec} eta {eta}",
+        ) {
+            bar.set_style(style.progress_chars("=> "));
+        }
+        bar.set_message(label.to_string());
+        Progress(Some(bar))
+    }
+    pub fn inc(&self, n: u64) {
+        if let Some(b) = &self.0 {
+            b.inc(n);
+        }
+    }
+    pub fn finish(&self) {
+        if let Some(b) = &self.0 {
+            b.finish_and_clear();
+        }
+    }
+}
+
+/// Where converted data goes: a file, or stdout for `-`.
+pub fn output(path: &std::path::Path) -> io::Result<Box<dyn Write>> {
+    if path.as_os_str() == "-" {
+        Ok(Box::new(io::BufWriter::new(io::stdout().lock())))
+    } else {
+        Ok(Box::new(io::BufWriter::new(std::fs::File::create(path)?)))
+    }
+}
+
 /// Writes the validation results in the chosen format.
 pub fn validation(files: &[(String, FileOutcome)], json: bool, profile: Profile, style: Style) -> io::Result<()> {
     let stdout = io::stdout();
@@ -139,7 +222,9 @@ pub fn validation(files: &[(String, FileOutcome)], json: bool, profile: Profile,
         let mut docs = Vec::new();
         for (path, outcome) in files {
             let v = match outcome {
-                FileOutcome::Report(r) => serde_json::to_value(JsonFile { path, report: r }),
+                FileOutcome::Report(r, data) => {
+                    serde_json::to_value(JsonFile { path, report: r, data: data.as_deref() })
+                }
                 FileOutcome::Unreadable(e) => {
                     serde_json::to_value(JsonUnreadable { path, valid: false, profile, error: e })
                 }
@@ -151,7 +236,12 @@ pub fn validation(files: &[(String, FileOutcome)], json: bool, profile: Profile,
     } else {
         for (path, outcome) in files {
             match outcome {
-                FileOutcome::Report(r) => human_report(&mut out, path, r, style)?,
+                FileOutcome::Report(r, data) => {
+                    human_report(&mut out, path, r, style)?;
+                    if let Some(d) = data {
+                        human_data(&mut out, d)?;
+                    }
+                }
                 FileOutcome::Unreadable(e) => {
                     writeln!(out, "{path}: {} cannot read the file: {e}", style.paint("1;31", "ERROR"))?;
                 }

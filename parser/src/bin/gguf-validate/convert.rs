@@ -1,0 +1,212 @@
+//! `dequant`, `quantize` and `dump --tensor`: raw little-endian buffers in
+//! and out, through the library's numerics. Nothing here prints: messages
+//! and JSON go through `render`.
+
+use std::io::{self, Read, Write};
+use std::path::Path;
+
+use gguf_validate::data::DataTensor;
+use gguf_validate::io as gio;
+use gguf_validate::numerics::{self, NumericsError};
+use gguf_validate::parse::{self, ByteOrder};
+use gguf_validate::types::GgmlType;
+
+use crate::render;
+use crate::{EXIT_INVALID, EXIT_USAGE, EXIT_VALID};
+
+/// Input bytes decoded per step, so that output buffers stay small.
+const STEP_BYTES: usize = 1 << 20;
+
+fn all_names(filter: impl Fn(GgmlType) -> bool) -> String {
+    GgmlType::ALL.iter().copied().filter(|t| filter(*t)).map(GgmlType::name).collect::<Vec<_>>().join(", ")
+}
+
+fn parse_type(name: &str) -> Result<GgmlType, String> {
+    GgmlType::from_name(name).ok_or_else(|| format!("unknown type `{name}`; valid types: {}", all_names(|_| true)))
+}
+
+fn read_input(path: &Path) -> io::Result<Vec<u8>> {
+    if path.as_os_str() == "-" {
+        let mut buf = Vec::new();
+        io::stdin().lock().read_to_end(&mut buf)?;
+        Ok(buf)
+    } else {
+        std::fs::read(path)
+    }
+}
+
+fn usage(msg: &str) -> u8 {
+    render::error(msg);
+    EXIT_USAGE
+}
+
+/// Exit status for a failed write: a closed pipe is not worth a message.
+fn write_failed(e: &io::Error, path: &Path) -> u8 {
+    if e.kind() == io::ErrorKind::BrokenPipe {
+        return EXIT_VALID;
+    }
+    usage(&format!("writing {}: {e}", path.display()))
+}
+
+/// Decodes whole blocks of `ty` in steps and writes f32 little-endian.
+fn write_dequantized(ty: GgmlType, src: &[u8], out: &mut dyn Write) -> io::Result<u64> {
+    let ts = ty.type_size() as usize;
+    let step = (STEP_BYTES / ts).max(1) * ts;
+    let mut values = Vec::new();
+    let mut bytes = Vec::new();
+    let mut written = 0u64;
+    for chunk in src.chunks(step) {
+        let n = numerics::element_count(ty, chunk.len()).unwrap_or(0);
+        values.clear();
+        values.resize(n, 0.0f32);
+        numerics::dequantize(ty, chunk, &mut values).map_err(io::Error::other)?;
+        bytes.clear();
+        bytes.extend(values.iter().flat_map(|v| v.to_le_bytes()));
+        out.write_all(&bytes)?;
+        written += bytes.len() as u64;
+    }
+    out.flush()?;
+    Ok(written)
+}
+
+/// `gguf-validate dequant --type T --input BLOCKS --output F32`.
+pub fn dequant(ty: &str, input: &Path, output: &Path) -> u8 {
+    let ty = match parse_type(ty) {
+        Ok(t) => t,
+        Err(e) => return usage(&e),
+    };
+    let src = match read_input(input) {
+        Ok(b) => b,
+        Err(e) => return usage(&format!("{}: {e}", input.display())),
+    };
+    if numerics::element_count(ty, src.len()).is_none() {
+        let e = NumericsError::PartialBlock { ty, len: src.len(), type_size: ty.type_size() as usize };
+        return usage(&format!("{}: {e}", input.display()));
+    }
+    let mut out = match render::output(output) {
+        Ok(o) => o,
+        Err(e) => return usage(&format!("{}: {e}", output.display())),
+    };
+    match write_dequantized(ty, &src, &mut out) {
+        Ok(_) => EXIT_VALID,
+        Err(e) => write_failed(&e, output),
+    }
+}
+
+/// `gguf-validate quantize --type T --input F32 --output BLOCKS`.
+pub fn quantize(ty: &str, input: &Path, output: &Path) -> u8 {
+    let ty = match parse_type(ty) {
+        Ok(t) => t,
+        Err(e) => return usage(&e),
+    };
+    if !numerics::has_reference_quantizer(ty) {
+        return usage(&format!(
+            "{ty} has no reference quantizer (ggml's needs an importance matrix or a lattice search, or the type has no conversion from f32); types with one: {}",
+            all_names(numerics::has_reference_quantizer)
+        ));
+    }
+    let raw = match read_input(input) {
+        Ok(b) => b,
+        Err(e) => return usage(&format!("{}: {e}", input.display())),
+    };
+    if raw.len() % 4 != 0 {
+        return usage(&format!("{}: {} bytes is not a whole number of f32 values", input.display(), raw.len()));
+    }
+    let values: Vec<f32> = raw.chunks_exact(4).map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]])).collect();
+    drop(raw);
+    let mut blocks = Vec::new();
+    if let Err(e) = numerics::quantize(ty, &values, &mut blocks) {
+        return usage(&format!("{}: {e}", input.display()));
+    }
+    let written = render::output(output).and_then(|mut out| {
+        out.write_all(&blocks)?;
+        out.flush()
+    });
+    match written {
+        Ok(()) => EXIT_VALID,
+        Err(e) => write_failed(&e, output),
+    }
+}
+
+/// `gguf-validate dump FILE --tensor NAME [--dequant] --output PATH`: the
+/// tensor's bytes as stored, or decoded to f32. Exit 1 when the file has
+/// no readable tensor of that name or its data cannot be decoded.
+pub fn dump_tensor(path: &Path, no_mmap: bool, name: &str, dequant: bool, output: &Path) -> u8 {
+    let bytes = match if no_mmap { gio::read(path) } else { gio::open(path) } {
+        Ok(b) => b,
+        Err(e) => return usage(&format!("{}: {e}", path.display())),
+    };
+    let len = u64::try_from(bytes.len()).unwrap_or(u64::MAX);
+    let parsed = parse::parse_bytes(&bytes);
+    let tensors = match &parsed {
+        Some(p) => gguf_validate::data::gguf_tensors(p, len),
+        None => gguf_validate::legacy::data_tensors(&bytes),
+    };
+    let Some(t) = tensors.iter().find(|t| t.name == name) else {
+        let listed = parsed.as_ref().is_some_and(|p| p.file.tensors.iter().any(|t| t.name.bytes == name.as_bytes()));
+        render::error(&if listed {
+            format!(
+                "{}: tensor `{name}` has no readable data (invalid type, shape or range; run `gguf-validate` on the file)",
+                path.display()
+            )
+        } else {
+            format!("{}: no tensor named `{name}`", path.display())
+        });
+        return EXIT_INVALID;
+    };
+    let Some(data) = slice_of(&bytes, t) else {
+        render::error(&format!("{}: tensor `{name}` lies outside the file", path.display()));
+        return EXIT_INVALID;
+    };
+    let swapped;
+    let data = if dequant && t.order == ByteOrder::BigEndian {
+        if t.ty.is_quantized() {
+            render::error(&format!(
+                "{}: tensor `{name}` is {} data of a big-endian file, which has no agreed layout to decode",
+                path.display(),
+                t.ty
+            ));
+            return EXIT_INVALID;
+        }
+        let w = t.ty.type_size() as usize;
+        swapped = data.chunks_exact(w).flat_map(|e| e.iter().rev().copied()).collect::<Vec<u8>>();
+        &swapped[..]
+    } else {
+        data
+    };
+    let mut out = match render::output(output) {
+        Ok(o) => o,
+        Err(e) => return usage(&format!("{}: {e}", output.display())),
+    };
+    let written = if dequant {
+        write_dequantized(t.ty, data, &mut out)
+    } else {
+        out.write_all(data).and_then(|()| out.flush()).map(|()| data.len() as u64)
+    };
+    drop(out);
+    let written = match written {
+        Ok(n) => n,
+        Err(e) => return write_failed(&e, output),
+    };
+    if output.as_os_str() == "-" {
+        return EXIT_VALID;
+    }
+    let summary = serde_json::json!({
+        "path": path.display().to_string(),
+        "tensor": t.name,
+        "type": t.ty.name(),
+        "dims": t.dims,
+        "offset": t.offset,
+        "n_bytes": t.nbytes,
+        "output": output.display().to_string(),
+        "output_format": if dequant { "f32-le" } else { "raw" },
+        "bytes_written": written,
+    });
+    crate::report_io(render::json(&summary))
+}
+
+fn slice_of<'a>(bytes: &'a [u8], t: &DataTensor) -> Option<&'a [u8]> {
+    let start = usize::try_from(t.offset).ok()?;
+    let end = usize::try_from(t.offset.checked_add(t.nbytes)?).ok()?;
+    bytes.get(start..end)
+}
