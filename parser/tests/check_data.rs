@@ -1,0 +1,322 @@
+//! The `--check-data` scan (`gguf_validate::check_data`): exact rule ids,
+//! absolute offsets and per-tensor counts on files built with the writer,
+//! chunking invariance, the per-tensor listing cap, big-endian files,
+//! profile levels, and (with `GGUF_VALIDATE_GEMMA=path`) a real model.
+
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use gguf_validate::check_data::{DataOptions, DataReport, TensorStatus, check_data};
+use gguf_validate::data::{DataTensor, gguf_tensors};
+use gguf_validate::parse::{ByteOrder, parse_bytes};
+use gguf_validate::types::GgmlType;
+use gguf_validate::write::{GgufModel, OwnedTensor, OwnedValue};
+use gguf_validate::{Level, Options, Profile, Report, RuleId, validate_bytes};
+
+const F16_ONE: u16 = 0x3c00;
+const F16_INF: u16 = 0x7c00;
+const F16_NAN: u16 = 0x7e00;
+
+/// A valid little-endian file holding `tensors` (name, type, dims, data).
+fn file(order: ByteOrder, tensors: Vec<(&str, GgmlType, Vec<u64>, Vec<u8>)>) -> Vec<u8> {
+    let mut m = GgufModel::new();
+    m.order = order;
+    m.kv("general.architecture", OwnedValue::str("llama"));
+    m.kv("general.quantization_version", OwnedValue::U32(2));
+    for (name, ty, dims, data) in tensors {
+        let mut t = OwnedTensor::zeroed(name, &dims, ty).expect("whole blocks");
+        assert_eq!(t.data.len(), data.len(), "{name}: data size");
+        t.data = data;
+        m.tensor(t);
+    }
+    m.canonical().expect("layout");
+    m.to_bytes()
+}
+
+fn tensors_of(bytes: &[u8]) -> Vec<DataTensor> {
+    let parsed = parse_bytes(bytes).expect("parses");
+    gguf_tensors(&parsed, bytes.len() as u64)
+}
+
+fn scan(bytes: &[u8], opts: &DataOptions) -> (Vec<DataTensor>, DataReport) {
+    let tensors = tensors_of(bytes);
+    let mut r = check_data(bytes, &tensors, opts, &|_| {});
+    r.set_gguf_indices(&parse_bytes(bytes).expect("parses"));
+    (tensors, r)
+}
+
+/// Validation plus the data scan, merged, under `profile`.
+fn report(bytes: &[u8], profile: Profile) -> (Report, DataReport) {
+    let opts = Options::new(profile);
+    let mut report = validate_bytes(bytes, &opts);
+    let (_, data) = scan(bytes, &DataOptions::default());
+    data.merge_into(&mut report, &opts);
+    (report, data)
+}
+
+fn f32s(v: &[f32]) -> Vec<u8> {
+    v.iter().flat_map(|x| x.to_le_bytes()).collect()
+}
+
+fn put16(block: &mut [u8], off: usize, v: u16) {
+    block[off..off + 2].copy_from_slice(&v.to_le_bytes());
+}
+
+/// `n` Q4_K blocks with d = dmin = 1.0.
+fn q4k_blocks(n: usize) -> Vec<u8> {
+    let mut b = vec![0u8; 144 * n];
+    for blk in b.chunks_exact_mut(144) {
+        put16(blk, 0, F16_ONE);
+        put16(blk, 2, F16_ONE);
+    }
+    b
+}
+
+#[test]
+fn nan_and_inf_in_f32_are_reported_with_element_offsets() {
+    let mut v = vec![1.0f32; 64];
+    v[5] = f32::NAN;
+    v[9] = f32::NEG_INFINITY;
+    let bytes = file(
+        ByteOrder::LittleEndian,
+        vec![("ok", GgmlType::F16, vec![32], vec![0; 64]), ("w", GgmlType::F32, vec![64], f32s(&v))],
+    );
+    let (tensors, data) = scan(&bytes, &DataOptions::default());
+    let w = &tensors[1];
+    assert_eq!(data.tensors_checked, 2);
+    assert_eq!(data.bytes_checked, 64 + 256);
+    assert_eq!(data.findings, 2);
+    let p = &data.per_tensor[1];
+    assert_eq!((p.index, p.status, p.blocks, p.values_checked), (1, TensorStatus::Checked, 64, 64));
+    assert_eq!((p.nan, p.inf, p.findings, p.listed), (1, 1, 2, 2));
+    let got: Vec<(RuleId, u64, u64)> = data.issues.iter().map(|i| (i.rule, i.block, i.offset)).collect();
+    assert_eq!(got, vec![(RuleId::DataNonFinite, 5, w.offset + 20), (RuleId::DataNonFinite, 9, w.offset + 36)]);
+
+    let (r, _) = report(&bytes, Profile::Strict);
+    assert!(!r.valid);
+    assert_eq!(r.counts.errors, 2);
+    let d: Vec<(&str, u64, &str)> = r.diagnostics.iter().map(|d| (d.rule, d.offset, d.path.as_str())).collect();
+    assert_eq!(
+        d,
+        vec![
+            ("data-non-finite", w.offset + 20, "tensor[1] w/data[element 5]"),
+            ("data-non-finite", w.offset + 36, "tensor[1] w/data[element 9]"),
+        ]
+    );
+    assert!(r.diagnostics[1].message.contains("-inf"), "{}", r.diagnostics[1].message);
+}
+
+#[test]
+fn spec_profile_only_warns_and_allow_drops_the_rule() {
+    let bytes = file(ByteOrder::LittleEndian, vec![("w", GgmlType::F32, vec![4], f32s(&[0.0, f32::NAN, 1.0, 2.0]))]);
+    let (r, _) = report(&bytes, Profile::Spec);
+    assert!(r.valid);
+    assert_eq!((r.counts.errors, r.counts.warnings), (0, 1));
+    assert_eq!(r.diagnostics[0].severity, Level::Warning);
+
+    let opts = Options { overrides: vec![(RuleId::DataNonFinite, Level::Allow)], ..Options::new(Profile::Strict) };
+    let mut r = validate_bytes(&bytes, &opts);
+    scan(&bytes, &DataOptions::default()).1.merge_into(&mut r, &opts);
+    assert!(r.valid);
+    assert!(r.diagnostics.is_empty());
+}
+
+#[test]
+fn q4_k_scales_inf_and_nan() {
+    let mut b = q4k_blocks(4);
+    put16(&mut b[144..], 0, F16_INF); // block 1, d
+    put16(&mut b[288..], 2, F16_NAN | 0x8000); // block 2, dmin
+    let bytes = file(ByteOrder::LittleEndian, vec![("q", GgmlType::Q4_K, vec![1024], b)]);
+    let (tensors, data) = scan(&bytes, &DataOptions::default());
+    let t = &tensors[0];
+    let p = &data.per_tensor[0];
+    assert_eq!((p.blocks, p.values_checked, p.nan, p.inf, p.findings), (4, 8, 1, 1, 2));
+    let got: Vec<(RuleId, u64, u64, &str, u64)> =
+        data.issues.iter().map(|i| (i.rule, i.block, i.offset, i.field, i.raw)).collect();
+    assert_eq!(
+        got,
+        vec![
+            (RuleId::DataScaleNonFinite, 1, t.offset + 144, "d", 0x7c00),
+            (RuleId::DataScaleNonFinite, 2, t.offset + 288 + 2, "dmin", 0xfe00),
+        ]
+    );
+    let (r, _) = report(&bytes, Profile::Ggml);
+    assert_eq!(r.diagnostics.len(), 2);
+    assert_eq!(r.diagnostics[0].path, "tensor[0] q/data[block 1].d");
+    assert!(r.diagnostics[0].message.contains("+inf"), "{}", r.diagnostics[0].message);
+    assert_eq!(r.diagnostics[1].path, "tensor[0] q/data[block 2].dmin");
+}
+
+#[test]
+fn mxfp4_exponent_ff() {
+    let mut b = vec![0u8; 17 * 8];
+    for blk in b.chunks_exact_mut(17) {
+        blk[0] = 127;
+    }
+    b[17 * 3] = 0xff;
+    b[17 * 6] = 0xff;
+    let bytes = file(ByteOrder::LittleEndian, vec![("mx", GgmlType::MXFP4, vec![256], b)]);
+    let (tensors, data) = scan(&bytes, &DataOptions::default());
+    let got: Vec<(RuleId, u64, u64)> = data.issues.iter().map(|i| (i.rule, i.block, i.offset)).collect();
+    let o = tensors[0].offset;
+    assert_eq!(got, vec![(RuleId::DataMxfp4Exponent, 3, o + 51), (RuleId::DataMxfp4Exponent, 6, o + 102)]);
+    assert_eq!(data.per_tensor[0].mxfp4_exponent, 2);
+}
+
+#[test]
+fn f64_overflow_nan_and_f16_bf16_elements() {
+    let f64s: Vec<u8> = [1.0f64, 1e300, f64::NAN, -3.5e38, 3.0e38].iter().flat_map(|x| x.to_le_bytes()).collect();
+    let f16s: Vec<u8> = [F16_ONE, F16_INF, F16_ONE, F16_NAN].iter().flat_map(|x| x.to_le_bytes()).collect();
+    let bf16s: Vec<u8> = [0x3f80u16, 0xff80, 0x7fc1, 0x0001].iter().flat_map(|x| x.to_le_bytes()).collect();
+    let bytes = file(
+        ByteOrder::LittleEndian,
+        vec![
+            ("d", GgmlType::F64, vec![5], f64s),
+            ("h", GgmlType::F16, vec![4], f16s),
+            ("b", GgmlType::BF16, vec![4], bf16s),
+        ],
+    );
+    let (tensors, data) = scan(&bytes, &DataOptions::default());
+    let got: Vec<(RuleId, usize, u64, u64)> =
+        data.issues.iter().map(|i| (i.rule, i.tensor, i.block, i.offset)).collect();
+    let (d, h, b) = (tensors[0].offset, tensors[1].offset, tensors[2].offset);
+    assert_eq!(
+        got,
+        vec![
+            (RuleId::DataF64Overflow, 0, 1, d + 8),
+            (RuleId::DataNonFinite, 0, 2, d + 16),
+            (RuleId::DataF64Overflow, 0, 3, d + 24),
+            (RuleId::DataNonFinite, 1, 1, h + 2),
+            (RuleId::DataNonFinite, 1, 3, h + 6),
+            (RuleId::DataNonFinite, 2, 1, b + 2),
+            (RuleId::DataNonFinite, 2, 2, b + 4),
+        ]
+    );
+    assert_eq!((data.per_tensor[0].f64_overflow, data.per_tensor[0].nan), (2, 1));
+    let (r, _) = report(&bytes, Profile::Spec);
+    let f64_overflow = r.diagnostics.iter().find(|d| d.rule == "data-f64-overflow").expect("listed");
+    assert_eq!(f64_overflow.severity, Level::Info);
+}
+
+#[test]
+fn q8_1_is_not_validatable_warning_in_strict_error_in_ggml() {
+    let mut b = vec![0u8; 36 * 2];
+    put16(&mut b, 0, F16_NAN); // not even looked at: ggml has no case for Q8_1
+    let bytes = file(ByteOrder::LittleEndian, vec![("q81", GgmlType::Q8_1, vec![64], b)]);
+    let (tensors, data) = scan(&bytes, &DataOptions::default());
+    assert_eq!(data.per_tensor[0].status, TensorStatus::TypeNotValidatable);
+    assert_eq!((data.tensors_checked, data.bytes_checked, data.findings), (0, 0, 1));
+    assert_eq!(data.issues[0].rule, RuleId::DataTypeNotValidatable);
+    assert_eq!(data.issues[0].offset, tensors[0].offset);
+
+    let (strict, _) = report(&bytes, Profile::Strict);
+    let d = strict.diagnostics.iter().find(|d| d.rule == "data-type-not-validatable").expect("listed");
+    assert_eq!((d.severity, d.path.as_str()), (Level::Warning, "tensor[0] q81/data"));
+    let (ggml, _) = report(&bytes, Profile::Ggml);
+    assert!(!ggml.valid);
+    assert_eq!(ggml.counts.errors, 1);
+}
+
+#[test]
+fn nvfp4_and_integers_have_nothing_to_check() {
+    let bytes = file(
+        ByteOrder::LittleEndian,
+        vec![("n", GgmlType::NVFP4, vec![64], vec![0xff; 36]), ("i", GgmlType::I32, vec![4], vec![0xff; 16])],
+    );
+    let (_, data) = scan(&bytes, &DataOptions::default());
+    assert!(data.per_tensor.iter().all(|p| p.status == TensorStatus::NothingToCheck));
+    assert_eq!((data.tensors_checked, data.findings), (0, 0));
+}
+
+#[test]
+fn chunking_does_not_change_results_and_listing_is_capped_per_tensor() {
+    // 300 NaNs spread over a 4096-element tensor; Q4_K blocks with bad
+    // scales across many chunks.
+    let mut v = vec![0.5f32; 4096];
+    for i in (7..4096).step_by(13).take(300) {
+        v[i] = f32::NAN;
+    }
+    let mut q = q4k_blocks(64);
+    for blk in (3..64).step_by(5) {
+        put16(&mut q[blk * 144..], 0, F16_INF);
+    }
+    let bytes = file(
+        ByteOrder::LittleEndian,
+        vec![("v", GgmlType::F32, vec![4096], f32s(&v)), ("q", GgmlType::Q4_K, vec![64 * 256], q)],
+    );
+    let big = DataOptions { max_listed_per_tensor: 1000, ..DataOptions::default() };
+    let (_, whole) = scan(&bytes, &big);
+    for chunk_bytes in [1, 64, 144 * 3, 1000] {
+        let (_, small) = scan(&bytes, &DataOptions { chunk_bytes, ..big });
+        assert_eq!(small, whole, "chunk_bytes {chunk_bytes}");
+    }
+    assert_eq!(whole.per_tensor[0].nan, 300);
+    assert_eq!(whole.per_tensor[1].inf, 13);
+
+    let (_, capped) = scan(&bytes, &DataOptions { chunk_bytes: 64, max_listed_per_tensor: 4 });
+    assert_eq!(capped.per_tensor[0].findings, 300);
+    assert_eq!(capped.per_tensor[0].listed, 4);
+    assert_eq!(capped.issues.len(), 8);
+    // The first four in file order are kept.
+    let blocks: Vec<u64> = capped.issues.iter().filter(|i| i.tensor == 0).map(|i| i.block).collect();
+    assert_eq!(blocks, vec![7, 20, 33, 46]);
+
+    // In the report: at most 50 listed per rule, every finding counted.
+    let (r, _) = report(&bytes, Profile::Strict);
+    assert_eq!(r.counts.errors, 313);
+    assert_eq!(r.diagnostics.iter().filter(|d| d.rule == "data-non-finite").count(), 10);
+    assert_eq!(r.suppressed.get("data-non-finite"), Some(&290));
+    assert_eq!(r.suppressed.get("data-scale-non-finite"), Some(&3));
+}
+
+#[test]
+fn big_endian_floats_are_swapped_and_quantized_data_is_not_checked() {
+    let be: Vec<u8> = [1.0f32, f32::INFINITY, 2.0, 3.0].iter().flat_map(|x| x.to_be_bytes()).collect();
+    let mut q = vec![0u8; 18];
+    put16(&mut q, 0, F16_NAN);
+    let bytes = file(ByteOrder::BigEndian, vec![("f", GgmlType::F32, vec![4], be), ("q", GgmlType::Q4_0, vec![32], q)]);
+    let (tensors, data) = scan(&bytes, &DataOptions::default());
+    assert_eq!(tensors[0].order, ByteOrder::BigEndian);
+    assert_eq!(data.per_tensor[0].status, TensorStatus::Checked);
+    assert_eq!(data.per_tensor[1].status, TensorStatus::UnsupportedByteOrder);
+    let got: Vec<(RuleId, u64, u64, u64)> = data.issues.iter().map(|i| (i.rule, i.block, i.offset, i.raw)).collect();
+    assert_eq!(got, vec![(RuleId::DataNonFinite, 1, tensors[0].offset + 4, 0x7f80_0000)]);
+    assert_eq!(data.bytes_checked, 16);
+}
+
+#[test]
+fn progress_reports_every_byte_once() {
+    let bytes = file(ByteOrder::LittleEndian, vec![("q", GgmlType::Q4_K, vec![256 * 40], q4k_blocks(40))]);
+    let tensors = tensors_of(&bytes);
+    let seen = AtomicU64::new(0);
+    let r = check_data(&bytes, &tensors, &DataOptions { chunk_bytes: 1000, ..DataOptions::default() }, &|n| {
+        seen.fetch_add(n, Ordering::Relaxed);
+    });
+    assert_eq!(seen.load(Ordering::Relaxed), 40 * 144);
+    assert_eq!(r.bytes_checked, 40 * 144);
+}
+
+#[test]
+fn tensors_outside_the_buffer_are_not_read() {
+    let bytes = file(ByteOrder::LittleEndian, vec![("q", GgmlType::Q4_K, vec![256], q4k_blocks(1))]);
+    let tensors = tensors_of(&bytes);
+    let short = &bytes[..tensors[0].offset as usize + 100];
+    let r = check_data(short, &tensors, &DataOptions::default(), &|_| {});
+    assert_eq!(r.per_tensor[0].status, TensorStatus::OutOfBounds);
+    assert_eq!(r.bytes_checked, 0);
+}
+
+/// The real gemma-3-270m Q4_K_M file has no value ggml would reject.
+#[test]
+fn gemma_has_no_data_findings() {
+    let Some(path) = std::env::var_os("GGUF_VALIDATE_GEMMA") else {
+        // Not set: nothing to check (the file is not part of the repository).
+        return;
+    };
+    let bytes = std::fs::read(path).expect("read gemma");
+    let (tensors, data) = scan(&bytes, &DataOptions::default());
+    assert_eq!(data.findings, 0, "{:?}", data.issues);
+    assert_eq!(data.tensors_checked as usize, tensors.len());
+    assert_eq!(data.bytes_checked, tensors.iter().map(|t| t.nbytes).sum::<u64>());
+    let (r, _) = report(&bytes, Profile::Strict);
+    assert!(r.valid, "{:?}", r.diagnostics);
+}
