@@ -51,6 +51,19 @@ fn fnv1a(data: &[u8]) -> u64 {
 
 #[cfg(test)]
 mod tests {
+    use gguf_validate::{Options, validate_prefix};
+
+    /// Fuzz finding: a GGUF v1 prefix longer than its 16-byte header was
+    /// answered with `NeedMoreData(16)` again and again.
+    #[test]
+    fn gguf_v1_prefix_completes() {
+        let mut file = b"GGUF\x01\0\0\0\0\0\0\0\x01\0\0\0".to_vec();
+        file.resize(200, 0);
+        let r = validate_prefix(&file[..64], 200, &Options::default());
+        assert!(r.is_ok(), "{r:?}");
+        super::run(&file);
+    }
+
     #[test]
     fn smoke() {
         for file in crate::smoke_files(300) {

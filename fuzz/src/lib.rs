@@ -129,13 +129,16 @@ pub fn smoke_files(n: u32) -> Vec<Vec<u8>> {
     out
 }
 
-/// Writes a test case to `$GGUF_FUZZ_LOG/<name>` when that variable is set
+/// Writes a test case to `$GGUF_FUZZ_LOG/<name>-<n>.gguf` (and what it is
+/// to `.txt`) when that variable is set
 /// (like wasm-tools' `log_wasm` under `RUST_LOG=debug`): normal runs pay
 /// nothing.
 pub fn log_case(name: &str, bytes: &[u8], what: &dyn std::fmt::Debug) {
+    static COUNT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
     let Some(dir) = std::env::var_os("GGUF_FUZZ_LOG") else { return };
     let dir = std::path::PathBuf::from(dir);
+    let n = COUNT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
     let _ = std::fs::create_dir_all(&dir);
-    let _ = std::fs::write(dir.join(format!("{name}.gguf")), bytes);
-    let _ = std::fs::write(dir.join(format!("{name}.txt")), format!("{what:#?}\n"));
+    let _ = std::fs::write(dir.join(format!("{name}-{n}.gguf")), bytes);
+    let _ = std::fs::write(dir.join(format!("{name}-{n}.txt")), format!("{what:#?}\n"));
 }

@@ -46,7 +46,7 @@ pub fn validate_prefix(prefix: &[u8], file_len: u64, opts: &Options) -> Result<R
         return Err(NeedMoreData(crate::limits::HEADER_SIZE.min(file_len)));
     }
     let detected = parse::detect(prefix);
-    let need_header = |n: u64| if complete { Ok(()) } else { Err(NeedMoreData(n.min(file_len))) };
+    let need_header = |n: u64| if complete || prefix_len >= n { Ok(()) } else { Err(NeedMoreData(n.min(file_len))) };
     let mut sink = Sink::new(opts);
     let summary = Summary { file_size: file_len, ..Summary::default() };
     let (version, order) = match detected {
