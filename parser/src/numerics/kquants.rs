@@ -144,26 +144,26 @@ pub(crate) fn dequant_q4_k(src: &[u8], dst: &mut [f32]) {
 pub(crate) fn dequant_q5_k(src: &[u8], dst: &mut [f32]) {
     for_blocks::<176, 256>(src, dst, |b, y| {
         let (dl, ml) = k4_scales(b);
-        // qh bit 2c is the fifth bit of chunk c's low nibbles, bit 2c+1 of
-        // its high nibbles; shifting the copy right by 2 per chunk keeps
-        // every shift constant.
-        let mut qh: [[u8; 16]; 2] = [arr(b, 16), arr(b, 32)];
+        let qh: [u8; 32] = arr(b, 16);
         for c in 0..4 {
             let (d1, m1, d2, m2) = (dl[2 * c], ml[2 * c], dl[2 * c + 1], ml[2 * c + 1]);
-            for h in 0..2 {
-                let q: [u8; 16] = arr(b, 48 + 32 * c + 16 * h);
-                let qhh = &mut qh[h];
-                let o = 64 * c + 16 * h;
-                let mut lo = [0f32; 16];
-                let mut hi = [0f32; 16];
-                for l in 0..16 {
-                    let v = qhh[l];
-                    lo[l] = d1 * f32::from((q[l] & 0x0f) | ((v & 1) << 4)) - m1;
-                    hi[l] = d2 * f32::from((q[l] >> 4) | ((v & 2) << 3)) - m2;
-                    qhh[l] = v >> 2;
-                }
-                y[o..o + 16].copy_from_slice(&lo);
-                y[o + 32..o + 48].copy_from_slice(&hi);
+            let (u1, u2) = (1u8 << (2 * c), 2u8 << (2 * c));
+            let q: [u8; 32] = arr(b, 48 + 32 * c);
+            // Build the 5-bit values with byte-wide operations first (16
+            // lanes per SSE2 op), then convert: fewer mask ops than
+            // assembling them in 32-bit lanes.
+            let mut v1 = [0u8; 32];
+            let mut v2 = [0u8; 32];
+            for l in 0..32 {
+                v1[l] = (q[l] & 0x0f) | if qh[l] & u1 != 0 { 16 } else { 0 };
+                v2[l] = (q[l] >> 4) | if qh[l] & u2 != 0 { 16 } else { 0 };
+            }
+            let (lo, hi) = y[64 * c..64 * c + 64].split_at_mut(32);
+            for l in 0..32 {
+                lo[l] = d1 * f32::from(v1[l]) - m1;
+            }
+            for l in 0..32 {
+                hi[l] = d2 * f32::from(v2[l]) - m2;
             }
         }
     });
