@@ -13,6 +13,7 @@
 
 pub mod build;
 mod cases;
+pub mod matrix;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -46,6 +47,9 @@ pub struct Case {
     pub verdicts: [Verdict; 3],
     /// Rule ids `gguf-validate --profile strict` must report (any severity), exactly.
     pub rules: Vec<&'static str>,
+    /// Part of the suite the case belongs to (its module: `header`, `kv`,
+    /// `security`, `test-gguf`, ...), for grouping in reports.
+    pub group: &'static str,
     /// Why the `ggml` verdict differs from ggml's own, if it does.
     pub ggml_divergence: Option<String>,
     /// Builds the file's bytes.
@@ -95,6 +99,7 @@ pub fn case(
         citation: citation.to_string(),
         verdicts,
         rules: rules.to_vec(),
+        group: "",
         ggml_divergence: None,
         build: Box::new(build),
     }
@@ -110,13 +115,25 @@ impl Case {
 
 /// Every case, in a stable order (slugs are unique).
 pub fn all_cases() -> Vec<Case> {
+    type AddCases = fn(&mut Vec<Case>);
+    let modules: [(&'static str, AddCases); 8] = [
+        ("header", cases::header::cases),
+        ("kv", cases::kv::cases),
+        ("keys", cases::keys::cases),
+        ("tensors", cases::tensors::cases),
+        ("layout", cases::layout::cases),
+        ("types", cases::types::cases),
+        ("security", cases::security::cases),
+        ("test-gguf", cases::test_gguf::cases),
+    ];
     let mut v = Vec::new();
-    cases::header::cases(&mut v);
-    cases::kv::cases(&mut v);
-    cases::keys::cases(&mut v);
-    cases::tensors::cases(&mut v);
-    cases::layout::cases(&mut v);
-    cases::types::cases(&mut v);
+    for (group, add) in modules {
+        let start = v.len();
+        add(&mut v);
+        for c in &mut v[start..] {
+            c.group = group;
+        }
+    }
     v
 }
 
@@ -129,6 +146,9 @@ pub struct ManifestEntry {
     pub description: String,
     /// Citation.
     pub citation: String,
+    /// Part of the suite (see [`Case::group`]).
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub group: String,
     /// Verdict per profile name.
     pub verdict: BTreeMap<String, Verdict>,
     /// Rule ids `strict` reports.
@@ -163,6 +183,7 @@ pub fn render_corpus() -> (Vec<(String, Vec<u8>)>, Manifest) {
             file: c.file_name(),
             description: c.description.clone(),
             citation: c.citation.clone(),
+            group: c.group.to_string(),
             verdict,
             rules: c.rules.iter().map(|r| r.to_string()).collect(),
             ggml_divergence: c.ggml_divergence.clone(),
@@ -173,9 +194,64 @@ pub fn render_corpus() -> (Vec<(String, Vec<u8>)>, Manifest) {
     (files, Manifest { corpus_version: CORPUS_VERSION, cases: entries })
 }
 
+/// The workspace root (the directory holding `corpus/` and `conformance/`).
+pub fn workspace_root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
+}
+
 /// `corpus/gguf` relative to the workspace root.
 pub fn corpus_dir() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("..").join("corpus").join("gguf")
+    workspace_root().join("corpus").join("gguf")
+}
+
+/// `corpus/gguf-py`: files written by gguf-py's GGUFWriter, with a
+/// hand-kept `manifest.json` (written by `conformance/tools/gguf_py_samples.py`).
+pub fn gguf_py_dir() -> PathBuf {
+    workspace_root().join("corpus").join("gguf-py")
+}
+
+/// Reads a `manifest.json` (`corpus/gguf/` or `corpus/gguf-py/`).
+pub fn read_manifest(path: &Path) -> Result<Manifest, String> {
+    let text = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
+    serde_json::from_str(&text).map_err(|e| format!("{}: {e}", path.display()))
+}
+
+/// The prefix (`y`, `n`, `i`) of a verdict triple, as [`Case::prefix`].
+pub fn prefix_of<'a>(verdicts: impl IntoIterator<Item = &'a Verdict>) -> &'static str {
+    let v: Vec<&Verdict> = verdicts.into_iter().collect();
+    if v.iter().all(|x| **x == A) {
+        "y"
+    } else if v.iter().all(|x| **x == R) {
+        "n"
+    } else {
+        "i"
+    }
+}
+
+/// One known gap: a corpus file (path relative to `corpus/`) and profile
+/// for which `gguf-validate` may miss its expectation, and why.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct XfailEntry {
+    /// File relative to `corpus/`, e.g. `gguf/n_key_empty.gguf`.
+    pub file: String,
+    /// `strict`, `spec` or `ggml`.
+    pub profile: String,
+    /// Why it fails and who owns the fix.
+    pub reason: String,
+}
+
+/// `conformance/xfail.json`.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Xfail {
+    /// Known gaps (must be empty once every gap is fixed).
+    pub xfail: Vec<XfailEntry>,
+}
+
+/// Reads `conformance/xfail.json`.
+pub fn read_xfail() -> Result<Xfail, String> {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("xfail.json");
+    let text = std::fs::read_to_string(&path).map_err(|e| format!("{}: {e}", path.display()))?;
+    serde_json::from_str(&text).map_err(|e| format!("{}: {e}", path.display()))
 }
 
 /// The manifest as committed JSON text.

@@ -14,40 +14,120 @@ fn reported(report: &gguf_validate::Report) -> BTreeSet<String> {
     ids
 }
 
-#[test]
-fn every_case_meets_its_expectations() {
+/// Checks one file under every profile against its verdicts and the rule
+/// ids `strict` reports; returns one message per (profile, problem).
+fn check_file(name: &str, bytes: &[u8], verdicts: [Verdict; 3], rules: &[String]) -> Vec<(Profile, String)> {
     let mut failures = Vec::new();
-    for case in all_cases() {
-        let bytes = (case.build)();
-        for (i, profile) in Profile::ALL.into_iter().enumerate() {
-            let report = validate_bytes(&bytes, &Options::new(profile));
-            let want_valid = case.verdicts[i] == Verdict::Accept;
-            if report.valid != want_valid {
-                failures.push(format!(
-                    "{}: {profile}: valid={} expected {want_valid}: {:?}",
-                    case.file_name(),
-                    report.valid,
-                    report.diagnostics
-                ));
-            }
-            let want: BTreeSet<String> = case
-                .rules
-                .iter()
-                .filter(|r| RuleId::from_id(r).is_some_and(|id| id.rule().level(profile) != Level::Allow))
-                .map(|r| r.to_string())
-                .collect();
-            let got = reported(&report);
-            if got != want {
-                failures.push(format!("{}: {profile}: rules {got:?}, expected {want:?}", case.file_name()));
-            }
-            for d in &report.diagnostics {
-                if d.offset > bytes.len() as u64 {
-                    failures.push(format!("{}: offset {} past the end", case.file_name(), d.offset));
-                }
+    for (i, profile) in Profile::ALL.into_iter().enumerate() {
+        let report = validate_bytes(bytes, &Options::new(profile));
+        let want_valid = verdicts[i] == Verdict::Accept;
+        if report.valid != want_valid {
+            failures.push((
+                profile,
+                format!("{name}: {profile}: valid={} expected {want_valid}: {:?}", report.valid, report.diagnostics),
+            ));
+        }
+        let want: BTreeSet<String> = rules
+            .iter()
+            .filter(|r| RuleId::from_id(r).is_some_and(|id| id.rule().level(profile) != Level::Allow))
+            .cloned()
+            .collect();
+        let got = reported(&report);
+        if got != want {
+            failures.push((profile, format!("{name}: {profile}: rules {got:?}, expected {want:?}")));
+        }
+        for d in &report.diagnostics {
+            if d.offset > bytes.len() as u64 {
+                failures.push((profile, format!("{name}: {profile}: offset {} past the end", d.offset)));
             }
         }
     }
+    failures
+}
+
+/// Applies `conformance/xfail.json`: failures of listed (file, profile)
+/// pairs are tolerated, and a listed pair that passes is itself a failure
+/// (remove the entry). `file` is relative to `corpus/`.
+fn apply_xfail(results: Vec<(String, Vec<(Profile, String)>)>) -> Vec<String> {
+    let xfail = gguf_conformance::read_xfail().expect("conformance/xfail.json");
+    for e in &xfail.xfail {
+        assert!(!e.reason.trim().is_empty(), "xfail entry for {} has no reason", e.file);
+        assert!(e.profile.parse::<Profile>().is_ok(), "xfail entry for {}: bad profile {}", e.file, e.profile);
+    }
+    let mut out = Vec::new();
+    for (file, failures) in &results {
+        for p in Profile::ALL {
+            let listed = xfail.xfail.iter().any(|e| e.file == *file && e.profile == p.name());
+            let fails: Vec<&String> = failures.iter().filter(|(fp, _)| *fp == p).map(|(_, m)| m).collect();
+            if !listed {
+                out.extend(fails.into_iter().cloned());
+            } else if fails.is_empty() {
+                out.push(format!("{file}: {p}: passes but is listed in conformance/xfail.json; remove the entry"));
+            }
+        }
+    }
+    let known: BTreeSet<&str> = results.iter().map(|(f, _)| f.as_str()).collect();
+    for e in &xfail.xfail {
+        if !known.contains(e.file.as_str()) {
+            out.push(format!("xfail entry for unknown file {}", e.file));
+        }
+    }
+    out
+}
+
+#[test]
+fn every_case_meets_its_expectations() {
+    let mut results = Vec::new();
+    for case in all_cases() {
+        let bytes = (case.build)();
+        let rules: Vec<String> = case.rules.iter().map(|r| r.to_string()).collect();
+        results
+            .push((format!("gguf/{}", case.file_name()), check_file(&case.file_name(), &bytes, case.verdicts, &rules)));
+    }
+    for e in gguf_py_manifest().cases {
+        let bytes =
+            std::fs::read(gguf_conformance::gguf_py_dir().join(&e.file)).expect("gguf-py file listed in the manifest");
+        let verdicts = ["strict", "spec", "ggml"].map(|p| e.verdict[p]);
+        results.push((format!("gguf-py/{}", e.file), check_file(&e.file, &bytes, verdicts, &e.rules)));
+    }
+    let failures = apply_xfail(results);
     assert!(failures.is_empty(), "{} failures:\n{}", failures.len(), failures.join("\n"));
+}
+
+fn gguf_py_manifest() -> gguf_conformance::Manifest {
+    gguf_conformance::read_manifest(&gguf_conformance::gguf_py_dir().join("manifest.json"))
+        .expect("corpus/gguf-py/manifest.json")
+}
+
+#[test]
+fn gguf_py_manifest_lists_every_file() {
+    let listed: BTreeSet<String> = gguf_py_manifest().cases.iter().map(|e| e.file.clone()).collect();
+    let on_disk: BTreeSet<String> = std::fs::read_dir(gguf_conformance::gguf_py_dir())
+        .expect("corpus/gguf-py")
+        .filter_map(|e| e.ok().map(|e| e.file_name().to_string_lossy().into_owned()))
+        .filter(|n| n.ends_with(".gguf"))
+        .collect();
+    assert_eq!(listed, on_disk, "corpus/gguf-py/manifest.json and the .gguf files differ");
+    for e in gguf_py_manifest().cases {
+        for r in &e.rules {
+            assert!(RuleId::from_id(r).is_some(), "{}: unknown rule {r}", e.file);
+        }
+        let size = std::fs::metadata(gguf_conformance::gguf_py_dir().join(&e.file)).map(|m| m.len()).unwrap_or(0);
+        assert_eq!(size, e.size, "{}: size in manifest", e.file);
+    }
+}
+
+#[test]
+fn the_matrix_corpus_loads_with_expectations() {
+    // Every file the matrix runs (gguf, gguf-py, regressions, legacy) has
+    // a verdict for every profile.
+    let files = gguf_conformance::matrix::load_corpus(&gguf_conformance::workspace_root()).expect("corpus loads");
+    assert!(files.len() >= all_cases().len());
+    for f in &files {
+        for p in Profile::ALL {
+            assert!(f.expected.contains_key(p.name()), "{}: no {p} verdict", f.file);
+        }
+    }
 }
 
 #[test]
@@ -62,7 +142,10 @@ fn case_names_are_unique_and_rules_exist() {
     assert!(seen.len() >= 150, "only {} cases", seen.len());
 }
 
-/// Rules of the GGUF catalogue that no corpus case breaks, and why.
+/// Rules of the GGUF catalogue that no corpus case breaks, and why. (The
+/// `rwkv` and `legacy` groups have their own corpus in corpus/legacy/; the
+/// `data` group runs only with `--check-data`, like llama.cpp
+/// `--check-tensors`, and is tested by parser/tests/check_data.rs.)
 const NOT_IN_CORPUS: &[(&str, &str)] = &[
     ("string-length-limit", "needs a string over 1 GiB; parser/tests/limits.rs builds one in memory"),
     ("array-length-limit", "needs an array over 2^30 elements; parser/tests/limits.rs builds one in memory"),
@@ -72,7 +155,7 @@ const NOT_IN_CORPUS: &[(&str, &str)] = &[
 fn every_gguf_rule_has_a_breaking_case() {
     let covered: BTreeSet<&str> = all_cases().iter().flat_map(|c| c.rules.clone()).collect();
     let mut missing = Vec::new();
-    for r in RULES.iter().filter(|r| !matches!(r.group, "rwkv" | "legacy")) {
+    for r in RULES.iter().filter(|r| !matches!(r.group, "rwkv" | "legacy" | "data")) {
         if !covered.contains(r.id) && !NOT_IN_CORPUS.iter().any(|(id, _)| *id == r.id) {
             missing.push(r.id);
         }
@@ -93,6 +176,14 @@ fn json_reports_snapshot() {
                 .map(|p| serde_json::to_value(validate_bytes(&bytes, &Options::new(p))).unwrap())
                 .collect();
             insta::assert_json_snapshot!(case.file_name().trim_end_matches(".gguf").to_string(), reports);
+        }
+        for e in gguf_py_manifest().cases {
+            let bytes = std::fs::read(gguf_conformance::gguf_py_dir().join(&e.file)).unwrap();
+            let reports: Vec<serde_json::Value> = Profile::ALL
+                .into_iter()
+                .map(|p| serde_json::to_value(validate_bytes(&bytes, &Options::new(p))).unwrap())
+                .collect();
+            insta::assert_json_snapshot!(format!("gguf-py__{}", e.file.trim_end_matches(".gguf")), reports);
         }
     });
 }

@@ -6,7 +6,9 @@ must be valid under gguf-validate's default (strict) profile.
 Requires: pip install gguf==0.19.0 numpy  (the version is recorded in
 corpus/gguf-py/README.md). Deterministic: fixed seeds, no timestamps.
 """
+import json
 import sys
+from importlib.metadata import version
 from pathlib import Path
 
 import numpy as np
@@ -15,6 +17,7 @@ from gguf import GGUFWriter, GGMLQuantizationType as Q
 from gguf.quants import quantize
 
 OUT = Path(__file__).resolve().parents[2] / "corpus" / "gguf-py"
+GGUF_VERSION = version("gguf")
 
 
 def llama_like(path, endianess=gguf.GGUFEndian.LITTLE, n_vocab=64):
@@ -101,17 +104,65 @@ def metadata_only(path):
     w.close()
 
 
+def nested_array(path):
+    # GGUFWriter turns a list of lists into an ARRAY of ARRAY values: the
+    # spec allows nesting, ggml's reader rejects it.
+    w = GGUFWriter(str(path), "llama")
+    w.add_array("custom.nested", [[1, 2], [3]])
+    w.add_tensor("t", np.arange(8, dtype=np.float32))
+    w.write_header_to_file()
+    w.write_kv_data_to_file()
+    w.write_tensors_to_file()
+    w.close()
+
+
+A, R = "accept", "reject"
+
+# Expected verdicts under gguf-validate's profiles (strict, spec, ggml) and
+# the rule ids `strict` reports: the conformance test holds gguf-validate to
+# them, the differential script and the matrix score readers against them.
+EXPECT = {
+    "llama_tiny.gguf": ("A llama-shaped model (tokenizer arrays, chat template, F32/F16/BF16/Q8_0/Q4_0 tensors) as GGUFWriter writes it.", (A, A, A), [], None),
+    "llama_tiny_be.gguf": ("The same model written with endianess=BIG (magic bytes still `GGUF`, every number big-endian): valid by the spec; ggml on a little-endian host rejects it.", (A, A, R), ["byte-order-big-endian"], None),
+    "all_value_types.gguf": ("One key of every value type (typed add_* calls), arrays of strings, ints, floats and bools, and one tensor of each numpy dtype GGUFWriter maps (f32, f16, i8, i16, i32, i64, f64).", (A, A, A), [], None),
+    "metadata_only.gguf": ("No tensors, general.alignment = 64 and an mmproj-style architecture `clip`: GGUFWriter pads the key/value section to 64 bytes.", (A, A, A), [], None),
+    "nested_array.gguf": ("A key whose value is a list of lists: GGUFWriter writes an ARRAY of ARRAY (of INT32), which the spec allows and ggml rejects.", (R, A, R), ["array-nested"], None),
+}
+
+
+def write_manifest():
+    entries = []
+    for name in sorted(EXPECT):
+        description, (strict, spec, ggml), rules, divergence = EXPECT[name]
+        entry = {
+            "file": name,
+            "description": description,
+            "citation": f"written by gguf-py GGUFWriter (PyPI gguf {GGUF_VERSION}); conformance/tools/gguf_py_samples.py",
+            "verdict": {"ggml": ggml, "spec": spec, "strict": strict},
+            "rules": rules,
+        }
+        if divergence:
+            entry["ggml_divergence"] = divergence
+        entry["size"] = (OUT / name).stat().st_size
+        entries.append(entry)
+    text = json.dumps({"corpus_version": 1, "cases": entries}, indent=2, ensure_ascii=False)
+    (OUT / "manifest.json").write_text(text + "\n")
+
+
 def main():
     OUT.mkdir(parents=True, exist_ok=True)
     llama_like(OUT / "llama_tiny.gguf")
     llama_like(OUT / "llama_tiny_be.gguf", endianess=gguf.GGUFEndian.BIG)
     all_value_types(OUT / "all_value_types.gguf")
     metadata_only(OUT / "metadata_only.gguf")
+    nested_array(OUT / "nested_array.gguf")
+    write_manifest()
     (OUT / "README.md").write_text(
         "# Files written by gguf-py\n\n"
-        f"Written by `conformance/tools/gguf_py_samples.py` with gguf-py (PyPI `gguf`) {gguf.__version__ if hasattr(gguf, '__version__') else '0.19.0'} "
-        f"and numpy {np.__version__}. Every file here must be valid under `gguf-validate`'s default profile "
-        "(the big-endian one with a `byte-order-big-endian` warning); `parser/tests/real_files.rs` checks it.\n"
+        f"Written by `conformance/tools/gguf_py_samples.py` with gguf-py (PyPI `gguf`) {GGUF_VERSION} "
+        f"and numpy {np.__version__}. `manifest.json` gives each file's expected verdict under every "
+        "`gguf-validate` profile and the rule ids `strict` reports; `conformance/tests/corpus.rs` holds "
+        "gguf-validate to it and `gguf-conformance matrix` scores every reader against it.\n"
     )
     print("wrote", sorted(p.name for p in OUT.iterdir()))
 

@@ -185,9 +185,14 @@ pub fn cases(v: &mut Vec<Case>) {
         "gguf.cpp [T6]; test-gguf TENSORS_NE_TOO_BIG",
         || info(&[1 << 31, 1 << 31, 2], 24),
     ));
-    v.push(case("tensor_elements_wrap_to_zero", [R, R, R], &["tensor-element-count-overflow"], "Dims [2^32, 2^32, 16] (F32): the element count wraps to exactly 0 in 64 bits, which hides it from ggml's overflow guard.", "gguf-validate finding (peers.md 1.1); TALOS-2024-1914 class", || {
-        info(&[1 << 32, 1 << 32, 16], 0)
-    }).diverges("ggml accepts this file: its overflow guard is skipped when the wrapped element count is 0"));
+    v.push(case(
+        "tensor_elements_wrap_to_zero",
+        [R, R, R],
+        &["tensor-element-count-overflow"],
+        "Dims [2^32, 2^32, 16] (F32): the element count wraps to exactly 0 in 64 bits, which hid it from the overflow guard of ggml d99724f (accepted there); ggml 0.25.3 (llama.cpp 0c1e570) rejects it.",
+        "gguf-validate finding (peers.md 1.1); TALOS-2024-1914 class",
+        || info(&[1 << 32, 1 << 32, 16], 0),
+    ));
     v.push(case(
         "tensor_bytes_2pow63",
         [R, R, R],
@@ -195,7 +200,8 @@ pub fn cases(v: &mut Vec<Case>) {
         "An I64 tensor of 2^60 elements: the count fits, its 2^63 bytes do not.",
         "gguf.cpp [T10]; CVE-2026-33298; test-gguf TENSORS_NBYTES_TOO_BIG",
         || info(&[1 << 60], 27),
-    ));
+    )
+    .diverges("2^63 bytes fit in size_t, so ggml's metadata-only load accepts the file and its full load aborts (GGML_ASSERT after the 8 EiB blob allocation fails) instead of rejecting it; we reject the size"));
     v.push(case(
         "tensor_type_43",
         [R, R, R],
