@@ -816,14 +816,14 @@ fn cli_exit_codes_and_format_names() {
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert_eq!(out.status.code(), Some(0), "{stdout}");
     assert!(stdout.contains("valid"), "{stdout}");
-    assert!(stdout.contains("RWKV-CPP v101"), "{stdout}");
+    assert!(stdout.contains("rwkv.cpp v101"), "{stdout}");
     assert!(stdout.contains("rwkv-v5.2"), "{stdout}");
 
     let ggjt = temp_file("tiny-ggjt.bin", &ggjt3().to_bytes());
     let out = std::process::Command::new(bin).arg(&ggjt).output().unwrap();
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert_eq!(out.status.code(), Some(1), "{stdout}");
-    assert!(stdout.contains("this is a GGJT model file v3, not GGUF"), "{stdout}");
+    assert!(stdout.contains("this is a GGJT v3 model file, not GGUF"), "{stdout}");
 
     let out = std::process::Command::new(bin).args(["--format", "json"]).arg(&ggjt).output().unwrap();
     let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();

@@ -193,8 +193,11 @@ fn emit_legacy_format(sink: &mut Sink<'_>, format: LegacyFormat, version: Option
         0,
         || "header.magic".into(),
         || {
-            let v = version.filter(|_| format != LegacyFormat::Ggml).map(|v| format!(" v{v}")).unwrap_or_default();
-            format!("this is {}{v}, not GGUF; convert it to GGUF before current llama.cpp can load it", format.title())
+            let version = version.filter(|_| format != LegacyFormat::Ggml);
+            format!(
+                "this is {}, not GGUF; convert it to GGUF before current llama.cpp can load it",
+                format.describe(version)
+            )
         },
     );
 }

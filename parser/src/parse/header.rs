@@ -38,6 +38,20 @@ impl LegacyFormat {
         }
     }
 
+    /// What a person calls it, with its version: "a GGJT v3 model file".
+    pub fn describe(self, version: Option<u32>) -> String {
+        let v = version.map(|v| format!(" v{v}")).unwrap_or_default();
+        match self {
+            LegacyFormat::Ggml => "an unversioned GGML model file".to_string(),
+            LegacyFormat::Ggmf => format!("a GGMF{v} model file"),
+            LegacyFormat::Ggjt => format!("a GGJT{v} model file"),
+            LegacyFormat::Ggla => format!("a GGLA{v} (llama.cpp LoRA adapter) file"),
+            LegacyFormat::Ggsn => format!("a llama.cpp session file{v}"),
+            LegacyFormat::Ggsq => format!("a llama.cpp sequence-state file{v}"),
+            LegacyFormat::Rwkv => format!("an rwkv.cpp{v} model file"),
+        }
+    }
+
     /// What a person calls it.
     pub fn title(self) -> &'static str {
         match self {

@@ -81,6 +81,7 @@ fn summary_line(r: &Report) -> String {
     let mut parts = Vec::new();
     let fmt = match (r.format.as_str(), r.version) {
         ("gguf", Some(v)) => format!("GGUF v{v}"),
+        ("rwkv-cpp", Some(v)) => format!("rwkv.cpp v{v}"),
         (f, Some(v)) => format!("{} v{v}", f.to_uppercase()),
         (f, None) => f.to_uppercase(),
     };
@@ -90,7 +91,8 @@ fn summary_line(r: &Report) -> String {
     });
     let plural = |n: u64, w: &str| if n == 1 { format!("{n} {w}") } else { format!("{n} {w}s") };
     if let Some(k) = s.kv_count {
-        parts.push(plural(k, "key"));
+        // Legacy formats count hyper-parameters where GGUF counts keys.
+        parts.push(plural(k, if r.format == "gguf" { "key" } else { "hyper-parameter" }));
     }
     if let Some(t) = s.tensor_count {
         parts.push(plural(t, "tensor"));
