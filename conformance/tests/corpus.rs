@@ -90,6 +90,26 @@ fn every_case_meets_its_expectations() {
         let verdicts = ["strict", "spec", "ggml"].map(|p| e.verdict[p]);
         results.push((format!("gguf-py/{}", e.file), check_file(&e.file, &bytes, verdicts, &e.rules)));
     }
+    // Fuzz regressions and legacy-format files carry their own sidecar
+    // expectations (their rule lists are checked by fuzz/tests/regressions.rs
+    // and the legacy tests); here: the verdict under every profile.
+    let root = gguf_conformance::workspace_root();
+    for f in gguf_conformance::matrix::load_corpus(&root).expect("corpus loads") {
+        if f.set != "regressions" && f.set != "legacy" {
+            continue;
+        }
+        let bytes = std::fs::read(root.join("corpus").join(&f.file)).expect("corpus file");
+        let mut failures = Vec::new();
+        for profile in Profile::ALL {
+            let report = validate_bytes(&bytes, &Options::new(profile));
+            let want_valid = f.expected.get(profile.name()) == Some(&Verdict::Accept);
+            if report.valid != want_valid {
+                failures
+                    .push((profile, format!("{}: {profile}: valid={} expected {want_valid}", f.file, report.valid)));
+            }
+        }
+        results.push((f.file.clone(), failures));
+    }
     let failures = apply_xfail(results);
     assert!(failures.is_empty(), "{} failures:\n{}", failures.len(), failures.join("\n"));
 }
