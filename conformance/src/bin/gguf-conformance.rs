@@ -90,7 +90,25 @@ fn run_matrix(
             r.summary.iter().filter(|(_, n)| **n > 0).map(|(c, n)| format!("{}={n}", c.name())).collect();
         summary.push_str(&format!("\n  {:<22} {}", r.config.name, counts.join(" ")));
     }
-    Ok(summary)
+    // gguf-validate is scored against its own expectations: any wrong
+    // verdict, crash or timeout there is a failure of the run.
+    let own: Vec<String> = m
+        .rows
+        .iter()
+        .flat_map(|row| {
+            m.readers.iter().filter(|r| r.config.profile.is_some()).filter_map(move |r| {
+                row.results
+                    .get(&r.config.name)
+                    .filter(|c| c.class.is_failure())
+                    .map(|c| format!("{}: {}: {}", r.config.name, row.file.file, c.class.name()))
+            })
+        })
+        .collect();
+    if own.is_empty() {
+        Ok(summary)
+    } else {
+        Err(format!("{summary}\ngguf-validate missed its expectations:\n  {}", own.join("\n  ")))
+    }
 }
 
 fn main() -> ExitCode {
