@@ -82,7 +82,10 @@ impl fmt::Display for Profile {
 impl FromStr for Profile {
     type Err = String;
     fn from_str(s: &str) -> Result<Self, String> {
-        Profile::ALL.into_iter().find(|p| p.name() == s).ok_or_else(|| format!("unknown profile `{s}` (strict, spec, ggml)"))
+        Profile::ALL
+            .into_iter()
+            .find(|p| p.name() == s)
+            .ok_or_else(|| format!("unknown profile `{s}` (strict, spec, ggml)"))
     }
 }
 
@@ -288,6 +291,7 @@ catalogue! {
         cite: "gguf.md: \"tensor names must be unique\"; gguf.cpp [T3]",
         "No two tensors have the same name.";
     TensorNameDuplicateAfterNul = "tensor-name-duplicate-after-nul", "tensor", [Error, Allow, Error],
+        divergence = "ggml 0.25.3 compares full names and accepts `w\\0a` and `w\\0b`, but ggml_set_name truncates both to `w`, so lookups by name see one tensor twice",
         cite: "gguf.cpp compares names with strcmp after NUL truncation [T3]",
         "No two tensor names are equal up to their first NUL byte (ggml sees them as duplicates).";
     TensorNDims = "tensor-n-dims", "tensor", [Error, Error, Error],
@@ -303,9 +307,9 @@ catalogue! {
         cite: "gguf.cpp accepts zero dims since 2026 (test-gguf TENSORS_ZERO_DIM) [T5]",
         "No dimension is zero (an empty tensor).";
     TensorElementCountOverflow = "tensor-element-count-overflow", "tensor", [Error, Error, Error],
-        divergence = "ggml skips its overflow guard when the wrapped element count is 0 (dims [2^32, 2^32, 16] are accepted); we compute the exact product",
+
         cite: "gguf.cpp INT64_MAX guards [T6]; TALOS-2024-1914",
-        "The product of the dimensions is below 2^63.";
+        "The product of the dimensions is below 2^63, computed exactly (ggml d99724f skipped its guard when the product wrapped to 0; ggml 0.25.3 rejects it too).";
     TensorTypeUnknown = "tensor-type-unknown", "tensor", [Error, Error, Error],
         cite: "ggml.h GGML_TYPE_COUNT = 43; gguf.cpp [T7]",
         "A tensor type id is below 43.";
@@ -319,11 +323,13 @@ catalogue! {
         cite: "gguf.cpp ne[0] % blck_size [T9]",
         "The row length ne[0] is a multiple of the type's block size.";
     TensorByteSizeOverflow = "tensor-byte-size-overflow", "tensor", [Error, Error, Error],
+        divergence = "ggml's metadata-only load accepts sizes up to SIZE_MAX; its full load then aborts (GGML_ASSERT) on the failed allocation",
         cite: "gguf.cpp nbytes guard [T10]; CVE-2026-33298",
         "The tensor's size in bytes fits in 63 bits.";
 
     // ---- Data layout ----
     DataSizeOverflow = "data-size-overflow", "layout", [Error, Error, Error],
+        divergence = "ggml's metadata-only load accepts totals up to SIZE_MAX; its full load then aborts (GGML_ASSERT) on the failed allocation",
         cite: "gguf.cpp running size guard [D3]; CVE-2025-53630, CVE-2026-27940",
         "The sum of the padded tensor sizes fits in 63 bits.";
     DataSectionStart = "data-section-start", "layout", [Error, Error, Error],
@@ -471,9 +477,10 @@ impl RuleId {
     pub fn rule(self) -> &'static Rule {
         // The catalogue is generated in enum order, so the index matches;
         // fall back to a search should that ever change.
-        RULES.get(self as usize).filter(|r| r.code == self).unwrap_or_else(|| {
-            RULES.iter().find(|r| r.code == self).unwrap_or(&RULES[0])
-        })
+        RULES
+            .get(self as usize)
+            .filter(|r| r.code == self)
+            .unwrap_or_else(|| RULES.iter().find(|r| r.code == self).unwrap_or(&RULES[0]))
     }
 
     /// The stable id.

@@ -1,4 +1,5 @@
-//! Real files decide severities: everything gguf-py writes must be valid
+//! Real files decide severities: what llama.cpp's converter and gguf-py write
+//! by default (no nested arrays) must be valid
 //! under the default profile. The gemma-3-270m model (253 MB, from PyPI:
 //! see README) is checked too when `GGUF_VALIDATE_GEMMA` points at it.
 

@@ -54,11 +54,26 @@ pub fn validate_prefix(prefix: &[u8], file_len: u64, opts: &Options) -> Result<R
             need_header(8)?;
             let at = if matches!(detected, Detected::TooShort) { 0 } else { 4 };
             let what = if at == 0 { "magic" } else { "version" };
-            sink.emit(RuleId::FileTruncated, at, || format!("header.{what}"), || format!("the file ends ({file_len} bytes) inside the header's {what}"));
+            sink.emit(
+                RuleId::FileTruncated,
+                at,
+                || format!("header.{what}"),
+                || format!("the file ends ({file_len} bytes) inside the header's {what}"),
+            );
             return Ok(sink.finish(opts.profile, "gguf".into(), None, None, summary));
         }
         Detected::Unknown { magic } => {
-            sink.emit(RuleId::Magic, 0, || "header.magic".into(), || format!("the file starts with {} instead of `GGUF`; it is not a GGUF file", parse::quote_bytes(&magic)));
+            sink.emit(
+                RuleId::Magic,
+                0,
+                || "header.magic".into(),
+                || {
+                    format!(
+                        "the file starts with {} instead of `GGUF`; it is not a GGUF file",
+                        parse::quote_bytes(&magic)
+                    )
+                },
+            );
             return Ok(sink.finish(opts.profile, "unknown".into(), None, None, summary));
         }
         Detected::SwappedMagic => {
@@ -127,7 +142,12 @@ impl<'a> Region<'a> {
     }
 }
 
-fn check_parsed(parsed: &Parsed<'_>, region: &Region<'_>, sink: &mut Sink<'_>, summary: &mut Summary) -> Result<(), NeedMoreData> {
+fn check_parsed(
+    parsed: &Parsed<'_>,
+    region: &Region<'_>,
+    sink: &mut Sink<'_>,
+    summary: &mut Summary,
+) -> Result<(), NeedMoreData> {
     let file = &parsed.file;
     summary.kv_count = Some(file.header.kv_count);
     summary.tensor_count = Some(file.header.tensor_count);
@@ -137,7 +157,12 @@ fn check_parsed(parsed: &Parsed<'_>, region: &Region<'_>, sink: &mut Sink<'_>, s
         });
     }
     if file.header.version == 2 {
-        sink.emit(RuleId::VersionTwo, 4, || "header.version".into(), || "GGUF v2; current writers produce v3 (same layout)".into());
+        sink.emit(
+            RuleId::VersionTwo,
+            4,
+            || "header.version".into(),
+            || "GGUF v2; current writers produce v3 (same layout)".into(),
+        );
     }
     let key_facts = keys::check_kvs(file, sink);
     summary.architecture = key_facts.architecture.clone();
@@ -166,21 +191,27 @@ fn fatal_message(kind: &DecodeKind) -> (RuleId, String) {
             RuleId::StringExceedsFile,
             format!("string length {len} is larger than the {remaining} bytes left in the file"),
         ),
-        DecodeKind::ValueTypeUnknown(id) => (RuleId::ValueTypeUnknown, format!("value type {id} is not a GGUF value type (0..=12)")),
+        DecodeKind::ValueTypeUnknown(id) => {
+            (RuleId::ValueTypeUnknown, format!("value type {id} is not a GGUF value type (0..=12)"))
+        }
         DecodeKind::ArrayElementTypeUnknown(id) => {
             (RuleId::ArrayTypeUnknown, format!("array element type {id} is not a GGUF value type (0..=12)"))
         }
         DecodeKind::ArrayExceedsFile { len, min_elem, remaining } => (
             RuleId::ArrayExceedsFile,
-            format!("array of {len} elements (at least {min_elem} bytes each) cannot fit in the {remaining} bytes left"),
+            format!(
+                "array of {len} elements (at least {min_elem} bytes each) cannot fit in the {remaining} bytes left"
+            ),
         ),
-        DecodeKind::ArrayTooDeep => (
-            RuleId::ArrayTooDeep,
-            format!("arrays nested more than {} deep", crate::limits::MAX_ARRAY_DEPTH),
-        ),
+        DecodeKind::ArrayTooDeep => {
+            (RuleId::ArrayTooDeep, format!("arrays nested more than {} deep", crate::limits::MAX_ARRAY_DEPTH))
+        }
         DecodeKind::DimsExceedFile { n_dims, remaining } => (
             RuleId::DimsExceedFile,
-            format!("n_dims {n_dims} needs {} bytes of dims but only {remaining} are left", u64::from(*n_dims).saturating_mul(8)),
+            format!(
+                "n_dims {n_dims} needs {} bytes of dims but only {remaining} are left",
+                u64::from(*n_dims).saturating_mul(8)
+            ),
         ),
     }
 }
