@@ -96,7 +96,7 @@ pub(crate) fn dequant_q3_k(src: &[u8], dst: &mut [f32]) {
 
 /// The eight (d·scale, dmin·min) pairs of a Q4_K/Q5_K block, unpacked once.
 #[inline(always)]
-fn k4_scales<const N: usize>(b: &[u8; N]) -> ([f32; 8], [f32; 8]) {
+pub(crate) fn k4_scales<const N: usize>(b: &[u8; N]) -> ([f32; 8], [f32; 8]) {
     let d = half_at(b, 0);
     let dmin = half_at(b, 2);
     let s = sub12(b, 4);
@@ -119,7 +119,17 @@ fn arr<const N: usize, const M: usize>(b: &[u8; M], off: usize) -> [u8; N] {
     a
 }
 
+/// Q4_K: the SSE2 kernel of `simd.rs` on x86-64, the scalar one elsewhere.
 pub(crate) fn dequant_q4_k(src: &[u8], dst: &mut [f32]) {
+    #[cfg(all(target_arch = "x86_64", target_feature = "sse2"))]
+    super::simd::dequant_q4_k(src, dst);
+    #[cfg(not(all(target_arch = "x86_64", target_feature = "sse2")))]
+    dequant_q4_k_scalar(src, dst);
+}
+
+/// Scalar Q4_K: the reference the SSE2 kernel is tested against.
+#[cfg_attr(all(target_arch = "x86_64", target_feature = "sse2", not(test)), allow(dead_code))]
+pub(crate) fn dequant_q4_k_scalar(src: &[u8], dst: &mut [f32]) {
     for_blocks::<144, 256>(src, dst, |b, y| {
         let (dl, ml) = k4_scales(b);
         // 16 bytes at a time: one load feeds 16 low and 16 high nibbles.
@@ -193,7 +203,17 @@ pub(crate) fn dequant_q6_k(src: &[u8], dst: &mut [f32]) {
     });
 }
 
+/// Q8_K: the SSE2 kernel of `simd.rs` on x86-64, the scalar one elsewhere.
 pub(crate) fn dequant_q8_k(src: &[u8], dst: &mut [f32]) {
+    #[cfg(all(target_arch = "x86_64", target_feature = "sse2"))]
+    super::simd::dequant_q8_k(src, dst);
+    #[cfg(not(all(target_arch = "x86_64", target_feature = "sse2")))]
+    dequant_q8_k_scalar(src, dst);
+}
+
+/// Scalar Q8_K: the reference the SSE2 kernel is tested against.
+#[cfg_attr(all(target_arch = "x86_64", target_feature = "sse2", not(test)), allow(dead_code))]
+pub(crate) fn dequant_q8_k_scalar(src: &[u8], dst: &mut [f32]) {
     for_blocks::<292, 256>(src, dst, |b, y| {
         let d = f32::from_le_bytes([b[0], b[1], b[2], b[3]]);
         for j in 0..256 {

@@ -66,7 +66,17 @@ pub(crate) fn dequant_q5_1(src: &[u8], dst: &mut [f32]) {
     });
 }
 
+/// Q8_0: the SSE2 kernel of `simd.rs` on x86-64, the scalar one elsewhere.
 pub(crate) fn dequant_q8_0(src: &[u8], dst: &mut [f32]) {
+    #[cfg(all(target_arch = "x86_64", target_feature = "sse2"))]
+    super::simd::dequant_q8_0(src, dst);
+    #[cfg(not(all(target_arch = "x86_64", target_feature = "sse2")))]
+    dequant_q8_0_scalar(src, dst);
+}
+
+/// Scalar Q8_0: the reference the SSE2 kernel is tested against.
+#[cfg_attr(all(target_arch = "x86_64", target_feature = "sse2", not(test)), allow(dead_code))]
+pub(crate) fn dequant_q8_0_scalar(src: &[u8], dst: &mut [f32]) {
     for_blocks::<34, 32>(src, dst, |b, y| {
         let d = half_at(b, 0);
         for j in 0..32 {

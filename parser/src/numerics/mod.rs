@@ -44,6 +44,8 @@ mod fp4;
 mod iquants;
 mod kquants;
 mod legacy;
+#[cfg(all(target_arch = "x86_64", target_feature = "sse2"))]
+mod simd;
 pub mod tables;
 mod ternary;
 
