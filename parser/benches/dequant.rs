@@ -52,9 +52,7 @@ fn input(ty: GgmlType, rng: &mut Rng) -> Vec<u8> {
                     let h = half::f16::from_f32(scale).to_bits().to_le_bytes();
                     block[f.offset..f.offset + 2].copy_from_slice(&h);
                 }
-                ScaleKind::F32 => {
-                    block[f.offset..f.offset + 4].copy_from_slice(&scale.to_le_bytes())
-                }
+                ScaleKind::F32 => block[f.offset..f.offset + 4].copy_from_slice(&scale.to_le_bytes()),
                 ScaleKind::E8M0 => block[f.offset] = 110 + (rng.next() % 20) as u8,
                 ScaleKind::Ue4m3 => block[f.offset] = 0x20 + (rng.next() % 0x40) as u8,
                 ScaleKind::Iq1mPacked => {
@@ -71,28 +69,20 @@ fn input(ty: GgmlType, rng: &mut Rng) -> Vec<u8> {
 }
 
 fn main() {
-    let only: Option<Vec<String>> = std::env::var("DEQUANT_BENCH_TYPES").ok().map(|s| {
-        s.split(',')
-            .map(|t| t.trim().to_ascii_lowercase())
-            .collect()
-    });
+    let only: Option<Vec<String>> = std::env::var("DEQUANT_BENCH_TYPES")
+        .ok()
+        .map(|s| s.split(',').map(|t| t.trim().to_ascii_lowercase()).collect());
     let dump = std::env::var_os("DEQUANT_BENCH_DUMP").map(std::path::PathBuf::from);
     if let Some(d) = &dump {
         std::fs::create_dir_all(d).expect("create dump dir");
     }
     let mut tsv = String::from("type\tin_bytes\telems\tmedian_ns\n");
-    println!(
-        "{:<8} {:>10} {:>10} {:>9} {:>10}",
-        "type", "in_bytes", "median_us", "GB/s", "Melem/s"
-    );
+    println!("{:<8} {:>10} {:>10} {:>9} {:>10}", "type", "in_bytes", "median_us", "GB/s", "Melem/s");
     let mut rng = Rng(0x9e37_79b9_7f4a_7c15);
     let mut out = vec![0.0f32; ELEMS];
     for ty in GgmlType::ALL {
         let src = input(ty, &mut rng);
-        if only
-            .as_ref()
-            .is_some_and(|o| !o.contains(&ty.name().to_ascii_lowercase()))
-        {
+        if only.as_ref().is_some_and(|o| !o.contains(&ty.name().to_ascii_lowercase())) {
             continue;
         }
         if let Some(d) = &dump {
@@ -110,21 +100,8 @@ fn main() {
         let med = times[RUNS / 2].max(1);
         let gbs = src.len() as f64 / med as f64;
         let meps = ELEMS as f64 * 1e3 / med as f64;
-        println!(
-            "{:<8} {:>10} {:>10.1} {:>9.2} {:>10.0}",
-            ty.name(),
-            src.len(),
-            med as f64 / 1e3,
-            gbs,
-            meps
-        );
-        tsv.push_str(&format!(
-            "{}\t{}\t{}\t{}\n",
-            ty.name(),
-            src.len(),
-            ELEMS,
-            med
-        ));
+        println!("{:<8} {:>10} {:>10.1} {:>9.2} {:>10.0}", ty.name(), src.len(), med as f64 / 1e3, gbs, meps);
+        tsv.push_str(&format!("{}\t{}\t{}\t{}\n", ty.name(), src.len(), ELEMS, med));
     }
     if let Some(d) = &dump {
         std::fs::write(d.join("rust.tsv"), tsv).expect("write timings");

@@ -16,18 +16,11 @@ fn dequantize_length_errors() {
     let mut out = vec![0.0f32; 32];
     assert_eq!(
         numerics::dequantize(GgmlType::Q4_0, &[0u8; 17], &mut out),
-        Err(NumericsError::PartialBlock {
-            ty: GgmlType::Q4_0,
-            len: 17,
-            type_size: 18
-        })
+        Err(NumericsError::PartialBlock { ty: GgmlType::Q4_0, len: 17, type_size: 18 })
     );
     assert_eq!(
         numerics::dequantize(GgmlType::Q4_0, &[0u8; 36], &mut out),
-        Err(NumericsError::OutputLength {
-            expected: 64,
-            actual: 32
-        })
+        Err(NumericsError::OutputLength { expected: 64, actual: 32 })
     );
     assert!(numerics::dequantize(GgmlType::Q4_0, &[], &mut []).is_ok());
     assert_eq!(numerics::element_count(GgmlType::Q2_K, 168), Some(512));
@@ -54,27 +47,14 @@ fn quantize_support_matches_the_documented_table() {
     for ty in GgmlType::ALL {
         let want = !unsupported.contains(&ty);
         assert_eq!(numerics::has_reference_quantizer(ty), want, "{ty}");
-        assert_eq!(
-            numerics::error_bound(ty).is_some(),
-            want,
-            "{ty}: bound iff quantizer"
-        );
+        assert_eq!(numerics::error_bound(ty).is_some(), want, "{ty}: bound iff quantizer");
         let mut out = Vec::new();
         let r = numerics::quantize(ty, &vec![0.0; 256], &mut out);
         if want {
             assert!(r.is_ok(), "{ty}");
-            assert_eq!(
-                out.len(),
-                256 / ty.block_size() as usize * ty.type_size() as usize
-            );
+            assert_eq!(out.len(), 256 / ty.block_size() as usize * ty.type_size() as usize);
         } else {
-            assert_eq!(
-                r,
-                Err(NumericsError::Unsupported {
-                    ty,
-                    what: "reference quantizer"
-                })
-            );
+            assert_eq!(r, Err(NumericsError::Unsupported { ty, what: "reference quantizer" }));
         }
     }
     assert_eq!(GgmlType::ALL.len() - unsupported.len(), 23);
@@ -102,20 +82,8 @@ fn check_row_data_reports_scales_with_offsets() {
     b[22..24].copy_from_slice(&0x7C00u16.to_le_bytes());
     let (f, s) = findings(GgmlType::Q4_1, &b);
     assert_eq!(f.len(), 2);
-    assert_eq!(
-        (
-            f[0].kind,
-            f[0].block,
-            f[0].byte_offset,
-            f[0].field,
-            f[0].raw
-        ),
-        (FindingKind::Nan, 1, 20, "d", 0x7E00)
-    );
-    assert_eq!(
-        (f[1].kind, f[1].block, f[1].byte_offset, f[1].field),
-        (FindingKind::Inf, 1, 22, "m")
-    );
+    assert_eq!((f[0].kind, f[0].block, f[0].byte_offset, f[0].field, f[0].raw), (FindingKind::Nan, 1, 20, "d", 0x7E00));
+    assert_eq!((f[1].kind, f[1].block, f[1].byte_offset, f[1].field), (FindingKind::Inf, 1, 22, "m"));
     assert_eq!((s.nan, s.inf, s.blocks, s.values_checked), (1, 1, 2, 4));
     assert!(!s.ggml_accepts());
 }
@@ -126,10 +94,7 @@ fn check_row_data_special_types() {
     let mut b = vec![0u8; 34];
     b[17] = 0xFF;
     let (f, s) = findings(GgmlType::MXFP4, &b);
-    assert_eq!(
-        (f.len(), f[0].kind, f[0].byte_offset, s.invalid_e8m0),
-        (1, FindingKind::InvalidE8m0, 17, 1)
-    );
+    assert_eq!((f.len(), f[0].kind, f[0].byte_offset, s.invalid_e8m0), (1, FindingKind::InvalidE8m0, 17, 1));
     // NVFP4 and the integer types are not looked at.
     let (f, s) = findings(GgmlType::NVFP4, &[0xFF; 72]);
     assert!(f.is_empty() && !s.values_validated && s.ggml_accepts());
@@ -143,24 +108,15 @@ fn check_row_data_special_types() {
     let mut b = vec![0u8; 292];
     b[0..4].copy_from_slice(&f32::NEG_INFINITY.to_le_bytes());
     let (f, _) = findings(GgmlType::Q8_K, &b);
-    assert_eq!(
-        (f[0].kind, f[0].field, f[0].raw),
-        (FindingKind::Inf, "d", 0xFF80_0000)
-    );
+    assert_eq!((f[0].kind, f[0].field, f[0].raw), (FindingKind::Inf, "d", 0xFF80_0000));
     // IQ1_M: the super-scale is rebuilt from the top nibbles of bytes 48..56.
     let mut b = vec![0u8; 56];
     for (k, nib) in [0x0u8, 0x0, 0xC, 0x7].iter().enumerate() {
         b[48 + 2 * k + 1] = nib << 4; // fp16 0x7C00 = +inf
     }
     let (f, _) = findings(GgmlType::IQ1_M, &b);
-    assert_eq!(
-        (f.len(), f[0].kind, f[0].byte_offset, f[0].raw),
-        (1, FindingKind::Inf, 48, 0x7C00)
-    );
-    assert_eq!(
-        numerics::scale_fields(GgmlType::IQ1_M)[0].kind,
-        ScaleKind::Iq1mPacked
-    );
+    assert_eq!((f.len(), f[0].kind, f[0].byte_offset, f[0].raw), (1, FindingKind::Inf, 48, 0x7C00));
+    assert_eq!(numerics::scale_fields(GgmlType::IQ1_M)[0].kind, ScaleKind::Iq1mPacked);
 }
 
 #[test]
@@ -170,26 +126,13 @@ fn check_row_data_elements_and_partial_blocks() {
     let bytes: Vec<u8> = vals.iter().flat_map(|v| v.to_le_bytes()).collect();
     let (f, s) = findings(GgmlType::F64, &bytes);
     let kinds: Vec<(u64, FindingKind)> = f.iter().map(|x| (x.block, x.kind)).collect();
-    assert_eq!(
-        kinds,
-        vec![
-            (1, FindingKind::Nan),
-            (2, FindingKind::Inf),
-            (3, FindingKind::F32Overflow)
-        ]
-    );
+    assert_eq!(kinds, vec![(1, FindingKind::Nan), (2, FindingKind::Inf), (3, FindingKind::F32Overflow)]);
     assert_eq!(f[2].byte_offset, 24);
     assert_eq!(s.f32_overflow, 1);
     // BF16: 0x7F80 inf, 0xFF81 NaN.
     let (f, _) = findings(GgmlType::BF16, &[0x80, 0x7F, 0x81, 0xFF, 0x80, 0x3F]);
-    assert_eq!(
-        f.iter().map(|x| x.kind).collect::<Vec<_>>(),
-        vec![FindingKind::Inf, FindingKind::Nan]
-    );
+    assert_eq!(f.iter().map(|x| x.kind).collect::<Vec<_>>(), vec![FindingKind::Inf, FindingKind::Nan]);
     // A trailing partial Q8_0 block is reported once, at its first byte.
     let (f, s) = findings(GgmlType::Q8_0, &[0u8; 34 + 5]);
-    assert_eq!(
-        (f.len(), f[0].kind, f[0].byte_offset, s.blocks),
-        (1, FindingKind::PartialBlock, 34, 1)
-    );
+    assert_eq!((f.len(), f[0].kind, f[0].byte_offset, s.blocks), (1, FindingKind::PartialBlock, 34, 1));
 }

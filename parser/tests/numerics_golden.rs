@@ -28,19 +28,12 @@ fn read(rel: &str) -> Vec<u8> {
 fn ty_of(entry: &Value) -> GgmlType {
     let name = entry["type"].as_str().expect("type name");
     let ty = GgmlType::from_name(name).unwrap_or_else(|| panic!("unknown type {name}"));
-    assert_eq!(
-        u64::from(ty.id()),
-        entry["id"].as_u64().expect("id"),
-        "{name}: id"
-    );
+    assert_eq!(u64::from(ty.id()), entry["id"].as_u64().expect("id"), "{name}: id");
     ty
 }
 
 fn f32s(bytes: &[u8]) -> Vec<f32> {
-    bytes
-        .chunks_exact(4)
-        .map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]]))
-        .collect()
+    bytes.chunks_exact(4).map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]])).collect()
 }
 
 /// The input bytes and expected output of one dequant entry.
@@ -62,33 +55,16 @@ fn dequant_case(entry: &Value) -> (GgmlType, Vec<u8>, Vec<f32>) {
 fn manifest_covers_every_live_type() {
     let m = manifest();
     assert_eq!(m["reference"]["ggml_type_count"].as_u64(), Some(43));
-    assert!(
-        m["reference"]["missing_types"]
-            .as_array()
-            .expect("missing_types")
-            .is_empty()
-    );
-    let mut seen: Vec<GgmlType> = m["dequant"]
-        .as_array()
-        .expect("dequant")
-        .iter()
-        .map(ty_of)
-        .collect();
+    assert!(m["reference"]["missing_types"].as_array().expect("missing_types").is_empty());
+    let mut seen: Vec<GgmlType> = m["dequant"].as_array().expect("dequant").iter().map(ty_of).collect();
     seen.sort();
     let mut all = GgmlType::ALL.to_vec();
     all.sort();
     assert_eq!(seen, all, "one dequant vector per live type");
     for ty in all {
-        let q = m["quant"]
-            .as_array()
-            .expect("quant")
-            .iter()
-            .any(|e| ty_of(e) == ty);
+        let q = m["quant"].as_array().expect("quant").iter().any(|e| ty_of(e) == ty);
         let expected = numerics::has_reference_quantizer(ty) && ty != GgmlType::F32;
-        assert_eq!(
-            q, expected,
-            "{ty}: quant golden present iff we have a reference quantizer"
-        );
+        assert_eq!(q, expected, "{ty}: quant golden present iff we have a reference quantizer");
     }
 }
 
@@ -99,21 +75,11 @@ fn dequantize_matches_ggml_bit_for_bit() {
     for entry in m["dequant"].as_array().expect("dequant") {
         let (ty, input, expected) = dequant_case(entry);
         let n_blocks = entry["n_blocks"].as_u64().expect("n_blocks") as usize;
-        assert_eq!(
-            input.len(),
-            n_blocks * ty.type_size() as usize,
-            "{ty}: input size"
-        );
-        assert_eq!(
-            expected.len(),
-            n_blocks * ty.block_size() as usize,
-            "{ty}: output size"
-        );
+        assert_eq!(input.len(), n_blocks * ty.type_size() as usize, "{ty}: input size");
+        assert_eq!(expected.len(), n_blocks * ty.block_size() as usize, "{ty}: output size");
         let mut got = vec![0.0f32; expected.len()];
         numerics::dequantize(ty, &input, &mut got).expect("dequantize");
-        let bad: Vec<usize> = (0..got.len())
-            .filter(|&i| got[i].to_bits() != expected[i].to_bits())
-            .collect();
+        let bad: Vec<usize> = (0..got.len()).filter(|&i| got[i].to_bits() != expected[i].to_bits()).collect();
         if let Some(&i) = bad.first() {
             let bs = ty.block_size() as usize;
             failures.push(format!(
@@ -136,10 +102,7 @@ fn dequantize_matches_ggml_bit_for_bit() {
 fn quant_rows(m: &Value) -> Vec<Vec<f32>> {
     let row_len = m["row_len"].as_u64().expect("row_len") as usize;
     let all = f32s(&read(m["quant_input"]["file"].as_str().expect("file")));
-    assert_eq!(
-        all.len(),
-        row_len * m["quant_input"]["rows"].as_u64().expect("rows") as usize
-    );
+    assert_eq!(all.len(), row_len * m["quant_input"]["rows"].as_u64().expect("rows") as usize);
     all.chunks_exact(row_len).map(<[f32]>::to_vec).collect()
 }
 
@@ -153,27 +116,14 @@ fn quantize_matches_ggml_reference_bit_for_bit() {
     for entry in m["quant"].as_array().expect("quant") {
         let ty = ty_of(entry);
         let expected = read(entry["file"].as_str().expect("file"));
-        let use_rows: Vec<usize> = entry["rows"]
-            .as_array()
-            .expect("rows")
-            .iter()
-            .map(|v| v.as_u64().expect("row") as usize)
-            .collect();
+        let use_rows: Vec<usize> =
+            entry["rows"].as_array().expect("rows").iter().map(|v| v.as_u64().expect("row") as usize).collect();
         let row_bytes = expected.len() / use_rows.len();
         let ts = ty.type_size() as usize;
         let undefined: Vec<(usize, usize)> = entry
             .get("undefined_qs_blocks")
             .and_then(Value::as_array)
-            .map(|a| {
-                a.iter()
-                    .map(|p| {
-                        (
-                            p[0].as_u64().unwrap() as usize,
-                            p[1].as_u64().unwrap() as usize,
-                        )
-                    })
-                    .collect()
-            })
+            .map(|a| a.iter().map(|p| (p[0].as_u64().unwrap() as usize, p[1].as_u64().unwrap() as usize)).collect())
             .unwrap_or_default();
         let mut out = Vec::new();
         for (k, &r) in use_rows.iter().enumerate() {
@@ -185,22 +135,14 @@ fn quantize_matches_ggml_reference_bit_for_bit() {
                 // ggml leaves these nibbles uninitialised; only the scale is defined.
                 let cmp = if undefined.contains(&(r, b)) { 2 } else { ts };
                 if g[..cmp] != w[..cmp] {
-                    failures.push(format!(
-                        "{ty} row {r} ({}) block {b}:\n  got  {g:02x?}\n  want {w:02x?}",
-                        kinds[r]
-                    ));
+                    failures.push(format!("{ty} row {r} ({}) block {b}:\n  got  {g:02x?}\n  want {w:02x?}", kinds[r]));
                     break;
                 }
             }
         }
     }
     assert!(compared > 5000, "compared {compared} blocks");
-    assert!(
-        failures.is_empty(),
-        "{} failures:\n{}",
-        failures.len(),
-        failures.join("\n")
-    );
+    assert!(failures.is_empty(), "{} failures:\n{}", failures.len(), failures.join("\n"));
 }
 
 #[test]
@@ -211,22 +153,13 @@ fn check_row_data_agrees_with_ggml_validate_row_data() {
         let ts = ty.type_size() as usize;
         let mut findings: Vec<DataFinding> = Vec::new();
         let summary = numerics::check_row_data(ty, &input, &mut |f| findings.push(f));
-        assert_eq!(
-            summary.findings as usize,
-            findings.len(),
-            "{ty}: summary count"
-        );
+        assert_eq!(summary.findings as usize, findings.len(), "{ty}: summary count");
         assert_eq!(summary.blocks as usize, input.len() / ts, "{ty}: blocks");
         if let Some(flags) = entry.get("ggml_valid_blocks").and_then(Value::as_str) {
             for (b, flag) in flags.chars().enumerate() {
-                let ours_ok = !findings
-                    .iter()
-                    .any(|f| f.block as usize == b || f.kind == FindingKind::TypeNotValidatable);
-                assert_eq!(
-                    ours_ok,
-                    flag == '1',
-                    "{ty} block {b}: ggml says {flag}, findings {findings:?}"
-                );
+                let ours_ok =
+                    !findings.iter().any(|f| f.block as usize == b || f.kind == FindingKind::TypeNotValidatable);
+                assert_eq!(ours_ok, flag == '1', "{ty} block {b}: ggml says {flag}, findings {findings:?}");
             }
             for f in &findings {
                 if f.kind != FindingKind::TypeNotValidatable {
@@ -238,11 +171,7 @@ fn check_row_data_agrees_with_ggml_validate_row_data() {
         if let Some(n_valid) = entry.get("ggml_valid_elements").and_then(Value::as_u64) {
             let n = input.len() / ts;
             assert_eq!((n - findings.len()) as u64, n_valid, "{ty}: valid elements");
-            assert_eq!(
-                summary.nan + summary.inf + summary.f32_overflow,
-                findings.len() as u64,
-                "{ty}: nan + inf"
-            );
+            assert_eq!(summary.nan + summary.inf + summary.f32_overflow, findings.len() as u64, "{ty}: nan + inf");
         }
     }
 }
@@ -260,11 +189,7 @@ fn gguf_py_cross_check_is_recorded_and_agrees_where_expected() {
             let fin = s.split('(').nth(1).expect("finite part");
             let (a, b) = fin.split_once('/').expect("a/b");
             let b = b.split_whitespace().next().expect("b");
-            assert_eq!(
-                a, b,
-                "{}: gguf-py disagrees with ggml on finite values: {s}",
-                entry["type"]
-            );
+            assert_eq!(a, b, "{}: gguf-py disagrees with ggml on finite values: {s}", entry["type"]);
             checked += 1;
         }
     }

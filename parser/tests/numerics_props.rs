@@ -34,10 +34,7 @@ const IDEMPOTENT: [GgmlType; 14] = [
 ];
 
 fn quant_types() -> Vec<GgmlType> {
-    GgmlType::ALL
-        .into_iter()
-        .filter(|t| numerics::has_reference_quantizer(*t))
-        .collect()
+    GgmlType::ALL.into_iter().filter(|t| numerics::has_reference_quantizer(*t)).collect()
 }
 
 /// A row of `n` values from a small deterministic generator: normal, or
@@ -70,12 +67,7 @@ fn quant_type() -> impl Strategy<Value = GgmlType> {
 }
 
 fn input_row() -> impl Strategy<Value = Vec<f32>> {
-    (
-        any::<u64>(),
-        1usize..=2,
-        prop::sample::select(vec![0.05f32, 1.0, 7.0, 300.0]),
-        any::<bool>(),
-    )
+    (any::<u64>(), 1usize..=2, prop::sample::select(vec![0.05f32, 1.0, 7.0, 300.0]), any::<bool>())
         .prop_map(|(seed, blocks, scale, heavy)| row(seed, 256 * blocks, scale, heavy))
 }
 
@@ -176,17 +168,7 @@ proptest! {
 
 #[test]
 fn quantize_never_panics_on_non_finite_input() {
-    let specials = [
-        f32::NAN,
-        -f32::NAN,
-        f32::INFINITY,
-        f32::NEG_INFINITY,
-        f32::MAX,
-        f32::MIN,
-        0.0,
-        -0.0,
-        1e-45,
-    ];
+    let specials = [f32::NAN, -f32::NAN, f32::INFINITY, f32::NEG_INFINITY, f32::MAX, f32::MIN, 0.0, -0.0, 1e-45];
     for ty in quant_types() {
         for (k, s) in specials.iter().enumerate() {
             let mut x = row(k as u64 + 7, 256, 1.0, false);
@@ -195,11 +177,7 @@ fn quantize_never_panics_on_non_finite_input() {
             }
             let mut q = Vec::new();
             numerics::quantize(ty, &x, &mut q).unwrap();
-            assert_eq!(
-                q.len(),
-                256 / ty.block_size() as usize * ty.type_size() as usize,
-                "{ty}"
-            );
+            assert_eq!(q.len(), 256 / ty.block_size() as usize * ty.type_size() as usize, "{ty}");
             numerics::dequantize_to_vec(ty, &q).unwrap();
         }
     }
@@ -209,19 +187,11 @@ fn quantize_never_panics_on_non_finite_input() {
 fn idempotent_list_is_not_vacuous() {
     // Each type left out of IDEMPOTENT really is not idempotent on some input
     // (so the list is the exact split, not a cautious subset).
-    let others: Vec<GgmlType> = quant_types()
-        .into_iter()
-        .filter(|t| !IDEMPOTENT.contains(t))
-        .collect();
+    let others: Vec<GgmlType> = quant_types().into_iter().filter(|t| !IDEMPOTENT.contains(t)).collect();
     assert_eq!(others.len(), 9);
     for ty in others {
         let found = (0..400u64).any(|seed| {
-            let x = row(
-                seed,
-                256,
-                [0.05, 1.0, 7.0, 300.0][(seed % 4) as usize],
-                seed % 3 == 0,
-            );
+            let x = row(seed, 256, [0.05, 1.0, 7.0, 300.0][(seed % 4) as usize], seed % 3 == 0);
             let mut q = Vec::new();
             numerics::quantize(ty, &x, &mut q).unwrap();
             let y = numerics::dequantize_to_vec(ty, &q).unwrap();
