@@ -11,9 +11,9 @@
 //! **Provisional slack.** The bounds numerics marks as measured
 //! (`derived: false`: Q2_K..Q6_K, IQ4_NL, IQ4_XS) miss the error of a
 //! super-block scale `d` that falls into fp16's subnormal range (tiny
-//! blocks), and Q5_K's `rel` is a few percent short (see `fuzz/README.md`,
+//! blocks), and Q5_K's and Q2_K's `rel` are up to 17% short (see `fuzz/README.md`,
 //! findings). Until numerics revises them, `run` enforces those bounds with
-//! `rel` × 1.1 plus one fp16 subnormal step (2^-24) times the type's largest
+//! `rel` × 1.25 plus one fp16 subnormal step (2^-24) times the type's largest
 //! `sub-scale × code` ([`subnormal_term`]); derived bounds are enforced
 //! exactly, except that blocks whose largest magnitude is below [`TINY`]
 //! (2^-100) are skipped: there Q8_K's `-128/amax` overflows and MXFP4's
@@ -137,7 +137,7 @@ fn check_with(ty: GgmlType, row: &[f32], provisional: bool) -> std::result::Resu
         }
         let mut tol = f64::from(bound.rel) * f64::from(amax) + f64::from(bound.abs);
         if provisional && !bound.derived {
-            tol = 1.1 * f64::from(bound.rel) * f64::from(amax) + f64::from(bound.abs) + subnormal_term(ty);
+            tol = 1.25 * f64::from(bound.rel) * f64::from(amax) + f64::from(bound.abs) + subnormal_term(ty);
         }
         for (j, (a, b)) in x.iter().zip(y).enumerate() {
             let err = (f64::from(*a) - f64::from(*b)).abs();
@@ -158,5 +158,31 @@ mod tests {
     #[test]
     fn smoke() {
         crate::test_n_times(400, run);
+    }
+
+    /// The fuzz findings against `numerics::error_bound` (see README) stay
+    /// covered by the provisional slack: tiny Q8_K and MXFP4 blocks, BF16
+    /// at f32::MAX, fp16-subnormal super-block scales of the k-quants.
+    #[test]
+    fn known_bound_gaps() {
+        let mut q8k = vec![1.578_418e-38f32; 256];
+        q8k[0] = 0.0;
+        let cases: Vec<(GgmlType, Vec<f32>)> = vec![
+            (GgmlType::Q8_K, q8k),
+            (GgmlType::MXFP4, vec![2.277_198_6e-38; 32]),
+            (GgmlType::BF16, vec![-f32::MAX]),
+            (GgmlType::Q6_K, (0..256).map(|i| (i as f32 - 128.0) * 3.0e-5).collect()),
+            (GgmlType::IQ4_XS, (0..256).map(|i| ((i * 37 % 256) as f32 - 128.0) * 1.5e-5).collect()),
+        ];
+        for (ty, row) in cases {
+            if let Err(why) = check_with(ty, &row, true) {
+                panic!("{why}");
+            }
+        }
+        // libFuzzer inputs: Q2_K constant block with a spike (error 0.70·amax
+        // against rel 0.6), MXFP4 at the bottom of E8M0.
+        let q2k: Vec<u8> = [&[0x2b, 0x96, 0x29, 0x09][..], &[0xc0; 81], &[0xb5, 0x93, 0xc3]].concat();
+        crate::run_unstructured(&q2k, run);
+        crate::run_unstructured(&[0xab, 0x08, 0x08, 0x08, 0xf7, 0xf7], run);
     }
 }
