@@ -222,4 +222,35 @@ pub fn cases(v: &mut Vec<Case>) {
             bytes(m)
         },
     ));
+    empty_tensor_cases(v);
+}
+
+/// Empty tensors: they overlap nothing, but ggml still requires their
+/// offset to be the running padded size.
+fn empty_tensor_cases(v: &mut Vec<Case>) {
+    v.push(case(
+        "tensor_empty_at_previous_start",
+        [R, A, R],
+        &["tensor-dim-zero", "tensor-data-order"],
+        "An empty tensor (shape [8, 0]) listed after `t` but placed at `t`'s offset 0 instead of after it (32).",
+        "gguf.cpp [D2]; gguf-fuzz finding F3",
+        || {
+            let mut m = base();
+            m.tensor(f32_tensor("e", &[8, 0]));
+            m.tensors[1].offset = 0;
+            raw(&m)
+        },
+    ));
+    v.push(case(
+        "tensor_empty_after_previous",
+        [A, A, A],
+        &["tensor-dim-zero"],
+        "An empty tensor listed after `t` at offset 32, the running padded size.",
+        "gguf.cpp [D2]",
+        || {
+            let mut m = base();
+            m.tensor(f32_tensor("e", &[8, 0]));
+            bytes(m)
+        },
+    ));
 }

@@ -79,16 +79,24 @@ pub(crate) fn check_layout(
     // expected offset, in tensor-info order).
     let mut expected: Option<u64> = Some(0);
     let mut expected_ok = true;
-    let mut prev_info: Option<(usize, u64)> = None;
+    // (index, offset, padded end) of the previous tensor info.
+    let mut prev_info: Option<(usize, u64, u64)> = None;
     for (t, size) in file.tensors.iter().zip(&tensors.sizes) {
         let off = t.data_offset;
-        if let Some((p, prev_off)) = prev_info.filter(|(_, p)| off < *p) {
+        let padded_end = size.nbytes.and_then(|n| off.checked_add(align_up(n, align)?));
+        // Out of info order: before the previous tensor's start, or (for an
+        // empty tensor, which overlaps nothing) before its padded end. A
+        // non-empty tensor inside the previous one is an overlap instead.
+        let empty = size.nbytes == Some(0);
+        if let Some((p, prev_off, prev_end)) = prev_info.filter(|(_, po, pe)| off < *po || (empty && off < *pe)) {
             let name = file.tensors.get(p).map(|o| o.name.display()).unwrap_or_default();
             sink.emit(RuleId::TensorDataOrder, t.offset_field, || tensor_path(t, "offset"), || {
-                format!("data offset {off} is before that of the previous tensor info `{name}` ({prev_off}); ggml requires data in tensor-info order")
+                format!(
+                    "data offset {off} is before the end of the previous tensor info `{name}` ({prev_off}..{prev_end}); ggml requires data in tensor-info order"
+                )
             });
         }
-        prev_info = Some((t.index, off));
+        prev_info = Some((t.index, off, padded_end.unwrap_or(u64::MAX)));
         if off.checked_rem(align).is_none_or(|r| r != 0) {
             sink.emit(
                 RuleId::TensorOffsetMisaligned,
@@ -143,7 +151,8 @@ pub(crate) fn check_layout(
         let start = t.data_offset;
         let end = start.saturating_add(nbytes);
         match prev {
-            Some((p, pend)) if start < pend => {
+            // An empty range overlaps nothing.
+            Some((p, pend)) if start < pend && end > start => {
                 let other = file.tensors.get(p).map(|o| o.name.display()).unwrap_or_default();
                 sink.emit(
                     RuleId::TensorDataOverlap,
