@@ -127,7 +127,7 @@ proptest! {
         let bs = ty.block_size() as usize;
         for (b, (xb, yb)) in x.chunks(bs).zip(y.chunks(bs)).enumerate() {
             let amax = xb.iter().fold(0.0f32, |a, v| a.max(v.abs()));
-            if amax > bound.max_amax {
+            if amax > bound.max_amax || amax < bound.min_amax {
                 continue;
             }
             for (i, (a, c)) in xb.iter().zip(yb).enumerate() {
