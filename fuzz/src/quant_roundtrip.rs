@@ -5,22 +5,14 @@
 //!   partial blocks are errors);
 //! - the quantized size is whole blocks of the type;
 //! - for every block whose values are finite and whose largest magnitude
-//!   is within [`numerics::ErrorBound::max_amax`], each element is within
+//!   lies in `[min_amax, max_amax]`, each element is within
 //!   `rel · amax + abs` of its input ([`numerics::error_bound`]).
 //!
-//! **Provisional slack.** The bounds numerics marks as measured
-//! (`derived: false`: Q2_K..Q6_K, IQ4_NL, IQ4_XS) miss the error of a
-//! super-block scale `d` that falls into fp16's subnormal range (tiny
-//! blocks), and Q2_K's and Q5_K's `rel` are exceeded (Q2_K: 0.76·amax against 0.6) (see `fuzz/README.md`,
-//! findings). Until numerics revises them, `run` enforces those bounds with
-//! `rel` × 2 plus one fp16 subnormal step (2^-24) times the type's largest
-//! `sub-scale × code` ([`subnormal_term`]); derived bounds are enforced
-//! exactly, except that blocks whose largest magnitude is below [`TINY`]
-//! (2^-100) are skipped: there Q8_K's `-128/amax` overflows and MXFP4's
-//! smallest E8M0 scale flushes values to 0, beyond the bounds' `abs`;
-//! and BF16 blocks above `bf16::MAX`, which round to infinity although the
-//! bound's `max_amax` is `f32::MAX`.
-//! [`check`] itself always uses the exact bound.
+//! The bounds are enforced exactly. Blocks below
+//! [`numerics::ErrorBound::min_amax`] are skipped (Q8_K's `-128/amax`
+//! overflows and MXFP4's smallest scale flushes to zero there). Until
+//! numerics commit d7f859a this property needed a provisional slack: the
+//! fuzz findings F4-F7 (fuzz/README.md) are what that commit fixed.
 //!
 //! Rows are raw f32 bit patterns (NaN, infinities, subnormals), or small
 //! integers times a power of two, or a constant with one spike: the
@@ -60,39 +52,16 @@ pub fn run(u: &mut Unstructured<'_>) -> Result<()> {
             }
         }
     }
-    if let Err(why) = check_with(ty, &row, true) {
+    if let Err(why) = check(ty, &row) {
         panic!("{why}");
     }
     Ok(())
-}
-
-/// Blocks below this magnitude are not held to the bounds by [`run`].
-pub const TINY: f32 = 7.888_609e-31; // 2^-100
-
-/// Largest `|sub-scale × code|` of a type whose block scale is an fp16
-/// `d`: the factor by which an absolute error of `d` shows in the output.
-pub fn subnormal_term(ty: GgmlType) -> f64 {
-    let step = 2f64.powi(-24);
-    step * match ty {
-        GgmlType::Q2_K => 15.0 * 3.0 + 15.0,
-        GgmlType::Q3_K => 32.0 * 4.0,
-        GgmlType::Q4_K => 63.0 * 15.0 + 63.0,
-        GgmlType::Q5_K => 63.0 * 31.0 + 63.0,
-        GgmlType::Q6_K => 128.0 * 32.0,
-        GgmlType::IQ4_NL => 127.0,
-        GgmlType::IQ4_XS => 32.0 * 127.0,
-        _ => 0.0,
-    }
 }
 
 /// Checks one type on one row (a whole number of blocks) against the exact
 /// error bound; `Err` describes the first element outside it. Other
 /// failures panic.
 pub fn check(ty: GgmlType, row: &[f32]) -> std::result::Result<(), String> {
-    check_with(ty, row, false)
-}
-
-fn check_with(ty: GgmlType, row: &[f32], provisional: bool) -> std::result::Result<(), String> {
     let bs = usize::try_from(ty.block_size()).unwrap_or(1);
     let ts = usize::try_from(ty.type_size()).unwrap_or(1);
     let mut q = Vec::new();
@@ -124,21 +93,10 @@ fn check_with(ty: GgmlType, row: &[f32], provisional: bool) -> std::result::Resu
         if amax > bound.max_amax {
             continue;
         }
-        // Near the bottom of f32 the scales themselves underflow or
-        // overflow (Q8_K's -128/amax; MXFP4's smallest E8M0 scale), and the
-        // `abs` terms do not cover it (findings, see README).
-        if provisional && amax < TINY {
+        if amax < bound.min_amax {
             continue;
         }
-        // BF16's bound claims all of f32, but values above bf16::MAX
-        // round to infinity (finding, see README).
-        if provisional && ty == GgmlType::BF16 && amax > half::bf16::MAX.to_f32() {
-            continue;
-        }
-        let mut tol = f64::from(bound.rel) * f64::from(amax) + f64::from(bound.abs);
-        if provisional && !bound.derived {
-            tol = 2.0 * f64::from(bound.rel) * f64::from(amax) + f64::from(bound.abs) + subnormal_term(ty);
-        }
+        let tol = f64::from(bound.rel) * f64::from(amax) + f64::from(bound.abs);
         for (j, (a, b)) in x.iter().zip(y).enumerate() {
             let err = (f64::from(*a) - f64::from(*b)).abs();
             if err > tol {
@@ -160,9 +118,9 @@ mod tests {
         crate::test_n_times(400, run);
     }
 
-    /// The fuzz findings against `numerics::error_bound` (see README) stay
-    /// covered by the provisional slack: tiny Q8_K and MXFP4 blocks, BF16
-    /// at f32::MAX, fp16-subnormal super-block scales of the k-quants.
+    /// The fuzz findings against `numerics::error_bound` (F4-F7, see
+    /// README) hold under the revised bounds: tiny Q8_K and MXFP4 blocks,
+    /// BF16 at f32::MAX, fp16-subnormal super-block scales of the k-quants.
     #[test]
     fn known_bound_gaps() {
         let mut q8k = vec![1.578_418e-38f32; 256];
@@ -175,7 +133,7 @@ mod tests {
             (GgmlType::IQ4_XS, (0..256).map(|i| ((i * 37 % 256) as f32 - 128.0) * 1.5e-5).collect()),
         ];
         for (ty, row) in cases {
-            if let Err(why) = check_with(ty, &row, true) {
+            if let Err(why) = check(ty, &row) {
                 panic!("{why}");
             }
         }

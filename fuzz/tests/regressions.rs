@@ -3,7 +3,8 @@
 //! Each `<kind>-<sha1>.gguf` (kind: `crash`, `oom`, `timeout`) has a JSON
 //! expectation next to it, `<kind>-<sha1>.json`:
 //! `{"verdict": {"strict": "reject", "spec": ..., "ggml": ...}, "rules": [...],
-//! "found_by": "<target>", "fixed_in": "<commit or description>"}`.
+//! "found_by": "<target>", "fixed_in": "<commit or description>"}`, and
+//! optionally `"absent": [...]`, rules the strict report must not contain.
 //! The file must validate under every profile without panicking, with the
 //! verdict given per profile, the listed rules among the strict errors,
 //! and must pass the `parse_validate` and `incremental` properties.
@@ -47,6 +48,14 @@ fn replay_regressions() {
             let got = if report.valid { "accept" } else { "reject" };
             assert_eq!(got, want, "{name} under {profile}: {:#?}", report.diagnostics);
             if profile == Profile::Strict {
+                for rule in expect["absent"].as_array().map(Vec::as_slice).unwrap_or_default() {
+                    let rule = rule.as_str().unwrap();
+                    assert!(
+                        !report.diagnostics.iter().any(|d| d.rule == rule),
+                        "{name}: `{rule}` reported: {:#?}",
+                        report.diagnostics
+                    );
+                }
                 for rule in expect["rules"].as_array().map(Vec::as_slice).unwrap_or_default() {
                     let rule = rule.as_str().unwrap();
                     assert!(

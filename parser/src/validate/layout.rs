@@ -96,7 +96,8 @@ pub(crate) fn check_layout(
                 )
             });
         }
-        prev_info = Some((t.index, off, padded_end.unwrap_or(u64::MAX)));
+        // Unknown size (bad shape or type, reported elsewhere): only its start counts.
+        prev_info = Some((t.index, off, padded_end.unwrap_or(off)));
         if off.checked_rem(align).is_none_or(|r| r != 0) {
             sink.emit(
                 RuleId::TensorOffsetMisaligned,
