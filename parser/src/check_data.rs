@@ -26,11 +26,10 @@ use serde::Serialize;
 
 use crate::data::DataTensor;
 use crate::numerics::{self, DataFinding, FindingKind, ScaleKind};
-use crate::parse::{ByteOrder, Parsed, Value};
+use crate::parse::{ByteOrder, Parsed};
 use crate::report::{Diagnostic, Options, Report};
 use crate::rules::{Level, RuleId};
 use crate::types::GgmlType;
-use crate::validate::align_up;
 
 /// Findings listed per tensor by default (the rest are counted).
 pub const DEFAULT_MAX_LISTED_PER_TENSOR: usize = 10;
@@ -482,11 +481,7 @@ impl DataReport {
     /// [`crate::data::gguf_tensors`] of the same file.
     pub fn set_gguf_indices(&mut self, parsed: &Parsed<'_>) {
         let f = &parsed.file;
-        let align = match f.get("general.alignment").map(|kv| kv.value) {
-            Some(Value::U32(a)) if a > 0 => u64::from(a),
-            _ => crate::limits::DEFAULT_ALIGNMENT,
-        };
-        let Some(data_start) = align_up(f.infos_end, align) else { return };
+        let Some(data_start) = f.data_start() else { return };
         // `gguf_tensors` keeps the infos' order, so one forward walk pairs them.
         let mut infos = f.tensors.iter();
         for p in &mut self.per_tensor {

@@ -5,7 +5,6 @@
 
 use crate::parse::{ByteOrder, Parsed};
 use crate::types::GgmlType;
-use crate::validate::align_up;
 
 /// One tensor's data: name, element type, absolute byte range.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -32,21 +31,16 @@ pub fn gguf_tensors(parsed: &Parsed<'_>, file_len: u64) -> Vec<DataTensor> {
     if parsed.fatal.is_some() {
         return Vec::new();
     }
-    let align = match f.get("general.alignment").map(|kv| kv.value) {
-        Some(crate::parse::Value::U32(a)) if a > 0 => u64::from(a),
-        _ => crate::limits::DEFAULT_ALIGNMENT,
-    };
-    let Some(data_start) = align_up(f.infos_end, align) else { return Vec::new() };
+    let Some(data_start) = f.data_start() else { return Vec::new() };
     f.tensors
         .iter()
         .filter_map(|t| {
             let ty = GgmlType::from_id(t.type_id)?;
-            let dims: Vec<u64> = t.dims().collect();
-            if t.n_dims > crate::limits::MAX_DIMS || dims.first().is_some_and(|d| d % u64::from(ty.block_size()) != 0) {
+            if t.n_dims > crate::limits::MAX_DIMS {
                 return None;
             }
-            let n = dims.iter().try_fold(1u64, |a, d| a.checked_mul(*d))?;
-            let nbytes = ty.row_size(n)?;
+            let nbytes = t.nbytes()?;
+            let dims: Vec<u64> = t.dims().collect();
             let offset = data_start.checked_add(t.data_offset)?;
             (offset.checked_add(nbytes)? <= file_len).then(|| DataTensor {
                 name: String::from_utf8_lossy(t.name.bytes).into_owned(),

@@ -12,7 +12,6 @@ use serde_json::{Map, Value as Json, json};
 use crate::limits;
 use crate::parse::{Array, ByteOrder, Parsed, Str, Value};
 use crate::types::type_info;
-use crate::validate::align_up;
 
 fn float(x: f64) -> Json {
     if x.is_nan() {
@@ -75,11 +74,8 @@ fn array(a: &Array<'_>, full: bool) -> Json {
 /// element instead of the first [`limits::DUMP_ARRAY_PREVIEW`].
 pub fn dump(parsed: &Parsed<'_>, full: bool) -> Json {
     let f = &parsed.file;
-    let align = match f.get("general.alignment").map(|kv| kv.value) {
-        Some(Value::U32(a)) if a > 0 => u64::from(a),
-        _ => limits::DEFAULT_ALIGNMENT,
-    };
-    let data_offset = if parsed.fatal.is_none() && !f.tensors.is_empty() { align_up(f.infos_end, align) } else { None };
+    let align = f.alignment();
+    let data_offset = if parsed.fatal.is_none() && !f.tensors.is_empty() { f.data_start() } else { None };
     let kvs: Vec<Json> = f
         .kvs
         .iter()
@@ -98,11 +94,7 @@ pub fn dump(parsed: &Parsed<'_>, full: bool) -> Json {
         .map(|t| {
             let info = type_info(t.type_id);
             let dims: Vec<u64> = t.dims().collect();
-            let nbytes = info.filter(|i| i.block_size > 0).and_then(|i| {
-                let n = dims.iter().try_fold(1u64, |acc, d| acc.checked_mul(*d))?;
-                (n % u64::from(i.block_size) == 0).then_some(())?;
-                (n / u64::from(i.block_size)).checked_mul(u64::from(i.type_size))
-            });
+            let nbytes = t.nbytes();
             json!({
                 "name": string(&t.name),
                 "n_dims": t.n_dims,

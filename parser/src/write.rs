@@ -7,7 +7,7 @@
 #![forbid(unsafe_code)]
 
 use crate::parse::{ByteOrder, Parsed, Value};
-use crate::types::{GgmlType, ValueType, type_info};
+use crate::types::{GgmlType, ValueType};
 use crate::validate::align_up;
 
 /// An owned metadata value.
@@ -247,15 +247,12 @@ impl GgufModel {
             f.kvs.iter().map(|kv| (kv.key.bytes.to_vec(), OwnedValue::from_value(&kv.value))).collect();
         let mut model =
             GgufModel { version: f.header.version, order: f.header.byte_order, kvs, ..GgufModel::default() };
-        let align = model.alignment();
-        let data_start = align_up(f.infos_end, align).unwrap_or(u64::MAX);
+        let align = f.alignment();
+        let data_start = f.data_start().unwrap_or(u64::MAX);
         let mut data_end = data_start;
         for t in &f.tensors {
             let dims: Vec<u64> = t.dims().collect();
-            let nbytes = type_info(t.type_id).filter(|i| i.block_size > 0).and_then(|i| {
-                let n = dims.iter().try_fold(1u64, |a, d| a.checked_mul(*d))?;
-                (n / u64::from(i.block_size)).checked_mul(u64::from(i.type_size))
-            });
+            let nbytes = t.nbytes();
             let data = nbytes
                 .and_then(|n| {
                     let s = data_start.checked_add(t.data_offset)?;

@@ -21,6 +21,7 @@ pub use input::{ByteOrder, Ctx, DecodeKind, Str, quote_bytes};
 pub use value::{Array, Element, Value};
 
 use crate::limits;
+use crate::types::type_info;
 use input::{PError, PResult, u64_of};
 
 /// The fixed header of a GGUF v2/v3 file.
@@ -78,7 +79,27 @@ pub struct TensorInfo<'a> {
     pub data_offset: u64,
 }
 
+/// `offset` rounded up to a multiple of `align` (> 0); `None` on overflow.
+pub fn align_up(offset: u64, align: u64) -> Option<u64> {
+    let rem = offset.checked_rem(align)?;
+    if rem == 0 { Some(offset) } else { offset.checked_add(align.checked_sub(rem)?) }
+}
+
 impl TensorInfo<'_> {
+    /// Bytes of data, as ggml sizes a tensor: a type with a non-zero block
+    /// size, `ne[0]` a multiple of it (`n_dims` 0 reads as one element), and
+    /// no overflow; `None` otherwise (the validator says which rule broke).
+    pub fn nbytes(&self) -> Option<u64> {
+        let info = type_info(self.type_id).filter(|i| i.block_size > 0)?;
+        let block = u64::from(info.block_size);
+        let ne0 = if self.n_dims == 0 { 1 } else { self.dims().next()? };
+        if ne0.checked_rem(block)? != 0 {
+            return None;
+        }
+        let elements = self.dims().try_fold(1u64, u64::checked_mul)?;
+        elements.checked_div(block)?.checked_mul(u64::from(info.type_size))
+    }
+
     /// The dims (`ne[0]` first, the fastest-varying one).
     pub fn dims(&self) -> impl Iterator<Item = u64> + '_ {
         self.dims_raw.chunks_exact(8).map(|c| {
@@ -112,6 +133,22 @@ pub struct GgufFile<'a> {
 }
 
 impl<'a> GgufFile<'a> {
+    /// The alignment readers lay data out with: `general.alignment` when it
+    /// is a non-zero u32, else 32. (Whether that value is valid is the
+    /// validator's business.)
+    pub fn alignment(&self) -> u64 {
+        match self.get("general.alignment").map(|kv| kv.value) {
+            Some(Value::U32(a)) if a > 0 => u64::from(a),
+            _ => limits::DEFAULT_ALIGNMENT,
+        }
+    }
+
+    /// Absolute offset of the data section: the end of the tensor infos
+    /// rounded up to [`GgufFile::alignment`]; `None` on overflow.
+    pub fn data_start(&self) -> Option<u64> {
+        align_up(self.infos_end, self.alignment())
+    }
+
     /// The first pair with this key.
     pub fn get(&self, key: &str) -> Option<&KeyValue<'a>> {
         self.kvs.iter().find(|kv| kv.key.bytes == key.as_bytes())

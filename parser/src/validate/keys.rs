@@ -50,9 +50,11 @@ pub(crate) fn check_kvs(file: &GgufFile<'_>, sink: &mut Sink<'_>) -> KeyFacts {
         }
         check_value(kv, &kv.value, kv.value_offset, &mut Vec::new(), sink);
     }
-    let mut facts = KeyFacts { alignment: limits::DEFAULT_ALIGNMENT, architecture: None };
+    // Layout rules use the alignment every reader lays data out with;
+    // check_alignment only judges the key.
+    let mut facts = KeyFacts { alignment: file.alignment(), architecture: None };
     if let Some(kv) = file.get("general.alignment") {
-        facts.alignment = check_alignment(kv, sink);
+        check_alignment(kv, sink);
     }
     if let Some(kv) = file.get("general.architecture") {
         match kv.value.as_string() {
@@ -223,7 +225,7 @@ fn check_array(kv: &KeyValue<'_>, a: &Array<'_>, indices: &mut Vec<u64>, sink: &
     }
 }
 
-fn check_alignment(kv: &KeyValue<'_>, sink: &mut Sink<'_>) -> u64 {
+fn check_alignment(kv: &KeyValue<'_>, sink: &mut Sink<'_>) {
     let Value::U32(a) = kv.value else {
         sink.emit(
             RuleId::AlignmentType,
@@ -231,12 +233,12 @@ fn check_alignment(kv: &KeyValue<'_>, sink: &mut Sink<'_>) -> u64 {
             || kv_path(kv),
             || format!("general.alignment is {}; it must be a scalar u32", type_label(&kv.value)),
         );
-        return limits::DEFAULT_ALIGNMENT;
+        return;
     };
     let at = kv.value_offset;
     if a == 0 {
         sink.emit(RuleId::AlignmentZero, at, || kv_path(kv), || "general.alignment is 0".into());
-        return limits::DEFAULT_ALIGNMENT;
+        return;
     }
     if !a.is_power_of_two() {
         sink.emit(
@@ -257,7 +259,6 @@ fn check_alignment(kv: &KeyValue<'_>, sink: &mut Sink<'_>) -> u64 {
     if u64::from(a) > limits::MAX_SANE_ALIGNMENT {
         sink.emit(RuleId::AlignmentLarge, at, || kv_path(kv), || format!("general.alignment {a} is above 1 MiB"));
     }
-    u64::from(a)
 }
 
 /// Expected type of a standard key.

@@ -5,19 +5,13 @@
 #![forbid(unsafe_code)]
 #![deny(clippy::indexing_slicing, clippy::arithmetic_side_effects, clippy::cast_possible_truncation)]
 
-use crate::parse::GgufFile;
+use crate::parse::{GgufFile, align_up};
 use crate::report::{Sink, Summary};
 use crate::rules::RuleId;
 
 use super::keys::KeyFacts;
 use super::tensors::{TensorFacts, tensor_path};
 use super::{NeedMoreData, Region};
-
-/// `offset` rounded up to a multiple of `align` (> 0); `None` on overflow.
-pub fn align_up(offset: u64, align: u64) -> Option<u64> {
-    let rem = offset.checked_rem(align)?;
-    if rem == 0 { Some(offset) } else { offset.checked_add(align.checked_sub(rem)?) }
-}
 
 /// Reports the first non-zero byte of `[start, end)`, if any.
 fn check_zero(

@@ -14,7 +14,7 @@ use crate::parse::{self, DecodeKind, Detected, ParseOutcome, Parsed};
 use crate::report::{Options, Report, Sink, Summary};
 use crate::rules::RuleId;
 
-pub use layout::align_up;
+pub use crate::parse::align_up;
 
 /// More bytes are needed: supply a prefix of at least this length.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
