@@ -2,14 +2,29 @@
 //! `ggml_validate_row_data` rejects (llama.cpp `--check-tensors`), and
 //! reports them as diagnostics of the `data` rules of [`crate::rules`].
 //!
-//! The scan works on the file's bytes in place (a memory map in the CLI):
-//! tensors are cut into chunks of whole blocks ([`DataOptions::chunk_bytes`],
-//! 8 MiB by default) that rayon spreads over all cores, and no tensor is
-//! ever decoded to f32, so memory stays flat whatever the file size. Each
-//! chunk is first screened with a branch-free pass over the exponent bits
-//! of its elements or block scales; only a chunk that may hold a finding
-//! goes through [`numerics::check_row_data`], which classifies each one
-//! exactly.
+//! Work follows the bytes that exist, not what the tensor infos declare:
+//! - each byte range is scanned at most once per element type, however
+//!   many tensors claim it. Tensors of one type are walked in offset order
+//!   and each is scanned only from where the ranges already scanned end
+//!   (rounded up to its own block grid), so findings in shared bytes go to
+//!   the first tensor that claims them (overlaps themselves are the layout
+//!   rules' business);
+//! - the scan is cut into tasks of whole blocks ([`DataOptions::chunk_bytes`],
+//!   8 MiB by default), so the number of tasks is bounded by the file's
+//!   length (per type) plus the number of tensor infos;
+//! - bytes are read through a [`ByteSource`] into one reused buffer per
+//!   thread (no memory map: a file that shrinks gives an error, not a
+//!   signal); tasks run in batches on all cores and their results are
+//!   folded in file order, so what is listed is deterministic and memory
+//!   stays flat;
+//! - what is kept for listing is capped per tensor and per rule, and the
+//!   report lists only the tensors with findings or left unchecked (at most
+//!   [`limits::MAX_LISTED_DATA_TENSORS`]), with counts for the rest.
+//!
+//! Each chunk is first screened with a branch-free pass over the exponent
+//! bits of its elements or block scales; only a chunk that may hold a
+//! finding goes through [`numerics::check_row_data`], which classifies
+//! each one exactly.
 //!
 //! Byte order: tensor data of a big-endian GGUF file is read with each
 //! F32/F16/BF16/F64 element byte-swapped. Quantized blocks of a big-endian
@@ -19,14 +34,18 @@
 //! no layout to check them against.
 #![forbid(unsafe_code)]
 
+use std::cell::RefCell;
 use std::collections::BTreeMap;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 use rayon::prelude::*;
 use serde::Serialize;
 
 use crate::data::DataTensor;
+use crate::io::{ByteSource, ReadError};
+use crate::limits;
 use crate::numerics::{self, DataFinding, FindingKind, ScaleKind};
-use crate::parse::{ByteOrder, Parsed};
+use crate::parse::ByteOrder;
 use crate::report::{Diagnostic, Options, Report};
 use crate::rules::{Level, RuleId};
 use crate::types::GgmlType;
@@ -37,23 +56,44 @@ pub const DEFAULT_MAX_LISTED_PER_TENSOR: usize = 10;
 /// Bytes of tensor data per parallel task by default.
 pub const DEFAULT_CHUNK_BYTES: u64 = 8 << 20;
 
+/// Tasks handed to the thread pool at once, per thread.
+const TASKS_PER_THREAD_PER_BATCH: usize = 8;
+
 /// How to scan.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct DataOptions {
-    /// At most this many findings of a tensor are kept for listing.
+    /// At most this many findings of a tensor are listed.
     pub max_listed_per_tensor: usize,
+    /// At most this many findings of a rule are listed in the whole file.
+    pub max_listed_per_rule: usize,
     /// Target bytes per task (rounded down to whole blocks, at least one).
     pub chunk_bytes: u64,
 }
 
 impl Default for DataOptions {
     fn default() -> Self {
-        DataOptions { max_listed_per_tensor: DEFAULT_MAX_LISTED_PER_TENSOR, chunk_bytes: DEFAULT_CHUNK_BYTES }
+        DataOptions {
+            max_listed_per_tensor: DEFAULT_MAX_LISTED_PER_TENSOR,
+            max_listed_per_rule: limits::MAX_DIAGNOSTICS_PER_RULE,
+            chunk_bytes: DEFAULT_CHUNK_BYTES,
+        }
+    }
+}
+
+impl DataOptions {
+    /// Options that list `n` findings per tensor, and at least as many per
+    /// rule (never fewer than the report's usual per-rule cap).
+    pub fn listing(n: usize) -> DataOptions {
+        DataOptions {
+            max_listed_per_tensor: n,
+            max_listed_per_rule: n.max(limits::MAX_DIAGNOSTICS_PER_RULE),
+            ..DataOptions::default()
+        }
     }
 }
 
 /// Whether and how a tensor's values were checked.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum TensorStatus {
     /// Every value ggml checks was checked.
@@ -64,7 +104,7 @@ pub enum TensorStatus {
     TypeNotValidatable,
     /// Quantized data of a big-endian file (see the module docs).
     UnsupportedByteOrder,
-    /// The tensor's bytes are not all inside the buffer given.
+    /// The tensor's bytes are not all inside the file.
     OutOfBounds,
 }
 
@@ -77,13 +117,16 @@ pub struct TensorData {
     pub name: String,
     /// Type name as ggml prints it.
     #[serde(rename = "type")]
-    pub ty: &'static str,
+    pub ty: GgmlType,
     /// Absolute offset of the tensor's first byte.
     pub offset: u64,
     /// Bytes of data.
     pub bytes: u64,
     /// Whether the values were checked.
     pub status: TensorStatus,
+    /// Bytes of this tensor scanned for it (less than `bytes` when another
+    /// tensor of the same type claims some of them first).
+    pub bytes_scanned: u64,
     /// Blocks scanned (elements, for F32/F16/BF16/F64).
     pub blocks: u64,
     /// Values examined: elements, or block scale fields.
@@ -98,7 +141,7 @@ pub struct TensorData {
     pub mxfp4_exponent: u64,
     /// Finite F64 elements beyond the f32 range.
     pub f64_overflow: u64,
-    /// Findings kept for listing (at most [`DataOptions::max_listed_per_tensor`]).
+    /// Findings listed as diagnostics in the report.
     pub listed: u64,
 }
 
@@ -109,6 +152,12 @@ pub struct DataIssue {
     pub rule: RuleId,
     /// Position of the tensor in the list given to [`check_data`].
     pub tensor: usize,
+    /// Index of the tensor in its file.
+    pub tensor_index: usize,
+    /// Tensor name.
+    pub tensor_name: String,
+    /// Tensor type.
+    pub ty: GgmlType,
     /// Block index inside the tensor (element index for element types).
     pub block: u64,
     /// Absolute byte offset of the offending field.
@@ -126,15 +175,35 @@ pub struct DataIssue {
 pub struct DataReport {
     /// Tensors whose values were checked (status `checked`).
     pub tensors_checked: u64,
-    /// Bytes of tensor data scanned.
+    /// Tensors per status (what was and was not examined).
+    pub tensors_by_status: BTreeMap<TensorStatus, u64>,
+    /// Bytes the checked tensors declare (shared bytes counted per tensor).
+    pub bytes_claimed: u64,
+    /// Bytes of tensor data scanned (each range once per type).
     pub bytes_checked: u64,
     /// Findings in all tensors.
     pub findings: u64,
-    /// One entry per tensor, in the order given.
+    /// Counts per rule id of all findings (listed or not).
+    pub findings_by_rule: BTreeMap<&'static str, u64>,
+    /// Tensors with findings or not checked, in file order (at most
+    /// [`limits::MAX_LISTED_DATA_TENSORS`]).
     pub per_tensor: Vec<TensorData>,
-    /// The listed findings, by tensor then offset.
+    /// Tensors with findings or not checked that `per_tensor` leaves out.
+    pub per_tensor_omitted: u64,
+    /// The listed findings, by offset.
     #[serde(skip)]
     pub issues: Vec<DataIssue>,
+}
+
+/// The tensors whose data can be scanned, for a file of `file_len` bytes
+/// whose metadata is `metadata` (what [`crate::validate_source`] read: for
+/// GGUF the header, key/values and tensor infos; for the legacy formats,
+/// which interleave headers and data, the whole file).
+pub fn data_tensors(metadata: &[u8], file_len: u64) -> Vec<DataTensor> {
+    match crate::parse::parse_prefix(metadata, file_len) {
+        Some(parsed) => crate::data::gguf_tensors(&parsed, file_len),
+        None => crate::legacy::data_tensors(metadata),
+    }
 }
 
 /// The rule a finding breaks; `None` for a partial block, which the
@@ -154,9 +223,9 @@ fn is_element_type(ty: GgmlType) -> bool {
     matches!(ty, GgmlType::F32 | GgmlType::F16 | GgmlType::BF16 | GgmlType::F64)
 }
 
-fn status_of(t: &DataTensor, buf_len: u64) -> TensorStatus {
+fn status_of(t: &DataTensor, len: u64) -> TensorStatus {
     use GgmlType as T;
-    let in_bounds = t.offset.checked_add(t.nbytes).is_some_and(|e| e <= buf_len);
+    let in_bounds = t.offset.checked_add(t.nbytes).is_some_and(|e| e <= len);
     if !in_bounds {
         return TensorStatus::OutOfBounds;
     }
@@ -168,7 +237,8 @@ fn status_of(t: &DataTensor, buf_len: u64) -> TensorStatus {
     }
 }
 
-/// One task: whole blocks `[start, start + len)` of tensor `tensor`.
+/// One task: whole blocks `[start, start + len)` of tensor `tensor`
+/// (offsets relative to the tensor's first byte).
 #[derive(Clone, Copy, Debug)]
 struct Task {
     tensor: usize,
@@ -184,139 +254,229 @@ struct ChunkResult {
     inf: u64,
     mxfp4_exponent: u64,
     f64_overflow: u64,
-    findings: u64,
     listed: Vec<DataFinding>,
 }
 
-/// Scans the data of `tensors` (absolute ranges in `bytes`, normally the
-/// whole file) and returns per-tensor counts and the first findings of
-/// each tensor. `progress` is called with the number of bytes finished
-/// after each chunk, from any thread.
-pub fn check_data(
-    bytes: &[u8],
-    tensors: &[DataTensor],
-    opts: &DataOptions,
-    progress: &(dyn Fn(u64) + Sync),
-) -> DataReport {
-    let buf_len = u64::try_from(bytes.len()).unwrap_or(u64::MAX);
-    let mut per_tensor: Vec<TensorData> = tensors
-        .iter()
-        .enumerate()
-        .map(|(i, t)| TensorData {
-            index: i,
-            name: t.name.clone(),
-            ty: t.ty.name(),
-            offset: t.offset,
-            bytes: t.nbytes,
-            status: status_of(t, buf_len),
-            blocks: 0,
-            values_checked: 0,
-            findings: 0,
-            nan: 0,
-            inf: 0,
-            mxfp4_exponent: 0,
-            f64_overflow: 0,
-            listed: 0,
-        })
-        .collect();
+/// Per-tensor running counts.
+#[derive(Clone, Copy, Debug, Default)]
+struct Acc {
+    bytes_scanned: u64,
+    blocks: u64,
+    values_checked: u64,
+    nan: u64,
+    inf: u64,
+    mxfp4_exponent: u64,
+    f64_overflow: u64,
+    listed: u64,
+}
+
+impl Acc {
+    fn findings(&self) -> u64 {
+        self.nan.saturating_add(self.inf).saturating_add(self.mxfp4_exponent).saturating_add(self.f64_overflow)
+    }
+}
+
+/// Cuts the checked tensors into tasks so that each byte range is scanned
+/// once per type (see the module docs); tasks come out in file order.
+fn plan(tensors: &[DataTensor], statuses: &[TensorStatus], chunk_bytes: u64) -> Vec<Task> {
+    let mut order: Vec<usize> =
+        (0..tensors.len()).filter(|&i| statuses.get(i) == Some(&TensorStatus::Checked)).collect();
+    order.sort_by_key(|&i| tensors.get(i).map(|t| (t.ty.id(), t.offset, i)));
     let mut tasks = Vec::new();
-    for (i, t) in tensors.iter().enumerate() {
-        if per_tensor.get(i).map(|p| p.status) != Some(TensorStatus::Checked) {
-            continue;
+    let mut current: Option<GgmlType> = None;
+    let mut covered_end = 0u64;
+    for i in order {
+        let Some(t) = tensors.get(i) else { continue };
+        if current != Some(t.ty) {
+            current = Some(t.ty);
+            covered_end = 0;
         }
         let ts = u64::from(t.ty.type_size()).max(1);
         let whole = t.nbytes / ts * ts;
-        let step = (opts.chunk_bytes / ts).max(1).saturating_mul(ts);
-        let mut start = 0;
+        let skip = covered_end.saturating_sub(t.offset);
+        let mut start = crate::parse::align_up(skip, ts).unwrap_or(u64::MAX).min(whole);
+        let step = (chunk_bytes / ts).max(1).saturating_mul(ts);
         while start < whole {
             let len = step.min(whole - start);
             tasks.push(Task { tensor: i, start, len });
             start += len;
         }
+        covered_end = covered_end.max(t.offset.saturating_add(whole));
     }
-    let max_listed = opts.max_listed_per_tensor;
-    let results: Vec<(Task, ChunkResult)> = tasks
-        .par_iter()
-        .map(|task| {
-            let r = tensors.get(task.tensor).map(|t| scan_chunk(bytes, t, task, max_listed)).unwrap_or_default();
-            progress(task.len);
-            (*task, r)
-        })
-        .collect();
+    tasks
+        .sort_by_key(|task| (tensors.get(task.tensor).map_or(0, |t| t.offset.saturating_add(task.start)), task.tensor));
+    tasks
+}
+
+/// Scans the data of `tensors` (absolute ranges in `src`, normally the
+/// whole file) and returns counts and the first findings. `progress` is
+/// called with the number of bytes finished after each chunk, from any
+/// thread; setting `cancel` stops the scan at the next batch
+/// ([`ReadError::Cancelled`]).
+pub fn check_data(
+    src: &dyn ByteSource,
+    tensors: &[DataTensor],
+    opts: &DataOptions,
+    progress: &(dyn Fn(u64) + Sync),
+    cancel: Option<&AtomicBool>,
+) -> Result<DataReport, ReadError> {
+    let len = src.len();
+    let statuses: Vec<TensorStatus> = tensors.iter().map(|t| status_of(t, len)).collect();
+    let tasks = plan(tensors, &statuses, opts.chunk_bytes);
+    let mut acc = vec![Acc::default(); tensors.len()];
     let mut report = DataReport::default();
-    for (task, r) in results {
-        let (Some(p), Some(t)) = (per_tensor.get_mut(task.tensor), tensors.get(task.tensor)) else { continue };
-        p.blocks += r.blocks;
-        p.values_checked += r.values_checked;
-        p.nan += r.nan;
-        p.inf += r.inf;
-        p.mxfp4_exponent += r.mxfp4_exponent;
-        p.f64_overflow += r.f64_overflow;
-        p.findings += r.findings;
-        report.bytes_checked += task.len;
-        let ts = u64::from(t.ty.type_size()).max(1);
-        for f in r.listed {
-            if p.listed >= max_listed as u64 {
-                break;
-            }
-            let Some(rule) = rule_for(f.kind, f.field) else { continue };
-            p.listed += 1;
-            report.issues.push(DataIssue {
-                rule,
-                tensor: task.tensor,
-                block: task.start / ts + f.block,
-                offset: t.offset + task.start + f.byte_offset,
-                kind: f.kind,
-                field: f.field,
-                raw: f.raw,
-            });
+    let mut listed_per_rule: BTreeMap<RuleId, usize> = BTreeMap::new();
+    let per_chunk = opts.max_listed_per_tensor.min(opts.max_listed_per_rule);
+    let batch = rayon::current_num_threads().max(1).saturating_mul(TASKS_PER_THREAD_PER_BATCH);
+    for tasks in tasks.chunks(batch) {
+        if cancel.is_some_and(|c| c.load(Ordering::Relaxed)) {
+            return Err(ReadError::Cancelled);
         }
-    }
-    for (i, p) in per_tensor.iter_mut().enumerate() {
-        if p.status == TensorStatus::TypeNotValidatable {
-            // ggml rejects the tensor as a whole: one finding at its start.
-            p.findings = 1;
-            if max_listed > 0 {
-                p.listed = 1;
+        let results: Vec<Result<ChunkResult, ReadError>> = tasks
+            .par_iter()
+            .map(|task| {
+                let r = match tensors.get(task.tensor) {
+                    Some(t) => scan_task(src, t, task, per_chunk),
+                    None => Ok(ChunkResult::default()),
+                };
+                progress(task.len);
+                r
+            })
+            .collect();
+        for (task, r) in tasks.iter().zip(results) {
+            let r = r?;
+            let (Some(a), Some(t)) = (acc.get_mut(task.tensor), tensors.get(task.tensor)) else { continue };
+            a.bytes_scanned += task.len;
+            a.blocks += r.blocks;
+            a.values_checked += r.values_checked;
+            a.nan += r.nan;
+            a.inf += r.inf;
+            a.mxfp4_exponent += r.mxfp4_exponent;
+            a.f64_overflow += r.f64_overflow;
+            report.bytes_checked += task.len;
+            let ts = u64::from(t.ty.type_size()).max(1);
+            for f in r.listed {
+                let Some(rule) = rule_for(f.kind, f.field) else { continue };
+                let n = listed_per_rule.entry(rule).or_default();
+                if a.listed >= opts.max_listed_per_tensor as u64 || *n >= opts.max_listed_per_rule {
+                    continue;
+                }
+                *n += 1;
+                a.listed += 1;
                 report.issues.push(DataIssue {
-                    rule: RuleId::DataTypeNotValidatable,
-                    tensor: i,
-                    block: 0,
-                    offset: p.offset,
-                    kind: FindingKind::TypeNotValidatable,
-                    field: "type",
-                    raw: 0,
+                    rule,
+                    tensor: task.tensor,
+                    tensor_index: t.index,
+                    tensor_name: t.name.clone(),
+                    ty: t.ty,
+                    block: task.start / ts + f.block,
+                    offset: t.offset + task.start + f.byte_offset,
+                    kind: f.kind,
+                    field: f.field,
+                    raw: f.raw,
                 });
             }
         }
-        if p.status == TensorStatus::Checked {
-            report.tensors_checked += 1;
+    }
+    for (i, (t, status)) in tensors.iter().zip(&statuses).enumerate() {
+        let Some(a) = acc.get_mut(i) else { continue };
+        *report.tensors_by_status.entry(*status).or_default() += 1;
+        let mut findings = a.findings();
+        match status {
+            TensorStatus::Checked => {
+                report.tensors_checked += 1;
+                report.bytes_claimed = report.bytes_claimed.saturating_add(t.nbytes);
+            }
+            TensorStatus::TypeNotValidatable => {
+                // ggml rejects the tensor as a whole: one finding at its start.
+                findings = 1;
+                let n = listed_per_rule.entry(RuleId::DataTypeNotValidatable).or_default();
+                if opts.max_listed_per_tensor > 0 && *n < opts.max_listed_per_rule {
+                    *n += 1;
+                    a.listed = 1;
+                    report.issues.push(DataIssue {
+                        rule: RuleId::DataTypeNotValidatable,
+                        tensor: i,
+                        tensor_index: t.index,
+                        tensor_name: t.name.clone(),
+                        ty: t.ty,
+                        block: 0,
+                        offset: t.offset,
+                        kind: FindingKind::TypeNotValidatable,
+                        field: "type",
+                        raw: 0,
+                    });
+                }
+            }
+            _ => {}
         }
-        report.findings += p.findings;
+        report.findings += findings;
+        let nonfinite = if is_element_type(t.ty) { RuleId::DataNonFinite } else { RuleId::DataScaleNonFinite };
+        for (rule, n) in [
+            (nonfinite, a.nan + a.inf),
+            (RuleId::DataMxfp4Exponent, a.mxfp4_exponent),
+            (RuleId::DataF64Overflow, a.f64_overflow),
+            (RuleId::DataTypeNotValidatable, u64::from(*status == TensorStatus::TypeNotValidatable)),
+        ] {
+            if n > 0 {
+                *report.findings_by_rule.entry(rule.id()).or_default() += n;
+            }
+        }
+        let notable = findings > 0 || !matches!(status, TensorStatus::Checked | TensorStatus::NothingToCheck);
+        if !notable {
+            continue;
+        }
+        if report.per_tensor.len() >= limits::MAX_LISTED_DATA_TENSORS {
+            report.per_tensor_omitted += 1;
+            continue;
+        }
+        report.per_tensor.push(TensorData {
+            index: t.index,
+            name: t.name.clone(),
+            ty: t.ty,
+            offset: t.offset,
+            bytes: t.nbytes,
+            status: *status,
+            bytes_scanned: a.bytes_scanned,
+            blocks: a.blocks,
+            values_checked: a.values_checked,
+            findings,
+            nan: a.nan,
+            inf: a.inf,
+            mxfp4_exponent: a.mxfp4_exponent,
+            f64_overflow: a.f64_overflow,
+            listed: a.listed,
+        });
     }
-    report.per_tensor = per_tensor;
-    report
+    report.issues.sort_by_key(|i| (i.offset, i.tensor));
+    Ok(report)
 }
 
-fn scan_chunk(bytes: &[u8], t: &DataTensor, task: &Task, max_listed: usize) -> ChunkResult {
-    let range = t
-        .offset
-        .checked_add(task.start)
-        .and_then(|s| Some((usize::try_from(s).ok()?, usize::try_from(s.checked_add(task.len)?).ok()?)));
-    let Some(slice) = range.and_then(|(s, e)| bytes.get(s..e)) else { return ChunkResult::default() };
-    if t.order == ByteOrder::BigEndian && is_element_type(t.ty) {
-        let swapped = swap_elements(slice, t.ty.type_size() as usize);
-        return scan_le(t.ty, &swapped, max_listed);
-    }
-    scan_le(t.ty, slice, max_listed)
+thread_local! {
+    /// One read buffer per thread, reused across tasks (a fresh 8 MiB
+    /// buffer per task would be mapped and faulted in every time).
+    static READ_BUF: RefCell<Vec<u8>> = const { RefCell::new(Vec::new()) };
 }
 
-fn swap_elements(src: &[u8], width: usize) -> Vec<u8> {
-    let mut out = src.to_vec();
-    for e in out.chunks_exact_mut(width.max(1)) {
-        e.reverse();
-    }
-    out
+fn scan_task(src: &dyn ByteSource, t: &DataTensor, task: &Task, max_listed: usize) -> Result<ChunkResult, ReadError> {
+    let at = t.offset.saturating_add(task.start);
+    let n = usize::try_from(task.len).map_err(|_| ReadError::TooLarge {
+        need: task.len,
+        limit: u64::try_from(usize::MAX).unwrap_or(u64::MAX),
+        what: "a data chunk",
+    })?;
+    READ_BUF.with(|cell| {
+        let mut buf = cell.borrow_mut();
+        buf.resize(n, 0);
+        let data = buf.get_mut(..n).unwrap_or_default();
+        src.read_exact_at(at, data)?;
+        if t.order == ByteOrder::BigEndian && is_element_type(t.ty) {
+            for e in data.chunks_exact_mut((t.ty.type_size() as usize).max(1)) {
+                e.reverse();
+            }
+        }
+        Ok(scan_le(t.ty, data, max_listed))
+    })
 }
 
 /// Scans little-endian whole blocks of `ty`.
@@ -347,7 +507,6 @@ fn scan_le(ty: GgmlType, data: &[u8], max_listed: usize) -> ChunkResult {
         inf: sum.inf,
         mxfp4_exponent: sum.invalid_e8m0,
         f64_overflow: sum.f32_overflow,
-        findings: sum.nan + sum.inf + sum.invalid_e8m0 + sum.f32_overflow,
         listed,
     }
 }
@@ -417,48 +576,36 @@ fn scales_clean(ty: GgmlType, data: &[u8]) -> Option<bool> {
 }
 
 impl DataReport {
-    /// Adds the findings to `report` as diagnostics (path
-    /// `tensor[i] NAME/data[block N]`), at the levels of `opts`: counts
-    /// include every finding; at most
-    /// [`crate::limits::MAX_DIAGNOSTICS_PER_RULE`] per rule are listed and
-    /// the rest are added to `suppressed`. `valid` is recomputed.
-    pub fn merge_into(&self, report: &mut Report, opts: &Options) {
-        // Totals per rule, from the per-tensor counts (not just the listed).
-        let mut totals: BTreeMap<RuleId, u64> = BTreeMap::new();
-        for p in &self.per_tensor {
-            let elem = matches!(p.ty, "f32" | "f16" | "bf16" | "f64");
-            let nonfinite = if elem { RuleId::DataNonFinite } else { RuleId::DataScaleNonFinite };
-            *totals.entry(nonfinite).or_default() += p.nan + p.inf;
-            *totals.entry(RuleId::DataMxfp4Exponent).or_default() += p.mxfp4_exponent;
-            *totals.entry(RuleId::DataF64Overflow).or_default() += p.f64_overflow;
-            if p.status == TensorStatus::TypeNotValidatable {
-                *totals.entry(RuleId::DataTypeNotValidatable).or_default() += 1;
-            }
-        }
-        let cap = crate::limits::MAX_DIAGNOSTICS_PER_RULE as u64;
+    /// Adds the listed findings to `report` as diagnostics (path
+    /// `tensor[i] NAME/data[block N]`) at the levels of `opts`; counts
+    /// include every finding, and findings counted but not listed go to
+    /// `suppressed`. Each tensor's `listed` is set to what was really added
+    /// (a rule at level `allow` lists nothing). `valid` is recomputed.
+    pub fn merge_into(&mut self, report: &mut Report, opts: &Options) {
         let mut shown: BTreeMap<RuleId, u64> = BTreeMap::new();
+        let mut listed_per_tensor: BTreeMap<usize, u64> = BTreeMap::new();
         for issue in &self.issues {
             let level = opts.level(issue.rule);
             if level == Level::Allow {
                 continue;
             }
-            let n = shown.entry(issue.rule).or_default();
-            if *n >= cap {
-                continue;
-            }
-            *n += 1;
-            let Some(p) = self.per_tensor.get(issue.tensor) else { continue };
+            *shown.entry(issue.rule).or_default() += 1;
+            *listed_per_tensor.entry(issue.tensor_index).or_default() += 1;
             report.diagnostics.push(Diagnostic {
                 rule: issue.rule.id(),
                 severity: level,
                 offset: issue.offset,
-                path: issue_path(p, issue),
-                message: issue_message(p, issue),
+                path: issue_path(issue),
+                message: issue_message(issue),
             });
         }
-        for (rule, total) in totals {
+        for p in &mut self.per_tensor {
+            p.listed = listed_per_tensor.get(&p.index).copied().unwrap_or(0);
+        }
+        for (id, total) in &self.findings_by_rule {
+            let Some(rule) = RuleId::from_id(id) else { continue };
             let level = opts.level(rule);
-            if total == 0 || level == Level::Allow {
+            if *total == 0 || level == Level::Allow {
                 continue;
             }
             let counter = match level {
@@ -466,48 +613,29 @@ impl DataReport {
                 Level::Warning => &mut report.counts.warnings,
                 _ => &mut report.counts.infos,
             };
-            *counter = counter.saturating_add(total);
+            *counter = counter.saturating_add(*total);
             let listed = shown.get(&rule).copied().unwrap_or(0);
-            if total > listed {
+            if *total > listed {
                 *report.suppressed.entry(rule.id()).or_default() += total - listed;
             }
         }
         report.diagnostics.sort_by_key(|d| d.offset);
         report.valid = report.counts.errors == 0 && !(opts.deny_warnings && report.counts.warnings > 0);
     }
-
-    /// Sets each tensor's [`TensorData::index`] to its position among the
-    /// tensor infos of `parsed`, for tensors that came from
-    /// [`crate::data::gguf_tensors`] of the same file.
-    pub fn set_gguf_indices(&mut self, parsed: &Parsed<'_>) {
-        let f = &parsed.file;
-        let Some(data_start) = f.data_start() else { return };
-        // `gguf_tensors` keeps the infos' order, so one forward walk pairs them.
-        let mut infos = f.tensors.iter();
-        for p in &mut self.per_tensor {
-            for info in infos.by_ref() {
-                let same = String::from_utf8_lossy(info.name.bytes) == p.name
-                    && data_start.checked_add(info.data_offset) == Some(p.offset);
-                if same {
-                    p.index = info.index;
-                    break;
-                }
-            }
-        }
-    }
 }
 
-fn issue_path(p: &TensorData, issue: &DataIssue) -> String {
-    let name = crate::parse::quote_bytes(p.name.as_bytes());
+fn issue_path(issue: &DataIssue) -> String {
+    let name = crate::parse::quote_bytes(issue.tensor_name.as_bytes());
+    let index = issue.tensor_index;
     match issue.kind {
-        FindingKind::TypeNotValidatable => format!("tensor[{}] {name}/data", p.index),
-        _ if issue.field == "element" => format!("tensor[{}] {name}/data[element {}]", p.index, issue.block),
-        _ => format!("tensor[{}] {name}/data[block {}].{}", p.index, issue.block, issue.field),
+        FindingKind::TypeNotValidatable => format!("tensor[{index}] {name}/data"),
+        _ if issue.field == "element" => format!("tensor[{index}] {name}/data[element {}]", issue.block),
+        _ => format!("tensor[{index}] {name}/data[block {}].{}", issue.block, issue.field),
     }
 }
 
-fn issue_message(p: &TensorData, issue: &DataIssue) -> String {
-    let ty = p.ty;
+fn issue_message(issue: &DataIssue) -> String {
+    let ty = issue.ty;
     let what = match issue.kind {
         FindingKind::Nan => "NaN",
         FindingKind::Inf => {
@@ -538,20 +666,19 @@ fn issue_message(p: &TensorData, issue: &DataIssue) -> String {
             issue.block,
             f64::from_bits(issue.raw)
         ),
-        FindingKind::TypeNotValidatable => format!(
-            "{ty} data cannot be validated: ggml_validate_row_data has no case for {ty} and rejects the tensor ({} bytes not checked)",
-            p.bytes
-        ),
+        FindingKind::TypeNotValidatable => {
+            format!("{ty} data cannot be validated: ggml_validate_row_data has no case for {ty} and rejects the tensor")
+        }
         FindingKind::PartialBlock => String::new(),
     }
 }
 
 /// Width in bits of a finding's raw field.
-fn bits_of(ty: &str, field: &str) -> u32 {
+fn bits_of(ty: GgmlType, field: &str) -> u32 {
     match (ty, field) {
-        ("f32", "element") | ("q8_K", _) => 32,
-        ("f64", "element") => 64,
-        ("mxfp4", _) => 8,
+        (GgmlType::F32, "element") | (GgmlType::Q8_K, _) => 32,
+        (GgmlType::F64, "element") => 64,
+        (GgmlType::MXFP4, _) => 8,
         _ => 16,
     }
 }

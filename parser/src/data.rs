@@ -9,6 +9,8 @@ use crate::types::GgmlType;
 /// One tensor's data: name, element type, absolute byte range.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct DataTensor {
+    /// Position of the tensor in its file (the tensor info index, for GGUF).
+    pub index: usize,
     /// Tensor name (lossy UTF-8).
     pub name: String,
     /// Element type.
@@ -43,6 +45,7 @@ pub fn gguf_tensors(parsed: &Parsed<'_>, file_len: u64) -> Vec<DataTensor> {
             let dims: Vec<u64> = t.dims().collect();
             let offset = data_start.checked_add(t.data_offset)?;
             (offset.checked_add(nbytes)? <= file_len).then(|| DataTensor {
+                index: t.index,
                 name: String::from_utf8_lossy(t.name.bytes).into_owned(),
                 ty,
                 dims,

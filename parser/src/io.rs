@@ -1,69 +1,448 @@
-//! File access: the only module that opens files, and the only place in
-//! the crate with `unsafe` (one memory map).
+//! Reading: the one module that opens files, and the random-access byte
+//! source every other layer reads through.
 //!
-//! Validation reads a file as one byte slice. For files of any size that
-//! slice is a read-only memory map, so that metadata validation touches
-//! only the pages it reads (a few MB of a 100 GB model) and `--check-data`
-//! can scan tensors in place from every core.
+//! Nothing here maps memory. Validation reads the metadata with positioned
+//! reads (`pread`) into a buffer that grows only as far as the metadata
+//! does, and `--check-data`, `dump --tensor` and the padding checks read
+//! the ranges they need in bounded chunks. So:
+//! - memory follows the metadata, not the file: a 100 GB model costs a few
+//!   MB, with or without `--no-mmap`;
+//! - a file that shrinks while it is read gives a [`ReadError::Shrunk`]
+//!   (a clear error for that file), never a `SIGBUS`;
+//! - only regular files are opened by default: FIFOs, sockets and devices
+//!   are refused from their `stat` before any `open` (opening a FIFO for
+//!   reading blocks until a writer appears), and when the caller opts in
+//!   they are read once, up to a byte limit, into memory.
+//!
+//! The crate needs no `unsafe` at all.
+#![forbid(unsafe_code)]
 
-use std::fs::File;
+use std::fmt;
+use std::fs::{File, Metadata};
 use std::io::{self, Read};
-use std::ops::Deref;
 use std::path::Path;
 
-/// Files below this size are read into memory instead of mapped.
-const MAP_THRESHOLD: u64 = 1 << 20;
+/// Random access to the bytes of a file (or of anything that has a length
+/// and can be read at an offset). Every layer that needs bytes beyond the
+/// metadata - padding checks, the data scan, tensor dumps, and later
+/// hashing and remote validation - reads through this trait.
+pub trait ByteSource: Send + Sync + fmt::Debug {
+    /// Length in bytes, as of opening.
+    fn len(&self) -> u64;
 
-/// The bytes of a file: mapped, or read into memory.
-#[derive(Debug)]
-pub enum FileBytes {
-    /// A read-only memory map of the whole file.
-    Mapped(memmap2::Mmap),
-    /// The file's bytes, read into memory.
-    Owned(Vec<u8>),
+    /// Whether the source is empty.
+    fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Fills `buf` with the bytes at `offset..offset + buf.len()`. Fails
+    /// with [`ReadError::Shrunk`] when the source no longer has them.
+    fn read_exact_at(&self, offset: u64, buf: &mut [u8]) -> Result<(), ReadError>;
 }
 
-impl Deref for FileBytes {
-    type Target = [u8];
-    fn deref(&self) -> &[u8] {
+/// A read that could not be served.
+#[derive(Debug)]
+pub enum ReadError {
+    /// The file ended before `offset + len`: it shrank after it was opened
+    /// (another process truncated or rewrote it).
+    Shrunk {
+        /// Where the read started.
+        offset: u64,
+        /// Bytes asked for.
+        len: u64,
+        /// The length the file had when it was opened.
+        opened_len: u64,
+    },
+    /// The operating system reported an error.
+    Io {
+        /// Where the read started.
+        offset: u64,
+        /// The error.
+        error: io::Error,
+    },
+    /// The bytes needed in memory exceed a limit (see the message).
+    TooLarge {
+        /// Bytes that would be needed.
+        need: u64,
+        /// The limit.
+        limit: u64,
+        /// What needed them.
+        what: &'static str,
+    },
+    /// The caller gave up on the read (time limit).
+    Cancelled,
+}
+
+impl fmt::Display for ReadError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            FileBytes::Mapped(m) => m,
-            FileBytes::Owned(v) => v,
+            ReadError::Shrunk { offset, len, opened_len } => write!(
+                f,
+                "the file changed while it was read: {len} bytes at offset {offset} are gone (it had {opened_len} bytes when opened)"
+            ),
+            ReadError::Io { offset, error } => write!(f, "read error at offset {offset}: {error}"),
+            ReadError::TooLarge { need, limit, what } => {
+                write!(f, "{what} needs {need} bytes in memory, more than the limit of {limit}")
+            }
+            ReadError::Cancelled => write!(f, "cancelled"),
         }
     }
 }
 
-/// Opens a file for validation: maps it when it is large, reads it otherwise.
-/// Directories and other non-regular files are refused with an error.
-pub fn open(path: &Path) -> io::Result<FileBytes> {
-    let file = File::open(path)?;
-    let meta = file.metadata()?;
-    if meta.is_dir() {
-        return Err(io::Error::new(io::ErrorKind::InvalidInput, "is a directory"));
+impl std::error::Error for ReadError {}
+
+/// An in-memory source: a borrowed byte slice.
+#[derive(Clone, Copy, Debug)]
+pub struct SliceSource<'a>(pub &'a [u8]);
+
+impl ByteSource for SliceSource<'_> {
+    fn len(&self) -> u64 {
+        u64::try_from(self.0.len()).unwrap_or(u64::MAX)
     }
-    if !meta.is_file() || meta.len() < MAP_THRESHOLD {
-        // Small files, pipes and devices: read (a device has no size to
-        // trust, so the read is bounded by what it yields).
-        let mut buf = Vec::new();
-        (&file).read_to_end(&mut buf)?;
-        return Ok(FileBytes::Owned(buf));
+
+    fn read_exact_at(&self, offset: u64, buf: &mut [u8]) -> Result<(), ReadError> {
+        read_slice_at(self.0, offset, buf)
     }
-    map(&file)
 }
 
-/// Maps `file` read-only.
-#[allow(unsafe_code)]
-fn map(file: &File) -> io::Result<FileBytes> {
-    // SAFETY: the map is read-only and private to this process; the bytes
-    // are only ever read through `&[u8]`. The one hazard left is another
-    // process truncating the file while it is mapped (reads past the new
-    // end raise SIGBUS). A validator is run on files at rest; `--no-mmap`
-    // reads the file instead for callers who cannot rule that out.
-    let map = unsafe { memmap2::Mmap::map(file)? };
-    Ok(FileBytes::Mapped(map))
+fn read_slice_at(bytes: &[u8], offset: u64, buf: &mut [u8]) -> Result<(), ReadError> {
+    let len = u64::try_from(buf.len()).unwrap_or(u64::MAX);
+    let src = usize::try_from(offset)
+        .ok()
+        .and_then(|s| Some((s, s.checked_add(buf.len())?)))
+        .and_then(|(s, e)| bytes.get(s..e));
+    match src {
+        Some(src) => {
+            buf.copy_from_slice(src);
+            Ok(())
+        }
+        None => Err(ReadError::Shrunk { offset, len, opened_len: u64::try_from(bytes.len()).unwrap_or(u64::MAX) }),
+    }
 }
 
-/// Reads a whole file into memory without mapping it.
-pub fn read(path: &Path) -> io::Result<FileBytes> {
-    Ok(FileBytes::Owned(std::fs::read(path)?))
+/// An owned in-memory source (what a FIFO or device was read into).
+#[derive(Clone, Debug, Default)]
+pub struct MemSource(pub Vec<u8>);
+
+impl ByteSource for MemSource {
+    fn len(&self) -> u64 {
+        u64::try_from(self.0.len()).unwrap_or(u64::MAX)
+    }
+
+    fn read_exact_at(&self, offset: u64, buf: &mut [u8]) -> Result<(), ReadError> {
+        read_slice_at(&self.0, offset, buf)
+    }
+}
+
+/// A regular file read with positioned reads.
+#[derive(Debug)]
+pub struct FileSource {
+    file: File,
+    len: u64,
+}
+
+impl FileSource {
+    /// Wraps an open regular file whose length is `len`.
+    pub fn new(file: File, len: u64) -> FileSource {
+        FileSource { file, len }
+    }
+}
+
+impl ByteSource for FileSource {
+    fn len(&self) -> u64 {
+        self.len
+    }
+
+    fn read_exact_at(&self, offset: u64, buf: &mut [u8]) -> Result<(), ReadError> {
+        let len = u64::try_from(buf.len()).unwrap_or(u64::MAX);
+        match pread_exact(&self.file, offset, buf) {
+            Ok(()) => Ok(()),
+            Err(e) if e.kind() == io::ErrorKind::UnexpectedEof => {
+                Err(ReadError::Shrunk { offset, len, opened_len: self.len })
+            }
+            Err(error) => Err(ReadError::Io { offset, error }),
+        }
+    }
+}
+
+#[cfg(unix)]
+fn pread_exact(file: &File, offset: u64, buf: &mut [u8]) -> io::Result<()> {
+    std::os::unix::fs::FileExt::read_exact_at(file, buf, offset)
+}
+
+#[cfg(windows)]
+fn pread_exact(file: &File, mut offset: u64, mut buf: &mut [u8]) -> io::Result<()> {
+    use std::os::windows::fs::FileExt;
+    while !buf.is_empty() {
+        match file.seek_read(buf, offset) {
+            Ok(0) => return Err(io::ErrorKind::UnexpectedEof.into()),
+            Ok(n) => {
+                buf = buf.get_mut(n..).unwrap_or_default();
+                offset = offset.saturating_add(u64::try_from(n).unwrap_or(u64::MAX));
+            }
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(())
+}
+
+/// What kind of file a path names (after following symlinks).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum FileKind {
+    /// A regular file.
+    Regular,
+    /// A directory.
+    Directory,
+    /// A named pipe.
+    Fifo,
+    /// A character device (`/dev/zero`, a terminal).
+    CharDevice,
+    /// A block device (a disk).
+    BlockDevice,
+    /// A Unix socket.
+    Socket,
+    /// Anything else.
+    Other,
+}
+
+impl FileKind {
+    /// The kind of a file from its metadata.
+    pub fn of(meta: &Metadata) -> FileKind {
+        let ft = meta.file_type();
+        if ft.is_file() {
+            return FileKind::Regular;
+        }
+        if ft.is_dir() {
+            return FileKind::Directory;
+        }
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::FileTypeExt;
+            if ft.is_fifo() {
+                return FileKind::Fifo;
+            }
+            if ft.is_char_device() {
+                return FileKind::CharDevice;
+            }
+            if ft.is_block_device() {
+                return FileKind::BlockDevice;
+            }
+            if ft.is_socket() {
+                return FileKind::Socket;
+            }
+        }
+        FileKind::Other
+    }
+
+    /// `a FIFO`, `a character device`, ...
+    pub fn describe(self) -> &'static str {
+        match self {
+            FileKind::Regular => "a regular file",
+            FileKind::Directory => "a directory",
+            FileKind::Fifo => "a FIFO (named pipe)",
+            FileKind::CharDevice => "a character device",
+            FileKind::BlockDevice => "a block device",
+            FileKind::Socket => "a socket",
+            FileKind::Other => "not a regular file",
+        }
+    }
+}
+
+/// Which files [`open`] accepts.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct OpenPolicy {
+    /// Read FIFOs, sockets and devices (into memory, at most
+    /// `max_special_bytes`). Off by default: they are refused at once.
+    pub special_files: bool,
+    /// Most bytes read from a special file before giving up on it.
+    pub max_special_bytes: u64,
+}
+
+impl Default for OpenPolicy {
+    fn default() -> Self {
+        OpenPolicy { special_files: false, max_special_bytes: crate::limits::MAX_SPECIAL_FILE_BYTES }
+    }
+}
+
+/// Why a file could not be opened.
+#[derive(Debug)]
+pub enum OpenError {
+    /// Not a regular file, and the policy does not read such files.
+    NotRegular(FileKind),
+    /// A special file that yields more bytes than the policy allows.
+    TooLarge {
+        /// The limit that was reached.
+        limit: u64,
+    },
+    /// The operating system reported an error.
+    Io(io::Error),
+}
+
+impl fmt::Display for OpenError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            OpenError::NotRegular(FileKind::Directory) => write!(f, "is a directory"),
+            OpenError::NotRegular(kind) => write!(
+                f,
+                "is {}, not a regular file; not read (pass --allow-special-files to read it, up to a size limit)",
+                kind.describe()
+            ),
+            OpenError::TooLarge { limit } => {
+                write!(f, "special file yields more than {limit} bytes (--special-file-limit); not read further")
+            }
+            OpenError::Io(e) => write!(f, "{e}"),
+        }
+    }
+}
+
+impl std::error::Error for OpenError {}
+
+/// An open file: a regular file read in place, or a special file's bytes.
+#[derive(Debug)]
+pub enum Source {
+    /// A regular file, read with positioned reads.
+    File(FileSource),
+    /// What a FIFO, socket or device yielded (with the policy's consent).
+    Memory(MemSource),
+}
+
+impl ByteSource for Source {
+    fn len(&self) -> u64 {
+        match self {
+            Source::File(f) => f.len(),
+            Source::Memory(m) => m.len(),
+        }
+    }
+
+    fn read_exact_at(&self, offset: u64, buf: &mut [u8]) -> Result<(), ReadError> {
+        match self {
+            Source::File(f) => f.read_exact_at(offset, buf),
+            Source::Memory(m) => m.read_exact_at(offset, buf),
+        }
+    }
+}
+
+/// The kind of file `path` names, from `stat` (symlinks followed), without
+/// opening it.
+pub fn kind_of(path: &Path) -> io::Result<FileKind> {
+    std::fs::metadata(path).map(|m| FileKind::of(&m))
+}
+
+/// Opens `path` for validation under `policy`.
+///
+/// The kind is checked with `stat` before opening, so a FIFO is refused
+/// without blocking; the file is then opened non-blocking (closing the race
+/// where the path is swapped for a FIFO in between) and checked again on
+/// the open descriptor.
+pub fn open(path: &Path, policy: &OpenPolicy) -> Result<Source, OpenError> {
+    let kind = kind_of(path).map_err(OpenError::Io)?;
+    if kind == FileKind::Directory || (kind != FileKind::Regular && !policy.special_files) {
+        return Err(OpenError::NotRegular(kind));
+    }
+    if kind != FileKind::Regular {
+        return read_special(path, policy.max_special_bytes);
+    }
+    let file = open_nonblocking(path).map_err(OpenError::Io)?;
+    let meta = file.metadata().map_err(OpenError::Io)?;
+    match FileKind::of(&meta) {
+        FileKind::Regular => Ok(Source::File(FileSource::new(file, meta.len()))),
+        other if policy.special_files && other != FileKind::Directory => read_special(path, policy.max_special_bytes),
+        other => Err(OpenError::NotRegular(other)),
+    }
+}
+
+#[cfg(unix)]
+fn open_nonblocking(path: &Path) -> io::Result<File> {
+    use std::os::unix::fs::OpenOptionsExt;
+    std::fs::OpenOptions::new().read(true).custom_flags(libc::O_NONBLOCK).open(path)
+}
+
+#[cfg(not(unix))]
+fn open_nonblocking(path: &Path) -> io::Result<File> {
+    File::open(path)
+}
+
+/// Reads a FIFO, socket or device into memory, at most `limit` bytes.
+/// Blocking: callers bound it in time (the CLI runs it under a timeout).
+fn read_special(path: &Path, limit: u64) -> Result<Source, OpenError> {
+    let file = File::open(path).map_err(OpenError::Io)?;
+    let mut buf = Vec::new();
+    file.take(limit.saturating_add(1)).read_to_end(&mut buf).map_err(OpenError::Io)?;
+    if u64::try_from(buf.len()).unwrap_or(u64::MAX) > limit {
+        return Err(OpenError::TooLarge { limit });
+    }
+    Ok(Source::Memory(MemSource(buf)))
+}
+
+/// Reads `[offset, offset + len)` of `src` into a new buffer.
+pub fn read_range(src: &dyn ByteSource, offset: u64, len: u64) -> Result<Vec<u8>, ReadError> {
+    let n = usize::try_from(len).map_err(|_| ReadError::TooLarge { need: len, limit: u64::MAX, what: "a read" })?;
+    let mut buf = vec![0u8; n];
+    src.read_exact_at(offset, &mut buf)?;
+    Ok(buf)
+}
+
+/// Reads all of a small source into memory, refusing above `limit` bytes.
+pub fn read_all(src: &dyn ByteSource, limit: u64, what: &'static str) -> Result<Vec<u8>, ReadError> {
+    let need = src.len();
+    if need > limit {
+        return Err(ReadError::TooLarge { need, limit, what });
+    }
+    read_range(src, 0, need)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn slice_source_reads_inside_and_reports_past_the_end() {
+        let s = SliceSource(b"abcdef");
+        let mut b = [0u8; 3];
+        s.read_exact_at(2, &mut b).unwrap();
+        assert_eq!(&b, b"cde");
+        let e = s.read_exact_at(4, &mut b).unwrap_err();
+        assert!(matches!(e, ReadError::Shrunk { offset: 4, len: 3, opened_len: 6 }), "{e:?}");
+        assert!(s.read_exact_at(u64::MAX, &mut b).is_err());
+    }
+
+    #[test]
+    fn a_file_that_shrinks_gives_an_error_not_a_signal() {
+        let dir = std::env::temp_dir().join(format!("gguf-io-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("shrink.bin");
+        std::fs::write(&path, vec![7u8; 10_000]).unwrap();
+        let src = open(&path, &OpenPolicy::default()).unwrap();
+        assert_eq!(src.len(), 10_000);
+        std::fs::OpenOptions::new().write(true).open(&path).unwrap().set_len(100).unwrap();
+        let mut b = [0u8; 64];
+        src.read_exact_at(0, &mut b).unwrap();
+        let e = src.read_exact_at(5_000, &mut b).unwrap_err();
+        assert!(matches!(e, ReadError::Shrunk { offset: 5_000, .. }), "{e}");
+        assert!(e.to_string().contains("changed while it was read"));
+        std::fs::remove_dir_all(&dir).ok();
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn devices_are_refused_unless_allowed_and_then_bounded() {
+        let zero = Path::new("/dev/zero");
+        if !zero.exists() {
+            return;
+        }
+        let e = open(zero, &OpenPolicy::default()).unwrap_err();
+        assert!(matches!(e, OpenError::NotRegular(FileKind::CharDevice)), "{e}");
+        let policy = OpenPolicy { special_files: true, max_special_bytes: 4096 };
+        let e = open(zero, &policy).unwrap_err();
+        assert!(matches!(e, OpenError::TooLarge { limit: 4096 }), "{e}");
+        let null = open(Path::new("/dev/null"), &policy).unwrap();
+        assert_eq!(null.len(), 0);
+    }
+
+    #[test]
+    fn directories_are_refused() {
+        let e = open(&std::env::temp_dir(), &OpenPolicy { special_files: true, ..OpenPolicy::default() }).unwrap_err();
+        assert_eq!(e.to_string(), "is a directory");
+    }
 }

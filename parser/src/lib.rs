@@ -7,8 +7,9 @@
 //! - [`validate`]: runs the rules over a parsed file and yields a [`report::Report`];
 //! - [`numerics`]: dequantize / reference-quantize for every ggml type;
 //! - [`check_data`]: the `--check-data` scan of tensor values (rayon, in place);
-//! - [`io`]: the only module that touches files (and the only `unsafe`: mmap).
-#![deny(unsafe_code)]
+//! - [`io`]: the only module that opens files; the [`io::ByteSource`] every
+//!   layer reads through (positioned reads, no memory map, no `unsafe`).
+#![forbid(unsafe_code)]
 #![deny(clippy::unwrap_used, clippy::expect_used, clippy::panic, clippy::todo, clippy::unimplemented)]
 #![warn(missing_docs)]
 
@@ -31,4 +32,4 @@ pub mod write;
 pub use parse::{ByteOrder, GgufFile, Parsed};
 pub use report::{Diagnostic, Options, Report};
 pub use rules::{Level, Profile, RULES, RuleId};
-pub use validate::{NeedMoreData, validate_bytes, validate_prefix};
+pub use validate::{NeedMoreData, Validated, validate_bytes, validate_prefix, validate_source};

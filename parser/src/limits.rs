@@ -114,3 +114,28 @@ pub const GGJT_ALIGNMENT: u64 = 32;
 
 /// Vocabulary entries shown by `dump` for a legacy file.
 pub const LEGACY_VOCAB_PREVIEW: usize = 16;
+
+// Reading (see `crate::io`): what the tool holds in memory and reads at once.
+
+/// First read of a file's metadata: most models' header, key/values and
+/// tensor infos fit in it; a larger metadata section is read by doubling.
+pub const METADATA_FIRST_READ: u64 = 1 << 20;
+
+/// Bytes read at a time when a check scans a range beyond the metadata
+/// (padding and gaps between tensors).
+pub const SCAN_READ_CHUNK: u64 = 1 << 16;
+
+/// Most bytes read from a FIFO, socket or device (only with
+/// `--allow-special-files`; `--special-file-limit` changes it).
+pub const MAX_SPECIAL_FILE_BYTES: u64 = 1 << 30;
+
+/// rwkv.cpp, GGML, GGMF and GGJT files interleave headers and data, so they
+/// are validated from memory; larger ones are refused with a clear error.
+pub const MAX_LEGACY_FILE_BYTES: u64 = 8 << 30;
+
+/// Largest `--max-data-findings` (data findings listed per tensor).
+pub const MAX_DATA_FINDINGS: usize = 10_000;
+
+/// Tensors listed in the `--check-data` report (those with findings or not
+/// checked); the rest are counted.
+pub const MAX_LISTED_DATA_TENSORS: usize = 100;

@@ -331,6 +331,13 @@ impl fmt::Display for GgmlType {
     }
 }
 
+/// Serialised as the name ggml prints (`q4_K`), as in reports.
+impl serde::Serialize for GgmlType {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(self.name())
+    }
+}
+
 /// Looks up any id of the table, including removed ones.
 pub fn type_info(id: u32) -> Option<TypeInfo> {
     GGML_TYPES.get(usize::try_from(id).ok()?).copied()

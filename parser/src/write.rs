@@ -6,9 +6,9 @@
 //! lays tensors out the way ggml and gguf-py do.
 #![forbid(unsafe_code)]
 
+use crate::parse::align_up;
 use crate::parse::{ByteOrder, Parsed, Value};
 use crate::types::{GgmlType, ValueType};
-use crate::validate::align_up;
 
 /// An owned metadata value.
 #[derive(Clone, Debug, PartialEq)]

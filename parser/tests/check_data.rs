@@ -5,8 +5,9 @@
 
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use gguf_validate::check_data::{DataOptions, DataReport, TensorStatus, check_data};
+use gguf_validate::check_data::{DataOptions, DataReport, TensorData, TensorStatus, check_data};
 use gguf_validate::data::{DataTensor, gguf_tensors};
+use gguf_validate::io::SliceSource;
 use gguf_validate::parse::{ByteOrder, parse_bytes};
 use gguf_validate::types::GgmlType;
 use gguf_validate::write::{GgufModel, OwnedTensor, OwnedValue};
@@ -39,16 +40,21 @@ fn tensors_of(bytes: &[u8]) -> Vec<DataTensor> {
 
 fn scan(bytes: &[u8], opts: &DataOptions) -> (Vec<DataTensor>, DataReport) {
     let tensors = tensors_of(bytes);
-    let mut r = check_data(bytes, &tensors, opts, &|_| {});
-    r.set_gguf_indices(&parse_bytes(bytes).expect("parses"));
+    let r = check_data(&SliceSource(bytes), &tensors, opts, &|_| {}, None).expect("in-memory reads");
     (tensors, r)
+}
+
+/// The report's entry for tensor `name` (only tensors with findings or not
+/// checked have one).
+fn entry<'a>(data: &'a DataReport, name: &str) -> &'a TensorData {
+    data.per_tensor.iter().find(|p| p.name == name).unwrap_or_else(|| panic!("no entry for {name}: {data:?}"))
 }
 
 /// Validation plus the data scan, merged, under `profile`.
 fn report(bytes: &[u8], profile: Profile) -> (Report, DataReport) {
     let opts = Options::new(profile);
     let mut report = validate_bytes(bytes, &opts);
-    let (_, data) = scan(bytes, &DataOptions::default());
+    let (_, mut data) = scan(bytes, &DataOptions::default());
     data.merge_into(&mut report, &opts);
     (report, data)
 }
@@ -85,7 +91,8 @@ fn nan_and_inf_in_f32_are_reported_with_element_offsets() {
     assert_eq!(data.tensors_checked, 2);
     assert_eq!(data.bytes_checked, 64 + 256);
     assert_eq!(data.findings, 2);
-    let p = &data.per_tensor[1];
+    assert_eq!(data.per_tensor.len(), 1, "only the tensor with findings is listed");
+    let p = entry(&data, "w");
     assert_eq!((p.index, p.status, p.blocks, p.values_checked), (1, TensorStatus::Checked, 64, 64));
     assert_eq!((p.nan, p.inf, p.findings, p.listed), (1, 1, 2, 2));
     let got: Vec<(RuleId, u64, u64)> = data.issues.iter().map(|i| (i.rule, i.block, i.offset)).collect();
@@ -116,6 +123,9 @@ fn spec_profile_only_warns_and_allow_drops_the_rule() {
     let opts = Options { overrides: vec![(RuleId::DataNonFinite, Level::Allow)], ..Options::new(Profile::Strict) };
     let mut r = validate_bytes(&bytes, &opts);
     scan(&bytes, &DataOptions::default()).1.merge_into(&mut r, &opts);
+    let (_, mut data) = scan(&bytes, &DataOptions::default());
+    data.merge_into(&mut validate_bytes(&bytes, &opts), &opts);
+    assert_eq!(entry(&data, "w").listed, 0, "an allowed rule lists nothing");
     assert!(r.valid);
     assert!(r.diagnostics.is_empty());
 }
@@ -128,7 +138,7 @@ fn q4_k_scales_inf_and_nan() {
     let bytes = file(ByteOrder::LittleEndian, vec![("q", GgmlType::Q4_K, vec![1024], b)]);
     let (tensors, data) = scan(&bytes, &DataOptions::default());
     let t = &tensors[0];
-    let p = &data.per_tensor[0];
+    let p = entry(&data, "q");
     assert_eq!((p.blocks, p.values_checked, p.nan, p.inf, p.findings), (4, 8, 1, 1, 2));
     let got: Vec<(RuleId, u64, u64, &str, u64)> =
         data.issues.iter().map(|i| (i.rule, i.block, i.offset, i.field, i.raw)).collect();
@@ -159,7 +169,7 @@ fn mxfp4_exponent_ff() {
     let got: Vec<(RuleId, u64, u64)> = data.issues.iter().map(|i| (i.rule, i.block, i.offset)).collect();
     let o = tensors[0].offset;
     assert_eq!(got, vec![(RuleId::DataMxfp4Exponent, 3, o + 51), (RuleId::DataMxfp4Exponent, 6, o + 102)]);
-    assert_eq!(data.per_tensor[0].mxfp4_exponent, 2);
+    assert_eq!(entry(&data, "mx").mxfp4_exponent, 2);
 }
 
 #[test]
@@ -191,7 +201,7 @@ fn f64_overflow_nan_and_f16_bf16_elements() {
             (RuleId::DataNonFinite, 2, 2, b + 4),
         ]
     );
-    assert_eq!((data.per_tensor[0].f64_overflow, data.per_tensor[0].nan), (2, 1));
+    assert_eq!((entry(&data, "d").f64_overflow, entry(&data, "d").nan), (2, 1));
     let (r, _) = report(&bytes, Profile::Spec);
     let f64_overflow = r.diagnostics.iter().find(|d| d.rule == "data-f64-overflow").expect("listed");
     assert_eq!(f64_overflow.severity, Level::Info);
@@ -203,7 +213,7 @@ fn q8_1_is_not_validatable_warning_in_strict_error_in_ggml() {
     put16(&mut b, 0, F16_NAN); // not even looked at: ggml has no case for Q8_1
     let bytes = file(ByteOrder::LittleEndian, vec![("q81", GgmlType::Q8_1, vec![64], b)]);
     let (tensors, data) = scan(&bytes, &DataOptions::default());
-    assert_eq!(data.per_tensor[0].status, TensorStatus::TypeNotValidatable);
+    assert_eq!(entry(&data, "q81").status, TensorStatus::TypeNotValidatable);
     assert_eq!((data.tensors_checked, data.bytes_checked, data.findings), (0, 0, 1));
     assert_eq!(data.issues[0].rule, RuleId::DataTypeNotValidatable);
     assert_eq!(data.issues[0].offset, tensors[0].offset);
@@ -223,7 +233,8 @@ fn nvfp4_and_integers_have_nothing_to_check() {
         vec![("n", GgmlType::NVFP4, vec![64], vec![0xff; 36]), ("i", GgmlType::I32, vec![4], vec![0xff; 16])],
     );
     let (_, data) = scan(&bytes, &DataOptions::default());
-    assert!(data.per_tensor.iter().all(|p| p.status == TensorStatus::NothingToCheck));
+    assert!(data.per_tensor.is_empty(), "nothing to report");
+    assert_eq!(data.tensors_by_status.get(&TensorStatus::NothingToCheck), Some(&2));
     assert_eq!((data.tensors_checked, data.findings), (0, 0));
 }
 
@@ -249,12 +260,13 @@ fn chunking_does_not_change_results_and_listing_is_capped_per_tensor() {
         let (_, small) = scan(&bytes, &DataOptions { chunk_bytes, ..big });
         assert_eq!(small, whole, "chunk_bytes {chunk_bytes}");
     }
-    assert_eq!(whole.per_tensor[0].nan, 300);
-    assert_eq!(whole.per_tensor[1].inf, 13);
+    assert_eq!(entry(&whole, "v").nan, 300);
+    assert_eq!(entry(&whole, "q").inf, 13);
 
-    let (_, capped) = scan(&bytes, &DataOptions { chunk_bytes: 64, max_listed_per_tensor: 4 });
-    assert_eq!(capped.per_tensor[0].findings, 300);
-    assert_eq!(capped.per_tensor[0].listed, 4);
+    let (_, capped) =
+        scan(&bytes, &DataOptions { chunk_bytes: 64, max_listed_per_tensor: 4, ..DataOptions::default() });
+    assert_eq!(entry(&capped, "v").findings, 300);
+    assert_eq!(entry(&capped, "v").listed, 4);
     assert_eq!(capped.issues.len(), 8);
     // The first four in file order are kept.
     let blocks: Vec<u64> = capped.issues.iter().filter(|i| i.tensor == 0).map(|i| i.block).collect();
@@ -288,9 +300,17 @@ fn progress_reports_every_byte_once() {
     let bytes = file(ByteOrder::LittleEndian, vec![("q", GgmlType::Q4_K, vec![256 * 40], q4k_blocks(40))]);
     let tensors = tensors_of(&bytes);
     let seen = AtomicU64::new(0);
-    let r = check_data(&bytes, &tensors, &DataOptions { chunk_bytes: 1000, ..DataOptions::default() }, &|n| {
-        seen.fetch_add(n, Ordering::Relaxed);
-    });
+    let opts = DataOptions { chunk_bytes: 1000, ..DataOptions::default() };
+    let r = check_data(
+        &SliceSource(&bytes),
+        &tensors,
+        &opts,
+        &|n| {
+            seen.fetch_add(n, Ordering::Relaxed);
+        },
+        None,
+    )
+    .expect("in-memory reads");
     assert_eq!(seen.load(Ordering::Relaxed), 40 * 144);
     assert_eq!(r.bytes_checked, 40 * 144);
 }
@@ -300,8 +320,8 @@ fn tensors_outside_the_buffer_are_not_read() {
     let bytes = file(ByteOrder::LittleEndian, vec![("q", GgmlType::Q4_K, vec![256], q4k_blocks(1))]);
     let tensors = tensors_of(&bytes);
     let short = &bytes[..tensors[0].offset as usize + 100];
-    let r = check_data(short, &tensors, &DataOptions::default(), &|_| {});
-    assert_eq!(r.per_tensor[0].status, TensorStatus::OutOfBounds);
+    let r = check_data(&SliceSource(short), &tensors, &DataOptions::default(), &|_| {}, None).expect("no read");
+    assert_eq!(entry(&r, "q").status, TensorStatus::OutOfBounds);
     assert_eq!(r.bytes_checked, 0);
 }
 
@@ -319,4 +339,136 @@ fn gemma_has_no_data_findings() {
     assert_eq!(data.bytes_checked, tensors.iter().map(|t| t.nbytes).sum::<u64>());
     let (r, _) = report(&bytes, Profile::Strict);
     assert!(r.valid, "{:?}", r.diagnostics);
+}
+
+/// `n` F32 tensors of `len` elements, all at data offset `offset_of(i)`;
+/// the data of the first one holds `data` (the others write nothing).
+fn shared_file(n: usize, len: u64, data: &[f32], offset_of: impl Fn(usize) -> u64) -> Vec<u8> {
+    let mut m = GgufModel::new();
+    m.kv("general.architecture", OwnedValue::str("llama"));
+    for i in 0..n {
+        let mut t = OwnedTensor::zeroed(&format!("t{i}"), &[len], GgmlType::F32).expect("f32");
+        t.offset = offset_of(i);
+        if i == 0 {
+            t.data = f32s(data);
+        } else {
+            t.data.clear();
+        }
+        m.tensor(t);
+    }
+    m.to_bytes()
+}
+
+#[test]
+fn a_range_claimed_by_many_tensors_is_scanned_once_and_findings_go_to_the_first() {
+    let mut v = vec![1.0f32; 1024];
+    v[100] = f32::NAN;
+    let bytes = shared_file(500, 1024, &v, |_| 0);
+    let (tensors, data) = scan(&bytes, &DataOptions { chunk_bytes: 256, ..DataOptions::default() });
+    assert_eq!(tensors.len(), 500);
+    assert_eq!(data.tensors_checked, 500);
+    assert_eq!(data.bytes_claimed, 500 * 4096);
+    assert_eq!(data.bytes_checked, 4096, "each byte once, not once per tensor");
+    assert_eq!(data.findings, 1);
+    assert_eq!(data.per_tensor.len(), 1);
+    assert_eq!(entry(&data, "t0").nan, 1);
+    assert_eq!(data.issues.len(), 1);
+    assert_eq!(data.issues[0].tensor_name, "t0");
+}
+
+#[test]
+fn partly_overlapping_ranges_scan_only_the_new_bytes_on_each_tensors_block_grid() {
+    // t0 covers elements [0, 64); t1 starts 32 bytes in (element 8) and
+    // runs to element 72: only its elements past t0's end are scanned.
+    let mut v = vec![1.0f32; 72];
+    v[70] = f32::INFINITY;
+    let mut m = GgufModel::new();
+    m.kv("general.architecture", OwnedValue::str("llama"));
+    let mut t0 = OwnedTensor::zeroed("t0", &[64], GgmlType::F32).unwrap();
+    t0.offset = 0;
+    t0.data = f32s(&v[..64]);
+    let mut t1 = OwnedTensor::zeroed("t1", &[64], GgmlType::F32).unwrap();
+    t1.offset = 32;
+    t1.data = f32s(&v[8..72]);
+    m.tensor(t0).tensor(t1);
+    let bytes = m.to_bytes();
+    let (tensors, data) = scan(&bytes, &DataOptions::default());
+    assert_eq!(data.bytes_checked, 72 * 4);
+    let t1 = entry(&data, "t1");
+    assert_eq!((t1.bytes_scanned, t1.inf), (8 * 4, 1));
+    assert_eq!(data.issues[0].offset, tensors[0].offset + 70 * 4);
+    assert_eq!(data.issues[0].block, 62, "element index inside t1");
+}
+
+#[test]
+fn the_same_bytes_are_scanned_again_for_another_type() {
+    // One 64-byte region read as F32 and as F16: a scan per type.
+    let mut m = GgufModel::new();
+    m.kv("general.architecture", OwnedValue::str("llama"));
+    let mut a = OwnedTensor::zeroed("a", &[16], GgmlType::F32).unwrap();
+    a.data = f32s(&[1.0; 16]);
+    let mut b = OwnedTensor::zeroed("b", &[32], GgmlType::F16).unwrap();
+    b.data.clear();
+    m.tensor(a).tensor(b);
+    let bytes = m.to_bytes();
+    let (_, data) = scan(&bytes, &DataOptions::default());
+    assert_eq!(data.bytes_checked, 128);
+}
+
+#[test]
+fn listing_is_capped_per_rule_and_tensor_entries_are_capped_with_a_count() {
+    // 300 tensors, each with one NaN at its own range.
+    let n = 300usize;
+    let mut m = GgufModel::new();
+    m.kv("general.architecture", OwnedValue::str("llama"));
+    for i in 0..n {
+        let mut t = OwnedTensor::zeroed(&format!("t{i}"), &[8], GgmlType::F32).unwrap();
+        t.offset = (i * 32) as u64;
+        t.data = f32s(&[0.0, f32::NAN, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0]);
+        m.tensor(t);
+    }
+    let bytes = m.to_bytes();
+    let (_, data) = scan(&bytes, &DataOptions::default());
+    assert_eq!(data.findings, 300);
+    assert_eq!(data.issues.len(), gguf_validate::limits::MAX_DIAGNOSTICS_PER_RULE);
+    assert_eq!(data.per_tensor.len(), gguf_validate::limits::MAX_LISTED_DATA_TENSORS);
+    assert_eq!(data.per_tensor_omitted, 200);
+    let listed: u64 = data.per_tensor.iter().map(|p| p.listed).sum();
+    assert_eq!(listed, 50, "`listed` says what is really listed");
+
+    // Asking for more per tensor raises the per-rule cap with it, exactly.
+    let (_, data) = scan(&bytes, &DataOptions::listing(1000));
+    assert_eq!(data.issues.len(), 300);
+    let (mut r, mut d) = (validate_bytes(&bytes, &Options::new(Profile::Strict)), data);
+    d.merge_into(&mut r, &Options::new(Profile::Strict));
+    assert_eq!(r.diagnostics.iter().filter(|x| x.rule == "data-non-finite").count(), 300);
+    assert!(!r.suppressed.contains_key("data-non-finite"));
+}
+
+#[test]
+fn a_source_that_shrinks_during_the_scan_is_an_error() {
+    #[derive(Debug)]
+    struct Shrinking(Vec<u8>);
+    impl gguf_validate::io::ByteSource for Shrinking {
+        fn len(&self) -> u64 {
+            self.0.len() as u64
+        }
+        fn read_exact_at(&self, offset: u64, buf: &mut [u8]) -> Result<(), gguf_validate::io::ReadError> {
+            // Everything past the first 200 bytes is gone.
+            SliceSource(&self.0[..200]).read_exact_at(offset, buf)
+        }
+    }
+    let bytes = file(ByteOrder::LittleEndian, vec![("w", GgmlType::F32, vec![1024], f32s(&[1.0; 1024]))]);
+    let tensors = tensors_of(&bytes);
+    let e = check_data(&Shrinking(bytes), &tensors, &DataOptions::default(), &|_| {}, None).unwrap_err();
+    assert!(e.to_string().contains("changed while it was read"), "{e}");
+}
+
+#[test]
+fn a_cancelled_scan_stops() {
+    let bytes = file(ByteOrder::LittleEndian, vec![("w", GgmlType::F32, vec![1024], f32s(&[1.0; 1024]))]);
+    let tensors = tensors_of(&bytes);
+    let cancel = std::sync::atomic::AtomicBool::new(true);
+    let e = check_data(&SliceSource(&bytes), &tensors, &DataOptions::default(), &|_| {}, Some(&cancel)).unwrap_err();
+    assert!(matches!(e, gguf_validate::io::ReadError::Cancelled));
 }

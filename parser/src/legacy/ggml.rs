@@ -424,7 +424,7 @@ fn parse_tensor<'a>(
     let mut padding_nonzero = false;
     if format == LegacyFormat::Ggjt {
         let at = r.offset();
-        let aligned = crate::validate::align_up(at, limits::GGJT_ALIGNMENT).unwrap_or(u64::MAX);
+        let aligned = crate::parse::align_up(at, limits::GGJT_ALIGNMENT).unwrap_or(u64::MAX);
         padding = aligned.saturating_sub(at);
         let pad = r
             .bytes(padding)
@@ -606,8 +606,10 @@ fn check_tensors(file: &GgmlFile<'_>, sink: &mut Sink<'_>) {
 pub fn data_tensors(file: &GgmlFile<'_>) -> Vec<DataTensor> {
     file.tensors
         .iter()
-        .filter_map(|t| {
+        .enumerate()
+        .filter_map(|(index, t)| {
             Some(DataTensor {
+                index,
                 name: String::from_utf8_lossy(t.name).into_owned(),
                 ty: t.ty.current?,
                 dims: t.dims.clone(),

@@ -21,10 +21,10 @@ pub mod rwkv;
 pub mod write;
 
 use crate::data::DataTensor;
+use crate::parse::NeedMoreData;
 use crate::parse::{ByteOrder, Ctx, Detected, LegacyFormat, detect};
 use crate::report::{Options, Report, Sink, Summary};
 use crate::rules::RuleId;
-use crate::validate::NeedMoreData;
 
 /// A finding that stops decoding: its rule (a fatal one), where, and why.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -78,7 +78,7 @@ impl<'a> Reader<'a> {
     /// A reader at offset 0 of `buf`, the whole file.
     pub(crate) fn new(buf: &'a [u8]) -> Reader<'a> {
         let file_len = u64::try_from(buf.len()).unwrap_or(u64::MAX);
-        Reader { ctx: Ctx { buf, file_len, order: ByteOrder::LittleEndian }, rest: buf }
+        Reader { ctx: Ctx { buf, file_len, order: ByteOrder::LittleEndian, base: 0 }, rest: buf }
     }
 
     /// Absolute offset of the next byte.

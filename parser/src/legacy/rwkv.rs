@@ -691,8 +691,10 @@ pub fn data_tensors(file: &RwkvFile<'_>) -> Vec<DataTensor> {
     };
     file.params
         .iter()
-        .filter(|p| !p.ty.is_quantized() || h.version == limits::RWKV_VERSION_QUANTIZED)
-        .map(|p| DataTensor {
+        .enumerate()
+        .filter(|(_, p)| !p.ty.is_quantized() || h.version == limits::RWKV_VERSION_QUANTIZED)
+        .map(|(index, p)| DataTensor {
+            index,
             name: String::from_utf8_lossy(p.key).into_owned(),
             ty: p.ty,
             dims: p.dims.clone(),

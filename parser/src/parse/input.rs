@@ -118,6 +118,9 @@ pub struct Ctx<'a> {
     pub file_len: u64,
     /// Byte order of every number in the file.
     pub order: ByteOrder,
+    /// Absolute offset of `buf[0]` in the file (0 unless `buf` is a part
+    /// of the file, such as an array's elements).
+    pub base: u64,
 }
 
 /// `usize` to `u64`; lossless on every platform Rust supports.
@@ -128,7 +131,7 @@ pub(crate) fn u64_of(n: usize) -> u64 {
 impl<'a> Ctx<'a> {
     /// Absolute offset of `input`, which is always a suffix of `buf`.
     pub fn offset(&self, input: &[u8]) -> u64 {
-        u64_of(self.buf.len().saturating_sub(input.len()))
+        self.base.saturating_add(u64_of(self.buf.len().saturating_sub(input.len())))
     }
 
     /// Bytes of the file (not only of the buffer) that follow `input`'s start.
@@ -225,24 +228,55 @@ impl<'a> Str<'a> {
     }
 }
 
-/// Printable form of arbitrary bytes (see [`Str::display`]).
+/// Printable form of arbitrary bytes (see [`Str::display`]), shortened
+/// past [`limits::MAX_QUOTED_LEN`].
 pub fn quote_bytes(bytes: &[u8]) -> String {
+    escape_into(bytes, false, Some(limits::MAX_QUOTED_LEN))
+}
+
+/// Printable form of arbitrary bytes, in full: control characters (newline,
+/// ESC, ...) and the invisible or bidi-reordering characters that can make
+/// text display as something else are escaped (`\n`, `\u{1b}`,
+/// `\u{202e}`), bytes that are not UTF-8 become `\xNN`, and with
+/// `escape_backslash` a `\` becomes `\\`, which makes the form lossless.
+pub fn escape_bytes(bytes: &[u8], escape_backslash: bool) -> String {
+    escape_into(bytes, escape_backslash, None)
+}
+
+/// Characters that change how the text around them is displayed without
+/// showing themselves: zero-width characters, bidi embeddings, overrides
+/// and isolates, the byte-order mark.
+pub fn is_invisible_format(c: char) -> bool {
+    matches!(c, '\u{200b}'..='\u{200f}' | '\u{202a}'..='\u{202e}' | '\u{2060}'..='\u{2064}' | '\u{2066}'..='\u{2069}' | '\u{feff}')
+}
+
+fn escape_into(bytes: &[u8], escape_backslash: bool, max: Option<usize>) -> String {
     let mut out = String::new();
+    let full = |out: &mut String| {
+        if max.is_some_and(|m| out.len() >= m) {
+            out.push('…');
+            true
+        } else {
+            false
+        }
+    };
     for chunk in bytes.utf8_chunks() {
         for c in chunk.valid().chars() {
-            if out.len() >= limits::MAX_QUOTED_LEN {
-                out.push('…');
+            if full(&mut out) {
                 return out;
             }
             if c.is_control() {
                 out.extend(c.escape_default());
+            } else if is_invisible_format(c) {
+                out.extend(c.escape_unicode());
+            } else if c == '\\' && escape_backslash {
+                out.push_str("\\\\");
             } else {
                 out.push(c);
             }
         }
         for b in chunk.invalid() {
-            if out.len() >= limits::MAX_QUOTED_LEN {
-                out.push('…');
+            if full(&mut out) {
                 return out;
             }
             out.push_str(&format!("\\x{b:02x}"));

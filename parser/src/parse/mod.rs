@@ -17,7 +17,7 @@ pub mod input;
 pub mod value;
 
 pub use header::{Detected, LegacyFormat, detect};
-pub use input::{ByteOrder, Ctx, DecodeKind, Str, quote_bytes};
+pub use input::{ByteOrder, Ctx, DecodeKind, Str, escape_bytes, is_invisible_format, quote_bytes};
 pub use value::{Array, Element, Value};
 
 use crate::limits;
@@ -78,6 +78,10 @@ pub struct TensorInfo<'a> {
     /// The tensor's data offset, relative to the start of the data section.
     pub data_offset: u64,
 }
+
+/// More bytes are needed: supply a prefix of at least this length.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct NeedMoreData(pub u64);
 
 /// `offset` rounded up to a multiple of `align` (> 0); `None` on overflow.
 pub fn align_up(offset: u64, align: u64) -> Option<u64> {
@@ -211,7 +215,7 @@ fn path_of(section: Section<'_>, element: Option<u64>) -> String {
 /// length. Returns [`ParseOutcome::NeedMoreData`] only when
 /// `buf.len() < file_len` and the metadata runs past `buf`.
 pub fn parse_gguf(buf: &[u8], file_len: u64, version: u32, order: ByteOrder) -> ParseOutcome<'_> {
-    let ctx = Ctx { buf, file_len, order };
+    let ctx = Ctx { buf, file_len, order, base: 0 };
     let header = Header { version, byte_order: order, tensor_count: 0, kv_count: 0 };
     let mut file = GgufFile { header, kvs: Vec::new(), tensors: Vec::new(), infos_end: 0, file_len };
     let mut section = Section::Header("tensor_count");
@@ -328,6 +332,19 @@ fn tensor_info<'a>(
         data_offset,
     };
     Ok((rest, info))
+}
+
+/// Detection plus parse of the first `buf.len()` bytes of a file of
+/// `file_len` bytes. `None` when the bytes are not GGUF v2/v3 or the
+/// metadata runs past `buf`.
+pub fn parse_prefix(buf: &[u8], file_len: u64) -> Option<Parsed<'_>> {
+    match detect(buf) {
+        Detected::Gguf { version, order } if version >= 2 => match parse_gguf(buf, file_len, version, order) {
+            ParseOutcome::Done(p) => Some(p),
+            ParseOutcome::NeedMoreData(_) => None,
+        },
+        _ => None,
+    }
 }
 
 /// Convenience: detection plus parse of a whole in-memory file. Returns

@@ -159,7 +159,11 @@ impl<'a> Iterator for ArrayIter<'a> {
         }
         // The array's bytes were fully decoded once already, so this
         // re-decode cannot fail; stop quietly if it ever does.
-        let ctx = Ctx { buf: self.array.data, file_len: u64_of(self.array.data.len()), order: self.array.order };
+        // Offsets inside the elements are absolute: the context starts at
+        // the first element and the "file" ends after the last one.
+        let base = self.array.data_offset;
+        let file_len = base.saturating_add(u64_of(self.array.data.len()));
+        let ctx = Ctx { buf: self.array.data, file_len, order: self.array.order, base };
         let rel = ctx.offset(self.rest);
         let (rest, value) = parse_value(&ctx, self.rest, self.array.elem_type, self.array.depth).ok()?;
         let element = Element { index: self.index, offset: self.array.data_offset.saturating_add(rel), value };
@@ -298,7 +302,6 @@ fn walk_elements<'a>(ctx: &Ctx<'a>, mut rest: &'a [u8], ty: ValueType, len: u64,
 /// strings with the same checks as [`Ctx::string`], without nom's per-call
 /// overhead. The loop bound was checked against the file size by the caller.
 fn walk_strings<'a>(ctx: &Ctx<'a>, mut rest: &'a [u8], len: u64) -> PResult<'a, &'a [u8]> {
-    let buf_len = u64_of(ctx.buf.len());
     let mut index = 0u64;
     while index < len {
         let fail = |kind| Err(nom::Err::Failure(PError { rem: rest.len(), kind, element: Some(index) }));
@@ -310,7 +313,7 @@ fn walk_strings<'a>(ctx: &Ctx<'a>, mut rest: &'a [u8], len: u64) -> PResult<'a, 
             ByteOrder::BigEndian => u64::from_be_bytes(*len_bytes),
         };
         // Bytes of the file after the length field.
-        let remaining = ctx.file_len.saturating_sub(buf_len.saturating_sub(u64_of(tail.len())));
+        let remaining = ctx.remaining(tail);
         if n > remaining {
             return fail(DecodeKind::StringExceedsFile { len: n, remaining });
         }

@@ -24,9 +24,9 @@ use arbitrary::{Arbitrary, Error, Result, Unstructured};
 
 use crate::limits;
 use crate::parse::ByteOrder;
+use crate::parse::align_up;
 use crate::rules::Profile;
 use crate::types::{GgmlType, ValueType};
-use crate::validate::align_up;
 use crate::write::{GgufModel, OwnedTensor, OwnedValue};
 
 /// Upper bound of [`Config::max_kvs`].

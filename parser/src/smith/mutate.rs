@@ -14,11 +14,11 @@
 
 use arbitrary::{Result, Unstructured};
 
+use crate::parse::align_up;
 use crate::parse::{self, ByteOrder, GgufFile, Value};
 use crate::report::Report;
 use crate::rules::{Level, RuleId};
 use crate::types::{GGML_TYPE_COUNT, GgmlType, ValueType};
-use crate::validate::align_up;
 use crate::write::{GgufModel, OwnedValue};
 
 /// Rules that any change to the data layout may trigger.

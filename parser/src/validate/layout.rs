@@ -11,7 +11,7 @@ use crate::rules::RuleId;
 
 use super::keys::KeyFacts;
 use super::tensors::{TensorFacts, tensor_path};
-use super::{NeedMoreData, Region};
+use super::{Region, Stop};
 
 /// Reports the first non-zero byte of `[start, end)`, if any.
 fn check_zero(
@@ -21,14 +21,11 @@ fn check_zero(
     what: &str,
     path: impl FnOnce() -> String,
     sink: &mut Sink<'_>,
-) -> Result<(), NeedMoreData> {
+) -> Result<(), Stop> {
     if !sink.enabled(RuleId::PaddingNonZero) {
         return Ok(());
     }
-    let bytes = region.get(start, end)?;
-    if let Some(p) = bytes.iter().position(|b| *b != 0) {
-        let off = start.saturating_add(u64::try_from(p).unwrap_or(0));
-        let b = bytes.get(p).copied().unwrap_or(0);
+    if let Some((off, b)) = region.first_nonzero(start, end)? {
         sink.emit(RuleId::PaddingNonZero, off, path, || {
             format!("{what} has byte 0x{b:02x} at 0x{off:x}; padding must be zero")
         });
@@ -43,7 +40,7 @@ pub(crate) fn check_layout(
     region: &Region<'_>,
     sink: &mut Sink<'_>,
     summary: &mut Summary,
-) -> Result<(), NeedMoreData> {
+) -> Result<(), Stop> {
     let align = keys.alignment.max(1);
     let file_len = file.file_len;
     let infos_end = file.infos_end;

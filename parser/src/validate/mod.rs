@@ -1,8 +1,11 @@
 //! The validator: runs every rule of [`crate::rules`] over a parsed file.
 //!
-//! Entry points: [`validate_bytes`] for a whole file in memory (or mapped),
-//! [`validate_prefix`] for a prefix of a file of known length (it asks for
-//! more bytes when the metadata, or a padding region, runs past the prefix).
+//! Entry points: [`validate_source`] for a file read through a
+//! [`ByteSource`] (the CLI: the metadata is read into memory by doubling
+//! reads, padding is read in place), [`validate_bytes`] for a whole file in
+//! memory, [`validate_prefix`] for a prefix of a file of known length (it
+//! asks for more bytes when the metadata, or a padding region, runs past
+//! the prefix).
 #![forbid(unsafe_code)]
 #![deny(clippy::indexing_slicing, clippy::arithmetic_side_effects, clippy::cast_possible_truncation)]
 
@@ -10,15 +13,81 @@ mod keys;
 mod layout;
 mod tensors;
 
+use crate::io::{ByteSource, ReadError};
+use crate::limits;
 use crate::parse::{self, DecodeKind, Detected, ParseOutcome, Parsed};
 use crate::report::{Options, Report, Sink, Summary};
 use crate::rules::RuleId;
 
-pub use crate::parse::align_up;
+pub use crate::parse::NeedMoreData;
 
-/// More bytes are needed: supply a prefix of at least this length.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct NeedMoreData(pub u64);
+/// Why a check could not finish with the bytes at hand.
+#[derive(Debug)]
+pub(crate) enum Stop {
+    /// Supply a prefix of at least this length (prefix validation only).
+    More(u64),
+    /// Reading the source failed (the file shrank, or an I/O error).
+    Read(ReadError),
+}
+
+impl From<NeedMoreData> for Stop {
+    fn from(n: NeedMoreData) -> Stop {
+        Stop::More(n.0)
+    }
+}
+
+/// A validated file: the report and the metadata bytes that were read
+/// (the file's first `metadata.len()` bytes), which later steps such as
+/// `--check-data` parse again instead of reading the file twice.
+#[derive(Debug)]
+pub struct Validated {
+    /// The report.
+    pub report: Report,
+    /// A prefix of the file holding all of its metadata.
+    pub metadata: Vec<u8>,
+}
+
+/// Validates a file read through `src`: reads its metadata with positioned
+/// reads, starting with [`limits::METADATA_FIRST_READ`] bytes and doubling
+/// while the parser asks for more (never past the file), and reads padding
+/// and gaps in place in chunks. Memory follows the metadata, not the file.
+///
+/// Formats that interleave headers and data (rwkv.cpp, GGML, GGMF, GGJT)
+/// are read whole, up to [`limits::MAX_LEGACY_FILE_BYTES`].
+pub fn validate_source(src: &dyn ByteSource, opts: &Options) -> Result<Validated, ReadError> {
+    let file_len = src.len();
+    let mut prefix = crate::io::read_range(src, 0, limits::METADATA_FIRST_READ.min(file_len))?;
+    loop {
+        match validate_in(&prefix, file_len, Some(src), opts) {
+            Ok(report) => return Ok(Validated { report, metadata: prefix }),
+            Err(Stop::Read(e)) => return Err(e),
+            Err(Stop::More(want)) => {
+                let have = u64::try_from(prefix.len()).unwrap_or(u64::MAX);
+                let next = want.max(have.saturating_mul(2)).min(file_len);
+                if next <= have {
+                    // The parser asked for bytes the file does not have;
+                    // cannot happen (it knows the length), but never loop.
+                    return Err(ReadError::Shrunk { offset: have, len: 0, opened_len: file_len });
+                }
+                if matches!(parse::detect(&prefix), Detected::Legacy { .. }) && next > limits::MAX_LEGACY_FILE_BYTES {
+                    return Err(ReadError::TooLarge {
+                        need: next,
+                        limit: limits::MAX_LEGACY_FILE_BYTES,
+                        what: "a legacy-format file (headers and data interleaved, validated from memory)",
+                    });
+                }
+                // Grow in place and read straight into the new tail (no
+                // second buffer: every page is touched once).
+                let (Ok(from), Ok(to)) = (usize::try_from(have), usize::try_from(next)) else {
+                    return Err(ReadError::TooLarge { need: next, limit: u64::MAX, what: "the metadata" });
+                };
+                prefix.reserve_exact(to.saturating_sub(from));
+                prefix.resize(to, 0);
+                src.read_exact_at(have, prefix.get_mut(from..).unwrap_or_default())?;
+            }
+        }
+    }
+}
 
 /// Validates a whole file held in memory.
 pub fn validate_bytes(buf: &[u8], opts: &Options) -> Report {
@@ -40,13 +109,25 @@ pub fn validate_bytes(buf: &[u8], opts: &Options) -> Report {
 /// supply; the same call with more bytes gives the same report as with
 /// the whole file.
 pub fn validate_prefix(prefix: &[u8], file_len: u64, opts: &Options) -> Result<Report, NeedMoreData> {
+    match validate_in(prefix, file_len, None, opts) {
+        Ok(r) => Ok(r),
+        Err(Stop::More(n)) => Err(NeedMoreData(n)),
+        // Without a source nothing is read, so this cannot happen; asking
+        // for the whole file is the safe answer.
+        Err(Stop::Read(_)) => Err(NeedMoreData(file_len)),
+    }
+}
+
+/// [`validate_prefix`], reading what lies past the prefix from `source`
+/// when there is one.
+fn validate_in(prefix: &[u8], file_len: u64, source: Option<&dyn ByteSource>, opts: &Options) -> Result<Report, Stop> {
     let prefix_len = u64::try_from(prefix.len()).unwrap_or(u64::MAX);
     let complete = prefix_len >= file_len;
     if !complete && prefix_len < crate::limits::HEADER_SIZE {
-        return Err(NeedMoreData(crate::limits::HEADER_SIZE.min(file_len)));
+        return Err(Stop::More(crate::limits::HEADER_SIZE.min(file_len)));
     }
     let detected = parse::detect(prefix);
-    let need_header = |n: u64| if complete || prefix_len >= n { Ok(()) } else { Err(NeedMoreData(n.min(file_len))) };
+    let need_header = |n: u64| if complete || prefix_len >= n { Ok(()) } else { Err(Stop::More(n.min(file_len))) };
     let mut sink = Sink::new(opts);
     let summary = Summary { file_size: file_len, ..Summary::default() };
     let (version, order) = match detected {
@@ -84,7 +165,7 @@ pub fn validate_prefix(prefix: &[u8], file_len: u64, opts: &Options) -> Result<R
         }
         Detected::Legacy { format, version } => {
             // rwkv.cpp, GGML, GGMF, GGJT (and the `legacy-format` verdict).
-            return crate::legacy::validate(prefix, file_len, format, version, opts);
+            return crate::legacy::validate(prefix, file_len, format, version, opts).map_err(Stop::from);
         }
         Detected::GgufBadVersion { version } => {
             let msg = match version {
@@ -112,33 +193,60 @@ pub fn validate_prefix(prefix: &[u8], file_len: u64, opts: &Options) -> Result<R
     };
     let parsed = match parse::parse_gguf(prefix, file_len, version, order) {
         ParseOutcome::Done(p) => p,
-        ParseOutcome::NeedMoreData(n) => return Err(NeedMoreData(n)),
+        ParseOutcome::NeedMoreData(n) => return Err(Stop::More(n)),
     };
     let mut summary = summary;
-    let region = Region { buf: prefix, file_len };
+    let region = Region { buf: prefix, file_len, source };
     check_parsed(&parsed, &region, &mut sink, &mut summary)?;
     Ok(sink.finish(opts.profile, "gguf".into(), Some(version), Some(order), summary))
 }
 
-/// Bytes of the file available to the validator: a prefix plus the length.
+/// Bytes of the file available to the validator: a prefix, the length,
+/// and (when validating a source) a way to read past the prefix.
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct Region<'a> {
     pub(crate) buf: &'a [u8],
     pub(crate) file_len: u64,
+    pub(crate) source: Option<&'a dyn ByteSource>,
 }
 
-impl<'a> Region<'a> {
-    /// The bytes `[start, end)`, clipped to the file; asks for more data when
-    /// they lie in the file but past the prefix.
-    pub(crate) fn get(&self, start: u64, end: u64) -> Result<&'a [u8], NeedMoreData> {
+impl Region<'_> {
+    /// The first non-zero byte of `[start, end)` (clipped to the file), with
+    /// its absolute offset. Reads past the prefix from the source in chunks
+    /// of [`limits::SCAN_READ_CHUNK`], or asks for more data without one.
+    pub(crate) fn first_nonzero(&self, start: u64, end: u64) -> Result<Option<(u64, u8)>, Stop> {
         let end = end.min(self.file_len);
-        if start >= end {
-            return Ok(&[]);
+        let buf_len = u64::try_from(self.buf.len()).unwrap_or(u64::MAX);
+        let mut at = start;
+        // The part inside the prefix.
+        let in_prefix = end.min(buf_len);
+        if at < in_prefix {
+            let (Ok(s), Ok(e)) = (usize::try_from(at), usize::try_from(in_prefix)) else {
+                return Err(Stop::More(end));
+            };
+            let bytes = self.buf.get(s..e).unwrap_or_default();
+            if let Some(p) = bytes.iter().position(|b| *b != 0) {
+                let b = bytes.get(p).copied().unwrap_or(0);
+                return Ok(Some((at.saturating_add(u64::try_from(p).unwrap_or(0)), b)));
+            }
+            at = in_prefix;
         }
-        let (Ok(s), Ok(e)) = (usize::try_from(start), usize::try_from(end)) else {
-            return Err(NeedMoreData(end));
-        };
-        self.buf.get(s..e).ok_or(NeedMoreData(end))
+        if at >= end {
+            return Ok(None);
+        }
+        let Some(src) = self.source else { return Err(Stop::More(end)) };
+        let mut chunk = Vec::new();
+        while at < end {
+            let n = (end.saturating_sub(at)).min(limits::SCAN_READ_CHUNK);
+            chunk.resize(usize::try_from(n).unwrap_or(0), 0);
+            src.read_exact_at(at, &mut chunk).map_err(Stop::Read)?;
+            if let Some(p) = chunk.iter().position(|b| *b != 0) {
+                let b = chunk.get(p).copied().unwrap_or(0);
+                return Ok(Some((at.saturating_add(u64::try_from(p).unwrap_or(0)), b)));
+            }
+            at = at.saturating_add(n);
+        }
+        Ok(None)
     }
 }
 
@@ -147,7 +255,7 @@ fn check_parsed(
     region: &Region<'_>,
     sink: &mut Sink<'_>,
     summary: &mut Summary,
-) -> Result<(), NeedMoreData> {
+) -> Result<(), Stop> {
     let file = &parsed.file;
     summary.kv_count = Some(file.header.kv_count);
     summary.tensor_count = Some(file.header.tensor_count);

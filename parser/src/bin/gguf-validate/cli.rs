@@ -20,7 +20,55 @@ Examples:
 Exit status:
   0  every file is valid under the profile
   1  at least one file is invalid
-  2  usage error, or a file that cannot be read";
+  2  usage error, or a file that cannot be read (or timed out)
+
+Files named like a subcommand or an option:
+  A first argument that names a subcommand (rules, dump, dequant, quantize,
+  help) while a file of that name exists, and any option that is also the
+  name of an existing file, is refused (exit 2) instead of guessed: write
+  `./dump`, or put file names after `--` (gguf-validate -- *.gguf).
+
+Resources:
+  Memory follows the metadata, not the file: tensor data is never loaded,
+  and --check-data reads it in 8 MiB chunks per core, scanning each byte
+  range once per type however many tensors claim it. Only regular files are
+  read; FIFOs, sockets and devices are refused unless --allow-special-files
+  (then read into memory up to --special-file-limit, for at most 60 s
+  unless --timeout). Results are written as each file finishes.";
+
+/// The subcommand names (and clap's `help`), which `check_ambiguous_args`
+/// refuses as a first argument when a file of that name exists.
+pub const SUBCOMMANDS: [&str; 5] = ["rules", "dump", "dequant", "quantize", "help"];
+
+/// Refuses command lines that a shell glob could have made ambiguous: a
+/// first argument naming a subcommand while a file of that name exists
+/// (`gguf-validate *` in a folder holding a file `dump`), or an option
+/// (before `--`) that is also the name of an existing file (a file named
+/// `--help` or `--allow=...`). Guessing either way could turn an invalid
+/// model into exit 0.
+pub fn check_ambiguous_args(args: &[std::ffi::OsString]) -> Result<(), String> {
+    let exists = |a: &std::ffi::OsString| std::fs::symlink_metadata(a).is_ok();
+    if let Some(first) = args.get(1) {
+        if SUBCOMMANDS.iter().any(|s| first == *s) && exists(first) {
+            let name = first.to_string_lossy();
+            return Err(format!(
+                "`{name}` is both a subcommand and a file here; to validate the file write `./{name}` or put files after `--` (gguf-validate -- {name} ...); to run the subcommand, run it from another folder"
+            ));
+        }
+    }
+    for a in args.iter().skip(1) {
+        if a == "--" {
+            break;
+        }
+        if a.as_encoded_bytes().starts_with(b"-") && a != "-" && exists(a) {
+            let name = crate::render::display_path(std::path::Path::new(a));
+            return Err(format!(
+                "`{name}` is both an option and a file here; to validate the file write `./{name}` or put files after `--`"
+            ));
+        }
+    }
+    Ok(())
+}
 
 #[derive(Debug, Parser)]
 #[command(
@@ -55,8 +103,8 @@ pub enum Command {
         /// List every array element (long arrays are summarised otherwise).
         #[arg(long)]
         full: bool,
-        /// Read the file instead of memory-mapping it.
-        #[arg(long)]
+        /// Accepted for compatibility: files are always read, never mapped.
+        #[arg(long, hide = true)]
         no_mmap: bool,
         /// Write this tensor's data to --output (its bytes as stored, or f32 with --dequant).
         #[arg(long, value_name = "NAME", requires = "output")]
@@ -138,15 +186,29 @@ pub struct ValidateArgs {
     /// When to colour human output.
     #[arg(long, value_enum, default_value_t = ColorArg::Auto)]
     pub color: ColorArg,
-    /// Read files instead of memory-mapping them.
-    #[arg(long)]
+    /// Accepted for compatibility: files are always read with positioned
+    /// reads (metadata only, unless --check-data), never memory-mapped.
+    #[arg(long, hide = true)]
     pub no_mmap: bool,
+    /// Give up on a file after this many seconds (exit 2 for it; the other
+    /// files go on). Off by default, so a long --check-data is not cut.
+    #[arg(long, value_name = "SECS", value_parser = parse_timeout)]
+    pub timeout: Option<f64>,
+    /// Also read FIFOs, sockets and devices (into memory, up to
+    /// --special-file-limit bytes). Without it they are refused at once.
+    #[arg(long)]
+    pub allow_special_files: bool,
+    /// With --allow-special-files: most bytes read from one special file.
+    #[arg(long, value_name = "BYTES", default_value_t = gguf_validate::limits::MAX_SPECIAL_FILE_BYTES)]
+    pub special_file_limit: u64,
     /// Also scan every tensor's values for what ggml's --check-tensors rejects
     /// (NaN/Inf elements and block scales, MXFP4 exponent 0xFF, ...).
     #[arg(long)]
     pub check_data: bool,
-    /// With --check-data: list at most N findings per tensor (all are counted).
-    #[arg(long, value_name = "N", default_value_t = gguf_validate::check_data::DEFAULT_MAX_LISTED_PER_TENSOR)]
+    /// With --check-data: list at most N findings per tensor, and at most
+    /// max(N, 50) per rule in the whole file (all are counted); N <= 10000.
+    #[arg(long, value_name = "N", default_value_t = gguf_validate::check_data::DEFAULT_MAX_LISTED_PER_TENSOR,
+          value_parser = parse_max_data_findings)]
     pub max_data_findings: usize,
 }
 
@@ -164,8 +226,26 @@ pub enum ProfileArg {
 pub enum Format {
     /// Verdict, summary and diagnostics for people.
     Human,
-    /// One JSON document for machines.
+    /// One JSON document for machines (written as files finish).
     Json,
+    /// One JSON object per file per line, as each file finishes.
+    Jsonl,
+}
+
+fn parse_timeout(s: &str) -> Result<f64, String> {
+    match s.parse::<f64>() {
+        Ok(t) if t.is_finite() && t > 0.0 && t <= 1e9 => Ok(t),
+        _ => Err(format!("`{s}` is not a number of seconds above 0")),
+    }
+}
+
+fn parse_max_data_findings(s: &str) -> Result<usize, String> {
+    let max = gguf_validate::limits::MAX_DATA_FINDINGS;
+    match s.parse::<usize>() {
+        Ok(n) if n <= max => Ok(n),
+        Ok(n) => Err(format!("{n} is above the limit of {max} findings listed per tensor")),
+        Err(e) => Err(e.to_string()),
+    }
 }
 
 #[derive(Clone, Copy, Debug, ValueEnum, PartialEq, Eq)]

@@ -6,7 +6,7 @@ use std::io::{self, Read, Write};
 use std::path::Path;
 
 use gguf_validate::data::DataTensor;
-use gguf_validate::io as gio;
+use gguf_validate::io::{self as gio, ByteSource};
 use gguf_validate::numerics::{self, NumericsError};
 use gguf_validate::parse::{self, ByteOrder};
 use gguf_validate::types::GgmlType;
@@ -129,84 +129,103 @@ pub fn quantize(ty: &str, input: &Path, output: &Path) -> u8 {
 }
 
 /// `gguf-validate dump FILE --tensor NAME [--dequant] --output PATH`: the
-/// tensor's bytes as stored, or decoded to f32. Exit 1 when the file has
-/// no readable tensor of that name or its data cannot be decoded.
-pub fn dump_tensor(path: &Path, no_mmap: bool, name: &str, dequant: bool, output: &Path) -> u8 {
-    let bytes = match if no_mmap { gio::read(path) } else { gio::open(path) } {
-        Ok(b) => b,
-        Err(e) => return usage(&format!("{}: {e}", path.display())),
+/// tensor's bytes as stored, or decoded to f32, read and written in steps
+/// (a tensor of any size costs a few MB). Exit 1 when the file has no
+/// readable tensor of that name or its data cannot be decoded.
+pub fn dump_tensor(path: &Path, name: &str, dequant: bool, output: &Path) -> u8 {
+    let shown = render::display_path(path);
+    let src = match gio::open(path, &gio::OpenPolicy::default()) {
+        Ok(s) => s,
+        Err(e) => return usage(&format!("{shown}: {e}")),
     };
-    let len = u64::try_from(bytes.len()).unwrap_or(u64::MAX);
-    let parsed = parse::parse_bytes(&bytes);
-    let tensors = match &parsed {
-        Some(p) => gguf_validate::data::gguf_tensors(p, len),
-        None => gguf_validate::legacy::data_tensors(&bytes),
+    let len = src.len();
+    let metadata = match gguf_validate::validate_source(&src, &gguf_validate::Options::default()) {
+        Ok(v) => v.metadata,
+        Err(e) => return usage(&format!("{shown}: {e}")),
     };
+    let parsed = parse::parse_prefix(&metadata, len);
+    let tensors = gguf_validate::check_data::data_tensors(&metadata, len);
+    let quoted = parse::quote_bytes(name.as_bytes());
     let Some(t) = tensors.iter().find(|t| t.name == name) else {
         let listed = parsed.as_ref().is_some_and(|p| p.file.tensors.iter().any(|t| t.name.bytes == name.as_bytes()));
         render::error(&if listed {
             format!(
-                "{}: tensor `{name}` has no readable data (invalid type, shape or range; run `gguf-validate` on the file)",
-                path.display()
+                "{shown}: tensor `{quoted}` has no readable data (invalid type, shape or range; run `gguf-validate` on the file)"
             )
         } else {
-            format!("{}: no tensor named `{name}`", path.display())
+            format!("{shown}: no tensor named `{quoted}`")
         });
         return EXIT_INVALID;
     };
-    let Some(data) = slice_of(&bytes, t) else {
-        render::error(&format!("{}: tensor `{name}` lies outside the file", path.display()));
+    if t.offset.checked_add(t.nbytes).is_none_or(|end| end > len) {
+        render::error(&format!("{shown}: tensor `{quoted}` lies outside the file"));
         return EXIT_INVALID;
-    };
-    let swapped;
-    let data = if dequant && t.order == ByteOrder::BigEndian {
-        if t.ty.is_quantized() {
-            render::error(&format!(
-                "{}: tensor `{name}` is {} data of a big-endian file, which has no agreed layout to decode",
-                path.display(),
-                t.ty
-            ));
-            return EXIT_INVALID;
-        }
-        let w = t.ty.type_size() as usize;
-        swapped = data.chunks_exact(w).flat_map(|e| e.iter().rev().copied()).collect::<Vec<u8>>();
-        &swapped[..]
-    } else {
-        data
-    };
+    }
+    if dequant && t.order == ByteOrder::BigEndian && t.ty.is_quantized() {
+        render::error(&format!(
+            "{shown}: tensor `{quoted}` is {} data of a big-endian file, which has no agreed layout to decode",
+            t.ty
+        ));
+        return EXIT_INVALID;
+    }
     let mut out = match render::output(output) {
         Ok(o) => o,
-        Err(e) => return usage(&format!("{}: {e}", output.display())),
+        Err(e) => return usage(&format!("{}: {e}", render::display_path(output))),
     };
-    let written = if dequant {
-        write_dequantized(t.ty, data, &mut out)
-    } else {
-        out.write_all(data).and_then(|()| out.flush()).map(|()| data.len() as u64)
-    };
+    let written = copy_tensor(&src, t, dequant, &mut out);
     drop(out);
     let written = match written {
         Ok(n) => n,
-        Err(e) => return write_failed(&e, output),
+        Err(CopyError::Read(e)) => return usage(&format!("{shown}: {e}")),
+        Err(CopyError::Write(e)) => return write_failed(&e, output),
     };
     if output.as_os_str() == "-" {
         return EXIT_VALID;
     }
     let summary = serde_json::json!({
-        "path": path.display().to_string(),
+        "path": render::json_path(path),
         "tensor": t.name,
         "type": t.ty.name(),
         "dims": t.dims,
         "offset": t.offset,
         "n_bytes": t.nbytes,
-        "output": output.display().to_string(),
+        "output": render::json_path(output),
         "output_format": if dequant { "f32-le" } else { "raw" },
         "bytes_written": written,
     });
     crate::report_io(render::json(&summary))
 }
 
-fn slice_of<'a>(bytes: &'a [u8], t: &DataTensor) -> Option<&'a [u8]> {
-    let start = usize::try_from(t.offset).ok()?;
-    let end = usize::try_from(t.offset.checked_add(t.nbytes)?).ok()?;
-    bytes.get(start..end)
+enum CopyError {
+    Read(gio::ReadError),
+    Write(io::Error),
+}
+
+/// Copies a tensor's bytes (or their f32 decoding) from `src` to `out` in
+/// steps of whole blocks.
+fn copy_tensor(src: &dyn ByteSource, t: &DataTensor, dequant: bool, out: &mut dyn Write) -> Result<u64, CopyError> {
+    let ts = u64::from(t.ty.type_size()).max(1);
+    let step = (u64::try_from(STEP_BYTES).unwrap_or(u64::MAX) / ts).max(1) * ts;
+    let mut buf = Vec::new();
+    let mut done = 0u64;
+    let mut written = 0u64;
+    while done < t.nbytes {
+        let n = step.min(t.nbytes - done);
+        buf.resize(usize::try_from(n).unwrap_or(0), 0);
+        src.read_exact_at(t.offset + done, &mut buf).map_err(CopyError::Read)?;
+        if dequant {
+            if t.order == ByteOrder::BigEndian {
+                for e in buf.chunks_exact_mut(t.ty.type_size() as usize) {
+                    e.reverse();
+                }
+            }
+            written += write_dequantized(t.ty, &buf, out).map_err(CopyError::Write)?;
+        } else {
+            out.write_all(&buf).map_err(CopyError::Write)?;
+            written += n;
+        }
+        done += n;
+    }
+    out.flush().map_err(CopyError::Write)?;
+    Ok(written)
 }

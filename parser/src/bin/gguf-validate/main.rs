@@ -4,34 +4,40 @@
 mod cli;
 mod convert;
 mod render;
+mod run;
 
+use std::ffi::OsString;
 use std::io::IsTerminal;
 use std::process::ExitCode;
 
 use clap::{CommandFactory, FromArgMatches};
-use gguf_validate::check_data::{DataOptions, DataReport};
+use gguf_validate::io::{self as gio, ByteSource};
 use gguf_validate::rules::{Level, Profile, RuleId};
-use gguf_validate::{Options, io as gio, parse};
+use gguf_validate::{Options, parse};
 
-use cli::{Cli, ColorArg, Command, Format, ProfileArg, ValidateArgs};
-use render::FileOutcome;
+use cli::{Cli, ColorArg, Command, ProfileArg, ValidateArgs};
 
 const EXIT_VALID: u8 = 0;
 const EXIT_INVALID: u8 = 1;
 const EXIT_USAGE: u8 = 2;
 
 fn main() -> ExitCode {
-    let matches = Cli::command().get_matches();
+    let args: Vec<OsString> = std::env::args_os().collect();
+    if let Err(msg) = cli::check_ambiguous_args(&args) {
+        render::error(&msg);
+        return ExitCode::from(EXIT_USAGE);
+    }
+    let matches = Cli::command().get_matches_from(args);
     let cli = match Cli::from_arg_matches(&matches) {
         Ok(c) => c,
         Err(e) => e.exit(),
     };
     let code = match cli.command {
         Some(Command::Rules { format }) => report_io(render::rules(format)),
-        Some(Command::Dump { file, no_mmap, tensor: Some(name), dequant, output: Some(out), .. }) => {
-            convert::dump_tensor(&file, no_mmap, &name, dequant, &out)
+        Some(Command::Dump { file, tensor: Some(name), dequant, output: Some(out), .. }) => {
+            convert::dump_tensor(&file, &name, dequant, &out)
         }
-        Some(Command::Dump { file, full, no_mmap, .. }) => dump(&file, full, no_mmap),
+        Some(Command::Dump { file, full, .. }) => dump(&file, full),
         Some(Command::Dequant { ty, input, output }) => convert::dequant(&ty, &input, &output),
         Some(Command::Quantize { ty, input, output }) => convert::quantize(&ty, &input, &output),
         None => validate(&cli.validate, &matches),
@@ -86,77 +92,61 @@ fn validate(args: &ValidateArgs, matches: &clap::ArgMatches) -> u8 {
             return EXIT_USAGE;
         }
     };
-    let opts = Options { profile, overrides, deny_warnings: args.deny_warnings };
-    let mut code = EXIT_VALID;
-    let mut outcomes = Vec::with_capacity(args.files.len());
-    for path in &args.files {
-        let shown = path.display().to_string();
-        let bytes = if args.no_mmap { gio::read(path) } else { gio::open(path) };
-        let outcome = match bytes {
-            Ok(bytes) => {
-                let mut report = gguf_validate::validate_bytes(&bytes, &opts);
-                let data = args.check_data.then(|| {
-                    let data = check_data(&bytes, &report, args.max_data_findings, &shown);
-                    data.merge_into(&mut report, &opts);
-                    Box::new(data)
-                });
-                if !report.valid {
-                    code = code.max(EXIT_INVALID);
-                }
-                FileOutcome::Report(Box::new(report), data)
-            }
-            Err(e) => {
-                code = EXIT_USAGE;
-                FileOutcome::Unreadable(e.to_string())
-            }
-        };
-        outcomes.push((shown, outcome));
-    }
     let color = match args.color {
         ColorArg::Always => true,
         ColorArg::Never => false,
         ColorArg::Auto => std::io::stdout().is_terminal() && std::env::var_os("NO_COLOR").is_none(),
     };
-    let written = render::validation(&outcomes, args.format == Format::Json, profile, render::Style::new(color));
-    match report_io(written) {
+    let settings = run::Settings::from_args(args, Options { profile, overrides, deny_warnings: args.deny_warnings });
+    let mut out = match render::Stream::begin(args.format, profile, render::Style::new(color)) {
+        Ok(o) => o,
+        Err(e) => return report_io(Err(e)),
+    };
+    let mut code = EXIT_VALID;
+    for path in &args.files {
+        // One file at a time, each in its own worker under the time limit;
+        // its result is written (and flushed) before the next one starts,
+        // so nothing is lost if a later file goes wrong.
+        let outcome = run::validate_file(path, &settings);
+        code = code.max(match &outcome {
+            render::FileOutcome::Report(r, _) if r.valid => EXIT_VALID,
+            render::FileOutcome::Report(..) => EXIT_INVALID,
+            render::FileOutcome::Unreadable(_) => EXIT_USAGE,
+        });
+        if let Err(e) = out.file(path, &outcome) {
+            return report_io(Err(e));
+        }
+    }
+    match report_io(out.finish()) {
         EXIT_VALID => code,
         other => other,
     }
 }
 
-/// `--check-data`: the data scan of one file, GGUF or legacy.
-fn check_data(bytes: &[u8], report: &gguf_validate::Report, max_listed: usize, label: &str) -> DataReport {
-    let len = u64::try_from(bytes.len()).unwrap_or(u64::MAX);
-    let gguf = if report.format == "gguf" { parse::parse_bytes(bytes) } else { None };
-    let tensors = match &gguf {
-        Some(parsed) => gguf_validate::data::gguf_tensors(parsed, len),
-        None => gguf_validate::legacy::data_tensors(bytes),
-    };
-    let total: u64 = tensors.iter().map(|t| t.nbytes).sum();
-    let progress = render::Progress::new(total, label);
-    let opts = DataOptions { max_listed_per_tensor: max_listed, ..DataOptions::default() };
-    let mut data = gguf_validate::check_data::check_data(bytes, &tensors, &opts, &|n| progress.inc(n));
-    progress.finish();
-    if let Some(parsed) = &gguf {
-        data.set_gguf_indices(parsed);
-    }
-    data
-}
-
-fn dump(path: &std::path::Path, full: bool, no_mmap: bool) -> u8 {
-    let bytes = match if no_mmap { gio::read(path) } else { gio::open(path) } {
-        Ok(b) => b,
+fn dump(path: &std::path::Path, full: bool) -> u8 {
+    let shown = render::display_path(path);
+    let src = match gio::open(path, &gio::OpenPolicy::default()) {
+        Ok(s) => s,
         Err(e) => {
-            render::error(&format!("{}: {e}", path.display()));
+            render::error(&format!("{shown}: {e}"));
             return EXIT_USAGE;
         }
     };
-    let Some(parsed) = parse::parse_bytes(&bytes) else {
-        // rwkv.cpp, GGML, GGMF and GGJT files have their own description.
-        if let Some(mut value) = gguf_validate::legacy::dump(&bytes) {
+    let file_len = src.len();
+    let metadata = match gguf_validate::validate_source(&src, &Options::default()) {
+        Ok(v) => v.metadata,
+        Err(e) => {
+            render::error(&format!("{shown}: {e}"));
+            return EXIT_USAGE;
+        }
+    };
+    let Some(parsed) = parse::parse_prefix(&metadata, file_len) else {
+        // rwkv.cpp, GGML, GGMF and GGJT files have their own description
+        // (their metadata is the whole file, which validation read).
+        if let Some(mut value) = gguf_validate::legacy::dump(&metadata) {
             if let Some(o) = value.as_object_mut() {
-                o.insert("path".into(), serde_json::json!(path.display().to_string()));
-                o.insert("file_size".into(), serde_json::json!(bytes.len()));
+                o.insert("path".into(), serde_json::json!(render::json_path(path)));
+                o.insert("file_size".into(), serde_json::json!(file_len));
             }
             let complete = value.get("complete").and_then(serde_json::Value::as_bool) != Some(false);
             return match report_io(render::json(&value)) {
@@ -164,13 +154,13 @@ fn dump(path: &std::path::Path, full: bool, no_mmap: bool) -> u8 {
                 other => other,
             };
         }
-        render::error(&format!("{}: not a GGUF v2/v3 file (run `gguf-validate` on it for details)", path.display()));
+        render::error(&format!("{shown}: not a GGUF v2/v3 file (run `gguf-validate` on it for details)"));
         return EXIT_INVALID;
     };
     let mut value = gguf_validate::dump::dump(&parsed, full);
     if let Some(o) = value.as_object_mut() {
-        o.insert("path".into(), serde_json::json!(path.display().to_string()));
-        o.insert("file_size".into(), serde_json::json!(bytes.len()));
+        o.insert("path".into(), serde_json::json!(render::json_path(path)));
+        o.insert("file_size".into(), serde_json::json!(file_len));
     }
     match report_io(render::json(&value)) {
         EXIT_VALID if parsed.fatal.is_some() => EXIT_INVALID,

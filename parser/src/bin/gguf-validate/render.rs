@@ -4,9 +4,16 @@
 use std::io::{self, IsTerminal, Write};
 
 use gguf_validate::check_data::{DataReport, TensorStatus};
+use gguf_validate::parse::{escape_bytes, quote_bytes};
 use gguf_validate::report::{Report, Summary};
 use gguf_validate::rules::{Level, Profile, RULES};
 use serde::Serialize;
+
+use crate::cli::Format;
+
+/// Version of the JSON report's shape (`--format json` and `jsonl`):
+/// 2 added `schema_version`, `jsonl`, and the capped `data.per_tensor`.
+pub const JSON_SCHEMA_VERSION: u32 = 2;
 
 /// The outcome for one file on the command line.
 #[derive(Debug)]
@@ -35,11 +42,21 @@ struct JsonUnreadable<'a> {
     error: &'a str,
 }
 
-#[derive(Serialize)]
-struct JsonDoc {
-    tool: &'static str,
-    tool_version: &'static str,
-    files: Vec<serde_json::Value>,
+/// A path as people see it: control characters, ESC, bidi controls and
+/// bytes that are not UTF-8 escaped (`\n`, `\u{1b}`, `\xff`), and `\`
+/// doubled, so a file name can neither forge a line of output nor lose
+/// bytes.
+pub fn display_path(path: &std::path::Path) -> String {
+    escape_bytes(path.as_os_str().as_encoded_bytes(), true)
+}
+
+/// A path in JSON: the path itself when it is UTF-8 (JSON escapes control
+/// characters losslessly), the escaped form of [`display_path`] otherwise.
+pub fn json_path(path: &std::path::Path) -> String {
+    match path.to_str() {
+        Some(s) => s.to_string(),
+        None => display_path(path),
+    }
 }
 
 /// ANSI styles, empty when colour is off.
@@ -141,9 +158,14 @@ fn human_report(out: &mut impl Write, path: &str, r: &Report, style: Style) -> i
 /// left unchecked.
 fn human_data(out: &mut impl Write, d: &DataReport) -> io::Result<()> {
     let plural = |n: u64, w: &str| if n == 1 { format!("{n} {w}") } else { format!("{n} {w}s") };
+    let shared = if d.bytes_claimed > d.bytes_checked {
+        format!(", {} claimed by several tensors scanned once", human_size(d.bytes_claimed - d.bytes_checked))
+    } else {
+        String::new()
+    };
     writeln!(
         out,
-        "  data: {} checked ({}), {}",
+        "  data: {} checked ({}{shared}), {}",
         plural(d.tensors_checked, "tensor"),
         human_size(d.bytes_checked),
         plural(d.findings, "finding")
@@ -156,7 +178,7 @@ fn human_data(out: &mut impl Write, d: &DataReport) -> io::Result<()> {
             TensorStatus::OutOfBounds => Some("not checked: data outside the file"),
         };
         if let Some(why) = why {
-            writeln!(out, "    tensor[{}] {} ({}): {why}", t.index, t.name, t.ty)?;
+            writeln!(out, "    tensor[{}] {} ({}): {why}", t.index, quote_bytes(t.name.as_bytes()), t.ty)?;
         } else if t.findings > 0 {
             let mut kinds = Vec::new();
             for (n, k) in
@@ -167,8 +189,12 @@ fn human_data(out: &mut impl Write, d: &DataReport) -> io::Result<()> {
                 }
             }
             let kinds = if kinds.is_empty() { String::new() } else { format!(" ({})", kinds.join(", ")) };
-            writeln!(out, "    tensor[{}] {} ({}): {}{kinds}", t.index, t.name, t.ty, plural(t.findings, "finding"))?;
+            let name = quote_bytes(t.name.as_bytes());
+            writeln!(out, "    tensor[{}] {name} ({}): {}{kinds}", t.index, t.ty, plural(t.findings, "finding"))?;
         }
+    }
+    if d.per_tensor_omitted > 0 {
+        writeln!(out, "    ... and {} more tensors with findings or not checked", d.per_tensor_omitted)?;
     }
     Ok(())
 }
@@ -216,41 +242,90 @@ pub fn output(path: &std::path::Path) -> io::Result<Box<dyn Write>> {
     }
 }
 
-/// Writes the validation results in the chosen format.
-pub fn validation(files: &[(String, FileOutcome)], json: bool, profile: Profile, style: Style) -> io::Result<()> {
-    let stdout = io::stdout();
-    let mut out = io::BufWriter::new(stdout.lock());
-    if json {
-        let mut docs = Vec::new();
-        for (path, outcome) in files {
-            let v = match outcome {
-                FileOutcome::Report(r, data) => {
-                    serde_json::to_value(JsonFile { path, report: r, data: data.as_deref() })
-                }
-                FileOutcome::Unreadable(e) => {
-                    serde_json::to_value(JsonUnreadable { path, valid: false, profile, error: e })
-                }
-            };
-            docs.push(v.map_err(io::Error::other)?);
+/// The validation output, written file by file as each one finishes:
+/// human text and JSON lines are flushed per file; the JSON document is
+/// written as it goes (its head first, its closing brackets by
+/// [`Stream::finish`]), so memory does not grow with the number of files.
+pub struct Stream {
+    format: Format,
+    profile: Profile,
+    style: Style,
+    out: io::BufWriter<io::Stdout>,
+    files: u64,
+}
+
+impl Stream {
+    /// Starts the output (the JSON document's head).
+    pub fn begin(format: Format, profile: Profile, style: Style) -> io::Result<Stream> {
+        let mut s = Stream { format, profile, style, out: io::BufWriter::new(io::stdout()), files: 0 };
+        if format == Format::Json {
+            writeln!(s.out, "{{")?;
+            writeln!(s.out, "  \"schema_version\": {JSON_SCHEMA_VERSION},")?;
+            writeln!(s.out, "  \"tool\": \"gguf-validate\",")?;
+            writeln!(s.out, "  \"tool_version\": \"{}\",", env!("CARGO_PKG_VERSION"))?;
+            write!(s.out, "  \"files\": [")?;
         }
-        let doc = JsonDoc { tool: "gguf-validate", tool_version: env!("CARGO_PKG_VERSION"), files: docs };
-        write_json(&mut out, &doc)?;
-    } else {
-        for (path, outcome) in files {
-            match outcome {
-                FileOutcome::Report(r, data) => {
-                    human_report(&mut out, path, r, style)?;
-                    if let Some(d) = data {
-                        human_data(&mut out, d)?;
+        Ok(s)
+    }
+
+    /// Writes one file's result.
+    pub fn file(&mut self, path: &std::path::Path, outcome: &FileOutcome) -> io::Result<()> {
+        match self.format {
+            Format::Human => {
+                let shown = display_path(path);
+                match outcome {
+                    FileOutcome::Report(r, data) => {
+                        human_report(&mut self.out, &shown, r, self.style)?;
+                        if let Some(d) = data {
+                            human_data(&mut self.out, d)?;
+                        }
+                    }
+                    FileOutcome::Unreadable(e) => {
+                        writeln!(self.out, "{shown}: {} cannot read the file: {e}", self.style.paint("1;31", "ERROR"))?;
                     }
                 }
-                FileOutcome::Unreadable(e) => {
-                    writeln!(out, "{path}: {} cannot read the file: {e}", style.paint("1;31", "ERROR"))?;
+            }
+            Format::Json | Format::Jsonl => {
+                let value = json_file(&json_path(path), outcome, self.profile)?;
+                if self.format == Format::Jsonl {
+                    let mut line = serde_json::to_vec(&value).map_err(io::Error::other)?;
+                    line.push(b'\n');
+                    self.out.write_all(&line)?;
+                } else {
+                    // Pretty-printed at the depth of the `files` array.
+                    let text = serde_json::to_string_pretty(&value).map_err(io::Error::other)?;
+                    let sep = if self.files == 0 { "\n" } else { ",\n" };
+                    self.out.write_all(sep.as_bytes())?;
+                    for (i, line) in text.lines().enumerate() {
+                        if i > 0 {
+                            self.out.write_all(b"\n")?;
+                        }
+                        self.out.write_all(b"    ")?;
+                        self.out.write_all(line.as_bytes())?;
+                    }
                 }
             }
         }
+        self.files += 1;
+        self.out.flush()
     }
-    out.flush()
+
+    /// Ends the output (the JSON document's closing brackets).
+    pub fn finish(mut self) -> io::Result<()> {
+        if self.format == Format::Json {
+            let close = if self.files == 0 { "]\n}\n" } else { "\n  ]\n}\n" };
+            self.out.write_all(close.as_bytes())?;
+        }
+        self.out.flush()
+    }
+}
+
+fn json_file(path: &str, outcome: &FileOutcome, profile: Profile) -> io::Result<serde_json::Value> {
+    let v = match outcome {
+        FileOutcome::Report(r, data) => serde_json::to_value(JsonFile { path, report: r, data: data.as_deref() }),
+        FileOutcome::Unreadable(e) => serde_json::to_value(JsonUnreadable { path, valid: false, profile, error: e }),
+    };
+    v.map_err(io::Error::other)
 }
 
 /// `gguf-validate rules`.

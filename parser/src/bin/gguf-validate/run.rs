@@ -1,0 +1,112 @@
+//! Validating one file from the command line: open it under the file
+//! policy, validate it, scan its data when asked, all in a worker thread
+//! under the time limit. Nothing here prints (see `render`).
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::mpsc;
+use std::time::Duration;
+
+use gguf_validate::Options;
+use gguf_validate::check_data::{self, DataOptions};
+use gguf_validate::io::{self as gio, ByteSource, FileKind, OpenPolicy};
+
+use crate::cli::ValidateArgs;
+use crate::render::{self, FileOutcome};
+
+/// Time allowed to read a FIFO, socket or device (with
+/// `--allow-special-files`) when no `--timeout` is given: a writer that
+/// never comes must not hang the run.
+pub const SPECIAL_FILE_TIMEOUT: Duration = Duration::from_secs(60);
+
+/// What every file of one run is validated with.
+#[derive(Clone, Debug)]
+pub struct Settings {
+    pub options: Options,
+    pub policy: OpenPolicy,
+    pub check_data: Option<DataOptions>,
+    pub timeout: Option<Duration>,
+}
+
+impl Settings {
+    pub fn from_args(args: &ValidateArgs, options: Options) -> Settings {
+        Settings {
+            options,
+            policy: OpenPolicy { special_files: args.allow_special_files, max_special_bytes: args.special_file_limit },
+            check_data: args.check_data.then(|| DataOptions::listing(args.max_data_findings)),
+            timeout: args.timeout.map(Duration::from_secs_f64),
+        }
+    }
+}
+
+/// Validates one file in a worker thread and waits for it at most the
+/// time limit. A worker that overruns is told to stop (the data scan
+/// checks between batches) and abandoned: a read blocked in the kernel
+/// cannot be interrupted, but it cannot keep the process alive either,
+/// since the process exits when `main` returns.
+pub fn validate_file(path: &Path, settings: &Settings) -> FileOutcome {
+    let special = gio::kind_of(path).is_ok_and(|k| !matches!(k, FileKind::Regular | FileKind::Directory));
+    let timeout =
+        settings.timeout.or_else(|| (special && settings.policy.special_files).then_some(SPECIAL_FILE_TIMEOUT));
+    let cancel = Arc::new(AtomicBool::new(false));
+    let (tx, rx) = mpsc::sync_channel(1);
+    let job_path: PathBuf = path.to_path_buf();
+    let job_settings = settings.clone();
+    let job_cancel = Arc::clone(&cancel);
+    let spawned = std::thread::Builder::new().name("validate".into()).spawn(move || {
+        let outcome = validate_now(&job_path, &job_settings, &job_cancel);
+        // The receiver is gone when the time limit passed first.
+        let _ = tx.send(outcome);
+    });
+    if spawned.is_err() {
+        // No thread to be had: validate here, without a time limit.
+        return validate_now(path, settings, &cancel);
+    }
+    let received = match timeout {
+        Some(t) => rx.recv_timeout(t).map_err(|e| matches!(e, mpsc::RecvTimeoutError::Timeout)),
+        None => rx.recv().map_err(|_| false),
+    };
+    match received {
+        Ok(outcome) => outcome,
+        Err(true) => {
+            cancel.store(true, Ordering::Relaxed);
+            let secs = timeout.map_or(0.0, |t| t.as_secs_f64());
+            let why = if special && settings.timeout.is_none() {
+                format!("no answer from the special file within {secs} s; gave up on it")
+            } else {
+                format!("timed out after {secs} s (--timeout); gave up on the file")
+            };
+            FileOutcome::Unreadable(why)
+        }
+        Err(false) => FileOutcome::Unreadable("the validation worker stopped without a result".into()),
+    }
+}
+
+fn validate_now(path: &Path, settings: &Settings, cancel: &AtomicBool) -> FileOutcome {
+    let src = match gio::open(path, &settings.policy) {
+        Ok(s) => s,
+        Err(e) => return FileOutcome::Unreadable(e.to_string()),
+    };
+    let validated = match gguf_validate::validate_source(&src, &settings.options) {
+        Ok(v) => v,
+        Err(e) => return FileOutcome::Unreadable(e.to_string()),
+    };
+    let mut report = validated.report;
+    let Some(data_opts) = &settings.check_data else {
+        return FileOutcome::Report(Box::new(report), None);
+    };
+    let tensors = check_data::data_tensors(&validated.metadata, src.len());
+    drop(validated.metadata);
+    let total: u64 = tensors.iter().map(|t| t.nbytes).fold(0, u64::saturating_add);
+    let progress = render::Progress::new(total.min(src.len()), &render::display_path(path));
+    let scanned = check_data::check_data(&src, &tensors, data_opts, &|n| progress.inc(n), Some(cancel));
+    progress.finish();
+    match scanned {
+        Ok(mut data) => {
+            data.merge_into(&mut report, &settings.options);
+            FileOutcome::Report(Box::new(report), Some(Box::new(data)))
+        }
+        Err(e) => FileOutcome::Unreadable(format!("during --check-data: {e}")),
+    }
+}
