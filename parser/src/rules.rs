@@ -287,6 +287,9 @@ catalogue! {
     TensorNameUtf8 = "tensor-name-utf8", "tensor", [Error, Error, Allow],
         cite: "gguf.md gguf_string_t: UTF-8",
         "A tensor name is valid UTF-8.";
+    TensorNameControl = "tensor-name-control", "tensor", [Warning, Allow, Allow],
+        cite: "gguf.md gguf_tensor_info_t name (any UTF-8); names are printed in logs by every loader",
+        "A tensor name holds no control character other than NUL (reported by tensor-name-nul) and no invisible or bidi-reordering character: such names can rewrite terminal output and log lines (ESC sequences, newlines, U+202E).";
     TensorNameDuplicate = "tensor-name-duplicate", "tensor", [Error, Error, Error],
         cite: "gguf.md: \"tensor names must be unique\"; gguf.cpp [T3]",
         "No two tensors have the same name.";

@@ -67,6 +67,30 @@ pub fn cases(v: &mut Vec<Case>) {
         || named(b"a\0b"),
     ));
     v.push(case(
+        "tensor_name_control",
+        [A, A, A],
+        &["tensor-name-control"],
+        "Tensor name `w\\x1b[2Kok\\n`: an ESC sequence and a newline that rewrite a terminal or log line when printed.",
+        "gguf.md gguf_tensor_info_t name",
+        || named(b"w\x1b[2Kok\n"),
+    ));
+    v.push(case(
+        "tensor_name_bidi",
+        [A, A, A],
+        &["tensor-name-control"],
+        "Tensor name with U+202E (right-to-left override), which reverses how the rest is displayed.",
+        "gguf.md gguf_tensor_info_t name",
+        || named("w\u{202e}thgiew".as_bytes()),
+    ));
+    v.push(case(
+        "tensor_name_unicode",
+        [A, A, A],
+        &[],
+        "Tensor name `blk.0.ü→ñ`: non-ASCII but printable UTF-8 is fine (boundary of tensor-name-control).",
+        "gguf.md gguf_tensor_info_t name",
+        || named("blk.0.ü→ñ".as_bytes()),
+    ));
+    v.push(case(
         "tensor_name_invalid_utf8",
         [R, R, A],
         &["tensor-name-utf8"],

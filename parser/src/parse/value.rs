@@ -164,9 +164,9 @@ impl<'a> Iterator for ArrayIter<'a> {
         let base = self.array.data_offset;
         let file_len = base.saturating_add(u64_of(self.array.data.len()));
         let ctx = Ctx { buf: self.array.data, file_len, order: self.array.order, base };
-        let rel = ctx.offset(self.rest);
+        let offset = ctx.offset(self.rest);
         let (rest, value) = parse_value(&ctx, self.rest, self.array.elem_type, self.array.depth).ok()?;
-        let element = Element { index: self.index, offset: self.array.data_offset.saturating_add(rel), value };
+        let element = Element { index: self.index, offset, value };
         self.rest = rest;
         self.index = self.index.saturating_add(1);
         Some(element)
@@ -324,4 +324,39 @@ fn walk_strings<'a>(ctx: &Ctx<'a>, mut rest: &'a [u8], len: u64) -> PResult<'a, 
         index = index.saturating_add(1);
     }
     Ok((rest, rest))
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::types::ValueType as T;
+    use crate::write::{GgufModel, OwnedValue as V};
+
+    /// Offsets inside nested arrays are absolute file offsets, like every
+    /// other offset (they were relative to the outer array's elements).
+    #[test]
+    fn nested_array_offsets_are_absolute() {
+        let inner = V::Array(T::U8, vec![V::U8(1), V::U8(2)]);
+        let mut m = GgufModel::new();
+        m.kv("general.architecture", V::str("x"));
+        m.kv("custom.nested", V::Array(T::Array, vec![inner.clone(), inner]));
+        let bytes = m.to_bytes();
+        let parsed = crate::parse::parse_bytes(&bytes).unwrap();
+        let kv = parsed.file.get("custom.nested").unwrap();
+        let outer = kv.value.as_array().unwrap();
+        // Outer: element type (4) + count (8), then each inner array:
+        // element type (4) + count (8) + two u8.
+        assert_eq!(outer.offset, kv.value_offset);
+        assert_eq!(outer.data_offset, kv.value_offset + 12);
+        let inner: Vec<(u64, u64, u64)> = outer
+            .iter()
+            .map(|e| {
+                let a = e.value.as_array().unwrap();
+                (e.offset, a.offset, a.data_offset)
+            })
+            .collect();
+        let first = outer.data_offset;
+        assert_eq!(inner, vec![(first, first, first + 12), (first + 14, first + 14, first + 26)]);
+        let bytes_at = |o: u64| bytes[o as usize];
+        assert_eq!((bytes_at(first + 12), bytes_at(first + 27)), (1, 2));
+    }
 }

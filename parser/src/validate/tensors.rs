@@ -95,6 +95,16 @@ fn check_name<'a>(
             format!("tensor name has a NUL byte at position {p}; ggml truncates the name there")
         });
     }
+    if let Some((p, c)) = control_char(name) {
+        let off = t.name.content_offset().saturating_add(u64::try_from(p).unwrap_or(0));
+        sink.emit(RuleId::TensorNameControl, off, path, || {
+            format!(
+                "tensor name `{}` has U+{:04X} at byte {p}; control and bidi characters can rewrite log and terminal output",
+                t.name.display(),
+                u32::from(c)
+            )
+        });
+    }
     if let Err(e) = std::str::from_utf8(name) {
         let off = t.name.content_offset().saturating_add(u64::try_from(e.valid_up_to()).unwrap_or(0));
         sink.emit(RuleId::TensorNameUtf8, off, path, || {
@@ -236,4 +246,20 @@ fn check_shape_and_type(t: &TensorInfo<'_>, sink: &mut Sink<'_>) -> TensorSize {
         ),
     }
     size
+}
+
+/// The first control character other than NUL, or invisible / bidi
+/// formatting character, in the UTF-8 parts of `name`, with its byte index.
+fn control_char(name: &[u8]) -> Option<(usize, char)> {
+    let mut at = 0usize;
+    for chunk in name.utf8_chunks() {
+        let valid = chunk.valid();
+        if let Some((i, c)) =
+            valid.char_indices().find(|(_, c)| (c.is_control() && *c != '\0') || crate::parse::is_invisible_format(*c))
+        {
+            return Some((at.saturating_add(i), c));
+        }
+        at = at.saturating_add(valid.len()).saturating_add(chunk.invalid().len());
+    }
+    None
 }
