@@ -12,6 +12,7 @@
 //! - the scan is cut into tasks of whole blocks ([`DataOptions::chunk_bytes`],
 //!   8 MiB by default), so the number of tasks is bounded by the file's
 //!   length (per type) plus the number of tensor infos;
+//! - holes of sparse files are not read (zeros are valid for every type);
 //! - bytes are read through a [`ByteSource`] into one reused buffer per
 //!   thread (no memory map: a file that shrinks gives an error, not a
 //!   signal); tasks run in batches on all cores and their results are
@@ -465,6 +466,13 @@ fn scan_task(src: &dyn ByteSource, t: &DataTensor, task: &Task, max_listed: usiz
         limit: u64::try_from(usize::MAX).unwrap_or(u64::MAX),
         what: "a data chunk",
     })?;
+    if src.is_hole(at, task.len) {
+        // A hole of a sparse file reads as zeros, and zero is a valid value
+        // and a valid scale for every type: nothing to read or find.
+        let blocks = task.len / u64::from(t.ty.type_size()).max(1);
+        let per_block = if is_element_type(t.ty) { 1 } else { numerics::scale_fields(t.ty).len() as u64 };
+        return Ok(ChunkResult { blocks, values_checked: blocks * per_block, ..ChunkResult::default() });
+    }
     READ_BUF.with(|cell| {
         let mut buf = cell.borrow_mut();
         buf.resize(n, 0);

@@ -38,6 +38,13 @@ pub trait ByteSource: Send + Sync + fmt::Debug {
     /// Fills `buf` with the bytes at `offset..offset + buf.len()`. Fails
     /// with [`ReadError::Shrunk`] when the source no longer has them.
     fn read_exact_at(&self, offset: u64, buf: &mut [u8]) -> Result<(), ReadError>;
+
+    /// Whether `[offset, offset + len)` is known to be a hole of a sparse
+    /// file (reads as zeros without being stored). `false` when unknown.
+    fn is_hole(&self, offset: u64, len: u64) -> bool {
+        let _ = (offset, len);
+        false
+    }
 }
 
 /// A read that could not be served.
@@ -161,6 +168,18 @@ impl ByteSource for FileSource {
                 Err(ReadError::Shrunk { offset, len, opened_len: self.len })
             }
             Err(error) => Err(ReadError::Io { offset, error }),
+        }
+    }
+
+    #[cfg(unix)]
+    fn is_hole(&self, offset: u64, len: u64) -> bool {
+        // SEEK_DATA finds the next byte that is stored; the file position
+        // it moves is never used (every read is positioned).
+        match rustix::fs::seek(&self.file, rustix::fs::SeekFrom::Data(offset)) {
+            Ok(next) => next >= offset.saturating_add(len),
+            // No data at or after `offset`, up to the end of the file.
+            Err(rustix::io::Errno::NXIO) => offset.saturating_add(len) <= self.len,
+            Err(_) => false,
         }
     }
 }
@@ -315,6 +334,13 @@ impl ByteSource for Source {
         }
     }
 
+    fn is_hole(&self, offset: u64, len: u64) -> bool {
+        match self {
+            Source::File(f) => f.is_hole(offset, len),
+            Source::Memory(_) => false,
+        }
+    }
+
     fn read_exact_at(&self, offset: u64, buf: &mut [u8]) -> Result<(), ReadError> {
         match self {
             Source::File(f) => f.read_exact_at(offset, buf),
@@ -438,6 +464,24 @@ mod tests {
         assert!(matches!(e, OpenError::TooLarge { limit: 4096 }), "{e}");
         let null = open(Path::new("/dev/null"), &policy).unwrap();
         assert_eq!(null.len(), 0);
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn holes_of_sparse_files_are_known() {
+        let dir = std::env::temp_dir().join(format!("gguf-io-hole-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("sparse.bin");
+        let f = std::fs::File::create(&path).unwrap();
+        std::io::Write::write_all(&mut &f, &[1u8; 4096]).unwrap();
+        f.set_len(64 << 20).unwrap();
+        let src = open(&path, &OpenPolicy::default()).unwrap();
+        assert!(!src.is_hole(0, 4096), "stored data is no hole");
+        // File systems may not report holes (then nothing is skipped).
+        if src.is_hole(32 << 20, 1 << 20) {
+            assert!(!src.is_hole(0, 8 << 20));
+        }
+        std::fs::remove_dir_all(&dir).ok();
     }
 
     #[test]
