@@ -37,19 +37,28 @@ pub struct Header {
     pub kv_count: u64,
 }
 
-/// One metadata key/value pair.
+/// One metadata key/value pair. Kept small (a file may hold millions):
+/// the offsets of the type and value follow from the key's.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct KeyValue<'a> {
     /// Position among the pairs.
     pub index: usize,
     /// The key (offset is that of its length field, the start of the pair).
     pub key: Str<'a>,
-    /// Absolute offset of the u32 value type.
-    pub type_offset: u64,
-    /// Absolute offset of the value.
-    pub value_offset: u64,
     /// The value.
     pub value: Value<'a>,
+}
+
+impl KeyValue<'_> {
+    /// Absolute offset of the u32 value type (just after the key).
+    pub fn type_offset(&self) -> u64 {
+        self.key.content_offset().saturating_add(u64_of(self.key.bytes.len()))
+    }
+
+    /// Absolute offset of the value (just after its type).
+    pub fn value_offset(&self) -> u64 {
+        self.type_offset().saturating_add(4)
+    }
 }
 
 /// One tensor info.
@@ -274,11 +283,9 @@ fn parse_body<'a>(ctx: &Ctx<'a>, file: &mut GgufFile<'a>, section: &mut Section<
         *section = Section::Kv(index, None);
         let (rest, key) = lift(ctx.string(i, "key"))?;
         *section = Section::Kv(index, Some(key));
-        let type_offset = ctx.offset(rest);
         let (rest, ty) = lift(value::value_type(ctx, rest, false))?;
-        let value_offset = ctx.offset(rest);
         let (rest, value) = lift(value::parse_value(ctx, rest, ty, 0))?;
-        file.kvs.push(KeyValue { index, key, type_offset, value_offset, value });
+        file.kvs.push(KeyValue { index, key, value });
         i = rest;
     }
 

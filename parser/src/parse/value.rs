@@ -91,8 +91,6 @@ pub struct Array<'a> {
     pub elem_type: ValueType,
     /// Number of elements.
     pub len: u64,
-    /// Absolute offset of the first element.
-    pub data_offset: u64,
     /// The elements' bytes, exactly.
     pub data: &'a [u8],
     /// Byte order, to decode elements.
@@ -113,6 +111,12 @@ pub struct Element<'a> {
 }
 
 impl<'a> Array<'a> {
+    /// Absolute offset of the first element (after the u32 element type
+    /// and the u64 count).
+    pub fn data_offset(&self) -> u64 {
+        self.offset.saturating_add(12)
+    }
+
     /// Iterates the elements in order, decoding each from the raw bytes.
     pub fn iter(&self) -> ArrayIter<'a> {
         ArrayIter { array: *self, rest: self.data, index: 0 }
@@ -123,7 +127,7 @@ impl<'a> Array<'a> {
         let arr = *self;
         let is_string = arr.elem_type == ValueType::String;
         let mut rest = if is_string { arr.data } else { &[][..] };
-        let mut offset = arr.data_offset;
+        let mut offset = arr.data_offset();
         let mut index = 0u64;
         std::iter::from_fn(move || {
             let (len_bytes, tail) = rest.split_first_chunk::<8>()?;
@@ -161,7 +165,7 @@ impl<'a> Iterator for ArrayIter<'a> {
         // re-decode cannot fail; stop quietly if it ever does.
         // Offsets inside the elements are absolute: the context starts at
         // the first element and the "file" ends after the last one.
-        let base = self.array.data_offset;
+        let base = self.array.data_offset();
         let file_len = base.saturating_add(u64_of(self.array.data.len()));
         let ctx = Ctx { buf: self.array.data, file_len, order: self.array.order, base };
         let offset = ctx.offset(self.rest);
@@ -258,7 +262,6 @@ fn parse_array<'a>(ctx: &Ctx<'a>, i: &'a [u8], depth: u32) -> PResult<'a, Array<
     if len.checked_mul(min_elem).is_none_or(|need| need > remaining) {
         return ctx.fail(count_at, DecodeKind::ArrayExceedsFile { len, min_elem, remaining });
     }
-    let data_offset = ctx.offset(rest);
     let after = match elem_type.fixed_size() {
         Some(size) => {
             // len * size <= remaining was checked above.
@@ -269,7 +272,7 @@ fn parse_array<'a>(ctx: &Ctx<'a>, i: &'a [u8], depth: u32) -> PResult<'a, Array<
     };
     let used = rest.len().saturating_sub(after.len());
     let data = rest.get(..used).unwrap_or_default();
-    Ok((after, Array { offset, elem_type, len, data_offset, data, order: ctx.order, depth }))
+    Ok((after, Array { offset, elem_type, len, data, order: ctx.order, depth }))
 }
 
 /// Walks `len` variable-size elements (strings or arrays), returning the
@@ -345,18 +348,18 @@ mod tests {
         let outer = kv.value.as_array().unwrap();
         // Outer: element type (4) + count (8), then each inner array:
         // element type (4) + count (8) + two u8.
-        assert_eq!(outer.offset, kv.value_offset);
-        assert_eq!(outer.data_offset, kv.value_offset + 12);
+        assert_eq!(outer.offset, kv.value_offset());
+        assert_eq!(outer.data_offset(), kv.value_offset() + 12);
         let inner: Vec<(u64, u64, u64)> = outer
             .iter()
             .map(|e| {
                 let a = e.value.as_array().unwrap();
-                (e.offset, a.offset, a.data_offset)
+                (e.offset, a.offset, a.data_offset())
             })
             .collect();
-        let first = outer.data_offset;
+        let first = outer.data_offset();
         assert_eq!(inner, vec![(first, first, first + 12), (first + 14, first + 14, first + 26)]);
-        let bytes_at = |o: u64| bytes[o as usize];
+        let bytes_at = |o: u64| bytes[usize::try_from(o).unwrap()];
         assert_eq!((bytes_at(first + 12), bytes_at(first + 27)), (1, 2));
     }
 }

@@ -421,7 +421,7 @@ impl Faulter<'_, '_, '_> {
                 ))
             }
             F::ValueType => {
-                let at: Vec<u64> = file.kvs.iter().map(|kv| kv.type_offset).collect();
+                let at: Vec<u64> = file.kvs.iter().map(|kv| kv.type_offset()).collect();
                 let Some(&off) = self.pick(&at)? else {
                     return Ok(None);
                 };
@@ -633,7 +633,7 @@ impl Faulter<'_, '_, '_> {
                 let Some(kv) = file.get("general.alignment") else {
                     return Ok(None);
                 };
-                let out = self.patched(kv.value_offset, &0u32.to_le_bytes());
+                let out = self.patched(kv.value_offset(), &0u32.to_le_bytes());
                 Some(("general.alignment = 0".into(), out, Expected::reject(&[RuleId::AlignmentZero], LAYOUT)))
             }
             F::AlignmentValue => {
@@ -704,9 +704,9 @@ impl Faulter<'_, '_, '_> {
                 let mut at: Vec<u64> = Vec::new();
                 for kv in &file.kvs {
                     match kv.value {
-                        Value::Bool(_) => at.push(kv.value_offset),
+                        Value::Bool(_) => at.push(kv.value_offset()),
                         Value::Array(a) if a.elem_type == ValueType::Bool => {
-                            at.extend((0..a.len).map(|i| a.data_offset.saturating_add(i)));
+                            at.extend((0..a.len).map(|i| a.data_offset().saturating_add(i)));
                         }
                         _ => {}
                     }

@@ -3,7 +3,6 @@
 #![forbid(unsafe_code)]
 #![deny(clippy::indexing_slicing, clippy::arithmetic_side_effects, clippy::cast_possible_truncation)]
 
-use std::collections::HashSet;
 use std::fmt::Write;
 
 use crate::limits;
@@ -37,10 +36,11 @@ fn element_path(kv: &KeyValue<'_>, indices: &[u64]) -> String {
 
 /// Checks every pair; returns the facts later rules need.
 pub(crate) fn check_kvs(file: &GgufFile<'_>, sink: &mut Sink<'_>) -> KeyFacts {
-    let mut seen: HashSet<&[u8]> = HashSet::with_capacity(file.kvs.len().min(limits::MAX_INITIAL_CAPACITY));
-    for kv in &file.kvs {
+    let duplicates = super::later_duplicates(&file.kvs, |kv| kv.key.bytes);
+    let mut duplicates = duplicates.iter().peekable();
+    for (i, kv) in file.kvs.iter().enumerate() {
         check_key(kv, sink);
-        if !seen.insert(kv.key.bytes) {
+        if duplicates.next_if_eq(&&i).is_some() {
             sink.emit(
                 RuleId::KeyDuplicate,
                 kv.key.offset,
@@ -48,7 +48,7 @@ pub(crate) fn check_kvs(file: &GgufFile<'_>, sink: &mut Sink<'_>) -> KeyFacts {
                 || format!("key `{}` appears more than once; readers disagree on which value wins", kv.key.display()),
             );
         }
-        check_value(kv, &kv.value, kv.value_offset, &mut Vec::new(), sink);
+        check_value(kv, &kv.value, kv.value_offset(), &mut Vec::new(), sink);
     }
     // Layout rules use the alignment every reader lays data out with;
     // check_alignment only judges the key.
@@ -64,7 +64,7 @@ pub(crate) fn check_kvs(file: &GgufFile<'_>, sink: &mut Sink<'_>) -> KeyFacts {
                 if !ok {
                     sink.emit(
                         RuleId::ArchitectureCharset,
-                        kv.value_offset,
+                        kv.value_offset(),
                         || kv_path(kv),
                         || format!("architecture `{}` is not [a-z0-9]+", s.display()),
                     );
@@ -72,7 +72,7 @@ pub(crate) fn check_kvs(file: &GgufFile<'_>, sink: &mut Sink<'_>) -> KeyFacts {
             }
             None => sink.emit(
                 RuleId::ArchitectureType,
-                kv.type_offset,
+                kv.type_offset(),
                 || kv_path(kv),
                 || format!("general.architecture is {}, not a string", type_label(&kv.value)),
             ),
@@ -196,7 +196,7 @@ fn check_array(kv: &KeyValue<'_>, a: &Array<'_>, indices: &mut Vec<u64>, sink: &
         ValueType::Bool => {
             for (i, b) in (0u64..).zip(a.data.iter()) {
                 if *b > 1 {
-                    let off = a.data_offset.saturating_add(i);
+                    let off = a.data_offset().saturating_add(i);
                     indices.push(i);
                     sink.emit(
                         RuleId::BoolValue,
@@ -229,13 +229,13 @@ fn check_alignment(kv: &KeyValue<'_>, sink: &mut Sink<'_>) {
     let Value::U32(a) = kv.value else {
         sink.emit(
             RuleId::AlignmentType,
-            kv.type_offset,
+            kv.type_offset(),
             || kv_path(kv),
             || format!("general.alignment is {}; it must be a scalar u32", type_label(&kv.value)),
         );
         return;
     };
-    let at = kv.value_offset;
+    let at = kv.value_offset();
     if a == 0 {
         sink.emit(RuleId::AlignmentZero, at, || kv_path(kv), || "general.alignment is 0".into());
         return;
@@ -372,7 +372,7 @@ fn check_standard_types(file: &GgufFile<'_>, arch: Option<&str>, sink: &mut Sink
         if !expect.matches(&kv.value) {
             sink.emit(
                 RuleId::StandardKeyType,
-                kv.type_offset,
+                kv.type_offset(),
                 || kv_path(kv),
                 || format!("`{key}` is {}; the spec and llama.cpp expect {}", type_label(&kv.value), expect.describe()),
             );
@@ -408,7 +408,7 @@ fn check_tokenizer(file: &GgufFile<'_>, sink: &mut Sink<'_>) {
         {
             sink.emit(
                 RuleId::TokenIdRange,
-                kv.value_offset,
+                kv.value_offset(),
                 || kv_path(kv),
                 || format!("`{key}` is {id} but the vocabulary has {n_vocab} tokens"),
             );
@@ -434,7 +434,7 @@ pub(crate) fn check_required(file: &GgufFile<'_>, facts: &KeyFacts, tensors: &Te
         Some(kv) if !matches!(kv.value, Value::U32(_)) => {
             sink.emit(
                 RuleId::QuantVersionType,
-                kv.type_offset,
+                kv.type_offset(),
                 || kv_path(kv),
                 || format!("general.quantization_version is {}, not u32", type_label(&kv.value)),
             );

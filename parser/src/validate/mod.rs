@@ -288,6 +288,24 @@ fn check_parsed(
     layout::check_layout(file, &key_facts, &tensor_facts, region, sink, summary)
 }
 
+/// Positions, in increasing order, of the items whose key equals the key
+/// of an earlier item. Sort-based: one `usize` per item, where a hash set
+/// of millions of keys costs several times more memory and rehashes.
+pub(crate) fn later_duplicates<T>(items: &[T], key: impl Fn(&T) -> &[u8]) -> Vec<usize> {
+    let key_of = |i: usize| items.get(i).map_or(&[][..], &key);
+    let mut order: Vec<usize> = (0..items.len()).collect();
+    order.sort_unstable_by(|&a, &b| key_of(a).cmp(key_of(b)).then(a.cmp(&b)));
+    let mut later: Vec<usize> = order
+        .windows(2)
+        .filter_map(|w| match w {
+            [a, b] if key_of(*a) == key_of(*b) => Some(*b),
+            _ => None,
+        })
+        .collect();
+    later.sort_unstable();
+    later
+}
+
 fn fatal_message(kind: &DecodeKind) -> (RuleId, String) {
     match kind {
         DecodeKind::Truncated { what } => (RuleId::FileTruncated, format!("the file ends inside the {what}")),

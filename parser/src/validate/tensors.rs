@@ -38,9 +38,12 @@ pub(crate) fn tensor_path(t: &TensorInfo<'_>, field: &str) -> String {
 }
 
 pub(crate) fn check_tensors(file: &GgufFile<'_>, _keys: &KeyFacts, sink: &mut Sink<'_>) -> TensorFacts {
-    let cap = file.tensors.len().min(limits::MAX_INITIAL_CAPACITY);
+    // The infos really decoded (bounded by the file's bytes), not the count
+    // the header declares: sized once, no rehashing through larger copies.
+    let cap = file.tensors.len();
     let mut names: HashSet<&[u8]> = HashSet::with_capacity(cap);
-    let mut truncated: HashMap<&[u8], &[u8]> = HashMap::with_capacity(cap);
+    // Only names with a NUL can collide after truncation: most files have none.
+    let mut truncated: HashMap<&[u8], &[u8]> = HashMap::new();
     let mut facts = TensorFacts {
         sizes: Vec::with_capacity(cap),
         parameters: Some(0),
@@ -116,8 +119,16 @@ fn check_name<'a>(
             format!("tensor name `{}` is used more than once", t.name.display())
         });
     } else {
-        let short = name.get(..nul.unwrap_or(name.len())).unwrap_or(name);
-        if let Some(other) = truncated.insert(short, name)
+        // `truncated` maps the part before the NUL of each name with a NUL;
+        // names without one are in `names` already.
+        let other = match nul {
+            Some(p) => {
+                let short = name.get(..p).unwrap_or(name);
+                truncated.insert(short, name).or_else(|| names.contains(short).then_some(short))
+            }
+            None => truncated.get(name).copied(),
+        };
+        if let Some(other) = other
             && other != name
         {
             sink.emit(RuleId::TensorNameDuplicateAfterNul, at, path, || {
