@@ -341,3 +341,71 @@ fn fatal_message(kind: &DecodeKind) -> (RuleId, String) {
         ),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::io::{ByteSource, ReadError, SliceSource};
+
+    /// A source whose bytes past `keep` are gone (a file truncated by
+    /// another process after it was opened).
+    #[derive(Debug)]
+    struct Truncated<'a>(&'a [u8], usize);
+
+    impl ByteSource for Truncated<'_> {
+        fn len(&self) -> u64 {
+            self.0.len() as u64
+        }
+        fn read_exact_at(&self, offset: u64, buf: &mut [u8]) -> Result<(), ReadError> {
+            SliceSource(self.0.get(..self.1).unwrap_or_default()).read_exact_at(offset, buf)
+        }
+    }
+
+    fn model(keys: usize) -> Vec<u8> {
+        let mut m = crate::write::GgufModel::new();
+        m.kv("general.architecture", crate::write::OwnedValue::str("x"));
+        for i in 0..keys {
+            m.kv(&format!("x.k{i}"), crate::write::OwnedValue::U32(1));
+        }
+        m.to_bytes()
+    }
+
+    #[test]
+    fn a_source_validates_like_the_same_bytes_in_memory() {
+        // Larger than the first read, so the metadata is read by doubling.
+        let bytes = model(80_000);
+        assert!(bytes.len() as u64 > limits::METADATA_FIRST_READ);
+        let opts = Options::default();
+        let v = validate_source(&SliceSource(&bytes), &opts).unwrap();
+        assert_eq!(v.report, validate_bytes(&bytes, &opts));
+        assert!(v.metadata.len() <= bytes.len());
+    }
+
+    #[test]
+    fn a_file_that_shrinks_while_its_metadata_is_read_is_an_error() {
+        let bytes = model(80_000);
+        let e = validate_source(&Truncated(&bytes, 1 << 20), &Options::default()).unwrap_err();
+        assert!(matches!(e, ReadError::Shrunk { .. }), "{e}");
+    }
+
+    #[test]
+    fn padding_past_the_metadata_is_read_in_place() {
+        // A data section beyond the first read: its padding is read from the
+        // source, not by growing the metadata buffer to the whole file.
+        let mut m = crate::write::GgufModel::new();
+        m.kv("general.architecture", crate::write::OwnedValue::str("x"));
+        let mut t = crate::write::OwnedTensor::zeroed("w", &[(1 << 19) + 1], crate::types::GgmlType::F32).unwrap();
+        t.data[0] = 1;
+        m.tensor(t);
+        m.pad_end = true;
+        let mut bytes = m.to_bytes();
+        let v = validate_source(&SliceSource(&bytes), &Options::default()).unwrap();
+        assert!(v.report.valid, "{:?}", v.report.diagnostics);
+        let n = bytes.len();
+        bytes[n - 1] = 1; // a non-zero byte in the final padding, 2 MiB in
+        let v = validate_source(&SliceSource(&bytes), &Options::default()).unwrap();
+        let d: Vec<(&str, u64)> = v.report.diagnostics.iter().map(|d| (d.rule, d.offset)).collect();
+        assert_eq!(d, vec![("padding-nonzero", n as u64 - 1)]);
+        assert!((v.metadata.len() as u64) <= limits::METADATA_FIRST_READ, "data was not read into memory");
+    }
+}
