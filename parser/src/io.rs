@@ -381,7 +381,8 @@ pub fn open(path: &Path, policy: &OpenPolicy) -> Result<Source, OpenError> {
 #[cfg(unix)]
 fn open_nonblocking(path: &Path) -> io::Result<File> {
     use std::os::unix::fs::OpenOptionsExt;
-    std::fs::OpenOptions::new().read(true).custom_flags(libc::O_NONBLOCK).open(path)
+    let nonblock = i32::try_from(rustix::fs::OFlags::NONBLOCK.bits()).unwrap_or(0);
+    std::fs::OpenOptions::new().read(true).custom_flags(nonblock).open(path)
 }
 
 #[cfg(not(unix))]

@@ -19,7 +19,8 @@ pub mod dump;
 pub mod io;
 pub mod legacy;
 pub mod limits;
-pub mod numerics;
+/// Dequantize / quantize for every ggml type: the `gguf-numerics` crate.
+pub use gguf_numerics as numerics;
 pub mod parse;
 pub mod report;
 pub mod rules;

@@ -10,7 +10,7 @@ repo="$(cd "$here/../../.." && pwd)"
 venv="${VENV:-/work/ref/venv}"
 out="$(mktemp -d)"
 trap 'rm -rf "$out"' EXIT
-(cd "$repo" && DEQUANT_BENCH_DUMP="$out" cargo bench -q -p gguf-validate --bench dequant >/dev/null)
+(cd "$repo" && DEQUANT_BENCH_DUMP="$out" cargo bench -q -p gguf-numerics --bench dequant >/dev/null)
 # shellcheck disable=SC1091
 . "$venv/bin/activate"
 python "$here/bench_ggml.py" "$out"

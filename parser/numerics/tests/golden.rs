@@ -7,13 +7,13 @@
 //! signs included) and every quantized byte must be identical.
 #![allow(clippy::disallowed_macros, clippy::expect_used, clippy::unwrap_used)]
 
-use gguf_validate::numerics::{self, DataFinding, FindingKind};
-use gguf_validate::types::GgmlType;
+use gguf_numerics::GgmlType;
+use gguf_numerics::{self as numerics, DataFinding, FindingKind};
 use serde_json::Value;
 use std::path::PathBuf;
 
 fn golden_dir() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../corpus/golden")
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../corpus/golden")
 }
 
 fn manifest() -> Value {

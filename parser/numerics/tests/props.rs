@@ -2,8 +2,8 @@
 //! round-trip error, and idempotent re-quantization where it holds.
 #![allow(clippy::disallowed_macros, clippy::expect_used, clippy::unwrap_used)]
 
-use gguf_validate::numerics::{self, NumericsError};
-use gguf_validate::types::GgmlType;
+use gguf_numerics::GgmlType;
+use gguf_numerics::{self as numerics, NumericsError};
 use proptest::prelude::*;
 
 /// Types whose `quantize(dequantize(quantize(x))) == quantize(x)` for inputs

@@ -8,8 +8,8 @@
 //! - TQ2_0 `qs[64] d`: 2 bits per element; byte 32c+m, bits 2l give element
 //!   128c+32l+m; y = d·(q−1) (q = 3 decodes to 2d).
 
+use super::block32::c_absmax;
 use super::common::{f32_to_f16, for_blocks, half_at, lround, put16, quant_blocks};
-use super::legacy::c_absmax;
 
 const POW3: [u8; 5] = [1, 3, 9, 27, 81];
 

@@ -35,22 +35,27 @@
 //! [`error_bound`] gives the worst-case round-trip error used by the
 //! property tests.
 #![forbid(unsafe_code)]
+#![deny(clippy::unwrap_used, clippy::expect_used, clippy::panic, clippy::todo, clippy::unimplemented)]
+#![warn(missing_docs)]
 // Kernels index fixed-size blocks by position, mirroring the documented layouts.
 #![allow(clippy::needless_range_loop)]
 
+mod block32;
 mod common;
 mod float;
 mod fp4;
 mod iquants;
 mod kquants;
-mod legacy;
 #[cfg(all(target_arch = "x86_64", target_feature = "sse2"))]
 mod simd;
+#[cfg(all(test, target_arch = "x86_64", target_feature = "sse2"))]
+mod simd_equivalence;
 pub mod tables;
 mod ternary;
+pub mod types;
 
-use crate::types::GgmlType;
 use std::fmt;
+pub use types::{GGML_TYPE_COUNT, GGML_TYPES, GgmlType, TypeInfo, TypeStatus, type_info};
 
 /// Why a numerics call was refused.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -142,14 +147,14 @@ pub fn dequantize(ty: GgmlType, src: &[u8], dst: &mut [f32]) -> Result<(), Numer
         T::I16 => float::dequant_i16,
         T::I32 => float::dequant_i32,
         T::I64 => float::dequant_i64,
-        T::Q4_0 => legacy::dequant_q4_0,
-        T::Q4_1 => legacy::dequant_q4_1,
-        T::Q5_0 => legacy::dequant_q5_0,
-        T::Q5_1 => legacy::dequant_q5_1,
-        T::Q8_0 => legacy::dequant_q8_0,
-        T::Q8_1 => legacy::dequant_q8_1,
-        T::Q1_0 => legacy::dequant_q1_0,
-        T::Q2_0 => legacy::dequant_q2_0,
+        T::Q4_0 => block32::dequant_q4_0,
+        T::Q4_1 => block32::dequant_q4_1,
+        T::Q5_0 => block32::dequant_q5_0,
+        T::Q5_1 => block32::dequant_q5_1,
+        T::Q8_0 => block32::dequant_q8_0,
+        T::Q8_1 => block32::dequant_q8_1,
+        T::Q1_0 => block32::dequant_q1_0,
+        T::Q2_0 => block32::dequant_q2_0,
         T::Q2_K => kquants::dequant_q2_k,
         T::Q3_K => kquants::dequant_q3_k,
         T::Q4_K => kquants::dequant_q4_k,
@@ -191,14 +196,14 @@ fn quant_kernel(ty: GgmlType) -> Option<QuantKernel> {
         T::F32 => float::quant_f32,
         T::F16 => float::quant_f16,
         T::BF16 => float::quant_bf16,
-        T::Q4_0 => legacy::quant_q4_0,
-        T::Q4_1 => legacy::quant_q4_1,
-        T::Q5_0 => legacy::quant_q5_0,
-        T::Q5_1 => legacy::quant_q5_1,
-        T::Q8_0 => legacy::quant_q8_0,
-        T::Q8_1 => legacy::quant_q8_1,
-        T::Q1_0 => legacy::quant_q1_0,
-        T::Q2_0 => legacy::quant_q2_0,
+        T::Q4_0 => block32::quant_q4_0,
+        T::Q4_1 => block32::quant_q4_1,
+        T::Q5_0 => block32::quant_q5_0,
+        T::Q5_1 => block32::quant_q5_1,
+        T::Q8_0 => block32::quant_q8_0,
+        T::Q8_1 => block32::quant_q8_1,
+        T::Q1_0 => block32::quant_q1_0,
+        T::Q2_0 => block32::quant_q2_0,
         T::Q2_K => kquants::quant_q2_k,
         T::Q3_K => kquants::quant_q3_k,
         T::Q4_K => kquants::quant_q4_k,

@@ -122,7 +122,7 @@ fn arr<const N: usize, const M: usize>(b: &[u8; M], off: usize) -> [u8; N] {
 /// Q4_K: the SSE2 kernel of `simd.rs` on x86-64, the scalar one elsewhere.
 pub(crate) fn dequant_q4_k(src: &[u8], dst: &mut [f32]) {
     #[cfg(all(target_arch = "x86_64", target_feature = "sse2"))]
-    super::simd::dequant_q4_k(src, dst);
+    super::simd::dequant_q4_k(src, dst, k4_scales);
     #[cfg(not(all(target_arch = "x86_64", target_feature = "sse2")))]
     dequant_q4_k_scalar(src, dst);
 }

@@ -2,8 +2,8 @@
 
 #![allow(clippy::expect_used, clippy::unwrap_used)]
 
-use gguf_validate::numerics::{self, DataFinding, FindingKind, NumericsError, ScaleKind};
-use gguf_validate::types::GgmlType;
+use gguf_numerics::GgmlType;
+use gguf_numerics::{self as numerics, DataFinding, FindingKind, NumericsError, ScaleKind};
 
 fn findings(ty: GgmlType, bytes: &[u8]) -> (Vec<DataFinding>, numerics::DataCheckSummary) {
     let mut v = Vec::new();

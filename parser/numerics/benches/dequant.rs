@@ -12,8 +12,8 @@
 //! - `DEQUANT_BENCH_TYPES=q4_0,q4_K`: only these types.
 #![allow(clippy::disallowed_macros, clippy::expect_used)]
 
-use gguf_validate::numerics::{self, ScaleKind};
-use gguf_validate::types::GgmlType;
+use gguf_numerics::GgmlType;
+use gguf_numerics::{self as numerics, ScaleKind};
 use std::hint::black_box;
 use std::time::Instant;
 
