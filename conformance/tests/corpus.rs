@@ -4,7 +4,7 @@
 use std::collections::BTreeSet;
 
 use gguf_conformance::{Verdict, all_cases};
-use gguf_validate::rules::{Level, Profile, RULES, RuleId};
+use gguf_validate::rules::{Group, Level, Profile, RULES, RuleId};
 use gguf_validate::{Options, validate_bytes};
 
 fn reported(report: &gguf_validate::Report) -> BTreeSet<String> {
@@ -175,7 +175,7 @@ const NOT_IN_CORPUS: &[(&str, &str)] = &[
 fn every_gguf_rule_has_a_breaking_case() {
     let covered: BTreeSet<&str> = all_cases().iter().flat_map(|c| c.rules.clone()).collect();
     let mut missing = Vec::new();
-    for r in RULES.iter().filter(|r| !matches!(r.group, "rwkv" | "legacy" | "data")) {
+    for r in RULES.iter().filter(|r| !matches!(r.group, Group::Rwkv | Group::Legacy | Group::Data)) {
         if !covered.contains(r.id) && !NOT_IN_CORPUS.iter().any(|(id, _)| *id == r.id) {
             missing.push(r.id);
         }
@@ -183,29 +183,31 @@ fn every_gguf_rule_has_a_breaking_case() {
     assert!(missing.is_empty(), "rules without a corpus case: {missing:?}");
 }
 
+/// The JSON reports of a file under every profile.
+fn reports_of(path: &std::path::Path) -> Vec<serde_json::Value> {
+    let bytes = std::fs::read(path).unwrap();
+    Profile::ALL.into_iter().map(|p| serde_json::to_value(validate_bytes(&bytes, &Options::new(p))).unwrap()).collect()
+}
+
+/// One snapshot per corpus file (`insta::glob!`, so every case that
+/// changes is reported, not only the first).
 #[test]
-fn json_reports_snapshot() {
+fn corpus_report() {
     let mut settings = insta::Settings::clone_current();
     settings.set_snapshot_path("snapshots/reports");
     settings.set_prepend_module_to_snapshot(false);
-    settings.bind(|| {
-        for case in all_cases() {
-            let bytes = (case.build)();
-            let reports: Vec<serde_json::Value> = Profile::ALL
-                .into_iter()
-                .map(|p| serde_json::to_value(validate_bytes(&bytes, &Options::new(p))).unwrap())
-                .collect();
-            insta::assert_json_snapshot!(case.file_name().trim_end_matches(".gguf").to_string(), reports);
-        }
-        for e in gguf_py_manifest().cases {
-            let bytes = std::fs::read(gguf_conformance::gguf_py_dir().join(&e.file)).unwrap();
-            let reports: Vec<serde_json::Value> = Profile::ALL
-                .into_iter()
-                .map(|p| serde_json::to_value(validate_bytes(&bytes, &Options::new(p))).unwrap())
-                .collect();
-            insta::assert_json_snapshot!(format!("gguf-py__{}", e.file.trim_end_matches(".gguf")), reports);
-        }
-    });
+    settings
+        .bind(|| insta::glob!("../../corpus/gguf", "*.gguf", |path| insta::assert_json_snapshot!(reports_of(path))));
+}
+
+/// One snapshot per file written by gguf-py.
+#[test]
+fn gguf_py_report() {
+    let mut settings = insta::Settings::clone_current();
+    settings.set_snapshot_path("snapshots/reports");
+    settings.set_prepend_module_to_snapshot(false);
+    settings
+        .bind(|| insta::glob!("../../corpus/gguf-py", "*.gguf", |path| insta::assert_json_snapshot!(reports_of(path))));
 }
 
 #[test]

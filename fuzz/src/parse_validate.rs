@@ -64,7 +64,7 @@ pub fn check_report(r: &Report, len: u64, opts: &Options) {
         assert!(d.offset <= len, "`{}` at offset {} is outside the {len}-byte file: {}", d.rule, d.offset, d.message);
         assert!(d.offset >= last, "diagnostics out of order at `{}`", d.rule);
         last = d.offset;
-        let rule = RuleId::from_id(d.rule).unwrap_or_else(|| panic!("unknown rule id `{}`", d.rule));
+        let rule = RuleId::from_id(d.rule.id()).unwrap_or_else(|| panic!("unknown rule id `{}`", d.rule.id()));
         assert_eq!(d.severity, opts.level(rule), "`{}` reported at the wrong level", d.rule);
         assert_ne!(d.severity, Level::Allow);
         errors += u64::from(d.severity == Level::Error);

@@ -47,7 +47,7 @@ use crate::io::{ByteSource, ReadError};
 use crate::limits;
 use crate::numerics::{self, DataFinding, FindingKind, ScaleKind};
 use crate::parse::ByteOrder;
-use crate::report::{Diagnostic, Options, Report};
+use crate::report::{Options, Report, Sink};
 use crate::rules::{Level, RuleId};
 use crate::types::GgmlType;
 
@@ -590,45 +590,31 @@ impl DataReport {
     /// `suppressed`. Each tensor's `listed` is set to what was really added
     /// (a rule at level `allow` lists nothing). `valid` is recomputed.
     pub fn merge_into(&mut self, report: &mut Report, opts: &Options) {
+        // Listing was capped during the scan (per tensor and per rule), so
+        // the sink lists everything it is given; its levels, counts and
+        // `suppressed` are the same policy as for every other rule.
+        let cap = self.issues.len().max(limits::MAX_DIAGNOSTICS_PER_RULE) as u64;
+        let mut sink = Sink::resume(report, opts).with_cap(cap);
         let mut shown: BTreeMap<RuleId, u64> = BTreeMap::new();
         let mut listed_per_tensor: BTreeMap<usize, u64> = BTreeMap::new();
         for issue in &self.issues {
-            let level = opts.level(issue.rule);
-            if level == Level::Allow {
+            if opts.level(issue.rule) == Level::Allow {
                 continue;
             }
             *shown.entry(issue.rule).or_default() += 1;
             *listed_per_tensor.entry(issue.tensor_index).or_default() += 1;
-            report.diagnostics.push(Diagnostic {
-                rule: issue.rule.id(),
-                severity: level,
-                offset: issue.offset,
-                path: issue_path(issue),
-                message: issue_message(issue),
-            });
+            let width = u64::from(bits_of(issue.ty, issue.field) / 8);
+            sink.emit_span(issue.rule, issue.offset, Some(width), || issue_path(issue), || issue_message(issue));
         }
         for p in &mut self.per_tensor {
             p.listed = listed_per_tensor.get(&p.index).copied().unwrap_or(0);
         }
         for (id, total) in &self.findings_by_rule {
             let Some(rule) = RuleId::from_id(id) else { continue };
-            let level = opts.level(rule);
-            if *total == 0 || level == Level::Allow {
-                continue;
-            }
-            let counter = match level {
-                Level::Error => &mut report.counts.errors,
-                Level::Warning => &mut report.counts.warnings,
-                _ => &mut report.counts.infos,
-            };
-            *counter = counter.saturating_add(*total);
             let listed = shown.get(&rule).copied().unwrap_or(0);
-            if *total > listed {
-                *report.suppressed.entry(rule.id()).or_default() += total - listed;
-            }
+            sink.count_unlisted(rule, total.saturating_sub(listed));
         }
-        report.diagnostics.sort_by_key(|d| d.offset);
-        report.valid = report.counts.errors == 0 && !(opts.deny_warnings && report.counts.warnings > 0);
+        sink.finish_into(report);
     }
 }
 

@@ -14,8 +14,8 @@ use crate::rules::{Level, Profile, RuleId};
 /// One finding.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct Diagnostic {
-    /// Stable rule id.
-    pub rule: &'static str,
+    /// The rule (serialised as its stable id).
+    pub rule: RuleId,
     /// `error`, `warning` or `info`.
     pub severity: Level,
     /// Absolute byte offset in the file.
@@ -24,6 +24,10 @@ pub struct Diagnostic {
     pub path: String,
     /// What is wrong, with the values involved.
     pub message: String,
+    /// Bytes the finding covers from `offset`, where that is known (a
+    /// field, a padding run, a tensor's data); absent otherwise.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub length: Option<u64>,
 }
 
 /// Diagnostic counts by severity.
@@ -115,14 +119,22 @@ impl Options {
 #[derive(Debug)]
 pub(crate) struct Sink<'o> {
     opts: &'o Options,
+    /// Findings listed per rule; the rest are counted.
+    cap: u64,
     pub(crate) diagnostics: Vec<Diagnostic>,
-    per_rule: BTreeMap<&'static str, u64>,
+    per_rule: BTreeMap<RuleId, u64>,
     pub(crate) counts: Counts,
 }
 
 impl<'o> Sink<'o> {
     pub(crate) fn new(opts: &'o Options) -> Sink<'o> {
-        Sink { opts, diagnostics: Vec::new(), per_rule: BTreeMap::new(), counts: Counts::default() }
+        Sink {
+            opts,
+            cap: limits::MAX_DIAGNOSTICS_PER_RULE as u64,
+            diagnostics: Vec::new(),
+            per_rule: BTreeMap::new(),
+            counts: Counts::default(),
+        }
     }
 
     /// Whether a rule is reported at all (lets callers skip work).
@@ -138,6 +150,18 @@ impl<'o> Sink<'o> {
         path: impl FnOnce() -> String,
         message: impl FnOnce() -> String,
     ) {
+        self.emit_span(rule, offset, None, path, message);
+    }
+
+    /// [`Sink::emit`] for a finding that covers `length` bytes.
+    pub(crate) fn emit_span(
+        &mut self,
+        rule: RuleId,
+        offset: u64,
+        length: Option<u64>,
+        path: impl FnOnce() -> String,
+        message: impl FnOnce() -> String,
+    ) {
         let severity = self.opts.level(rule);
         let counter = match severity {
             Level::Allow => return,
@@ -146,42 +170,85 @@ impl<'o> Sink<'o> {
             Level::Error => &mut self.counts.errors,
         };
         *counter = counter.saturating_add(1);
-        let id = rule.id();
-        let seen = self.per_rule.entry(id).or_insert(0);
+        let seen = self.per_rule.entry(rule).or_insert(0);
         *seen = seen.saturating_add(1);
-        if *seen > limits::MAX_DIAGNOSTICS_PER_RULE as u64 {
+        if *seen > self.cap {
             return;
         }
-        self.diagnostics.push(Diagnostic { rule: id, severity, offset, path: path(), message: message() });
+        self.diagnostics.push(Diagnostic { rule, severity, offset, path: path(), message: message(), length });
+    }
+
+    /// Counts `n` findings of `rule` that are not listed (they appear in
+    /// the report's counts and `suppressed`).
+    pub(crate) fn count_unlisted(&mut self, rule: RuleId, n: u64) {
+        let counter = match self.opts.level(rule) {
+            Level::Allow => return,
+            Level::Info => &mut self.counts.infos,
+            Level::Warning => &mut self.counts.warnings,
+            Level::Error => &mut self.counts.errors,
+        };
+        *counter = counter.saturating_add(n);
+        let seen = self.per_rule.entry(rule).or_insert(0);
+        // Past the cap, so that `finish` counts them as suppressed.
+        *seen = (*seen).max(self.cap).saturating_add(n);
+    }
+
+    /// Lists up to `cap` findings per rule (instead of
+    /// [`limits::MAX_DIAGNOSTICS_PER_RULE`]).
+    pub(crate) fn with_cap(mut self, cap: u64) -> Self {
+        self.cap = cap;
+        self
+    }
+
+    /// A sink that goes on where `report` (made with the same options)
+    /// left off: its diagnostics, counts and suppressed findings.
+    pub(crate) fn resume(report: &mut Report, opts: &'o Options) -> Sink<'o> {
+        let mut sink = Sink::new(opts);
+        sink.counts = report.counts;
+        sink.diagnostics = std::mem::take(&mut report.diagnostics);
+        for d in &sink.diagnostics {
+            *sink.per_rule.entry(d.rule).or_default() += 1;
+        }
+        for (id, n) in std::mem::take(&mut report.suppressed) {
+            if let Some(rule) = RuleId::from_id(id) {
+                let seen = sink.per_rule.entry(rule).or_default();
+                *seen = (*seen).max(sink.cap).saturating_add(n);
+            }
+        }
+        sink
+    }
+
+    /// Puts the findings back into `report` (see [`Sink::resume`]) and
+    /// recomputes its verdict.
+    pub(crate) fn finish_into(self, report: &mut Report) {
+        let (diagnostics, counts, suppressed, valid) = self.into_parts();
+        report.diagnostics = diagnostics;
+        report.counts = counts;
+        report.suppressed = suppressed;
+        report.valid = valid;
+    }
+
+    fn into_parts(mut self) -> (Vec<Diagnostic>, Counts, BTreeMap<&'static str, u64>, bool) {
+        self.diagnostics.sort_by_key(|d| d.offset);
+        let cap = self.cap;
+        let suppressed = self
+            .per_rule
+            .iter()
+            .filter_map(|(rule, n)| n.checked_sub(cap).filter(|x| *x > 0).map(|x| (rule.id(), x)))
+            .collect();
+        let valid = self.counts.errors == 0 && !(self.opts.deny_warnings && self.counts.warnings > 0);
+        (self.diagnostics, self.counts, suppressed, valid)
     }
 
     pub(crate) fn finish(
-        mut self,
+        self,
         profile: Profile,
         format: String,
         version: Option<u32>,
         byte_order: Option<ByteOrder>,
         summary: Summary,
     ) -> Report {
-        self.diagnostics.sort_by_key(|d| d.offset);
-        let suppressed = self
-            .per_rule
-            .iter()
-            .filter_map(|(id, n)| {
-                n.checked_sub(limits::MAX_DIAGNOSTICS_PER_RULE as u64).filter(|x| *x > 0).map(|x| (*id, x))
-            })
-            .collect();
-        let valid = self.counts.errors == 0 && !(self.opts.deny_warnings && self.counts.warnings > 0);
-        Report {
-            valid,
-            profile,
-            format,
-            version,
-            byte_order,
-            summary,
-            diagnostics: self.diagnostics,
-            counts: self.counts,
-            suppressed,
-        }
+        let (diagnostics, counts, suppressed, valid) = self.into_parts();
+        Report { valid, profile, format, version, byte_order, summary, diagnostics, counts, suppressed }
     }
 }

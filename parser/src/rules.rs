@@ -89,6 +89,72 @@ impl FromStr for Profile {
     }
 }
 
+/// The part of a file a rule is about (the catalogue's sections).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Group {
+    /// Magic, version, byte order, counts, and fatal decoding failures.
+    Header,
+    /// Keys and values as such (naming, strings, bools, arrays).
+    Kv,
+    /// Well-known keys (`general.*`, tokenizer arrays).
+    Keys,
+    /// Tensor infos (names, dims, types, sizes).
+    Tensor,
+    /// The data section (offsets, order, overlaps, padding).
+    Layout,
+    /// Tensor values (`--check-data`).
+    Data,
+    /// rwkv.cpp files.
+    Rwkv,
+    /// GGML, GGMF and GGJT files.
+    Legacy,
+}
+
+impl Group {
+    /// `header`, `kv`, `keys`, `tensor`, `layout`, `data`, `rwkv` or `legacy`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Group::Header => "header",
+            Group::Kv => "kv",
+            Group::Keys => "keys",
+            Group::Tensor => "tensor",
+            Group::Layout => "layout",
+            Group::Data => "data",
+            Group::Rwkv => "rwkv",
+            Group::Legacy => "legacy",
+        }
+    }
+}
+
+impl fmt::Display for Group {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// A rule's level under each profile.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize)]
+pub struct Levels {
+    /// Under `strict`.
+    pub strict: Level,
+    /// Under `spec`.
+    pub spec: Level,
+    /// Under `ggml`.
+    pub ggml: Level,
+}
+
+impl Levels {
+    /// The level under `profile`.
+    pub fn get(&self, profile: Profile) -> Level {
+        match profile {
+            Profile::Strict => self.strict,
+            Profile::Spec => self.spec,
+            Profile::Ggml => self.ggml,
+        }
+    }
+}
+
 /// One rule of the catalogue.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Rule {
@@ -96,13 +162,13 @@ pub struct Rule {
     pub code: RuleId,
     /// Stable kebab-case id, used in reports and on the command line.
     pub id: &'static str,
-    /// Part of the file the rule is about (`header`, `kv`, `keys`, `tensor`, `layout`).
-    pub group: &'static str,
+    /// Part of the file the rule is about.
+    pub group: Group,
     /// A decoding failure: the rest of the file cannot be read, so the
     /// rule cannot be allowed or downgraded.
     pub fatal: bool,
-    /// Level under `strict`, `spec`, `ggml`.
-    pub levels: [Level; 3],
+    /// Level under each profile.
+    pub levels: Levels,
     /// Where the rule comes from.
     pub citation: &'static str,
     /// What the rule requires, in one line.
@@ -114,17 +180,12 @@ pub struct Rule {
 impl Rule {
     /// The rule's level under a profile.
     pub fn level(&self, profile: Profile) -> Level {
-        let [strict, spec, ggml] = self.levels;
-        match profile {
-            Profile::Strict => strict,
-            Profile::Spec => spec,
-            Profile::Ggml => ggml,
-        }
+        self.levels.get(profile)
     }
 }
 
 macro_rules! catalogue {
-    ($( $code:ident = $id:literal, $group:literal, [$s:ident, $p:ident, $g:ident] $(, fatal=$fatal:literal)? $(, divergence=$div:literal)?,
+    ($( $code:ident = $id:literal, $group:ident, [$s:ident, $p:ident, $g:ident] $(, fatal=$fatal:literal)? $(, divergence=$div:literal)?,
         cite: $cite:literal, $desc:literal; )*) => {
         /// Identifies a rule; see [`RULES`] for the catalogue.
         #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -136,9 +197,9 @@ macro_rules! catalogue {
             $(Rule {
                 code: RuleId::$code,
                 id: $id,
-                group: $group,
+                group: Group::$group,
                 fatal: catalogue!(@fatal $($fatal)?),
-                levels: [Level::$s, Level::$p, Level::$g],
+                levels: Levels { strict: Level::$s, spec: Level::$p, ggml: Level::$g },
                 citation: $cite,
                 description: $desc,
                 divergence: catalogue!(@div $($div)?),
@@ -153,214 +214,214 @@ macro_rules! catalogue {
 
 catalogue! {
     // ---- Decoding (fatal: the rest of the file cannot be read) ----
-    FileTruncated = "file-truncated", "header", [Error, Error, Error], fatal=true,
+    FileTruncated = "file-truncated", Header, [Error, Error, Error], fatal=true,
         cite: "gguf.md File Structure; gguf.cpp every read checks the bytes left [H1]",
         "Every field must lie inside the file; a read past the end means the file is truncated.";
-    Magic = "magic", "header", [Error, Error, Error], fatal=true,
+    Magic = "magic", Header, [Error, Error, Error], fatal=true,
         cite: "gguf.md File Structure; gguf.cpp magic check [H2]",
         "The file starts with the four bytes `GGUF`.";
-    LegacyFormat = "legacy-format", "header", [Error, Error, Error], fatal=true,
+    LegacyFormat = "legacy-format", Header, [Error, Error, Error], fatal=true,
         cite: "gguf.md Historical State of Affairs; llama.cpp convert_llama_ggml_to_gguf.py",
         "GGML, GGMF, GGJT and GGLA files (and llama.cpp session files) are not GGUF and must be converted before current llama.cpp can load them; rwkv.cpp files are validated as their own format.";
-    VersionUnsupported = "version-unsupported", "header", [Error, Error, Error], fatal=true,
+    VersionUnsupported = "version-unsupported", Header, [Error, Error, Error], fatal=true,
         cite: "gguf.md Version History; gguf.cpp rejects 0 and versions above GGUF_VERSION (3) [H3, H4, H6]",
         "The version is 2 or 3 (read in either byte order); 0, future versions and words whose low 16 bits are zero are rejected.";
-    VersionObsolete = "version-obsolete", "header", [Error, Error, Error], fatal=true,
+    VersionObsolete = "version-obsolete", Header, [Error, Error, Error], fatal=true,
         cite: "gguf.md Version History (v1); gguf.cpp \"GGUFv1 is no longer supported\" [H5]",
         "GGUF v1 (2023: u32 counts and lengths) is read by no current reader.";
-    CountExceedsFile = "count-exceeds-file", "header", [Error, Error, Error], fatal=true,
+    CountExceedsFile = "count-exceeds-file", Header, [Error, Error, Error], fatal=true,
         cite: "gguf.cpp n_tensors / n_kv checks [H8, H9]; TALOS-2024-1915, TALOS-2024-1916",
         "tensor_count and kv_count fit in the bytes that remain (a key/value pair takes at least 13 bytes, a tensor info at least 24).";
-    StringExceedsFile = "string-length-exceeds-file", "kv", [Error, Error, Error], fatal=true,
+    StringExceedsFile = "string-length-exceeds-file", Kv, [Error, Error, Error], fatal=true,
         cite: "gguf.cpp string length <= bytes remaining [K1]; TALOS-2024-1913",
         "A string's length fits in the bytes that remain.";
-    ValueTypeUnknown = "value-type-unknown", "kv", [Error, Error, Error], fatal=true,
+    ValueTypeUnknown = "value-type-unknown", Kv, [Error, Error, Error], fatal=true,
         cite: "gguf.md gguf_metadata_value_type; gguf.cpp [K4]",
         "A value type id is one of 0..=12.";
-    ArrayTypeUnknown = "array-type-unknown", "kv", [Error, Error, Error], fatal=true,
+    ArrayTypeUnknown = "array-type-unknown", Kv, [Error, Error, Error], fatal=true,
         cite: "gguf.md gguf_metadata_value_type; gguf.cpp [K4, K5]",
         "An array's element type id is one of 0..=12.";
-    ArrayExceedsFile = "array-length-exceeds-file", "kv", [Error, Error, Error], fatal=true,
+    ArrayExceedsFile = "array-length-exceeds-file", Kv, [Error, Error, Error], fatal=true,
         cite: "gguf.cpp n * sizeof(T) <= bytes remaining [K5]; TALOS-2024-1912",
         "An array's element count, times the smallest element size, fits in the bytes that remain.";
-    ArrayTooDeep = "array-nesting-too-deep", "kv", [Error, Error, Error], fatal=true,
+    ArrayTooDeep = "array-nesting-too-deep", Kv, [Error, Error, Error], fatal=true,
         cite: "limits::MAX_ARRAY_DEPTH (16); gguf-py RecursionError DoS",
         "Arrays nest at most 16 deep (our bound: the spec sets none, ggml allows no nesting at all).";
-    DimsExceedFile = "n-dims-exceeds-file", "tensor", [Error, Error, Error], fatal=true,
+    DimsExceedFile = "n-dims-exceeds-file", Tensor, [Error, Error, Error], fatal=true,
         cite: "gguf.md gguf_tensor_info_t; TALOS-2024-1914",
         "A tensor's dims (n_dims x 8 bytes) fit in the bytes that remain.";
 
     // ---- Header ----
-    ByteOrderBigEndian = "byte-order-big-endian", "header", [Warning, Info, Error],
+    ByteOrderBigEndian = "byte-order-big-endian", Header, [Warning, Info, Error],
         cite: "gguf.md Version History (v3 adds big-endian); gguf.cpp endianness check [H4]",
         "The file is big-endian: valid by the spec, but ggml on a little-endian host rejects it.";
-    VersionTwo = "version-2", "header", [Info, Info, Allow],
+    VersionTwo = "version-2", Header, [Info, Info, Allow],
         cite: "gguf.md Version History",
         "GGUF v2 has the v3 layout and is still read, but current writers produce v3.";
 
     // ---- Keys and values ----
-    KeyEmpty = "key-empty", "kv", [Error, Error, Error],
+    KeyEmpty = "key-empty", Kv, [Error, Error, Error],
         cite: "gguf.md gguf_metadata_kv_t (lower_snake_case segments); gguf.cpp rejects empty keys [K2]",
         "A key is not empty.";
-    KeyAscii = "key-ascii", "kv", [Error, Error, Allow],
+    KeyAscii = "key-ascii", Kv, [Error, Error, Allow],
         cite: "gguf.md gguf_metadata_kv_t: \"the key must be a valid ASCII string\"",
         "A key is ASCII (and so valid UTF-8).";
-    KeyNaming = "key-naming", "kv", [Warning, Error, Allow],
+    KeyNaming = "key-naming", Kv, [Warning, Error, Allow],
         cite: "gguf.md gguf_metadata_kv_t: hierarchical lower_snake_case segments separated by `.`",
         "A key is lower_snake_case segments ([a-z0-9_]+) joined by `.`; real files use `-` (gpt-oss) and upper case (chat template names), so strict only warns.";
-    KeyTooLong = "key-too-long", "kv", [Error, Error, Allow],
+    KeyTooLong = "key-too-long", Kv, [Error, Error, Allow],
         cite: "gguf.md gguf_metadata_kv_t: \"at most 2^16-1 bytes\"",
         "A key is at most 65,535 bytes.";
-    KeyDuplicate = "key-duplicate", "kv", [Error, Error, Error],
+    KeyDuplicate = "key-duplicate", Kv, [Error, Error, Error],
         cite: "gguf.cpp duplicate key check [K3]; gguf-py KeyError",
         "No key appears twice (readers disagree on which copy wins).";
-    StringTooLong = "string-length-limit", "kv", [Error, Allow, Error],
+    StringTooLong = "string-length-limit", Kv, [Error, Allow, Error],
         cite: "gguf.cpp GGUF_MAX_STRING_LENGTH = 2^30 [K1]",
         "A string is at most 2^30 bytes (ggml's limit; the spec sets none).";
-    StringUtf8 = "string-utf8", "kv", [Error, Error, Allow],
+    StringUtf8 = "string-utf8", Kv, [Error, Error, Allow],
         cite: "gguf.md gguf_string_t: \"UTF-8 non-null-terminated string\"",
         "Every string value (and string array element) is valid UTF-8.";
-    BoolValue = "bool-value", "kv", [Error, Error, Allow],
+    BoolValue = "bool-value", Kv, [Error, Error, Allow],
         cite: "gguf.md GGUF_METADATA_VALUE_TYPE_BOOL: \"1-byte value where 0 is false and 1 is true. Anything else is invalid\"",
         "A bool byte is 0 or 1 (ggml reads any non-zero byte as true).";
-    ArrayNested = "array-nested", "kv", [Error, Allow, Error],
+    ArrayNested = "array-nested", Kv, [Error, Allow, Error],
         cite: "gguf.md \"Arrays can be nested\"; gguf.cpp rejects ARRAY as element type [K4]",
         "Arrays do not contain arrays (the spec allows it, ggml rejects it).";
-    ArrayTooLong = "array-length-limit", "kv", [Error, Allow, Error],
+    ArrayTooLong = "array-length-limit", Kv, [Error, Allow, Error],
         cite: "gguf.cpp GGUF_MAX_ARRAY_ELEMENTS = 2^30 [K5]",
         "An array has at most 2^30 elements (ggml's limit; the spec sets none).";
 
     // ---- Well-known keys ----
-    AlignmentType = "alignment-type", "keys", [Error, Error, Error],
+    AlignmentType = "alignment-type", Keys, [Error, Error, Error],
         cite: "gguf.md general.alignment: uint32; gguf.cpp [A1]",
         "`general.alignment`, when present, is a scalar u32.";
-    AlignmentZero = "alignment-zero", "keys", [Error, Error, Error],
+    AlignmentZero = "alignment-zero", Keys, [Error, Error, Error],
         cite: "gguf.cpp alignment == 0 rejected [A2]",
         "`general.alignment` is not zero.";
-    AlignmentPowerOfTwo = "alignment-power-of-two", "keys", [Error, Allow, Error],
+    AlignmentPowerOfTwo = "alignment-power-of-two", Keys, [Error, Allow, Error],
         cite: "gguf.cpp alignment must be a power of two [A2]",
         "`general.alignment` is a power of two (ggml requires it; the spec allows e.g. 24).";
-    AlignmentMultipleOf8 = "alignment-multiple-of-8", "keys", [Error, Error, Allow],
+    AlignmentMultipleOf8 = "alignment-multiple-of-8", Keys, [Error, Error, Allow],
         cite: "gguf.md general.alignment: \"must be a multiple of 8\"",
         "`general.alignment` is a multiple of 8 (ggml accepts 1, 2 and 4).";
-    AlignmentLarge = "alignment-large", "keys", [Warning, Allow, Allow],
+    AlignmentLarge = "alignment-large", Keys, [Warning, Allow, Allow],
         cite: "llama.cpp#24997, ggml#1516 (GGML_PAD overflow on 32-bit hosts)",
         "`general.alignment` is at most 1 MiB.";
-    ArchitectureMissing = "architecture-missing", "keys", [Error, Error, Allow],
+    ArchitectureMissing = "architecture-missing", Keys, [Error, Error, Allow],
         cite: "gguf.md Required: general.architecture",
         "`general.architecture` is present.";
-    ArchitectureType = "architecture-type", "keys", [Error, Error, Allow],
+    ArchitectureType = "architecture-type", Keys, [Error, Error, Allow],
         cite: "gguf.md general.architecture: string",
         "`general.architecture` is a string.";
-    ArchitectureCharset = "architecture-charset", "keys", [Warning, Error, Allow],
+    ArchitectureCharset = "architecture-charset", Keys, [Warning, Error, Allow],
         cite: "gguf.md general.architecture: \"lowercase ASCII, [a-z0-9]+\"",
         "`general.architecture` is [a-z0-9]+; real names contain `-` and `_` (command-r, nemotron_h), so strict only warns.";
-    QuantVersionMissing = "quantization-version-missing", "keys", [Error, Error, Allow],
+    QuantVersionMissing = "quantization-version-missing", Keys, [Error, Error, Allow],
         cite: "gguf.md Required: general.quantization_version \"if any tensors are quantized\"",
         "`general.quantization_version` is present when any tensor is block-quantized.";
-    QuantVersionType = "quantization-version-type", "keys", [Warning, Error, Allow],
+    QuantVersionType = "quantization-version-type", Keys, [Warning, Error, Allow],
         cite: "gguf.md general.quantization_version: uint32",
         "`general.quantization_version` is a u32.";
-    StandardKeyType = "standard-key-type", "keys", [Warning, Warning, Allow],
+    StandardKeyType = "standard-key-type", Keys, [Warning, Warning, Allow],
         cite: "gguf.md Standardized key-value pairs; llama.cpp GKV::get_kv throws on a wrong type",
         "A standard key has the type the spec and llama.cpp give it (e.g. tokenizer.ggml.scores is array[f32]).";
-    TokenizerArrayLength = "tokenizer-array-length", "keys", [Error, Error, Allow],
+    TokenizerArrayLength = "tokenizer-array-length", Keys, [Error, Error, Allow],
         cite: "gguf.md tokenizer.ggml.scores/token_type: same length as tokens; llama.cpp#26690 (OOB read)",
         "`tokenizer.ggml.scores` and `token_type` have one element per entry of `tokenizer.ggml.tokens`.";
-    TokenIdRange = "token-id-range", "keys", [Warning, Allow, Allow],
+    TokenIdRange = "token-id-range", Keys, [Warning, Allow, Allow],
         cite: "GHSA-g4cc-763q-h9h6 (special token id >= n_vocab, heap OOB read)",
         "Special token ids (`tokenizer.ggml.*_token_id`) are below the vocabulary size.";
 
     // ---- Tensor infos ----
-    TensorNameEmpty = "tensor-name-empty", "tensor", [Error, Allow, Allow],
+    TensorNameEmpty = "tensor-name-empty", Tensor, [Error, Allow, Allow],
         cite: "gguf.md gguf_tensor_info_t name",
         "A tensor name is not empty.";
-    TensorName64 = "tensor-name-64-bytes", "tensor", [Error, Allow, Error],
+    TensorName64 = "tensor-name-64-bytes", Tensor, [Error, Allow, Error],
         cite: "gguf.md: name \"at most 64 bytes\"; gguf.cpp name length < GGML_MAX_NAME (64) [T1]",
         "A tensor name of exactly 64 bytes: the spec allows it, ggml (room for the NUL) rejects it.";
-    TensorNameTooLong = "tensor-name-too-long", "tensor", [Error, Error, Error],
+    TensorNameTooLong = "tensor-name-too-long", Tensor, [Error, Error, Error],
         cite: "gguf.md: name \"at most 64 bytes\"; gguf.cpp [T1]",
         "A tensor name is at most 64 bytes.";
-    TensorNameNul = "tensor-name-nul", "tensor", [Error, Warning, Allow],
+    TensorNameNul = "tensor-name-nul", Tensor, [Error, Warning, Allow],
         cite: "ggml ggml_set_name copies up to the first NUL [T2]",
         "A tensor name contains no NUL byte (ggml silently truncates the name there).";
-    TensorNameUtf8 = "tensor-name-utf8", "tensor", [Error, Error, Allow],
+    TensorNameUtf8 = "tensor-name-utf8", Tensor, [Error, Error, Allow],
         cite: "gguf.md gguf_string_t: UTF-8",
         "A tensor name is valid UTF-8.";
-    TensorNameControl = "tensor-name-control", "tensor", [Warning, Allow, Allow],
+    TensorNameControl = "tensor-name-control", Tensor, [Warning, Allow, Allow],
         cite: "gguf.md gguf_tensor_info_t name (any UTF-8); names are printed in logs by every loader",
         "A tensor name holds no control character other than NUL (reported by tensor-name-nul) and no invisible or bidi-reordering character: such names can rewrite terminal output and log lines (ESC sequences, newlines, U+202E).";
-    TensorNameDuplicate = "tensor-name-duplicate", "tensor", [Error, Error, Error],
+    TensorNameDuplicate = "tensor-name-duplicate", Tensor, [Error, Error, Error],
         cite: "gguf.md: \"tensor names must be unique\"; gguf.cpp [T3]",
         "No two tensors have the same name.";
-    TensorNameDuplicateAfterNul = "tensor-name-duplicate-after-nul", "tensor", [Error, Allow, Error],
+    TensorNameDuplicateAfterNul = "tensor-name-duplicate-after-nul", Tensor, [Error, Allow, Error],
         divergence = "ggml 0.25.3 compares full names and accepts `w\\0a` and `w\\0b`, but ggml_set_name truncates both to `w`, so lookups by name see one tensor twice",
         cite: "gguf.cpp compares names with strcmp after NUL truncation [T3]",
         "No two tensor names are equal up to their first NUL byte (ggml sees them as duplicates).";
-    TensorNDims = "tensor-n-dims", "tensor", [Error, Error, Error],
+    TensorNDims = "tensor-n-dims", Tensor, [Error, Error, Error],
         cite: "gguf.md n_dimensions \"currently at most 4\"; gguf.cpp GGML_MAX_DIMS [T4]",
         "A tensor has at most 4 dimensions.";
-    TensorNDimsZero = "tensor-n-dims-zero", "tensor", [Warning, Info, Allow],
+    TensorNDimsZero = "tensor-n-dims-zero", Tensor, [Warning, Info, Allow],
         cite: "gguf.cpp accepts n_dims 0 as shape [1,1,1,1] [T4]",
         "A tensor has at least one dimension.";
-    TensorDimRange = "tensor-dim-range", "tensor", [Error, Error, Error],
+    TensorDimRange = "tensor-dim-range", Tensor, [Error, Error, Error],
         cite: "gguf.cpp reads dims as int64 and rejects negatives [T5]",
         "Every dimension is below 2^63.";
-    TensorDimZero = "tensor-dim-zero", "tensor", [Warning, Info, Allow],
+    TensorDimZero = "tensor-dim-zero", Tensor, [Warning, Info, Allow],
         cite: "gguf.cpp accepts zero dims since 2026 (test-gguf TENSORS_ZERO_DIM) [T5]",
         "No dimension is zero (an empty tensor).";
-    TensorElementCountOverflow = "tensor-element-count-overflow", "tensor", [Error, Error, Error],
+    TensorElementCountOverflow = "tensor-element-count-overflow", Tensor, [Error, Error, Error],
 
         cite: "gguf.cpp INT64_MAX guards [T6]; TALOS-2024-1914",
         "The product of the dimensions is below 2^63, computed exactly (ggml d99724f skipped its guard when the product wrapped to 0; ggml 0.25.3 rejects it too).";
-    TensorTypeUnknown = "tensor-type-unknown", "tensor", [Error, Error, Error],
+    TensorTypeUnknown = "tensor-type-unknown", Tensor, [Error, Error, Error],
         cite: "ggml.h GGML_TYPE_COUNT = 43; gguf.cpp [T7]",
         "A tensor type id is below 43.";
-    TensorTypeRemoved = "tensor-type-removed", "tensor", [Error, Error, Error],
+    TensorTypeRemoved = "tensor-type-removed", Tensor, [Error, Error, Error],
         cite: "ggml.c type_traits with blck_size 0 (ids 4, 5, 31-33, 36-38) [T8]",
         "A tensor type is not one of the removed ids 4, 5, 31, 32, 33, 36, 37, 38.";
-    TensorTypeIntermediate = "tensor-type-intermediate", "tensor", [Warning, Allow, Allow],
+    TensorTypeIntermediate = "tensor-type-intermediate", Tensor, [Warning, Allow, Allow],
         cite: "ggml.c: Q8_1 and Q8_K have no to_float in the CPU type traits",
         "A tensor is not stored as Q8_1 or Q8_K, which ggml uses only as dot-product intermediates.";
-    TensorRowBlock = "tensor-row-block", "tensor", [Error, Error, Error],
+    TensorRowBlock = "tensor-row-block", Tensor, [Error, Error, Error],
         cite: "gguf.cpp ne[0] % blck_size [T9]",
         "The row length ne[0] is a multiple of the type's block size.";
-    TensorByteSizeOverflow = "tensor-byte-size-overflow", "tensor", [Error, Error, Error],
+    TensorByteSizeOverflow = "tensor-byte-size-overflow", Tensor, [Error, Error, Error],
         divergence = "ggml's metadata-only load accepts sizes up to SIZE_MAX; its full load then aborts (GGML_ASSERT) on the failed allocation",
         cite: "gguf.cpp nbytes guard [T10]; CVE-2026-33298",
         "The tensor's size in bytes fits in 63 bits.";
 
     // ---- Data layout ----
-    DataSizeOverflow = "data-size-overflow", "layout", [Error, Error, Error],
+    DataSizeOverflow = "data-size-overflow", Layout, [Error, Error, Error],
         divergence = "ggml's metadata-only load accepts totals up to SIZE_MAX; its full load then aborts (GGML_ASSERT) on the failed allocation",
         cite: "gguf.cpp running size guard [D3]; CVE-2025-53630, CVE-2026-27940",
         "The sum of the padded tensor sizes fits in 63 bits.";
-    DataSectionStart = "data-section-start", "layout", [Error, Error, Error],
+    DataSectionStart = "data-section-start", Layout, [Error, Error, Error],
         cite: "gguf.md: tensor_data starts at the next multiple of ALIGNMENT; gguf.cpp [D1]",
         "The aligned start of the data section lies inside the file.";
-    TensorOffsetMisaligned = "tensor-offset-misaligned", "layout", [Error, Error, Error],
+    TensorOffsetMisaligned = "tensor-offset-misaligned", Layout, [Error, Error, Error],
         cite: "gguf.md gguf_tensor_info_t offset: \"must be a multiple of ALIGNMENT\"",
         "Every tensor's data offset is a multiple of the alignment.";
-    TensorDataOverlap = "tensor-data-overlap", "layout", [Error, Error, Error],
+    TensorDataOverlap = "tensor-data-overlap", Layout, [Error, Error, Error],
         cite: "gguf.cpp exact offsets [D2]; safetensors Metadata::validate",
         "No two tensors' data ranges overlap.";
-    TensorDataGap = "tensor-data-gap", "layout", [Error, Allow, Error],
+    TensorDataGap = "tensor-data-gap", Layout, [Error, Allow, Error],
         cite: "gguf.cpp offset == running padded size [D2]",
         "Tensor data is contiguous: each tensor starts at the padded end of the previous one (the first at 0).";
-    TensorDataOrder = "tensor-data-order", "layout", [Error, Allow, Error],
+    TensorDataOrder = "tensor-data-order", Layout, [Error, Allow, Error],
         cite: "gguf.cpp offset == running padded size, in tensor-info order [D2]",
         "Tensor data appears in the order of the tensor infos.";
-    TensorDataOutOfBounds = "tensor-data-out-of-bounds", "layout", [Error, Error, Error],
+    TensorDataOutOfBounds = "tensor-data-out-of-bounds", Layout, [Error, Error, Error],
         divergence = "ggml's metadata-only load (no_alloc) does not check it; llama.cpp's loader and the full load do",
         cite: "llama.cpp loader \"data is not within the file bounds\"; Ollama CVE-2026-7482",
         "Every tensor's data lies inside the file.";
-    PaddingNonZero = "padding-nonzero", "layout", [Error, Error, Allow],
+    PaddingNonZero = "padding-nonzero", Layout, [Error, Error, Allow],
         cite: "gguf.md: padding is 0x00 bytes",
         "Padding (before the data section and between tensors) is zero bytes.";
-    PaddingFinalMissing = "padding-final-missing", "layout", [Error, Allow, Error],
+    PaddingFinalMissing = "padding-final-missing", Layout, [Error, Allow, Error],
         cite: "gguf.cpp reads the whole padded blob when loading data [D5]",
         "The file includes the padding after the last tensor.";
-    TrailingBytes = "trailing-bytes", "layout", [Warning, Info, Allow],
+    TrailingBytes = "trailing-bytes", Layout, [Warning, Info, Allow],
         cite: "gguf.cpp ignores bytes after the data [D6]; safetensors MetadataIncompleteBuffer (polyglot files)",
         "Nothing follows the padded end of the tensor data.";
 
@@ -369,46 +430,46 @@ catalogue! {
     // `strict` = rwkv.cpp loads it and it is well formed; `spec` = rwkv.cpp
     // docs/FILE_FORMAT.md plus the loader's hard checks; `ggml` = the verdict
     // of rwkv.cpp's loader (`rwkv_load_model_from_file`, commit 4358e709).
-    RwkvTruncated = "rwkv-truncated", "rwkv", [Error, Error, Error], fatal=true,
+    RwkvTruncated = "rwkv-truncated", Rwkv, [Error, Error, Error], fatal=true,
         cite: "rwkv.cpp rwkv_file_format.inc rwkv_fread_file_header, rwkv_fread_tensor_header, rwkv_fread_ggml_tensor_data (short reads fail)",
         "The header and every parameter (header, shape, key and data) lie inside the file; nothing is cut short.";
-    RwkvVersion = "rwkv-version", "rwkv", [Error, Error, Error],
+    RwkvVersion = "rwkv-version", Rwkv, [Error, Error, Error],
         cite: "rwkv.cpp rwkv.h RWKV_FILE_VERSION_MIN/MAX; rwkv_file_format.inc rwkv_fread_file_header",
         "The file version is 100 or 101.";
-    RwkvDataType = "rwkv-data-type", "rwkv", [Error, Error, Error], fatal=true,
+    RwkvDataType = "rwkv-data-type", Rwkv, [Error, Error, Error], fatal=true,
         cite: "rwkv.cpp rwkv_file_format.inc enum rwkv_type, rwkv_type_to_ggml; rwkv_fread_file_header, rwkv_fread_tensor_header",
         "Header and parameter data types are rwkv.cpp types still supported: 0-3 and 7-16 (4-6 were removed, 17 and above are unknown).";
-    RwkvQuantizedV100 = "rwkv-quantized-v100", "rwkv", [Error, Error, Error],
+    RwkvQuantizedV100 = "rwkv-quantized-v100", Rwkv, [Error, Error, Error],
         cite: "rwkv.cpp docs/FILE_FORMAT.md File versions; rwkv_fread_file_header (\"created with an old version of rwkv.cpp\")",
         "Quantized data appears only in version 101 files: version 100 quantized blocks have a layout current ggml cannot read.";
-    RwkvDimCount = "rwkv-dim-count", "rwkv", [Error, Warning, Error],
+    RwkvDimCount = "rwkv-dim-count", Rwkv, [Error, Warning, Error],
         cite: "rwkv.cpp rwkv_file_format.inc rwkv_fread_tensor_header (dim_count 1, 2 or 3); FILE_FORMAT.md sets no bound",
         "A parameter has 1, 2 or 3 dimensions.";
-    RwkvRowBlock = "rwkv-row-block", "rwkv", [Error, Error, Error], fatal=true,
+    RwkvRowBlock = "rwkv-row-block", Rwkv, [Error, Error, Error], fatal=true,
         cite: "ggml ggml_row_size asserts ne0 % block size == 0 (rwkv_fread_ggml_tensor_info creates the tensor); FILE_FORMAT.md data length",
         "A quantized parameter's row length ne0 is a multiple of its type's block size.";
-    RwkvKeyUtf8 = "rwkv-key-utf8", "rwkv", [Error, Error, Allow],
+    RwkvKeyUtf8 = "rwkv-key-utf8", Rwkv, [Error, Error, Allow],
         cite: "rwkv.cpp docs/FILE_FORMAT.md Parameter: uint8[key_length] key_utf8 (the loader does not check)",
         "A parameter key is valid UTF-8.";
-    RwkvKeyDuplicate = "rwkv-key-duplicate", "rwkv", [Error, Error, Warning],
+    RwkvKeyDuplicate = "rwkv-key-duplicate", Rwkv, [Error, Error, Warning],
         cite: "rwkv.cpp rwkv_load_model_from_file: the name map keeps the last copy, and the data pass reads every copy with the last copy's size",
         "No parameter key appears twice.";
-    RwkvHeaderValue = "rwkv-header-value", "rwkv", [Error, Error, Error],
+    RwkvHeaderValue = "rwkv-header-value", Rwkv, [Error, Error, Error],
         cite: "rwkv.cpp rwkv_set_params (one layer per n_layer, v5+ read layer 0) and the emb.weight dimension check",
         "The header's n_vocab, n_embed and n_layer are not zero.";
-    RwkvMissingParameter = "rwkv-missing-parameter", "rwkv", [Error, Error, Error],
+    RwkvMissingParameter = "rwkv-missing-parameter", Rwkv, [Error, Error, Error],
         cite: "rwkv.cpp rwkv_model_loading.inc rwkv_set_params (\"Model parameter %s not found\")",
         "Every parameter rwkv.cpp needs for the detected architecture is present: emb.weight, blocks.0.ln0.*, the names of every layer below n_layer, ln_out.* and head.weight.";
-    RwkvUnusedParameter = "rwkv-unused-parameter", "rwkv", [Warning, Allow, Allow],
+    RwkvUnusedParameter = "rwkv-unused-parameter", Rwkv, [Warning, Allow, Allow],
         cite: "rwkv.cpp rwkv_set_params (parameters it does not name are read and never used)",
         "Every parameter is one rwkv.cpp uses for the detected architecture and n_layer.";
-    RwkvShape = "rwkv-shape", "rwkv", [Error, Error, Error],
+    RwkvShape = "rwkv-shape", Rwkv, [Error, Error, Error],
         cite: "rwkv.cpp rwkv_load_model_from_file (\"Unexpected dimension of embedding matrix\")",
         "emb.weight is a 2-D matrix with ne0 = n_embed and ne1 = n_vocab.";
-    RwkvParameterShape = "rwkv-parameter-shape", "rwkv", [Error, Error, Warning],
+    RwkvParameterShape = "rwkv-parameter-shape", Rwkv, [Error, Error, Warning],
         cite: "rwkv.cpp rwkv_graph.inc (layer norms over n_embed, head maps n_embed to n_vocab; ggml asserts shapes when the graph is built)",
         "head.weight is [n_embed, n_vocab] and the layer norms (ln0, ln1, ln2, ln_out; weight and bias) are vectors of n_embed.";
-    RwkvArchitecture = "rwkv-architecture", "rwkv", [Info, Info, Info],
+    RwkvArchitecture = "rwkv-architecture", Rwkv, [Info, Info, Info],
         cite: "rwkv.cpp rwkv_load_model_from_file (arch_version_major/minor from blocks.0 names)",
         "Reports the RWKV architecture version (v4, v5.1, v5.2, v6, v7), detected from the parameter names as rwkv.cpp does.";
 
@@ -416,40 +477,40 @@ catalogue! {
     // `legacy-format` (fatal) always fires for these: current llama.cpp
     // cannot load them. The rules below say whether the file is intact and
     // convertible with llama.cpp's convert_llama_ggml_to_gguf.py.
-    LegacyVersion = "legacy-version", "legacy", [Error, Error, Error], fatal=true,
+    LegacyVersion = "legacy-version", Legacy, [Error, Error, Error], fatal=true,
         cite: "llama.cpp convert_llama_ggml_to_gguf.py GGMLModel.validate_header",
         "A GGMF file has version 1 and a GGJT file version 1, 2 or 3; other versions have no known layout.";
-    LegacyTruncated = "legacy-truncated", "legacy", [Error, Error, Error], fatal=true,
+    LegacyTruncated = "legacy-truncated", Legacy, [Error, Error, Error], fatal=true,
         cite: "llama.cpp convert_llama_ggml_to_gguf.py (hyper-parameters, vocabulary, then tensors to the end of the file)",
         "The hyper-parameters, every vocabulary entry and every tensor (header, padding and data) lie inside the file.";
-    LegacyFtype = "legacy-ftype", "legacy", [Error, Error, Error],
+    LegacyFtype = "legacy-ftype", Legacy, [Error, Error, Error],
         cite: "llama.cpp convert_llama_ggml_to_gguf.py GGMLFType (\"Invalid ftype\")",
         "The hyper-parameter ftype is a known llama.cpp file type (0-4 or 7-18).";
-    LegacyVocabLength = "legacy-vocab-length", "legacy", [Error, Error, Error],
+    LegacyVocabLength = "legacy-vocab-length", Legacy, [Error, Error, Error],
         cite: "llama.cpp convert_llama_ggml_to_gguf.py Vocab.load (\"Absurd vocab item length\")",
         "A vocabulary entry is shorter than 4096 bytes.";
-    LegacyNameLength = "legacy-name-length", "legacy", [Error, Error, Error],
+    LegacyNameLength = "legacy-name-length", Legacy, [Error, Error, Error],
         cite: "llama.cpp convert_llama_ggml_to_gguf.py Tensor.load (\"Absurd tensor name length\")",
         "A tensor name is shorter than 4096 bytes.";
-    LegacyNameDuplicate = "legacy-name-duplicate", "legacy", [Error, Error, Error],
+    LegacyNameDuplicate = "legacy-name-duplicate", Legacy, [Error, Error, Error],
         cite: "llama.cpp convert_llama_ggml_to_gguf.py (tensor_map keeps the last tensor of a name, the converter writes both)",
         "No two tensors have the same name.";
-    LegacyNDims = "legacy-n-dims", "legacy", [Error, Error, Error],
+    LegacyNDims = "legacy-n-dims", Legacy, [Error, Error, Error],
         cite: "llama.cpp convert_llama_ggml_to_gguf.py Tensor.load (\"Invalid tensor dimensions\"); GGML_MAX_DIMS",
         "A tensor has at most 4 dimensions.";
-    LegacyTensorType = "legacy-tensor-type", "legacy", [Error, Error, Error], fatal=true,
+    LegacyTensorType = "legacy-tensor-type", Legacy, [Error, Error, Error], fatal=true,
         cite: "ggml include/ggml/ggml.h enum ggml_type of the file's era (ggml abea4b76, fe48e22f, b0d536bb, 93b94a2d)",
         "A tensor's type id exists in the type table of the file's era (otherwise its data size is unknown).";
-    LegacyRowBlock = "legacy-row-block", "legacy", [Error, Error, Error], fatal=true,
+    LegacyRowBlock = "legacy-row-block", Legacy, [Error, Error, Error], fatal=true,
         cite: "ggml ggml_row_size asserts ne0 % block size == 0",
         "A quantized tensor's row length ne0 is a multiple of its type's block size.";
-    LegacyQuantLayout = "legacy-quant-layout", "legacy", [Error, Error, Error],
+    LegacyQuantLayout = "legacy-quant-layout", Legacy, [Error, Error, Error],
         cite: "llama.cpp convert_llama_ggml_to_gguf.py validate_conversion (\"Quantizations changed in GGJTv2\", \"Q4 and Q8 quantizations changed in GGJTv3\")",
         "Quantized tensors use block layouts that current ggml reads: none do before GGJT v2, only Q5_0 and Q5_1 do in GGJT v2, and Q8_1 (40-byte blocks) never does.";
-    LegacyPaddingNonZero = "legacy-padding-nonzero", "legacy", [Warning, Info, Allow],
+    LegacyPaddingNonZero = "legacy-padding-nonzero", Legacy, [Warning, Info, Allow],
         cite: "llama.cpp GGJT writer (llama_file_saver::write_tensor seeks to the next 32-byte boundary, leaving zeros)",
         "The padding before a GGJT tensor's data is zero bytes.";
-    LegacyTypeTable = "legacy-type-table", "legacy", [Info, Info, Info],
+    LegacyTypeTable = "legacy-type-table", Legacy, [Info, Info, Info],
         cite: "ggml include/ggml/ggml.h history (type ids and block layouts moved in 2023); rwkv.cpp rwkv_type_to_ggml",
         "Reports the tensor type table applied: type ids and block layouts changed between ggml versions, so the table depends on the format and its version.";
 
@@ -458,19 +519,19 @@ catalogue! {
     // llama.cpp's `--check-tensors` refuse a model. The spec says nothing
     // about values, so `spec` only warns (NaN weights are almost certainly
     // corruption) and `strict` / `ggml` follow ggml.
-    DataNonFinite = "data-non-finite", "data", [Error, Warning, Error],
+    DataNonFinite = "data-non-finite", Data, [Error, Warning, Error],
         cite: "ggml-quants.c ggml_validate_row_data (validate_float, validate_fp16, validate_bf16); llama.cpp --check-tensors",
         "Every F32, F16, BF16 and F64 element is finite (no NaN, no infinity).";
-    DataScaleNonFinite = "data-scale-non-finite", "data", [Error, Warning, Error],
+    DataScaleNonFinite = "data-scale-non-finite", Data, [Error, Warning, Error],
         cite: "ggml-quants.c ggml_validate_row_data (VALIDATE_ROW_DATA_D_F16_IMPL, _DM_F16_IMPL, Q8_K's f32 d, IQ1_M's packed scale); llama.cpp --check-tensors",
         "Every block scale of a quantized tensor (d, and m / dmin where the type has one) is finite.";
-    DataMxfp4Exponent = "data-mxfp4-exponent", "data", [Error, Warning, Error],
+    DataMxfp4Exponent = "data-mxfp4-exponent", Data, [Error, Warning, Error],
         cite: "ggml-quants.c ggml_validate_row_data (VALIDATE_ROW_DATA_E_E8M0_IMPL); OCP MX spec: E8M0 0xFF is NaN",
         "No MXFP4 block has the shared exponent byte 0xFF (E8M0's NaN).";
-    DataF64Overflow = "data-f64-overflow", "data", [Error, Info, Error],
+    DataF64Overflow = "data-f64-overflow", Data, [Error, Info, Error],
         cite: "ggml-quants.c ggml_validate_row_data (validate_float on F64 data narrowed to float); llama.cpp --check-tensors",
         "Every F64 element fits in f32: ggml narrows F64 values to float before testing them, so a finite value beyond f32's range is rejected as infinite.";
-    DataTypeNotValidatable = "data-type-not-validatable", "data", [Warning, Info, Error],
+    DataTypeNotValidatable = "data-type-not-validatable", Data, [Warning, Info, Error],
         cite: "ggml-quants.c ggml_validate_row_data (no case for GGML_TYPE_Q8_1: \"invalid type\", returns false)",
         "The tensor's type is one ggml's data validator can check: it has no case for Q8_1 and refuses any such tensor, so under the ggml profile this is an error while strict only warns (the values themselves are not known to be wrong).";
 }
@@ -497,6 +558,20 @@ impl RuleId {
     }
 }
 
+/// Serialised as the stable id, as in reports.
+impl serde::Serialize for RuleId {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(self.id())
+    }
+}
+
+/// Compares with a stable id (`diagnostic.rule == "key-empty"`).
+impl PartialEq<&str> for RuleId {
+    fn eq(&self, other: &&str) -> bool {
+        self.id() == *other
+    }
+}
+
 impl fmt::Display for RuleId {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(self.id())
@@ -514,10 +589,11 @@ pub fn catalogue_markdown() -> String {
          Levels per profile: **E** error (the file is invalid), **W** warning, **I** info, **-** not reported. \
          Fatal rules stop decoding and cannot be allowed.\n"
     );
-    let mut group = "";
+    let mut group = None;
     for r in RULES {
-        if r.group != group {
-            group = r.group;
+        if group != Some(r.group) {
+            group = Some(r.group);
+            let group = r.group;
             let _ = writeln!(out, "\n## {group}\n");
             let _ = writeln!(out, "| id | strict | spec | ggml | description | citation |");
             let _ = writeln!(out, "|---|---|---|---|---|---|");
@@ -539,9 +615,9 @@ pub fn catalogue_markdown() -> String {
             out,
             "| `{}` | {} | {} | {} | {} | {} |",
             r.id,
-            lv(r.levels[0]),
-            lv(r.levels[1]),
-            lv(r.levels[2]),
+            lv(r.levels.strict),
+            lv(r.levels.spec),
+            lv(r.levels.ggml),
             desc,
             r.citation.replace('|', "\\|")
         );
@@ -564,7 +640,12 @@ mod tests {
             assert_eq!(RuleId::from_id(r.id), Some(r.code));
             assert!(r.description.ends_with('.'), "{}", r.id);
             if r.fatal {
-                assert_eq!(r.levels, [Level::Error; 3], "{}", r.id);
+                assert_eq!(
+                    r.levels,
+                    Levels { strict: Level::Error, spec: Level::Error, ggml: Level::Error },
+                    "{}",
+                    r.id
+                );
             }
         }
     }

@@ -101,7 +101,7 @@ fn nan_and_inf_in_f32_are_reported_with_element_offsets() {
     let (r, _) = report(&bytes, Profile::Strict);
     assert!(!r.valid);
     assert_eq!(r.counts.errors, 2);
-    let d: Vec<(&str, u64, &str)> = r.diagnostics.iter().map(|d| (d.rule, d.offset, d.path.as_str())).collect();
+    let d: Vec<(&str, u64, &str)> = r.diagnostics.iter().map(|d| (d.rule.id(), d.offset, d.path.as_str())).collect();
     assert_eq!(
         d,
         vec![

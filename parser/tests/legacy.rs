@@ -28,7 +28,7 @@ fn report(bytes: &[u8]) -> Report {
 
 /// Rule ids reported at `level`.
 fn at(r: &Report, level: Level) -> BTreeSet<&'static str> {
-    r.diagnostics.iter().filter(|d| d.severity == level).map(|d| d.rule).collect()
+    r.diagnostics.iter().filter(|d| d.severity == level).map(|d| d.rule.id()).collect()
 }
 
 fn errors(r: &Report) -> BTreeSet<&'static str> {
@@ -874,7 +874,7 @@ fn verdict(r: &Report) -> &'static str {
 fn expectation(bytes: &[u8]) -> serde_json::Value {
     let strict = report(bytes);
     let rules: BTreeSet<&str> =
-        strict.diagnostics.iter().filter(|d| d.severity != Level::Info).map(|d| d.rule).collect();
+        strict.diagnostics.iter().filter(|d| d.severity != Level::Info).map(|d| d.rule.id()).collect();
     serde_json::json!({
         "format": strict.format,
         "verdict": {

@@ -8,7 +8,7 @@ use gguf_validate::write::{GgufModel, OwnedValue};
 use gguf_validate::{Options, Profile, validate_bytes};
 
 fn rules(bytes: &[u8], profile: Profile) -> Vec<&'static str> {
-    validate_bytes(bytes, &Options::new(profile)).diagnostics.iter().map(|d| d.rule).collect()
+    validate_bytes(bytes, &Options::new(profile)).diagnostics.iter().map(|d| d.rule.id()).collect()
 }
 
 /// A 49-byte file whose only key holds a u64 array claiming 2^64-1 elements

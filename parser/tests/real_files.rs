@@ -21,7 +21,7 @@ fn gguf_py_files_are_valid_under_every_profile_they_target() {
             assert_eq!(r.counts.errors, 0);
         }
         let strict = validate_bytes(&bytes, &Options::new(Profile::Strict));
-        let warnings: Vec<&str> = strict.diagnostics.iter().map(|d| d.rule).collect();
+        let warnings: Vec<&str> = strict.diagnostics.iter().map(|d| d.rule.id()).collect();
         if name.ends_with("_be.gguf") {
             assert_eq!(warnings, ["byte-order-big-endian"]);
             assert!(

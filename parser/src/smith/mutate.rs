@@ -69,7 +69,7 @@ impl Expected {
     /// Checks a `strict` report of the mutant against the expectation.
     pub fn check(&self, report: &Report) -> std::result::Result<(), String> {
         let errors: Vec<&str> =
-            report.diagnostics.iter().filter(|d| d.severity == Level::Error).map(|d| d.rule).collect();
+            report.diagnostics.iter().filter(|d| d.severity == Level::Error).map(|d| d.rule.id()).collect();
         let ok_ids: Vec<&str> = self.required.iter().chain(&self.allowed).map(|r| r.id()).collect();
         if let Some(bad) = errors.iter().find(|e| !ok_ids.contains(e)) {
             return Err(format!("unexpected error `{bad}` (expected one of {ok_ids:?}); errors: {errors:?}"));

@@ -26,7 +26,7 @@ fn check_zero(
         return Ok(());
     }
     if let Some((off, b)) = region.first_nonzero(start, end)? {
-        sink.emit(RuleId::PaddingNonZero, off, path, || {
+        sink.emit_span(RuleId::PaddingNonZero, off, Some(1), path, || {
             format!("{what} has byte 0x{b:02x} at 0x{off:x}; padding must be zero")
         });
     }
@@ -193,9 +193,10 @@ pub(crate) fn check_layout(
 }
 
 fn trailing(from: u64, file_len: u64, sink: &mut Sink<'_>) {
-    sink.emit(
+    sink.emit_span(
         RuleId::TrailingBytes,
         from,
+        Some(file_len.saturating_sub(from)),
         || "trailing".into(),
         || {
             format!(

@@ -404,7 +404,7 @@ mod tests {
         let n = bytes.len();
         bytes[n - 1] = 1; // a non-zero byte in the final padding, 2 MiB in
         let v = validate_source(&SliceSource(&bytes), &Options::default()).unwrap();
-        let d: Vec<(&str, u64)> = v.report.diagnostics.iter().map(|d| (d.rule, d.offset)).collect();
+        let d: Vec<(&str, u64)> = v.report.diagnostics.iter().map(|d| (d.rule.id(), d.offset)).collect();
         assert_eq!(d, vec![("padding-nonzero", n as u64 - 1)]);
         assert!((v.metadata.len() as u64) <= limits::METADATA_FIRST_READ, "data was not read into memory");
     }

@@ -342,9 +342,9 @@ pub fn rules(format: crate::cli::RulesFormat) -> io::Result<()> {
                         "id": r.id,
                         "group": r.group,
                         "fatal": r.fatal,
-                        "strict": r.levels[0],
-                        "spec": r.levels[1],
-                        "ggml": r.levels[2],
+                        "strict": r.levels.strict,
+                        "spec": r.levels.spec,
+                        "ggml": r.levels.ggml,
                         "citation": r.citation,
                         "description": r.description,
                         "ggml_divergence": r.divergence,
@@ -361,9 +361,9 @@ pub fn rules(format: crate::cli::RulesFormat) -> io::Result<()> {
                     out,
                     "{:w$}  {:7} {:7} {:7}  {}",
                     r.id,
-                    r.levels[0].name(),
-                    r.levels[1].name(),
-                    r.levels[2].name(),
+                    r.levels.strict.name(),
+                    r.levels.spec.name(),
+                    r.levels.ggml.name(),
                     r.description
                 )?;
                 writeln!(out, "{:w$}  {:23}  see: {}", "", "", r.citation)?;
