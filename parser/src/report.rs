@@ -8,7 +8,7 @@ use std::collections::BTreeMap;
 use serde::Serialize;
 
 use crate::limits;
-use crate::parse::ByteOrder;
+use crate::parse::{ByteOrder, LegacyFormat};
 use crate::rules::{Level, Profile, RuleId};
 
 /// One finding.
@@ -39,6 +39,41 @@ pub struct Counts {
     pub warnings: u64,
     /// Infos.
     pub infos: u64,
+}
+
+/// What a file was recognised as.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum FileFormat {
+    /// GGUF (any version; the report's `version` says which).
+    Gguf,
+    /// A format GGUF replaced, or rwkv.cpp's.
+    Legacy(LegacyFormat),
+    /// Not a format the tool knows.
+    Unknown,
+}
+
+impl FileFormat {
+    /// `gguf`, `unknown`, or the legacy format's name (`ggjt`, `rwkv-cpp`, ...).
+    pub fn name(self) -> &'static str {
+        match self {
+            FileFormat::Gguf => "gguf",
+            FileFormat::Legacy(f) => f.name(),
+            FileFormat::Unknown => "unknown",
+        }
+    }
+}
+
+impl std::fmt::Display for FileFormat {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// Serialised as [`FileFormat::name`].
+impl Serialize for FileFormat {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(self.name())
+    }
 }
 
 /// Facts about the file, for the one-line summary.
@@ -72,7 +107,7 @@ pub struct Report {
     /// The profile applied.
     pub profile: Profile,
     /// `gguf`, or the name of another format that was recognised (`ggjt`, `rwkv-cpp`, ...).
-    pub format: String,
+    pub format: FileFormat,
     /// Format version, when one was read.
     pub version: Option<u32>,
     /// Byte order the file was validated in.
@@ -243,7 +278,7 @@ impl<'o> Sink<'o> {
     pub(crate) fn finish(
         self,
         profile: Profile,
-        format: String,
+        format: FileFormat,
         version: Option<u32>,
         byte_order: Option<ByteOrder>,
         summary: Summary,

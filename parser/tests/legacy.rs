@@ -89,7 +89,7 @@ fn tiny_rwkv_models_of_every_architecture_are_valid() {
             let bytes = TinyRwkv { matrix_type, ..TinyRwkv::new(arch) }.build().to_bytes();
             assert_clean(&bytes);
             let r = report(&bytes);
-            assert_eq!(r.format, "rwkv-cpp");
+            assert_eq!(r.format.name(), "rwkv-cpp");
             assert_eq!(r.version, Some(101));
             assert_eq!(r.summary.architecture.as_deref(), Some(arch.name()), "{arch:?}");
             assert!(
@@ -190,7 +190,7 @@ fn rwkv_version() {
     let mut w = mini_v4();
     w.version = 102;
     let r = report(&w.to_bytes());
-    assert_eq!(r.format, "rwkv-cpp");
+    assert_eq!(r.format.name(), "rwkv-cpp");
     assert_eq!(r.version, Some(102));
     assert_eq!(errors(&r), set(&["rwkv-version"]));
     // Boundary: 100 (FP16 only) and 101 are rwkv.cpp; 1 is GGMF.
@@ -200,7 +200,7 @@ fn rwkv_version() {
     assert_clean(&w.to_bytes());
     let mut w = mini_v4();
     w.version = 1;
-    assert_eq!(report(&w.to_bytes()).format, "ggmf");
+    assert_eq!(report(&w.to_bytes()).format.name(), "ggmf");
 }
 
 #[test]
@@ -464,7 +464,7 @@ fn legacy_files_are_rejected_as_legacy_with_their_table() {
             assert_eq!(warnings(&r), set(&[]));
         }
         let r = report(&bytes);
-        assert_eq!(r.format, name);
+        assert_eq!(r.format.name(), name);
         assert_eq!(r.summary.tensor_count, Some(12));
         assert_eq!(r.summary.kv_count, Some(7));
         assert_eq!(r.summary.architecture.as_deref(), Some("llama"));
@@ -482,7 +482,7 @@ fn legacy_version() {
         w.version = version;
         let r = report(&w.to_bytes());
         assert_eq!(legacy_errors(&r), set(&["legacy-version"]), "{format:?} {version}");
-        assert_eq!(r.format, format.name());
+        assert_eq!(r.format.name(), format.name());
     }
     // Boundary: GGJT 1..=3 and GGMF 1 have a layout (GGMF 1 checked above).
     for v in 1..=3 {
@@ -652,7 +652,7 @@ fn other_legacy_magics_only_get_legacy_format() {
         let mut bytes = magic.to_vec();
         bytes.extend_from_slice(&[1, 0, 0, 0, 0, 0, 0, 0]);
         let r = report(&bytes);
-        assert_eq!(r.format, name);
+        assert_eq!(r.format.name(), name);
         assert_eq!(errors(&r), set(&["legacy-format"]));
     }
 }

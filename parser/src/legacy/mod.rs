@@ -23,7 +23,7 @@ pub mod write;
 use crate::data::DataTensor;
 use crate::parse::NeedMoreData;
 use crate::parse::{ByteOrder, Ctx, Detected, LegacyFormat, detect};
-use crate::report::{Options, Report, Sink, Summary};
+use crate::report::{FileFormat, Options, Report, Sink, Summary};
 use crate::rules::RuleId;
 
 /// A finding that stops decoding: its rule (a fatal one), where, and why.
@@ -162,18 +162,18 @@ pub fn validate(
             let mut summary = summary;
             rwkv::check(&file, &mut sink, &mut summary);
             let version = file.header.map(|h| h.version).or(version);
-            Ok(sink.finish(opts.profile, format.name().into(), version, Some(ByteOrder::LittleEndian), summary))
+            Ok(sink.finish(opts.profile, FileFormat::Legacy(format), version, Some(ByteOrder::LittleEndian), summary))
         }
         LegacyFormat::Ggml | LegacyFormat::Ggmf | LegacyFormat::Ggjt => {
             emit_legacy_format(&mut sink, format, version);
             let file = ggml::parse(prefix, format, version);
             let mut summary = summary;
             ggml::check(&file, &mut sink, &mut summary);
-            Ok(sink.finish(opts.profile, format.name().into(), version, Some(ByteOrder::LittleEndian), summary))
+            Ok(sink.finish(opts.profile, FileFormat::Legacy(format), version, Some(ByteOrder::LittleEndian), summary))
         }
         LegacyFormat::Ggla | LegacyFormat::Ggsn | LegacyFormat::Ggsq => {
             emit_legacy_format(&mut sink, format, version);
-            Ok(sink.finish(opts.profile, format.name().into(), version, None, summary))
+            Ok(sink.finish(opts.profile, FileFormat::Legacy(format), version, None, summary))
         }
     }
 }

@@ -16,7 +16,7 @@ mod tensors;
 use crate::io::{ByteSource, ReadError};
 use crate::limits;
 use crate::parse::{self, DecodeKind, Detected, ParseOutcome, Parsed};
-use crate::report::{Options, Report, Sink, Summary};
+use crate::report::{FileFormat, Options, Report, Sink, Summary};
 use crate::rules::RuleId;
 
 pub use crate::parse::NeedMoreData;
@@ -99,7 +99,7 @@ pub fn validate_bytes(buf: &[u8], opts: &Options) -> Report {
         Err(NeedMoreData(_)) => {
             let mut sink = Sink::new(opts);
             sink.emit(RuleId::FileTruncated, len, String::new, || "file ends early".into());
-            sink.finish(opts.profile, "gguf".into(), None, None, Summary { file_size: len, ..Summary::default() })
+            sink.finish(opts.profile, FileFormat::Gguf, None, None, Summary { file_size: len, ..Summary::default() })
         }
     }
 }
@@ -141,7 +141,7 @@ fn validate_in(prefix: &[u8], file_len: u64, source: Option<&dyn ByteSource>, op
                 || format!("header.{what}"),
                 || format!("the file ends ({file_len} bytes) inside the header's {what}"),
             );
-            return Ok(sink.finish(opts.profile, "gguf".into(), None, None, summary));
+            return Ok(sink.finish(opts.profile, FileFormat::Gguf, None, None, summary));
         }
         Detected::Unknown { magic } => {
             sink.emit(
@@ -155,13 +155,13 @@ fn validate_in(prefix: &[u8], file_len: u64, source: Option<&dyn ByteSource>, op
                     )
                 },
             );
-            return Ok(sink.finish(opts.profile, "unknown".into(), None, None, summary));
+            return Ok(sink.finish(opts.profile, FileFormat::Unknown, None, None, summary));
         }
         Detected::SwappedMagic => {
             sink.emit(RuleId::Magic, 0, || "header.magic".into(), || {
                 "the file starts with `FUGG`, the GGUF magic byte-swapped; ggml and gguf-py always write the bytes `GGUF`, also in big-endian files".into()
             });
-            return Ok(sink.finish(opts.profile, "unknown".into(), None, None, summary));
+            return Ok(sink.finish(opts.profile, FileFormat::Unknown, None, None, summary));
         }
         Detected::Legacy { format, version } => {
             // rwkv.cpp, GGML, GGMF, GGJT (and the `legacy-format` verdict).
@@ -174,7 +174,7 @@ fn validate_in(prefix: &[u8], file_len: u64, source: Option<&dyn ByteSource>, op
                 v => format!("version {v} is newer than 3, the latest GGUF version"),
             };
             sink.emit(RuleId::VersionUnsupported, 4, || "header.version".into(), || msg);
-            return Ok(sink.finish(opts.profile, "gguf".into(), Some(version), None, summary));
+            return Ok(sink.finish(opts.profile, FileFormat::Gguf, Some(version), None, summary));
         }
         Detected::GgufV1 { order, tensor_count, kv_count } => {
             need_header(16)?;
@@ -187,7 +187,7 @@ fn validate_in(prefix: &[u8], file_len: u64, source: Option<&dyn ByteSource>, op
                     n(kv_count)
                 )
             });
-            return Ok(sink.finish(opts.profile, "gguf".into(), Some(1), Some(order), s));
+            return Ok(sink.finish(opts.profile, FileFormat::Gguf, Some(1), Some(order), s));
         }
         Detected::Gguf { version, order } => (version, order),
     };
@@ -198,7 +198,7 @@ fn validate_in(prefix: &[u8], file_len: u64, source: Option<&dyn ByteSource>, op
     let mut summary = summary;
     let region = Region { buf: prefix, file_len, source };
     check_parsed(&parsed, &region, &mut sink, &mut summary)?;
-    Ok(sink.finish(opts.profile, "gguf".into(), Some(version), Some(order), summary))
+    Ok(sink.finish(opts.profile, FileFormat::Gguf, Some(version), Some(order), summary))
 }
 
 /// Bytes of the file available to the validator: a prefix, the length,

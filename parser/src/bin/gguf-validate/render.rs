@@ -4,8 +4,9 @@
 use std::io::{self, IsTerminal, Write};
 
 use gguf_validate::check_data::{DataReport, TensorStatus};
+use gguf_validate::parse::LegacyFormat;
 use gguf_validate::parse::{escape_bytes, quote_bytes};
-use gguf_validate::report::{Report, Summary};
+use gguf_validate::report::{FileFormat, Report, Summary};
 use gguf_validate::rules::{Level, Profile, RULES};
 use serde::Serialize;
 
@@ -96,11 +97,11 @@ pub fn human_size(n: u64) -> String {
 fn summary_line(r: &Report) -> String {
     let s: &Summary = &r.summary;
     let mut parts = Vec::new();
-    let fmt = match (r.format.as_str(), r.version) {
-        ("gguf", Some(v)) => format!("GGUF v{v}"),
-        ("rwkv-cpp", Some(v)) => format!("rwkv.cpp v{v}"),
-        (f, Some(v)) => format!("{} v{v}", f.to_uppercase()),
-        (f, None) => f.to_uppercase(),
+    let fmt = match (r.format, r.version) {
+        (FileFormat::Gguf, Some(v)) => format!("GGUF v{v}"),
+        (FileFormat::Legacy(LegacyFormat::Rwkv), Some(v)) => format!("rwkv.cpp v{v}"),
+        (f, Some(v)) => format!("{} v{v}", f.name().to_uppercase()),
+        (f, None) => f.name().to_uppercase(),
     };
     parts.push(match r.byte_order {
         Some(o) => format!("{fmt}, {}", o.name()),
@@ -109,7 +110,7 @@ fn summary_line(r: &Report) -> String {
     let plural = |n: u64, w: &str| if n == 1 { format!("{n} {w}") } else { format!("{n} {w}s") };
     if let Some(k) = s.kv_count {
         // Legacy formats count hyper-parameters where GGUF counts keys.
-        parts.push(plural(k, if r.format == "gguf" { "key" } else { "hyper-parameter" }));
+        parts.push(plural(k, if r.format == FileFormat::Gguf { "key" } else { "hyper-parameter" }));
     }
     if let Some(t) = s.tensor_count {
         parts.push(plural(t, "tensor"));
