@@ -417,8 +417,7 @@ fn check_tokenizer(file: &GgufFile<'_>, sink: &mut Sink<'_>) {
 }
 
 /// Rules that need the whole file: required keys.
-pub(crate) fn check_required(file: &GgufFile<'_>, facts: &KeyFacts, tensors: &TensorFacts, sink: &mut Sink<'_>) {
-    let _ = facts;
+pub(crate) fn check_required(file: &GgufFile<'_>, tensors: &TensorFacts, sink: &mut Sink<'_>) {
     if file.get("general.architecture").is_none() {
         sink.emit(RuleId::ArchitectureMissing, KV_SECTION, || "kv".into(), || "general.architecture is missing".into());
     }

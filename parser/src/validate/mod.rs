@@ -274,7 +274,7 @@ fn check_parsed(
     }
     let key_facts = keys::check_kvs(file, sink);
     summary.architecture = key_facts.architecture.clone();
-    let tensor_facts = tensors::check_tensors(file, &key_facts, sink);
+    let tensor_facts = tensors::check_tensors(file, sink);
     summary.parameters = tensor_facts.parameters;
     summary.data_size = tensor_facts.data_size;
     summary.tensor_types = tensor_facts.type_counts.clone();
@@ -284,7 +284,7 @@ fn check_parsed(
         return Ok(());
     }
     summary.alignment = Some(key_facts.alignment);
-    keys::check_required(file, &key_facts, &tensor_facts, sink);
+    keys::check_required(file, &tensor_facts, sink);
     layout::check_layout(file, &key_facts, &tensor_facts, region, sink, summary)
 }
 

@@ -10,7 +10,6 @@ use crate::report::Sink;
 use crate::rules::RuleId;
 use crate::types::{GgmlType, TypeStatus, type_info};
 
-use super::keys::KeyFacts;
 
 /// Size facts of one tensor, for the layout rules.
 #[derive(Clone, Copy, Debug, Default)]
@@ -37,7 +36,7 @@ pub(crate) fn tensor_path(t: &TensorInfo<'_>, field: &str) -> String {
     format!("tensor[{}] {}/{field}", t.index, t.name.display())
 }
 
-pub(crate) fn check_tensors(file: &GgufFile<'_>, _keys: &KeyFacts, sink: &mut Sink<'_>) -> TensorFacts {
+pub(crate) fn check_tensors(file: &GgufFile<'_>, sink: &mut Sink<'_>) -> TensorFacts {
     // The infos really decoded (bounded by the file's bytes), not the count
     // the header declares: sized once, no rehashing through larger copies.
     let cap = file.tensors.len();
@@ -143,7 +142,16 @@ fn check_name<'a>(
 }
 
 fn check_shape_and_type(t: &TensorInfo<'_>, sink: &mut Sink<'_>) -> TensorSize {
-    let mut size = TensorSize::default();
+    let elements = check_dims(t, sink);
+    let ty = check_type(t, sink);
+    let nbytes = ty.and_then(|ty| check_byte_size(t, ty, elements, sink));
+    TensorSize { ty, elements, nbytes }
+}
+
+/// `n_dims`, each dim, and the element count (computed exactly in u128,
+/// so a product that wraps to zero in 64 bits cannot hide an overflow).
+/// The element count when the shape is valid.
+fn check_dims(t: &TensorInfo<'_>, sink: &mut Sink<'_>) -> Option<u64> {
     let mut dims_ok = true;
     if t.n_dims > limits::MAX_DIMS {
         sink.emit(
@@ -161,8 +169,6 @@ fn check_shape_and_type(t: &TensorInfo<'_>, sink: &mut Sink<'_>) -> TensorSize {
             || "tensor has 0 dimensions (ggml reads it as a single element)".into(),
         );
     }
-    // Exact product in u128: no wrap, so the ggml hole (product wrapping
-    // to zero) cannot hide an overflow.
     let mut product: u128 = 1;
     let mut any_zero = false;
     for (i, d) in t.dims().enumerate() {
@@ -199,41 +205,40 @@ fn check_shape_and_type(t: &TensorInfo<'_>, sink: &mut Sink<'_>) -> TensorSize {
         dims_ok = false;
     }
     let elements = if any_zero { Some(0) } else { u64::try_from(product).ok() };
-    if dims_ok {
-        size.elements = elements;
-    }
+    elements.filter(|_| dims_ok)
+}
 
+/// The type id: known, not removed, not an intermediate. The live type.
+fn check_type(t: &TensorInfo<'_>, sink: &mut Sink<'_>) -> Option<GgmlType> {
+    let path = || tensor_path(t, "type");
     match type_info(t.type_id) {
-        None => sink.emit(
-            RuleId::TensorTypeUnknown,
-            t.type_offset,
-            || tensor_path(t, "type"),
-            || format!("tensor type {} is not a ggml type (0..42)", t.type_id),
-        ),
-        Some(info) if info.status == TypeStatus::Removed => sink.emit(
-            RuleId::TensorTypeRemoved,
-            t.type_offset,
-            || tensor_path(t, "type"),
-            || format!("tensor type {} ({}) was removed from ggml", t.type_id, info.name),
-        ),
+        None => {
+            sink.emit(RuleId::TensorTypeUnknown, t.type_offset, path, || {
+                format!("tensor type {} is not a ggml type (0..42)", t.type_id)
+            });
+            None
+        }
+        Some(info) if info.status == TypeStatus::Removed => {
+            sink.emit(RuleId::TensorTypeRemoved, t.type_offset, path, || {
+                format!("tensor type {} ({}) was removed from ggml", t.type_id, info.name)
+            });
+            None
+        }
         Some(info) => {
             if info.status == TypeStatus::Intermediate {
-                sink.emit(
-                    RuleId::TensorTypeIntermediate,
-                    t.type_offset,
-                    || tensor_path(t, "type"),
-                    || {
-                        format!(
-                            "tensor type {} is a dot-product intermediate; ggml cannot convert it to float",
-                            info.name
-                        )
-                    },
-                );
+                sink.emit(RuleId::TensorTypeIntermediate, t.type_offset, path, || {
+                    format!("tensor type {} is a dot-product intermediate; ggml cannot convert it to float", info.name)
+                });
             }
-            size.ty = GgmlType::from_id(t.type_id);
+            GgmlType::from_id(t.type_id)
         }
     }
-    let Some(ty) = size.ty else { return size };
+}
+
+/// Whole blocks per row, and (for a valid shape of `elements`) a byte size
+/// below 2^63. The size itself is [`TensorInfo::nbytes`], the one
+/// definition every layer uses.
+fn check_byte_size(t: &TensorInfo<'_>, ty: GgmlType, elements: Option<u64>, sink: &mut Sink<'_>) -> Option<u64> {
     let ne0 = if t.n_dims == 0 { 1 } else { t.dims().next().unwrap_or(1) };
     let block = u64::from(ty.block_size());
     if ne0.checked_rem(block).is_none_or(|r| r != 0) {
@@ -243,20 +248,22 @@ fn check_shape_and_type(t: &TensorInfo<'_>, sink: &mut Sink<'_>) -> TensorSize {
             || format!("{}[0]", tensor_path(t, "ne")),
             || format!("row length ne[0] = {ne0} is not a multiple of {}'s block size {block}", ty.name()),
         );
-        return size;
+        return None;
     }
-    let Some(elements) = size.elements else { return size };
-    let bytes = u128::from(elements.checked_div(block).unwrap_or(0)).saturating_mul(u128::from(ty.type_size()));
-    match u64::try_from(bytes).ok().filter(|b| *b <= limits::MAX_ELEMENTS) {
-        Some(b) => size.nbytes = Some(b),
-        None => sink.emit(
+    let elements = elements?;
+    let nbytes = t.nbytes().filter(|b| *b <= limits::MAX_ELEMENTS);
+    if nbytes.is_none() {
+        sink.emit(
             RuleId::TensorByteSizeOverflow,
             t.dims_offset,
             || tensor_path(t, "ne"),
-            || format!("{elements} elements of {} take {bytes} bytes, 2^63 or more", ty.name()),
-        ),
+            || {
+                let bytes = u128::from(elements.checked_div(block).unwrap_or(0)).saturating_mul(u128::from(ty.type_size()));
+                format!("{elements} elements of {} take {bytes} bytes, 2^63 or more", ty.name())
+            },
+        );
     }
-    size
+    nbytes
 }
 
 /// The first control character other than NUL, or invisible / bidi
