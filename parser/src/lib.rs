@@ -13,6 +13,7 @@
 #![deny(clippy::unwrap_used, clippy::expect_used, clippy::panic, clippy::todo, clippy::unimplemented)]
 #![warn(missing_docs)]
 
+pub mod check;
 pub mod check_data;
 pub mod data;
 pub mod dump;

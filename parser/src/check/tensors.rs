@@ -10,7 +10,6 @@ use crate::report::Sink;
 use crate::rules::RuleId;
 use crate::types::{GgmlType, TypeStatus, type_info};
 
-
 /// Size facts of one tensor, for the layout rules.
 #[derive(Clone, Copy, Debug, Default)]
 pub(crate) struct TensorSize {
@@ -258,7 +257,8 @@ fn check_byte_size(t: &TensorInfo<'_>, ty: GgmlType, elements: Option<u64>, sink
             t.dims_offset,
             || tensor_path(t, "ne"),
             || {
-                let bytes = u128::from(elements.checked_div(block).unwrap_or(0)).saturating_mul(u128::from(ty.type_size()));
+                let bytes =
+                    u128::from(elements.checked_div(block).unwrap_or(0)).saturating_mul(u128::from(ty.type_size()));
                 format!("{elements} elements of {} take {bytes} bytes, 2^63 or more", ty.name())
             },
         );

@@ -1,16 +1,16 @@
-//! Rules on keys and values: key grammar, duplicates, strings, bools,
-//! arrays, and the well-known keys (`general.*`, `tokenizer.ggml.*`).
+//! Rules on the well-known keys: `general.alignment`,
+//! `general.architecture`, the types of standard keys, the tokenizer arrays
+//! and special token ids, and the keys a file must have.
 #![forbid(unsafe_code)]
 #![deny(clippy::indexing_slicing, clippy::arithmetic_side_effects, clippy::cast_possible_truncation)]
 
-use std::fmt::Write;
-
 use crate::limits;
-use crate::parse::{Array, GgufFile, KeyValue, Str, Value, type_label};
+use crate::parse::{GgufFile, KeyValue, Value, type_label};
 use crate::report::Sink;
 use crate::rules::RuleId;
 use crate::types::ValueType;
 
+use super::kv::kv_path;
 use super::tensors::TensorFacts;
 
 /// What later rules need to know from the metadata.
@@ -22,34 +22,8 @@ pub(crate) struct KeyFacts {
     pub(crate) architecture: Option<String>,
 }
 
-fn kv_path(kv: &KeyValue<'_>) -> String {
-    format!("kv[{}] {}", kv.index, kv.key.display())
-}
-
-fn element_path(kv: &KeyValue<'_>, indices: &[u64]) -> String {
-    let mut p = kv_path(kv);
-    for i in indices {
-        let _ = write!(p, "[{i}]");
-    }
-    p
-}
-
-/// Checks every pair; returns the facts later rules need.
-pub(crate) fn check_kvs(file: &GgufFile<'_>, sink: &mut Sink<'_>) -> KeyFacts {
-    let duplicates = super::later_duplicates(&file.kvs, |kv| kv.key.bytes);
-    let mut duplicates = duplicates.iter().peekable();
-    for (i, kv) in file.kvs.iter().enumerate() {
-        check_key(kv, sink);
-        if duplicates.next_if_eq(&&i).is_some() {
-            sink.emit(
-                RuleId::KeyDuplicate,
-                kv.key.offset,
-                || kv_path(kv),
-                || format!("key `{}` appears more than once; readers disagree on which value wins", kv.key.display()),
-            );
-        }
-        check_value(kv, &kv.value, kv.value_offset(), &mut Vec::new(), sink);
-    }
+/// Checks the well-known keys; returns the facts later rules need.
+pub(crate) fn check_known(file: &GgufFile<'_>, sink: &mut Sink<'_>) -> KeyFacts {
     // Layout rules use the alignment every reader lays data out with;
     // check_alignment only judges the key.
     let mut facts = KeyFacts { alignment: file.alignment(), architecture: None };
@@ -81,148 +55,6 @@ pub(crate) fn check_kvs(file: &GgufFile<'_>, sink: &mut Sink<'_>) -> KeyFacts {
     check_standard_types(file, facts.architecture.as_deref(), sink);
     check_tokenizer(file, sink);
     facts
-}
-
-fn check_key(kv: &KeyValue<'_>, sink: &mut Sink<'_>) {
-    let key = kv.key.bytes;
-    let at = kv.key.offset;
-    if key.is_empty() {
-        sink.emit(RuleId::KeyEmpty, at, || kv_path(kv), || "the key is empty".into());
-        return;
-    }
-    if key.len() > limits::MAX_KEY_LEN {
-        sink.emit(
-            RuleId::KeyTooLong,
-            at,
-            || kv_path(kv),
-            || format!("key is {} bytes; at most {} allowed", key.len(), limits::MAX_KEY_LEN),
-        );
-    }
-    if !key.is_ascii() {
-        let bad = key.iter().position(|b| !b.is_ascii()).unwrap_or(0);
-        let off = kv.key.content_offset().saturating_add(u64::try_from(bad).unwrap_or(0));
-        sink.emit(
-            RuleId::KeyAscii,
-            off,
-            || kv_path(kv),
-            || format!("key `{}` has a non-ASCII byte at position {bad}", kv.key.display()),
-        );
-        return;
-    }
-    let segment_ok =
-        |seg: &[u8]| !seg.is_empty() && seg.iter().all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || *b == b'_');
-    if let Some(bad) = key.split(|b| *b == b'.').find(|seg| !segment_ok(seg)) {
-        sink.emit(
-            RuleId::KeyNaming,
-            at,
-            || kv_path(kv),
-            || {
-                if bad.is_empty() {
-                    format!("key `{}` has an empty segment (leading, trailing or doubled `.`)", kv.key.display())
-                } else {
-                    format!("key segment `{}` is not lower_snake_case ([a-z0-9_]+)", crate::parse::quote_bytes(bad))
-                }
-            },
-        );
-    }
-}
-
-fn check_string(kv: &KeyValue<'_>, s: Str<'_>, indices: &[u64], sink: &mut Sink<'_>) {
-    if u64::try_from(s.bytes.len()).unwrap_or(u64::MAX) > limits::MAX_STRING_LEN {
-        sink.emit(
-            RuleId::StringTooLong,
-            s.offset,
-            || element_path(kv, indices),
-            || format!("string of {} bytes is longer than ggml's limit of 2^30", s.bytes.len()),
-        );
-    }
-    if let Err(e) = std::str::from_utf8(s.bytes) {
-        let off = s.content_offset().saturating_add(u64::try_from(e.valid_up_to()).unwrap_or(0));
-        sink.emit(
-            RuleId::StringUtf8,
-            off,
-            || element_path(kv, indices),
-            || format!("string is not valid UTF-8 (invalid byte at position {}): \"{}\"", e.valid_up_to(), s.display()),
-        );
-    }
-}
-
-fn check_value(kv: &KeyValue<'_>, value: &Value<'_>, offset: u64, indices: &mut Vec<u64>, sink: &mut Sink<'_>) {
-    match value {
-        Value::Bool(b) if *b > 1 => {
-            sink.emit(
-                RuleId::BoolValue,
-                offset,
-                || element_path(kv, indices),
-                || format!("bool byte is {b}; only 0 and 1 are valid"),
-            );
-        }
-        Value::String(s) => check_string(kv, *s, indices, sink),
-        Value::Array(a) => check_array(kv, a, indices, sink),
-        _ => {}
-    }
-}
-
-fn check_array(kv: &KeyValue<'_>, a: &Array<'_>, indices: &mut Vec<u64>, sink: &mut Sink<'_>) {
-    if a.len > limits::MAX_ARRAY_LEN {
-        sink.emit(
-            RuleId::ArrayTooLong,
-            a.offset,
-            || element_path(kv, indices),
-            || format!("array of {} elements is longer than ggml's limit of 2^30", a.len),
-        );
-    }
-    match a.elem_type {
-        ValueType::String => {
-            let check_len = sink.enabled(RuleId::StringTooLong);
-            let check_utf8 = sink.enabled(RuleId::StringUtf8);
-            if !(check_len || check_utf8) {
-                return;
-            }
-            if strings_fast_ok(a) {
-                return;
-            }
-            for (i, s) in a.strings() {
-                // Fast path: the common all-valid case does one UTF-8 scan.
-                let bad_len = check_len && u64::try_from(s.bytes.len()).unwrap_or(u64::MAX) > limits::MAX_STRING_LEN;
-                let bad_utf8 = check_utf8 && std::str::from_utf8(s.bytes).is_err();
-                if bad_len || bad_utf8 {
-                    indices.push(i);
-                    check_string(kv, s, indices, sink);
-                    indices.pop();
-                }
-            }
-        }
-        ValueType::Bool => {
-            for (i, b) in (0u64..).zip(a.data.iter()) {
-                if *b > 1 {
-                    let off = a.data_offset().saturating_add(i);
-                    indices.push(i);
-                    sink.emit(
-                        RuleId::BoolValue,
-                        off,
-                        || element_path(kv, indices),
-                        || format!("bool byte is {b}; only 0 and 1 are valid"),
-                    );
-                    indices.pop();
-                }
-            }
-        }
-        ValueType::Array => {
-            sink.emit(
-                RuleId::ArrayNested,
-                a.offset,
-                || element_path(kv, indices),
-                || "array of arrays: the spec allows nesting, ggml rejects it".into(),
-            );
-            for el in a.iter() {
-                indices.push(el.index);
-                check_value(kv, &el.value, el.offset, indices, sink);
-                indices.pop();
-            }
-        }
-        _ => {}
-    }
 }
 
 fn check_alignment(kv: &KeyValue<'_>, sink: &mut Sink<'_>) {
@@ -444,37 +276,3 @@ pub(crate) fn check_required(file: &GgufFile<'_>, tensors: &TensorFacts, sink: &
 
 /// Offset reported for a missing key: the header's kv_count field.
 const KV_SECTION: u64 = 16;
-
-/// True when every string of a string array is valid UTF-8 and within the
-/// length limit, checked in as few `from_utf8` calls as possible: a run of
-/// strings whose u64 length fields have no byte >= 0x80 is validated in one
-/// call over the raw bytes, since ASCII separators cannot start, continue
-/// or end a multi-byte sequence. Exact: any false is re-checked per string.
-fn strings_fast_ok(a: &Array<'_>) -> bool {
-    const HIGH_BITS: u64 = 0x8080_8080_8080_8080;
-    let data = a.data;
-    let mut pos = 0usize;
-    let mut run_start = 0usize;
-    let run_ok = |from: usize, to: usize| data.get(from..to).is_some_and(|run| simdutf8::basic::from_utf8(run).is_ok());
-    while let Some((len_bytes, _)) = data.get(pos..).and_then(|r| r.split_first_chunk::<8>()) {
-        let n = match a.order {
-            crate::parse::ByteOrder::LittleEndian => u64::from_le_bytes(*len_bytes),
-            crate::parse::ByteOrder::BigEndian => u64::from_be_bytes(*len_bytes),
-        };
-        if n > limits::MAX_STRING_LEN {
-            return false;
-        }
-        let Some(start) = pos.checked_add(8) else { return false };
-        let Some(end) = usize::try_from(n).ok().and_then(|n| start.checked_add(n)) else { return false };
-        if n & HIGH_BITS != 0 {
-            // This length field could pair with a neighbour's bytes: close
-            // the run before it and check this string on its own.
-            if !run_ok(run_start, pos) || !run_ok(start, end) {
-                return false;
-            }
-            run_start = end;
-        }
-        pos = end;
-    }
-    run_ok(run_start, data.len())
-}

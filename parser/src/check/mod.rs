@@ -1,0 +1,163 @@
+//! The GGUF checker: runs every GGUF rule of [`crate::rules`] over a parsed
+//! file, one module per family, in this order:
+//! - [`header`]: magic, version, byte order, and fatal decoding failures;
+//! - [`kv`]: key/value pairs as such (key grammar, duplicates, strings,
+//!   bools, arrays);
+//! - [`keys`]: the well-known keys (`general.*`, tokenizer arrays, required
+//!   keys);
+//! - [`tensors`]: tensor infos (names, dims, types, byte sizes);
+//! - [`layout`]: the data section (offsets, order, overlaps, padding).
+//!
+//! Families of the model layer (architectures, tokenizers, chat templates)
+//! go here as further modules, after `layout`. Format dispatch is one level
+//! up, in [`crate::validate`].
+#![forbid(unsafe_code)]
+#![deny(clippy::indexing_slicing, clippy::arithmetic_side_effects, clippy::cast_possible_truncation)]
+
+mod header;
+mod keys;
+mod kv;
+mod layout;
+mod tensors;
+
+use crate::io::{ByteSource, ReadError};
+use crate::limits;
+use crate::parse::{self, Detected, NeedMoreData, ParseOutcome, Parsed};
+use crate::report::{FileFormat, Options, Report, Sink, Summary};
+
+/// Why a check could not finish with the bytes at hand.
+#[derive(Debug)]
+pub(crate) enum Stop {
+    /// Supply a prefix of at least this length (prefix validation only).
+    More(u64),
+    /// Reading the source failed (the file shrank, or an I/O error).
+    Read(ReadError),
+}
+
+impl From<NeedMoreData> for Stop {
+    fn from(n: NeedMoreData) -> Stop {
+        Stop::More(n.0)
+    }
+}
+
+/// Checks a file detected as GGUF (or as nothing known) whose first
+/// `prefix.len()` bytes are `prefix`, reading past them from `source` when
+/// there is one.
+pub(crate) fn gguf(
+    prefix: &[u8],
+    file_len: u64,
+    detected: Detected,
+    source: Option<&dyn ByteSource>,
+    opts: &Options,
+) -> Result<Report, Stop> {
+    let prefix_len = u64::try_from(prefix.len()).unwrap_or(u64::MAX);
+    let mut sink = Sink::new(opts);
+    let (version, order) = match header::check_detected(detected, prefix_len, file_len, &mut sink)? {
+        header::Outcome::Body { version, order } => (version, order),
+        header::Outcome::Done(format, version, order, summary) => {
+            return Ok(sink.finish(opts.profile, format, version, order, summary));
+        }
+    };
+    let parsed = match parse::parse_gguf(prefix, file_len, version, order) {
+        ParseOutcome::Done(p) => p,
+        ParseOutcome::NeedMoreData(n) => return Err(Stop::More(n)),
+    };
+    let mut summary = Summary { file_size: file_len, ..Summary::default() };
+    let region = Region { buf: prefix, file_len, source };
+    check_parsed(&parsed, &region, &mut sink, &mut summary)?;
+    Ok(sink.finish(opts.profile, FileFormat::Gguf, Some(version), Some(order), summary))
+}
+
+/// Bytes of the file available to the validator: a prefix, the length,
+/// and (when validating a source) a way to read past the prefix.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Region<'a> {
+    pub(crate) buf: &'a [u8],
+    pub(crate) file_len: u64,
+    pub(crate) source: Option<&'a dyn ByteSource>,
+}
+
+impl Region<'_> {
+    /// The first non-zero byte of `[start, end)` (clipped to the file), with
+    /// its absolute offset. Reads past the prefix from the source in chunks
+    /// of [`limits::SCAN_READ_CHUNK`], or asks for more data without one.
+    pub(crate) fn first_nonzero(&self, start: u64, end: u64) -> Result<Option<(u64, u8)>, Stop> {
+        let end = end.min(self.file_len);
+        let buf_len = u64::try_from(self.buf.len()).unwrap_or(u64::MAX);
+        let mut at = start;
+        // The part inside the prefix.
+        let in_prefix = end.min(buf_len);
+        if at < in_prefix {
+            let (Ok(s), Ok(e)) = (usize::try_from(at), usize::try_from(in_prefix)) else {
+                return Err(Stop::More(end));
+            };
+            let bytes = self.buf.get(s..e).unwrap_or_default();
+            if let Some(p) = bytes.iter().position(|b| *b != 0) {
+                let b = bytes.get(p).copied().unwrap_or(0);
+                return Ok(Some((at.saturating_add(u64::try_from(p).unwrap_or(0)), b)));
+            }
+            at = in_prefix;
+        }
+        if at >= end {
+            return Ok(None);
+        }
+        let Some(src) = self.source else { return Err(Stop::More(end)) };
+        let mut chunk = Vec::new();
+        while at < end {
+            let n = (end.saturating_sub(at)).min(limits::SCAN_READ_CHUNK);
+            chunk.resize(usize::try_from(n).unwrap_or(0), 0);
+            src.read_exact_at(at, &mut chunk).map_err(Stop::Read)?;
+            if let Some(p) = chunk.iter().position(|b| *b != 0) {
+                let b = chunk.get(p).copied().unwrap_or(0);
+                return Ok(Some((at.saturating_add(u64::try_from(p).unwrap_or(0)), b)));
+            }
+            at = at.saturating_add(n);
+        }
+        Ok(None)
+    }
+}
+
+fn check_parsed(
+    parsed: &Parsed<'_>,
+    region: &Region<'_>,
+    sink: &mut Sink<'_>,
+    summary: &mut Summary,
+) -> Result<(), Stop> {
+    let file = &parsed.file;
+    summary.kv_count = Some(file.header.kv_count);
+    summary.tensor_count = Some(file.header.tensor_count);
+    header::check_header(&file.header, sink);
+    kv::check_pairs(file, sink);
+    let key_facts = keys::check_known(file, sink);
+    summary.architecture = key_facts.architecture.clone();
+    let tensor_facts = tensors::check_tensors(file, sink);
+    summary.parameters = tensor_facts.parameters;
+    summary.data_size = tensor_facts.data_size;
+    summary.tensor_types = tensor_facts.type_counts.clone();
+    if let Some(fatal) = &parsed.fatal {
+        let (rule, message) = header::fatal_message(&fatal.kind);
+        sink.emit(rule, fatal.offset, || fatal.path.clone(), || message);
+        return Ok(());
+    }
+    summary.alignment = Some(key_facts.alignment);
+    keys::check_required(file, &tensor_facts, sink);
+    layout::check_layout(file, &key_facts, &tensor_facts, region, sink, summary)
+}
+
+/// Positions, in increasing order, of the items whose key equals the key
+/// of an earlier item. Sort-based: one `usize` per item, where a hash set
+/// of millions of keys costs several times more memory and rehashes.
+pub(crate) fn later_duplicates<T>(items: &[T], key: impl Fn(&T) -> &[u8]) -> Vec<usize> {
+    let key_of = |i: usize| items.get(i).map_or(&[][..], &key);
+    let mut order: Vec<usize> = (0..items.len()).collect();
+    order.sort_unstable_by(|&a, &b| key_of(a).cmp(key_of(b)).then(a.cmp(&b)));
+    let mut later: Vec<usize> = order
+        .windows(2)
+        .filter_map(|w| match w {
+            [a, b] if key_of(*a) == key_of(*b) => Some(*b),
+            _ => None,
+        })
+        .collect();
+    later.sort_unstable();
+    later
+}

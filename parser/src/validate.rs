@@ -1,0 +1,185 @@
+//! The validator's entry points, and the one place that dispatches on the
+//! format: GGUF goes to [`crate::check`], rwkv.cpp and the formats GGUF
+//! replaced go to [`crate::legacy`].
+//!
+//! [`validate_source`] validates a file read through a [`ByteSource`] (the
+//! CLI: the metadata is read into memory by doubling reads, padding is
+//! read in place), [`validate_bytes`] a whole file in memory, and
+//! [`validate_prefix`] a prefix of a file of known length (it asks for more
+//! bytes when the metadata, or a padding region, runs past the prefix).
+#![forbid(unsafe_code)]
+#![deny(clippy::indexing_slicing, clippy::arithmetic_side_effects, clippy::cast_possible_truncation)]
+
+use crate::check::{self, Stop};
+use crate::io::{ByteSource, ReadError};
+use crate::limits;
+use crate::parse::{self, Detected};
+use crate::report::{FileFormat, Options, Report, Sink, Summary};
+use crate::rules::RuleId;
+
+pub use crate::parse::NeedMoreData;
+
+/// A validated file: the report and the metadata bytes that were read
+/// (the file's first `metadata.len()` bytes), which later steps such as
+/// `--check-data` parse again instead of reading the file twice.
+#[derive(Debug)]
+pub struct Validated {
+    /// The report.
+    pub report: Report,
+    /// A prefix of the file holding all of its metadata.
+    pub metadata: Vec<u8>,
+}
+
+/// Validates a file read through `src`: reads its metadata with positioned
+/// reads, starting with [`limits::METADATA_FIRST_READ`] bytes and doubling
+/// while the parser asks for more (never past the file), and reads padding
+/// and gaps in place in chunks. Memory follows the metadata, not the file.
+///
+/// Formats that interleave headers and data (rwkv.cpp, GGML, GGMF, GGJT)
+/// are read whole, up to [`limits::MAX_LEGACY_FILE_BYTES`].
+pub fn validate_source(src: &dyn ByteSource, opts: &Options) -> Result<Validated, ReadError> {
+    let file_len = src.len();
+    let mut prefix = crate::io::read_range(src, 0, limits::METADATA_FIRST_READ.min(file_len))?;
+    loop {
+        match validate_in(&prefix, file_len, Some(src), opts) {
+            Ok(report) => return Ok(Validated { report, metadata: prefix }),
+            Err(Stop::Read(e)) => return Err(e),
+            Err(Stop::More(want)) => {
+                let have = u64::try_from(prefix.len()).unwrap_or(u64::MAX);
+                let next = want.max(have.saturating_mul(2)).min(file_len);
+                if next <= have {
+                    // The parser asked for bytes the file does not have;
+                    // cannot happen (it knows the length), but never loop.
+                    return Err(ReadError::Shrunk { offset: have, len: 0, opened_len: file_len });
+                }
+                if matches!(parse::detect(&prefix), Detected::Legacy { .. }) && next > limits::MAX_LEGACY_FILE_BYTES {
+                    return Err(ReadError::TooLarge {
+                        need: next,
+                        limit: limits::MAX_LEGACY_FILE_BYTES,
+                        what: "a legacy-format file (headers and data interleaved, validated from memory)",
+                    });
+                }
+                // Grow in place and read straight into the new tail (no
+                // second buffer: every page is touched once).
+                let (Ok(from), Ok(to)) = (usize::try_from(have), usize::try_from(next)) else {
+                    return Err(ReadError::TooLarge { need: next, limit: u64::MAX, what: "the metadata" });
+                };
+                prefix.reserve_exact(to.saturating_sub(from));
+                prefix.resize(to, 0);
+                src.read_exact_at(have, prefix.get_mut(from..).unwrap_or_default())?;
+            }
+        }
+    }
+}
+
+/// Validates a whole file held in memory.
+pub fn validate_bytes(buf: &[u8], opts: &Options) -> Report {
+    let len = u64::try_from(buf.len()).unwrap_or(u64::MAX);
+    match validate_prefix(buf, len, opts) {
+        Ok(r) => r,
+        // Cannot happen when the prefix is the whole file; report it as a
+        // truncation rather than panic.
+        Err(NeedMoreData(_)) => {
+            let mut sink = Sink::new(opts);
+            sink.emit(RuleId::FileTruncated, len, String::new, || "file ends early".into());
+            sink.finish(opts.profile, FileFormat::Gguf, None, None, Summary { file_size: len, ..Summary::default() })
+        }
+    }
+}
+
+/// Validates a file of `file_len` bytes of which `prefix` holds the first
+/// `prefix.len()`. When the prefix is too short, returns how many bytes to
+/// supply; the same call with more bytes gives the same report as with
+/// the whole file.
+pub fn validate_prefix(prefix: &[u8], file_len: u64, opts: &Options) -> Result<Report, NeedMoreData> {
+    match validate_in(prefix, file_len, None, opts) {
+        Ok(r) => Ok(r),
+        Err(Stop::More(n)) => Err(NeedMoreData(n)),
+        // Without a source nothing is read, so this cannot happen; asking
+        // for the whole file is the safe answer.
+        Err(Stop::Read(_)) => Err(NeedMoreData(file_len)),
+    }
+}
+
+/// [`validate_prefix`], reading what lies past the prefix from `source`
+/// when there is one: the format dispatch.
+fn validate_in(prefix: &[u8], file_len: u64, source: Option<&dyn ByteSource>, opts: &Options) -> Result<Report, Stop> {
+    let prefix_len = u64::try_from(prefix.len()).unwrap_or(u64::MAX);
+    if prefix_len < file_len && prefix_len < limits::HEADER_SIZE {
+        return Err(Stop::More(limits::HEADER_SIZE.min(file_len)));
+    }
+    match parse::detect(prefix) {
+        // rwkv.cpp, GGML, GGMF, GGJT (and the `legacy-format` verdict).
+        Detected::Legacy { format, version } => {
+            crate::legacy::validate(prefix, file_len, format, version, opts).map_err(Stop::from)
+        }
+        detected => check::gguf(prefix, file_len, detected, source, opts),
+    }
+}
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::io::SliceSource;
+
+    /// A source whose bytes past `keep` are gone (a file truncated by
+    /// another process after it was opened).
+    #[derive(Debug)]
+    struct Truncated<'a>(&'a [u8], usize);
+
+    impl ByteSource for Truncated<'_> {
+        fn len(&self) -> u64 {
+            self.0.len() as u64
+        }
+        fn read_exact_at(&self, offset: u64, buf: &mut [u8]) -> Result<(), ReadError> {
+            SliceSource(self.0.get(..self.1).unwrap_or_default()).read_exact_at(offset, buf)
+        }
+    }
+
+    fn model(keys: usize) -> Vec<u8> {
+        let mut m = crate::write::GgufModel::new();
+        m.kv("general.architecture", crate::write::OwnedValue::str("x"));
+        for i in 0..keys {
+            m.kv(&format!("x.k{i}"), crate::write::OwnedValue::U32(1));
+        }
+        m.to_bytes()
+    }
+
+    #[test]
+    fn a_source_validates_like_the_same_bytes_in_memory() {
+        // Larger than the first read, so the metadata is read by doubling.
+        let bytes = model(80_000);
+        assert!(bytes.len() as u64 > limits::METADATA_FIRST_READ);
+        let opts = Options::default();
+        let v = validate_source(&SliceSource(&bytes), &opts).unwrap();
+        assert_eq!(v.report, validate_bytes(&bytes, &opts));
+        assert!(v.metadata.len() <= bytes.len());
+    }
+
+    #[test]
+    fn a_file_that_shrinks_while_its_metadata_is_read_is_an_error() {
+        let bytes = model(80_000);
+        let e = validate_source(&Truncated(&bytes, 1 << 20), &Options::default()).unwrap_err();
+        assert!(matches!(e, ReadError::Shrunk { .. }), "{e}");
+    }
+
+    #[test]
+    fn padding_past_the_metadata_is_read_in_place() {
+        // A data section beyond the first read: its padding is read from the
+        // source, not by growing the metadata buffer to the whole file.
+        let mut m = crate::write::GgufModel::new();
+        m.kv("general.architecture", crate::write::OwnedValue::str("x"));
+        let mut t = crate::write::OwnedTensor::zeroed("w", &[(1 << 19) + 1], crate::types::GgmlType::F32).unwrap();
+        t.data[0] = 1;
+        m.tensor(t);
+        m.pad_end = true;
+        let mut bytes = m.to_bytes();
+        let v = validate_source(&SliceSource(&bytes), &Options::default()).unwrap();
+        assert!(v.report.valid, "{:?}", v.report.diagnostics);
+        let n = bytes.len();
+        bytes[n - 1] = 1; // a non-zero byte in the final padding, 2 MiB in
+        let v = validate_source(&SliceSource(&bytes), &Options::default()).unwrap();
+        let d: Vec<(&str, u64)> = v.report.diagnostics.iter().map(|d| (d.rule.id(), d.offset)).collect();
+        assert_eq!(d, vec![("padding-nonzero", n as u64 - 1)]);
+        assert!((v.metadata.len() as u64) <= limits::METADATA_FIRST_READ, "data was not read into memory");
+    }
+}
