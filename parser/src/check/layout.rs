@@ -42,11 +42,27 @@ pub(crate) fn check_layout(
     summary: &mut Summary,
 ) -> Result<(), Stop> {
     let align = keys.alignment.max(1);
-    let file_len = file.file_len;
-    let infos_end = file.infos_end;
+    let Some(data_start) = check_data_start(file, align, region, sink, summary)? else { return Ok(()) };
+    if !check_infos(file, tensors, align, data_start, sink) {
+        return Ok(());
+    }
+    let (data_end, padded_end) = check_ranges(file, tensors, align, data_start, region, sink)?;
+    check_end(file.file_len, data_start.saturating_add(data_end), data_start.saturating_add(padded_end), region, sink)
+}
+
+/// Pass 1: where the data section starts, and the padding before it. The
+/// start when there is a data section to check further.
+fn check_data_start(
+    file: &GgufFile<'_>,
+    align: u64,
+    region: &Region<'_>,
+    sink: &mut Sink<'_>,
+    summary: &mut Summary,
+) -> Result<Option<u64>, Stop> {
+    let (file_len, infos_end) = (file.file_len, file.infos_end);
     let Some(data_start) = align_up(infos_end, align) else {
         sink.emit(RuleId::DataSectionStart, infos_end, || "data".into(), || "the aligned data start overflows".into());
-        return Ok(());
+        return Ok(None);
     };
     if file.tensors.is_empty() {
         // ggml does not pad a file without tensors; gguf-py does. Zero
@@ -55,19 +71,25 @@ pub(crate) fn check_layout(
         if file_len > data_start {
             trailing(data_start, file_len, sink);
         }
-        return Ok(());
+        return Ok(None);
     }
     summary.data_offset = Some(data_start);
     if data_start > file_len {
         sink.emit(RuleId::DataSectionStart, infos_end, || "data".into(), || {
             format!("the data section would start at {data_start} (aligned to {align}) but the file has {file_len} bytes")
         });
-        return Ok(());
+        return Ok(None);
     }
     check_zero(region, infos_end, data_start, "padding before the data section", || "padding".into(), sink)?;
+    Ok(Some(data_start))
+}
 
-    // Per tensor: alignment, bounds, and the running padded size (ggml's
-    // expected offset, in tensor-info order).
+/// Pass 2, in tensor-info order: each offset's order and alignment, each
+/// range inside the file, and the running padded size (ggml's expected
+/// offset). False when sizes are unknown or overflow, so that the ranges
+/// cannot be compared.
+fn check_infos(file: &GgufFile<'_>, tensors: &TensorFacts, align: u64, data_start: u64, sink: &mut Sink<'_>) -> bool {
+    let file_len = file.file_len;
     let mut expected: Option<u64> = Some(0);
     let mut expected_ok = true;
     // (index, offset, padded end) of the previous tensor info.
@@ -127,10 +149,20 @@ pub(crate) fn check_layout(
             expected_ok = false;
         }
     }
-    if !expected_ok {
-        return Ok(());
-    }
+    expected_ok
+}
 
+/// Pass 3, in offset order: overlaps, gaps, and the padding between
+/// tensors. Returns the end of the last tensor's data and its padded end,
+/// relative to the data section.
+fn check_ranges(
+    file: &GgufFile<'_>,
+    tensors: &TensorFacts,
+    align: u64,
+    data_start: u64,
+    region: &Region<'_>,
+    sink: &mut Sink<'_>,
+) -> Result<(u64, u64), Stop> {
     // Sort by offset (stable, so equal offsets keep info order) and walk.
     let mut order: Vec<usize> = (0..file.tensors.len()).collect();
     order.sort_by_key(|&i| file.tensors.get(i).map_or(0, |t| t.data_offset));
@@ -146,9 +178,10 @@ pub(crate) fn check_layout(
             // An empty range overlaps nothing.
             Some((p, pend)) if start < pend && end > start => {
                 let other = file.tensors.get(p).map(|o| o.name.display()).unwrap_or_default();
-                sink.emit(
+                sink.emit_span(
                     RuleId::TensorDataOverlap,
                     t.offset_field,
+                    Some(8),
                     || tensor_path(t, "offset"),
                     || format!("data [{start}, {end}) overlaps tensor `{other}`, which ends at {pend}"),
                 );
@@ -173,21 +206,31 @@ pub(crate) fn check_layout(
         data_end = data_end.max(end);
         padded_end = padded_end.max(align_up(end, align).unwrap_or(u64::MAX));
     }
+    Ok((data_end, padded_end))
+}
 
-    let abs_end = data_start.saturating_add(data_end);
-    let abs_padded = data_start.saturating_add(padded_end);
-    if abs_end <= file_len {
-        check_zero(region, abs_end, abs_padded, "padding after the last tensor", || "padding".into(), sink)?;
-        if file_len < abs_padded {
-            sink.emit(RuleId::PaddingFinalMissing, file_len, || "padding".into(), || {
-                format!(
-                    "the file ends at {file_len}, {} bytes short of the padded end of the last tensor ({abs_padded}); ggml's full load reads those bytes",
-                    abs_padded.saturating_sub(file_len)
-                )
-            });
-        } else if file_len > abs_padded {
-            trailing(abs_padded, file_len, sink);
-        }
+/// Pass 4: what follows the last tensor (absolute offsets): zero padding up
+/// to the alignment, present (ggml's full load reads it), and nothing after.
+fn check_end(
+    file_len: u64,
+    abs_end: u64,
+    abs_padded: u64,
+    region: &Region<'_>,
+    sink: &mut Sink<'_>,
+) -> Result<(), Stop> {
+    if abs_end > file_len {
+        return Ok(());
+    }
+    check_zero(region, abs_end, abs_padded, "padding after the last tensor", || "padding".into(), sink)?;
+    if file_len < abs_padded {
+        sink.emit(RuleId::PaddingFinalMissing, file_len, || "padding".into(), || {
+            format!(
+                "the file ends at {file_len}, {} bytes short of the padded end of the last tensor ({abs_padded}); ggml's full load reads those bytes",
+                abs_padded.saturating_sub(file_len)
+            )
+        });
+    } else if file_len > abs_padded {
+        trailing(abs_padded, file_len, sink);
     }
     Ok(())
 }
