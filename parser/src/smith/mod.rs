@@ -25,7 +25,7 @@ use arbitrary::{Arbitrary, Error, Result, Unstructured};
 use crate::limits;
 use crate::parse::ByteOrder;
 use crate::parse::align_up;
-use crate::rules::Profile;
+use crate::rules::{Level, Profile, RuleId};
 use crate::types::{GgmlType, ValueType};
 use crate::write::{GgufModel, OwnedTensor, OwnedValue};
 
@@ -246,18 +246,30 @@ impl Config {
     }
 
     /// Every profile under which a file generated with this configuration
-    /// must have zero errors.
+    /// must have zero errors: its own, and for a `strict` configuration
+    /// every profile under which none of the findings it may provoke on
+    /// purpose (see [`Config::provoked`]) is an error, as the catalogue says.
     pub fn valid_under(&self) -> Vec<Profile> {
-        let mut out = vec![self.profile];
-        if self.profile == Profile::Strict {
-            // strict = spec AND ggml, except for warnings that are spec
-            // errors (naming) and big-endian files (ggml errors).
-            if !self.naming_warnings {
-                out.push(Profile::Spec);
-            }
-            if self.byte_order == ByteOrder::LittleEndian {
-                out.push(Profile::Ggml);
-            }
+        let provoked = self.provoked();
+        Profile::ALL
+            .into_iter()
+            .filter(|p| {
+                *p == self.profile
+                    || (self.profile == Profile::Strict && provoked.iter().all(|r| r.rule().level(*p) != Level::Error))
+            })
+            .collect()
+    }
+
+    /// Rules a file generated with this configuration may report on
+    /// purpose, beyond what every valid file may: naming that the spec
+    /// forbids, big-endian byte order.
+    pub fn provoked(&self) -> Vec<RuleId> {
+        let mut out = Vec::new();
+        if self.naming_warnings {
+            out.extend([RuleId::KeyNaming, RuleId::ArchitectureCharset]);
+        }
+        if self.byte_order == ByteOrder::BigEndian {
+            out.push(RuleId::ByteOrderBigEndian);
         }
         out
     }

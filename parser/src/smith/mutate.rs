@@ -17,7 +17,7 @@ use arbitrary::{Result, Unstructured};
 use crate::parse::align_up;
 use crate::parse::{self, ByteOrder, GgufFile, Value};
 use crate::report::Report;
-use crate::rules::{Level, RuleId};
+use crate::rules::{Level, Profile, RuleId};
 use crate::types::{GGML_TYPE_COUNT, GgmlType, ValueType};
 use crate::write::{GgufModel, OwnedValue};
 
@@ -64,6 +64,17 @@ impl Expected {
 
     fn valid(notice: Option<RuleId>) -> Expected {
         Expected { required: Vec::new(), allowed: Vec::new(), notice }
+    }
+
+    /// What breaking `rule` must give under `strict`, from the catalogue: an
+    /// error (with `allowed` follow-on errors) when `strict` makes it one,
+    /// otherwise a valid file that reports it.
+    fn of(rule: RuleId, allowed: &[RuleId]) -> Expected {
+        if rule.rule().level(Profile::Strict) == Level::Error {
+            Expected::reject(&[rule], allowed)
+        } else {
+            Expected { required: Vec::new(), allowed: allowed.to_vec(), notice: Some(rule) }
+        }
     }
 
     /// Checks a `strict` report of the mutant against the expectation.
@@ -348,7 +359,49 @@ impl Faulter<'_, '_, '_> {
 
     fn apply(&mut self, fault: Fault) -> Result<Outcome> {
         use Fault as F;
-        let file = self.file;
+        match fault {
+            F::Magic | F::Version | F::VersionTwo | F::KvCount | F::TensorCount | F::Truncate | F::Trailing => {
+                self.header_fault(fault)
+            }
+            F::StringLength
+            | F::ValueType
+            | F::ArrayType
+            | F::ArrayLength
+            | F::BoolByte
+            | F::StringUtf8
+            | F::NestedArray => self.value_fault(fault),
+            F::KeyAscii
+            | F::KeyUppercase
+            | F::KeyDuplicate
+            | F::KeyEmpty
+            | F::AlignmentZero
+            | F::AlignmentValue
+            | F::AlignmentType
+            | F::ArchitectureMissing
+            | F::QuantVersionMissing
+            | F::ArchitectureType
+            | F::QuantVersionType
+            | F::TokenizerLength => self.key_fault(fault),
+            F::NDims
+            | F::TooManyDims
+            | F::DimRange
+            | F::ElementOverflow
+            | F::RowBlock
+            | F::TypeRemoved
+            | F::TypeUnknown
+            | F::TensorNameLong
+            | F::TensorName64
+            | F::TensorNameDuplicate
+            | F::TensorNameEmpty
+            | F::TensorNameNul
+            | F::TensorNameUtf8 => self.tensor_fault(fault),
+            F::OffsetMisaligned | F::OffsetOrder | F::OffsetPastEnd | F::PaddingByte => self.layout_fault(fault),
+        }
+    }
+
+    /// Faults in the header and the file as a whole: magic, version, counts, truncation, trailing bytes.
+    fn header_fault(&mut self, fault: Fault) -> Result<Outcome> {
+        use Fault as F;
         let len = self.file_len();
         Ok(match fault {
             F::Magic => {
@@ -358,7 +411,7 @@ impl Faulter<'_, '_, '_> {
                 if let Some(b) = out.get_mut(i) {
                     *b ^= 0x20;
                 }
-                Some((format!("magic byte {i}"), out, Expected::reject(&[RuleId::Magic], &[])))
+                Some((format!("magic byte {i}"), out, Expected::of(RuleId::Magic, &[])))
             }
             F::Version => {
                 let v: u32 = match self.u.int_in_range(0u8..=3)? {
@@ -378,12 +431,12 @@ impl Faulter<'_, '_, '_> {
                     (_, 2 | 3) if word & 0xFFFF == 0 => return Ok(None),
                     _ => RuleId::VersionUnsupported,
                 };
-                Some((format!("version {v}"), bytes, Expected::reject(&[rule], &[])))
+                Some((format!("version {v}"), bytes, Expected::of(rule, &[])))
             }
             F::VersionTwo => {
                 let v: u32 = if self.model.version == 3 { 2 } else { 3 };
-                let notice = (v == 2).then_some(RuleId::VersionTwo);
-                Some((format!("version {v}"), self.patched(4, &v.to_le_bytes()), Expected::valid(notice)))
+                let expected = if v == 2 { Expected::of(RuleId::VersionTwo, &[]) } else { Expected::valid(None) };
+                Some((format!("version {v}"), self.patched(4, &v.to_le_bytes()), expected))
             }
             F::KvCount | F::TensorCount => {
                 let remaining = len.saturating_sub(crate::limits::HEADER_SIZE);
@@ -396,9 +449,33 @@ impl Faulter<'_, '_, '_> {
                 Some((
                     format!("count at {at} = {n}"),
                     self.patched(at, &n.to_le_bytes()),
-                    Expected::reject(&[RuleId::CountExceedsFile], &[]),
+                    Expected::of(RuleId::CountExceedsFile, &[]),
                 ))
             }
+            F::Truncate => self.truncate()?,
+            F::Trailing => {
+                let n = self.u.int_in_range(1..=64usize)?;
+                let mut t = vec![0u8; n];
+                self.u.fill_buffer(&mut t)?;
+                if let Some(b) = t.first_mut() {
+                    *b |= 1;
+                }
+                let out = self.edited(|m| {
+                    m.pad_end = true;
+                    m.trailing.extend_from_slice(&t);
+                });
+                Some((format!("{n} bytes appended"), out, Expected::of(RuleId::TrailingBytes, &[])))
+            }
+            _ => None,
+        })
+    }
+
+    /// Faults in values: string lengths, value and element types, array lengths, bools, UTF-8, nesting.
+    fn value_fault(&mut self, fault: Fault) -> Result<Outcome> {
+        use Fault as F;
+        let file = self.file;
+        let len = self.file_len();
+        Ok(match fault {
             F::StringLength => {
                 let mut at: Vec<u64> =
                     file.kvs.iter().map(|kv| kv.key.offset).chain(file.tensors.iter().map(|t| t.name.offset)).collect();
@@ -417,7 +494,7 @@ impl Faulter<'_, '_, '_> {
                 Some((
                     format!("string length at {off} = {n}"),
                     self.patched(off, &n.to_le_bytes()),
-                    Expected::reject(&[RuleId::StringExceedsFile], &[]),
+                    Expected::of(RuleId::StringExceedsFile, &[]),
                 ))
             }
             F::ValueType => {
@@ -429,7 +506,7 @@ impl Faulter<'_, '_, '_> {
                 Some((
                     format!("value type at {off} = {id}"),
                     self.patched(off, &id.to_le_bytes()),
-                    Expected::reject(&[RuleId::ValueTypeUnknown], &[]),
+                    Expected::of(RuleId::ValueTypeUnknown, &[]),
                 ))
             }
             F::ArrayType | F::ArrayLength => {
@@ -443,7 +520,7 @@ impl Faulter<'_, '_, '_> {
                     Some((
                         format!("array type at {} = {id}", a.offset),
                         out,
-                        Expected::reject(&[RuleId::ArrayTypeUnknown], &[]),
+                        Expected::of(RuleId::ArrayTypeUnknown, &[]),
                     ))
                 } else {
                     let at = a.offset.saturating_add(4);
@@ -453,188 +530,88 @@ impl Faulter<'_, '_, '_> {
                     Some((
                         format!("array count at {at} = {n}"),
                         self.patched(at, &n.to_le_bytes()),
-                        Expected::reject(&[RuleId::ArrayExceedsFile], &[]),
+                        Expected::of(RuleId::ArrayExceedsFile, &[]),
                     ))
                 }
             }
-            F::NDims => {
-                let at: Vec<u64> = file.tensors.iter().map(|t| t.n_dims_offset).collect();
-                let Some(&off) = self.pick(&at)? else {
-                    return Ok(None);
-                };
-                let remaining = len.saturating_sub(off.saturating_add(4));
-                let Ok(floor) = u32::try_from(remaining / 8 + 1) else {
-                    return Ok(None);
-                };
-                let n = self.u.int_in_range(floor..=u32::MAX)?;
-                Some((
-                    format!("n_dims at {off} = {n}"),
-                    self.patched(off, &n.to_le_bytes()),
-                    Expected::reject(&[RuleId::DimsExceedFile], &[]),
-                ))
-            }
-            F::TooManyDims => {
-                let Some(i) = self.pick_index(self.model.tensors.len())? else {
-                    return Ok(None);
-                };
-                let n = self.u.int_in_range(5..=8usize)?;
-                let out = self.edited(|m| {
-                    if let Some(t) = m.tensors.get_mut(i) {
-                        t.dims.resize(n.max(t.dims.len()), 1);
-                    }
-                });
-                Some((format!("tensor {i} n_dims {n}"), out, Expected::reject(&[RuleId::TensorNDims], &[])))
-            }
-            F::DimRange => {
-                let dims: Vec<(u64, usize)> = file
-                    .tensors
-                    .iter()
-                    .flat_map(|t| (0..t.dims().count()).map(move |i| (t.dim_offset(i), i)))
-                    .collect();
-                let Some(&(off, i)) = self.pick(&dims)? else {
-                    return Ok(None);
-                };
-                let d = self.u.int_in_range(1u64 << 63..=u64::MAX)?;
-                let allowed: &[RuleId] = if i == 0 { &[RuleId::TensorRowBlock] } else { &[] };
-                Some((
-                    format!("dim at {off} = {d}"),
-                    self.patched(off, &d.to_le_bytes()),
-                    Expected::reject(&[RuleId::TensorDimRange], allowed),
-                ))
-            }
-            F::ElementOverflow => {
-                // A tensor with >= 2 dims, none zero, whose other dims
-                // multiply to at least 2: raising one dim j >= 1 then
-                // reaches 2^63 while every dim stays below it.
-                let cands: Vec<(u64, u64)> = file
-                    .tensors
-                    .iter()
-                    .filter_map(|t| {
-                        let dims: Vec<u64> = t.dims().collect();
-                        if dims.len() < 2 || dims.contains(&0) {
-                            return None;
+            F::BoolByte => {
+                let mut at: Vec<u64> = Vec::new();
+                for kv in &file.kvs {
+                    match kv.value {
+                        Value::Bool(_) => at.push(kv.value_offset()),
+                        Value::Array(a) if a.elem_type == ValueType::Bool => {
+                            at.extend((0..a.len).map(|i| a.data_offset().saturating_add(i)));
                         }
-                        let others: u64 = dims.iter().skip(2).chain(dims.first()).product();
-                        (others >= 2).then(|| (t.dim_offset(1), others))
-                    })
-                    .collect();
-                let Some(&(off, others)) = self.pick(&cands)? else {
-                    return Ok(None);
-                };
-                let floor = (1u64 << 63).div_ceil(others);
-                let d = self.u.int_in_range(floor..=(1u64 << 63) - 1)?;
-                Some((
-                    format!("dim at {off} = {d}"),
-                    self.patched(off, &d.to_le_bytes()),
-                    Expected::reject(&[RuleId::TensorElementCountOverflow], &[]),
-                ))
-            }
-            F::RowBlock => {
-                let cands: Vec<(u64, u64, u64)> = file
-                    .tensors
-                    .iter()
-                    .filter_map(|t| {
-                        let bs = u64::from(GgmlType::from_id(t.type_id)?.block_size());
-                        (bs > 1).then(|| (t.dims_offset, t.dims().next().unwrap_or(0), bs))
-                    })
-                    .collect();
-                let Some(&(off, ne0, bs)) = self.pick(&cands)? else {
-                    return Ok(None);
-                };
-                let d = ne0.saturating_add(self.u.int_in_range(1..=bs - 1)?);
-                Some((
-                    format!("ne[0] at {off} = {d}"),
-                    self.patched(off, &d.to_le_bytes()),
-                    Expected::reject(&[RuleId::TensorRowBlock], &[]),
-                ))
-            }
-            F::TypeRemoved | F::TypeUnknown => {
-                let at: Vec<u64> = file.tensors.iter().map(|t| t.type_offset).collect();
-                let Some(&off) = self.pick(&at)? else {
-                    return Ok(None);
-                };
-                let (id, rule) = if fault == F::TypeRemoved {
-                    (*self.u.choose(&[4u32, 5, 31, 32, 33, 36, 37, 38])?, RuleId::TensorTypeRemoved)
-                } else {
-                    (self.u.int_in_range(GGML_TYPE_COUNT..=u32::MAX)?, RuleId::TensorTypeUnknown)
-                };
-                Some((
-                    format!("type at {off} = {id}"),
-                    self.patched(off, &id.to_le_bytes()),
-                    Expected::reject(&[rule], &[]),
-                ))
-            }
-            F::OffsetMisaligned => {
-                let align = self.model.alignment();
-                let Some(t) = self.pick(&file.tensors)?.copied() else {
-                    return Ok(None);
-                };
-                if align < 2 {
-                    return Ok(None);
+                        _ => {}
+                    }
                 }
-                let off = t.data_offset.saturating_add(self.u.int_in_range(1..=align - 1)?);
-                let out = self.patched(t.offset_field, &off.to_le_bytes());
-                Some((
-                    format!("offset of tensor {} = {off}", t.index),
-                    out,
-                    Expected::reject(&[RuleId::TensorOffsetMisaligned], LAYOUT),
-                ))
+                let b = self.u.int_in_range(2u8..=255)?;
+                let out = match self.pick(&at)? {
+                    Some(&off) => {
+                        let mut out = self.bytes.to_vec();
+                        if let Some(x) = usize::try_from(off).ok().and_then(|i| out.get_mut(i)) {
+                            *x = b;
+                        }
+                        out
+                    }
+                    None => {
+                        let k = fresh_key(self.model);
+                        self.edited(|m| m.kvs.push((k, OwnedValue::Bool(b))))
+                    }
+                };
+                Some((format!("bool byte {b}"), out, Expected::of(RuleId::BoolValue, &[])))
             }
-            F::OffsetOrder => {
-                let pairs: Vec<(usize, usize)> = file
-                    .tensors
-                    .iter()
-                    .enumerate()
-                    .flat_map(|(i, a)| {
-                        file.tensors
-                            .iter()
-                            .enumerate()
-                            .skip(i + 1)
-                            .filter(move |(_, b)| b.data_offset != a.data_offset)
-                            .map(move |(j, _)| (i, j))
-                    })
-                    .take(256)
-                    .collect();
-                let Some(&(i, j)) = self.pick(&pairs)? else {
-                    return Ok(None);
+            F::StringUtf8 => {
+                let mut at: Vec<(u64, u64)> = Vec::new();
+                for kv in &file.kvs {
+                    match kv.value {
+                        Value::String(s) => at.push((s.content_offset(), u64::try_from(s.bytes.len()).unwrap_or(0))),
+                        Value::Array(a) => at.extend(
+                            a.strings().map(|(_, s)| (s.content_offset(), u64::try_from(s.bytes.len()).unwrap_or(0))),
+                        ),
+                        _ => {}
+                    }
+                }
+                at.retain(|(_, n)| *n > 0);
+                let b = *self.u.choose(&[0xC0u8, 0xC1, 0xF5, 0xF8, 0xFE, 0xFF])?;
+                let out = match self.pick(&at)? {
+                    Some(&(start, n)) => {
+                        let off = start.saturating_add(self.u.int_in_range(0..=n - 1)?);
+                        let mut out = self.bytes.to_vec();
+                        if let Some(x) = usize::try_from(off).ok().and_then(|i| out.get_mut(i)) {
+                            *x = b;
+                        }
+                        out
+                    }
+                    None => {
+                        let k = fresh_key(self.model);
+                        self.edited(|m| m.kvs.push((k, OwnedValue::String(vec![b'a', b]))))
+                    }
                 };
-                let (Some(a), Some(b)) = (file.tensors.get(i), file.tensors.get(j)) else {
-                    return Ok(None);
-                };
-                let mut out = self.bytes.to_vec();
-                put(&mut out, a.offset_field, &b.data_offset.to_le_bytes(), self.order);
-                put(&mut out, b.offset_field, &a.data_offset.to_le_bytes(), self.order);
-                Some((
-                    format!("offsets of tensors {i} and {j} swapped"),
-                    out,
-                    Expected::reject(&[RuleId::TensorDataOrder], LAYOUT),
-                ))
+                Some((format!("string byte {b:#x}"), out, Expected::reject(&[RuleId::StringUtf8], &[])))
             }
-            F::OffsetPastEnd => {
-                let align = self.model.alignment().max(1);
-                let cands: Vec<usize> =
-                    self.model.tensors.iter().enumerate().filter(|(_, t)| !t.data.is_empty()).map(|(i, _)| i).collect();
-                let Some(&i) = self.pick(&cands)? else {
-                    return Ok(None);
-                };
-                let Some(t) = file.tensors.get(i) else {
-                    return Ok(None);
-                };
-                let k = self.u.int_in_range(len.div_ceil(align)..=1u64 << 40)?;
-                let off = k.saturating_mul(align);
-                let out = self.patched(t.offset_field, &off.to_le_bytes());
-                Some((
-                    format!("offset of tensor {i} = {off}"),
-                    out,
-                    Expected::reject(&[RuleId::TensorDataOutOfBounds], LAYOUT),
-                ))
+            F::NestedArray => {
+                let k = fresh_key(self.model);
+                let inner = OwnedValue::Array(ValueType::U8, vec![OwnedValue::U8(1), OwnedValue::U8(2)]);
+                let n = self.u.int_in_range(0..=3usize)?;
+                let out = self.edited(|m| m.kvs.push((k, OwnedValue::Array(ValueType::Array, vec![inner; n]))));
+                Some((format!("array of {n} arrays added"), out, Expected::of(RuleId::ArrayNested, &[])))
             }
+            _ => None,
+        })
+    }
+
+    /// Faults in keys and the well-known keys: key grammar, duplicates, alignment, architecture, quantization version, tokenizer arrays.
+    fn key_fault(&mut self, fault: Fault) -> Result<Outcome> {
+        use Fault as F;
+        let file = self.file;
+        Ok(match fault {
             F::AlignmentZero => {
                 let Some(kv) = file.get("general.alignment") else {
                     return Ok(None);
                 };
                 let out = self.patched(kv.value_offset(), &0u32.to_le_bytes());
-                Some(("general.alignment = 0".into(), out, Expected::reject(&[RuleId::AlignmentZero], LAYOUT)))
+                Some(("general.alignment = 0".into(), out, Expected::of(RuleId::AlignmentZero, LAYOUT)))
             }
             F::AlignmentValue => {
                 let old = u32::try_from(self.model.alignment()).unwrap_or(32);
@@ -671,90 +648,7 @@ impl Faulter<'_, '_, '_> {
                     Some((_, val)) => *val = v,
                     None => m.kvs.push((b"general.alignment".to_vec(), v)),
                 });
-                Some((detail, out, Expected::reject(&[RuleId::AlignmentType], LAYOUT)))
-            }
-            F::PaddingByte => {
-                let regions = self.padding_regions();
-                let Some(&(s, e)) = self.pick(&regions)? else {
-                    return Ok(None);
-                };
-                let at = self.u.int_in_range(s..=e - 1)?;
-                let b = self.u.int_in_range(1u8..=255)?;
-                let mut out = self.bytes.to_vec();
-                if let Some(x) = usize::try_from(at).ok().and_then(|i| out.get_mut(i)) {
-                    *x = b;
-                }
-                Some((format!("padding byte at {at} = {b:#x}"), out, Expected::reject(&[RuleId::PaddingNonZero], &[])))
-            }
-            F::Truncate => self.truncate()?,
-            F::Trailing => {
-                let n = self.u.int_in_range(1..=64usize)?;
-                let mut t = vec![0u8; n];
-                self.u.fill_buffer(&mut t)?;
-                if let Some(b) = t.first_mut() {
-                    *b |= 1;
-                }
-                let out = self.edited(|m| {
-                    m.pad_end = true;
-                    m.trailing.extend_from_slice(&t);
-                });
-                Some((format!("{n} bytes appended"), out, Expected::valid(Some(RuleId::TrailingBytes))))
-            }
-            F::BoolByte => {
-                let mut at: Vec<u64> = Vec::new();
-                for kv in &file.kvs {
-                    match kv.value {
-                        Value::Bool(_) => at.push(kv.value_offset()),
-                        Value::Array(a) if a.elem_type == ValueType::Bool => {
-                            at.extend((0..a.len).map(|i| a.data_offset().saturating_add(i)));
-                        }
-                        _ => {}
-                    }
-                }
-                let b = self.u.int_in_range(2u8..=255)?;
-                let out = match self.pick(&at)? {
-                    Some(&off) => {
-                        let mut out = self.bytes.to_vec();
-                        if let Some(x) = usize::try_from(off).ok().and_then(|i| out.get_mut(i)) {
-                            *x = b;
-                        }
-                        out
-                    }
-                    None => {
-                        let k = fresh_key(self.model);
-                        self.edited(|m| m.kvs.push((k, OwnedValue::Bool(b))))
-                    }
-                };
-                Some((format!("bool byte {b}"), out, Expected::reject(&[RuleId::BoolValue], &[])))
-            }
-            F::StringUtf8 => {
-                let mut at: Vec<(u64, u64)> = Vec::new();
-                for kv in &file.kvs {
-                    match kv.value {
-                        Value::String(s) => at.push((s.content_offset(), u64::try_from(s.bytes.len()).unwrap_or(0))),
-                        Value::Array(a) => at.extend(
-                            a.strings().map(|(_, s)| (s.content_offset(), u64::try_from(s.bytes.len()).unwrap_or(0))),
-                        ),
-                        _ => {}
-                    }
-                }
-                at.retain(|(_, n)| *n > 0);
-                let b = *self.u.choose(&[0xC0u8, 0xC1, 0xF5, 0xF8, 0xFE, 0xFF])?;
-                let out = match self.pick(&at)? {
-                    Some(&(start, n)) => {
-                        let off = start.saturating_add(self.u.int_in_range(0..=n - 1)?);
-                        let mut out = self.bytes.to_vec();
-                        if let Some(x) = usize::try_from(off).ok().and_then(|i| out.get_mut(i)) {
-                            *x = b;
-                        }
-                        out
-                    }
-                    None => {
-                        let k = fresh_key(self.model);
-                        self.edited(|m| m.kvs.push((k, OwnedValue::String(vec![b'a', b]))))
-                    }
-                };
-                Some((format!("string byte {b:#x}"), out, Expected::reject(&[RuleId::StringUtf8], &[])))
+                Some((detail, out, Expected::of(RuleId::AlignmentType, LAYOUT)))
             }
             F::KeyAscii | F::KeyUppercase => {
                 let Some(i) = self.pick_index(self.model.kvs.len())? else {
@@ -771,7 +665,7 @@ impl Faulter<'_, '_, '_> {
                     if let Some(b) = new_key.get_mut(p) {
                         *b = self.u.int_in_range(0x80..=0xFF)?;
                     }
-                    Expected::reject(&[RuleId::KeyAscii], &key_collateral(key, self.model))
+                    Expected::of(RuleId::KeyAscii, &key_collateral(key, self.model))
                 } else {
                     let lower: Vec<usize> =
                         key.iter().enumerate().filter(|(_, b)| b.is_ascii_lowercase()).map(|(p, _)| p).collect();
@@ -792,7 +686,7 @@ impl Faulter<'_, '_, '_> {
                         _ if !collateral.is_empty() => {
                             Expected { required: collateral, allowed: Vec::new(), notice: Some(RuleId::KeyNaming) }
                         }
-                        _ => Expected::valid(Some(RuleId::KeyNaming)),
+                        _ => Expected::of(RuleId::KeyNaming, &[]),
                     }
                 };
                 let detail = format!("key {i} renamed to {}", crate::parse::quote_bytes(&new_key));
@@ -809,19 +703,180 @@ impl Faulter<'_, '_, '_> {
                 };
                 let detail = format!("key {} repeated", crate::parse::quote_bytes(&pair.0));
                 let out = self.edited(|m| m.kvs.push(pair));
-                Some((detail, out, Expected::reject(&[RuleId::KeyDuplicate], &[])))
+                Some((detail, out, Expected::of(RuleId::KeyDuplicate, &[])))
             }
             F::KeyEmpty => {
                 let v = OwnedValue::U8(self.u.arbitrary()?);
                 let out = self.edited(|m| m.kvs.push((Vec::new(), v)));
-                Some(("empty key added".into(), out, Expected::reject(&[RuleId::KeyEmpty], &[])))
+                Some(("empty key added".into(), out, Expected::of(RuleId::KeyEmpty, &[])))
             }
-            F::NestedArray => {
-                let k = fresh_key(self.model);
-                let inner = OwnedValue::Array(ValueType::U8, vec![OwnedValue::U8(1), OwnedValue::U8(2)]);
-                let n = self.u.int_in_range(0..=3usize)?;
-                let out = self.edited(|m| m.kvs.push((k, OwnedValue::Array(ValueType::Array, vec![inner; n]))));
-                Some((format!("array of {n} arrays added"), out, Expected::reject(&[RuleId::ArrayNested], &[])))
+            F::ArchitectureMissing | F::QuantVersionMissing => {
+                let (key, rule): (&[u8], RuleId) = if fault == F::ArchitectureMissing {
+                    (b"general.architecture", RuleId::ArchitectureMissing)
+                } else {
+                    (b"general.quantization_version", RuleId::QuantVersionMissing)
+                };
+                if fault == F::QuantVersionMissing && !any_quantized(self.model) {
+                    return Ok(None);
+                }
+                let Some(i) = self.kv_index(key) else {
+                    return Ok(None);
+                };
+                let out = self.edited(|m| {
+                    m.kvs.remove(i);
+                });
+                Some((format!("{} removed", crate::parse::quote_bytes(key)), out, Expected::of(rule, &[])))
+            }
+            F::ArchitectureType | F::QuantVersionType => {
+                let arch = fault == F::ArchitectureType;
+                let key: &[u8] = if arch { b"general.architecture" } else { b"general.quantization_version" };
+                let Some(i) = self.kv_index(key) else {
+                    return Ok(None);
+                };
+                let v = if arch { OwnedValue::U32(self.u.arbitrary()?) } else { OwnedValue::U64(2) };
+                let out = self.edited(|m| {
+                    if let Some((_, val)) = m.kvs.get_mut(i) {
+                        *val = v;
+                    }
+                });
+                let expected = if arch {
+                    Expected::of(RuleId::ArchitectureType, &[])
+                } else {
+                    Expected::of(RuleId::QuantVersionType, &[])
+                };
+                Some((format!("{} retyped", crate::parse::quote_bytes(key)), out, expected))
+            }
+            F::TokenizerLength => {
+                if self.kv_index(b"tokenizer.ggml.tokens").is_none() {
+                    return Ok(None);
+                }
+                let Some(i) = self.kv_index(b"tokenizer.ggml.scores") else {
+                    return Ok(None);
+                };
+                let grow = self.u.arbitrary::<bool>()?;
+                let out = self.edited(|m| {
+                    if let Some((_, OwnedValue::Array(_, items))) = m.kvs.get_mut(i) {
+                        if grow || items.is_empty() {
+                            items.push(OwnedValue::F32(0.5));
+                        } else {
+                            items.pop();
+                        }
+                    }
+                });
+                Some(("tokenizer.ggml.scores resized".into(), out, Expected::of(RuleId::TokenizerArrayLength, &[])))
+            }
+            _ => None,
+        })
+    }
+
+    /// Faults in tensor infos: dims, types, names.
+    fn tensor_fault(&mut self, fault: Fault) -> Result<Outcome> {
+        use Fault as F;
+        let file = self.file;
+        let len = self.file_len();
+        Ok(match fault {
+            F::NDims => {
+                let at: Vec<u64> = file.tensors.iter().map(|t| t.n_dims_offset).collect();
+                let Some(&off) = self.pick(&at)? else {
+                    return Ok(None);
+                };
+                let remaining = len.saturating_sub(off.saturating_add(4));
+                let Ok(floor) = u32::try_from(remaining / 8 + 1) else {
+                    return Ok(None);
+                };
+                let n = self.u.int_in_range(floor..=u32::MAX)?;
+                Some((
+                    format!("n_dims at {off} = {n}"),
+                    self.patched(off, &n.to_le_bytes()),
+                    Expected::of(RuleId::DimsExceedFile, &[]),
+                ))
+            }
+            F::TooManyDims => {
+                let Some(i) = self.pick_index(self.model.tensors.len())? else {
+                    return Ok(None);
+                };
+                let n = self.u.int_in_range(5..=8usize)?;
+                let out = self.edited(|m| {
+                    if let Some(t) = m.tensors.get_mut(i) {
+                        t.dims.resize(n.max(t.dims.len()), 1);
+                    }
+                });
+                Some((format!("tensor {i} n_dims {n}"), out, Expected::of(RuleId::TensorNDims, &[])))
+            }
+            F::DimRange => {
+                let dims: Vec<(u64, usize)> = file
+                    .tensors
+                    .iter()
+                    .flat_map(|t| (0..t.dims().count()).map(move |i| (t.dim_offset(i), i)))
+                    .collect();
+                let Some(&(off, i)) = self.pick(&dims)? else {
+                    return Ok(None);
+                };
+                let d = self.u.int_in_range(1u64 << 63..=u64::MAX)?;
+                let allowed: &[RuleId] = if i == 0 { &[RuleId::TensorRowBlock] } else { &[] };
+                Some((
+                    format!("dim at {off} = {d}"),
+                    self.patched(off, &d.to_le_bytes()),
+                    Expected::of(RuleId::TensorDimRange, allowed),
+                ))
+            }
+            F::ElementOverflow => {
+                // A tensor with >= 2 dims, none zero, whose other dims
+                // multiply to at least 2: raising one dim j >= 1 then
+                // reaches 2^63 while every dim stays below it.
+                let cands: Vec<(u64, u64)> = file
+                    .tensors
+                    .iter()
+                    .filter_map(|t| {
+                        let dims: Vec<u64> = t.dims().collect();
+                        if dims.len() < 2 || dims.contains(&0) {
+                            return None;
+                        }
+                        let others: u64 = dims.iter().skip(2).chain(dims.first()).product();
+                        (others >= 2).then(|| (t.dim_offset(1), others))
+                    })
+                    .collect();
+                let Some(&(off, others)) = self.pick(&cands)? else {
+                    return Ok(None);
+                };
+                let floor = (1u64 << 63).div_ceil(others);
+                let d = self.u.int_in_range(floor..=(1u64 << 63) - 1)?;
+                Some((
+                    format!("dim at {off} = {d}"),
+                    self.patched(off, &d.to_le_bytes()),
+                    Expected::of(RuleId::TensorElementCountOverflow, &[]),
+                ))
+            }
+            F::RowBlock => {
+                let cands: Vec<(u64, u64, u64)> = file
+                    .tensors
+                    .iter()
+                    .filter_map(|t| {
+                        let bs = u64::from(GgmlType::from_id(t.type_id)?.block_size());
+                        (bs > 1).then(|| (t.dims_offset, t.dims().next().unwrap_or(0), bs))
+                    })
+                    .collect();
+                let Some(&(off, ne0, bs)) = self.pick(&cands)? else {
+                    return Ok(None);
+                };
+                let d = ne0.saturating_add(self.u.int_in_range(1..=bs - 1)?);
+                Some((
+                    format!("ne[0] at {off} = {d}"),
+                    self.patched(off, &d.to_le_bytes()),
+                    Expected::of(RuleId::TensorRowBlock, &[]),
+                ))
+            }
+            F::TypeRemoved | F::TypeUnknown => {
+                let at: Vec<u64> = file.tensors.iter().map(|t| t.type_offset).collect();
+                let Some(&off) = self.pick(&at)? else {
+                    return Ok(None);
+                };
+                let (id, rule) = if fault == F::TypeRemoved {
+                    (*self.u.choose(&[4u32, 5, 31, 32, 33, 36, 37, 38])?, RuleId::TensorTypeRemoved)
+                } else {
+                    (self.u.int_in_range(GGML_TYPE_COUNT..=u32::MAX)?, RuleId::TensorTypeUnknown)
+                };
+                Some((format!("type at {off} = {id}"), self.patched(off, &id.to_le_bytes()), Expected::of(rule, &[])))
             }
             F::TensorNameLong | F::TensorName64 => {
                 let Some(i) = self.pick_index(self.model.tensors.len())? else {
@@ -836,7 +891,7 @@ impl Faulter<'_, '_, '_> {
                         t.name = name;
                     }
                 });
-                Some((format!("tensor {i} name of {n} bytes"), out, Expected::reject(&[rule], &[])))
+                Some((format!("tensor {i} name of {n} bytes"), out, Expected::of(rule, &[])))
             }
             F::TensorNameDuplicate => {
                 let n = self.model.tensors.len();
@@ -851,11 +906,7 @@ impl Faulter<'_, '_, '_> {
                         t.name = name;
                     }
                 });
-                Some((
-                    format!("tensor {i} renamed as tensor {j}"),
-                    out,
-                    Expected::reject(&[RuleId::TensorNameDuplicate], &[]),
-                ))
+                Some((format!("tensor {i} renamed as tensor {j}"), out, Expected::of(RuleId::TensorNameDuplicate, &[])))
             }
             F::TensorNameEmpty => {
                 let Some(i) = self.pick_index(self.model.tensors.len())? else {
@@ -866,7 +917,7 @@ impl Faulter<'_, '_, '_> {
                         t.name.clear();
                     }
                 });
-                Some((format!("tensor {i} name emptied"), out, Expected::reject(&[RuleId::TensorNameEmpty], &[])))
+                Some((format!("tensor {i} name emptied"), out, Expected::of(RuleId::TensorNameEmpty, &[])))
             }
             F::TensorNameNul | F::TensorNameUtf8 => {
                 let Some(i) = self.pick_index(self.model.tensors.len())? else {
@@ -905,67 +956,97 @@ impl Faulter<'_, '_, '_> {
                         t.name = name;
                     }
                 });
-                Some((detail, out, Expected::reject(&[rule], allowed)))
+                Some((detail, out, Expected::of(rule, allowed)))
             }
-            F::ArchitectureMissing | F::QuantVersionMissing => {
-                let (key, rule): (&[u8], RuleId) = if fault == F::ArchitectureMissing {
-                    (b"general.architecture", RuleId::ArchitectureMissing)
-                } else {
-                    (b"general.quantization_version", RuleId::QuantVersionMissing)
+            _ => None,
+        })
+    }
+
+    /// Faults in the data section: offsets and padding.
+    fn layout_fault(&mut self, fault: Fault) -> Result<Outcome> {
+        use Fault as F;
+        let file = self.file;
+        let len = self.file_len();
+        Ok(match fault {
+            F::OffsetMisaligned => {
+                let align = self.model.alignment();
+                let Some(t) = self.pick(&file.tensors)?.copied() else {
+                    return Ok(None);
                 };
-                if fault == F::QuantVersionMissing && !any_quantized(self.model) {
+                if align < 2 {
                     return Ok(None);
                 }
-                let Some(i) = self.kv_index(key) else {
-                    return Ok(None);
-                };
-                let out = self.edited(|m| {
-                    m.kvs.remove(i);
-                });
-                Some((format!("{} removed", crate::parse::quote_bytes(key)), out, Expected::reject(&[rule], &[])))
-            }
-            F::ArchitectureType | F::QuantVersionType => {
-                let arch = fault == F::ArchitectureType;
-                let key: &[u8] = if arch { b"general.architecture" } else { b"general.quantization_version" };
-                let Some(i) = self.kv_index(key) else {
-                    return Ok(None);
-                };
-                let v = if arch { OwnedValue::U32(self.u.arbitrary()?) } else { OwnedValue::U64(2) };
-                let out = self.edited(|m| {
-                    if let Some((_, val)) = m.kvs.get_mut(i) {
-                        *val = v;
-                    }
-                });
-                let expected = if arch {
-                    Expected::reject(&[RuleId::ArchitectureType], &[])
-                } else {
-                    Expected::valid(Some(RuleId::QuantVersionType))
-                };
-                Some((format!("{} retyped", crate::parse::quote_bytes(key)), out, expected))
-            }
-            F::TokenizerLength => {
-                if self.kv_index(b"tokenizer.ggml.tokens").is_none() {
-                    return Ok(None);
-                }
-                let Some(i) = self.kv_index(b"tokenizer.ggml.scores") else {
-                    return Ok(None);
-                };
-                let grow = self.u.arbitrary::<bool>()?;
-                let out = self.edited(|m| {
-                    if let Some((_, OwnedValue::Array(_, items))) = m.kvs.get_mut(i) {
-                        if grow || items.is_empty() {
-                            items.push(OwnedValue::F32(0.5));
-                        } else {
-                            items.pop();
-                        }
-                    }
-                });
+                let off = t.data_offset.saturating_add(self.u.int_in_range(1..=align - 1)?);
+                let out = self.patched(t.offset_field, &off.to_le_bytes());
                 Some((
-                    "tokenizer.ggml.scores resized".into(),
+                    format!("offset of tensor {} = {off}", t.index),
                     out,
-                    Expected::reject(&[RuleId::TokenizerArrayLength], &[]),
+                    Expected::of(RuleId::TensorOffsetMisaligned, LAYOUT),
                 ))
             }
+            F::OffsetOrder => {
+                let pairs: Vec<(usize, usize)> = file
+                    .tensors
+                    .iter()
+                    .enumerate()
+                    .flat_map(|(i, a)| {
+                        file.tensors
+                            .iter()
+                            .enumerate()
+                            .skip(i + 1)
+                            .filter(move |(_, b)| b.data_offset != a.data_offset)
+                            .map(move |(j, _)| (i, j))
+                    })
+                    .take(256)
+                    .collect();
+                let Some(&(i, j)) = self.pick(&pairs)? else {
+                    return Ok(None);
+                };
+                let (Some(a), Some(b)) = (file.tensors.get(i), file.tensors.get(j)) else {
+                    return Ok(None);
+                };
+                let mut out = self.bytes.to_vec();
+                put(&mut out, a.offset_field, &b.data_offset.to_le_bytes(), self.order);
+                put(&mut out, b.offset_field, &a.data_offset.to_le_bytes(), self.order);
+                Some((
+                    format!("offsets of tensors {i} and {j} swapped"),
+                    out,
+                    Expected::of(RuleId::TensorDataOrder, LAYOUT),
+                ))
+            }
+            F::OffsetPastEnd => {
+                let align = self.model.alignment().max(1);
+                let cands: Vec<usize> =
+                    self.model.tensors.iter().enumerate().filter(|(_, t)| !t.data.is_empty()).map(|(i, _)| i).collect();
+                let Some(&i) = self.pick(&cands)? else {
+                    return Ok(None);
+                };
+                let Some(t) = file.tensors.get(i) else {
+                    return Ok(None);
+                };
+                let k = self.u.int_in_range(len.div_ceil(align)..=1u64 << 40)?;
+                let off = k.saturating_mul(align);
+                let out = self.patched(t.offset_field, &off.to_le_bytes());
+                Some((
+                    format!("offset of tensor {i} = {off}"),
+                    out,
+                    Expected::of(RuleId::TensorDataOutOfBounds, LAYOUT),
+                ))
+            }
+            F::PaddingByte => {
+                let regions = self.padding_regions();
+                let Some(&(s, e)) = self.pick(&regions)? else {
+                    return Ok(None);
+                };
+                let at = self.u.int_in_range(s..=e - 1)?;
+                let b = self.u.int_in_range(1u8..=255)?;
+                let mut out = self.bytes.to_vec();
+                if let Some(x) = usize::try_from(at).ok().and_then(|i| out.get_mut(i)) {
+                    *x = b;
+                }
+                Some((format!("padding byte at {at} = {b:#x}"), out, Expected::of(RuleId::PaddingNonZero, &[])))
+            }
+            _ => None,
         })
     }
 
@@ -1034,13 +1115,13 @@ impl Faulter<'_, '_, '_> {
         };
         let (cut, expected) = match (zone, bounds) {
             (1, Some((start, _, _))) if start > infos_end => {
-                (self.u.int_in_range(infos_end..=start - 1)?, Expected::reject(&[RuleId::DataSectionStart], &[]))
+                (self.u.int_in_range(infos_end..=start - 1)?, Expected::of(RuleId::DataSectionStart, &[]))
             }
             (2, Some((start, end, _))) if end > start => {
-                (self.u.int_in_range(start..=end - 1)?, Expected::reject(&[RuleId::TensorDataOutOfBounds], LAYOUT))
+                (self.u.int_in_range(start..=end - 1)?, Expected::of(RuleId::TensorDataOutOfBounds, LAYOUT))
             }
             (3, Some((_, end, padded))) if padded > end => {
-                (self.u.int_in_range(end..=padded - 1)?, Expected::reject(&[RuleId::PaddingFinalMissing], &[]))
+                (self.u.int_in_range(end..=padded - 1)?, Expected::of(RuleId::PaddingFinalMissing, &[]))
             }
             _ if infos_end > 0 => (self.u.int_in_range(0..=infos_end - 1)?, Expected::reject(CUT_METADATA, &[])),
             _ => return Ok(None),
@@ -1056,7 +1137,6 @@ mod tests {
     use super::super::{Config, generate};
     use super::*;
     use crate::report::Options;
-    use crate::rules::Profile;
     use crate::validate::validate_bytes;
 
     fn data(seed: u64, n: usize) -> Vec<u8> {
