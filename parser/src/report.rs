@@ -287,3 +287,66 @@ impl<'o> Sink<'o> {
         Report { valid, profile, format, version, byte_order, summary, diagnostics, counts, suppressed }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn finish(sink: Sink<'_>) -> Report {
+        sink.finish(Profile::Strict, FileFormat::Gguf, Some(3), None, Summary::default())
+    }
+
+    #[test]
+    fn levels_come_from_the_profile_and_the_last_override_wins() {
+        let opts = Options {
+            overrides: vec![(RuleId::KeyNaming, Level::Error), (RuleId::KeyNaming, Level::Allow)],
+            ..Options::new(Profile::Strict)
+        };
+        assert_eq!(opts.level(RuleId::KeyNaming), Level::Allow);
+        assert_eq!(opts.level(RuleId::KeyEmpty), Level::Error);
+        // A fatal rule stays an error whatever is asked.
+        let opts = Options { overrides: vec![(RuleId::FileTruncated, Level::Allow)], ..Options::default() };
+        assert_eq!(opts.level(RuleId::FileTruncated), Level::Error);
+    }
+
+    #[test]
+    fn the_sink_lists_up_to_the_cap_and_counts_the_rest() {
+        let opts = Options { overrides: vec![(RuleId::KeyAscii, Level::Allow)], ..Options::default() };
+        let mut sink = Sink::new(&opts);
+        for i in 0..60u64 {
+            sink.emit(RuleId::KeyEmpty, 100 - i, String::new, || "empty".into());
+        }
+        sink.emit(RuleId::KeyNaming, 7, || "kv[0]".into(), || "naming".into());
+        // An allowed rule is neither counted nor built.
+        sink.emit(RuleId::KeyAscii, 8, || unreachable!("path of an allowed rule"), || unreachable!());
+        let r = finish(sink);
+        assert_eq!(r.counts, Counts { errors: 60, warnings: 1, infos: 0 });
+        assert_eq!(r.diagnostics.iter().filter(|d| d.rule == RuleId::KeyEmpty).count(), 50);
+        assert_eq!(r.suppressed.get("key-empty"), Some(&10));
+        assert!(r.diagnostics.windows(2).all(|w| w[0].offset <= w[1].offset), "sorted by offset");
+        assert!(!r.valid);
+    }
+
+    #[test]
+    fn a_resumed_sink_adds_to_a_report_with_one_policy() {
+        let opts = Options::new(Profile::Spec);
+        let mut sink = Sink::new(&opts);
+        sink.emit(RuleId::TrailingBytes, 10, String::new, || "trailing".into());
+        let mut r = finish(sink);
+        assert!(r.valid);
+        let mut sink = Sink::resume(&mut r, &opts).with_cap(2);
+        for i in 0..3u64 {
+            sink.emit_span(RuleId::DataNonFinite, 20 + i, Some(4), String::new, || "nan".into());
+        }
+        sink.count_unlisted(RuleId::DataNonFinite, 5);
+        sink.finish_into(&mut r);
+        // data-non-finite is a warning under spec: still valid, 8 counted,
+        // 2 listed, 6 suppressed; the earlier finding is kept.
+        assert!(r.valid);
+        assert_eq!(r.counts.warnings, 8);
+        assert_eq!(r.diagnostics.iter().filter(|d| d.rule == RuleId::DataNonFinite).count(), 2);
+        assert_eq!(r.suppressed.get("data-non-finite"), Some(&6));
+        assert_eq!(r.diagnostics[0].rule, RuleId::TrailingBytes);
+        assert_eq!(r.diagnostics[1].length, Some(4));
+    }
+}

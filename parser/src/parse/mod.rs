@@ -373,3 +373,131 @@ pub fn type_label(value: &Value<'_>) -> String {
         v => v.value_type().to_string(),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    //! Each decoding failure, on a few annotated bytes: its kind, offset
+    //! and field path, and what was decoded before it.
+    use super::*;
+
+    /// Little-endian helpers for hand-written files.
+    fn u32le(v: u32) -> [u8; 4] {
+        v.to_le_bytes()
+    }
+    fn u64le(v: u64) -> [u8; 8] {
+        v.to_le_bytes()
+    }
+
+    /// `GGUF`, version 3, then the two counts.
+    fn header(tensors: u64, kvs: u64) -> Vec<u8> {
+        [&b"GGUF"[..], &u32le(3), &u64le(tensors), &u64le(kvs)].concat()
+    }
+
+    fn fatal_of(bytes: &[u8]) -> DecodeError {
+        let p = parse_bytes(bytes).expect("GGUF v3");
+        p.fatal.expect("a decoding failure")
+    }
+
+    #[test]
+    fn truncated_inside_a_value() {
+        let mut f = header(0, 1);
+        f.extend_from_slice(&u64le(1)); // key length 1
+        f.extend_from_slice(b"k"); // key
+        f.extend_from_slice(&u32le(4)); // type u32 ...
+        f.extend_from_slice(&[1, 2]); // ... but only 2 of its 4 bytes
+        let e = fatal_of(&f);
+        assert_eq!(e.kind, DecodeKind::Truncated { what: "u32 value" });
+        assert_eq!((e.offset, e.path.as_str()), (24 + 8 + 1 + 4, "kv[0] k"));
+    }
+
+    #[test]
+    fn counts_that_cannot_fit() {
+        // kv_count 2 needs at least 26 bytes after the header; there are 0.
+        let e = fatal_of(&header(0, 2));
+        assert_eq!(e.kind, DecodeKind::CountExceedsFile { what: "kv_count", count: 2, remaining: 0 });
+        assert_eq!((e.offset, e.path.as_str()), (16, "header.kv_count"));
+        // tensor_count 1 needs 24 bytes: 23 zero bytes follow.
+        let mut f = header(1, 0);
+        f.extend_from_slice(&[0; 23]);
+        let e = fatal_of(&f);
+        assert_eq!(e.kind, DecodeKind::CountExceedsFile { what: "tensor_count", count: 1, remaining: 23 });
+        assert_eq!((e.offset, e.path.as_str()), (8, "header.tensor_count"));
+    }
+
+    #[test]
+    fn a_string_longer_than_the_file() {
+        let mut f = header(0, 1);
+        f.extend_from_slice(&u64le(1_000)); // key length 1000 ...
+        f.extend_from_slice(&[b'k'; 5]); // ... 5 bytes left
+        let e = fatal_of(&f);
+        assert_eq!(e.kind, DecodeKind::StringExceedsFile { len: 1_000, remaining: 5 });
+        assert_eq!((e.offset, e.path.as_str()), (24, "kv[0]"));
+    }
+
+    /// One pair `k` whose type and value bytes are `rest`.
+    fn one_kv(rest: &[u8]) -> Vec<u8> {
+        [&header(0, 1)[..], &u64le(1), b"k", rest].concat()
+    }
+
+    #[test]
+    fn unknown_value_and_element_types() {
+        let e = fatal_of(&one_kv(&[&u32le(13)[..], &[0; 8]].concat()));
+        assert_eq!(e.kind, DecodeKind::ValueTypeUnknown(13));
+        assert_eq!((e.offset, e.path.as_str()), (33, "kv[0] k"));
+        // An array (9) of element type 99.
+        let e = fatal_of(&one_kv(&[&u32le(9)[..], &u32le(99), &u64le(0)].concat()));
+        assert_eq!(e.kind, DecodeKind::ArrayElementTypeUnknown(99));
+        assert_eq!(e.offset, 37, "at the element type");
+    }
+
+    #[test]
+    fn an_array_count_that_cannot_fit() {
+        // Array of 1,000 u32: 4,000 bytes, 4 are left.
+        let e = fatal_of(&one_kv(&[&u32le(9)[..], &u32le(4), &u64le(1_000), &[0; 4]].concat()));
+        assert_eq!(e.kind, DecodeKind::ArrayExceedsFile { len: 1_000, min_elem: 4, remaining: 4 });
+        assert_eq!(e.offset, 41, "at the count");
+    }
+
+    #[test]
+    fn arrays_nested_past_the_depth_limit() {
+        // 17 nested arrays of one array each.
+        let mut v = Vec::new();
+        v.extend_from_slice(&u32le(9));
+        for _ in 0..limits::MAX_ARRAY_DEPTH {
+            v.extend_from_slice(&u32le(9)); // element type: array
+            v.extend_from_slice(&u64le(1)); // one element
+        }
+        v.extend_from_slice(&u32le(4)); // innermost: u32 ...
+        v.extend_from_slice(&u64le(0)); // ... none
+        let e = fatal_of(&one_kv(&v));
+        assert_eq!(e.kind, DecodeKind::ArrayTooDeep);
+        assert_eq!(e.path, "kv[0] k[0]");
+    }
+
+    #[test]
+    fn dims_that_cannot_fit() {
+        let mut f = header(1, 0);
+        f.extend_from_slice(&u64le(1)); // name length
+        f.extend_from_slice(b"t"); // name
+        f.extend_from_slice(&u32le(1_000_000)); // n_dims: 8 MB of dims
+        f.extend_from_slice(&[0; 16]); // type + offset bytes
+        let e = fatal_of(&f);
+        assert_eq!(e.kind, DecodeKind::DimsExceedFile { n_dims: 1_000_000, remaining: 16 });
+        assert_eq!((e.offset, e.path.as_str()), (33, "tensor[0] t/ne"));
+    }
+
+    #[test]
+    fn a_prefix_asks_for_more_and_the_whole_file_parses() {
+        let mut f = one_kv(&[&u32le(8)[..], &u64le(3), b"abc"].concat());
+        f.extend_from_slice(&[0; 29]);
+        let len = f.len() as u64;
+        // Cut inside the string value: more data, never a failure.
+        assert!(
+            matches!(parse_gguf(&f[..40], len, 3, ByteOrder::LittleEndian), ParseOutcome::NeedMoreData(n) if n > 40)
+        );
+        let p = parse_bytes(&f).unwrap();
+        assert!(p.fatal.is_none());
+        assert_eq!(p.file.kvs[0].value.as_string().unwrap().bytes, b"abc");
+        assert_eq!((p.file.kvs[0].type_offset(), p.file.kvs[0].value_offset()), (33, 37));
+    }
+}
