@@ -67,8 +67,8 @@ pub const MAX_QUOTED_LEN: usize = 96;
 /// Array elements shown by `dump` before the rest is summarised (without `--full`).
 pub const DUMP_ARRAY_PREVIEW: usize = 16;
 
-// Legacy formats (rwkv.cpp, GGML, GGMF, GGJT); see `crate::legacy` and
-// `shared/reference/gguf-rules.md` section 7.
+// Legacy formats (rwkv.cpp, GGML, GGMF, GGJT); see `crate::legacy`, where each
+// format's layout and its sources are described.
 
 /// rwkv.cpp's file magic (`RWKV_FILE_MAGIC`, `rwkv.h`): the u32 0x67676d66, bytes `fmgg` on disk.
 pub const RWKV_MAGIC: u32 = 0x6767_6d66;

@@ -2,12 +2,13 @@
 //! a one-line description, a citation and a level under each profile.
 //!
 //! This table is the single source of truth: `gguf-validate rules` prints
-//! it and `docs/rules.md` is generated from it (a test fails when the two
+//! it and `parser/docs/rules.md` is generated from it (a test fails when the two
 //! drift).
 //!
 //! Citations name the spec (`gguf.md` = ggml `docs/gguf.md`) or ggml's
 //! reader (`gguf.cpp` = ggml `src/gguf.cpp`, commit `d99724f2`), with the
-//! rule numbers of `shared/reference/gguf-rules.md` section 1 in brackets.
+//! tag of the reader's check in brackets (`[T3]`): `parser/docs/ggml-reader.md`
+//! says what each tag checks.
 #![forbid(unsafe_code)]
 
 use std::fmt;
@@ -578,7 +579,7 @@ impl fmt::Display for RuleId {
     }
 }
 
-/// The catalogue as Markdown (the body of `docs/rules.md`).
+/// The catalogue as Markdown (the body of `parser/docs/rules.md`).
 pub fn catalogue_markdown() -> String {
     use std::fmt::Write;
     let mut out = String::new();
@@ -587,7 +588,8 @@ pub fn catalogue_markdown() -> String {
         out,
         "Generated from `parser/src/rules.rs` by `gguf-validate rules --format markdown`; do not edit by hand.\n\n\
          Levels per profile: **E** error (the file is invalid), **W** warning, **I** info, **-** not reported. \
-         Fatal rules stop decoding and cannot be allowed.\n"
+         Fatal rules stop decoding and cannot be allowed. Bracketed tags in citations (`[T3]`) are the checks of ggml's \
+         reader listed in [ggml-reader.md](ggml-reader.md).\n"
     );
     let mut group = None;
     for r in RULES {
@@ -646,6 +648,28 @@ mod tests {
                     "{}",
                     r.id
                 );
+            }
+        }
+    }
+
+    /// Every bracketed tag of a citation (`[T3]`, `[H8, H9]`) has a row in
+    /// `parser/docs/ggml-reader.md`, so citations resolve in the repository.
+    #[test]
+    fn citation_tags_resolve_in_the_repository() {
+        let doc = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/docs/ggml-reader.md")).unwrap();
+        for r in RULES {
+            let mut rest = r.citation;
+            while let Some(open) = rest.find('[') {
+                let Some(close) = rest[open..].find(']') else { break };
+                for tag in rest[open + 1..open + close].split(',').map(str::trim) {
+                    if tag.len() >= 2
+                        && tag.as_bytes()[0].is_ascii_uppercase()
+                        && tag[1..].bytes().all(|b| b.is_ascii_digit())
+                    {
+                        assert!(doc.contains(&format!("| {tag} |")), "{}: tag {tag} is not in ggml-reader.md", r.id);
+                    }
+                }
+                rest = &rest[open + close..];
             }
         }
     }

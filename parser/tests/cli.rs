@@ -134,11 +134,11 @@ fn rules_subcommand_lists_the_catalogue() {
 
 #[test]
 fn docs_rules_md_is_generated_from_the_catalogue() {
-    let on_disk = std::fs::read_to_string(root().join("docs/rules.md")).unwrap_or_default();
+    let on_disk = std::fs::read_to_string(root().join("parser/docs/rules.md")).unwrap_or_default();
     let generated = stdout(&run(&["rules", "--format", "markdown"]));
     assert!(
         on_disk == generated,
-        "docs/rules.md is stale: run `cargo run -p gguf-validate -- rules --format markdown > docs/rules.md`"
+        "parser/docs/rules.md is stale: run `cargo run -p gguf-validate -- rules --format markdown > parser/docs/rules.md`"
     );
 }
 

@@ -1,5 +1,5 @@
 //! One file per published GGUF parser vulnerability, each reproducing the
-//! advisory's field and arithmetic (shared/reference/gguf-rules.md §6).
+//! advisory's field and arithmetic (each case names its advisory and the check it breaks).
 //!
 //! Each file is shaped so that a reader with the bug would *accept* it: the
 //! wrapped size it computes is small and the file holds that many bytes.

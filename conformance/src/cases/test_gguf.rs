@@ -1,5 +1,5 @@
 //! Every handcrafted file class of llama.cpp's `tests/test-gguf.cpp`
-//! (`enum handcrafted_file_type`, commit 03f94f19; gguf-rules.md §4),
+//! (`enum handcrafted_file_type`, llama.cpp commit 03f94f19),
 //! rebuilt here from its description, one case per class.
 //!
 //! Like the original, each file is a header, then (from the KV classes on)

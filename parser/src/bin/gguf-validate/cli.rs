@@ -254,7 +254,7 @@ pub enum RulesFormat {
     Text,
     /// JSON array.
     Json,
-    /// The Markdown of docs/rules.md.
+    /// The Markdown of parser/docs/rules.md.
     Markdown,
 }
 
