@@ -4,7 +4,7 @@
 //! the file cannot be read (a truncation, an unknown value type, a length
 //! that cannot fit in the file), and reports that as a [`DecodeError`]
 //! together with everything it decoded before. Every rule about what is
-//! *valid* lives in [`crate::validate`].
+//! *valid* lives in [`crate::check`] (and [`crate::legacy`] for other formats).
 //!
 //! The parser works on a prefix of the file plus the file's length:
 //! counts and lengths are checked against the bytes left in the *file*,
