@@ -189,25 +189,28 @@ fn reports_of(path: &std::path::Path) -> Vec<serde_json::Value> {
     Profile::ALL.into_iter().map(|p| serde_json::to_value(validate_bytes(&bytes, &Options::new(p))).unwrap()).collect()
 }
 
+/// Runs `f` with the snapshots of `snapshots/reports/`, named without the
+/// module.
+fn in_reports(f: impl FnOnce()) {
+    let mut settings = insta::Settings::clone_current();
+    settings.set_snapshot_path("snapshots/reports");
+    settings.set_prepend_module_to_snapshot(false);
+    settings.bind(f);
+}
+
 /// One snapshot per corpus file (`insta::glob!`, so every case that
 /// changes is reported, not only the first).
 #[test]
 fn corpus_report() {
-    let mut settings = insta::Settings::clone_current();
-    settings.set_snapshot_path("snapshots/reports");
-    settings.set_prepend_module_to_snapshot(false);
-    settings
-        .bind(|| insta::glob!("../../corpus/gguf", "*.gguf", |path| insta::assert_json_snapshot!(reports_of(path))));
+    in_reports(|| insta::glob!("../../corpus/gguf", "*.gguf", |path| insta::assert_json_snapshot!(reports_of(path))));
 }
 
 /// One snapshot per file written by gguf-py.
 #[test]
 fn gguf_py_report() {
-    let mut settings = insta::Settings::clone_current();
-    settings.set_snapshot_path("snapshots/reports");
-    settings.set_prepend_module_to_snapshot(false);
-    settings
-        .bind(|| insta::glob!("../../corpus/gguf-py", "*.gguf", |path| insta::assert_json_snapshot!(reports_of(path))));
+    in_reports(|| {
+        insta::glob!("../../corpus/gguf-py", "*.gguf", |path| insta::assert_json_snapshot!(reports_of(path)))
+    });
 }
 
 #[test]

@@ -247,34 +247,50 @@ struct Task {
     len: u64,
 }
 
-#[derive(Debug, Default)]
-struct ChunkResult {
+/// What a scan counts, per chunk and per tensor.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+struct ValueCounts {
     blocks: u64,
     values_checked: u64,
     nan: u64,
     inf: u64,
     mxfp4_exponent: u64,
     f64_overflow: u64,
+}
+
+impl ValueCounts {
+    fn add(&mut self, o: &ValueCounts) {
+        self.blocks += o.blocks;
+        self.values_checked += o.values_checked;
+        self.nan += o.nan;
+        self.inf += o.inf;
+        self.mxfp4_exponent += o.mxfp4_exponent;
+        self.f64_overflow += o.f64_overflow;
+    }
+
+    fn findings(&self) -> u64 {
+        self.nan.saturating_add(self.inf).saturating_add(self.mxfp4_exponent).saturating_add(self.f64_overflow)
+    }
+
+    /// `blocks` clean blocks of `ty` (every value checked, nothing found).
+    fn clean(ty: GgmlType, blocks: u64) -> ValueCounts {
+        let per_block = if is_element_type(ty) { 1 } else { numerics::scale_fields(ty).len() as u64 };
+        ValueCounts { blocks, values_checked: blocks * per_block, ..ValueCounts::default() }
+    }
+}
+
+#[derive(Debug, Default)]
+struct ChunkResult {
+    counts: ValueCounts,
     listed: Vec<DataFinding>,
 }
 
 /// Per-tensor running counts.
 #[derive(Clone, Copy, Debug, Default)]
 struct Acc {
+    counts: ValueCounts,
     bytes_scanned: u64,
-    blocks: u64,
-    values_checked: u64,
-    nan: u64,
-    inf: u64,
-    mxfp4_exponent: u64,
-    f64_overflow: u64,
     listed: u64,
-}
-
-impl Acc {
-    fn findings(&self) -> u64 {
-        self.nan.saturating_add(self.inf).saturating_add(self.mxfp4_exponent).saturating_add(self.f64_overflow)
-    }
 }
 
 /// Cuts the checked tensors into tasks so that each byte range is scanned
@@ -348,12 +364,7 @@ pub fn check_data(
             let r = r?;
             let (Some(a), Some(t)) = (acc.get_mut(task.tensor), tensors.get(task.tensor)) else { continue };
             a.bytes_scanned += task.len;
-            a.blocks += r.blocks;
-            a.values_checked += r.values_checked;
-            a.nan += r.nan;
-            a.inf += r.inf;
-            a.mxfp4_exponent += r.mxfp4_exponent;
-            a.f64_overflow += r.f64_overflow;
+            a.counts.add(&r.counts);
             report.bytes_checked += task.len;
             let ts = u64::from(t.ty.type_size()).max(1);
             for f in r.listed {
@@ -382,7 +393,8 @@ pub fn check_data(
     for (i, (t, status)) in tensors.iter().zip(&statuses).enumerate() {
         let Some(a) = acc.get_mut(i) else { continue };
         *report.tensors_by_status.entry(*status).or_default() += 1;
-        let mut findings = a.findings();
+        let c = a.counts;
+        let mut findings = c.findings();
         match status {
             TensorStatus::Checked => {
                 report.tensors_checked += 1;
@@ -414,9 +426,9 @@ pub fn check_data(
         report.findings += findings;
         let nonfinite = if is_element_type(t.ty) { RuleId::DataNonFinite } else { RuleId::DataScaleNonFinite };
         for (rule, n) in [
-            (nonfinite, a.nan + a.inf),
-            (RuleId::DataMxfp4Exponent, a.mxfp4_exponent),
-            (RuleId::DataF64Overflow, a.f64_overflow),
+            (nonfinite, c.nan + c.inf),
+            (RuleId::DataMxfp4Exponent, c.mxfp4_exponent),
+            (RuleId::DataF64Overflow, c.f64_overflow),
             (RuleId::DataTypeNotValidatable, u64::from(*status == TensorStatus::TypeNotValidatable)),
         ] {
             if n > 0 {
@@ -439,13 +451,13 @@ pub fn check_data(
             bytes: t.nbytes,
             status: *status,
             bytes_scanned: a.bytes_scanned,
-            blocks: a.blocks,
-            values_checked: a.values_checked,
+            blocks: c.blocks,
+            values_checked: c.values_checked,
             findings,
-            nan: a.nan,
-            inf: a.inf,
-            mxfp4_exponent: a.mxfp4_exponent,
-            f64_overflow: a.f64_overflow,
+            nan: c.nan,
+            inf: c.inf,
+            mxfp4_exponent: c.mxfp4_exponent,
+            f64_overflow: c.f64_overflow,
             listed: a.listed,
         });
     }
@@ -470,8 +482,7 @@ fn scan_task(src: &dyn ByteSource, t: &DataTensor, task: &Task, max_listed: usiz
         // A hole of a sparse file reads as zeros, and zero is a valid value
         // and a valid scale for every type: nothing to read or find.
         let blocks = task.len / u64::from(t.ty.type_size()).max(1);
-        let per_block = if is_element_type(t.ty) { 1 } else { numerics::scale_fields(t.ty).len() as u64 };
-        return Ok(ChunkResult { blocks, values_checked: blocks * per_block, ..ChunkResult::default() });
+        return Ok(ChunkResult { counts: ValueCounts::clean(t.ty, blocks), listed: Vec::new() });
     }
     READ_BUF.with(|cell| {
         let mut buf = cell.borrow_mut();
@@ -499,8 +510,7 @@ fn scan_le(ty: GgmlType, data: &[u8], max_listed: usize) -> ChunkResult {
         _ => scales_clean(ty, data),
     };
     if clean == Some(true) {
-        let per_block = if is_element_type(ty) { 1 } else { numerics::scale_fields(ty).len() as u64 };
-        return ChunkResult { blocks, values_checked: blocks * per_block, ..ChunkResult::default() };
+        return ChunkResult { counts: ValueCounts::clean(ty, blocks), listed: Vec::new() };
     }
     let mut listed = Vec::new();
     let sum = numerics::check_row_data(ty, data, &mut |f: DataFinding| {
@@ -508,15 +518,15 @@ fn scan_le(ty: GgmlType, data: &[u8], max_listed: usize) -> ChunkResult {
             listed.push(f);
         }
     });
-    ChunkResult {
+    let counts = ValueCounts {
         blocks: sum.blocks,
         values_checked: sum.values_checked,
         nan: sum.nan,
         inf: sum.inf,
         mxfp4_exponent: sum.invalid_e8m0,
         f64_overflow: sum.f32_overflow,
-        listed,
-    }
+    };
+    ChunkResult { counts, listed }
 }
 
 // The screens count candidates with plain integer compares so that LLVM
