@@ -161,3 +161,30 @@ pub(crate) fn later_duplicates<T>(items: &[T], key: impl Fn(&T) -> &[u8]) -> Vec
     later.sort_unstable();
     later
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::io::SliceSource;
+
+    #[test]
+    fn later_duplicates_are_the_second_and_later_copies_in_order() {
+        let keys: [&[u8]; 6] = [b"b", b"a", b"b", b"c", b"a", b"b"];
+        assert_eq!(later_duplicates(&keys, |k| k), vec![2, 4, 5]);
+        assert!(later_duplicates::<&[u8]>(&[], |k| k).is_empty());
+    }
+
+    #[test]
+    fn first_nonzero_reads_past_the_prefix_only_from_a_source() {
+        let mut file = vec![0u8; 300_000];
+        file[250_000] = 7;
+        let prefix = &file[..1000];
+        let without = Region { buf: prefix, file_len: 300_000, source: None };
+        assert_eq!(without.first_nonzero(10, 900).unwrap(), None);
+        assert!(matches!(without.first_nonzero(10, 2000), Err(Stop::More(2000))));
+        let src = SliceSource(&file);
+        let with = Region { buf: prefix, file_len: 300_000, source: Some(&src) };
+        assert_eq!(with.first_nonzero(10, 300_000).unwrap(), Some((250_000, 7)));
+        assert_eq!(with.first_nonzero(250_001, 400_000).unwrap(), None, "clipped to the file");
+    }
+}
