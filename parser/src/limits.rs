@@ -61,6 +61,10 @@ pub const MAX_INITIAL_CAPACITY: usize = 4096;
 /// Diagnostics kept per rule and file; further ones are only counted.
 pub const MAX_DIAGNOSTICS_PER_RULE: usize = 50;
 
+/// Keys of a report's `tensor_types` summary: the 43 ggml type names and a
+/// few `unknown(N)` ids; further unknown ids are counted as `unknown(other)`.
+pub const MAX_SUMMARY_TYPE_KEYS: usize = 64;
+
 /// Longest name or key quoted in a message or path before it is shortened.
 pub const MAX_QUOTED_LEN: usize = 96;
 

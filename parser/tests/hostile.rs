@@ -350,3 +350,29 @@ fn many_keys_cost_a_small_multiple_of_the_file() {
     assert!(kb < 6 * file_kb + 8_000, "peak RSS {kb} kB for a {file_kb} kB file of 500,000 keys");
     std::fs::remove_dir_all(&dir).ok();
 }
+
+#[test]
+fn many_unknown_type_ids_keep_the_summary_small() {
+    let dir = tempdir("types");
+    let mut m = GgufModel::new();
+    m.kv("general.architecture", OwnedValue::str("llama"));
+    for i in 0..20_000u32 {
+        m.tensor(OwnedTensor {
+            name: format!("t{i}").into_bytes(),
+            dims: vec![32],
+            type_id: 1_000 + i,
+            offset: 0,
+            data: Vec::new(),
+        });
+    }
+    std::fs::write(dir.join("types.gguf"), m.to_bytes()).unwrap();
+    let o = run_in(&dir, &["--format", "json", "types.gguf"]);
+    assert_eq!(code(&o), 1);
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).expect("json");
+    let types = v["files"][0]["summary"]["tensor_types"].as_object().unwrap();
+    assert!(types.len() <= gguf_validate::limits::MAX_SUMMARY_TYPE_KEYS + 1, "{} keys", types.len());
+    let total: u64 = types.values().map(|n| n.as_u64().unwrap()).sum();
+    assert_eq!(total, 20_000, "every tensor counted");
+    assert!(o.stdout.len() < 100_000, "{} bytes", o.stdout.len());
+    std::fs::remove_dir_all(&dir).ok();
+}
