@@ -122,8 +122,10 @@ pub const LEGACY_VOCAB_PREVIEW: usize = 16;
 // Reading (see `crate::io`): what the tool holds in memory and reads at once.
 
 /// First read of a file's metadata: most models' header, key/values and
-/// tensor infos fit in it; a larger metadata section is read by doubling.
-pub const METADATA_FIRST_READ: u64 = 1 << 20;
+/// tensor infos fit in it (a 262,144-token vocabulary takes about 6.5 MB,
+/// so two reads); a larger metadata section is read by doubling. Each read
+/// that falls short costs a parse of the prefix, each byte read a copy.
+pub const METADATA_FIRST_READ: u64 = 4 << 20;
 
 /// Bytes read at a time when a check scans a range beyond the metadata
 /// (padding and gaps between tensors).

@@ -147,7 +147,7 @@ mod tests {
     #[test]
     fn a_source_validates_like_the_same_bytes_in_memory() {
         // Larger than the first read, so the metadata is read by doubling.
-        let bytes = model(80_000);
+        let bytes = model(300_000);
         assert!(bytes.len() as u64 > limits::METADATA_FIRST_READ);
         let opts = Options::default();
         let v = validate_source(&SliceSource(&bytes), &opts).unwrap();
@@ -157,7 +157,7 @@ mod tests {
 
     #[test]
     fn a_file_that_shrinks_while_its_metadata_is_read_is_an_error() {
-        let bytes = model(80_000);
+        let bytes = model(300_000);
         let e = validate_source(&Truncated(&bytes, 1 << 20), &Options::default()).unwrap_err();
         assert!(matches!(e, ReadError::Shrunk { .. }), "{e}");
     }
@@ -168,7 +168,7 @@ mod tests {
         // source, not by growing the metadata buffer to the whole file.
         let mut m = crate::write::GgufModel::new();
         m.kv("general.architecture", crate::write::OwnedValue::str("x"));
-        let mut t = crate::write::OwnedTensor::zeroed("w", &[(1 << 19) + 1], crate::types::GgmlType::F32).unwrap();
+        let mut t = crate::write::OwnedTensor::zeroed("w", &[(1 << 21) + 1], crate::types::GgmlType::F32).unwrap();
         t.data[0] = 1;
         m.tensor(t);
         m.pad_end = true;
@@ -176,7 +176,7 @@ mod tests {
         let v = validate_source(&SliceSource(&bytes), &Options::default()).unwrap();
         assert!(v.report.valid, "{:?}", v.report.diagnostics);
         let n = bytes.len();
-        bytes[n - 1] = 1; // a non-zero byte in the final padding, 2 MiB in
+        bytes[n - 1] = 1; // a non-zero byte in the final padding, 8 MiB in
         let v = validate_source(&SliceSource(&bytes), &Options::default()).unwrap();
         let d: Vec<(&str, u64)> = v.report.diagnostics.iter().map(|d| (d.rule.id(), d.offset)).collect();
         assert_eq!(d, vec![("padding-nonzero", n as u64 - 1)]);
