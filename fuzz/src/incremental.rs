@@ -1,5 +1,6 @@
-//! Differential: validating a growing prefix of a file (as the CLI does on
-//! large files) gives exactly the report of the whole buffer.
+//! Differential: validating a growing prefix of a file, and validating it
+//! through a `ByteSource` (as the CLI does: metadata by doubling reads,
+//! padding read in place), give exactly the report of the whole buffer.
 //!
 //! The file is the raw input (so the corpus seeds it directly); the
 //! profile and the chunk sizes come from a hash of it. Each
@@ -7,7 +8,8 @@
 //! than the file has, so the loop always terminates.
 #![forbid(unsafe_code)]
 
-use gguf_validate::{NeedMoreData, Options, Profile, validate_bytes, validate_prefix};
+use gguf_validate::io::SliceSource;
+use gguf_validate::{NeedMoreData, Options, Profile, validate_bytes, validate_prefix, validate_source};
 
 /// The property.
 pub fn run(data: &[u8]) {
@@ -16,6 +18,14 @@ pub fn run(data: &[u8]) {
     let opts = Options::new(profile);
     let len = u64::try_from(data.len()).unwrap_or(u64::MAX);
     let whole = validate_bytes(data, &opts);
+    // An in-memory source never fails to read.
+    match validate_source(&SliceSource(data), &opts) {
+        Ok(v) => {
+            assert_eq!(v.report, whole, "validate_source gives another report ({profile})");
+            assert!(v.metadata.len() <= data.len(), "read more than the file");
+        }
+        Err(e) => panic!("validate_source failed on an in-memory source: {e}"),
+    }
     // Start anywhere from an empty prefix to the whole file.
     let mut have = usize::try_from(rng.below(len.saturating_add(1).min(256))).unwrap_or(0);
     let mut rounds = 0u32;
