@@ -25,7 +25,7 @@ Output (all little-endian):
                        written with nibbles 0 and listed in the manifest)
   manifest.json        versions, seeds, row kinds, per-file sha256
 
-Usage: . /work/ref/venv/bin/activate && python gen_golden.py [--out DIR]
+Usage: . "$VENV/bin/activate" && python gen_golden.py [--out DIR]   (VENV: a venv with llama-cpp-python==0.3.36)
 """
 from __future__ import annotations
 
