@@ -373,7 +373,9 @@ pub fn open(path: &Path, policy: &OpenPolicy) -> Result<Source, OpenError> {
     let meta = file.metadata().map_err(OpenError::Io)?;
     match FileKind::of(&meta) {
         FileKind::Regular => Ok(Source::File(FileSource::new(file, meta.len()))),
-        other if policy.special_files && other != FileKind::Directory => read_special(path, policy.max_special_bytes),
+        // The path was swapped for something else between `stat` and
+        // `open`: refuse it whatever the policy (a blocking read of it
+        // would not be under the caller's time limit for special files).
         other => Err(OpenError::NotRegular(other)),
     }
 }
