@@ -1,12 +1,12 @@
 //! The GGUF checker: runs every GGUF rule of [`crate::rules`] over a parsed
 //! file, one module per family, in this order:
-//! - [`header`]: magic, version, byte order, and fatal decoding failures;
-//! - [`kv`]: key/value pairs as such (key grammar, duplicates, strings,
+//! - `header`: magic, version, byte order, and fatal decoding failures;
+//! - `kv`: key/value pairs as such (key grammar, duplicates, strings,
 //!   bools, arrays);
-//! - [`keys`]: the well-known keys (`general.*`, tokenizer arrays, required
+//! - `keys`: the well-known keys (`general.*`, tokenizer arrays, required
 //!   keys);
-//! - [`tensors`]: tensor infos (names, dims, types, byte sizes);
-//! - [`layout`]: the data section (offsets, order, overlaps, padding).
+//! - `tensors`: tensor infos (names, dims, types, byte sizes);
+//! - `layout`: the data section (offsets, order, overlaps, padding).
 //!
 //! Families of the model layer (architectures, tokenizers, chat templates)
 //! go here as further modules, after `layout`. Format dispatch is one level

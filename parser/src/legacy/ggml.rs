@@ -6,7 +6,7 @@
 //! (n_vocab, n_embd, n_mult, n_head, n_layer, n_rot, ftype), n_vocab
 //! vocabulary entries (u32 length, bytes, and for GGMF/GGJT an f32 score),
 //! then tensors until the end of the file: n_dims, name_len, type,
-//! ne[n_dims], name, (GGJT only) zero padding to the next absolute 32-byte
+//! ne\[n_dims\], name, (GGJT only) zero padding to the next absolute 32-byte
 //! offset, data.
 //!
 //! Type ids and block layouts moved during 2023, so the tensor type table

@@ -9,7 +9,7 @@
 //! - [`ggml`]: GGML, GGMF and GGJT. These always get the fatal
 //!   `legacy-format` error (current llama.cpp cannot load them) plus the
 //!   structural rules, and the report names the type table applied.
-//! - [`write`]: a minimal writer of both, for tests and the corpus.
+//! - [`write`](mod@write): a minimal writer of both, for tests and the corpus.
 //!
 //! All three formats interleave headers and data, so validation needs the
 //! whole file ([`validate`] asks for it with [`NeedMoreData`]).

@@ -3,7 +3,7 @@
 //! Layout (rwkv.cpp `docs/FILE_FORMAT.md`, `rwkv_file_format.inc`): six
 //! little-endian u32 (magic `0x67676d66`, version 100 or 101, n_vocab,
 //! n_embed, n_layer, data_type), then parameters until the end of the file:
-//! u32 dim_count, u32 key_length, u32 data_type, u32 shape[dim_count]
+//! u32 dim_count, u32 key_length, u32 data_type, u32 shape\[dim_count\]
 //! (ne0 first, i.e. reversed from PyTorch), the key bytes, and the data,
 //! `type_size * elements / block_size` bytes with no padding.
 //!
@@ -12,9 +12,9 @@
 //! the current ggml layout (rwkv.cpp moved to ggml `00b49ec7`, 2023-05-26,
 //! after the 2023-05 block changes); version 100 quantized blocks do not.
 //!
-//! One module per concern: [`types`] (the data type table), [`parse`]
-//! (bytes to [`RwkvFile`]), [`arch`] (architecture versions and their
-//! parameter names), [`check`] (the `rwkv-*` rules), [`dump`] (the JSON
+//! One module per concern: `types` (the data type table), `parse`
+//! (bytes to [`RwkvFile`]), `arch` (architecture versions and their
+//! parameter names), `check` (the `rwkv-*` rules), `dump` (the JSON
 //! description and the data view).
 #![forbid(unsafe_code)]
 #![deny(clippy::indexing_slicing, clippy::arithmetic_side_effects, clippy::cast_possible_truncation)]
