@@ -56,7 +56,7 @@ pub enum Profile {
     /// Exactly the spec's requirements.
     Spec,
     /// The verdict of ggml's `gguf_init_from_file` (full load), except where
-    /// ggml accepts something unsafe (documented divergences).
+    /// ggml accepts something dangerous (documented divergences).
     Ggml,
 }
 
