@@ -116,12 +116,13 @@ impl Case {
 /// Every case, in a stable order (slugs are unique).
 pub fn all_cases() -> Vec<Case> {
     type AddCases = fn(&mut Vec<Case>);
-    let modules: [(&'static str, AddCases); 8] = [
+    let modules: [(&'static str, AddCases); 9] = [
         ("header", cases::header::cases),
         ("kv", cases::kv::cases),
         ("keys", cases::keys::cases),
         ("tensors", cases::tensors::cases),
         ("layout", cases::layout::cases),
+        ("model", cases::model::cases),
         ("types", cases::types::cases),
         ("security", cases::security::cases),
         ("test-gguf", cases::test_gguf::cases),

@@ -145,3 +145,18 @@ pub const MAX_DATA_FINDINGS: usize = 10_000;
 /// Tensors listed in the `--check-data` report (those with findings or not
 /// checked); the rest are counted.
 pub const MAX_LISTED_DATA_TENSORS: usize = 100;
+
+// llama.cpp's loader (the model-layer rules; `src/llama-hparams.h` of the
+// llama.cpp vendored by llama-cpp-python 0.3.36).
+
+/// Layers llama.cpp's per-layer arrays hold (`LLAMA_MAX_LAYERS`).
+pub const LLAMA_MAX_LAYERS: u64 = 512;
+
+/// Experts llama.cpp allows (`LLAMA_MAX_EXPERTS`).
+pub const LLAMA_MAX_EXPERTS: u64 = 1024;
+
+/// Token types of llama.cpp's `enum llama_token_type` (0 UNDEFINED .. 6 BYTE).
+pub const LLAMA_TOKEN_TYPES: std::ops::RangeInclusive<i32> = 0..=6;
+
+/// `LLAMA_TOKEN_TYPE_BYTE`.
+pub const LLAMA_TOKEN_TYPE_BYTE: i32 = 6;

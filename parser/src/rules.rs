@@ -106,6 +106,12 @@ pub enum Group {
     Layout,
     /// Tensor values (`--check-data`).
     Data,
+    /// What llama.cpp's loader assumes of a model's hyper-parameters.
+    Model,
+    /// What llama.cpp's tokenizer assumes of the vocabulary.
+    Tokenizer,
+    /// Split sets (`gguf-split` shards).
+    Split,
     /// rwkv.cpp files.
     Rwkv,
     /// GGML, GGMF and GGJT files.
@@ -122,6 +128,9 @@ impl Group {
             Group::Tensor => "tensor",
             Group::Layout => "layout",
             Group::Data => "data",
+            Group::Model => "model",
+            Group::Tokenizer => "tokenizer",
+            Group::Split => "split",
             Group::Rwkv => "rwkv",
             Group::Legacy => "legacy",
         }
@@ -270,6 +279,9 @@ catalogue! {
     KeyNaming = "key-naming", Kv, [Warning, Error, Allow],
         cite: "gguf.md gguf_metadata_kv_t: hierarchical lower_snake_case segments separated by `.`",
         "A key is lower_snake_case segments ([a-z0-9_]+) joined by `.`; real files use `-` (gpt-oss) and upper case (chat template names), so strict only warns.";
+    KeyControl = "key-control", Kv, [Error, Allow, Allow],
+        cite: "gguf.cpp gguf_find_key and llama.cpp compare keys as C strings (strcmp / std::string from const char *)",
+        "A key holds no NUL or other control byte: a C-string reader cuts `tokenizer.chat_template\\0x` at the NUL and sees a second `tokenizer.chat_template`, so a scanner and a loader read different values (spec: covered by key-naming).";
     KeyTooLong = "key-too-long", Kv, [Error, Error, Allow],
         cite: "gguf.md gguf_metadata_kv_t: \"at most 2^16-1 bytes\"",
         "A key is at most 65,535 bytes.";
@@ -329,9 +341,9 @@ catalogue! {
     TokenizerArrayLength = "tokenizer-array-length", Keys, [Error, Error, Allow],
         cite: "gguf.md tokenizer.ggml.scores/token_type: same length as tokens; llama.cpp#26690 (OOB read)",
         "`tokenizer.ggml.scores` and `token_type` have one element per entry of `tokenizer.ggml.tokens`.";
-    TokenIdRange = "token-id-range", Keys, [Warning, Allow, Allow],
-        cite: "GHSA-g4cc-763q-h9h6 (special token id >= n_vocab, heap OOB read)",
-        "Special token ids (`tokenizer.ggml.*_token_id`) are below the vocabulary size.";
+    TokenIdRange = "token-id-range", Keys, [Error, Allow, Allow],
+        cite: "GHSA-g4cc-763q-h9h6 (special token id >= n_vocab, heap OOB read); llama.cpp src/llama-vocab.cpp load (current versions warn and fall back)",
+        "Special token ids (`tokenizer.ggml.*_token_id`) are below the vocabulary size: older loaders read past the vocabulary, current llama.cpp silently drops the token, so strict rejects it.";
 
     // ---- Tensor infos ----
     TensorNameEmpty = "tensor-name-empty", Tensor, [Error, Allow, Allow],
@@ -535,6 +547,30 @@ catalogue! {
     DataTypeNotValidatable = "data-type-not-validatable", Data, [Warning, Info, Error],
         cite: "ggml-quants.c ggml_validate_row_data (no case for GGML_TYPE_Q8_1: \"invalid type\", returns false)",
         "The tensor's type is one ggml's data validator can check: it has no case for Q8_1 and refuses any such tensor, so under the ggml profile this is an error while strict only warns (the values themselves are not known to be wrong).";
+
+    // ---- Model: what llama.cpp's loader assumes (strict only: the spec and ggml's reader do not) ----
+    ModelBlockCount = "model-block-count", Model, [Error, Allow, Allow],
+        cite: "llama.cpp src/llama-model.cpp load_hparams: GGML_ASSERT(n_layer > 0 && n_layer <= LLAMA_MAX_LAYERS), src/llama-hparams.h LLAMA_MAX_LAYERS = 512; llama.cpp #25821, #26051",
+        "`ARCH.block_count` is between 1 and 512: llama.cpp keeps per-layer arrays of LLAMA_MAX_LAYERS (512) entries and aborts the process (GGML_ASSERT) outside that range; older versions wrote past the arrays.";
+    ModelLayerArray = "model-layer-array", Model, [Error, Allow, Allow],
+        cite: "llama.cpp src/llama-model-loader.cpp get_key_or_arr (\"wrong array length\", n > N_MAX)",
+        "A per-layer hyper-parameter given as an array (`ARCH.feed_forward_length`, `attention.head_count`, `attention.head_count_kv`, `expert_used_count`) has exactly `block_count` elements (at most 512); llama.cpp refuses any other length.";
+    ModelExpertCount = "model-expert-count", Model, [Error, Allow, Allow],
+        cite: "llama.cpp src/llama-model.cpp load_hparams: GGML_ASSERT(n_expert <= LLAMA_MAX_EXPERTS), GGML_ASSERT(n_expert_used <= n_expert); src/llama-hparams.h LLAMA_MAX_EXPERTS = 1024",
+        "`ARCH.expert_count` is at most 1024 and `ARCH.expert_used_count` at most `expert_count`: llama.cpp aborts the process (GGML_ASSERT) otherwise.";
+
+    // ---- Tokenizer: what llama.cpp's tokenizer assumes of the vocabulary ----
+    TokenizerTokenType = "tokenizer-token-type", Tokenizer, [Error, Allow, Allow],
+        cite: "llama.cpp include/llama.h enum llama_token_type (0 UNDEFINED .. 6 BYTE); src/llama-vocab.cpp load",
+        "Every `tokenizer.ggml.token_type` value is one of llama.cpp's token types 0..=6; the tokenizer dispatches on it.";
+    TokenizerByteToken = "tokenizer-byte-token", Tokenizer, [Error, Allow, Allow],
+        cite: "llama.cpp src/llama-vocab.cpp byte tokens `<0xHH>`; llama.cpp #26511 (plamo2: `<0x-1>` gave a heap write with a chosen value), lmstudio-bug-tracker #2289",
+        "A byte token is spelled `<0xHH>` with two hex digits: a token of that shape with other characters (`<0x-1>`), or a token of type BYTE spelled otherwise, is parsed into an out-of-range byte by some tokenizers.";
+
+    // ---- Split sets ----
+    SplitIndex = "split-index", Split, [Error, Allow, Allow],
+        cite: "llama.cpp src/llama-model-loader.cpp (split.no must be 0 for the first shard and match each shard's position; shards are named NAME-0000k-of-0000n.gguf)",
+        "`split.no` (0-based) is below `split.count`.";
 }
 
 impl RuleId {

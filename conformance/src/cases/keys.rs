@@ -232,9 +232,9 @@ pub fn cases(v: &mut Vec<Case>) {
     ));
     v.push(case(
         "token_id_out_of_range",
-        [A, A, A],
+        [R, A, A],
         &["token-id-range"],
-        "tokenizer.ggml.bos_token_id = 5 with 5 tokens.",
+        "tokenizer.ggml.bos_token_id = 5 with 5 tokens (the boundary, 4, is y_tokenizer_consistent's bos 1 and every id below 5).",
         "GHSA-g4cc-763q-h9h6",
         || tokenizer(5, 5, 5),
     ));

@@ -4,6 +4,7 @@ pub mod header;
 pub mod keys;
 pub mod kv;
 pub mod layout;
+pub mod model;
 pub mod security;
 pub mod tensors;
 pub mod test_gguf;

@@ -59,6 +59,24 @@ fn check_key(kv: &KeyValue<'_>, sink: &mut Sink<'_>) {
             || format!("key is {} bytes; at most {} allowed", key.len(), limits::MAX_KEY_LEN),
         );
     }
+    if let Some(p) = key.iter().position(|b| b.is_ascii_control()) {
+        let off = kv.key.content_offset().saturating_add(u64::try_from(p).unwrap_or(0));
+        let b = key.get(p).copied().unwrap_or(0);
+        sink.emit_span(
+            RuleId::KeyControl,
+            off,
+            Some(1),
+            || kv_path(kv),
+            || {
+                let cut = crate::parse::quote_bytes(key.get(..p).unwrap_or_default());
+                format!(
+                    "key `{}` has byte 0x{b:02x} at position {p}; a C-string reader {}",
+                    kv.key.display(),
+                    if b == 0 { format!("sees the key `{cut}`") } else { "prints it raw".to_string() }
+                )
+            },
+        );
+    }
     if !key.is_ascii() {
         let bad = key.iter().position(|b| !b.is_ascii()).unwrap_or(0);
         let off = kv.key.content_offset().saturating_add(u64::try_from(bad).unwrap_or(0));

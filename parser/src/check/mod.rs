@@ -6,10 +6,12 @@
 //! - `keys`: the well-known keys (`general.*`, tokenizer arrays, required
 //!   keys);
 //! - `tensors`: tensor infos (names, dims, types, byte sizes);
-//! - `layout`: the data section (offsets, order, overlaps, padding).
+//! - `layout`: the data section (offsets, order, overlaps, padding);
+//! - `model`, `tokenizer`, `split`: what llama.cpp's loader and tokenizer
+//!   assume of hyper-parameters, the vocabulary and split shards.
 //!
-//! Families of the model layer (architectures, tokenizers, chat templates)
-//! go here as further modules, after `layout`. Format dispatch is one level
+//! Further families of the model layer (architecture tables, chat
+//! templates) go here as further modules, after `layout`. Format dispatch is one level
 //! up, in [`crate::validate`].
 #![forbid(unsafe_code)]
 #![deny(clippy::indexing_slicing, clippy::arithmetic_side_effects, clippy::cast_possible_truncation)]
@@ -18,7 +20,10 @@ mod header;
 mod keys;
 mod kv;
 mod layout;
+mod model;
+mod split;
 mod tensors;
+mod tokenizer;
 
 use crate::io::{ByteSource, ReadError};
 use crate::limits;
@@ -141,7 +146,11 @@ fn check_parsed(
     }
     summary.alignment = Some(key_facts.alignment);
     keys::check_required(file, &tensor_facts, sink);
-    layout::check_layout(file, &key_facts, &tensor_facts, region, sink, summary)
+    layout::check_layout(file, &key_facts, &tensor_facts, region, sink, summary)?;
+    model::check(file, key_facts.architecture.as_deref(), sink);
+    tokenizer::check(file, sink);
+    split::check(file, sink);
+    Ok(())
 }
 
 /// Positions, in increasing order, of the items whose key equals the key

@@ -429,7 +429,11 @@ impl Gen<'_> {
                     OwnedValue::U32(u.arbitrary()?)
                 } else {
                     let elem = if u.arbitrary()? { ValueType::I32 } else { ValueType::U32 };
-                    let n = self.take_values(usize::try_from(layers).unwrap_or(1));
+                    // One value per layer (model-layer-array): all of them
+                    // or, when the value budget is short, none.
+                    let want = usize::try_from(layers).unwrap_or(1);
+                    let n = self.take_values(want);
+                    let n = if n == want { n } else { 0 };
                     let mut items = Vec::with_capacity(n);
                     for _ in 0..n {
                         let v: u16 = u.arbitrary()?;
@@ -439,7 +443,7 @@ impl Gen<'_> {
                             OwnedValue::U32(u32::from(v))
                         });
                     }
-                    OwnedValue::Array(elem, items)
+                    if items.is_empty() { OwnedValue::U32(u.arbitrary()?) } else { OwnedValue::Array(elem, items) }
                 };
                 push(self, format!("{arch}.attention.head_count"), heads);
                 push(self, format!("{arch}.rope.freq_base"), OwnedValue::F32(u.arbitrary()?));
@@ -452,9 +456,19 @@ impl Gen<'_> {
             let mut scores = Vec::with_capacity(n);
             let mut types = Vec::with_capacity(n);
             for _ in 0..n {
-                tokens.push(self.string(u)?);
+                let mut token = self.string(u)?;
+                // Six bytes shaped `<0x..>` read as a byte token
+                // (tokenizer-byte-token): keep text tokens clear of it.
+                if let OwnedValue::String(t) = &mut token
+                    && t.len() == 6
+                    && t.starts_with(b"<0x")
+                {
+                    t.push(b'_');
+                }
+                tokens.push(token);
                 scores.push(OwnedValue::F32(u.arbitrary()?));
-                types.push(OwnedValue::I32(u.int_in_range(1..=6)?));
+                // NORMAL..UNUSED: a BYTE token (6) must be spelled `<0xHH>`.
+                types.push(OwnedValue::I32(u.int_in_range(1..=5)?));
             }
             push(self, "tokenizer.ggml.model".into(), OwnedValue::str(if u.arbitrary()? { "llama" } else { "gpt2" }));
             push(self, "tokenizer.ggml.tokens".into(), OwnedValue::Array(ValueType::String, tokens));
