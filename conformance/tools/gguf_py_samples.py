@@ -124,7 +124,7 @@ A, R = "accept", "reject"
 EXPECT = {
     "llama_tiny.gguf": ("A llama-shaped model (tokenizer arrays, chat template, F32/F16/BF16/Q8_0/Q4_0 tensors) as GGUFWriter writes it.", (A, A, A), [], None),
     "llama_tiny_be.gguf": ("The same model written with endianess=BIG (magic bytes still `GGUF`, every number big-endian): valid by the spec; ggml on a little-endian host rejects it.", (A, A, R), ["byte-order-big-endian"], None),
-    "all_value_types.gguf": ("One key of every value type (typed add_* calls), arrays of strings, ints, floats and bools, and one tensor of each numpy dtype GGUFWriter maps (f32, f16, i8, i16, i32, i64, f64).", (A, A, A), [], None),
+    "all_value_types.gguf": ("One key of every value type (typed add_* calls), arrays of strings, ints, floats and bools, and one tensor of each numpy dtype GGUFWriter maps (f32, f16, i8, i16, i32, i64, f64).", (A, A, A), ["model-architecture-unknown"], None),
     "metadata_only.gguf": ("No tensors, general.alignment = 64 and an mmproj-style architecture `clip`: GGUFWriter pads the key/value section to 64 bytes.", (A, A, A), [], None),
     "nested_array.gguf": ("A key whose value is a list of lists: GGUFWriter writes an ARRAY of ARRAY (of INT32), which the spec allows and ggml rejects.", (R, A, R), ["array-nested"], None),
 }

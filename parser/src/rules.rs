@@ -549,6 +549,9 @@ catalogue! {
         "The tensor's type is one ggml's data validator can check: it has no case for Q8_1 and refuses any such tensor, so under the ggml profile this is an error while strict only warns (the values themselves are not known to be wrong).";
 
     // ---- Model: what llama.cpp's loader assumes (strict only: the spec and ggml's reader do not) ----
+    ModelArchitectureUnknown = "model-architecture-unknown", Model, [Info, Allow, Allow],
+        cite: "llama.cpp src/llama-arch.cpp LLM_ARCH_NAMES (parser/src/check/llama_arches.rs, generated)",
+        "The architecture is one llama.cpp knows; for any other, the report says its hyper-parameters were not checked (an info, never an error: other programs use GGUF too).";
     ModelBlockCount = "model-block-count", Model, [Error, Allow, Allow],
         cite: "llama.cpp src/llama-model.cpp load_hparams: GGML_ASSERT(n_layer > 0 && n_layer <= LLAMA_MAX_LAYERS), src/llama-hparams.h LLAMA_MAX_LAYERS = 512; llama.cpp #25821, #26051",
         "`ARCH.block_count` is between 1 and 512: llama.cpp keeps per-layer arrays of LLAMA_MAX_LAYERS (512) entries and aborts the process (GGML_ASSERT) outside that range; older versions wrote past the arrays.";

@@ -137,7 +137,7 @@ mod tests {
 
     fn model(keys: usize) -> Vec<u8> {
         let mut m = crate::write::GgufModel::new();
-        m.kv("general.architecture", crate::write::OwnedValue::str("x"));
+        m.kv("general.architecture", crate::write::OwnedValue::str("llama"));
         for i in 0..keys {
             m.kv(&format!("x.k{i}"), crate::write::OwnedValue::U32(1));
         }
@@ -167,7 +167,7 @@ mod tests {
         // A data section beyond the first read: its padding is read from the
         // source, not by growing the metadata buffer to the whole file.
         let mut m = crate::write::GgufModel::new();
-        m.kv("general.architecture", crate::write::OwnedValue::str("x"));
+        m.kv("general.architecture", crate::write::OwnedValue::str("llama"));
         let mut t = crate::write::OwnedTensor::zeroed("w", &[(1 << 21) + 1], crate::types::GgmlType::F32).unwrap();
         t.data[0] = 1;
         m.tensor(t);

@@ -33,6 +33,21 @@ fn vocab(tokens: &[&[u8]], types: &[i32]) -> Vec<u8> {
 
 pub fn cases(v: &mut Vec<Case>) {
     v.push(case(
+        "model_architecture_unknown",
+        [A, A, A],
+        &["model-architecture-unknown"],
+        "general.architecture `sdxl` with block_count 100000: not a llama.cpp architecture, so its hyper-parameters are not judged (an info; every `llama` case is the boundary).",
+        "llama.cpp src/llama-arch.cpp LLM_ARCH_NAMES",
+        || {
+            let mut m = base_no_tensors();
+            m.kvs.clear();
+            m.kv("general.architecture", V::str("sdxl"));
+            m.kv("sdxl.block_count", V::U32(100_000));
+            m.tensor(f32_tensor("t", &[8]));
+            bytes(m)
+        },
+    ));
+    v.push(case(
         "model_block_count_512",
         [A, A, A],
         &[],

@@ -20,6 +20,7 @@ mod header;
 mod keys;
 mod kv;
 mod layout;
+mod llama_arches;
 mod model;
 mod split;
 mod tensors;

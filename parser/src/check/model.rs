@@ -1,8 +1,10 @@
 //! Rules on a model's hyper-parameters that llama.cpp's loader assumes:
 //! the layer count its per-layer arrays are sized for, per-layer arrays of
 //! the right length, expert counts it asserts on. Only keys that are
-//! present are judged here; an unknown architecture's keys are judged the
-//! same way, since llama.cpp reads `ARCH.block_count` for every one.
+//! present are judged here, and only for the architectures llama.cpp knows
+//! ([`super::llama_arches`], generated from its sources): any other
+//! architecture gets one info saying its hyper-parameters were not checked,
+//! never an error (diffusion, audio or custom models use GGUF too).
 #![forbid(unsafe_code)]
 #![deny(clippy::indexing_slicing, clippy::arithmetic_side_effects, clippy::cast_possible_truncation)]
 
@@ -25,6 +27,26 @@ fn arch_key<'f, 'a>(file: &'f GgufFile<'a>, arch: &str, name: &str) -> Option<&'
 /// Runs the `model-*` rules for the architecture `arch`.
 pub(crate) fn check(file: &GgufFile<'_>, arch: Option<&str>, sink: &mut Sink<'_>) {
     let Some(arch) = arch else { return };
+    if !super::llama_arches::LLAMA_ARCHES.contains(&arch) {
+        if let Some(kv) = file.get("general.architecture") {
+            sink.emit(
+                RuleId::ModelArchitectureUnknown,
+                kv.value_offset(),
+                || kv_path(kv),
+                || {
+                    format!(
+                        "architecture `{}` is not one llama.cpp knows; its hyper-parameters were not checked",
+                        crate::parse::quote_bytes(arch.as_bytes())
+                    )
+                },
+            );
+        }
+        return;
+    }
+    // llama.cpp reads no hyper-parameters for projector files.
+    if arch == "clip" {
+        return;
+    }
     let block_count =
         arch_key(file, arch, "block_count").and_then(|kv| {
             // A value that is not a non-negative integer is standard-key-type's.
