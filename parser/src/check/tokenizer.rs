@@ -66,16 +66,24 @@ fn check_byte_tokens(kv: &KeyValue<'_>, tokens: &Array<'_>, types: Option<Array<
     if tokens.elem_type != ValueType::String {
         return;
     }
-    let mut types = types.as_ref().map(|a| i32s(a));
+    // Both kinds of finding start with `<0x`: only those tokens look up
+    // their type (random access into the i32 array).
+    let type_of = |i: u64| -> Option<i32> {
+        let a = types.as_ref()?;
+        let at = usize::try_from(i.checked_mul(4)?).ok()?;
+        let b: [u8; 4] = a.data.get(at..at.checked_add(4)?)?.try_into().ok()?;
+        Some(match a.order {
+            ByteOrder::LittleEndian => i32::from_le_bytes(b),
+            ByteOrder::BigEndian => i32::from_be_bytes(b),
+        })
+    };
     for (i, s) in tokens.strings() {
-        let is_byte_type = types.as_mut().and_then(Iterator::next) == Some(limits::LLAMA_TOKEN_TYPE_BYTE);
         let text = s.bytes;
-        let malformed = if is_byte_type {
-            !is_byte_token(text) && text.starts_with(b"<0x")
-        } else {
-            has_byte_token_shape(text) && !is_byte_token(text)
-        };
-        if malformed {
+        if !text.starts_with(b"<0x") || is_byte_token(text) {
+            continue;
+        }
+        let is_byte_type = type_of(i) == Some(limits::LLAMA_TOKEN_TYPE_BYTE);
+        if is_byte_type || has_byte_token_shape(text) {
             sink.emit(
                 RuleId::TokenizerByteToken,
                 s.offset,
