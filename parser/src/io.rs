@@ -412,15 +412,6 @@ pub fn read_range(src: &dyn ByteSource, offset: u64, len: u64) -> Result<Vec<u8>
     Ok(buf)
 }
 
-/// Reads all of a small source into memory, refusing above `limit` bytes.
-pub fn read_all(src: &dyn ByteSource, limit: u64, what: &'static str) -> Result<Vec<u8>, ReadError> {
-    let need = src.len();
-    if need > limit {
-        return Err(ReadError::TooLarge { need, limit, what });
-    }
-    read_range(src, 0, need)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -198,13 +198,9 @@ impl<'o> Sink<'o> {
         message: impl FnOnce() -> String,
     ) {
         let severity = self.opts.level(rule);
-        let counter = match severity {
-            Level::Allow => return,
-            Level::Info => &mut self.counts.infos,
-            Level::Warning => &mut self.counts.warnings,
-            Level::Error => &mut self.counts.errors,
-        };
-        *counter = counter.saturating_add(1);
+        if !self.count(severity, 1) {
+            return;
+        }
         let seen = self.per_rule.entry(rule).or_insert(0);
         *seen = seen.saturating_add(1);
         if *seen > self.cap {
@@ -216,16 +212,25 @@ impl<'o> Sink<'o> {
     /// Counts `n` findings of `rule` that are not listed (they appear in
     /// the report's counts and `suppressed`).
     pub(crate) fn count_unlisted(&mut self, rule: RuleId, n: u64) {
-        let counter = match self.opts.level(rule) {
-            Level::Allow => return,
+        if !self.count(self.opts.level(rule), n) {
+            return;
+        }
+        let seen = self.per_rule.entry(rule).or_insert(0);
+        // Past the cap, so that `finish` counts them as suppressed.
+        *seen = (*seen).max(self.cap).saturating_add(n);
+    }
+
+    /// Adds `n` findings at `level` to the counts; false for `allow`, which
+    /// is neither counted nor listed.
+    fn count(&mut self, level: Level, n: u64) -> bool {
+        let counter = match level {
+            Level::Allow => return false,
             Level::Info => &mut self.counts.infos,
             Level::Warning => &mut self.counts.warnings,
             Level::Error => &mut self.counts.errors,
         };
         *counter = counter.saturating_add(n);
-        let seen = self.per_rule.entry(rule).or_insert(0);
-        // Past the cap, so that `finish` counts them as suppressed.
-        *seen = (*seen).max(self.cap).saturating_add(n);
+        true
     }
 
     /// Lists up to `cap` findings per rule (instead of

@@ -25,16 +25,18 @@ pub(crate) fn check(file: &GgufFile<'_>, sink: &mut Sink<'_>) {
     }
 }
 
+/// One i32 in the file's byte order.
+fn i32_of(b: [u8; 4], order: ByteOrder) -> i32 {
+    match order {
+        ByteOrder::LittleEndian => i32::from_le_bytes(b),
+        ByteOrder::BigEndian => i32::from_be_bytes(b),
+    }
+}
+
 /// The i32 elements of an array, decoded in place.
 fn i32s<'a>(a: &Array<'a>) -> impl Iterator<Item = i32> + 'a {
     let order = a.order;
-    a.data.chunks_exact(4).map(move |c| {
-        let b: [u8; 4] = c.try_into().unwrap_or([0; 4]);
-        match order {
-            ByteOrder::LittleEndian => i32::from_le_bytes(b),
-            ByteOrder::BigEndian => i32::from_be_bytes(b),
-        }
-    })
+    a.data.chunks_exact(4).map(move |c| i32_of(c.try_into().unwrap_or([0; 4]), order))
 }
 
 fn check_token_types(kv: &KeyValue<'_>, a: &Array<'_>, sink: &mut Sink<'_>) {
@@ -72,10 +74,7 @@ fn check_byte_tokens(kv: &KeyValue<'_>, tokens: &Array<'_>, types: Option<Array<
         let a = types.as_ref()?;
         let at = usize::try_from(i.checked_mul(4)?).ok()?;
         let b: [u8; 4] = a.data.get(at..at.checked_add(4)?)?.try_into().ok()?;
-        Some(match a.order {
-            ByteOrder::LittleEndian => i32::from_le_bytes(b),
-            ByteOrder::BigEndian => i32::from_be_bytes(b),
-        })
+        Some(i32_of(b, a.order))
     };
     for (i, s) in tokens.strings() {
         let text = s.bytes;

@@ -357,13 +357,7 @@ pub fn parse_prefix(buf: &[u8], file_len: u64) -> Option<Parsed<'_>> {
 /// Convenience: detection plus parse of a whole in-memory file. Returns
 /// `None` when the bytes are not GGUF v2/v3 (see [`detect`]).
 pub fn parse_bytes(buf: &[u8]) -> Option<Parsed<'_>> {
-    match detect(buf) {
-        Detected::Gguf { version, order } if version >= 2 => match parse_gguf(buf, u64_of(buf.len()), version, order) {
-            ParseOutcome::Done(p) => Some(p),
-            ParseOutcome::NeedMoreData(_) => None,
-        },
-        _ => None,
-    }
+    parse_prefix(buf, u64_of(buf.len()))
 }
 
 /// Value type of a key/value pair, for messages: `u32`, `array[string]`, ...
