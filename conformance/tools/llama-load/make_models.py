@@ -536,6 +536,10 @@ def variants() -> list[Variant]:
       lambda m: m.set("llama.vocab_size", T.UINT32, N_VOCAB + 1))
     v("llama", "block_count_513", "block_count 513 > LLAMA_MAX_LAYERS (512)",
       lambda m: m.set("llama.block_count", T.UINT32, 513))
+    v("llama", "weight_scales", "optional per-tensor blk.0.attn_q.scale {1} and blk.0.ffn_up.input_scale {1} (generic pass of load_tensors)",
+      lambda m: (m.t("blk.0.attn_q.scale", 1), m.t("blk.0.ffn_up.input_scale", 1)))
+    v("llama", "weight_scale_wrong_shape", "blk.0.attn_q.scale {2} instead of {1}",
+      lambda m: m.t("blk.0.attn_q.scale", 2))
     v("llama", "vocab_only_with_hparams", "all keys of the complete model, no tensors",
       lambda m: m.tensors.clear(), vocab_only=True)
 
@@ -616,6 +620,8 @@ def variants() -> list[Variant]:
       lambda m: m.t("output.bias", N_VOCAB))
 
     # ---- qwen3moe
+    v("qwen3moe", "exps_scale", "optional blk.0.ffn_up_exps.scale {n_expert} (generic pass of load_tensors)",
+      lambda m: m.t("blk.0.ffn_up_exps.scale", N_EXPERT))
     v("qwen3moe", "missing_expert_count", "expert_count removed (expert_used_count 2 kept)",
       lambda m: m.drop_key("qwen3moe.expert_count"))
     v("qwen3moe", "missing_expert_used_count", "expert_used_count removed",

@@ -113,6 +113,14 @@ def cmd_models(outdir: pathlib.Path, llama_src: pathlib.Path | None) -> int:
     return 0
 
 
+def git_head() -> str:
+    try:
+        return subprocess.run(["git", "-C", str(REPO), "rev-parse", "--short", "HEAD"],
+                              capture_output=True, text=True, check=True).stdout.strip()
+    except (OSError, subprocess.CalledProcessError):
+        return "unknown"
+
+
 def cmd_compare(outdir: pathlib.Path, validator: list[str]) -> int:
     manifest = json.loads((outdir / "manifest.json").read_text())
     files = [str(outdir / e["file"]) for e in manifest["models"]]
@@ -142,6 +150,7 @@ def cmd_compare(outdir: pathlib.Path, validator: list[str]) -> int:
         "llama_model_load_from_file returned NULL, `crash` the process died (GGML_ASSERT abort). "
         "gguf-validate: strict profile. See manifest.json for the loader's message per file.",
         "",
+        f"gguf-validate at commit {git_head()}. "
         f"Agreement (libllama `yes` <=> valid): {agree} of {len(manifest['models'])}.",
         "",
     ]
