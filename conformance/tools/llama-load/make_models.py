@@ -540,6 +540,10 @@ def variants() -> list[Variant]:
       lambda m: (m.t("blk.0.attn_q.scale", 1), m.t("blk.0.ffn_up.input_scale", 1)))
     v("llama", "weight_scale_wrong_shape", "blk.0.attn_q.scale {2} instead of {1}",
       lambda m: m.t("blk.0.attn_q.scale", 2))
+    v("llama", "rope_scaling_type_unknown", "rope.scaling.type 'dynamic' (not none/linear/yarn/longrope)",
+      lambda m: m.set("llama.rope.scaling.type", T.STRING, "dynamic"))
+    v("llama", "rope_scaling_type_yarn", "rope.scaling.type 'yarn' with rope.scaling.factor 4",
+      lambda m: (m.set("llama.rope.scaling.type", T.STRING, "yarn"), m.set("llama.rope.scaling.factor", T.FLOAT32, 4.0)))
     v("llama", "vocab_only_with_hparams", "all keys of the complete model, no tensors",
       lambda m: m.tensors.clear(), vocab_only=True)
 
