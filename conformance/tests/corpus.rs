@@ -32,7 +32,16 @@ fn check_file(name: &str, bytes: &[u8], verdicts: [Verdict; 3], rules: &[String]
             .filter(|r| RuleId::from_id(r).is_some_and(|id| id.rule().level(profile) != Level::Allow))
             .cloned()
             .collect();
-        let got = reported(&report);
+        let mut got = reported(&report);
+        // Scope infos (an architecture llama.cpp does not know, a part of the
+        // model layer not checked) accompany most container cases, which use
+        // a neutral architecture on purpose: compared only where a case
+        // lists them.
+        for scope in ["model-architecture-unknown", "model-not-checked"] {
+            if !want.contains(scope) {
+                got.remove(scope);
+            }
+        }
         if got != want {
             failures.push((profile, format!("{name}: {profile}: rules {got:?}, expected {want:?}")));
         }

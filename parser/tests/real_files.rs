@@ -15,7 +15,10 @@ fn corpus(name: &str) -> Vec<u8> {
 fn gguf_py_files_are_valid_under_every_profile_they_target() {
     for name in ["llama_tiny.gguf", "all_value_types.gguf", "metadata_only.gguf", "llama_tiny_be.gguf"] {
         let bytes = corpus(name);
-        for profile in [Profile::Strict, Profile::Spec] {
+        // Big-endian files load on no common host: strict rejects them.
+        let profiles: &[Profile] =
+            if name.ends_with("_be.gguf") { &[Profile::Spec] } else { &[Profile::Strict, Profile::Spec] };
+        for &profile in profiles {
             let r = validate_bytes(&bytes, &Options::new(profile));
             assert!(r.valid, "{name} under {profile}: {:?}", r.diagnostics);
             assert_eq!(r.counts.errors, 0);

@@ -20,8 +20,10 @@ mod header;
 mod keys;
 mod kv;
 mod layout;
+mod llama_arch_table;
 mod llama_arches;
 mod model;
+mod model_tensors;
 mod split;
 mod tensors;
 mod tokenizer;
@@ -29,7 +31,7 @@ mod tokenizer;
 use crate::io::{ByteSource, ReadError};
 use crate::limits;
 use crate::parse::{self, Detected, NeedMoreData, ParseOutcome, Parsed};
-use crate::report::{FileFormat, Options, Report, Sink, Summary};
+use crate::report::{Examined, FileFormat, Options, Report, Sink, Summary};
 
 /// Why a check could not finish with the bytes at hand.
 #[derive(Debug)]
@@ -148,9 +150,11 @@ fn check_parsed(
     summary.alignment = Some(key_facts.alignment);
     keys::check_required(file, &tensor_facts, sink);
     layout::check_layout(file, &key_facts, &tensor_facts, region, sink, summary)?;
-    model::check(file, key_facts.architecture.as_deref(), sink);
-    tokenizer::check(file, sink);
-    split::check(file, sink);
+    summary.examined.push(Examined::checked("container"));
+    model::check_layer(file, key_facts.architecture.as_deref(), sink, &mut summary.examined);
+    summary.examined.push(Examined::skipped("data", "use --check-data"));
+    const ORDER: [&str; 5] = ["container", "model", "tokenizer", "split", "data"];
+    summary.examined.sort_by_key(|e| ORDER.iter().position(|l| *l == e.layer));
     Ok(())
 }
 
