@@ -321,8 +321,8 @@ catalogue! {
         cite: "llama.cpp#24997, ggml#1516 (GGML_PAD overflow on 32-bit hosts)",
         "`general.alignment` is at most 1 MiB.";
     ArchitectureMissing = "architecture-missing", Keys, [Error, Error, Allow],
-        cite: "gguf.md Required: general.architecture",
-        "`general.architecture` is present.";
+        cite: "gguf.md Required: general.architecture; llama.cpp tools/imatrix (imatrix files carry general.type = imatrix and no architecture)",
+        "`general.architecture` is present. Under strict, importance-matrix files (`general.type` = `imatrix`, which llama-imatrix writes without an architecture and no model loader reads) are exempt; the spec profile still requires the key.";
     ArchitectureType = "architecture-type", Keys, [Error, Error, Allow],
         cite: "gguf.md general.architecture: string",
         "`general.architecture` is a string.";

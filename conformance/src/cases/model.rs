@@ -3,6 +3,7 @@
 //! C-string reader sees differently). Each rule has a breaking case and a
 //! case at its boundary.
 
+use gguf_validate::rules::Profile;
 use gguf_validate::types::ValueType as T;
 
 use crate::build::*;
@@ -412,6 +413,24 @@ pub fn table_cases(v: &mut Vec<Case>) {
             bytes(m)
         },
     ));
+    v.push(case(
+        "model_imatrix_without_architecture",
+        [A, R, A],
+        &["model-not-checked"],
+        "An importance matrix as llama-imatrix writes it: general.type = imatrix, imatrix.* keys, `NAME.in_sum2` / `NAME.counts` tensors and no general.architecture. Not a model: strict exempts it from architecture-missing (the spec profile does not).",
+        "llama.cpp tools/imatrix/imatrix.cpp (save_imatrix)",
+        || {
+            let mut m = Model::new();
+            m.kv("general.type", V::str("imatrix"));
+            m.kv("imatrix.datasets", array(T::String, vec![V::str("wiki.train.raw")]));
+            m.kv("imatrix.chunk_count", V::U32(10));
+            m.kv("imatrix.chunk_size", V::U32(512));
+            m.tensor(f32_tensor("blk.0.attn_q.weight.in_sum2", &[16, 1]));
+            m.tensor(f32_tensor("blk.0.attn_q.weight.counts", &[1, 1]));
+            bytes(m)
+        },
+    )
+    .also_under(Profile::Spec, "architecture-missing"));
     v.push(case(
         "model_vocab_only",
         [A, A, A],

@@ -20,6 +20,7 @@ mod header;
 mod keys;
 mod kv;
 mod layout;
+#[rustfmt::skip]
 mod llama_arch_table;
 mod llama_arches;
 mod model;
