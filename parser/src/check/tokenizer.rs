@@ -5,12 +5,10 @@
 #![deny(clippy::indexing_slicing, clippy::arithmetic_side_effects, clippy::cast_possible_truncation)]
 
 use crate::limits;
-use crate::parse::{Array, ByteOrder, GgufFile, KeyValue};
+use crate::parse::{Array, ByteOrder, GgufFile, KeyValue, Str};
 use crate::report::Sink;
 use crate::rules::RuleId;
 use crate::types::ValueType;
-
-use std::collections::HashMap;
 
 use super::kv::kv_path;
 use super::llama_arch_table::{BPE_PRE_TOKENIZERS, MERGES_EXEMPT_PRE, MERGES_REQUIRED, TOKENIZER_MODELS};
@@ -28,8 +26,7 @@ pub(crate) fn check(file: &GgufFile<'_>, needs_vocab: bool, sink: &mut Sink<'_>)
     if let Some(kv) = file.get("tokenizer.ggml.tokens")
         && let Some(tokens) = kv.value.as_array()
     {
-        check_byte_tokens(kv, tokens, types.map(|(_, a)| a), sink);
-        check_duplicates(kv, tokens, sink);
+        check_tokens(kv, tokens, types.map(|(_, a)| a), sink);
     }
 }
 
@@ -98,30 +95,148 @@ fn check_model(file: &GgufFile<'_>, needs_vocab: bool, sink: &mut Sink<'_>) {
 /// Token texts must be distinct: llama.cpp maps text to id and aborts
 /// (GGML_ASSERT) when the map has fewer entries than the vocabulary. An
 /// empty text counts as `[EMPTY_i]`, as llama.cpp renames it.
-fn check_duplicates(kv: &KeyValue<'_>, tokens: &Array<'_>, sink: &mut Sink<'_>) {
-    if tokens.elem_type != ValueType::String {
-        return;
-    }
-    let mut seen: HashMap<&[u8], u64> = HashMap::with_capacity(usize::try_from(tokens.len).unwrap_or(0).min(1 << 20));
-    let mut renamed: Vec<(String, u64)> = Vec::new();
-    for (i, s) in tokens.strings() {
-        if s.bytes.is_empty() {
-            renamed.push((format!("[EMPTY_{i}]"), i));
-            continue;
+///
+/// One 64-bit word per token, sorted: the top 44 bits hash the text
+/// (per-process seed), the low 20 bits hold the token's index. Equal hashes
+/// are candidates, compared byte for byte in a second walk over just those
+/// tokens. Two linear passes and a bucket sort of plain `u64`s: a fraction
+/// of inserting 10^5 tokens into a hash map. Vocabularies past 2^20 tokens
+/// (none known) keep the index beside the hash.
+struct Duplicates {
+    hasher: foldhash::fast::RandomState,
+    keys: Vec<u64>,
+    wide: Vec<(u64, u32)>,
+    n: u32,
+}
+
+/// Index bits of a packed key.
+const INDEX_BITS: u32 = 20;
+
+impl Duplicates {
+    fn new(len: u64) -> Duplicates {
+        let cap = usize::try_from(len).unwrap_or(0).min(1 << INDEX_BITS);
+        Duplicates {
+            hasher: foldhash::fast::RandomState::default(),
+            keys: Vec::with_capacity(cap),
+            wide: Vec::new(),
+            n: 0,
         }
-        if let Some(first) = seen.insert(s.bytes, i) {
+    }
+
+    /// The text llama.cpp keys token `i` by (an empty one is renamed).
+    fn text(i: u64, bytes: &[u8]) -> std::borrow::Cow<'_, [u8]> {
+        if bytes.is_empty() { format!("[EMPTY_{i}]").into_bytes().into() } else { bytes.into() }
+    }
+
+    fn push(&mut self, bytes: &[u8]) {
+        use std::hash::BuildHasher;
+        let i = self.n;
+        let h = self.hasher.hash_one(Self::text(u64::from(i), bytes));
+        if i < (1 << INDEX_BITS) {
+            self.keys.push((h >> INDEX_BITS << INDEX_BITS) | u64::from(i));
+        } else {
+            self.wide.push((h >> INDEX_BITS, i));
+        }
+        self.n = self.n.saturating_add(1);
+    }
+
+    fn report(mut self, kv: &KeyValue<'_>, tokens: &Array<'_>, sink: &mut Sink<'_>) {
+        self.keys = bucket_sort(std::mem::take(&mut self.keys));
+        self.wide.sort_unstable();
+        // Runs of equal hashes: (run id, token index), in token order.
+        let mut candidates: Vec<(u32, u32)> = Vec::new();
+        let index = |k: u64| u32::try_from(k & ((1 << INDEX_BITS) - 1)).unwrap_or(0);
+        let mut run_id = 0u32;
+        for run in self.keys.chunk_by(|a, b| a >> INDEX_BITS == b >> INDEX_BITS).filter(|r| r.len() > 1) {
+            candidates.extend(run.iter().map(|k| (index(*k), run_id)));
+            run_id = run_id.saturating_add(1);
+        }
+        for run in self.wide.chunk_by(|a, b| a.0 == b.0).filter(|r| r.len() > 1) {
+            candidates.extend(run.iter().map(|(_, i)| (*i, run_id)));
+            run_id = run_id.saturating_add(1);
+        }
+        if candidates.is_empty() {
+            return;
+        }
+        candidates.sort_unstable();
+        // Second walk: the candidates' texts, then equal texts within a run.
+        let mut texts: Vec<(u32, u32, Str<'_>)> = Vec::with_capacity(candidates.len());
+        let mut want = candidates.iter().peekable();
+        for (i, s) in tokens.strings() {
+            let Some(&&(c, run)) = want.peek() else { break };
+            if u64::from(c) == i {
+                texts.push((run, c, s));
+                want.next();
+            }
+        }
+        texts.sort_by_key(|(run, i, _)| (*run, *i));
+        let mut found: Vec<(u32, u32, Str<'_>)> = Vec::new();
+        for run in texts.chunk_by(|a, b| a.0 == b.0) {
+            let mut firsts: Vec<(u32, std::borrow::Cow<'_, [u8]>)> = Vec::new();
+            for (_, i, s) in run {
+                let t = Self::text(u64::from(*i), s.bytes);
+                match firsts.iter().find(|(_, f)| *f == t) {
+                    Some((first, _)) => found.push((*i, *first, *s)),
+                    None => firsts.push((*i, t)),
+                }
+            }
+        }
+        found.sort_by_key(|(i, _, _)| *i);
+        for (i, first, s) in found {
+            let shown = if s.bytes.is_empty() {
+                format!("(empty, renamed `[EMPTY_{i}]`)")
+            } else {
+                format!("`{}`", s.display())
+            };
             sink.emit(RuleId::TokenizerDuplicateToken, s.offset, || format!("{}[{i}]", kv_path(kv)), || {
-                format!("token {i} `{}` repeats token {first}; llama.cpp aborts (GGML_ASSERT: every token text maps to one id)", s.display())
+                format!("token {i} {shown} repeats token {first}; llama.cpp aborts (GGML_ASSERT: every token text maps to one id)")
             });
         }
     }
-    for (text, i) in &renamed {
-        if let Some(first) = seen.get(text.as_bytes()) {
-            sink.emit(RuleId::TokenizerDuplicateToken, kv.value_offset(), || format!("{}[{i}]", kv_path(kv)), || {
-                format!("token {i} is empty, which llama.cpp renames `{text}`, the text of token {first}; llama.cpp aborts")
-            });
+}
+
+/// Sorts random 64-bit keys: one counting pass on the top 16 bits scatters
+/// them into 65,536 buckets (a few keys each for a real vocabulary), then
+/// each bucket is sorted alone. Two linear passes instead of a comparison
+/// sort of the whole vocabulary.
+fn bucket_sort(keys: Vec<u64>) -> Vec<u64> {
+    const BUCKET_BITS: u32 = 16;
+    if keys.len() < 4096 {
+        let mut keys = keys;
+        keys.sort_unstable();
+        return keys;
+    }
+    let bucket = |k: u64| usize::try_from(k >> (64 - BUCKET_BITS)).unwrap_or(0);
+    let mut starts = vec![0usize; (1 << BUCKET_BITS) + 1];
+    for &k in &keys {
+        if let Some(c) = starts.get_mut(bucket(k).saturating_add(1)) {
+            *c = c.saturating_add(1);
         }
     }
+    for i in 1..starts.len() {
+        let prev = starts.get(i.saturating_sub(1)).copied().unwrap_or(0);
+        if let Some(c) = starts.get_mut(i) {
+            *c = c.saturating_add(prev);
+        }
+    }
+    let mut out = vec![0u64; keys.len()];
+    let mut next = starts.clone();
+    for &k in &keys {
+        if let Some(at) = next.get_mut(bucket(k)) {
+            if let Some(slot) = out.get_mut(*at) {
+                *slot = k;
+            }
+            *at = at.saturating_add(1);
+        }
+    }
+    for w in starts.windows(2) {
+        if let [a, b] = *w
+            && let Some(run) = out.get_mut(a..b)
+        {
+            run.sort_unstable();
+        }
+    }
+    out
 }
 
 /// One i32 in the file's byte order.
@@ -163,19 +278,21 @@ fn has_byte_token_shape(text: &[u8]) -> bool {
     matches!(text, [b'<', b'0', b'x', _, _, b'>'])
 }
 
-fn check_byte_tokens(kv: &KeyValue<'_>, tokens: &Array<'_>, types: Option<Array<'_>>, sink: &mut Sink<'_>) {
+fn check_tokens(kv: &KeyValue<'_>, tokens: &Array<'_>, types: Option<Array<'_>>, sink: &mut Sink<'_>) {
     if tokens.elem_type != ValueType::String {
         return;
     }
-    // Both kinds of finding start with `<0x`: only those tokens look up
-    // their type (random access into the i32 array).
+    // Both kinds of byte-token finding start with `<0x`: only those tokens
+    // look up their type (random access into the i32 array).
     let type_of = |i: u64| -> Option<i32> {
         let a = types.as_ref()?;
         let at = usize::try_from(i.checked_mul(4)?).ok()?;
         let b: [u8; 4] = a.data.get(at..at.checked_add(4)?)?.try_into().ok()?;
         Some(i32_of(b, a.order))
     };
+    let mut dups = Duplicates::new(tokens.len);
     for (i, s) in tokens.strings() {
+        dups.push(s.bytes);
         let text = s.bytes;
         if !text.starts_with(b"<0x") || is_byte_token(text) {
             continue;
@@ -190,6 +307,7 @@ fn check_byte_tokens(kv: &KeyValue<'_>, tokens: &Array<'_>, types: Option<Array<
             );
         }
     }
+    dups.report(kv, tokens, sink);
 }
 
 /// llama.cpp gives tokens of a model whose `general.name` contains `phi3`
