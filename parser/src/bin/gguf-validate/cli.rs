@@ -174,6 +174,13 @@ pub struct ValidateArgs {
     /// Treat warnings as errors.
     #[arg(long)]
     pub deny_warnings: bool,
+    /// Also write a SARIF 2.1.0 report of the run to FILE (beside the
+    /// `--format` output on stdout).
+    #[arg(long, value_name = "FILE")]
+    pub output_sarif: Option<PathBuf>,
+    /// Also write a JUnit XML report of the run to FILE.
+    #[arg(long, value_name = "FILE")]
+    pub output_junit: Option<PathBuf>,
     /// Check the GGUF container only: skip the model layer (hyper-parameters
     /// and tensors against llama.cpp's architectures, tokenizer, split
     /// shards). For GGUF files llama.cpp is not meant to load (diffusion,
@@ -236,6 +243,12 @@ pub enum Format {
     Json,
     /// One JSON object per file per line, as each file finishes.
     Jsonl,
+    /// SARIF 2.1.0 (code-scanning dashboards), one run, written at the end.
+    Sarif,
+    /// JUnit XML (CI test tabs): one test case per file, written at the end.
+    Junit,
+    /// GitHub Actions annotations: one workflow command per finding.
+    Github,
 }
 
 fn parse_timeout(s: &str) -> Result<f64, String> {

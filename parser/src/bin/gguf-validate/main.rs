@@ -3,6 +3,7 @@
 
 mod cli;
 mod convert;
+mod formats;
 mod render;
 mod run;
 
@@ -101,7 +102,8 @@ fn validate(args: &ValidateArgs, matches: &clap::ArgMatches) -> u8 {
         args,
         Options { profile, overrides, deny_warnings: args.deny_warnings, container_only: args.container_only },
     );
-    let mut out = match render::Stream::begin(args.format, profile, render::Style::new(color)) {
+    let side = render::SideOutputs { sarif: args.output_sarif.clone(), junit: args.output_junit.clone() };
+    let mut out = match render::Stream::begin(args.format, profile, render::Style::new(color), side) {
         Ok(o) => o,
         Err(e) => return report_io(Err(e)),
     };

@@ -17,7 +17,7 @@ use crate::cli::Format;
 pub const JSON_SCHEMA_VERSION: u32 = 2;
 
 /// The outcome for one file on the command line.
-#[derive(Debug)]
+#[derive(Clone, Debug)]
 pub enum FileOutcome {
     /// Validated (with the `--check-data` results, when asked for).
     Report(Box<Report>, Option<Box<DataReport>>),
@@ -273,12 +273,37 @@ pub struct Stream {
     style: Style,
     out: io::BufWriter<io::Stdout>,
     files: u64,
+    /// Whole-run reports (SARIF, JUnit) need every outcome: kept here.
+    collected: Vec<(String, FileOutcome)>,
+    /// `--output-sarif` / `--output-junit` files.
+    side: SideOutputs,
+}
+
+/// Reports written to files beside stdout.
+#[derive(Clone, Debug, Default)]
+pub struct SideOutputs {
+    pub sarif: Option<std::path::PathBuf>,
+    pub junit: Option<std::path::PathBuf>,
+}
+
+impl SideOutputs {
+    fn any(&self) -> bool {
+        self.sarif.is_some() || self.junit.is_some()
+    }
 }
 
 impl Stream {
     /// Starts the output (the JSON document's head).
-    pub fn begin(format: Format, profile: Profile, style: Style) -> io::Result<Stream> {
-        let mut s = Stream { format, profile, style, out: io::BufWriter::new(io::stdout()), files: 0 };
+    pub fn begin(format: Format, profile: Profile, style: Style, side: SideOutputs) -> io::Result<Stream> {
+        let mut s = Stream {
+            format,
+            profile,
+            style,
+            out: io::BufWriter::new(io::stdout()),
+            files: 0,
+            collected: Vec::new(),
+            side,
+        };
         if format == Format::Json {
             writeln!(s.out, "{{")?;
             writeln!(s.out, "  \"schema_version\": {JSON_SCHEMA_VERSION},")?;
@@ -291,7 +316,14 @@ impl Stream {
 
     /// Writes one file's result.
     pub fn file(&mut self, path: &std::path::Path, outcome: &FileOutcome) -> io::Result<()> {
+        if matches!(self.format, Format::Sarif | Format::Junit) || self.side.any() {
+            self.collected.push((json_path(path), outcome.clone()));
+        }
         match self.format {
+            Format::Sarif | Format::Junit => {}
+            Format::Github => {
+                self.out.write_all(crate::formats::github(&json_path(path), outcome).as_bytes())?;
+            }
             Format::Human => {
                 let shown = display_path(path);
                 match outcome {
@@ -333,9 +365,20 @@ impl Stream {
 
     /// Ends the output (the JSON document's closing brackets).
     pub fn finish(mut self) -> io::Result<()> {
-        if self.format == Format::Json {
-            let close = if self.files == 0 { "]\n}\n" } else { "\n  ]\n}\n" };
-            self.out.write_all(close.as_bytes())?;
+        match self.format {
+            Format::Json => {
+                let close = if self.files == 0 { "]\n}\n" } else { "\n  ]\n}\n" };
+                self.out.write_all(close.as_bytes())?;
+            }
+            Format::Sarif => self.out.write_all(crate::formats::sarif(&self.collected, self.profile).as_bytes())?,
+            Format::Junit => self.out.write_all(crate::formats::junit(&self.collected, self.profile).as_bytes())?,
+            _ => {}
+        }
+        if let Some(p) = &self.side.sarif {
+            std::fs::write(p, crate::formats::sarif(&self.collected, self.profile))?;
+        }
+        if let Some(p) = &self.side.junit {
+            std::fs::write(p, crate::formats::junit(&self.collected, self.profile))?;
         }
         self.out.flush()
     }
