@@ -337,3 +337,77 @@ fn place(path: &str) -> (u8, usize) {
         (2, 0)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::io::SliceSource;
+    use crate::types::GgmlType;
+    use crate::write::{GgufModel, OwnedTensor, OwnedValue};
+
+    fn shard(no: u16, count: u16, tensors: i32, ty: GgmlType, name: &str) -> Vec<u8> {
+        let mut m = GgufModel::new();
+        if no == 0 {
+            m.kv("general.architecture", OwnedValue::str("plain"));
+        }
+        m.kv("split.no", OwnedValue::U16(no));
+        m.kv("split.count", OwnedValue::U16(count));
+        m.kv("split.tensors.count", OwnedValue::I32(tensors));
+        m.tensor(OwnedTensor::zeroed(name, &[32], ty).unwrap());
+        m.canonical();
+        m.to_bytes()
+    }
+
+    fn ids(r: &SetReport) -> Vec<&'static str> {
+        let mut v: Vec<&str> =
+            r.diagnostics.iter().filter(|d| d.severity != crate::rules::Level::Info).map(|d| d.rule.id()).collect();
+        v.dedup();
+        v
+    }
+
+    #[test]
+    fn a_count_of_65535_costs_the_shards_that_exist() {
+        let b = shard(0, u16::MAX, 1, GgmlType::F32, "a");
+        let src = SliceSource(&b);
+        let v = validate_set(&[("m-00001-of-65535.gguf", &src)], &Options::default());
+        let r = &v.set;
+        assert_eq!(r.summary.shards_missing, 65_534);
+        let listed = r.diagnostics.iter().filter(|d| d.rule == crate::rules::RuleId::SplitShardMissing).count();
+        assert_eq!(listed, limits::MAX_DIAGNOSTICS_PER_RULE);
+        assert_eq!(r.counts.errors, 65_534);
+        assert_eq!(r.suppressed.get("split-shard-missing"), Some(&(65_534 - 50)));
+        assert!(!r.valid);
+    }
+
+    #[test]
+    fn the_quantization_version_belongs_in_the_first_shard() {
+        // The first shard holds F32 only, the second Q8_0: the first must
+        // say general.quantization_version; a later shard never has to.
+        let (a, b) = (shard(0, 2, 2, GgmlType::F32, "a"), shard(1, 2, 2, GgmlType::Q8_0, "b"));
+        let (sa, sb) = (SliceSource(&a), SliceSource(&b));
+        let v = validate_set(&[("m-00001-of-00002.gguf", &sa), ("m-00002-of-00002.gguf", &sb)], &Options::default());
+        assert!(v.shards.iter().all(|s| s.as_ref().unwrap().report.valid));
+        assert_eq!(ids(&v.set), ["quantization-version-missing"]);
+        assert_eq!(v.set.diagnostics[0].path, "shard[0] kv");
+    }
+
+    #[test]
+    fn a_later_shard_without_split_no_and_names_that_say_nothing() {
+        // Names that are not shard names: positions come from split.no.
+        let a = shard(0, 2, 2, GgmlType::F32, "a");
+        let mut m = GgufModel::new();
+        m.kv("split.count", OwnedValue::U16(2));
+        m.tensor(OwnedTensor::zeroed("b", &[32], GgmlType::F32).unwrap());
+        m.canonical();
+        let b = m.to_bytes();
+        let (sa, sb) = (SliceSource(&a), SliceSource(&b));
+        let v = validate_set(&[("second", &sb), ("first", &sa)], &Options::default());
+        assert_eq!(v.set.name, "second");
+        let names: Vec<&str> = v.set.shards.iter().map(|s| s.name.as_str()).collect();
+        assert_eq!(names, ["first", "second"], "the shard with split.no 0 comes first");
+        // "second" has no position: position 1 is missing, and its index too.
+        assert_eq!(ids(&v.set), ["split-shard-missing", "split-index"]);
+        assert_eq!(shard_path("tensor[1] b/dims", 0, &[(0, 0), (1, 0)]), "shard[1] tensor[0] b/dims");
+        assert_eq!(shard_path("kv[2] x", 3, &[]), "shard[3] kv[2] x");
+    }
+}
