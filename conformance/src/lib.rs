@@ -14,6 +14,7 @@
 pub mod build;
 mod cases;
 pub mod matrix;
+pub mod split;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};

@@ -7,6 +7,8 @@
 //! - [`validate`]: runs the rules over a parsed file and yields a [`report::Report`];
 //! - [`numerics`]: dequantize / reference-quantize for every ggml type;
 //! - [`check_data`]: the `--check-data` scan of tensor values (rayon, in place);
+//! - [`split_set`], [`split_name`]: split sets (`gguf-split` shards) validated
+//!   as a whole, and their shard names;
 //! - [`io`]: the only module that opens files; the [`io::ByteSource`] every
 //!   layer reads through (positioned reads, no memory map, no `unsafe`).
 #![forbid(unsafe_code)]
@@ -27,6 +29,8 @@ pub mod report;
 pub mod rules;
 #[cfg(feature = "arbitrary")]
 pub mod smith;
+pub mod split_name;
+pub mod split_set;
 pub mod types;
 pub mod validate;
 pub mod write;

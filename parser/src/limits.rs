@@ -160,3 +160,12 @@ pub const LLAMA_TOKEN_TYPES: std::ops::RangeInclusive<i32> = 0..=6;
 
 /// `LLAMA_TOKEN_TYPE_BYTE`.
 pub const LLAMA_TOKEN_TYPE_BYTE: i32 = 6;
+
+// Split sets (`gguf-split`; see `crate::split_set`).
+
+/// Most shards of one split set that are read. `split.count` is a u16 and
+/// a file name says `-of-65535`, but sets are found by listing the names
+/// that exist, never by trying every number; a set with more shards than
+/// this (gguf-split's largest real sets have a few hundred) has its shards
+/// past the limit reported missing rather than read.
+pub const MAX_SPLIT_SHARDS: usize = 4096;

@@ -99,6 +99,18 @@ pub struct Summary {
     pub tensor_types: BTreeMap<String, u64>,
     /// What was and was not examined, one entry per layer of checks.
     pub examined: Vec<Examined>,
+    /// For a shard of a split set (`split.count` above 1): its place.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub split: Option<Shard>,
+}
+
+/// A file's place in a split set, from its own `split.*` keys.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct Shard {
+    /// `split.no` (0-based), when present and an integer.
+    pub no: Option<u64>,
+    /// `split.count` (above 1).
+    pub count: u64,
 }
 
 /// Whether one layer of checks ran on a file, and if not (or only in

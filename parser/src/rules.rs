@@ -321,8 +321,8 @@ catalogue! {
         cite: "llama.cpp#24997, ggml#1516 (GGML_PAD overflow on 32-bit hosts)",
         "`general.alignment` is at most 1 MiB.";
     ArchitectureMissing = "architecture-missing", Keys, [Error, Error, Allow],
-        cite: "gguf.md Required: general.architecture; llama.cpp tools/imatrix (imatrix files carry general.type = imatrix and no architecture)",
-        "`general.architecture` is present. Under strict, importance-matrix files (`general.type` = `imatrix`, which llama-imatrix writes without an architecture and no model loader reads) are exempt; the spec profile still requires the key.";
+        cite: "gguf.md Required: general.architecture; llama.cpp tools/gguf-split (metadata in the first shard only); llama.cpp tools/imatrix (imatrix files carry general.type = imatrix and no architecture)",
+        "`general.architecture` is present (in a split set, in the first shard: gguf-split writes the metadata there only, and later shards are exempt). Under strict, importance-matrix files (`general.type` = `imatrix`, which llama-imatrix writes without an architecture and no model loader reads) are exempt; the spec profile still requires the key.";
     ArchitectureType = "architecture-type", Keys, [Error, Error, Allow],
         cite: "gguf.md general.architecture: string",
         "`general.architecture` is a string.";
@@ -618,8 +618,26 @@ catalogue! {
 
     // ---- Split sets ----
     SplitIndex = "split-index", Split, [Error, Allow, Allow],
-        cite: "llama.cpp src/llama-model-loader.cpp (split.no must be 0 for the first shard and match each shard's position; shards are named NAME-0000k-of-0000n.gguf)",
-        "`split.no` (0-based) is below `split.count`.";
+        cite: "llama.cpp src/llama-model-loader.cpp (\"illegal split file idx\" for a first file whose split.no is not 0, \"missing key split.no in GGUF split\", \"invalid split file idx\"); src/llama.cpp llama_split_path (NAME-%05d-of-%05d.gguf, 1-based)",
+        "`split.no` (0-based) is below `split.count`; in a set, every shard has `split.no` and it equals the shard's position (its file name `NAME-0000k-of-0000n.gguf` less one): llama.cpp refuses a shard whose index is missing or differs.";
+    SplitShardMissing = "split-shard-missing", Split, [Error, Allow, Allow],
+        cite: "llama.cpp src/llama-model-loader.cpp llama_get_list_splits (\"invalid split file name\"), \"failed to load GGUF split\"",
+        "Every shard of a split set is present: one file per position 0..`split.count`, named `NAME-0000k-of-0000n.gguf` (siblings are found by that name); llama.cpp fails to load a set with a shard missing, or a first shard whose name does not follow the pattern.";
+    SplitCountMismatch = "split-count-mismatch", Split, [Error, Allow, Allow],
+        cite: "llama.cpp src/llama-model-loader.cpp (split.count read from the first shard; \"invalid split count\"); tools/gguf-split (writes the same split.count in every shard)",
+        "Every shard has `split.count`, the same in all shards and equal to the `-of-0000n` of its file name: a shard that disagrees belongs to another split of the model.";
+    SplitNoDuplicate = "split-no-duplicate", Split, [Error, Allow, Allow],
+        cite: "llama.cpp src/llama-model-loader.cpp (\"invalid split file idx\")",
+        "No two shards of a set carry the same `split.no`: llama.cpp refuses the one not at that position.";
+    SplitTensorsCount = "split-tensors-count", Split, [Error, Allow, Allow],
+        cite: "llama.cpp src/llama-model-loader.cpp get_key(split.tensors.count) (required), \"corrupted model: N tensors expected but M found\"; tools/gguf-split",
+        "The first shard has `split.tensors.count`, it equals the number of tensors in all shards together, and every shard that has the key agrees with the first.";
+    SplitTensorDuplicate = "split-tensor-duplicate", Split, [Error, Allow, Allow],
+        cite: "llama.cpp src/llama-model-loader.cpp (\"invalid model: tensor '%s' is duplicated\")",
+        "A tensor name appears in only one shard of a set (a name twice inside one file is tensor-name-duplicate).";
+    SplitMetadataLocation = "split-metadata-location", Split, [Warning, Allow, Allow],
+        cite: "llama.cpp src/llama-model-loader.cpp (metadata is read from the first shard only); tools/gguf-split (writes all metadata to the first shard)",
+        "Model metadata (`general.architecture`, hyper-parameters, `tokenizer.*`, chat templates) is in the first shard: a later shard's key that the first lacks is never read by llama.cpp (a required one then also fails model-key-missing or tokenizer-vocab-missing).";
 }
 
 impl RuleId {

@@ -17,9 +17,10 @@ struct Cli {
 
 #[derive(Debug, Subcommand)]
 enum Command {
-    /// Write every case to corpus/gguf/ with manifest.json (deterministic).
+    /// Write every case to corpus/gguf/ with manifest.json, and the split sets
+    /// to corpus/split/ (deterministic).
     Generate {
-        /// Only check that corpus/gguf/ is up to date; exit 1 if not.
+        /// Only check that corpus/gguf/ and corpus/split/ are up to date; exit 1 if not.
         #[arg(long)]
         check: bool,
     },
@@ -116,12 +117,19 @@ fn main() -> ExitCode {
     let result = match cli.command {
         Command::Generate { check } => {
             let dir = gguf_conformance::corpus_dir();
+            let split = gguf_conformance::split::split_dir();
             let r = if check {
                 gguf_conformance::check_corpus(&dir)
+                    .and_then(|n| gguf_conformance::split::check_split(&split).map(|m| (n, m)))
             } else {
-                gguf_conformance::write_corpus(&dir).map_err(|e| e.to_string())
+                gguf_conformance::write_corpus(&dir)
+                    .and_then(|n| gguf_conformance::split::write_split(&split).map(|m| (n, m)))
+                    .map_err(|e| e.to_string())
             };
-            r.map(|n| format!("{} {n} cases in {}", if check { "checked" } else { "wrote" }, dir.display()))
+            r.map(|(n, m)| {
+                let verb = if check { "checked" } else { "wrote" };
+                format!("{verb} {n} cases in {} and {m} split sets in {}", dir.display(), split.display())
+            })
         }
         Command::Matrix { readers, only, filter, timeout, jobs, out } => {
             run_matrix(readers, only, filter, timeout, jobs, out)

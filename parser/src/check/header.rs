@@ -17,7 +17,7 @@ pub(crate) enum Outcome {
     Body { version: u32, order: ByteOrder },
     /// Nothing more to read: the format, version, byte order and summary
     /// of the report.
-    Done(FileFormat, Option<u32>, Option<ByteOrder>, Summary),
+    Done(FileFormat, Option<u32>, Option<ByteOrder>, Box<Summary>),
 }
 
 /// Judges what [`parse::detect`] found in the first bytes of a file of
@@ -42,7 +42,7 @@ pub(crate) fn check_detected(
                 || format!("header.{what}"),
                 || format!("the file ends ({file_len} bytes) inside the header's {what}"),
             );
-            Ok(Outcome::Done(FileFormat::Gguf, None, None, summary))
+            Ok(Outcome::Done(FileFormat::Gguf, None, None, Box::new(summary)))
         }
         Detected::Unknown { magic } => {
             sink.emit(
@@ -56,16 +56,16 @@ pub(crate) fn check_detected(
                     )
                 },
             );
-            Ok(Outcome::Done(FileFormat::Unknown, None, None, summary))
+            Ok(Outcome::Done(FileFormat::Unknown, None, None, Box::new(summary)))
         }
         Detected::SwappedMagic => {
             sink.emit(RuleId::Magic, 0, || "header.magic".into(), || {
                 "the file starts with `FUGG`, the GGUF magic byte-swapped; ggml and gguf-py always write the bytes `GGUF`, also in big-endian files".into()
             });
-            Ok(Outcome::Done(FileFormat::Unknown, None, None, summary))
+            Ok(Outcome::Done(FileFormat::Unknown, None, None, Box::new(summary)))
         }
         // Dispatched before (see `crate::validate`); judged as unknown here.
-        Detected::Legacy { .. } => Ok(Outcome::Done(FileFormat::Unknown, None, None, summary)),
+        Detected::Legacy { .. } => Ok(Outcome::Done(FileFormat::Unknown, None, None, Box::new(summary))),
         Detected::GgufBadVersion { version } => {
             let msg = match version {
                 0 => "version 0 is not a GGUF version".to_string(),
@@ -73,7 +73,7 @@ pub(crate) fn check_detected(
                 v => format!("version {v} is newer than 3, the latest GGUF version"),
             };
             sink.emit(RuleId::VersionUnsupported, 4, || "header.version".into(), || msg);
-            Ok(Outcome::Done(FileFormat::Gguf, Some(version), None, summary))
+            Ok(Outcome::Done(FileFormat::Gguf, Some(version), None, Box::new(summary)))
         }
         Detected::GgufV1 { order, tensor_count, kv_count } => {
             need_header(16)?;
@@ -86,7 +86,7 @@ pub(crate) fn check_detected(
                     n(kv_count)
                 )
             });
-            Ok(Outcome::Done(FileFormat::Gguf, Some(1), Some(order), s))
+            Ok(Outcome::Done(FileFormat::Gguf, Some(1), Some(order), Box::new(s)))
         }
         Detected::Gguf { version, order } => Ok(Outcome::Body { version, order }),
     }

@@ -248,7 +248,15 @@ fn check_tokenizer(file: &GgufFile<'_>, sink: &mut Sink<'_>) {
 }
 
 /// Rules that need the whole file: required keys.
+///
+/// A later shard of a split set (`split.no` above 0, `split.count` above 1)
+/// carries no metadata of its own: `gguf-split` writes it all to the first
+/// shard, so the architecture and quantization version are judged there
+/// (and, for the set, by [`crate::split_set`]).
 pub(crate) fn check_required(file: &GgufFile<'_>, tensors: &TensorFacts, sink: &mut Sink<'_>) {
+    if super::split::role(file).is_some_and(super::split::Role::is_later) {
+        return;
+    }
     // An importance matrix (general.type = imatrix, written by
     // llama-imatrix) is not a model and has no architecture; llama.cpp's
     // tools read it without one. Strict ("loads everywhere" for what the

@@ -64,7 +64,7 @@ pub(crate) fn gguf(
     let (version, order) = match header::check_detected(detected, prefix_len, file_len, &mut sink)? {
         header::Outcome::Body { version, order } => (version, order),
         header::Outcome::Done(format, version, order, summary) => {
-            return Ok(sink.finish(opts.profile, format, version, order, summary));
+            return Ok(sink.finish(opts.profile, format, version, order, *summary));
         }
     };
     let parsed = match parse::parse_gguf(prefix, file_len, version, order) {
@@ -152,11 +152,34 @@ fn check_parsed(
     keys::check_required(file, &tensor_facts, sink);
     layout::check_layout(file, &key_facts, &tensor_facts, region, sink, summary)?;
     summary.examined.push(Examined::checked("container"));
+    summary.split = split::role(file).map(|r| crate::report::Shard { no: r.no, count: r.count });
     model::check_layer(file, key_facts.architecture.as_deref(), sink, &mut summary.examined);
     summary.examined.push(Examined::skipped("data", "use --check-data"));
     const ORDER: [&str; 5] = ["container", "model", "tokenizer", "split", "data"];
     summary.examined.sort_by_key(|e| ORDER.iter().position(|l| *l == e.layer));
     Ok(())
+}
+
+/// Whether a parsed file is a shard of a split set (`split.count` above 1).
+pub(crate) fn is_shard(file: &parse::GgufFile<'_>) -> bool {
+    split::role(file).is_some()
+}
+
+pub(crate) use split::{Member as SetMember, Shape as SetShape, check_set as check_split_set};
+
+/// The model layer of a split set: the first shard's metadata against the
+/// tensors of every shard (`all_tensors`: every shard is present, so the
+/// tensor rules can run).
+pub(crate) fn check_set_model(
+    first: &parse::GgufFile<'_>,
+    tensors: &[&parse::TensorInfo<'_>],
+    all_tensors: bool,
+    sink: &mut Sink<'_>,
+    examined: &mut Vec<Examined>,
+) {
+    let arch = first.get("general.architecture").and_then(|kv| kv.value.as_string());
+    let arch = arch.and_then(|s| std::str::from_utf8(s.bytes).ok());
+    model::check_model(first, arch, tensors, all_tensors, sink, examined);
 }
 
 /// Positions, in increasing order, of the items whose key equals the key

@@ -9,7 +9,7 @@
 #![deny(clippy::indexing_slicing, clippy::arithmetic_side_effects, clippy::cast_possible_truncation)]
 
 use crate::limits;
-use crate::parse::{GgufFile, KeyValue, Value};
+use crate::parse::{GgufFile, KeyValue, TensorInfo, Value};
 use crate::report::{Examined, Sink};
 use crate::rules::RuleId;
 
@@ -61,7 +61,10 @@ impl FileKind {
 }
 
 /// Runs the model layer (`model-*`, `tokenizer-*` and `split-*` rules) and
-/// records what it examined.
+/// records what it examined. A shard of a split set (`split.count` above 1)
+/// gets the `split-*` rules one shard can answer; its model and tokenizer
+/// are checked on the whole set ([`crate::split_set`]), since only the first
+/// shard holds the metadata and each holds some of the tensors.
 pub(crate) fn check_layer(file: &GgufFile<'_>, arch: Option<&str>, sink: &mut Sink<'_>, examined: &mut Vec<Examined>) {
     if sink.options().container_only {
         for layer in ["model", "tokenizer", "split"] {
@@ -69,9 +72,35 @@ pub(crate) fn check_layer(file: &GgufFile<'_>, arch: Option<&str>, sink: &mut Si
         }
         return;
     }
-    let kind = FileKind::of(file, arch);
     super::split::check(file, sink);
+    if let Some(shard) = super::split::role(file) {
+        let why = format!(
+            "a shard of a split set (split.no {}, split.count {}): checked on the set",
+            shard.no_label(),
+            shard.count
+        );
+        examined.push(Examined::partly("split", "this shard only: the set is checked as a whole"));
+        examined.push(Examined::skipped("model", why.clone()));
+        examined.push(Examined::skipped("tokenizer", why));
+        return;
+    }
     examined.push(Examined::partly("split", "this shard only"));
+    let tensors: Vec<_> = file.tensors.iter().collect();
+    check_model(file, arch, &tensors, true, sink, examined);
+}
+
+/// The model and tokenizer rules over `file`'s metadata and `tensors` (the
+/// file's own, or every shard's of a split set). Without `all_tensors` (a
+/// set with shards missing) the tensor rules are left out.
+pub(crate) fn check_model(
+    file: &GgufFile<'_>,
+    arch: Option<&str>,
+    tensors: &[&TensorInfo<'_>],
+    all_tensors: bool,
+    sink: &mut Sink<'_>,
+    examined: &mut Vec<Examined>,
+) {
+    let kind = FileKind::of(file, arch);
     if kind != FileKind::Model {
         let by = if file.get("general.type").is_some() { "general.type" } else { "its architecture" };
         let why = format!("the file is {} ({by}), not a model llama.cpp loads", kind.describe());
@@ -85,7 +114,7 @@ pub(crate) fn check_layer(file: &GgufFile<'_>, arch: Option<&str>, sink: &mut Si
         examined.push(Examined::skipped("tokenizer", why));
         return;
     }
-    let needs_vocab = arch.is_some_and(|a| super::llama_arches::LLAMA_ARCHES.contains(&a)) && !file.tensors.is_empty();
+    let needs_vocab = arch.is_some_and(|a| super::llama_arches::LLAMA_ARCHES.contains(&a)) && !tensors.is_empty();
     super::tokenizer::check(file, needs_vocab, sink);
     examined.push(Examined::checked("tokenizer"));
     let Some(arch) = arch else {
@@ -103,7 +132,7 @@ pub(crate) fn check_layer(file: &GgufFile<'_>, arch: Option<&str>, sink: &mut Si
         ));
         return;
     };
-    if file.tensors.is_empty() {
+    if tensors.is_empty() {
         sink.emit(RuleId::ModelNotChecked, super::keys::KV_SECTION, || "tensors".into(), || {
             "the file has no tensors (a vocabulary-only file): required hyper-parameters and tensors were not checked".into()
         });
@@ -113,8 +142,15 @@ pub(crate) fn check_layer(file: &GgufFile<'_>, arch: Option<&str>, sink: &mut Si
         ));
         return;
     }
-    let tensors: Vec<_> = file.tensors.iter().collect();
-    match super::model_tensors::check(file, table, &tensors, sink) {
+    if !all_tensors {
+        super::model_tensors::check_required_keys(file, table, sink);
+        examined.push(Examined::partly(
+            "model",
+            "hyper-parameters checked; shards are missing, so tensors were not checked",
+        ));
+        return;
+    }
+    match super::model_tensors::check(file, table, tensors, sink) {
         super::model_tensors::TensorScope::Checked => examined.push(Examined::checked("model")),
         super::model_tensors::TensorScope::NamesNotChecked => {
             sink.emit(RuleId::ModelNotChecked, super::keys::KV_SECTION, || "tensors".into(), || {
@@ -123,7 +159,7 @@ pub(crate) fn check_layer(file: &GgufFile<'_>, arch: Option<&str>, sink: &mut Si
             examined.push(Examined::partly("model", "tensor names not checked (names built at run time)"));
         }
     }
-    check_file_type(file, sink);
+    check_file_type(file, tensors, sink);
 }
 
 fn general_type_offset(file: &GgufFile<'_>) -> u64 {
@@ -388,7 +424,7 @@ fn file_type_types(ftype: u64) -> Option<&'static [u32]> {
     })
 }
 
-fn check_file_type(file: &GgufFile<'_>, sink: &mut Sink<'_>) {
+fn check_file_type(file: &GgufFile<'_>, tensors: &[&TensorInfo<'_>], sink: &mut Sink<'_>) {
     let Some(kv) = file.get("general.file_type") else { return };
     let Some(ftype) = kv.value.as_u64() else { return };
     match file_type_types(ftype) {
@@ -396,7 +432,7 @@ fn check_file_type(file: &GgufFile<'_>, sink: &mut Sink<'_>) {
             format!("general.file_type {ftype} is not a llama_ftype llama.cpp knows (it prints \"unknown, may not work\")")
         }),
         Some(types) => {
-            if !file.tensors.iter().any(|t| types.contains(&t.type_id)) {
+            if !tensors.iter().any(|t| types.contains(&t.type_id)) {
                 sink.emit(RuleId::ModelFileType, kv.value_offset(), || kv_path(kv), || {
                     format!("general.file_type {ftype} names a type no tensor has; llama.cpp ignores the key, but tools that trust it misreport the quantization")
                 });

@@ -447,7 +447,7 @@ fn check_shape(t: &TensorInfo<'_>, name: &str, shape: &TensorShape, hp: &Hparams
     );
 }
 
-fn check_required_keys(meta: &GgufFile<'_>, table: &ArchTable, sink: &mut Sink<'_>) {
+pub(crate) fn check_required_keys(meta: &GgufFile<'_>, table: &ArchTable, sink: &mut Sink<'_>) {
     let arch = table.name;
     for k in BASE_REQUIRED_KEYS.iter().chain(table.required_keys) {
         let key = format!("{arch}.{k}");

@@ -5,12 +5,59 @@
 
 use std::collections::BTreeMap;
 
-use gguf_validate::report::{Diagnostic, Report};
+use gguf_validate::report::Diagnostic;
 use gguf_validate::rules::{Level, Profile, RULES, RuleId};
+use gguf_validate::split_set::SetReport;
 use quick_junit::{NonSuccessKind, TestCase, TestCaseStatus, TestSuite};
 use serde_sarif::sarif;
 
 use crate::render::FileOutcome;
+
+/// One entry of a run as the pipeline formats see it: a file, or a split
+/// set (whose findings name their shard in the field path).
+#[derive(Clone, Debug)]
+pub struct Entry {
+    /// The path (or the set's `NAME-*-of-0000n.gguf`).
+    pub path: String,
+    /// What came of it.
+    pub outcome: EntryOutcome,
+}
+
+/// A checked entry's verdict and findings, or why it could not be read.
+#[derive(Clone, Debug)]
+pub enum EntryOutcome {
+    /// Validated.
+    Checked { valid: bool, diagnostics: Vec<Diagnostic>, errors: u64, warnings: u64 },
+    /// Could not be read.
+    Unreadable(String),
+}
+
+impl Entry {
+    pub fn of_file(path: String, outcome: &FileOutcome) -> Entry {
+        let outcome = match outcome {
+            FileOutcome::Report(r, _) => EntryOutcome::Checked {
+                valid: r.valid,
+                diagnostics: r.diagnostics.clone(),
+                errors: r.counts.errors,
+                warnings: r.counts.warnings,
+            },
+            FileOutcome::Unreadable(e) => EntryOutcome::Unreadable(e.clone()),
+        };
+        Entry { path, outcome }
+    }
+
+    pub fn of_set(set: &SetReport) -> Entry {
+        Entry {
+            path: set.name.clone(),
+            outcome: EntryOutcome::Checked {
+                valid: set.valid,
+                diagnostics: set.diagnostics.clone(),
+                errors: set.counts.errors,
+                warnings: set.counts.warnings,
+            },
+        }
+    }
+}
 
 /// The stable identity of a finding across runs: rule, file and field
 /// path, never offsets (a finding keeps its identity when bytes move).
@@ -105,7 +152,7 @@ fn sarif_result(d: &Diagnostic, file: &str, artifact: i64) -> sarif::Result {
 /// One SARIF log with one run: the tool with its whole rule catalogue, one
 /// artifact per file, one result per finding, and a notification per file
 /// that could not be read.
-pub fn sarif(outcomes: &[(String, FileOutcome)], profile: Profile) -> String {
+pub fn sarif(entries: &[Entry], profile: Profile) -> String {
     let rules: Vec<_> = RULES.iter().map(|r| rule_descriptor(r, profile)).collect();
     let driver = sarif::ToolComponent::builder()
         .name("gguf-validate")
@@ -117,16 +164,16 @@ pub fn sarif(outcomes: &[(String, FileOutcome)], profile: Profile) -> String {
     let mut artifacts = Vec::new();
     let mut results = Vec::new();
     let mut notifications = Vec::new();
-    for (i, (path, outcome)) in outcomes.iter().enumerate() {
+    for (i, Entry { path, outcome }) in entries.iter().enumerate() {
         let index = i64::try_from(i).unwrap_or(i64::MAX);
         artifacts.push(
             sarif::Artifact::builder().location(sarif::ArtifactLocation::builder().uri(path.as_str()).build()).build(),
         );
         match outcome {
-            FileOutcome::Report(report, _) => {
-                results.extend(report.diagnostics.iter().map(|d| sarif_result(d, path, index)));
+            EntryOutcome::Checked { diagnostics, .. } => {
+                results.extend(diagnostics.iter().map(|d| sarif_result(d, path, index)));
             }
-            FileOutcome::Unreadable(e) => notifications.push(
+            EntryOutcome::Unreadable(e) => notifications.push(
                 sarif::Notification::builder()
                     .level(serde_json::json!("error"))
                     .message(sarif::Message::builder().text(format!("{path}: {e}")).build())
@@ -178,12 +225,14 @@ fn finding_line(d: &Diagnostic) -> String {
 
 /// One JUnit report: one `testsuite`, one `testcase` per file; an invalid
 /// file is a `failure` listing its findings, an unreadable one an `error`.
-pub fn junit(outcomes: &[(String, FileOutcome)], profile: Profile) -> String {
+pub fn junit(entries: &[Entry], profile: Profile) -> String {
     let mut suite = TestSuite::new(format!("gguf-validate --profile {profile}"));
-    for (path, outcome) in outcomes {
+    for Entry { path, outcome } in entries {
         let case = match outcome {
-            FileOutcome::Report(report, _) => junit_case(path, report),
-            FileOutcome::Unreadable(e) => {
+            EntryOutcome::Checked { valid, diagnostics, errors, warnings } => {
+                junit_case(path, *valid, diagnostics, *errors, *warnings)
+            }
+            EntryOutcome::Unreadable(e) => {
                 let mut status = TestCaseStatus::non_success(NonSuccessKind::Error);
                 status.set_message(e.as_str()).set_type("unreadable");
                 let mut case = TestCase::new(path.as_str(), status);
@@ -198,21 +247,20 @@ pub fn junit(outcomes: &[(String, FileOutcome)], profile: Profile) -> String {
     report.to_string().unwrap_or_default()
 }
 
-fn junit_case(path: &str, report: &Report) -> TestCase {
-    let lines: Vec<String> = report.diagnostics.iter().map(finding_line).collect();
-    let mut case = if report.valid {
+fn junit_case(path: &str, valid: bool, diagnostics: &[Diagnostic], errors: u64, warnings: u64) -> TestCase {
+    let lines: Vec<String> = diagnostics.iter().map(finding_line).collect();
+    let mut case = if valid {
         TestCase::new(path, TestCaseStatus::success())
     } else {
         let mut status = TestCaseStatus::non_success(NonSuccessKind::Failure);
-        let c = report.counts;
         status
-            .set_message(format!("{} errors, {} warnings", c.errors, c.warnings))
+            .set_message(format!("{errors} errors, {warnings} warnings"))
             .set_type("invalid")
             .set_description(lines.join("\n"));
         TestCase::new(path, status)
     };
     case.set_classname("gguf-validate");
-    if report.valid && !lines.is_empty() {
+    if valid && !lines.is_empty() {
         case.set_system_out(lines.join("\n"));
     }
     case
@@ -230,11 +278,12 @@ fn gh_escape(s: &str, property: bool) -> String {
 
 /// GitHub Actions workflow commands: one `::error` / `::warning` /
 /// `::notice` line per finding, one `::error` per unreadable file.
-pub fn github(path: &str, outcome: &FileOutcome) -> String {
+pub fn github(entry: &Entry) -> String {
     let mut out = String::new();
-    match outcome {
-        FileOutcome::Report(report, _) => {
-            for d in &report.diagnostics {
+    let path = entry.path.as_str();
+    match &entry.outcome {
+        EntryOutcome::Checked { diagnostics, .. } => {
+            for d in diagnostics {
                 let cmd = match d.severity {
                     Level::Error => "error",
                     Level::Warning => "warning",
@@ -250,7 +299,7 @@ pub fn github(path: &str, outcome: &FileOutcome) -> String {
                 ));
             }
         }
-        FileOutcome::Unreadable(e) => {
+        EntryOutcome::Unreadable(e) => {
             out.push_str(&format!(
                 "::error file={},title=unreadable::{}\n",
                 gh_escape(path, true),

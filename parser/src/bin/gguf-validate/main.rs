@@ -108,17 +108,41 @@ fn validate(args: &ValidateArgs, matches: &clap::ArgMatches) -> u8 {
         Err(e) => return report_io(Err(e)),
     };
     let mut code = EXIT_VALID;
+    // Shards already written as part of their set (by canonical path), so
+    // `*.gguf` over a set's shards validates the set once.
+    let mut done = std::collections::HashSet::new();
+    let key = |p: &std::path::Path| std::fs::canonicalize(p).unwrap_or_else(|_| p.to_path_buf());
+    let file_code = |outcome: &render::FileOutcome| match outcome {
+        render::FileOutcome::Report(r, _) if r.valid => EXIT_VALID,
+        render::FileOutcome::Report(..) => EXIT_INVALID,
+        render::FileOutcome::Unreadable(_) => EXIT_USAGE,
+    };
     for path in &args.files {
+        if done.contains(&key(path)) {
+            continue;
+        }
         // One file at a time, each in its own worker under the time limit;
         // its result is written (and flushed) before the next one starts,
-        // so nothing is lost if a later file goes wrong.
-        let outcome = run::validate_file(path, &settings);
-        code = code.max(match &outcome {
-            render::FileOutcome::Report(r, _) if r.valid => EXIT_VALID,
-            render::FileOutcome::Report(..) => EXIT_INVALID,
-            render::FileOutcome::Unreadable(_) => EXIT_USAGE,
-        });
-        if let Err(e) = out.file(path, &outcome) {
+        // so nothing is lost if a later file goes wrong. A shard of a split
+        // set brings its siblings: each shard's result, then the set's.
+        let validation = run::validate_file(path, &settings);
+        if settings.options.container_only || !validation.is_shard() {
+            code = code.max(file_code(&validation.outcome));
+            if let Err(e) = out.file(path, &validation.outcome, None) {
+                return report_io(Err(e));
+            }
+            continue;
+        }
+        let set = run::validate_set(path, validation, &settings);
+        for (member, v) in &set.members {
+            done.insert(key(member));
+            code = code.max(file_code(&v.outcome));
+            if let Err(e) = out.file(member, &v.outcome, Some(&set.report.name)) {
+                return report_io(Err(e));
+            }
+        }
+        code = code.max(if set.report.valid { EXIT_VALID } else { EXIT_INVALID });
+        if let Err(e) = out.set(&set.report) {
             return report_io(Err(e));
         }
     }

@@ -8,13 +8,17 @@ use gguf_validate::parse::LegacyFormat;
 use gguf_validate::parse::{escape_bytes, quote_bytes};
 use gguf_validate::report::{FileFormat, Report, Summary};
 use gguf_validate::rules::{Level, Profile, RULES};
+use gguf_validate::split_set::SetReport;
 use serde::Serialize;
 
 use crate::cli::Format;
 
 /// Version of the JSON report's shape (`--format json` and `jsonl`):
-/// 2 added `schema_version`, `jsonl`, and the capped `data.per_tensor`.
-pub const JSON_SCHEMA_VERSION: u32 = 2;
+/// 2 added `schema_version`, `jsonl`, and the capped `data.per_tensor`;
+/// 3 added split sets: an entry with `"kind": "split-set"` after a set's
+/// shards (in `files`, or as a line of its own), and `split_set` on each
+/// shard's entry naming it. File entries are otherwise unchanged.
+pub const JSON_SCHEMA_VERSION: u32 = 3;
 
 /// The outcome for one file on the command line.
 #[derive(Clone, Debug)]
@@ -28,6 +32,9 @@ pub enum FileOutcome {
 #[derive(Serialize)]
 struct JsonFile<'a> {
     path: &'a str,
+    /// The split set the file is a shard of (its entry follows the shards).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    split_set: Option<&'a str>,
     #[serde(flatten)]
     report: &'a Report,
     /// Only with `--check-data`: per-tensor counts of the data scan.
@@ -36,8 +43,20 @@ struct JsonFile<'a> {
 }
 
 #[derive(Serialize)]
+struct JsonSet<'a> {
+    /// `NAME-*-of-0000n.gguf`.
+    path: &'a str,
+    /// Always `split-set` (file entries have no `kind`).
+    kind: &'static str,
+    #[serde(flatten)]
+    report: &'a SetReport,
+}
+
+#[derive(Serialize)]
 struct JsonUnreadable<'a> {
     path: &'a str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    split_set: Option<&'a str>,
     valid: bool,
     profile: Profile,
     error: &'a str,
@@ -175,6 +194,73 @@ fn human_report(out: &mut impl Write, path: &str, r: &Report, style: Style) -> i
     Ok(())
 }
 
+/// A split set: verdict, the set's facts, its shards, its findings.
+fn human_set(out: &mut impl Write, set: &SetReport, style: Style) -> io::Result<()> {
+    let verdict = if set.valid { style.paint("1;32", "valid") } else { style.paint("1;31", "INVALID") };
+    let c = set.counts;
+    let plural = |n: u64, w: &str| if n == 1 { format!("{n} {w}") } else { format!("{n} {w}s") };
+    let name = escape_bytes(set.name.as_bytes(), true);
+    writeln!(
+        out,
+        "{name}: split set {verdict} (profile {}): {}, {}",
+        set.profile,
+        plural(c.errors, "error"),
+        plural(c.warnings, "warning")
+    )?;
+    let s = &set.summary;
+    let mut parts = Vec::new();
+    parts.push(match s.shard_count {
+        Some(n) => format!("{} of {n} shards", s.shards_present),
+        None => plural(s.shards_present, "shard"),
+    });
+    parts.push(match s.tensors_expected {
+        Some(t) => format!("{} (split.tensors.count {t})", plural(s.tensor_count, "tensor")),
+        None => plural(s.tensor_count, "tensor"),
+    });
+    if let Some(a) = &s.architecture {
+        parts.push(format!("architecture {a}"));
+    }
+    if let Some(p) = s.parameters.filter(|p| *p > 0) {
+        parts.push(format!("{p} parameters"));
+    }
+    parts.push(format!("total {}", human_size(s.total_size)));
+    writeln!(out, "  {}", parts.join(" | "))?;
+    let show = |e: &gguf_validate::report::Examined| match &e.note {
+        Some(n) => format!("{} ({n})", e.layer),
+        None => e.layer.to_string(),
+    };
+    let done: Vec<String> = s.examined.iter().filter(|e| e.checked).map(show).collect();
+    let not: Vec<String> = s.examined.iter().filter(|e| !e.checked).map(show).collect();
+    let mut line = Vec::new();
+    if !done.is_empty() {
+        line.push(format!("examined: {}", done.join(", ")));
+    }
+    if !not.is_empty() {
+        line.push(format!("not examined: {}", not.join(", ")));
+    }
+    if !line.is_empty() {
+        writeln!(out, "  {}", line.join("; "))?;
+    }
+    for (i, sh) in set.shards.iter().enumerate() {
+        let state = match (sh.readable, sh.valid) {
+            (false, _) => style.paint("1;31", "unreadable"),
+            (true, true) => "valid".to_string(),
+            (true, false) => style.paint("1;31", "INVALID"),
+        };
+        let tensors = sh.tensor_count.map(|t| format!(", {}", plural(t, "tensor"))).unwrap_or_default();
+        let shown = escape_bytes(sh.name.as_bytes(), true);
+        writeln!(out, "  shard[{i}] {shown}: {state}{tensors}, {}", human_size(sh.file_size))?;
+    }
+    for d in &set.diagnostics {
+        let path = if d.path.is_empty() { String::new() } else { format!(" {}", d.path) };
+        writeln!(out, "  {}[{}] 0x{:08x}{path}: {}", style.level(d.severity), d.rule, d.offset, d.message)?;
+    }
+    for (rule, n) in &set.suppressed {
+        writeln!(out, "  ... and {n} more [{rule}] findings not listed")?;
+    }
+    Ok(())
+}
+
 /// The `--check-data` summary: totals, then each tensor with findings or
 /// left unchecked.
 fn human_data(out: &mut impl Write, d: &DataReport) -> io::Result<()> {
@@ -274,7 +360,7 @@ pub struct Stream {
     out: io::BufWriter<io::Stdout>,
     files: u64,
     /// Whole-run reports (SARIF, JUnit) need every outcome: kept here.
-    collected: Vec<(String, FileOutcome)>,
+    collected: Vec<crate::formats::Entry>,
     /// `--output-sarif` / `--output-junit` files.
     side: SideOutputs,
 }
@@ -314,15 +400,16 @@ impl Stream {
         Ok(s)
     }
 
-    /// Writes one file's result.
-    pub fn file(&mut self, path: &std::path::Path, outcome: &FileOutcome) -> io::Result<()> {
+    /// Writes one file's result (`set`: the split set it is a shard of).
+    pub fn file(&mut self, path: &std::path::Path, outcome: &FileOutcome, set: Option<&str>) -> io::Result<()> {
         if matches!(self.format, Format::Sarif | Format::Junit) || self.side.any() {
-            self.collected.push((json_path(path), outcome.clone()));
+            self.collected.push(crate::formats::Entry::of_file(json_path(path), outcome));
         }
         match self.format {
             Format::Sarif | Format::Junit => {}
             Format::Github => {
-                self.out.write_all(crate::formats::github(&json_path(path), outcome).as_bytes())?;
+                let entry = crate::formats::Entry::of_file(json_path(path), outcome);
+                self.out.write_all(crate::formats::github(&entry).as_bytes())?;
             }
             Format::Human => {
                 let shown = display_path(path);
@@ -339,28 +426,54 @@ impl Stream {
                 }
             }
             Format::Json | Format::Jsonl => {
-                let value = json_file(&json_path(path), outcome, self.profile)?;
-                if self.format == Format::Jsonl {
-                    let mut line = serde_json::to_vec(&value).map_err(io::Error::other)?;
-                    line.push(b'\n');
-                    self.out.write_all(&line)?;
-                } else {
-                    // Pretty-printed at the depth of the `files` array.
-                    let text = serde_json::to_string_pretty(&value).map_err(io::Error::other)?;
-                    let sep = if self.files == 0 { "\n" } else { ",\n" };
-                    self.out.write_all(sep.as_bytes())?;
-                    for (i, line) in text.lines().enumerate() {
-                        if i > 0 {
-                            self.out.write_all(b"\n")?;
-                        }
-                        self.out.write_all(b"    ")?;
-                        self.out.write_all(line.as_bytes())?;
-                    }
-                }
+                let value = json_file(&json_path(path), outcome, self.profile, set)?;
+                self.json_entry(&value)?;
             }
         }
         self.files += 1;
         self.out.flush()
+    }
+
+    /// Writes a split set's result (after its shards').
+    pub fn set(&mut self, set: &SetReport) -> io::Result<()> {
+        if matches!(self.format, Format::Sarif | Format::Junit) || self.side.any() {
+            self.collected.push(crate::formats::Entry::of_set(set));
+        }
+        match self.format {
+            Format::Sarif | Format::Junit => {}
+            Format::Github => {
+                self.out.write_all(crate::formats::github(&crate::formats::Entry::of_set(set)).as_bytes())?;
+            }
+            Format::Human => human_set(&mut self.out, set, self.style)?,
+            Format::Json | Format::Jsonl => {
+                let value = serde_json::to_value(JsonSet { path: &set.name, kind: "split-set", report: set })
+                    .map_err(io::Error::other)?;
+                self.json_entry(&value)?;
+            }
+        }
+        self.files += 1;
+        self.out.flush()
+    }
+
+    /// One entry of the `files` array, or one line.
+    fn json_entry(&mut self, value: &serde_json::Value) -> io::Result<()> {
+        if self.format == Format::Jsonl {
+            let mut line = serde_json::to_vec(value).map_err(io::Error::other)?;
+            line.push(b'\n');
+            return self.out.write_all(&line);
+        }
+        // Pretty-printed at the depth of the `files` array.
+        let text = serde_json::to_string_pretty(value).map_err(io::Error::other)?;
+        let sep = if self.files == 0 { "\n" } else { ",\n" };
+        self.out.write_all(sep.as_bytes())?;
+        for (i, line) in text.lines().enumerate() {
+            if i > 0 {
+                self.out.write_all(b"\n")?;
+            }
+            self.out.write_all(b"    ")?;
+            self.out.write_all(line.as_bytes())?;
+        }
+        Ok(())
     }
 
     /// Ends the output (the JSON document's closing brackets).
@@ -384,10 +497,19 @@ impl Stream {
     }
 }
 
-fn json_file(path: &str, outcome: &FileOutcome, profile: Profile) -> io::Result<serde_json::Value> {
+fn json_file(
+    path: &str,
+    outcome: &FileOutcome,
+    profile: Profile,
+    split_set: Option<&str>,
+) -> io::Result<serde_json::Value> {
     let v = match outcome {
-        FileOutcome::Report(r, data) => serde_json::to_value(JsonFile { path, report: r, data: data.as_deref() }),
-        FileOutcome::Unreadable(e) => serde_json::to_value(JsonUnreadable { path, valid: false, profile, error: e }),
+        FileOutcome::Report(r, data) => {
+            serde_json::to_value(JsonFile { path, split_set, report: r, data: data.as_deref() })
+        }
+        FileOutcome::Unreadable(e) => {
+            serde_json::to_value(JsonUnreadable { path, split_set, valid: false, profile, error: e })
+        }
     };
     v.map_err(io::Error::other)
 }

@@ -11,6 +11,8 @@ use std::time::Duration;
 use gguf_validate::Options;
 use gguf_validate::check_data::{self, DataOptions};
 use gguf_validate::io::{self as gio, ByteSource, FileKind, OpenPolicy};
+use gguf_validate::split_name;
+use gguf_validate::split_set::{self, SetReport, ShardInput};
 
 use crate::cli::ValidateArgs;
 use crate::render::{self, FileOutcome};
@@ -40,12 +42,68 @@ impl Settings {
     }
 }
 
+/// One file's result, with what a split set needs of it.
+#[derive(Debug)]
+pub struct Validation {
+    /// What is reported for the file.
+    pub outcome: FileOutcome,
+    /// Its metadata prefix and length, when it was read.
+    pub metadata: Option<(Vec<u8>, u64)>,
+}
+
+impl Validation {
+    /// Whether the file is a shard of a split set (`split.count` above 1).
+    pub fn is_shard(&self) -> bool {
+        matches!(&self.outcome, FileOutcome::Report(r, _) if r.summary.split.is_some())
+    }
+}
+
+/// A split set: its shards (given or found by name) and the set's report.
+#[derive(Debug)]
+pub struct SetRun {
+    pub members: Vec<(PathBuf, Validation)>,
+    pub report: SetReport,
+}
+
+/// Validates the split set `path` (already validated as `first`) belongs
+/// to: its siblings by name (`NAME-0000k-of-0000n.gguf` in the same
+/// folder, at most `limits::MAX_SPLIT_SHARDS`), each as a file under the
+/// time limit, then the set. A shard whose name does not follow the
+/// pattern is a set of one (its siblings cannot be found).
+pub fn validate_set(path: &Path, first: Validation, settings: &Settings) -> SetRun {
+    let paths = split_name::siblings(path).unwrap_or_else(|| vec![path.to_path_buf()]);
+    let mut first = Some(first);
+    let members: Vec<(PathBuf, Validation)> = paths
+        .into_iter()
+        .map(|p| {
+            let v = if p == path { first.take() } else { None };
+            let v = v.unwrap_or_else(|| validate_file(&p, settings));
+            (p, v)
+        })
+        .collect();
+    let names: Vec<String> = members.iter().map(|(p, _)| p.to_string_lossy().into_owned()).collect();
+    let inputs: Vec<ShardInput<'_>> = members
+        .iter()
+        .zip(&names)
+        .map(|((_, v), name)| {
+            let report = match &v.outcome {
+                FileOutcome::Report(r, _) => Some(&**r),
+                FileOutcome::Unreadable(_) => None,
+            };
+            let (metadata, file_len) = v.metadata.as_ref().map_or((&[][..], 0), |(m, l)| (m.as_slice(), *l));
+            ShardInput { name, file_len, report, metadata }
+        })
+        .collect();
+    let report = split_set::check_set(&inputs, &settings.options);
+    SetRun { members, report }
+}
+
 /// Validates one file in a worker thread and waits for it at most the
 /// time limit. A worker that overruns is told to stop (the data scan
 /// checks between batches) and abandoned: a read blocked in the kernel
 /// cannot be interrupted, but it cannot keep the process alive either,
 /// since the process exits when `main` returns.
-pub fn validate_file(path: &Path, settings: &Settings) -> FileOutcome {
+pub fn validate_file(path: &Path, settings: &Settings) -> Validation {
     let special = gio::kind_of(path).is_ok_and(|k| !matches!(k, FileKind::Regular | FileKind::Directory));
     let timeout =
         settings.timeout.or_else(|| (special && settings.policy.special_files).then_some(SPECIAL_FILE_TIMEOUT));
@@ -77,27 +135,32 @@ pub fn validate_file(path: &Path, settings: &Settings) -> FileOutcome {
             } else {
                 format!("timed out after {secs} s (--timeout); gave up on the file")
             };
-            FileOutcome::Unreadable(why)
+            unreadable(why)
         }
-        Err(false) => FileOutcome::Unreadable("the validation worker stopped without a result".into()),
+        Err(false) => unreadable("the validation worker stopped without a result".into()),
     }
 }
 
-fn validate_now(path: &Path, settings: &Settings, cancel: &AtomicBool) -> FileOutcome {
+fn unreadable(why: String) -> Validation {
+    Validation { outcome: FileOutcome::Unreadable(why), metadata: None }
+}
+
+fn validate_now(path: &Path, settings: &Settings, cancel: &AtomicBool) -> Validation {
     let src = match gio::open(path, &settings.policy) {
         Ok(s) => s,
-        Err(e) => return FileOutcome::Unreadable(e.to_string()),
+        Err(e) => return unreadable(e.to_string()),
     };
     let validated = match gguf_validate::validate_source(&src, &settings.options) {
         Ok(v) => v,
-        Err(e) => return FileOutcome::Unreadable(e.to_string()),
+        Err(e) => return unreadable(e.to_string()),
     };
     let mut report = validated.report;
-    let Some(data_opts) = &settings.check_data else {
-        return FileOutcome::Report(Box::new(report), None);
+    let tensors = settings.check_data.as_ref().map(|_| check_data::data_tensors(&validated.metadata, src.len()));
+    // Only a shard's metadata is kept (for the set's checks).
+    let metadata = report.summary.split.is_some().then(|| (validated.metadata, src.len()));
+    let (Some(data_opts), Some(tensors)) = (&settings.check_data, tensors) else {
+        return Validation { outcome: FileOutcome::Report(Box::new(report), None), metadata };
     };
-    let tensors = check_data::data_tensors(&validated.metadata, src.len());
-    drop(validated.metadata);
     let total: u64 = tensors.iter().map(|t| t.nbytes).fold(0, u64::saturating_add);
     let progress = render::Progress::new(total.min(src.len()), &render::display_path(path));
     let scanned = check_data::check_data(&src, &tensors, data_opts, &|n| progress.inc(n), Some(cancel));
@@ -105,8 +168,8 @@ fn validate_now(path: &Path, settings: &Settings, cancel: &AtomicBool) -> FileOu
     match scanned {
         Ok(mut data) => {
             data.merge_into(&mut report, &settings.options);
-            FileOutcome::Report(Box::new(report), Some(Box::new(data)))
+            Validation { outcome: FileOutcome::Report(Box::new(report), Some(Box::new(data))), metadata }
         }
-        Err(e) => FileOutcome::Unreadable(format!("during --check-data: {e}")),
+        Err(e) => unreadable(format!("during --check-data: {e}")),
     }
 }

@@ -1,0 +1,109 @@
+//! Holds `gguf-validate` to every split-set case (corpus/split) under every
+//! profile: the set's verdict and the exact rule ids of the set and its
+//! shards, and checks that corpus/split is up to date.
+
+use std::collections::BTreeSet;
+
+use gguf_conformance::Verdict;
+use gguf_conformance::split::{check_split, split_cases, split_dir};
+use gguf_validate::io::{ByteSource, SliceSource};
+use gguf_validate::rules::{Level, Profile, RuleId};
+use gguf_validate::split_set::validate_set;
+use gguf_validate::{Options, validate_bytes};
+
+/// Rule ids of a set and its shards (listed or only counted).
+fn rules_of(v: &gguf_validate::split_set::SetValidated) -> BTreeSet<String> {
+    let mut ids: BTreeSet<String> = v.set.diagnostics.iter().map(|d| d.rule.to_string()).collect();
+    ids.extend(v.set.suppressed.keys().map(|k| k.to_string()));
+    for s in v.shards.iter().flatten() {
+        ids.extend(s.report.diagnostics.iter().map(|d| d.rule.to_string()));
+        ids.extend(s.report.suppressed.keys().map(|k| k.to_string()));
+    }
+    // Scope infos are compared only where a case lists them.
+    ids.remove("model-not-checked");
+    ids
+}
+
+#[test]
+fn every_split_set_meets_its_expectations() {
+    let mut failures = Vec::new();
+    for case in split_cases() {
+        let shards = (case.build)();
+        let sources: Vec<SliceSource<'_>> = shards.iter().map(|(_, b)| SliceSource(b)).collect();
+        let named: Vec<(&str, &dyn ByteSource)> =
+            shards.iter().zip(&sources).map(|((n, _), s)| (n.as_str(), s as &dyn ByteSource)).collect();
+        for (i, profile) in Profile::ALL.into_iter().enumerate() {
+            let v = validate_set(&named, &Options::new(profile));
+            let want_valid = case.verdicts[i] == Verdict::Accept;
+            if v.set.valid != want_valid {
+                failures.push(format!(
+                    "{}: {profile}: valid={} expected {want_valid}: {:#?}",
+                    case.slug, v.set.valid, v.set
+                ));
+            }
+            let want: BTreeSet<String> = case
+                .rules
+                .iter()
+                .filter(|r| RuleId::from_id(r).is_some_and(|id| id.rule().level(profile) != Level::Allow))
+                .map(|r| r.to_string())
+                .collect();
+            let got = rules_of(&v);
+            if got != want {
+                failures.push(format!("{}: {profile}: rules {got:?}, expected {want:?}", case.slug));
+            }
+            // Every set-level offset lies inside the shard its path names.
+            for d in &v.set.diagnostics {
+                if let Some(rest) = d.path.strip_prefix("shard[") {
+                    let slot: usize = rest.split(']').next().unwrap().parse().unwrap();
+                    assert!(d.offset <= v.set.shards[slot].file_size, "{}: {d:?}", case.slug);
+                }
+            }
+        }
+    }
+    assert!(failures.is_empty(), "{} failures:\n{}", failures.len(), failures.join("\n"));
+}
+
+#[test]
+fn a_lone_later_shard_has_no_model_layer_errors() {
+    // The second shard of the tiny llama holds tensors but no metadata: as a
+    // file it is a valid shard (architecture, hyper-parameters, vocabulary
+    // and tensors are the set's business).
+    let shards = gguf_conformance::split::split_tiny(3);
+    for (k, m) in shards.into_iter().enumerate() {
+        let bytes = gguf_conformance::build::bytes(m);
+        for profile in Profile::ALL {
+            let r = validate_bytes(&bytes, &Options::new(profile));
+            assert!(r.valid, "shard {k}: {profile}: {:?}", r.diagnostics);
+            assert!(r.diagnostics.is_empty(), "shard {k}: {profile}: {:?}", r.diagnostics);
+            let model = r.summary.examined.iter().find(|e| e.layer == "model").unwrap();
+            assert!(!model.checked, "shard {k}: the model layer moves to the set");
+        }
+    }
+}
+
+#[test]
+fn the_set_summary_describes_the_set() {
+    let shards = (split_cases()[0].build)();
+    let sources: Vec<SliceSource<'_>> = shards.iter().map(|(_, b)| SliceSource(b)).collect();
+    // Given in any order: the set is the same.
+    let named: Vec<(&str, &dyn ByteSource)> =
+        shards.iter().zip(&sources).rev().map(|((n, _), s)| (n.as_str(), s as &dyn ByteSource)).collect();
+    let v = validate_set(&named, &Options::default());
+    let s = &v.set.summary;
+    assert_eq!(v.set.name, "tiny-*-of-00003.gguf");
+    assert_eq!((s.shard_count, s.shards_present, s.shards_missing), (Some(3), 3, 0));
+    assert_eq!((s.tensor_count, s.tensors_expected), (20, Some(20)));
+    assert_eq!(s.total_size, shards.iter().map(|(_, b)| b.len() as u64).sum::<u64>());
+    assert_eq!(s.architecture.as_deref(), Some("llama"));
+    let names: Vec<&str> = v.set.shards.iter().map(|s| s.name.as_str()).collect();
+    assert_eq!(names, ["tiny-00001-of-00003.gguf", "tiny-00002-of-00003.gguf", "tiny-00003-of-00003.gguf"]);
+    let model = s.examined.iter().find(|e| e.layer == "model").unwrap();
+    assert!(model.checked && model.note.is_none(), "{model:?}");
+}
+
+#[test]
+fn split_directory_is_up_to_date() {
+    if let Err(e) = check_split(&split_dir()) {
+        panic!("{e}");
+    }
+}
