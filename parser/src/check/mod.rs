@@ -8,10 +8,12 @@
 //! - `tensors`: tensor infos (names, dims, types, byte sizes);
 //! - `layout`: the data section (offsets, order, overlaps, padding);
 //! - `model`, `tokenizer`, `split`: what llama.cpp's loader and tokenizer
-//!   assume of hyper-parameters, the vocabulary and split shards.
+//!   assume of hyper-parameters, the vocabulary and split shards;
+//! - [`template`]: chat templates (code execution, hidden instructions,
+//!   parse failures, special tokens), a pure analysis per template.
 //!
-//! Further families of the model layer (architecture tables, chat
-//! templates) go here as further modules, after `layout`. Format dispatch is one level
+//! Further families of the model layer go here as further modules, after
+//! `layout`. Format dispatch is one level
 //! up, in [`crate::validate`].
 #![forbid(unsafe_code)]
 #![deny(clippy::indexing_slicing, clippy::arithmetic_side_effects, clippy::cast_possible_truncation)]
@@ -23,6 +25,7 @@ mod layout;
 mod llama_arches;
 mod model;
 mod split;
+pub mod template;
 mod tensors;
 mod tokenizer;
 
@@ -151,6 +154,7 @@ fn check_parsed(
     model::check(file, key_facts.architecture.as_deref(), sink);
     tokenizer::check(file, sink);
     split::check(file, sink);
+    template::check(file, sink);
     Ok(())
 }
 

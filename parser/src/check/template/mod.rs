@@ -1,0 +1,385 @@
+//! Chat templates: code execution, hidden instructions, parse failures and
+//! special tokens, found by parsing each template and walking its AST.
+//!
+//! - [`analyse`] is the whole analysis of one template, a pure function of
+//!   its text: findings with line and column, and the special tokens it
+//!   emits. Work and memory stay linear in the template's length
+//!   ([`limits::MAX_TEMPLATE_BYTES`] and the bounds beside it); a bound
+//!   that is hit is itself a finding.
+//! - `bound`: what is checked before the parser runs (nesting depth),
+//!   and what is judged when it refuses a template (llama.cpp's engine,
+//!   a token scan).
+//! - `fold`: constant folding; `chains`: the AST walk and the chains
+//!   that reach Python internals; `hidden`: invisible characters and
+//!   trigger branches; `tokens`: special-token spellings.
+//! - `check` (crate-internal) finds the templates of a GGUF file
+//!   (`tokenizer.chat_template`, `tokenizer.chat_template.<name>`, keys
+//!   aliasing them through a NUL, and any other metadata string that looks
+//!   like Jinja, outside the vocabulary) and reports through the sink.
+//!
+//! The parser is minijinja's (`unstable_machinery`, pinned): the one Jinja
+//! parser in Rust that exposes its AST, with no dependencies of its own.
+#![forbid(unsafe_code)]
+#![deny(clippy::indexing_slicing, clippy::arithmetic_side_effects, clippy::cast_possible_truncation)]
+
+mod bound;
+mod chains;
+mod fold;
+mod hidden;
+mod tokens;
+
+use crate::limits;
+use crate::parse::{GgufFile, KeyValue, Str, Value};
+use crate::report::Sink;
+use crate::rules::RuleId;
+use crate::types::ValueType;
+
+use super::kv::kv_path;
+
+pub use hidden::is_hidden;
+
+/// The kind of a finding (one rule each).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Kind {
+    /// A chain reaching Python internals (`template-code-execution`).
+    CodeExecution,
+    /// Neither minijinja nor llama.cpp's engine parses it (`template-unparseable`).
+    Unparseable,
+    /// minijinja refuses it, llama.cpp's engine accepts it (`template-syntax`).
+    Syntax,
+    /// Invisible or bidi-reordering code points (`template-hidden-text`).
+    HiddenText,
+    /// A trigger branch emitting an instruction, URL or command (`template-trigger`).
+    Trigger,
+    /// A bound of the analysis was hit (`template-analysis-limit`).
+    AnalysisLimit,
+}
+
+impl Kind {
+    /// The rule this kind of finding is reported under.
+    pub fn rule(self) -> RuleId {
+        match self {
+            Kind::CodeExecution => RuleId::TemplateCodeExecution,
+            Kind::Unparseable => RuleId::TemplateUnparseable,
+            Kind::Syntax => RuleId::TemplateSyntax,
+            Kind::HiddenText => RuleId::TemplateHiddenText,
+            Kind::Trigger => RuleId::TemplateTrigger,
+            Kind::AnalysisLimit => RuleId::TemplateAnalysisLimit,
+        }
+    }
+}
+
+/// One finding in a template.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Finding {
+    /// What was found.
+    pub kind: Kind,
+    /// Byte offset in the template.
+    pub offset: usize,
+    /// 1-based line.
+    pub line: usize,
+    /// 1-based column, in characters.
+    pub column: usize,
+    /// What fired, with the template text involved.
+    pub message: String,
+}
+
+/// A special-token spelling the template emits.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SpecialToken {
+    /// The token, e.g. `<|im_start|>`.
+    pub text: String,
+    /// Byte offset in the template of its first occurrence.
+    pub offset: usize,
+    /// 1-based line.
+    pub line: usize,
+    /// 1-based column, in characters.
+    pub column: usize,
+}
+
+/// The analysis of one template.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Analysis {
+    /// Findings, in template order.
+    pub findings: Vec<Finding>,
+    /// Special-token spellings it emits, first occurrence each.
+    pub special_tokens: Vec<SpecialToken>,
+}
+
+/// Line starts, to turn byte offsets into line and column.
+struct Lines<'s> {
+    src: &'s str,
+    starts: Vec<usize>,
+}
+
+impl<'s> Lines<'s> {
+    fn new(src: &'s str) -> Lines<'s> {
+        let mut starts = vec![0];
+        starts.extend(src.match_indices('\n').map(|(i, _)| i.saturating_add(1)));
+        Lines { src, starts }
+    }
+
+    fn at(&self, offset: usize) -> (usize, usize) {
+        let offset = offset.min(self.src.len());
+        let line = self.starts.partition_point(|s| *s <= offset).max(1);
+        let start = self.starts.get(line.saturating_sub(1)).copied().unwrap_or(0);
+        let col = self.src.get(start..offset).map_or(1, |s| s.chars().count().saturating_add(1));
+        (line, col)
+    }
+}
+
+/// Analyses one template: code-execution chains, parse failures, hidden
+/// characters, trigger branches, and the special tokens it emits.
+pub fn analyse(src: &str) -> Analysis {
+    let lines = Lines::new(src);
+    let mut raw: Vec<(Kind, usize, String)> = Vec::new();
+    let mut emitted = Vec::new();
+    if let Some((at, count, kinds)) = hidden::hidden_chars(src) {
+        raw.push((Kind::HiddenText, at, hidden_message(src, count, &kinds)));
+    }
+    if src.len() > limits::MAX_TEMPLATE_BYTES {
+        raw.push((
+            Kind::AnalysisLimit,
+            0,
+            format!(
+                "the template is {} bytes, more than the {} the analysis examines; it was not checked for code execution",
+                src.len(),
+                limits::MAX_TEMPLATE_BYTES
+            ),
+        ));
+        return finish(&lines, raw, emitted);
+    }
+    let prepared = match bound::prepare(src) {
+        Ok(p) => p,
+        Err(deep) => {
+            raw.push((
+                Kind::AnalysisLimit,
+                deep.offset,
+                format!(
+                    "a tag holds more than {} nesting operators ({} counted before stopping); the template was not parsed or checked for code execution",
+                    limits::MAX_TEMPLATE_TAG_NESTING,
+                    deep.count
+                ),
+            ));
+            return finish(&lines, raw, emitted);
+        }
+    };
+    match minijinja::machinery::parse(&prepared, "template", Default::default()) {
+        Ok(ast) => {
+            let mut w = chains::Walker::new(&prepared);
+            w.run(&ast);
+            raw.append(&mut w.findings);
+            emitted = std::mem::take(&mut w.emitted);
+        }
+        Err(e) => {
+            let at = e.range().map_or(0, |r| r.start);
+            let why = e.detail().unwrap_or("syntax error").to_string();
+            if why.contains("recursion") {
+                raw.push((
+                    Kind::AnalysisLimit,
+                    at,
+                    format!(
+                        "the template nests deeper than the parser goes ({why}); it was not checked for code execution"
+                    ),
+                ));
+            } else if bound::llama_accepts(&prepared) {
+                raw.push((
+                    Kind::Syntax,
+                    at,
+                    format!("minijinja (and so Jinja2-compatible renderers) refuses the template: {why}; llama.cpp's engine accepts it; it was checked by a token scan only"),
+                ));
+            } else {
+                raw.push((
+                    Kind::Unparseable,
+                    at,
+                    format!("the template does not parse ({why}), in minijinja nor in llama.cpp's engine; it was checked by a token scan only"),
+                ));
+            }
+            for (at, what) in bound::token_scan(&prepared) {
+                raw.push((
+                    Kind::CodeExecution,
+                    at,
+                    format!("the unparsed template names the Python internal {what}: an unsandboxed renderer runs such a name as code"),
+                ));
+            }
+        }
+    }
+    finish(&lines, raw, emitted)
+}
+
+fn hidden_message(text: &str, count: usize, kinds: &[char]) -> String {
+    let names: Vec<String> = kinds.iter().map(|c| format!("U+{:04X}", u32::from(*c))).collect();
+    let tag = hidden::tag_text(text);
+    let spelled = if tag.is_empty() { String::new() } else { format!("; the tag characters spell `{tag}`") };
+    format!(
+        "{count} invisible or bidi-reordering code point(s) ({}){spelled}: text a reviewer does not see but the model reads",
+        names.join(", ")
+    )
+}
+
+fn finish(lines: &Lines<'_>, mut raw: Vec<(Kind, usize, String)>, emitted: Vec<(String, usize)>) -> Analysis {
+    raw.sort_by(|a, b| a.1.cmp(&b.1).then(a.0.cmp(&b.0)));
+    let findings = raw
+        .into_iter()
+        .map(|(kind, offset, message)| {
+            let (line, column) = lines.at(offset);
+            Finding { kind, offset, line, column, message }
+        })
+        .collect();
+    let special_tokens = emitted
+        .into_iter()
+        .map(|(text, offset)| {
+            let (line, column) = lines.at(offset);
+            SpecialToken { text, offset, line, column }
+        })
+        .collect();
+    Analysis { findings, special_tokens }
+}
+
+/// Whether a string looks like a Jinja template: a `{{ ... }}` or
+/// `{% ... %}` tag.
+pub fn looks_like_jinja(s: &[u8]) -> bool {
+    let has = |open: &[u8], close: &[u8]| {
+        s.windows(2)
+            .position(|w| w == open)
+            .is_some_and(|i| s.get(i.saturating_add(2)..).is_some_and(|rest| rest.windows(2).any(|w| w == close)))
+    };
+    has(b"{{", b"}}") || has(b"{%", b"%}")
+}
+
+/// `tokenizer.chat_template`, `tokenizer.chat_template.<name>`, or a key
+/// that a C-string reader sees as one of those (cut at a NUL).
+pub fn is_template_key(key: &[u8]) -> bool {
+    let key = key.split(|b| *b == 0).next().unwrap_or_default();
+    key == b"tokenizer.chat_template" || key.starts_with(b"tokenizer.chat_template.")
+}
+
+/// Keys whose values are the vocabulary or tokenizer data: they hold `{{`,
+/// `{%` and invisible characters legitimately and are not free text.
+fn is_vocabulary_key(key: &[u8]) -> bool {
+    key.starts_with(b"tokenizer.ggml.") || key == b"tokenizer.huggingface.json" || key == b"tokenizer.rwkv.world"
+}
+
+/// Runs the `template-*` rules over a file.
+pub(crate) fn check(file: &GgufFile<'_>, sink: &mut Sink<'_>) {
+    let mut emitted: Vec<(String, &KeyValue<'_>, SpecialToken)> = Vec::new();
+    for kv in &file.kvs {
+        if is_template_key(kv.key.bytes) {
+            match kv.value {
+                Value::String(s) => {
+                    let a = analyse(&String::from_utf8_lossy(s.bytes));
+                    report(kv, None, &a, sink);
+                    emitted.extend(a.special_tokens.into_iter().map(|t| (t.text.clone(), kv, t)));
+                }
+                v => sink.emit(
+                    RuleId::TemplateValueType,
+                    kv.type_offset(),
+                    || kv_path(kv),
+                    || {
+                        format!(
+                            "`{}` is a {}; a chat template is a string (llama.cpp aborts reading it as one)",
+                            kv.key.display(),
+                            type_name(&v)
+                        )
+                    },
+                ),
+            }
+            continue;
+        }
+        if is_vocabulary_key(kv.key.bytes) {
+            continue;
+        }
+        match kv.value {
+            Value::String(s) => free_text(kv, None, s, sink),
+            Value::Array(a) if a.elem_type == ValueType::String => {
+                for (i, s) in a.strings() {
+                    free_text(kv, Some(i), s, sink);
+                }
+            }
+            _ => {}
+        }
+    }
+    special_tokens(file, &emitted, sink);
+}
+
+/// Any other string: hidden characters, and the template analysis when it
+/// looks like Jinja (without parse findings: it need not be a template).
+fn free_text(kv: &KeyValue<'_>, index: Option<u64>, s: Str<'_>, sink: &mut Sink<'_>) {
+    if looks_like_jinja(s.bytes) {
+        let mut a = analyse(&String::from_utf8_lossy(s.bytes));
+        a.findings.retain(|f| !matches!(f.kind, Kind::Syntax | Kind::Unparseable));
+        report(kv, index, &a, sink);
+    } else if let Some(text) = s.as_str()
+        && let Some((at, count, kinds)) = hidden::hidden_chars(text)
+    {
+        let path = || match index {
+            Some(i) => format!("{}[{i}]", kv_path(kv)),
+            None => kv_path(kv),
+        };
+        let offset = s.content_offset().saturating_add(u64::try_from(at).unwrap_or(0));
+        sink.emit(RuleId::TemplateHiddenText, offset, path, || hidden_message(text, count, &kinds));
+    }
+}
+
+fn report(kv: &KeyValue<'_>, index: Option<u64>, a: &Analysis, sink: &mut Sink<'_>) {
+    let offset = match (index, kv.value) {
+        (None, Value::String(s)) => s.offset,
+        _ => kv.value_offset(),
+    };
+    for f in &a.findings {
+        sink.emit(
+            f.kind.rule(),
+            offset,
+            || match index {
+                Some(i) => format!("{}[{i}] @{}:{}", kv_path(kv), f.line, f.column),
+                None => format!("{} @{}:{}", kv_path(kv), f.line, f.column),
+            },
+            || f.message.clone(),
+        );
+    }
+}
+
+fn type_name(v: &Value<'_>) -> String {
+    match v {
+        Value::Array(a) => format!("array of {}", a.elem_type.name()),
+        v => v.value_type().name().to_string(),
+    }
+}
+
+/// Emitted special tokens the vocabulary lacks (only when the file has one).
+fn special_tokens(file: &GgufFile<'_>, emitted: &[(String, &KeyValue<'_>, SpecialToken)], sink: &mut Sink<'_>) {
+    if emitted.is_empty() || !sink.enabled(RuleId::TemplateSpecialToken) {
+        return;
+    }
+    let Some(tokens) = file.get("tokenizer.ggml.tokens").and_then(|kv| kv.value.as_array()) else { return };
+    if tokens.elem_type != ValueType::String {
+        return;
+    }
+    let wanted: std::collections::HashSet<&[u8]> = emitted.iter().map(|(t, _, _)| t.as_bytes()).collect();
+    let mut found: std::collections::HashSet<&[u8]> = std::collections::HashSet::new();
+    for (_, s) in tokens.strings() {
+        if wanted.contains(s.bytes) {
+            found.insert(s.bytes);
+        }
+    }
+    for (text, kv, t) in emitted {
+        if found.contains(text.as_bytes()) {
+            continue;
+        }
+        let offset = kv.value.as_string().map_or(kv.value_offset(), |s| s.offset);
+        sink.emit(
+            RuleId::TemplateSpecialToken,
+            offset,
+            || format!("{} @{}:{}", kv_path(kv), t.line, t.column),
+            || {
+                format!(
+                    "the template emits `{}`, which `tokenizer.ggml.tokens` does not hold: it is tokenised as plain text",
+                    crate::parse::quote_bytes(text.as_bytes())
+                )
+            },
+        );
+    }
+}
+
+#[cfg(test)]
+mod tests;
