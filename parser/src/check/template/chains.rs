@@ -541,6 +541,21 @@ impl<'t, 's> Walker<'t, 's> {
         }
     }
 
+    /// `'{0.__class__}'.format(x)` (and `|attr('format')`): a format
+    /// field that walks to an internal (the str.format sandbox escape).
+    fn format_fields(chain: &mut Chain, recv: &Val) {
+        for s in recv.strings() {
+            for field in format_field_names(s) {
+                if field.split(['.', '[', ']']).any(is_internal) {
+                    let hit = format!("the format field `{{{field}}}`");
+                    if !chain.hits.contains(&hit) {
+                        chain.hits.push(hit);
+                    }
+                }
+            }
+        }
+    }
+
     fn expr(&mut self, e: &'t Expr<'s>) -> Ev {
         let at = off(e.span());
         if !self.enter(at) {
@@ -759,6 +774,9 @@ impl<'t, 's> Walker<'t, 's> {
                 "attr" => {
                     let name = pos.first().cloned().unwrap_or_else(Val::runtime);
                     self.check_name(chain, &name, How::AttrFilter, folded(0), at);
+                    if name.strings().any(|n| matches!(n, "format" | "format_map")) {
+                        Self::format_fields(chain, &this);
+                    }
                 }
                 "selectattr" | "rejectattr" => {
                     if let Some(name) = pos.first() {
@@ -790,6 +808,9 @@ impl<'t, 's> Walker<'t, 's> {
                 self.check_name(&mut chain, &Val::one(C::Str(g.name.to_string())), How::Attr, false, at);
                 if DANGEROUS_WHEN_CALLED.contains(&g.name) {
                     chain.hits.push(format!("a call to `.{}()`", g.name));
+                }
+                if matches!(g.name, "format" | "format_map") {
+                    Self::format_fields(&mut chain, &recv);
                 }
                 let (pos, kw) = self.args(args);
                 let val = self.apply(g.name, &recv, &pos, &kw, true);
@@ -839,6 +860,28 @@ impl<'t, 's> Walker<'t, 's> {
             }
         }
     }
+}
+
+/// The field names of a `str.format` string (`{0.__class__}` gives
+/// `0.__class__`), at most 64.
+fn format_field_names(s: &str) -> Vec<&str> {
+    let mut out = Vec::new();
+    let mut rest = s;
+    while let Some(i) = rest.find('{') {
+        let tail = rest.get(i.saturating_add(1)..).unwrap_or_default();
+        if let Some(t) = tail.strip_prefix('{') {
+            rest = t;
+            continue;
+        }
+        let Some(close) = tail.find('}') else { break };
+        let field = tail.get(..close).unwrap_or_default();
+        out.push(field.split([':', '!']).next().unwrap_or_default());
+        if out.len() >= 64 {
+            break;
+        }
+        rest = tail.get(close.saturating_add(1)..).unwrap_or_default();
+    }
+    out
 }
 
 /// The values of a loop variable over `iter`: its elements when it is a

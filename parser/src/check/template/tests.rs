@@ -59,6 +59,8 @@ fn obfuscated_names_are_resolved() {
         "{{ x|map('attr', '__class__')|list }}",
         "{{ x|map(attribute='__globals__')|list }}",
         "{{ x['__cla' ~ 'ss__' if y else 'a'] }}",
+        "{{ '{0.__class__.__base__}'.format(x) }}",
+        "{{ ('{0.__cla' ~ 'ss__}')|attr('format')(x) }}",
     ] {
         assert!(code_exec(src), "not resolved: {src}");
     }
@@ -75,6 +77,7 @@ fn benign_look_alikes_stay_clean() {
         "{% if '</think>' in message.content %}{% set c = message.content.split('</think>')[-1] %}{% endif %}{{ c }}",
         "{{ message['content'] | trim }}{{ x.attr }}{{ cycler('a', 'b').next() }}{{ range(3)|join(',') }}",
         "{{ lipsum(2) }}{{ joiner(', ')() }}",
+        "{{ '{} and {name}'.format(a, name=b) }}{{ '%s: %d' % (k, v) }}",
         "{{ 'text mentioning __class__ and os.popen is only text' }} __class__ in raw text",
     ] {
         assert_eq!(kinds(src), [], "noise on: {src}");
