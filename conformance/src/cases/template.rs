@@ -189,7 +189,11 @@ pub fn cases(v: &mut Vec<Case>) {
             "a name assigned in one branch of two",
         ),
         ("template_obf_loop", "{% for n in ['x', '__class__'] %}{{ ()[n] }}{% endfor %}", "a loop over constant names"),
-        ("template_obf_dict_keys", "{{ ()[dict(__class__=1)|first] }}", "a keyword argument's name (`dict(...)|first`)"),
+        (
+            "template_obf_dict_keys",
+            "{{ ()[dict(__class__=1)|first] }}",
+            "a keyword argument's name (`dict(...)|first`)",
+        ),
         (
             "template_obf_macro",
             "{% macro get(o, n) %}{{ o[n] }}{% endmacro %}{{ get((), '__class__') }}",

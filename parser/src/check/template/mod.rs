@@ -260,8 +260,44 @@ fn is_vocabulary_key(key: &[u8]) -> bool {
     key.starts_with(b"tokenizer.ggml.") || key == b"tokenizer.huggingface.json" || key == b"tokenizer.rwkv.world"
 }
 
+/// One template finding in a file, ready for the report.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct FileFinding {
+    /// The rule.
+    pub rule: RuleId,
+    /// Absolute offset: the string value's (or the key's type field for a
+    /// value of the wrong type, or the character's for hidden text outside
+    /// templates).
+    pub offset: u64,
+    /// `kv[12] tokenizer.chat_template @3:14`.
+    pub path: String,
+    /// What fired.
+    pub message: String,
+}
+
+/// Findings collected in file order, with [`Sink`]'s calling convention.
+#[derive(Debug, Default)]
+struct Out(Vec<FileFinding>);
+
+impl Out {
+    fn emit(&mut self, rule: RuleId, offset: u64, path: impl FnOnce() -> String, message: impl FnOnce() -> String) {
+        self.0.push(FileFinding { rule, offset, path: path(), message: message() });
+    }
+}
+
 /// Runs the `template-*` rules over a file.
 pub(crate) fn check(file: &GgufFile<'_>, sink: &mut Sink<'_>) {
+    for f in file_findings(file) {
+        sink.emit(f.rule, f.offset, || f.path, || f.message);
+    }
+}
+
+/// Every template finding of a file: the templates it holds (and Jinja in
+/// other values) analysed, free text scanned for hidden characters, and
+/// emitted special tokens looked up in the vocabulary.
+pub fn file_findings(file: &GgufFile<'_>) -> Vec<FileFinding> {
+    let mut out = Out::default();
+    let sink = &mut out;
     let mut emitted: Vec<(String, &KeyValue<'_>, SpecialToken)> = Vec::new();
     for kv in &file.kvs {
         if is_template_key(kv.key.bytes) {
@@ -300,11 +336,12 @@ pub(crate) fn check(file: &GgufFile<'_>, sink: &mut Sink<'_>) {
         }
     }
     special_tokens(file, &emitted, sink);
+    out.0
 }
 
 /// Any other string: hidden characters, and the template analysis when it
 /// looks like Jinja (without parse findings: it need not be a template).
-fn free_text(kv: &KeyValue<'_>, index: Option<u64>, s: Str<'_>, sink: &mut Sink<'_>) {
+fn free_text(kv: &KeyValue<'_>, index: Option<u64>, s: Str<'_>, sink: &mut Out) {
     if looks_like_jinja(s.bytes) {
         let mut a = analyse(&String::from_utf8_lossy(s.bytes));
         a.findings.retain(|f| !matches!(f.kind, Kind::Syntax | Kind::Unparseable));
@@ -321,7 +358,7 @@ fn free_text(kv: &KeyValue<'_>, index: Option<u64>, s: Str<'_>, sink: &mut Sink<
     }
 }
 
-fn report(kv: &KeyValue<'_>, index: Option<u64>, a: &Analysis, sink: &mut Sink<'_>) {
+fn report(kv: &KeyValue<'_>, index: Option<u64>, a: &Analysis, sink: &mut Out) {
     let offset = match (index, kv.value) {
         (None, Value::String(s)) => s.offset,
         _ => kv.value_offset(),
@@ -347,8 +384,8 @@ fn type_name(v: &Value<'_>) -> String {
 }
 
 /// Emitted special tokens the vocabulary lacks (only when the file has one).
-fn special_tokens(file: &GgufFile<'_>, emitted: &[(String, &KeyValue<'_>, SpecialToken)], sink: &mut Sink<'_>) {
-    if emitted.is_empty() || !sink.enabled(RuleId::TemplateSpecialToken) {
+fn special_tokens(file: &GgufFile<'_>, emitted: &[(String, &KeyValue<'_>, SpecialToken)], sink: &mut Out) {
+    if emitted.is_empty() {
         return;
     }
     let Some(tokens) = file.get("tokenizer.ggml.tokens").and_then(|kv| kv.value.as_array()) else { return };
