@@ -18,7 +18,7 @@
 //! loops and `|selectattr('type')` have none of these links.
 #![forbid(unsafe_code)]
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
 use minijinja::machinery::Span;
 use minijinja::machinery::ast::{self, CallArg, Expr, Stmt};
@@ -187,11 +187,17 @@ pub(super) struct Walker<'t, 's> {
     cond: u32,
     emitting: u32,
     collectors: Vec<String>,
+    /// What was reported, to report it once.
+    seen: HashSet<(Kind, usize, String)>,
     /// Findings: kind, byte offset in the template, message.
     pub findings: Vec<(Kind, usize, String)>,
     /// Special-token spellings emitted, with byte offsets.
     pub emitted: Vec<(String, usize)>,
 }
+
+/// The finding when the work budget runs out.
+const OUT_OF_FUEL: &str =
+    "the analysis ran out of its work budget here; the rest of the template was not examined for code execution";
 
 /// Most bytes a trigger branch's collected text keeps.
 const MAX_COLLECTED: usize = 1 << 16;
@@ -208,6 +214,7 @@ impl<'t, 's> Walker<'t, 's> {
             cond: 0,
             emitting: 0,
             collectors: Vec::new(),
+            seen: HashSet::new(),
             findings: Vec::new(),
             emitted: Vec::new(),
         }
@@ -219,23 +226,21 @@ impl<'t, 's> Walker<'t, 's> {
     }
 
     fn finding(&mut self, kind: Kind, at: usize, message: String) {
-        if !self.findings.iter().any(|(k, a, m)| *k == kind && *a == at && *m == message) {
+        if self.seen.insert((kind, at, message.clone())) {
             self.findings.push((kind, at, message));
         }
     }
 
+    /// A bound was hit: reported once per kind of bound (at its first place).
     fn limit(&mut self, at: usize, what: &str) {
-        if !self.findings.iter().any(|(k, _, m)| *k == Kind::AnalysisLimit && m == what) {
+        if self.seen.insert((Kind::AnalysisLimit, 0, what.to_string())) {
             self.findings.push((Kind::AnalysisLimit, at, what.to_string()));
         }
     }
 
     fn enter(&mut self, at: usize) -> bool {
         if !self.budget.spend(1) {
-            self.limit(
-                at,
-                "the analysis ran out of its work budget here; the rest of the template was not examined for code execution",
-            );
+            self.limit(at, OUT_OF_FUEL);
             return false;
         }
         if self.depth >= limits::MAX_TEMPLATE_AST_DEPTH {
@@ -568,7 +573,14 @@ impl<'t, 's> Walker<'t, 's> {
 
     fn expr_inner(&mut self, e: &'t Expr<'s>, at: usize) -> Ev {
         match e {
-            Expr::Var(v) => Ev::of(self.lookup(v.id)),
+            Expr::Var(v) => {
+                let val = self.lookup(v.id);
+                if !self.budget.spend(weight(&val)) {
+                    self.limit(at, OUT_OF_FUEL);
+                    return Ev::of(Val::limit());
+                }
+                Ev::of(val)
+            }
             Expr::Const(c) => {
                 let val = const_of(&c.value);
                 if self.emitting > 0
@@ -860,6 +872,19 @@ impl<'t, 's> Walker<'t, 's> {
             }
         }
     }
+}
+
+/// Work units to copy a value (its strings' bytes and list items).
+fn weight(v: &Val) -> usize {
+    fn of(c: &C) -> usize {
+        match c {
+            C::Str(s) => s.len(),
+            C::List(l) => l.iter().map(of).fold(l.len(), usize::saturating_add),
+            C::Map(m) => m.iter().map(|(k, v)| k.len().saturating_add(of(v))).fold(m.len(), usize::saturating_add),
+            _ => 1,
+        }
+    }
+    v.alts.iter().map(of).fold(1, usize::saturating_add)
 }
 
 /// The field names of a `str.format` string (`{0.__class__}` gives

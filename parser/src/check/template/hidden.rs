@@ -15,20 +15,35 @@ pub fn is_hidden(c: char) -> bool {
     is_invisible_format(c) || matches!(c, '\u{180e}' | '\u{e0000}'..='\u{e007f}')
 }
 
+/// The first bytes of the UTF-8 encodings of [`is_hidden`] code points
+/// (U+180E: E1; U+200B..U+2069: E2; U+FEFF: EF; U+E0000..: F3).
+const HIDDEN_LEAD_BYTES: [u8; 4] = [0xE1, 0xE2, 0xEF, 0xF3];
+
 /// Hidden code points in `s`: the byte offset of the first, how many
-/// there are, and up to four distinct ones.
+/// there are, and up to four distinct ones. Strings without any of their
+/// UTF-8 lead bytes (found with the standard library's `memchr`, fast even
+/// on a gigabyte) are not decoded.
 pub fn hidden_chars(s: &str) -> Option<(usize, usize, Vec<char>)> {
+    let bytes = s.as_bytes();
+    let start = HIDDEN_LEAD_BYTES.iter().filter(|b| bytes.contains(b)).filter_map(|b| memchr_pos(bytes, *b)).min()?;
     let mut first = None;
     let mut count = 0usize;
     let mut kinds = Vec::new();
-    for (i, c) in s.char_indices().filter(|(_, c)| is_hidden(*c)) {
-        first.get_or_insert(i);
+    let tail = s.get(start..).unwrap_or_default();
+    for (i, c) in tail.char_indices().filter(|(_, c)| is_hidden(*c)) {
+        first.get_or_insert(start.saturating_add(i));
         count = count.saturating_add(1);
         if kinds.len() < 4 && !kinds.contains(&c) {
             kinds.push(c);
         }
     }
     first.map(|f| (f, count, kinds))
+}
+
+/// Position of the first `b` in `bytes` (called once `contains`, the
+/// standard library's `memchr`, has found it).
+fn memchr_pos(bytes: &[u8], b: u8) -> Option<usize> {
+    bytes.iter().position(|x| *x == b)
 }
 
 /// Text hidden in tag characters (U+E0020..U+E007E spell ASCII), if any.

@@ -106,23 +106,39 @@ pub struct Analysis {
     pub special_tokens: Vec<SpecialToken>,
 }
 
-/// Line starts, to turn byte offsets into line and column.
+/// Line starts, to turn byte offsets into line and column. Indexed only
+/// for templates the analysis examines ([`limits::MAX_TEMPLATE_BYTES`]);
+/// a larger one has at most two findings, whose lines are counted.
 struct Lines<'s> {
     src: &'s str,
-    starts: Vec<usize>,
+    starts: Option<Vec<usize>>,
 }
 
 impl<'s> Lines<'s> {
     fn new(src: &'s str) -> Lines<'s> {
-        let mut starts = vec![0];
-        starts.extend(src.match_indices('\n').map(|(i, _)| i.saturating_add(1)));
+        let starts = (src.len() <= limits::MAX_TEMPLATE_BYTES).then(|| {
+            let mut v = vec![0];
+            v.extend(src.match_indices('\n').map(|(i, _)| i.saturating_add(1)));
+            v
+        });
         Lines { src, starts }
     }
 
     fn at(&self, offset: usize) -> (usize, usize) {
-        let offset = offset.min(self.src.len());
-        let line = self.starts.partition_point(|s| *s <= offset).max(1);
-        let start = self.starts.get(line.saturating_sub(1)).copied().unwrap_or(0);
+        let mut offset = offset.min(self.src.len());
+        while !self.src.is_char_boundary(offset) {
+            offset = offset.saturating_sub(1);
+        }
+        let before = self.src.get(..offset).unwrap_or_default();
+        let (line, start) = match &self.starts {
+            Some(starts) => {
+                let line = starts.partition_point(|s| *s <= offset).max(1);
+                (line, starts.get(line.saturating_sub(1)).copied().unwrap_or(0))
+            }
+            None => {
+                (before.matches('\n').count().saturating_add(1), before.rfind('\n').map_or(0, |i| i.saturating_add(1)))
+            }
+        };
         let col = self.src.get(start..offset).map_or(1, |s| s.chars().count().saturating_add(1));
         (line, col)
     }
@@ -217,34 +233,81 @@ fn hidden_message(text: &str, count: usize, kinds: &[char]) -> String {
     )
 }
 
-fn finish(lines: &Lines<'_>, mut raw: Vec<(Kind, usize, String)>, emitted: Vec<(String, usize)>) -> Analysis {
+/// Line and column of increasing offsets, each line's columns counted
+/// once (linear in the template, however many findings share a line).
+struct Cursor<'l, 's> {
+    lines: &'l Lines<'s>,
+    last: Option<(usize, usize, usize)>,
+}
+
+impl Cursor<'_, '_> {
+    fn at(&mut self, offset: usize) -> (usize, usize) {
+        let (line, col) = match self.last {
+            Some((o, l, c)) if o <= offset => {
+                let between = self.lines.src.get(o..offset).unwrap_or("\n");
+                if between.contains('\n') {
+                    self.lines.at(offset)
+                } else {
+                    (l, c.saturating_add(between.chars().count()))
+                }
+            }
+            _ => self.lines.at(offset),
+        };
+        self.last = Some((offset, line, col));
+        (line, col)
+    }
+}
+
+fn finish(lines: &Lines<'_>, mut raw: Vec<(Kind, usize, String)>, mut emitted: Vec<(String, usize)>) -> Analysis {
     raw.sort_by(|a, b| a.1.cmp(&b.1).then(a.0.cmp(&b.0)));
+    let mut cursor = Cursor { lines, last: None };
     let findings = raw
         .into_iter()
         .map(|(kind, offset, message)| {
-            let (line, column) = lines.at(offset);
+            let (line, column) = cursor.at(offset);
             Finding { kind, offset, line, column, message }
         })
         .collect();
+    emitted.sort_by_key(|(_, offset)| *offset);
+    let mut cursor = Cursor { lines, last: None };
     let special_tokens = emitted
         .into_iter()
         .map(|(text, offset)| {
-            let (line, column) = lines.at(offset);
+            let (line, column) = cursor.at(offset);
             SpecialToken { text, offset, line, column }
         })
         .collect();
     Analysis { findings, special_tokens }
 }
 
-/// Whether a string looks like a Jinja template: a `{{ ... }}` or
-/// `{% ... %}` tag.
-pub fn looks_like_jinja(s: &[u8]) -> bool {
-    let has = |open: &[u8], close: &[u8]| {
-        s.windows(2)
-            .position(|w| w == open)
-            .is_some_and(|i| s.get(i.saturating_add(2)..).is_some_and(|rest| rest.windows(2).any(|w| w == close)))
-    };
-    has(b"{{", b"}}") || has(b"{%", b"%}")
+/// Whether a string looks like a Jinja template: a `{{` or `{%` followed
+/// later by `}}` or `%}`. Searches with `str::find(char)` (the standard
+/// library's `memchr`), so a gigabyte of text costs milliseconds.
+pub fn looks_like_jinja(s: &str) -> bool {
+    let Some(open) = find_pair(s, 0, '{', |next| matches!(next, b'{' | b'%')) else { return false };
+    // A closer after the opener: `}` preceded by `}` or `%`.
+    let mut at = open.saturating_add(2);
+    while let Some(i) = s.get(at..).and_then(|t| t.find('}')) {
+        let close = at.saturating_add(i);
+        if close >= open.saturating_add(3) && matches!(s.as_bytes().get(close.saturating_sub(1)), Some(b'}' | b'%')) {
+            return true;
+        }
+        at = close.saturating_add(1);
+    }
+    false
+}
+
+/// The first `c` at or after `from` whose next byte satisfies `next`.
+fn find_pair(s: &str, from: usize, c: char, next: impl Fn(u8) -> bool) -> Option<usize> {
+    let mut at = from;
+    while let Some(i) = s.get(at..).and_then(|t| t.find(c)) {
+        let pos = at.saturating_add(i);
+        if s.as_bytes().get(pos.saturating_add(1)).is_some_and(|b| next(*b)) {
+            return Some(pos);
+        }
+        at = pos.saturating_add(1);
+    }
+    None
 }
 
 /// `tokenizer.chat_template`, `tokenizer.chat_template.<name>`, or a key
@@ -342,19 +405,18 @@ pub fn file_findings(file: &GgufFile<'_>) -> Vec<FileFinding> {
 /// Any other string: hidden characters, and the template analysis when it
 /// looks like Jinja (without parse findings: it need not be a template).
 fn free_text(kv: &KeyValue<'_>, index: Option<u64>, s: Str<'_>, sink: &mut Out) {
-    if looks_like_jinja(s.bytes) {
-        let mut a = analyse(&String::from_utf8_lossy(s.bytes));
+    let text = String::from_utf8_lossy(s.bytes);
+    if looks_like_jinja(&text) {
+        let mut a = analyse(&text);
         a.findings.retain(|f| !matches!(f.kind, Kind::Syntax | Kind::Unparseable));
         report(kv, index, &a, sink);
-    } else if let Some(text) = s.as_str()
-        && let Some((at, count, kinds)) = hidden::hidden_chars(text)
-    {
+    } else if let Some((at, count, kinds)) = hidden::hidden_chars(&text) {
         let path = || match index {
             Some(i) => format!("{}[{i}]", kv_path(kv)),
             None => kv_path(kv),
         };
         let offset = s.content_offset().saturating_add(u64::try_from(at).unwrap_or(0));
-        sink.emit(RuleId::TemplateHiddenText, offset, path, || hidden_message(text, count, &kinds));
+        sink.emit(RuleId::TemplateHiddenText, offset, path, || hidden_message(&text, count, &kinds));
     }
 }
 
