@@ -5,12 +5,12 @@ use gguf_validate::write::{GgufModel, OwnedTensor, OwnedValue};
 
 pub use gguf_validate::write::{GgufModel as Model, OwnedValue as V};
 
-/// A valid little-endian v3 file: `general.architecture = "llama"` and one
+/// A valid little-endian v3 file: `general.architecture = "plain"` (an architecture llama.cpp does not know, so model rules report "not checked") and one
 /// F32 tensor `t` of 8 elements. 160 bytes: header 24, key/value 45,
 /// tensor info 33, padding to 128, data 32.
 pub fn base() -> GgufModel {
     let mut m = GgufModel::new();
-    m.kv("general.architecture", OwnedValue::str("llama"));
+    m.kv("general.architecture", OwnedValue::str("plain"));
     m.tensor(f32_tensor("t", &[8]));
     m
 }
@@ -18,7 +18,7 @@ pub fn base() -> GgufModel {
 /// A model with only `general.architecture` (no tensors).
 pub fn base_no_tensors() -> GgufModel {
     let mut m = GgufModel::new();
-    m.kv("general.architecture", OwnedValue::str("llama"));
+    m.kv("general.architecture", OwnedValue::str("plain"));
     m
 }
 
@@ -74,4 +74,96 @@ pub fn patch(mut b: Vec<u8>, at: usize, with: &[u8]) -> Vec<u8> {
 /// Offset of the first occurrence of `needle`.
 pub fn find(b: &[u8], needle: &[u8]) -> usize {
     b.windows(needle.len()).position(|w| w == needle).unwrap_or(0)
+}
+
+/// Dimensions of [`tiny_llama`]: embedding 16, 4 heads of 4 (2 key/value
+/// heads), feed-forward 32, 2 layers, 8 tokens.
+pub const TINY_EMBD: u64 = 16;
+/// Feed-forward length of [`tiny_llama`].
+pub const TINY_FF: u64 = 32;
+/// Layers of [`tiny_llama`].
+pub const TINY_LAYERS: u64 = 2;
+
+/// The tokens of [`tiny_llama`]'s vocabulary.
+pub const TINY_TOKENS: [&str; 8] = ["<unk>", "<s>", "</s>", "\u{2581}a", "\u{2581}b", "\u{2581}c", "d", "e"];
+
+/// A vocabulary llama.cpp accepts: SPM (`llama`) tokens with scores and
+/// types (unknown, control, control, then normal).
+pub fn tiny_vocab(m: &mut GgufModel) {
+    m.kv("tokenizer.ggml.model", OwnedValue::str("llama"));
+    m.kv(
+        "tokenizer.ggml.tokens",
+        OwnedValue::Array(ValueType::String, TINY_TOKENS.iter().map(|t| OwnedValue::str(t)).collect()),
+    );
+    m.kv(
+        "tokenizer.ggml.scores",
+        OwnedValue::Array(ValueType::F32, (0..TINY_TOKENS.len()).map(|i| OwnedValue::F32(-(i as f32))).collect()),
+    );
+    let types = [2, 3, 3, 1, 1, 1, 1, 1];
+    m.kv(
+        "tokenizer.ggml.token_type",
+        OwnedValue::Array(ValueType::I32, types.iter().map(|t| OwnedValue::I32(*t)).collect()),
+    );
+    m.kv("tokenizer.ggml.bos_token_id", OwnedValue::U32(1));
+    m.kv("tokenizer.ggml.eos_token_id", OwnedValue::U32(2));
+}
+
+/// The hyper-parameters of [`tiny_llama`] without any tensor: a
+/// vocabulary-only file of architecture `llama` (hyper-parameter rules
+/// apply, tensor rules do not).
+pub fn tiny_llama_hparams() -> GgufModel {
+    let mut m = GgufModel::new();
+    m.kv("general.architecture", OwnedValue::str("llama"));
+    m.kv("llama.context_length", OwnedValue::U32(64));
+    m.kv("llama.embedding_length", OwnedValue::U32(TINY_EMBD as u32));
+    m.kv("llama.block_count", OwnedValue::U32(TINY_LAYERS as u32));
+    m.kv("llama.feed_forward_length", OwnedValue::U32(TINY_FF as u32));
+    m.kv("llama.attention.head_count", OwnedValue::U32(4));
+    m.kv("llama.attention.head_count_kv", OwnedValue::U32(2));
+    m.kv("llama.attention.layer_norm_rms_epsilon", OwnedValue::F32(1e-5));
+    tiny_vocab(&mut m);
+    m
+}
+
+/// A complete two-layer llama model llama.cpp loads (the same shape as
+/// `corpus/models/llama__complete.gguf`, which libllama loads): every
+/// tensor its loader requires, F32, with the shapes it computes.
+pub fn tiny_llama() -> GgufModel {
+    let mut m = tiny_llama_hparams();
+    let (e, f, v) = (TINY_EMBD, TINY_FF, TINY_TOKENS.len() as u64);
+    let kv = 8; // 2 key/value heads of 4
+    m.tensor(f32_tensor("token_embd.weight", &[e, v]));
+    m.tensor(f32_tensor("output_norm.weight", &[e]));
+    for l in 0..TINY_LAYERS {
+        let t = |n: &str| format!("blk.{l}.{n}.weight");
+        m.tensor(f32_tensor(&t("attn_norm"), &[e]));
+        m.tensor(f32_tensor(&t("attn_q"), &[e, e]));
+        m.tensor(f32_tensor(&t("attn_k"), &[e, kv]));
+        m.tensor(f32_tensor(&t("attn_v"), &[e, kv]));
+        m.tensor(f32_tensor(&t("attn_output"), &[e, e]));
+        m.tensor(f32_tensor(&t("ffn_norm"), &[e]));
+        m.tensor(f32_tensor(&t("ffn_gate"), &[e, f]));
+        m.tensor(f32_tensor(&t("ffn_up"), &[e, f]));
+        m.tensor(f32_tensor(&t("ffn_down"), &[f, e]));
+    }
+    m
+}
+
+/// Replaces the value of `key` (which must be present) in place.
+pub fn set_kv(m: &mut GgufModel, key: &str, value: OwnedValue) {
+    if let Some(slot) = m.kvs.iter_mut().find(|(k, _)| k == key.as_bytes()) {
+        slot.1 = value;
+    } else {
+        m.kv(key, value);
+    }
+}
+
+/// Removes `key`.
+pub fn drop_kv(m: &mut GgufModel, key: &str) {
+    m.kvs.retain(|(k, _)| k != key.as_bytes());
+}
+
+/// Removes the tensor `name`.
+pub fn drop_tensor(m: &mut GgufModel, name: &str) {
+    m.tensors.retain(|t| t.name != name.as_bytes());
 }

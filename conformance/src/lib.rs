@@ -18,6 +18,7 @@ pub mod matrix;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
+use gguf_validate::rules::Profile;
 use serde::{Deserialize, Serialize};
 
 /// What a reader must do with a file.
@@ -52,6 +53,9 @@ pub struct Case {
     pub group: &'static str,
     /// Why the `ggml` verdict differs from ggml's own, if it does.
     pub ggml_divergence: Option<String>,
+    /// Rule ids reported under one profile only (beyond `rules`, which
+    /// holds for every profile where the rule is not allowed).
+    pub also: Vec<(Profile, &'static str)>,
     /// Builds the file's bytes.
     pub build: Box<dyn Fn() -> Vec<u8> + Send + Sync>,
 }
@@ -101,11 +105,18 @@ pub fn case(
         rules: rules.to_vec(),
         group: "",
         ggml_divergence: None,
+        also: Vec::new(),
         build: Box::new(build),
     }
 }
 
 impl Case {
+    /// Expects `rule` under `profile` too, where strict does not report it.
+    pub fn also_under(mut self, profile: Profile, rule: &'static str) -> Case {
+        self.also.push((profile, rule));
+        self
+    }
+
     /// Marks the `ggml` verdict as an intended divergence from ggml itself.
     pub fn diverges(mut self, why: &str) -> Case {
         self.ggml_divergence = Some(why.to_string());

@@ -56,6 +56,13 @@ def llama_like(path, endianess=gguf.GGUFEndian.LITTLE, n_vocab=64):
     w.add_tensor("blk.0.ffn_up.weight", b, raw_dtype=Q.BF16)
     q4 = quantize(rng.standard_normal((32, 64), dtype=np.float32), Q.Q4_0)
     w.add_tensor("blk.0.ffn_down.weight", q4, raw_dtype=Q.Q4_0)
+    # The rest of a complete one-layer llama (llama.cpp loads the file):
+    # numpy shapes are ggml's dims reversed.
+    w.add_tensor("blk.0.attn_k.weight", rng.standard_normal((16, 32), dtype=np.float32).astype(np.float16))
+    w.add_tensor("blk.0.attn_v.weight", rng.standard_normal((16, 32), dtype=np.float32))
+    w.add_tensor("blk.0.attn_output.weight", rng.standard_normal((32, 32), dtype=np.float32).astype(np.float16))
+    w.add_tensor("blk.0.ffn_norm.weight", np.ones(32, dtype=np.float32))
+    w.add_tensor("blk.0.ffn_gate.weight", rng.standard_normal((64, 32), dtype=np.float32).astype(np.float16))
     w.add_tensor("output_norm.weight", np.ones(32, dtype=np.float32))
     w.write_header_to_file()
     w.write_kv_data_to_file()
@@ -107,7 +114,7 @@ def metadata_only(path):
 def nested_array(path):
     # GGUFWriter turns a list of lists into an ARRAY of ARRAY values: the
     # spec allows nesting, ggml's reader rejects it.
-    w = GGUFWriter(str(path), "llama")
+    w = GGUFWriter(str(path), "plain")
     w.add_array("custom.nested", [[1, 2], [3]])
     w.add_tensor("t", np.arange(8, dtype=np.float32))
     w.write_header_to_file()
@@ -122,11 +129,11 @@ A, R = "accept", "reject"
 # the rule ids `strict` reports: the conformance test holds gguf-validate to
 # them, the differential script and the matrix score readers against them.
 EXPECT = {
-    "llama_tiny.gguf": ("A llama-shaped model (tokenizer arrays, chat template, F32/F16/BF16/Q8_0/Q4_0 tensors) as GGUFWriter writes it.", (A, A, A), [], None),
-    "llama_tiny_be.gguf": ("The same model written with endianess=BIG (magic bytes still `GGUF`, every number big-endian): valid by the spec; ggml on a little-endian host rejects it.", (A, A, R), ["byte-order-big-endian"], None),
+    "llama_tiny.gguf": ("A complete one-layer llama model (tokenizer arrays, chat template, F32/F16/BF16/Q8_0/Q4_0 tensors) as GGUFWriter writes it; llama.cpp loads it.", (A, A, A), [], None),
+    "llama_tiny_be.gguf": ("The same model written with endianess=BIG (magic bytes still `GGUF`, every number big-endian): valid by the spec; ggml, and so llama.cpp, on a little-endian host rejects it, so strict does too.", (R, A, R), ["byte-order-big-endian"], None),
     "all_value_types.gguf": ("One key of every value type (typed add_* calls), arrays of strings, ints, floats and bools, and one tensor of each numpy dtype GGUFWriter maps (f32, f16, i8, i16, i32, i64, f64).", (A, A, A), ["model-architecture-unknown"], None),
     "metadata_only.gguf": ("No tensors, general.alignment = 64 and an mmproj-style architecture `clip`: GGUFWriter pads the key/value section to 64 bytes.", (A, A, A), [], None),
-    "nested_array.gguf": ("A key whose value is a list of lists: GGUFWriter writes an ARRAY of ARRAY (of INT32), which the spec allows and ggml rejects.", (R, A, R), ["array-nested"], None),
+    "nested_array.gguf": ("A key whose value is a list of lists: GGUFWriter writes an ARRAY of ARRAY (of INT32), which the spec allows and ggml rejects.", (R, A, R), ["array-nested"], None),  # architecture `plain`: a container case
 }
 
 
@@ -157,6 +164,10 @@ def main():
     metadata_only(OUT / "metadata_only.gguf")
     nested_array(OUT / "nested_array.gguf")
     write_manifest()
+    # The README's bundled sample is the complete little-endian model.
+    sample = OUT.parent / "samples" / "tiny-llama.gguf"
+    sample.parent.mkdir(parents=True, exist_ok=True)
+    sample.write_bytes((OUT / "llama_tiny.gguf").read_bytes())
     (OUT / "README.md").write_text(
         "# Files written by gguf-py\n\n"
         f"Written by `conformance/tools/gguf_py_samples.py` with gguf-py (PyPI `gguf`) {GGUF_VERSION} "

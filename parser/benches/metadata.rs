@@ -43,7 +43,7 @@ fn time_ms(runs: usize, mut f: impl FnMut()) -> f64 {
 /// The chat-template rules' share of the metadata validation: every
 /// `template-*` rule over the parsed metadata of the file, and
 /// `template::analyse` on llama.cpp's templates (`GGUF_VALIDATE_TEMPLATES`,
-/// default: the sdist's `models/templates`), side by side with the full
+/// default: `$GGUF_VALIDATE_LLAMA_CPP/models/templates`), side by side with the full
 /// validation's median.
 fn template_stage(path: &std::path::Path, full_ms: f64) {
     use gguf_validate::template;
@@ -67,7 +67,7 @@ fn template_stage(path: &std::path::Path, full_ms: f64) {
         .map(PathBuf::from)
         .unwrap_or_else(|| PathBuf::from("/work/sdist/llama_cpp_python-0.3.36/vendor/llama.cpp/models/templates"));
     let Ok(entries) = std::fs::read_dir(&dir) else {
-        println!("set GGUF_VALIDATE_TEMPLATES to llama.cpp's models/templates to time the analysis of real templates");
+        println!("set GGUF_VALIDATE_LLAMA_CPP (or GGUF_VALIDATE_TEMPLATES) to time the analysis of real templates");
         return;
     };
     let mut sources: Vec<(String, String)> = entries

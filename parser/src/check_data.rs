@@ -603,6 +603,21 @@ impl DataReport {
         // Listing was capped during the scan (per tensor and per rule), so
         // the sink lists everything it is given; its levels, counts and
         // `suppressed` are the same policy as for every other rule.
+        let unchecked: u64 = self
+            .tensors_by_status
+            .iter()
+            .filter(|(s, _)| !matches!(s, TensorStatus::Checked | TensorStatus::NothingToCheck))
+            .map(|(_, n)| *n)
+            .sum();
+        let entry = if unchecked == 0 {
+            crate::report::Examined::checked("data")
+        } else {
+            crate::report::Examined::partly("data", format!("{unchecked} tensors not checked"))
+        };
+        match report.summary.examined.iter_mut().find(|e| e.layer == "data") {
+            Some(e) => *e = entry,
+            None => report.summary.examined.push(entry),
+        }
         let cap = self.issues.len().max(limits::MAX_DIAGNOSTICS_PER_RULE) as u64;
         let mut sink = Sink::resume(report, opts).with_cap(cap);
         let mut shown: BTreeMap<RuleId, u64> = BTreeMap::new();

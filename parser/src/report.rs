@@ -97,6 +97,39 @@ pub struct Summary {
     pub parameters: Option<u64>,
     /// Tensors per type name.
     pub tensor_types: BTreeMap<String, u64>,
+    /// What was and was not examined, one entry per layer of checks.
+    pub examined: Vec<Examined>,
+}
+
+/// Whether one layer of checks ran on a file, and if not (or only in
+/// part), why.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct Examined {
+    /// `container`, `model`, `tokenizer`, `split`, `template` or `data`.
+    pub layer: &'static str,
+    /// True when the layer's rules ran (perhaps with `note` saying what
+    /// part did not).
+    pub checked: bool,
+    /// What was left out and why.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub note: Option<String>,
+}
+
+impl Examined {
+    /// A layer that ran in full.
+    pub fn checked(layer: &'static str) -> Examined {
+        Examined { layer, checked: true, note: None }
+    }
+
+    /// A layer that ran in part.
+    pub fn partly(layer: &'static str, note: impl Into<String>) -> Examined {
+        Examined { layer, checked: true, note: Some(note.into()) }
+    }
+
+    /// A layer that did not run.
+    pub fn skipped(layer: &'static str, note: impl Into<String>) -> Examined {
+        Examined { layer, checked: false, note: Some(note.into()) }
+    }
 }
 
 /// The report for one file.
@@ -132,6 +165,10 @@ pub struct Options {
     pub overrides: Vec<(RuleId, Level)>,
     /// Warnings make the file invalid.
     pub deny_warnings: bool,
+    /// Check the container only: skip the model layer (hyper-parameters,
+    /// tensors against the architecture, tokenizer, split shards), for
+    /// GGUF files that llama.cpp is not meant to load.
+    pub container_only: bool,
 }
 
 impl Options {
@@ -173,6 +210,11 @@ impl<'o> Sink<'o> {
     }
 
     /// Whether a rule is reported at all (lets callers skip work).
+    /// The options findings are judged with.
+    pub(crate) fn options(&self) -> &'o Options {
+        self.opts
+    }
+
     pub(crate) fn enabled(&self, rule: RuleId) -> bool {
         self.opts.level(rule) != Level::Allow
     }

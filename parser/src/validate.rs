@@ -137,7 +137,7 @@ mod tests {
 
     fn model(keys: usize) -> Vec<u8> {
         let mut m = crate::write::GgufModel::new();
-        m.kv("general.architecture", crate::write::OwnedValue::str("llama"));
+        m.kv("general.architecture", crate::write::OwnedValue::str("plain"));
         for i in 0..keys {
             m.kv(&format!("x.k{i}"), crate::write::OwnedValue::U32(1));
         }
@@ -167,7 +167,7 @@ mod tests {
         // A data section beyond the first read: its padding is read from the
         // source, not by growing the metadata buffer to the whole file.
         let mut m = crate::write::GgufModel::new();
-        m.kv("general.architecture", crate::write::OwnedValue::str("llama"));
+        m.kv("general.architecture", crate::write::OwnedValue::str("plain"));
         let mut t = crate::write::OwnedTensor::zeroed("w", &[(1 << 21) + 1], crate::types::GgmlType::F32).unwrap();
         t.data[0] = 1;
         m.tensor(t);
@@ -178,7 +178,13 @@ mod tests {
         let n = bytes.len();
         bytes[n - 1] = 1; // a non-zero byte in the final padding, 8 MiB in
         let v = validate_source(&SliceSource(&bytes), &Options::default()).unwrap();
-        let d: Vec<(&str, u64)> = v.report.diagnostics.iter().map(|d| (d.rule.id(), d.offset)).collect();
+        let d: Vec<(&str, u64)> = v
+            .report
+            .diagnostics
+            .iter()
+            .filter(|d| d.severity != crate::rules::Level::Info)
+            .map(|d| (d.rule.id(), d.offset))
+            .collect();
         assert_eq!(d, vec![("padding-nonzero", n as u64 - 1)]);
         assert!((v.metadata.len() as u64) <= limits::METADATA_FIRST_READ, "data was not read into memory");
     }

@@ -21,7 +21,7 @@ const F16_NAN: u16 = 0x7e00;
 fn file(order: ByteOrder, tensors: Vec<(&str, GgmlType, Vec<u64>, Vec<u8>)>) -> Vec<u8> {
     let mut m = GgufModel::new();
     m.order = order;
-    m.kv("general.architecture", OwnedValue::str("llama"));
+    m.kv("general.architecture", OwnedValue::str("plain"));
     m.kv("general.quantization_version", OwnedValue::U32(2));
     for (name, ty, dims, data) in tensors {
         let mut t = OwnedTensor::zeroed(name, &dims, ty).expect("whole blocks");
@@ -101,7 +101,12 @@ fn nan_and_inf_in_f32_are_reported_with_element_offsets() {
     let (r, _) = report(&bytes, Profile::Strict);
     assert!(!r.valid);
     assert_eq!(r.counts.errors, 2);
-    let d: Vec<(&str, u64, &str)> = r.diagnostics.iter().map(|d| (d.rule.id(), d.offset, d.path.as_str())).collect();
+    let d: Vec<(&str, u64, &str)> = r
+        .diagnostics
+        .iter()
+        .filter(|d| d.severity != Level::Info)
+        .map(|d| (d.rule.id(), d.offset, d.path.as_str()))
+        .collect();
     assert_eq!(
         d,
         vec![
@@ -109,7 +114,7 @@ fn nan_and_inf_in_f32_are_reported_with_element_offsets() {
             ("data-non-finite", w.offset + 36, "tensor[1] w/data[element 9]"),
         ]
     );
-    assert!(r.diagnostics[1].message.contains("-inf"), "{}", r.diagnostics[1].message);
+    assert!(r.diagnostics.iter().any(|d| d.message.contains("-inf")), "{:?}", r.diagnostics);
 }
 
 #[test]
@@ -118,7 +123,10 @@ fn spec_profile_only_warns_and_allow_drops_the_rule() {
     let (r, _) = report(&bytes, Profile::Spec);
     assert!(r.valid);
     assert_eq!((r.counts.errors, r.counts.warnings), (0, 1));
-    assert_eq!(r.diagnostics[0].severity, Level::Warning);
+    assert_eq!(
+        r.diagnostics.iter().filter(|d| d.severity != Level::Info).map(|d| d.severity).collect::<Vec<_>>(),
+        [Level::Warning]
+    );
 
     let opts = Options { overrides: vec![(RuleId::DataNonFinite, Level::Allow)], ..Options::new(Profile::Strict) };
     let mut r = validate_bytes(&bytes, &opts);
@@ -127,7 +135,7 @@ fn spec_profile_only_warns_and_allow_drops_the_rule() {
     data.merge_into(&mut validate_bytes(&bytes, &opts), &opts);
     assert_eq!(entry(&data, "w").listed, 0, "an allowed rule lists nothing");
     assert!(r.valid);
-    assert!(r.diagnostics.is_empty());
+    assert!(r.diagnostics.iter().all(|d| d.severity == Level::Info), "{:?}", r.diagnostics);
 }
 
 #[test]
@@ -345,7 +353,7 @@ fn gemma_has_no_data_findings() {
 /// the data of the first one holds `data` (the others write nothing).
 fn shared_file(n: usize, len: u64, data: &[f32], offset_of: impl Fn(usize) -> u64) -> Vec<u8> {
     let mut m = GgufModel::new();
-    m.kv("general.architecture", OwnedValue::str("llama"));
+    m.kv("general.architecture", OwnedValue::str("plain"));
     for i in 0..n {
         let mut t = OwnedTensor::zeroed(&format!("t{i}"), &[len], GgmlType::F32).expect("f32");
         t.offset = offset_of(i);
@@ -383,7 +391,7 @@ fn partly_overlapping_ranges_scan_only_the_new_bytes_on_each_tensors_block_grid(
     let mut v = vec![1.0f32; 72];
     v[70] = f32::INFINITY;
     let mut m = GgufModel::new();
-    m.kv("general.architecture", OwnedValue::str("llama"));
+    m.kv("general.architecture", OwnedValue::str("plain"));
     let mut t0 = OwnedTensor::zeroed("t0", &[64], GgmlType::F32).unwrap();
     t0.offset = 0;
     t0.data = f32s(&v[..64]);
@@ -404,7 +412,7 @@ fn partly_overlapping_ranges_scan_only_the_new_bytes_on_each_tensors_block_grid(
 fn the_same_bytes_are_scanned_again_for_another_type() {
     // One 64-byte region read as F32 and as F16: a scan per type.
     let mut m = GgufModel::new();
-    m.kv("general.architecture", OwnedValue::str("llama"));
+    m.kv("general.architecture", OwnedValue::str("plain"));
     let mut a = OwnedTensor::zeroed("a", &[16], GgmlType::F32).unwrap();
     a.data = f32s(&[1.0; 16]);
     let mut b = OwnedTensor::zeroed("b", &[32], GgmlType::F16).unwrap();
@@ -420,7 +428,7 @@ fn listing_is_capped_per_rule_and_tensor_entries_are_capped_with_a_count() {
     // 300 tensors, each with one NaN at its own range.
     let n = 300usize;
     let mut m = GgufModel::new();
-    m.kv("general.architecture", OwnedValue::str("llama"));
+    m.kv("general.architecture", OwnedValue::str("plain"));
     for i in 0..n {
         let mut t = OwnedTensor::zeroed(&format!("t{i}"), &[8], GgmlType::F32).unwrap();
         t.offset = (i * 32) as u64;

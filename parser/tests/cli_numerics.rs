@@ -47,7 +47,7 @@ fn f32s(v: &[f32]) -> Vec<u8> {
 /// infinite `d` in block 1, and an MXFP4 tensor with exponent 0xFF in block 2.
 fn bad_file() -> Vec<u8> {
     let mut m = GgufModel::new();
-    m.kv("general.architecture", OwnedValue::str("llama"));
+    m.kv("general.architecture", OwnedValue::str("plain"));
     m.kv("general.quantization_version", OwnedValue::U32(2));
     let mut norm = OwnedTensor::zeroed("blk.0.attn_norm.weight", &[8], GgmlType::F32).expect("shape");
     norm.data = f32s(&[1.0, 1.0, f32::NAN, 1.0, 1.0, 1.0, 1.0, 1.0]);
@@ -238,7 +238,7 @@ fn conversion_usage_errors_exit_2() {
 fn dump_tensor_writes_raw_and_dequantized_data() {
     let dir = scratch("dump_tensor");
     let mut m = GgufModel::new();
-    m.kv("general.architecture", OwnedValue::str("llama"));
+    m.kv("general.architecture", OwnedValue::str("plain"));
     m.kv("general.quantization_version", OwnedValue::U32(2));
     let x: Vec<f32> = (0..128).map(|i| (i as f32 - 60.0) / 7.0).collect();
     let mut blocks = Vec::new();
@@ -271,7 +271,7 @@ fn dump_tensor_writes_raw_and_dequantized_data() {
 fn dump_tensor_refuses_unreadable_tensors() {
     let dir = scratch("dump_unreadable");
     let mut m = GgufModel::new();
-    m.kv("general.architecture", OwnedValue::str("llama"));
+    m.kv("general.architecture", OwnedValue::str("plain"));
     let mut t = OwnedTensor::zeroed("w", &[32], GgmlType::F32).expect("shape");
     t.type_id = 4; // removed type: no data view
     m.tensor(t);

@@ -77,7 +77,7 @@ fn tempdir(name: &str) -> PathBuf {
 /// start of the data section.
 fn tensors_file(path: &Path, n: usize, elements: u64, offset_of: impl Fn(usize) -> u64, data_len: u64, dense: &[u8]) {
     let mut m = GgufModel::new();
-    m.kv("general.architecture", OwnedValue::str("llama"));
+    m.kv("general.architecture", OwnedValue::str("plain"));
     for i in 0..n {
         m.tensor(OwnedTensor {
             name: format!("t{i}").into_bytes(),
@@ -336,7 +336,7 @@ fn peak_rss_kb(dir: &Path, args: &[&str]) -> Option<(i32, u64)> {
 fn many_keys_cost_a_small_multiple_of_the_file() {
     let dir = tempdir("keys");
     let mut m = GgufModel::new();
-    m.kv("general.architecture", OwnedValue::str("llama"));
+    m.kv("general.architecture", OwnedValue::str("plain"));
     for i in 0..500_000u32 {
         m.kv(&format!("bench.k{i}"), OwnedValue::U8(7));
     }
@@ -355,7 +355,7 @@ fn many_keys_cost_a_small_multiple_of_the_file() {
 fn many_unknown_type_ids_keep_the_summary_small() {
     let dir = tempdir("types");
     let mut m = GgufModel::new();
-    m.kv("general.architecture", OwnedValue::str("llama"));
+    m.kv("general.architecture", OwnedValue::str("plain"));
     for i in 0..20_000u32 {
         m.tensor(OwnedTensor {
             name: format!("t{i}").into_bytes(),

@@ -15,7 +15,10 @@ fn corpus(name: &str) -> Vec<u8> {
 fn gguf_py_files_are_valid_under_every_profile_they_target() {
     for name in ["llama_tiny.gguf", "all_value_types.gguf", "metadata_only.gguf", "llama_tiny_be.gguf"] {
         let bytes = corpus(name);
-        for profile in [Profile::Strict, Profile::Spec] {
+        // Big-endian files load on no common host: strict rejects them.
+        let profiles: &[Profile] =
+            if name.ends_with("_be.gguf") { &[Profile::Spec] } else { &[Profile::Strict, Profile::Spec] };
+        for &profile in profiles {
             let r = validate_bytes(&bytes, &Options::new(profile));
             assert!(r.valid, "{name} under {profile}: {:?}", r.diagnostics);
             assert_eq!(r.counts.errors, 0);
@@ -53,10 +56,13 @@ fn big_and_little_endian_gguf_py_files_describe_the_same_model() {
 #[test]
 fn gemma_3_270m_when_available() {
     let Some(path) = std::env::var_os("GGUF_VALIDATE_GEMMA") else {
+        assert!(std::env::var_os("CI").is_none(), "CI must set GGUF_VALIDATE_GEMMA (source .ci/reference.sh)");
         return;
     };
     let bytes = std::fs::read(&path).expect("GGUF_VALIDATE_GEMMA points at the gemma file");
     let r = validate_bytes(&bytes, &Options::new(Profile::Strict));
+    let model = r.summary.examined.iter().find(|e| e.layer == "model").expect("model layer entry");
+    assert!(model.checked && model.note.is_none(), "gemma3's tensors are checked in full: {model:?}");
     assert!(r.valid, "{:?}", r.diagnostics);
     assert!(r.diagnostics.is_empty(), "{:?}", r.diagnostics);
     assert_eq!(r.summary.tensor_count, Some(236));
@@ -66,4 +72,44 @@ fn gemma_3_270m_when_available() {
     for p in [Profile::Spec, Profile::Ggml] {
         assert!(validate_bytes(&bytes, &Options::new(p)).valid);
     }
+}
+
+/// The vendored llama.cpp tree (`.ci/reference.sh`), when available; in CI
+/// (`CI=true`) its absence is a failure, not a skip.
+fn llama_cpp_tree() -> Option<std::path::PathBuf> {
+    match std::env::var_os("GGUF_VALIDATE_LLAMA_CPP") {
+        Some(p) => Some(p.into()),
+        None => {
+            assert!(std::env::var_os("CI").is_none(), "CI must set GGUF_VALIDATE_LLAMA_CPP (source .ci/reference.sh)");
+            None
+        }
+    }
+}
+
+/// llama.cpp's own vocabulary files (real converter output for many
+/// tokenizer families, no tensors) are valid under strict: no errors, and
+/// the model layer says tensors were not checked.
+#[test]
+fn llama_cpp_vocabulary_files_are_valid_under_strict() {
+    let Some(root) = llama_cpp_tree() else { return };
+    let mut n = 0;
+    for entry in std::fs::read_dir(root.join("models")).expect("models/") {
+        let path = entry.expect("entry").path();
+        let name = path.file_name().and_then(|n| n.to_str()).unwrap_or_default().to_string();
+        if !(name.starts_with("ggml-vocab-") && name.ends_with(".gguf")) {
+            continue;
+        }
+        n += 1;
+        let r = validate_bytes(&std::fs::read(&path).expect("read"), &Options::new(Profile::Strict));
+        let errors: Vec<String> = r
+            .diagnostics
+            .iter()
+            .filter(|d| d.severity == Level::Error)
+            .map(|d| format!("{} {}", d.rule.id(), d.message))
+            .collect();
+        assert!(r.valid && errors.is_empty(), "{name}: {errors:?}");
+        let model = r.summary.examined.iter().find(|e| e.layer == "model").expect("model layer entry");
+        assert!(model.note.as_deref().is_some_and(|n| n.contains("vocabulary only")), "{name}: {model:?}");
+    }
+    assert!(n >= 15, "{n} vocabulary files");
 }

@@ -4,14 +4,12 @@
 //! are printed and counted (run with `--nocapture` to see them).
 //!
 //! The files carry their models' licences, so they are not committed:
-//! `.ci/run` extracts them from the llama-cpp-python sdist (PyPI) and sets
-//! - `GGUF_VALIDATE_TEMPLATES`: the `models/templates` directory (under
-//!   `CI=true` a missing directory fails the test);
-//! - `GGUF_VALIDATE_VOCABS`: the directory of `ggml-vocab-*.gguf` files;
-//! - `GGUF_VALIDATE_GEMMA`: gemma-3-270m.
-//!
-//! Without them the test looks in the usual places and otherwise skips
-//! with a notice.
+//! `.ci/reference.sh` extracts them from the llama-cpp-python sdist (PyPI)
+//! and sets `GGUF_VALIDATE_LLAMA_CPP` (llama.cpp's tree: `models/templates/`
+//! and `models/ggml-vocab-*.gguf`) and `GGUF_VALIDATE_GEMMA`. Under
+//! `CI=true` missing templates fail the test. `GGUF_VALIDATE_TEMPLATES`
+//! points at another template directory. Without any of them the test
+//! looks in the usual places and otherwise skips with a notice.
 #![allow(clippy::disallowed_macros)]
 
 use std::path::{Path, PathBuf};
@@ -20,10 +18,17 @@ use gguf_validate::rules::Group;
 use gguf_validate::template::{self, Kind};
 use gguf_validate::{Level, Options, Profile, validate_bytes};
 
-const SDIST: &str = "/work/sdist/llama_cpp_python-0.3.36/vendor/llama.cpp/models";
+/// Where llama-cpp-python's sdist is unpacked on a developer's machine.
+const SDIST: &str = "/work/sdist/llama_cpp_python-0.3.36/vendor/llama.cpp";
 
-fn dir(var: &str, default: &str) -> Option<PathBuf> {
-    let p = std::env::var_os(var).map(PathBuf::from).unwrap_or_else(|| PathBuf::from(default));
+/// llama.cpp's `models/` directory.
+fn llama_cpp_models() -> PathBuf {
+    std::env::var_os("GGUF_VALIDATE_LLAMA_CPP").map_or_else(|| PathBuf::from(SDIST), PathBuf::from).join("models")
+}
+
+fn templates_dir() -> Option<PathBuf> {
+    let p =
+        std::env::var_os("GGUF_VALIDATE_TEMPLATES").map_or_else(|| llama_cpp_models().join("templates"), PathBuf::from);
     p.is_dir().then_some(p)
 }
 
@@ -43,9 +48,9 @@ fn in_ci() -> bool {
 
 #[test]
 fn llama_cpp_templates_give_no_error() {
-    let Some(dir) = dir("GGUF_VALIDATE_TEMPLATES", &format!("{SDIST}/templates")) else {
-        assert!(!in_ci(), "CI=true but GGUF_VALIDATE_TEMPLATES is not a directory (.ci/run extracts it)");
-        eprintln!("notice: llama.cpp's models/templates not found (set GGUF_VALIDATE_TEMPLATES); skipped");
+    let Some(dir) = templates_dir() else {
+        assert!(!in_ci(), "CI=true but llama.cpp's models/templates is missing (source .ci/reference.sh)");
+        eprintln!("notice: llama.cpp's models/templates not found (set GGUF_VALIDATE_LLAMA_CPP); skipped");
         return;
     };
     let paths = files(&dir, ".jinja");
@@ -99,13 +104,16 @@ fn template_findings(path: &Path) -> (Vec<String>, Vec<String>) {
 #[test]
 fn vocabulary_files_and_gemma_give_no_template_error() {
     let mut paths = Vec::new();
-    match dir("GGUF_VALIDATE_VOCABS", SDIST) {
-        Some(d) => paths.extend(
-            files(&d, ".gguf")
+    let models = llama_cpp_models();
+    if models.is_dir() {
+        paths.extend(
+            files(&models, ".gguf")
                 .into_iter()
                 .filter(|p| p.file_name().is_some_and(|n| n.to_string_lossy().starts_with("ggml-vocab-"))),
-        ),
-        None => eprintln!("notice: llama.cpp's ggml-vocab-*.gguf not found (set GGUF_VALIDATE_VOCABS); skipped"),
+        );
+    } else {
+        assert!(!in_ci(), "CI=true but GGUF_VALIDATE_LLAMA_CPP is missing (source .ci/reference.sh)");
+        eprintln!("notice: llama.cpp's ggml-vocab-*.gguf not found (set GGUF_VALIDATE_LLAMA_CPP); skipped");
     }
     let gemma = std::env::var_os("GGUF_VALIDATE_GEMMA")
         .map(PathBuf::from)
@@ -113,6 +121,7 @@ fn vocabulary_files_and_gemma_give_no_template_error() {
     if gemma.is_file() {
         paths.push(gemma);
     } else {
+        assert!(!in_ci(), "CI=true but GGUF_VALIDATE_GEMMA is missing (source .ci/reference.sh)");
         eprintln!("notice: gemma-3-270m not found (set GGUF_VALIDATE_GEMMA); skipped");
     }
     let mut errors = Vec::new();

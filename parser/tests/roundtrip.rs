@@ -59,7 +59,7 @@ prop_compose! {
         let mut m = GgufModel::new();
         m.order = if big { ByteOrder::BigEndian } else { ByteOrder::LittleEndian };
         m.version = if v2 { 2 } else { 3 };
-        m.kv("general.architecture", OwnedValue::str("llama"));
+        m.kv("general.architecture", OwnedValue::str("plain"));
         m.kv("general.quantization_version", OwnedValue::U32(2));
         if let Some(p) = align_pow {
             m.kv("general.alignment", OwnedValue::U32(1 << p));
@@ -94,7 +94,10 @@ proptest! {
     #[test]
     fn generated_valid_files_have_no_errors(m in model()) {
         let bytes = m.to_bytes();
-        let report = validate_bytes(&bytes, &Options::new(Profile::Strict));
+        // Big-endian files are valid by the spec only (strict: they load on
+        // no common host).
+        let profile = if m.order == ByteOrder::BigEndian { Profile::Spec } else { Profile::Strict };
+        let report = validate_bytes(&bytes, &Options::new(profile));
         prop_assert_eq!(report.counts.errors, 0, "{:?}", report.diagnostics);
         let dump1 = gguf_validate::dump::dump(&parse_bytes(&bytes).unwrap(), true);
         let again = GgufModel::from_parsed(&parse_bytes(&bytes).unwrap(), &bytes).to_bytes();

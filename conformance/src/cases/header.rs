@@ -112,7 +112,7 @@ pub fn cases(v: &mut Vec<Case>) {
             bytes(m)
         },
     ));
-    v.push(case("big_endian_v3", [A, A, R], &["byte-order-big-endian"], "The base file written big-endian (as gguf-py --bigendian does): valid by the spec; ggml on a little-endian host rejects it.", "gguf.md Version History (v3 adds big-endian); gguf.cpp [H4]", || {
+    v.push(case("big_endian_v3", [R, A, R], &["byte-order-big-endian"], "The base file written big-endian (as gguf-py --bigendian does): valid by the spec; ggml, and so llama.cpp, on a little-endian host rejects it, so strict does too.", "gguf.md Version History (v3 adds big-endian); gguf.cpp [H4]", || {
         let mut m = base();
         m.order = ByteOrder::BigEndian;
         bytes(m)

@@ -157,10 +157,10 @@ pub fn cases(v: &mut Vec<Case>) {
         "architecture_dash",
         [A, R, A],
         &["architecture-charset"],
-        "general.architecture = `command-r` (a real name outside the spec's [a-z0-9]+).",
+        "general.architecture = `command-r` (a real name outside the spec's [a-z0-9]+), in a vocabulary-less, tensor-less file (no model-layer rule applies).",
         "gguf.md general.architecture",
         || {
-            let mut m = base();
+            let mut m = base_no_tensors();
             m.kvs[0].1 = V::str("command-r");
             bytes(m)
         },
@@ -204,13 +204,13 @@ pub fn cases(v: &mut Vec<Case>) {
     ));
     v.push(case(
         "standard_key_u64",
-        [A, A, A],
+        [R, A, A],
         &["standard-key-type"],
-        "llama.context_length typed u64: the spec says uint64, gguf-py writes u32 and llama.cpp's loader requires u32.",
-        "gguf.md [llm] keys; llama.cpp GKV::get_kv",
+        "A complete tiny llama whose llama.context_length is typed u64: the spec says uint64, gguf-py writes u32 and llama.cpp's loader reads u32 only (\"key has wrong type\") and refuses the file.",
+        "gguf.md [llm] keys; llama.cpp src/llama-model-loader.cpp GKV::get_kv",
         || {
-            let mut m = base();
-            m.kv("llama.context_length", V::U64(2048));
+            let mut m = tiny_llama();
+            set_kv(&mut m, "llama.context_length", V::U64(2048));
             bytes(m)
         },
     ));

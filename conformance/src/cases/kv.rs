@@ -126,7 +126,7 @@ pub fn cases(v: &mut Vec<Case>) {
         "gguf.cpp [K1]",
         || {
             let b = bytes(base());
-            let at = find(&b, b"llama") - 8;
+            let at = find(&b, b"plain") - 8;
             let len = (b.len() - at - 8 + 1) as u64;
             patch(b, at, &len.to_le_bytes())
         },

@@ -3,16 +3,50 @@
 //! C-string reader sees differently). Each rule has a breaking case and a
 //! case at its boundary.
 
+use gguf_validate::rules::Profile;
 use gguf_validate::types::ValueType as T;
 
 use crate::build::*;
 use crate::{A, Case, R, case};
 
-/// The base file (architecture `llama`) with these extra pairs.
+/// The tiny llama's hyper-parameters and vocabulary without tensors (a
+/// vocabulary-only file: hyper-parameter rules apply, tensor rules do not),
+/// with these pairs set.
 fn with(kvs: &[(&str, V)]) -> Vec<u8> {
-    let mut m = base();
+    let mut m = tiny_llama_hparams();
     for (k, v) in kvs {
-        m.kv(k, v.clone());
+        set_kv(&mut m, k, v.clone());
+    }
+    bytes(m)
+}
+
+/// The complete tiny llama, changed by `f`.
+fn tiny(f: impl Fn(&mut Model)) -> Vec<u8> {
+    let mut m = tiny_llama();
+    f(&mut m);
+    bytes(m)
+}
+
+/// A tensor's dims in the tiny llama.
+fn reshape(m: &mut Model, name: &str, dims: &[u64]) {
+    if let Some(t) = m.tensors.iter_mut().find(|t| t.name == name.as_bytes()) {
+        *t = f32_tensor(name, dims);
+    }
+}
+
+/// A gpt2 (BPE) vocabulary on the base file: tokens, and the given pre and
+/// merges.
+fn bpe(pre: Option<&str>, merges: bool) -> Vec<u8> {
+    let mut m = base();
+    m.kv("tokenizer.ggml.model", V::str("gpt2"));
+    if let Some(p) = pre {
+        m.kv("tokenizer.ggml.pre", V::str(p));
+    }
+    let tokens: [&str; 4] = ["a", "b", "ab", "<|endoftext|>"];
+    m.kv("tokenizer.ggml.tokens", array(T::String, tokens.iter().map(|t| V::str(t)).collect()));
+    m.kv("tokenizer.ggml.token_type", array(T::I32, vec![V::I32(1), V::I32(1), V::I32(1), V::I32(3)]));
+    if merges {
+        m.kv("tokenizer.ggml.merges", array(T::String, vec![V::str("a b")]));
     }
     bytes(m)
 }
@@ -32,6 +66,7 @@ fn vocab(tokens: &[&[u8]], types: &[i32]) -> Vec<u8> {
 }
 
 pub fn cases(v: &mut Vec<Case>) {
+    table_cases(v);
     v.push(case(
         "model_architecture_unknown",
         [A, A, A],
@@ -187,5 +222,400 @@ pub fn cases(v: &mut Vec<Case>) {
         "A key holding ESC `[2K`, which rewrites the terminal line a tool prints it on.",
         "gguf.md gguf_metadata_kv_t",
         || with(&[("custom\x1b[2K.key", V::U32(1))]),
+    ));
+}
+
+/// Hyper-parameters against tensors (the generated per-architecture
+/// table), tokenizer refusals, and what the report says it left out.
+pub fn table_cases(v: &mut Vec<Case>) {
+    const LOADER: &str = "llama.cpp src/models/llama.cpp load_arch_tensors; src/llama-model-loader.cpp";
+    v.push(case(
+        "model_tiny_llama_complete",
+        [A, A, A],
+        &[],
+        "A complete two-layer llama (tied embeddings: no output.weight) with every tensor llama.cpp's loader requires in the shape it computes; libllama loads the same shape (corpus/models/llama__complete.gguf). Boundary of every model-tensor rule.",
+        LOADER,
+        || tiny(|_| {}),
+    ));
+    v.push(case(
+        "model_tiny_llama_optional_tensors",
+        [A, A, A],
+        &[],
+        "The tiny llama with the optional tensors llama.cpp creates when present: output.weight, blk.0.attn_output.bias, rope_freqs.weight [n_rot/2], blk.1.attn_q.scale [1], and an attn_norm written [16, 1] (trailing 1s compare equal).",
+        LOADER,
+        || {
+            tiny(|m| {
+                m.tensor(f32_tensor("output.weight", &[TINY_EMBD, 8]));
+                m.tensor(f32_tensor("blk.0.attn_output.bias", &[TINY_EMBD]));
+                m.tensor(f32_tensor("rope_freqs.weight", &[2]));
+                m.tensor(f32_tensor("blk.1.attn_q.scale", &[1]));
+                reshape(m, "blk.0.attn_norm.weight", &[TINY_EMBD, 1]);
+            })
+        },
+    ));
+    v.push(case(
+        "model_key_missing_rms_eps",
+        [R, A, A],
+        &["model-key-missing"],
+        "The tiny llama without llama.attention.layer_norm_rms_epsilon, which llama.cpp reads as required for llama.",
+        "llama.cpp src/models/llama.cpp load_arch_hparams (get_key required)",
+        || tiny(|m| drop_kv(m, "llama.attention.layer_norm_rms_epsilon")),
+    ));
+    v.push(case(
+        "model_key_missing_context_length",
+        [R, A, A],
+        &["model-key-missing"],
+        "The tiny llama without llama.context_length, required for every architecture.",
+        "llama.cpp src/llama-model.cpp llama_model_base::load_hparams",
+        || tiny(|m| drop_kv(m, "llama.context_length")),
+    ));
+    v.push(case(
+        "model_tensor_beyond_block_count",
+        [R, A, A],
+        &["model-tensor-unexpected"],
+        "The tiny llama (block_count 2) with an extra blk.2.attn_norm.weight: llama.cpp creates no tensor for layer 2 and refuses the file (wrong number of tensors).",
+        "llama.cpp src/llama-model-loader.cpp done_getting_tensors",
+        || tiny(|m| {
+            m.tensor(f32_tensor("blk.2.attn_norm.weight", &[TINY_EMBD]));
+        }),
+    ));
+    v.push(case(
+        "model_tensor_unknown_name",
+        [R, A, A],
+        &["model-tensor-unexpected"],
+        "The tiny llama with an extra tensor `extra.weight` that llama.cpp never creates for llama.",
+        "llama.cpp src/llama-model-loader.cpp done_getting_tensors",
+        || {
+            tiny(|m| {
+                m.tensor(f32_tensor("extra.weight", &[4]));
+            })
+        },
+    ));
+    v.push(case(
+        "model_tensor_fused_and_separate",
+        [R, A, A],
+        &["model-tensor-unexpected"],
+        "The tiny llama with blk.0.attn_qkv.weight beside its separate attn_q/k/v: llama.cpp takes the fused one, never creates the others and refuses the file.",
+        "llama.cpp src/llama-model.cpp create_tensor_qkv",
+        || tiny(|m| {
+            m.tensor(f32_tensor("blk.0.attn_qkv.weight", &[TINY_EMBD, 32]));
+        }),
+    ));
+    v.push(case(
+        "model_tensor_missing_ffn_down",
+        [R, A, A],
+        &["model-tensor-missing"],
+        "The tiny llama without blk.1.ffn_down.weight (required for a dense llama layer).",
+        "llama.cpp src/llama-model-loader.cpp create_tensor (missing tensor)",
+        || tiny(|m| drop_tensor(m, "blk.1.ffn_down.weight")),
+    ));
+    v.push(case(
+        "model_tensor_missing_token_embd",
+        [R, A, A],
+        &["model-tensor-missing"],
+        "The tiny llama without token_embd.weight.",
+        "llama.cpp src/models/llama.cpp",
+        || tiny(|m| drop_tensor(m, "token_embd.weight")),
+    ));
+    v.push(case(
+        "model_tensor_shape_attn_q",
+        [R, A, A],
+        &["model-tensor-shape"],
+        "The tiny llama with blk.0.attn_q.weight [16, 12]: llama.cpp computes [n_embd, head_dim x head_count] = [16, 16].",
+        "llama.cpp src/llama-model-loader.cpp check_tensor_dims",
+        || tiny(|m| reshape(m, "blk.0.attn_q.weight", &[TINY_EMBD, 12])),
+    ));
+    v.push(case(
+        "model_tensor_shape_vocab",
+        [R, A, A],
+        &["model-tensor-shape"],
+        "The tiny llama whose token_embd.weight has 9 rows for 8 tokens.",
+        "llama.cpp src/llama-model-loader.cpp check_tensor_dims",
+        || tiny(|m| reshape(m, "token_embd.weight", &[TINY_EMBD, 9])),
+    ));
+    v.push(case(
+        "model_file_type_mismatch",
+        [A, A, A],
+        &["model-file-type"],
+        "general.file_type 7 (MOSTLY_Q8_0) on an all-F32 model: llama.cpp ignores the key (a warning).",
+        "include/llama.h enum llama_ftype",
+        || {
+            tiny(|m| {
+                m.kv("general.file_type", V::U32(7));
+            })
+        },
+    ));
+    v.push(case(
+        "model_file_type_f32",
+        [A, A, A],
+        &[],
+        "general.file_type 0 (ALL_F32) on an all-F32 model (boundary of model-file-type).",
+        "include/llama.h enum llama_ftype",
+        || {
+            tiny(|m| {
+                m.kv("general.file_type", V::U32(0));
+            })
+        },
+    ));
+    v.push(case(
+        "model_head_count_kv_3",
+        [A, A, A],
+        &["model-head-count"],
+        "llama.attention.head_count 4 with head_count_kv 3 (hyper-parameters only): llama.cpp loads it, but the heads do not group (a warning).",
+        "llama.cpp src/llama-graph.cpp grouped-query attention",
+        || with(&[("llama.attention.head_count_kv", V::U32(3))]),
+    ));
+    v.push(case(
+        "model_rope_scaling_unknown",
+        [R, A, A],
+        &["model-rope"],
+        "llama.rope.scaling.type = `bogus`: llama.cpp aborts (GGML_ASSERT) on a scaling type it does not know.",
+        "llama.cpp src/llama-model.cpp LLAMA_ROPE_SCALING_TYPES",
+        || with(&[("llama.rope.scaling.type", V::str("bogus"))]),
+    ));
+    v.push(case(
+        "model_rope_scaling_yarn",
+        [A, A, A],
+        &[],
+        "llama.rope.scaling.type = `yarn` and llama.rope.dimension_count 4 (the head size) (boundary of model-rope).",
+        "llama.cpp src/llama-model.cpp LLAMA_ROPE_SCALING_TYPES",
+        || with(&[("llama.rope.scaling.type", V::str("yarn")), ("llama.rope.dimension_count", V::U32(4))]),
+    ));
+    v.push(case(
+        "model_rope_dimension_half",
+        [R, A, A],
+        &["model-rope"],
+        "llama.rope.dimension_count 2 with a head size of 4: llama.cpp refuses llama models unless they are equal (invalid n_rot).",
+        "llama.cpp src/llama-model.cpp load_hparams",
+        || with(&[("llama.rope.dimension_count", V::U32(2))]),
+    ));
+    v.push(case(
+        "model_expert_used_missing",
+        [R, A, A],
+        &["model-expert-count"],
+        "llama.expert_count 4 without expert_used_count: llama.cpp asserts at least one used expert.",
+        "llama.cpp src/llama-model.cpp load_hparams",
+        || with(&[("llama.expert_count", V::U32(4))]),
+    ));
+    v.push(case(
+        "model_adapter_not_checked",
+        [A, A, A],
+        &["model-not-checked"],
+        "A LoRA adapter (general.type = adapter, architecture llama, lora_a/lora_b tensors): language-model rules do not apply, and the report says so.",
+        "llama.cpp src/llama-adapter.cpp (general.type adapter)",
+        || {
+            let mut m = base_no_tensors();
+            m.kvs[0].1 = V::str("llama");
+            m.kv("general.type", V::str("adapter"));
+            m.kv("adapter.type", V::str("lora"));
+            m.tensor(f32_tensor("blk.0.attn_q.weight.lora_a", &[16, 4]));
+            m.tensor(f32_tensor("blk.0.attn_q.weight.lora_b", &[4, 16]));
+            bytes(m)
+        },
+    ));
+    v.push(case(
+        "model_imatrix_without_architecture",
+        [A, R, A],
+        &["model-not-checked"],
+        "An importance matrix as llama-imatrix writes it: general.type = imatrix, imatrix.* keys, `NAME.in_sum2` / `NAME.counts` tensors and no general.architecture. Not a model: strict exempts it from architecture-missing (the spec profile does not).",
+        "llama.cpp tools/imatrix/imatrix.cpp (save_imatrix)",
+        || {
+            let mut m = Model::new();
+            m.kv("general.type", V::str("imatrix"));
+            m.kv("imatrix.datasets", array(T::String, vec![V::str("wiki.train.raw")]));
+            m.kv("imatrix.chunk_count", V::U32(10));
+            m.kv("imatrix.chunk_size", V::U32(512));
+            m.tensor(f32_tensor("blk.0.attn_q.weight.in_sum2", &[16, 1]));
+            m.tensor(f32_tensor("blk.0.attn_q.weight.counts", &[1, 1]));
+            bytes(m)
+        },
+    )
+    .also_under(Profile::Spec, "architecture-missing"));
+    v.push(case(
+        "model_vocab_only",
+        [A, A, A],
+        &["model-not-checked"],
+        "A vocabulary-only llama file (hyper-parameters and tokenizer, no tensors), like llama.cpp's models/ggml-vocab-*.gguf: tensor rules do not apply, and the report says so.",
+        "llama.cpp models/ggml-vocab-*.gguf; llama_model_params.vocab_only",
+        || bytes(tiny_llama_hparams()),
+    ));
+    v.push(case(
+        "metadata_key_type_tags",
+        [A, A, A],
+        &["metadata-key-type"],
+        "general.tags as a string instead of array[string]: llama.cpp does not read it (a warning).",
+        "gguf.md general.tags",
+        || {
+            let mut m = base();
+            m.kv("general.tags", V::str("text-generation"));
+            bytes(m)
+        },
+    ));
+    v.push(case(
+        "metadata_key_type_tags_array",
+        [A, A, A],
+        &[],
+        "general.tags as array[string] (boundary of metadata-key-type).",
+        "gguf.md general.tags",
+        || {
+            let mut m = base();
+            m.kv("general.tags", array(T::String, vec![V::str("text-generation")]));
+            bytes(m)
+        },
+    ));
+    v.push(case(
+        "standard_key_scores_u8",
+        [R, A, A],
+        &["standard-key-type"],
+        "tokenizer.ggml.scores as array[u8]: llama.cpp reads f32 or i32 only (an out-of-bounds read before PR #26690).",
+        "llama.cpp src/llama-vocab.cpp load; PR #26690",
+        || tiny(|m| set_kv(m, "tokenizer.ggml.scores", array(T::U8, (0..8).map(V::U8).collect()))),
+    ));
+    v.push(case(
+        "standard_key_scores_i32",
+        [A, A, A],
+        &[],
+        "tokenizer.ggml.scores as array[i32], which llama.cpp also reads (boundary of standard-key-type).",
+        "llama.cpp src/llama-vocab.cpp load",
+        || tiny(|m| set_kv(m, "tokenizer.ggml.scores", array(T::I32, (0..8).map(|i| V::I32(-i)).collect()))),
+    ));
+    v.push(case(
+        "standard_key_bos_i32",
+        [R, A, A],
+        &["standard-key-type"],
+        "tokenizer.ggml.bos_token_id typed i32: llama.cpp reads special ids as u32 only.",
+        "llama.cpp src/llama-vocab.cpp load (get_key uint32_t)",
+        || tiny(|m| set_kv(m, "tokenizer.ggml.bos_token_id", V::I32(1))),
+    ));
+    v.push(case(
+        "standard_key_block_count_f32",
+        [R, A, A],
+        &["standard-key-type"],
+        "llama.block_count typed f32 on the tiny llama.",
+        "llama.cpp src/llama-model-loader.cpp GKV::get_kv",
+        || tiny(|m| set_kv(m, "llama.block_count", V::F32(2.0))),
+    ));
+    v.push(case(
+        "tokenizer_model_unknown",
+        [R, A, A],
+        &["tokenizer-model-unknown"],
+        "tokenizer.ggml.model = `sentencepiece`, a name llama.cpp does not know.",
+        "llama.cpp src/llama-vocab.cpp load (unknown tokenizer)",
+        || tiny(|m| set_kv(m, "tokenizer.ggml.model", V::str("sentencepiece"))),
+    ));
+    v.push(case(
+        "tokenizer_bpe_complete",
+        [A, A, A],
+        &[],
+        "A gpt2 (BPE) vocabulary with merges and the pre-tokenizer `qwen2` (boundary of the BPE rules).",
+        "llama.cpp src/llama-vocab.cpp load",
+        || bpe(Some("qwen2"), true),
+    ));
+    v.push(case(
+        "tokenizer_bpe_no_pre",
+        [A, A, A],
+        &[],
+        "A gpt2 vocabulary without tokenizer.ggml.pre: llama.cpp falls back to `default` with a warning in its log.",
+        "llama.cpp src/llama-vocab.cpp load (missing pre-tokenizer type)",
+        || bpe(None, true),
+    ));
+    v.push(case(
+        "tokenizer_pre_unknown",
+        [R, A, A],
+        &["tokenizer-pre-unknown"],
+        "A gpt2 vocabulary with tokenizer.ggml.pre = `bogus`.",
+        "llama.cpp src/llama-vocab.cpp load (unknown pre-tokenizer type)",
+        || bpe(Some("bogus"), true),
+    ));
+    v.push(case(
+        "tokenizer_merges_missing",
+        [R, A, A],
+        &["tokenizer-merges-missing"],
+        "A gpt2 vocabulary without tokenizer.ggml.merges.",
+        "llama.cpp src/llama-vocab.cpp load (cannot find tokenizer merges)",
+        || bpe(Some("qwen2"), false),
+    ));
+    v.push(case(
+        "tokenizer_merges_exempt",
+        [A, A, A],
+        &[],
+        "A gpt2 vocabulary without merges whose pre-tokenizer is `kimi-k2`, which llama.cpp exempts (boundary of tokenizer-merges-missing).",
+        "llama.cpp src/llama-vocab.cpp load (is_kimi_k2)",
+        || bpe(Some("kimi-k2"), false),
+    ));
+    v.push(case(
+        "tokenizer_vocab_missing",
+        [R, A, A],
+        &["tokenizer-vocab-missing"],
+        "The tiny llama without any tokenizer key: llama.cpp loads a vocabulary for every model and refuses it.",
+        "llama.cpp src/llama-vocab.cpp load",
+        || {
+            tiny(|m| {
+                m.kvs.retain(|(k, _)| !k.starts_with(b"tokenizer."));
+            })
+        },
+    ));
+    v.push(case(
+        "tokenizer_none_with_vocab_size",
+        [A, A, A],
+        &[],
+        "The tiny llama with tokenizer.ggml.model `none`, no tokens and llama.vocab_size 8 (boundary of tokenizer-vocab-missing: token_embd is sized by vocab_size).",
+        "llama.cpp src/llama-vocab.cpp load (no_vocab)",
+        || {
+            tiny(|m| {
+                m.kvs.retain(|(k, _)| !k.starts_with(b"tokenizer."));
+                m.kv("tokenizer.ggml.model", V::str("none"));
+                m.kv("llama.vocab_size", V::U32(8));
+            })
+        },
+    ));
+    v.push(case(
+        "tokenizer_name_quirk_phi3",
+        [R, A, A],
+        &["tokenizer-name-quirk"],
+        "The tiny llama named `Phi-3 mini`: llama.cpp then looks up `<|endoftext|>` by name, which this vocabulary lacks, and refuses the file.",
+        "llama.cpp src/llama-vocab.cpp load (_set_token_attr, token_to_id.at)",
+        || tiny(|m| {
+            m.kv("general.name", V::str("Phi-3 mini"));
+        }),
+    ));
+    v.push(case(
+        "tokenizer_name_quirk_satisfied",
+        [A, A, A],
+        &[],
+        "A vocabulary with `</s>`, `<unk>`, `<s>` and `<|endoftext|>` under general.name `phi3` (boundary of tokenizer-name-quirk).",
+        "llama.cpp src/llama-vocab.cpp load",
+        || {
+            let mut m = base();
+            m.kv("general.name", V::str("phi3"));
+            m.kv("tokenizer.ggml.model", V::str("llama"));
+            let t = ["<unk>", "<s>", "</s>", "<|endoftext|>"];
+            m.kv("tokenizer.ggml.tokens", array(T::String, t.iter().map(|t| V::str(t)).collect()));
+            bytes(m)
+        },
+    ));
+    v.push(case(
+        "tokenizer_duplicate_token",
+        [R, A, A],
+        &["tokenizer-duplicate-token"],
+        "Two tokens with the same text `ab`: llama.cpp maps text to id and aborts (GGML_ASSERT) when the map is smaller than the vocabulary.",
+        "llama.cpp src/llama-vocab.cpp load",
+        || vocab(&[b"<unk>", b"ab", b"ab"], &[2, 1, 1]),
+    ));
+    v.push(case(
+        "tokenizer_empty_token_renamed_collides",
+        [R, A, A],
+        &["tokenizer-duplicate-token"],
+        "An empty token 1, which llama.cpp renames `[EMPTY_1]`, beside a token spelled `[EMPTY_1]`.",
+        "llama.cpp src/llama-vocab.cpp load (empty token renamed)",
+        || vocab(&[b"<unk>", b"", b"[EMPTY_1]"], &[2, 1, 1]),
+    ));
+    v.push(case(
+        "tokenizer_tokens_differ_in_case",
+        [A, A, A],
+        &[],
+        "Tokens `ab`, `Ab` and `AB`: distinct texts (boundary of tokenizer-duplicate-token).",
+        "llama.cpp src/llama-vocab.cpp load",
+        || vocab(&[b"<unk>", b"ab", b"Ab", b"AB"], &[2, 1, 1, 1]),
     ));
 }

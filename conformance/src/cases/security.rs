@@ -39,7 +39,7 @@ pub fn cases(v: &mut Vec<Case>) {
         "TALOS-2024-1913 / CVE-2024-23496 (gguf_fread_str calloc(n+1) wraps; llamafile#294); gguf.cpp [K1]",
         || {
             let b = bytes(base());
-            let at = find(&b, b"llama") - 8;
+            let at = find(&b, b"plain") - 8;
             patch(b, at, &u64::MAX.to_le_bytes())
         },
     ));

@@ -34,7 +34,7 @@ fn chat(t: &str) -> Vec<u8> {
 fn chat_with_vocab(t: &str, tokens: &[&str]) -> Vec<u8> {
     let n = tokens.len();
     with(&[
-        ("tokenizer.ggml.model", V::str("gpt2")),
+        ("tokenizer.ggml.model", V::str("llama")),
         ("tokenizer.ggml.tokens", array(T::String, tokens.iter().map(|t| V::str(t)).collect())),
         ("tokenizer.ggml.scores", array(T::F32, (0..n).map(|_| V::F32(0.0)).collect())),
         ("tokenizer.ggml.token_type", array(T::I32, (0..n).map(|i| V::I32(if i == 0 { 2 } else { 1 })).collect())),

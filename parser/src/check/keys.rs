@@ -8,7 +8,6 @@ use crate::limits;
 use crate::parse::{GgufFile, KeyValue, Value, type_label};
 use crate::report::Sink;
 use crate::rules::RuleId;
-use crate::types::ValueType;
 
 use super::kv::kv_path;
 use super::tensors::TensorFacts;
@@ -93,109 +92,92 @@ fn check_alignment(kv: &KeyValue<'_>, sink: &mut Sink<'_>) {
     }
 }
 
-/// Expected type of a standard key.
-#[derive(Clone, Copy, Debug)]
-enum Expect {
-    Scalar(ValueType),
-    ArrayOf(ValueType),
-    /// A scalar u32, or an array of i32/u32 (per-layer values).
-    U32OrArray,
-}
-
-impl Expect {
-    fn matches(self, v: &Value<'_>) -> bool {
-        match (self, v) {
-            (Expect::Scalar(t), v) => v.value_type() == t,
-            (Expect::ArrayOf(t), Value::Array(a)) => a.elem_type == t,
-            (Expect::U32OrArray, Value::U32(_)) => true,
-            (Expect::U32OrArray, Value::Array(a)) => matches!(a.elem_type, ValueType::I32 | ValueType::U32),
-            _ => false,
-        }
-    }
-
-    fn describe(self) -> String {
-        match self {
-            Expect::Scalar(t) => t.to_string(),
-            Expect::ArrayOf(t) => format!("array[{t}]"),
-            Expect::U32OrArray => "u32 or array[i32]".into(),
-        }
-    }
-}
-
-const STRING_KEYS: &[&str] = &[
-    "general.type",
-    "general.name",
-    "general.author",
-    "general.version",
-    "general.organization",
-    "general.basename",
-    "general.finetune",
-    "general.description",
-    "general.quantized_by",
-    "general.size_label",
-    "general.license",
-    "general.license.name",
-    "general.license.link",
-    "general.url",
-    "general.doi",
-    "general.uuid",
-    "general.repo_url",
-    "general.source.url",
-    "general.source.doi",
-    "general.source.uuid",
-    "general.source.repo_url",
-    "tokenizer.ggml.model",
-    "tokenizer.ggml.pre",
-    "tokenizer.chat_template",
-    "tokenizer.huggingface.json",
-    "tokenizer.rwkv.world",
+/// Keys llama.cpp reads with a fixed type outside the per-architecture
+/// hyper-parameters (src/llama-model.cpp, src/llama-model-loader.cpp,
+/// src/llama-vocab.cpp), with every type a read accepts.
+const LOADER_FIXED: &[(&str, &[&str])] = &[
+    ("general.name", &["string"]),
+    ("general.file_type", &["u32"]),
+    ("tokenizer.ggml.model", &["string"]),
+    ("tokenizer.ggml.pre", &["string"]),
+    ("tokenizer.ggml.tokens", &["array[string]"]),
+    ("tokenizer.ggml.scores", &["array[f32]", "array[i32]"]),
+    ("tokenizer.ggml.token_type", &["array[i32]"]),
+    ("tokenizer.ggml.token_type_count", &["u32"]),
+    ("tokenizer.ggml.merges", &["array[string]"]),
+    ("tokenizer.ggml.precompiled_charsmap", &["array[u8]", "array[i8]"]),
+    ("tokenizer.ggml.add_space_prefix", &["bool"]),
+    ("tokenizer.ggml.remove_extra_whitespaces", &["bool"]),
+    ("split.no", &["u16"]),
+    ("split.count", &["u16"]),
+    ("split.tensors.count", &["i32"]),
 ];
 
-fn standard_type(key: &str, arch: Option<&str>) -> Option<Expect> {
-    use ValueType as T;
-    if STRING_KEYS.contains(&key) {
-        return Some(Expect::Scalar(T::String));
+/// Standard keys of the spec that llama.cpp does not read, with their type.
+const SPEC_ONLY: &[(&str, &str)] = &[
+    ("general.type", "string"),
+    ("general.author", "string"),
+    ("general.version", "string"),
+    ("general.organization", "string"),
+    ("general.basename", "string"),
+    ("general.finetune", "string"),
+    ("general.description", "string"),
+    ("general.quantized_by", "string"),
+    ("general.size_label", "string"),
+    ("general.license", "string"),
+    ("general.license.name", "string"),
+    ("general.license.link", "string"),
+    ("general.url", "string"),
+    ("general.doi", "string"),
+    ("general.uuid", "string"),
+    ("general.repo_url", "string"),
+    ("general.source.url", "string"),
+    ("general.source.doi", "string"),
+    ("general.source.uuid", "string"),
+    ("general.source.repo_url", "string"),
+    ("general.base_model.count", "u32"),
+    ("general.dataset.count", "u32"),
+    ("general.tags", "array[string]"),
+    ("general.languages", "array[string]"),
+    ("tokenizer.chat_template", "string"),
+    ("tokenizer.chat_templates", "array[string]"),
+    ("tokenizer.huggingface.json", "string"),
+    ("tokenizer.rwkv.world", "string"),
+];
+
+/// The type of a value as the tables name it: `u32`, `array[f32]`.
+fn type_name(v: &Value<'_>) -> String {
+    match v {
+        Value::Array(a) => format!("array[{}]", a.elem_type),
+        v => v.value_type().to_string(),
     }
-    let exact = match key {
-        "general.file_type" | "general.base_model.count" | "general.dataset.count" => Expect::Scalar(T::U32),
-        "general.tags"
-        | "general.languages"
-        | "tokenizer.ggml.tokens"
-        | "tokenizer.ggml.merges"
-        | "tokenizer.chat_templates" => Expect::ArrayOf(T::String),
-        "tokenizer.ggml.scores" => Expect::ArrayOf(T::F32),
-        "tokenizer.ggml.token_type" => Expect::ArrayOf(T::I32),
-        "tokenizer.ggml.precompiled_charsmap" => Expect::ArrayOf(T::U8),
-        "split.no" | "split.count" => Expect::Scalar(T::U16),
-        "split.tensors.count" => Expect::Scalar(T::I32),
-        k if k.starts_with("tokenizer.ggml.") && k.ends_with("_token_id") => Expect::Scalar(T::U32),
-        k if k.starts_with("tokenizer.ggml.add_") && k.ends_with("_token") => Expect::Scalar(T::Bool),
-        "tokenizer.ggml.add_space_prefix" | "tokenizer.ggml.remove_extra_whitespaces" => Expect::Scalar(T::Bool),
-        _ => {
-            let rest = key.strip_prefix(arch?)?.strip_prefix('.')?;
-            match rest {
-                "context_length"
-                | "embedding_length"
-                | "block_count"
-                | "rope.dimension_count"
-                | "expert_count"
-                | "expert_used_count"
-                | "attention.key_length"
-                | "attention.value_length" => Expect::Scalar(T::U32),
-                "feed_forward_length" | "attention.head_count" | "attention.head_count_kv" => Expect::U32OrArray,
-                "rope.freq_base"
-                | "attention.layer_norm_epsilon"
-                | "attention.layer_norm_rms_epsilon"
-                | "rope.scaling.factor" => Expect::Scalar(T::F32),
-                _ => return None,
-            }
+}
+
+/// The types llama.cpp reads `key` with, for a file of architecture `arch`.
+fn loader_types(key: &str, arch: Option<&str>) -> Option<&'static [&'static str]> {
+    if let Some((_, t)) = LOADER_FIXED.iter().find(|(k, _)| *k == key) {
+        return Some(t);
+    }
+    if key.starts_with("tokenizer.ggml.") {
+        if key.ends_with("_token_id") {
+            return Some(&["u32"]);
         }
-    };
-    Some(exact)
+        if key.starts_with("tokenizer.ggml.add_") && key.ends_with("_token") {
+            return Some(&["bool"]);
+        }
+    }
+    let arch = arch.filter(|a| super::llama_arches::LLAMA_ARCHES.contains(a))?;
+    let rest = key.strip_prefix(arch)?.strip_prefix('.')?;
+    super::llama_arch_table::LOADER_KEY_TYPES
+        .iter()
+        .find(|(k, _)| k.strip_prefix("{arch}.") == Some(rest))
+        .map(|(_, t)| *t)
 }
 
 fn check_standard_types(file: &GgufFile<'_>, arch: Option<&str>, sink: &mut Sink<'_>) {
-    if !sink.enabled(RuleId::StandardKeyType) {
+    let loader = sink.enabled(RuleId::StandardKeyType);
+    let spec = sink.enabled(RuleId::MetadataKeyType);
+    if !loader && !spec {
         return;
     }
     for kv in &file.kvs {
@@ -204,14 +186,31 @@ fn check_standard_types(file: &GgufFile<'_>, arch: Option<&str>, sink: &mut Sink
             continue;
         }
         let Some(key) = kv.key.as_str() else { continue };
-        let Some(expect) = standard_type(key, arch) else { continue };
-        if !expect.matches(&kv.value) {
-            sink.emit(
-                RuleId::StandardKeyType,
-                kv.type_offset(),
-                || kv_path(kv),
-                || format!("`{key}` is {}; the spec and llama.cpp expect {}", type_label(&kv.value), expect.describe()),
-            );
+        if let Some(types) = loader_types(key, arch) {
+            let actual = type_name(&kv.value);
+            if !types.contains(&actual.as_str()) {
+                sink.emit(
+                    RuleId::StandardKeyType,
+                    kv.type_offset(),
+                    || kv_path(kv),
+                    || {
+                        format!(
+                            "`{key}` is {actual}; llama.cpp reads it as {} and refuses the file",
+                            types.join(" or ")
+                        )
+                    },
+                );
+            }
+        } else if let Some((_, t)) = SPEC_ONLY.iter().find(|(k, _)| *k == key) {
+            let actual = type_name(&kv.value);
+            if actual != *t {
+                sink.emit(
+                    RuleId::MetadataKeyType,
+                    kv.type_offset(),
+                    || kv_path(kv),
+                    || format!("`{key}` is {actual}; the spec gives it type {t}"),
+                );
+            }
         }
     }
 }
@@ -254,7 +253,13 @@ fn check_tokenizer(file: &GgufFile<'_>, sink: &mut Sink<'_>) {
 
 /// Rules that need the whole file: required keys.
 pub(crate) fn check_required(file: &GgufFile<'_>, tensors: &TensorFacts, sink: &mut Sink<'_>) {
-    if file.get("general.architecture").is_none() {
+    // An importance matrix (general.type = imatrix, written by
+    // llama-imatrix) is not a model and has no architecture; llama.cpp's
+    // tools read it without one. Strict ("loads everywhere" for what the
+    // file is) accepts it; the spec profile still requires the key.
+    let imatrix = file.get("general.type").and_then(|kv| kv.value.as_string()).is_some_and(|s| s.bytes == b"imatrix");
+    let exempt = imatrix && sink.options().profile == crate::rules::Profile::Strict;
+    if file.get("general.architecture").is_none() && !exempt {
         sink.emit(RuleId::ArchitectureMissing, KV_SECTION, || "kv".into(), || "general.architecture is missing".into());
     }
     match file.get("general.quantization_version") {
@@ -279,4 +284,4 @@ pub(crate) fn check_required(file: &GgufFile<'_>, tensors: &TensorFacts, sink: &
 }
 
 /// Offset reported for a missing key: the header's kv_count field.
-const KV_SECTION: u64 = 16;
+pub(crate) const KV_SECTION: u64 = 16;

@@ -22,8 +22,11 @@ mod header;
 mod keys;
 mod kv;
 mod layout;
+#[rustfmt::skip]
+mod llama_arch_table;
 mod llama_arches;
 mod model;
+mod model_tensors;
 mod split;
 pub mod template;
 mod tensors;
@@ -32,7 +35,7 @@ mod tokenizer;
 use crate::io::{ByteSource, ReadError};
 use crate::limits;
 use crate::parse::{self, Detected, NeedMoreData, ParseOutcome, Parsed};
-use crate::report::{FileFormat, Options, Report, Sink, Summary};
+use crate::report::{Examined, FileFormat, Options, Report, Sink, Summary};
 
 /// Why a check could not finish with the bytes at hand.
 #[derive(Debug)]
@@ -151,10 +154,17 @@ fn check_parsed(
     summary.alignment = Some(key_facts.alignment);
     keys::check_required(file, &tensor_facts, sink);
     layout::check_layout(file, &key_facts, &tensor_facts, region, sink, summary)?;
-    model::check(file, key_facts.architecture.as_deref(), sink);
-    tokenizer::check(file, sink);
-    split::check(file, sink);
-    template::check(file, sink);
+    summary.examined.push(Examined::checked("container"));
+    model::check_layer(file, key_facts.architecture.as_deref(), sink, &mut summary.examined);
+    if sink.options().container_only {
+        summary.examined.push(Examined::skipped("template", "--container-only"));
+    } else {
+        template::check(file, sink);
+        summary.examined.push(Examined::checked("template"));
+    }
+    summary.examined.push(Examined::skipped("data", "use --check-data"));
+    const ORDER: [&str; 6] = ["container", "model", "tokenizer", "split", "template", "data"];
+    summary.examined.sort_by_key(|e| ORDER.iter().position(|l| *l == e.layer));
     Ok(())
 }
 

@@ -10,7 +10,7 @@
 
 use crate::limits;
 use crate::parse::{GgufFile, KeyValue, Value};
-use crate::report::Sink;
+use crate::report::{Examined, Sink};
 use crate::rules::RuleId;
 
 use super::kv::kv_path;
@@ -24,9 +24,115 @@ fn arch_key<'f, 'a>(file: &'f GgufFile<'a>, arch: &str, name: &str) -> Option<&'
     file.get(&format!("{arch}.{name}"))
 }
 
-/// Runs the `model-*` rules for the architecture `arch`.
-pub(crate) fn check(file: &GgufFile<'_>, arch: Option<&str>, sink: &mut Sink<'_>) {
-    let Some(arch) = arch else { return };
+/// What kind of GGUF file this is, by `general.type` (and the
+/// architecture): which model-layer rules apply.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum FileKind {
+    /// A model llama.cpp loads (the default).
+    Model,
+    /// A LoRA adapter (`general.type` = `adapter`).
+    Adapter,
+    /// A multimodal projector (`mmproj`, or architecture `clip`).
+    Projector,
+    /// An importance matrix (`general.type` = `imatrix`).
+    Imatrix,
+}
+
+impl FileKind {
+    pub(crate) fn of(file: &GgufFile<'_>, arch: Option<&str>) -> FileKind {
+        let t = file.get("general.type").and_then(|kv| kv.value.as_string()).map(|s| s.bytes);
+        match t {
+            Some(b"adapter") => FileKind::Adapter,
+            Some(b"mmproj" | b"clip" | b"projector") => FileKind::Projector,
+            Some(b"imatrix") => FileKind::Imatrix,
+            _ if arch == Some("clip") => FileKind::Projector,
+            _ => FileKind::Model,
+        }
+    }
+
+    fn describe(self) -> &'static str {
+        match self {
+            FileKind::Model => "a model",
+            FileKind::Adapter => "a LoRA adapter",
+            FileKind::Projector => "a multimodal projector",
+            FileKind::Imatrix => "an importance matrix",
+        }
+    }
+}
+
+/// Runs the model layer (`model-*`, `tokenizer-*` and `split-*` rules) and
+/// records what it examined.
+pub(crate) fn check_layer(file: &GgufFile<'_>, arch: Option<&str>, sink: &mut Sink<'_>, examined: &mut Vec<Examined>) {
+    if sink.options().container_only {
+        for layer in ["model", "tokenizer", "split"] {
+            examined.push(Examined::skipped(layer, "--container-only"));
+        }
+        return;
+    }
+    let kind = FileKind::of(file, arch);
+    super::split::check(file, sink);
+    examined.push(Examined::partly("split", "this shard only"));
+    if kind != FileKind::Model {
+        let by = if file.get("general.type").is_some() { "general.type" } else { "its architecture" };
+        let why = format!("the file is {} ({by}), not a model llama.cpp loads", kind.describe());
+        sink.emit(
+            RuleId::ModelNotChecked,
+            general_type_offset(file),
+            || "kv".into(),
+            || format!("{why}: language-model rules were not applied"),
+        );
+        examined.push(Examined::skipped("model", why.clone()));
+        examined.push(Examined::skipped("tokenizer", why));
+        return;
+    }
+    let needs_vocab = arch.is_some_and(|a| super::llama_arches::LLAMA_ARCHES.contains(&a)) && !file.tensors.is_empty();
+    super::tokenizer::check(file, needs_vocab, sink);
+    examined.push(Examined::checked("tokenizer"));
+    let Some(arch) = arch else {
+        examined.push(Examined::skipped("model", "no general.architecture"));
+        return;
+    };
+    if !check(file, arch, sink) {
+        examined.push(Examined::skipped("model", format!("architecture `{arch}` is not one llama.cpp knows")));
+        return;
+    }
+    let Some(table) = super::model_tensors::arch_table(arch) else {
+        examined.push(Examined::partly(
+            "model",
+            format!("hyper-parameters checked; llama.cpp has no model class for `{arch}`"),
+        ));
+        return;
+    };
+    if file.tensors.is_empty() {
+        sink.emit(RuleId::ModelNotChecked, super::keys::KV_SECTION, || "tensors".into(), || {
+            "the file has no tensors (a vocabulary-only file): required hyper-parameters and tensors were not checked".into()
+        });
+        examined.push(Examined::partly(
+            "model",
+            "vocabulary only: no tensors, so required keys and tensors were not checked",
+        ));
+        return;
+    }
+    let tensors: Vec<_> = file.tensors.iter().collect();
+    match super::model_tensors::check(file, table, &tensors, sink) {
+        super::model_tensors::TensorScope::Checked => examined.push(Examined::checked("model")),
+        super::model_tensors::TensorScope::NamesNotChecked => {
+            sink.emit(RuleId::ModelNotChecked, super::keys::KV_SECTION, || "tensors".into(), || {
+                format!("llama.cpp's loader for `{arch}` ({}) builds some tensor names at run time: unknown tensor names were not checked", table.class)
+            });
+            examined.push(Examined::partly("model", "tensor names not checked (names built at run time)"));
+        }
+    }
+    check_file_type(file, sink);
+}
+
+fn general_type_offset(file: &GgufFile<'_>) -> u64 {
+    file.get("general.type").map_or(super::keys::KV_SECTION, KeyValue::value_offset)
+}
+
+/// Runs the `model-*` hyper-parameter rules for the architecture `arch`;
+/// false when llama.cpp does not know it (and nothing was checked).
+pub(crate) fn check(file: &GgufFile<'_>, arch: &str, sink: &mut Sink<'_>) -> bool {
     if !super::llama_arches::LLAMA_ARCHES.contains(&arch) {
         if let Some(kv) = file.get("general.architecture") {
             sink.emit(
@@ -41,11 +147,7 @@ pub(crate) fn check(file: &GgufFile<'_>, arch: Option<&str>, sink: &mut Sink<'_>
                 },
             );
         }
-        return;
-    }
-    // llama.cpp reads no hyper-parameters for projector files.
-    if arch == "clip" {
-        return;
+        return false;
     }
     let block_count =
         arch_key(file, arch, "block_count").and_then(|kv| {
@@ -93,6 +195,9 @@ pub(crate) fn check(file: &GgufFile<'_>, arch: Option<&str>, sink: &mut Sink<'_>
         }
     }
     check_experts(file, arch, sink);
+    check_heads(file, arch, sink);
+    check_rope(file, arch, sink);
+    true
 }
 
 fn check_experts(file: &GgufFile<'_>, arch: &str, sink: &mut Sink<'_>) {
@@ -115,11 +220,37 @@ fn check_experts(file: &GgufFile<'_>, arch: &str, sink: &mut Sink<'_>) {
             },
         );
     }
-    let Some(used) = arch_key(file, arch, "expert_used_count") else { return };
+    let Some(used) = arch_key(file, arch, "expert_used_count") else {
+        if let Some(kv) = count
+            && n_expert.is_some_and(|n| n > 0)
+        {
+            sink.emit(RuleId::ModelExpertCount, kv.value_offset(), || kv_path(kv), || {
+                format!("`{}` is set but `{arch}.expert_used_count` is absent (0): llama.cpp aborts (GGML_ASSERT n_expert_used > 0)", kv.key.display())
+            });
+        }
+        return;
+    };
     let used_max = match used.value {
         Value::Array(a) => a.iter().filter_map(|e| e.value.as_u64()).max(),
         v => v.as_u64(),
     };
+    if let Some(u) = used_max
+        && u == 0
+        && n_expert.is_some_and(|n| n > 0)
+    {
+        sink.emit(
+            RuleId::ModelExpertCount,
+            used.value_offset(),
+            || kv_path(used),
+            || {
+                format!(
+                    "`{}` is 0 with {} experts: llama.cpp aborts (GGML_ASSERT n_expert_used > 0)",
+                    used.key.display(),
+                    n_expert.unwrap_or(0)
+                )
+            },
+        );
+    }
     if let Some(u) = used_max
         && u > n_expert.unwrap_or(0)
     {
@@ -141,4 +272,135 @@ fn check_experts(file: &GgufFile<'_>, arch: &str, sink: &mut Sink<'_>) {
 /// A value for a message: the number, or its type.
 fn describe(v: &Value<'_>) -> String {
     v.as_u64().map_or_else(|| format!("a {}", crate::parse::type_label(v)), |n| n.to_string())
+}
+
+/// The `rope.scaling.type` values llama.cpp knows (`LLAMA_ROPE_SCALING_TYPES`
+/// of src/llama-model.cpp); any other aborts the loader.
+const ROPE_SCALING_TYPES: [&str; 4] = ["none", "linear", "yarn", "longrope"];
+
+/// Architectures whose `rope.dimension_count` must equal the head size
+/// (src/llama-model.cpp load_hparams, "invalid n_rot").
+const ROPE_EQUALS_HEAD: [&str; 4] = ["llama", "deci", "falcon", "llama-embed"];
+
+fn check_rope(file: &GgufFile<'_>, arch: &str, sink: &mut Sink<'_>) {
+    if let Some(kv) = arch_key(file, arch, "rope.scaling.type")
+        && let Some(s) = kv.value.as_string()
+        && !ROPE_SCALING_TYPES.iter().any(|t| t.as_bytes() == s.bytes)
+    {
+        sink.emit(
+            RuleId::ModelRope,
+            kv.value_offset(),
+            || kv_path(kv),
+            || {
+                format!(
+                    "`{}` is `{}`; llama.cpp knows {} and aborts the process (GGML_ASSERT) on any other",
+                    kv.key.display(),
+                    s.display(),
+                    ROPE_SCALING_TYPES.join(", ")
+                )
+            },
+        );
+    }
+    if !ROPE_EQUALS_HEAD.contains(&arch) {
+        return;
+    }
+    let Some(kv) = arch_key(file, arch, "rope.dimension_count") else { return };
+    let Some(n_rot) = kv.value.as_u64() else { return };
+    let n_head = arch_key(file, arch, "attention.head_count").and_then(first);
+    let Some(n_head) = n_head.filter(|h| *h > 0) else { return };
+    let head = match arch_key(file, arch, "attention.key_length") {
+        Some(k) => k.value.as_u64(),
+        None => {
+            arch_key(file, arch, "embedding_length").and_then(|e| e.value.as_u64()).and_then(|e| e.checked_div(n_head))
+        }
+    };
+    if let Some(head) = head
+        && head != n_rot
+    {
+        sink.emit(RuleId::ModelRope, kv.value_offset(), || kv_path(kv), || {
+            format!("`{}` is {n_rot} but the head size is {head}; llama.cpp refuses `{arch}` models unless they are equal (invalid n_rot)", kv.key.display())
+        });
+    }
+}
+
+/// A scalar, or the first element of a per-layer array.
+fn first(kv: &KeyValue<'_>) -> Option<u64> {
+    match kv.value {
+        Value::Array(a) => a.iter().next().and_then(|e| e.value.as_u64()),
+        v => v.as_u64(),
+    }
+}
+
+fn check_heads(file: &GgufFile<'_>, arch: &str, sink: &mut Sink<'_>) {
+    let Some(heads) = arch_key(file, arch, "attention.head_count") else { return };
+    let Some(n_head) = first(heads).filter(|h| *h > 0) else { return };
+    if let Some(kv) = arch_key(file, arch, "attention.head_count_kv")
+        && let Some(n_kv) = first(kv).filter(|k| *k > 0)
+        && n_head.checked_rem(n_kv) != Some(0)
+    {
+        sink.emit(RuleId::ModelHeadCount, kv.value_offset(), || kv_path(kv), || {
+            format!("{n_head} attention heads do not split into groups of {n_kv} key/value heads; llama.cpp loads the file, but grouped-query attention cannot run as trained")
+        });
+    }
+    if arch_key(file, arch, "attention.key_length").is_none()
+        && let Some(e) = arch_key(file, arch, "embedding_length").and_then(|e| e.value.as_u64())
+        && e.checked_rem(n_head) != Some(0)
+    {
+        sink.emit(RuleId::ModelHeadCount, heads.value_offset(), || kv_path(heads), || {
+            format!("embedding_length {e} is not a multiple of {n_head} heads and `{arch}.attention.key_length` is absent: llama.cpp's head size {e}/{n_head} is rounded down")
+        });
+    }
+}
+
+/// `general.file_type` (llama_ftype) -> the ggml types such a file's large
+/// tensors have (`include/llama.h`, `src/llama-quant.cpp` default types).
+fn file_type_types(ftype: u64) -> Option<&'static [u32]> {
+    Some(match ftype {
+        0 => &[0],
+        1 => &[1],
+        2 => &[2],
+        3 => &[3],
+        7 => &[8],
+        8 => &[6],
+        9 => &[7],
+        10 | 21 => &[10],
+        11..=13 => &[11],
+        14 | 15 => &[12],
+        16 | 17 => &[13],
+        18 => &[14],
+        19 => &[16],
+        20 => &[17],
+        22 | 26 | 27 => &[21],
+        23 => &[18],
+        24 => &[19],
+        25 => &[20],
+        28 | 29 => &[22],
+        30 => &[23],
+        31 => &[29],
+        32 => &[30],
+        36 => &[34],
+        37 => &[35],
+        38 => &[39],
+        39 => &[40],
+        40 => &[41],
+        41 => &[42],
+        _ => return None,
+    })
+}
+
+fn check_file_type(file: &GgufFile<'_>, sink: &mut Sink<'_>) {
+    let Some(kv) = file.get("general.file_type") else { return };
+    let Some(ftype) = kv.value.as_u64() else { return };
+    match file_type_types(ftype) {
+        None => sink.emit(RuleId::ModelFileType, kv.value_offset(), || kv_path(kv), || {
+            format!("general.file_type {ftype} is not a llama_ftype llama.cpp knows (it prints \"unknown, may not work\")")
+        }),
+        Some(types) => {
+            if !file.tensors.iter().any(|t| types.contains(&t.type_id)) {
+                sink.emit(RuleId::ModelFileType, kv.value_offset(), || kv_path(kv), || {
+                    format!("general.file_type {ftype} names a type no tensor has; llama.cpp ignores the key, but tools that trust it misreport the quantization")
+                });
+            }
+        }
+    }
 }

@@ -1,18 +1,23 @@
-//! Rules on the vocabulary that llama.cpp's tokenizer assumes: token types
-//! from its enum, and byte tokens spelled `<0xHH>`.
+//! Rules on the vocabulary that llama.cpp's tokenizer assumes: a tokenizer
+//! model and pre-tokenizer it knows, merges for BPE, token types from its
+//! enum, byte tokens spelled `<0xHH>`, distinct token texts.
 #![forbid(unsafe_code)]
 #![deny(clippy::indexing_slicing, clippy::arithmetic_side_effects, clippy::cast_possible_truncation)]
 
 use crate::limits;
-use crate::parse::{Array, ByteOrder, GgufFile, KeyValue};
+use crate::parse::{Array, ByteOrder, GgufFile, KeyValue, Str};
 use crate::report::Sink;
 use crate::rules::RuleId;
 use crate::types::ValueType;
 
 use super::kv::kv_path;
+use super::llama_arch_table::{BPE_PRE_TOKENIZERS, MERGES_EXEMPT_PRE, MERGES_REQUIRED, TOKENIZER_MODELS};
 
-/// Runs the `tokenizer-*` rules.
-pub(crate) fn check(file: &GgufFile<'_>, sink: &mut Sink<'_>) {
+/// Runs the `tokenizer-*` rules. `needs_vocab`: the file is a model of an
+/// architecture llama.cpp knows (with tensors), whose loader reads a
+/// vocabulary.
+pub(crate) fn check(file: &GgufFile<'_>, needs_vocab: bool, sink: &mut Sink<'_>) {
+    check_model(file, needs_vocab, sink);
     let types = file.get("tokenizer.ggml.token_type").and_then(|kv| Some((kv, *kv.value.as_array()?)));
     let types = types.filter(|(_, a)| a.elem_type == ValueType::I32);
     if let Some((kv, a)) = types {
@@ -21,8 +26,217 @@ pub(crate) fn check(file: &GgufFile<'_>, sink: &mut Sink<'_>) {
     if let Some(kv) = file.get("tokenizer.ggml.tokens")
         && let Some(tokens) = kv.value.as_array()
     {
-        check_byte_tokens(kv, tokens, types.map(|(_, a)| a), sink);
+        check_tokens(kv, tokens, types.map(|(_, a)| a), sink);
     }
+}
+
+fn check_model(file: &GgufFile<'_>, needs_vocab: bool, sink: &mut Sink<'_>) {
+    let model_kv = file.get("tokenizer.ggml.model");
+    let model = model_kv.and_then(|kv| kv.value.as_string());
+    let Some(model_kv) = model_kv else {
+        if needs_vocab {
+            sink.emit(
+                RuleId::TokenizerVocabMissing,
+                super::keys::KV_SECTION,
+                || "kv".into(),
+                || {
+                    "tokenizer.ggml.model is missing; llama.cpp reads a vocabulary for every model and refuses the file"
+                        .into()
+                },
+            );
+        }
+        return;
+    };
+    // A value that is not a string is standard-key-type's.
+    let Some(model) = model else { return };
+    if needs_vocab && !matches!(model.bytes, b"none" | b"no_vocab") && file.get("tokenizer.ggml.tokens").is_none() {
+        sink.emit(RuleId::TokenizerVocabMissing, model_kv.value_offset(), || kv_path(model_kv), || {
+            format!("tokenizer.ggml.model is `{}` but tokenizer.ggml.tokens is missing; llama.cpp refuses the file (cannot find tokenizer vocab)", model.display())
+        });
+    }
+    check_name_quirk(file, sink);
+    if !TOKENIZER_MODELS.iter().any(|m| m.as_bytes() == model.bytes) {
+        sink.emit(
+            RuleId::TokenizerModelUnknown,
+            model_kv.value_offset(),
+            || kv_path(model_kv),
+            || {
+                format!(
+                    "tokenizer.ggml.model `{}` is not one llama.cpp knows ({}); it refuses the file",
+                    model.display(),
+                    TOKENIZER_MODELS.join(", ")
+                )
+            },
+        );
+        return;
+    }
+    let is_bpe = MERGES_REQUIRED.iter().any(|m| m.as_bytes() == model.bytes);
+    if !is_bpe {
+        return;
+    }
+    let pre_kv = file.get("tokenizer.ggml.pre");
+    let pre = pre_kv.and_then(|kv| kv.value.as_string());
+    if let (Some(kv), Some(pre)) = (pre_kv, pre)
+        && !pre.bytes.is_empty()
+        && !BPE_PRE_TOKENIZERS.iter().any(|p| p.as_bytes() == pre.bytes)
+    {
+        sink.emit(RuleId::TokenizerPreUnknown, kv.value_offset(), || kv_path(kv), || {
+            format!("tokenizer.ggml.pre `{}` is not a pre-tokenizer llama.cpp knows for BPE vocabularies; it refuses the file", pre.display())
+        });
+    }
+    let exempt = pre.is_some_and(|p| MERGES_EXEMPT_PRE.iter().any(|e| e.as_bytes() == p.bytes));
+    if file.get("tokenizer.ggml.merges").is_none() && !exempt {
+        sink.emit(RuleId::TokenizerMergesMissing, model_kv.value_offset(), || kv_path(model_kv), || {
+            format!("tokenizer.ggml.model `{}` is a BPE vocabulary but tokenizer.ggml.merges is missing; llama.cpp refuses the file", model.display())
+        });
+    }
+}
+
+/// Token texts must be distinct: llama.cpp maps text to id and aborts
+/// (GGML_ASSERT) when the map has fewer entries than the vocabulary. An
+/// empty text counts as `[EMPTY_i]`, as llama.cpp renames it.
+///
+/// One 64-bit word per token, sorted: the top 44 bits hash the text
+/// (per-process seed), the low 20 bits hold the token's index. Equal hashes
+/// are candidates, compared byte for byte in a second walk over just those
+/// tokens. Two linear passes and a bucket sort of plain `u64`s: a fraction
+/// of inserting 10^5 tokens into a hash map. Vocabularies past 2^20 tokens
+/// (none known) keep the index beside the hash.
+struct Duplicates {
+    hasher: foldhash::fast::RandomState,
+    keys: Vec<u64>,
+    wide: Vec<(u64, u32)>,
+    n: u32,
+}
+
+/// Index bits of a packed key.
+const INDEX_BITS: u32 = 20;
+
+impl Duplicates {
+    fn new(len: u64) -> Duplicates {
+        let cap = usize::try_from(len).unwrap_or(0).min(1 << INDEX_BITS);
+        Duplicates {
+            hasher: foldhash::fast::RandomState::default(),
+            keys: Vec::with_capacity(cap),
+            wide: Vec::new(),
+            n: 0,
+        }
+    }
+
+    /// The text llama.cpp keys token `i` by (an empty one is renamed).
+    fn text(i: u64, bytes: &[u8]) -> std::borrow::Cow<'_, [u8]> {
+        if bytes.is_empty() { format!("[EMPTY_{i}]").into_bytes().into() } else { bytes.into() }
+    }
+
+    fn push(&mut self, bytes: &[u8]) {
+        use std::hash::BuildHasher;
+        let i = self.n;
+        let h = self.hasher.hash_one(Self::text(u64::from(i), bytes));
+        if i < (1 << INDEX_BITS) {
+            self.keys.push((h >> INDEX_BITS << INDEX_BITS) | u64::from(i));
+        } else {
+            self.wide.push((h >> INDEX_BITS, i));
+        }
+        self.n = self.n.saturating_add(1);
+    }
+
+    fn report(mut self, kv: &KeyValue<'_>, tokens: &Array<'_>, sink: &mut Sink<'_>) {
+        self.keys = bucket_sort(std::mem::take(&mut self.keys));
+        self.wide.sort_unstable();
+        // Runs of equal hashes: (run id, token index), in token order.
+        let mut candidates: Vec<(u32, u32)> = Vec::new();
+        let index = |k: u64| u32::try_from(k & ((1 << INDEX_BITS) - 1)).unwrap_or(0);
+        let mut run_id = 0u32;
+        for run in self.keys.chunk_by(|a, b| a >> INDEX_BITS == b >> INDEX_BITS).filter(|r| r.len() > 1) {
+            candidates.extend(run.iter().map(|k| (index(*k), run_id)));
+            run_id = run_id.saturating_add(1);
+        }
+        for run in self.wide.chunk_by(|a, b| a.0 == b.0).filter(|r| r.len() > 1) {
+            candidates.extend(run.iter().map(|(_, i)| (*i, run_id)));
+            run_id = run_id.saturating_add(1);
+        }
+        if candidates.is_empty() {
+            return;
+        }
+        candidates.sort_unstable();
+        // Second walk: the candidates' texts, then equal texts within a run.
+        let mut texts: Vec<(u32, u32, Str<'_>)> = Vec::with_capacity(candidates.len());
+        let mut want = candidates.iter().peekable();
+        for (i, s) in tokens.strings() {
+            let Some(&&(c, run)) = want.peek() else { break };
+            if u64::from(c) == i {
+                texts.push((run, c, s));
+                want.next();
+            }
+        }
+        texts.sort_by_key(|(run, i, _)| (*run, *i));
+        let mut found: Vec<(u32, u32, Str<'_>)> = Vec::new();
+        for run in texts.chunk_by(|a, b| a.0 == b.0) {
+            let mut firsts: Vec<(u32, std::borrow::Cow<'_, [u8]>)> = Vec::new();
+            for (_, i, s) in run {
+                let t = Self::text(u64::from(*i), s.bytes);
+                match firsts.iter().find(|(_, f)| *f == t) {
+                    Some((first, _)) => found.push((*i, *first, *s)),
+                    None => firsts.push((*i, t)),
+                }
+            }
+        }
+        found.sort_by_key(|(i, _, _)| *i);
+        for (i, first, s) in found {
+            let shown = if s.bytes.is_empty() {
+                format!("(empty, renamed `[EMPTY_{i}]`)")
+            } else {
+                format!("`{}`", s.display())
+            };
+            sink.emit(RuleId::TokenizerDuplicateToken, s.offset, || format!("{}[{i}]", kv_path(kv)), || {
+                format!("token {i} {shown} repeats token {first}; llama.cpp aborts (GGML_ASSERT: every token text maps to one id)")
+            });
+        }
+    }
+}
+
+/// Sorts random 64-bit keys: one counting pass on the top 16 bits scatters
+/// them into 65,536 buckets (a few keys each for a real vocabulary), then
+/// each bucket is sorted alone. Two linear passes instead of a comparison
+/// sort of the whole vocabulary.
+fn bucket_sort(keys: Vec<u64>) -> Vec<u64> {
+    const BUCKET_BITS: u32 = 16;
+    if keys.len() < 4096 {
+        let mut keys = keys;
+        keys.sort_unstable();
+        return keys;
+    }
+    let bucket = |k: u64| usize::try_from(k >> (64 - BUCKET_BITS)).unwrap_or(0);
+    let mut starts = vec![0usize; (1 << BUCKET_BITS) + 1];
+    for &k in &keys {
+        if let Some(c) = starts.get_mut(bucket(k).saturating_add(1)) {
+            *c = c.saturating_add(1);
+        }
+    }
+    for i in 1..starts.len() {
+        let prev = starts.get(i.saturating_sub(1)).copied().unwrap_or(0);
+        if let Some(c) = starts.get_mut(i) {
+            *c = c.saturating_add(prev);
+        }
+    }
+    let mut out = vec![0u64; keys.len()];
+    let mut next = starts.clone();
+    for &k in &keys {
+        if let Some(at) = next.get_mut(bucket(k)) {
+            if let Some(slot) = out.get_mut(*at) {
+                *slot = k;
+            }
+            *at = at.saturating_add(1);
+        }
+    }
+    for w in starts.windows(2) {
+        if let [a, b] = *w
+            && let Some(run) = out.get_mut(a..b)
+        {
+            run.sort_unstable();
+        }
+    }
+    out
 }
 
 /// One i32 in the file's byte order.
@@ -64,19 +278,21 @@ fn has_byte_token_shape(text: &[u8]) -> bool {
     matches!(text, [b'<', b'0', b'x', _, _, b'>'])
 }
 
-fn check_byte_tokens(kv: &KeyValue<'_>, tokens: &Array<'_>, types: Option<Array<'_>>, sink: &mut Sink<'_>) {
+fn check_tokens(kv: &KeyValue<'_>, tokens: &Array<'_>, types: Option<Array<'_>>, sink: &mut Sink<'_>) {
     if tokens.elem_type != ValueType::String {
         return;
     }
-    // Both kinds of finding start with `<0x`: only those tokens look up
-    // their type (random access into the i32 array).
+    // Both kinds of byte-token finding start with `<0x`: only those tokens
+    // look up their type (random access into the i32 array).
     let type_of = |i: u64| -> Option<i32> {
         let a = types.as_ref()?;
         let at = usize::try_from(i.checked_mul(4)?).ok()?;
         let b: [u8; 4] = a.data.get(at..at.checked_add(4)?)?.try_into().ok()?;
         Some(i32_of(b, a.order))
     };
+    let mut dups = Duplicates::new(tokens.len);
     for (i, s) in tokens.strings() {
+        dups.push(s.bytes);
         let text = s.bytes;
         if !text.starts_with(b"<0x") || is_byte_token(text) {
             continue;
@@ -90,5 +306,52 @@ fn check_byte_tokens(kv: &KeyValue<'_>, tokens: &Array<'_>, types: Option<Array<
                 || format!("token {i} `{}` is not a byte token `<0xHH>`", s.display()),
             );
         }
+    }
+    dups.report(kv, tokens, sink);
+}
+
+/// llama.cpp gives tokens of a model whose `general.name` contains `phi3`
+/// or `phi-3` (lowercased) special attributes, looking up `</s>`, `<unk>`,
+/// `<s>` and `<|endoftext|>` with `std::map::at`: a vocabulary without one
+/// of them makes it refuse the file. (Its jina/nomic branch comes first.)
+fn check_name_quirk(file: &GgufFile<'_>, sink: &mut Sink<'_>) {
+    const NEEDED: [&[u8]; 4] = [b"</s>", b"<unk>", b"<s>", b"<|endoftext|>"];
+    let Some(name_kv) = file.get("general.name") else { return };
+    let Some(name) = name_kv.value.as_string() else { return };
+    let lower = name.bytes.to_ascii_lowercase();
+    let has = |needle: &[u8]| lower.windows(needle.len()).any(|w| w == needle);
+    if !(has(b"phi3") || has(b"phi-3")) {
+        return;
+    }
+    let text =
+        |key: &str| file.get(key).and_then(|kv| kv.value.as_string()).map(|s| s.bytes.to_vec()).unwrap_or_default();
+    let pre = text("tokenizer.ggml.pre");
+    let arch = text("general.architecture");
+    let contains = |hay: &[u8], n: &[u8]| !n.is_empty() && hay.windows(n.len()).any(|w| w == n);
+    let jina_branch = [&b"jina-v2-de"[..], b"jina-v2-es", b"jina-v2-code"].iter().any(|n| contains(&pre, n))
+        || [&b"nomic-bert-moe"[..], b"jina-bert-v3"].iter().any(|n| contains(&arch, n));
+    if jina_branch {
+        return;
+    }
+    let Some(tokens) = file.get("tokenizer.ggml.tokens").and_then(|kv| kv.value.as_array().copied()) else { return };
+    let mut found = [false; 4];
+    for (_, s) in tokens.strings() {
+        if let Some(i) = NEEDED.iter().position(|n| *n == s.bytes)
+            && let Some(f) = found.get_mut(i)
+        {
+            *f = true;
+        }
+    }
+    let missing: Vec<String> =
+        NEEDED.iter().zip(found).filter(|(_, f)| !f).map(|(n, _)| String::from_utf8_lossy(n).into_owned()).collect();
+    if !missing.is_empty() {
+        sink.emit(RuleId::TokenizerNameQuirk, name_kv.value_offset(), || kv_path(name_kv), || {
+            format!(
+                "general.name `{}` contains `phi3`/`phi-3`, so llama.cpp looks up {} in the vocabulary, which lacks {}: it refuses the file",
+                name.display(),
+                NEEDED.iter().map(|n| format!("`{}`", String::from_utf8_lossy(n))).collect::<Vec<_>>().join(", "),
+                missing.join(", ")
+            )
+        });
     }
 }

@@ -588,7 +588,12 @@ impl Faulter<'_, '_, '_> {
                         self.edited(|m| m.kvs.push((k, OwnedValue::String(vec![b'a', b]))))
                     }
                 };
-                Some((format!("string byte {b:#x}"), out, Expected::reject(&[RuleId::StringUtf8], &[])))
+                // A changed byte in a tokenizer string may also change what
+                // the tokenizer rules see (an unknown model name, a token
+                // now equal to another).
+                let collateral =
+                    [RuleId::TokenizerModelUnknown, RuleId::TokenizerDuplicateToken, RuleId::TokenizerByteToken];
+                Some((format!("string byte {b:#x}"), out, Expected::reject(&[RuleId::StringUtf8], &collateral)))
             }
             F::NestedArray => {
                 let k = fresh_key(self.model);

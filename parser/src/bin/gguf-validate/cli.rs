@@ -174,6 +174,12 @@ pub struct ValidateArgs {
     /// Treat warnings as errors.
     #[arg(long)]
     pub deny_warnings: bool,
+    /// Check the GGUF container only: skip the model layer (hyper-parameters
+    /// and tensors against llama.cpp's architectures, tokenizer, split
+    /// shards). For GGUF files llama.cpp is not meant to load (diffusion,
+    /// audio, custom models); the report says the model layer did not run.
+    #[arg(long)]
+    pub container_only: bool,
     /// Do not report this rule (repeatable; later flags win).
     #[arg(long, value_name = "RULE")]
     pub allow: Vec<String>,

@@ -97,7 +97,10 @@ fn validate(args: &ValidateArgs, matches: &clap::ArgMatches) -> u8 {
         ColorArg::Never => false,
         ColorArg::Auto => std::io::stdout().is_terminal() && std::env::var_os("NO_COLOR").is_none(),
     };
-    let settings = run::Settings::from_args(args, Options { profile, overrides, deny_warnings: args.deny_warnings });
+    let settings = run::Settings::from_args(
+        args,
+        Options { profile, overrides, deny_warnings: args.deny_warnings, container_only: args.container_only },
+    );
     let mut out = match render::Stream::begin(args.format, profile, render::Style::new(color)) {
         Ok(o) => o,
         Err(e) => return report_io(Err(e)),

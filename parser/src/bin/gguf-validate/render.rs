@@ -133,6 +133,23 @@ fn summary_line(r: &Report) -> String {
     parts.join(" | ")
 }
 
+/// What was and was not examined, in one line: `examined: container,
+/// model, tokenizer; not examined: data (use --check-data)`.
+fn examined_line(r: &Report) -> Option<String> {
+    let show = |e: &gguf_validate::report::Examined| match &e.note {
+        Some(n) => format!("{} ({n})", e.layer),
+        None => e.layer.to_string(),
+    };
+    let done: Vec<String> = r.summary.examined.iter().filter(|e| e.checked).map(show).collect();
+    let not: Vec<String> = r.summary.examined.iter().filter(|e| !e.checked).map(show).collect();
+    match (done.is_empty(), not.is_empty()) {
+        (true, true) => None,
+        (false, true) => Some(format!("examined: {}", done.join(", "))),
+        (true, false) => Some(format!("not examined: {}", not.join(", "))),
+        (false, false) => Some(format!("examined: {}; not examined: {}", done.join(", "), not.join(", "))),
+    }
+}
+
 fn human_report(out: &mut impl Write, path: &str, r: &Report, style: Style) -> io::Result<()> {
     let verdict = if r.valid { style.paint("1;32", "valid") } else { style.paint("1;31", "INVALID") };
     let c = r.counts;
@@ -145,6 +162,9 @@ fn human_report(out: &mut impl Write, path: &str, r: &Report, style: Style) -> i
         plural(c.warnings, "warning")
     )?;
     writeln!(out, "  {}", summary_line(r))?;
+    if let Some(line) = examined_line(r) {
+        writeln!(out, "  {line}")?;
+    }
     for d in &r.diagnostics {
         let path = if d.path.is_empty() { String::new() } else { format!(" {}", d.path) };
         writeln!(out, "  {}[{}] 0x{:08x}{path}: {}", style.level(d.severity), d.rule, d.offset, d.message)?;

