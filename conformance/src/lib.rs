@@ -128,7 +128,7 @@ impl Case {
 /// Every case, in a stable order (slugs are unique).
 pub fn all_cases() -> Vec<Case> {
     type AddCases = fn(&mut Vec<Case>);
-    let modules: [(&'static str, AddCases); 9] = [
+    let modules: [(&'static str, AddCases); 10] = [
         ("header", cases::header::cases),
         ("kv", cases::kv::cases),
         ("keys", cases::keys::cases),
@@ -137,6 +137,7 @@ pub fn all_cases() -> Vec<Case> {
         ("model", cases::model::cases),
         ("types", cases::types::cases),
         ("security", cases::security::cases),
+        ("template", cases::template::cases),
         ("test-gguf", cases::test_gguf::cases),
     ];
     let mut v = Vec::new();

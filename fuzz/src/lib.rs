@@ -15,6 +15,7 @@
 //! | [`incremental`] | raw bytes | validating a growing prefix gives the whole-buffer report |
 //! | [`dequant`] | `Unstructured` | dequantize never panics; output finite when the scales are |
 //! | [`quant_roundtrip`] | `Unstructured` | quantize then dequantize stays within the type's error bound |
+//! | [`template`] | raw bytes (as text) | the chat-template analysis: no panic, bounded, deterministic, positions inside the text |
 #![forbid(unsafe_code)]
 
 use arbitrary::Unstructured;
@@ -25,6 +26,7 @@ pub mod incremental;
 pub mod one_fault;
 pub mod parse_validate;
 pub mod quant_roundtrip;
+pub mod template;
 
 /// Defines the libFuzzer entry point of a `fuzz_targets/` shim: `bytes`
 /// for a `fn(&[u8])` property, `unstructured` for a

@@ -29,6 +29,77 @@ fn median(mut v: Vec<f64>) -> f64 {
     v[v.len() / 2]
 }
 
+/// Median milliseconds of `f` over `runs` runs.
+fn time_ms(runs: usize, mut f: impl FnMut()) -> f64 {
+    let mut v = Vec::with_capacity(runs);
+    for _ in 0..runs {
+        let t = Instant::now();
+        f();
+        v.push(t.elapsed().as_secs_f64() * 1e3);
+    }
+    median(v)
+}
+
+/// The chat-template rules' share of the metadata validation: every
+/// `template-*` rule over the parsed metadata of the file, and
+/// `template::analyse` on llama.cpp's templates (`GGUF_VALIDATE_TEMPLATES`,
+/// default: `$GGUF_VALIDATE_LLAMA_CPP/models/templates`), side by side with the full
+/// validation's median.
+fn template_stage(path: &std::path::Path, full_ms: f64) {
+    use gguf_validate::template;
+    let file_len = std::fs::metadata(path).map(|m| m.len()).unwrap_or(0);
+    let mut buf = Vec::new();
+    let mut f = std::fs::File::open(path).expect("open");
+    std::io::Read::read_to_end(&mut std::io::Read::take(&mut f, 16 << 20), &mut buf).expect("read");
+    let Some(parsed) = gguf_validate::parse::parse_prefix(&buf, file_len) else {
+        println!("template stage: metadata not within the first 16 MiB; not measured");
+        return;
+    };
+    let templates = parsed.file.kvs.iter().filter(|kv| template::is_template_key(kv.key.bytes)).count();
+    let stage = time_ms(50, || {
+        std::hint::black_box(template::file_findings(&parsed.file));
+    });
+    println!(
+        "template rules over this file's metadata ({templates} template keys, every other string scanned): median {stage:.3} ms = {:.2}% of the metadata validation ({full_ms:.3} ms)",
+        100.0 * stage / full_ms
+    );
+    let dir = std::env::var_os("GGUF_VALIDATE_TEMPLATES")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from("/work/sdist/llama_cpp_python-0.3.36/vendor/llama.cpp/models/templates"));
+    let Ok(entries) = std::fs::read_dir(&dir) else {
+        println!("set GGUF_VALIDATE_LLAMA_CPP (or GGUF_VALIDATE_TEMPLATES) to time the analysis of real templates");
+        return;
+    };
+    let mut sources: Vec<(String, String)> = entries
+        .filter_map(|e| e.ok())
+        .filter(|e| e.path().extension().is_some_and(|x| x == "jinja"))
+        .filter_map(|e| Some((e.file_name().to_string_lossy().into_owned(), std::fs::read_to_string(e.path()).ok()?)))
+        .collect();
+    sources.sort();
+    let total_bytes: usize = sources.iter().map(|(_, s)| s.len()).sum();
+    let all = time_ms(10, || {
+        for (_, s) in &sources {
+            std::hint::black_box(template::analyse(s));
+        }
+    });
+    println!(
+        "template::analyse over {} llama.cpp templates ({total_bytes} bytes): median {all:.3} ms in all, {:.3} ms per template = {:.2}% of the metadata validation per template",
+        sources.len(),
+        all / sources.len().max(1) as f64,
+        100.0 * all / sources.len().max(1) as f64 / full_ms
+    );
+    if let Some((name, s)) = sources.iter().find(|(n, _)| n.contains("gemma")) {
+        let one = time_ms(50, || {
+            std::hint::black_box(template::analyse(s));
+        });
+        println!(
+            "template::analyse on {name} ({} bytes, a gemma template): median {one:.3} ms = {:.2}% of the metadata validation",
+            s.len(),
+            100.0 * one / full_ms
+        );
+    }
+}
+
 fn main() {
     let path = std::env::var_os("GGUF_VALIDATE_GEMMA")
         .map(PathBuf::from)
@@ -58,6 +129,7 @@ fn main() {
     if let (Some(b), Some(a)) = (hwm_before, hwm) {
         println!("peak RSS of this process: {:.1} MB (before: {:.1} MB)", a as f64 / 1024.0, b as f64 / 1024.0);
     }
+    template_stage(&path, ours);
     let Some(python) = std::env::var_os("GGUF_REF_PYTHON") else {
         println!(
             "set GGUF_REF_PYTHON to a python with llama-cpp-python==0.3.36 and gguf==0.19.0 for the side-by-side comparison"

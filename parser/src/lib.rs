@@ -35,6 +35,7 @@ pub mod types;
 pub mod validate;
 pub mod write;
 
+pub use check::template;
 pub use parse::{ByteOrder, GgufFile, Parsed};
 pub use report::{Diagnostic, Options, Report};
 pub use rules::{Level, Profile, RULES, RuleId};

@@ -169,3 +169,36 @@ pub const LLAMA_TOKEN_TYPE_BYTE: i32 = 6;
 /// this (gguf-split's largest real sets have a few hundred) has its shards
 /// past the limit reported missing rather than read.
 pub const MAX_SPLIT_SHARDS: usize = 4096;
+// Chat-template analysis (`check/template/`): every bound keeps the work
+// linear in the template's length; hitting one is the finding
+// `template-analysis-limit`, never a silent pass.
+
+/// Largest template analysed (1 MiB; the largest template llama.cpp ships
+/// is about 30 KiB).
+pub const MAX_TEMPLATE_BYTES: usize = 1 << 20;
+
+/// Most nesting tokens (operators, `.`, `[`, `(`, `{`, `|`, `not`, `is`,
+/// `if`, ...) inside one `{{ }}` or `{% %}` tag: an upper bound on how deep
+/// that tag's expression tree can be, checked before the parser recurses
+/// (real templates use at most 27).
+pub const MAX_TEMPLATE_TAG_NESTING: usize = 512;
+
+/// Deepest statement and expression nesting the analysis walks.
+pub const MAX_TEMPLATE_AST_DEPTH: u32 = 1024;
+
+/// Longest string the constant folder builds (`'a' * 10**9` stops here).
+pub const MAX_TEMPLATE_FOLD_STRING: usize = 4096;
+
+/// Longest list the constant folder builds.
+pub const MAX_TEMPLATE_FOLD_LIST: usize = 256;
+
+/// Most alternative constant values a variable holds (one per branch that
+/// assigns it) before the folder gives up on it.
+pub const MAX_TEMPLATE_ALTERNATIVES: usize = 16;
+
+/// Work units (AST nodes visited plus bytes folded) the analysis spends:
+/// this base plus [`TEMPLATE_FUEL_PER_BYTE`] per byte of template.
+pub const TEMPLATE_FUEL_BASE: u64 = 1 << 20;
+
+/// See [`TEMPLATE_FUEL_BASE`].
+pub const TEMPLATE_FUEL_PER_BYTE: u64 = 64;

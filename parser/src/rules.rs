@@ -112,6 +112,8 @@ pub enum Group {
     Tokenizer,
     /// Split sets (`gguf-split` shards).
     Split,
+    /// Chat templates (`tokenizer.chat_template*` and Jinja found in other values).
+    Template,
     /// rwkv.cpp files.
     Rwkv,
     /// GGML, GGMF and GGJT files.
@@ -119,7 +121,8 @@ pub enum Group {
 }
 
 impl Group {
-    /// `header`, `kv`, `keys`, `tensor`, `layout`, `data`, `rwkv` or `legacy`.
+    /// `header`, `kv`, `keys`, `tensor`, `layout`, `data`, `model`,
+    /// `tokenizer`, `split`, `template`, `rwkv` or `legacy`.
     pub fn name(self) -> &'static str {
         match self {
             Group::Header => "header",
@@ -131,6 +134,7 @@ impl Group {
             Group::Model => "model",
             Group::Tokenizer => "tokenizer",
             Group::Split => "split",
+            Group::Template => "template",
             Group::Rwkv => "rwkv",
             Group::Legacy => "legacy",
         }
@@ -638,6 +642,34 @@ catalogue! {
     SplitMetadataLocation = "split-metadata-location", Split, [Warning, Allow, Allow],
         cite: "llama.cpp src/llama-model-loader.cpp (metadata is read from the first shard only); tools/gguf-split (writes all metadata to the first shard)",
         "Model metadata (`general.architecture`, hyper-parameters, `tokenizer.*`, chat templates) is in the first shard: a later shard's key that the first lacks is never read by llama.cpp (a required one then also fails model-key-missing or tokenizer-vocab-missing).";
+    // ---- Template: chat templates (`tokenizer.chat_template`, `tokenizer.chat_template.<name>`, keys that alias them
+    // through a NUL, and Jinja found in any other metadata string). Servers render them for every request; the
+    // spec and ggml's reader do not look inside, so under `spec` and `ggml` the security findings are warnings
+    // (they never change those verdicts) and the rest is allowed or informational.
+    TemplateCodeExecution = "template-code-execution", Template, [Error, Warning, Warning],
+        cite: "CVE-2024-34359 (llama-cpp-python renders tokenizer.chat_template without a sandbox); CVE-2025-27516 (Jinja sandbox escape through |attr and str.format); SGLang CVE-2026-5760",
+        "A template reaches Python internals: attribute or item access to `__class__`, `__globals__`, `__subclasses__` and other dunder or private names, `|attr` with a name that is not a constant, calls to `os`/`subprocess`/`eval`/`exec`/`open`/`__import__`/`getattr`, or a Jinja global (`cycler`, `joiner`, `lipsum`, `namespace`, `self`) walked with a name that cannot be resolved statically; names built from constants (`~`, `+`, `*`, `|join`, `|replace`, `|reverse`, `|lower`, `%`, `format`, slices, `{% set %}` chains) are resolved first. Unsandboxed renderers run such a chain as code.";
+    TemplateUnparseable = "template-unparseable", Template, [Error, Warning, Allow],
+        cite: "gguf.md tokenizer.chat_template (\"a Jinja template\"); llama.cpp common/jinja/parser.cpp (unknown statements and unclosed blocks throw)",
+        "A template parses: a template that neither minijinja nor llama.cpp's Jinja engine can parse fails at load (llama.cpp) or at the first request (Jinja2 servers).";
+    TemplateSyntax = "template-syntax", Template, [Warning, Info, Allow],
+        cite: "llama.cpp common/jinja/parser.cpp; minijinja 3.1.0 parser; Jinja2",
+        "A template uses syntax that minijinja (and so Jinja2-compatible renderers) refuses while llama.cpp's more permissive engine accepts it; it was checked by a token scan only.";
+    TemplateValueType = "template-value-type", Template, [Error, Warning, Allow],
+        cite: "gguf.md tokenizer.chat_template: string; llama.cpp llama_model_chat_template reads it with gguf_get_val_str (asserts the type)",
+        "A template key (`tokenizer.chat_template`, `tokenizer.chat_template.<name>`) holds a string (standard-key-type leaves these keys to this rule).";
+    TemplateHiddenText = "template-hidden-text", Template, [Warning, Warning, Warning],
+        cite: "Unicode TR36 / CVE-2021-42574 (Trojan Source: bidi overrides); invisible tag characters U+E0000..U+E007F used for hidden prompt injection",
+        "A template, or any other free-text metadata string (not the vocabulary), holds no invisible or bidi-reordering code points (zero-width characters, bidi embeddings, overrides and isolates, BOM, tag characters): they hide instructions from a human reviewer that the model still reads.";
+    TemplateTrigger = "template-trigger", Template, [Warning, Warning, Warning],
+        cite: "hidden-instruction backdoors in chat templates (a branch on the user's text or the date that injects instructions, links or install commands)",
+        "No branch that tests the user's message content or the date (`strftime_now`) emits constant text holding a system instruction, a URL or an install / download / exfiltration command: such a branch injects instructions only when a trigger appears.";
+    TemplateSpecialToken = "template-special-token", Template, [Warning, Allow, Allow],
+        cite: "llama.cpp src/llama-vocab.cpp tokenize with parse_special: a text matches a special token only when the vocabulary holds it",
+        "Every special token a template emits (`<|im_start|>`, `<start_of_turn>`, ...) is in `tokenizer.ggml.tokens`: a missing one is tokenised as plain text and the model never sees the turn marker it was trained on.";
+    TemplateAnalysisLimit = "template-analysis-limit", Template, [Error, Warning, Warning],
+        cite: "limits::MAX_TEMPLATE_BYTES, MAX_TEMPLATE_TAG_NESTING, MAX_TEMPLATE_AST_DEPTH, MAX_TEMPLATE_FOLD_STRING, TEMPLATE_FUEL_BASE",
+        "The template analysis finished within its bounds (size, nesting, folded string length, work): where a bound was hit the report says what was not examined, and under strict the template is not accepted unexamined.";
 }
 
 impl RuleId {

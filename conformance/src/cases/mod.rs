@@ -6,6 +6,7 @@ pub mod kv;
 pub mod layout;
 pub mod model;
 pub mod security;
+pub mod template;
 pub mod tensors;
 pub mod test_gguf;
 pub mod types;

@@ -181,6 +181,10 @@ fn check_standard_types(file: &GgufFile<'_>, arch: Option<&str>, sink: &mut Sink
         return;
     }
     for kv in &file.kvs {
+        // A template key holding a non-string is template-value-type's.
+        if super::template::is_template_key(kv.key.bytes) {
+            continue;
+        }
         let Some(key) = kv.key.as_str() else { continue };
         if let Some(types) = loader_types(key, arch) {
             let actual = type_name(&kv.value);

@@ -8,10 +8,12 @@
 //! - `tensors`: tensor infos (names, dims, types, byte sizes);
 //! - `layout`: the data section (offsets, order, overlaps, padding);
 //! - `model`, `tokenizer`, `split`: what llama.cpp's loader and tokenizer
-//!   assume of hyper-parameters, the vocabulary and split shards.
+//!   assume of hyper-parameters, the vocabulary and split shards;
+//! - [`template`]: chat templates (code execution, hidden instructions,
+//!   parse failures, special tokens), a pure analysis per template.
 //!
-//! Further families of the model layer (architecture tables, chat
-//! templates) go here as further modules, after `layout`. Format dispatch is one level
+//! Further families of the model layer go here as further modules, after
+//! `layout`. Format dispatch is one level
 //! up, in [`crate::validate`].
 #![forbid(unsafe_code)]
 #![deny(clippy::indexing_slicing, clippy::arithmetic_side_effects, clippy::cast_possible_truncation)]
@@ -26,6 +28,7 @@ mod llama_arches;
 mod model;
 mod model_tensors;
 mod split;
+pub mod template;
 mod tensors;
 mod tokenizer;
 
@@ -154,8 +157,14 @@ fn check_parsed(
     summary.examined.push(Examined::checked("container"));
     summary.split = split::role(file).map(|r| crate::report::Shard { no: r.no, count: r.count });
     model::check_layer(file, key_facts.architecture.as_deref(), sink, &mut summary.examined);
+    if sink.options().container_only {
+        summary.examined.push(Examined::skipped("template", "--container-only"));
+    } else {
+        template::check(file, sink);
+        summary.examined.push(Examined::checked("template"));
+    }
     summary.examined.push(Examined::skipped("data", "use --check-data"));
-    const ORDER: [&str; 5] = ["container", "model", "tokenizer", "split", "data"];
+    const ORDER: [&str; 6] = ["container", "model", "tokenizer", "split", "template", "data"];
     summary.examined.sort_by_key(|e| ORDER.iter().position(|l| *l == e.layer));
     Ok(())
 }
