@@ -162,9 +162,24 @@ Exit status:
 
 #[derive(Debug, Args)]
 pub struct ValidateArgs {
-    /// Files to validate.
-    #[arg(required = true, value_name = "FILE")]
+    /// Files to validate; a directory is walked recursively (`*.gguf` and
+    /// files with a known magic; ignore files and hidden entries skipped).
+    #[arg(required_unless_present = "files_from", value_name = "PATH")]
     pub files: Vec<PathBuf>,
+    /// Also validate the paths listed in FILE, one per line (`-`: stdin).
+    #[arg(long, value_name = "FILE")]
+    pub files_from: Option<PathBuf>,
+    /// Walk directories without skipping what `.gitignore`, `.ignore` and
+    /// hidden names would.
+    #[arg(long)]
+    pub no_ignore: bool,
+    /// Print only invalid and unreadable files (and the closing summary).
+    #[arg(long, short)]
+    pub quiet: bool,
+    /// Validate this many files at once (default: the number of CPUs);
+    /// results are written in input order.
+    #[arg(long, short, value_name = "N", value_parser = clap::value_parser!(u16).range(1..=1024))]
+    pub jobs: Option<u16>,
     /// Which idea of "valid" to apply.
     #[arg(long, value_enum, default_value_t = ProfileArg::Strict)]
     pub profile: ProfileArg,

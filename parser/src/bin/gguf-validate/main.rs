@@ -4,6 +4,7 @@
 mod cli;
 mod convert;
 mod formats;
+mod inputs;
 mod render;
 mod run;
 
@@ -103,11 +104,28 @@ fn validate(args: &ValidateArgs, matches: &clap::ArgMatches) -> u8 {
         Options { profile, overrides, deny_warnings: args.deny_warnings, container_only: args.container_only },
     );
     let side = render::SideOutputs { sarif: args.output_sarif.clone(), junit: args.output_junit.clone() };
-    let mut out = match render::Stream::begin(args.format, profile, render::Style::new(color), side) {
+    let mut out = match render::Stream::begin(args.format, profile, render::Style::new(color), side, args.quiet) {
         Ok(o) => o,
         Err(e) => return report_io(Err(e)),
     };
+    let (files, input_errors) = match inputs::expand(
+        &args.files,
+        args.files_from.as_deref(),
+        inputs::WalkOptions { no_ignore: args.no_ignore },
+    ) {
+        Ok(x) => x,
+        Err(e) => {
+            render::error(&e);
+            return EXIT_USAGE;
+        }
+    };
     let mut code = EXIT_VALID;
+    for e in input_errors {
+        code = EXIT_USAGE;
+        if let Err(e) = out.file(&e.path, &render::FileOutcome::Unreadable(e.message), None) {
+            return report_io(Err(e));
+        }
+    }
     // Shards already written as part of their set (by canonical path), so
     // `*.gguf` over a set's shards validates the set once.
     let mut done = std::collections::HashSet::new();
@@ -117,33 +135,47 @@ fn validate(args: &ValidateArgs, matches: &clap::ArgMatches) -> u8 {
         render::FileOutcome::Report(..) => EXIT_INVALID,
         render::FileOutcome::Unreadable(_) => EXIT_USAGE,
     };
-    for path in &args.files {
-        if done.contains(&key(path)) {
-            continue;
-        }
-        // One file at a time, each in its own worker under the time limit;
-        // its result is written (and flushed) before the next one starts,
-        // so nothing is lost if a later file goes wrong. A shard of a split
-        // set brings its siblings: each shard's result, then the set's.
-        let validation = run::validate_file(path, &settings);
-        if settings.options.container_only || !validation.is_shard() {
-            code = code.max(file_code(&validation.outcome));
-            if let Err(e) = out.file(path, &validation.outcome, None) {
+    let jobs = args
+        .jobs
+        .map_or_else(|| std::thread::available_parallelism().map_or(1, std::num::NonZeroUsize::get), usize::from);
+    let pool = rayon::ThreadPoolBuilder::new().num_threads(jobs).build().ok();
+    // Files are validated `jobs` at a time in windows of a few per worker,
+    // and written in input order as each window completes: memory holds
+    // one window's reports, whatever the number of files.
+    for window in files.chunks(jobs.saturating_mul(4).max(1)) {
+        let validate_one = |path: &std::path::PathBuf| run::validate_file(path, &settings);
+        let validations: Vec<run::Validation> = match &pool {
+            Some(pool) if jobs > 1 => {
+                use rayon::prelude::*;
+                pool.install(|| window.par_iter().map(validate_one).collect())
+            }
+            _ => window.iter().map(validate_one).collect(),
+        };
+        for (path, validation) in window.iter().zip(validations) {
+            if done.contains(&key(path)) {
+                continue;
+            }
+            // A shard of a split set brings its siblings: each shard's
+            // result, then the set's.
+            if settings.options.container_only || !validation.is_shard() {
+                code = code.max(file_code(&validation.outcome));
+                if let Err(e) = out.file(path, &validation.outcome, None) {
+                    return report_io(Err(e));
+                }
+                continue;
+            }
+            let set = run::validate_set(path, validation, &settings);
+            for (member, v) in &set.members {
+                done.insert(key(member));
+                code = code.max(file_code(&v.outcome));
+                if let Err(e) = out.file(member, &v.outcome, Some(&set.report.name)) {
+                    return report_io(Err(e));
+                }
+            }
+            code = code.max(if set.report.valid { EXIT_VALID } else { EXIT_INVALID });
+            if let Err(e) = out.set(&set.report) {
                 return report_io(Err(e));
             }
-            continue;
-        }
-        let set = run::validate_set(path, validation, &settings);
-        for (member, v) in &set.members {
-            done.insert(key(member));
-            code = code.max(file_code(&v.outcome));
-            if let Err(e) = out.file(member, &v.outcome, Some(&set.report.name)) {
-                return report_io(Err(e));
-            }
-        }
-        code = code.max(if set.report.valid { EXIT_VALID } else { EXIT_INVALID });
-        if let Err(e) = out.set(&set.report) {
-            return report_io(Err(e));
         }
     }
     match report_io(out.finish()) {

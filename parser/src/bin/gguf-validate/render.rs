@@ -18,7 +18,9 @@ use crate::cli::Format;
 /// 3 added split sets: an entry with `"kind": "split-set"` after a set's
 /// shards (in `files`, or as a line of its own), and `split_set` on each
 /// shard's entry naming it. File entries are otherwise unchanged.
-pub const JSON_SCHEMA_VERSION: u32 = 3;
+/// 4 added `totals` at the end of the document (files valid, invalid,
+/// unreadable, split sets).
+pub const JSON_SCHEMA_VERSION: u32 = 4;
 
 /// The outcome for one file on the command line.
 #[derive(Clone, Debug)]
@@ -363,6 +365,51 @@ pub struct Stream {
     collected: Vec<crate::formats::Entry>,
     /// `--output-sarif` / `--output-junit` files.
     side: SideOutputs,
+    /// `--quiet`: valid files are counted, not printed.
+    quiet: bool,
+    /// Counts for the closing summary.
+    totals: Totals,
+}
+
+/// How many entries of a run were valid, invalid or unreadable.
+#[derive(Clone, Copy, Debug, Default, Serialize)]
+pub struct Totals {
+    pub files: u64,
+    pub valid: u64,
+    pub invalid: u64,
+    pub unreadable: u64,
+    /// Split sets (each also counted by its shards above).
+    pub split_sets: u64,
+}
+
+/// `1204` -> `1,204`.
+fn thousands(n: u64) -> String {
+    let s = n.to_string();
+    let mut out = String::new();
+    for (i, c) in s.chars().enumerate() {
+        if i > 0 && (s.len() - i) % 3 == 0 {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
+}
+
+impl Totals {
+    /// `1,204 files: 1,190 valid, 12 invalid, 2 unreadable`.
+    pub fn line(&self) -> String {
+        let mut s = format!(
+            "{} files: {} valid, {} invalid, {} unreadable",
+            thousands(self.files),
+            thousands(self.valid),
+            thousands(self.invalid),
+            thousands(self.unreadable)
+        );
+        if self.split_sets > 0 {
+            s.push_str(&format!(" ({} split sets)", thousands(self.split_sets)));
+        }
+        s
+    }
 }
 
 /// Reports written to files beside stdout.
@@ -380,7 +427,7 @@ impl SideOutputs {
 
 impl Stream {
     /// Starts the output (the JSON document's head).
-    pub fn begin(format: Format, profile: Profile, style: Style, side: SideOutputs) -> io::Result<Stream> {
+    pub fn begin(format: Format, profile: Profile, style: Style, side: SideOutputs, quiet: bool) -> io::Result<Stream> {
         let mut s = Stream {
             format,
             profile,
@@ -389,6 +436,8 @@ impl Stream {
             files: 0,
             collected: Vec::new(),
             side,
+            quiet,
+            totals: Totals::default(),
         };
         if format == Format::Json {
             writeln!(s.out, "{{")?;
@@ -404,6 +453,24 @@ impl Stream {
     pub fn file(&mut self, path: &std::path::Path, outcome: &FileOutcome, set: Option<&str>) -> io::Result<()> {
         if matches!(self.format, Format::Sarif | Format::Junit) || self.side.any() {
             self.collected.push(crate::formats::Entry::of_file(json_path(path), outcome));
+        }
+        self.totals.files += 1;
+        let valid = match outcome {
+            FileOutcome::Report(r, _) if r.valid => {
+                self.totals.valid += 1;
+                true
+            }
+            FileOutcome::Report(..) => {
+                self.totals.invalid += 1;
+                false
+            }
+            FileOutcome::Unreadable(_) => {
+                self.totals.unreadable += 1;
+                false
+            }
+        };
+        if self.quiet && valid {
+            return Ok(());
         }
         match self.format {
             Format::Sarif | Format::Junit => {}
@@ -438,6 +505,10 @@ impl Stream {
     pub fn set(&mut self, set: &SetReport) -> io::Result<()> {
         if matches!(self.format, Format::Sarif | Format::Junit) || self.side.any() {
             self.collected.push(crate::formats::Entry::of_set(set));
+        }
+        self.totals.split_sets += 1;
+        if self.quiet && set.valid {
+            return Ok(());
         }
         match self.format {
             Format::Sarif | Format::Junit => {}
@@ -480,8 +551,14 @@ impl Stream {
     pub fn finish(mut self) -> io::Result<()> {
         match self.format {
             Format::Json => {
-                let close = if self.files == 0 { "]\n}\n" } else { "\n  ]\n}\n" };
+                let close = if self.files == 0 { "]" } else { "\n  ]" };
                 self.out.write_all(close.as_bytes())?;
+                let totals = serde_json::to_string(&self.totals).map_err(io::Error::other)?;
+                write!(self.out, ",\n  \"totals\": {totals}\n}}\n")?;
+            }
+            // Many files: one closing line (a single file's report says it all).
+            Format::Human if self.totals.files > 1 || self.totals.split_sets > 0 || self.quiet => {
+                writeln!(self.out, "{}", self.totals.line())?;
             }
             Format::Sarif => self.out.write_all(crate::formats::sarif(&self.collected, self.profile).as_bytes())?,
             Format::Junit => self.out.write_all(crate::formats::junit(&self.collected, self.profile).as_bytes())?,
