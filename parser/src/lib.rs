@@ -17,6 +17,7 @@
 
 pub mod check;
 pub mod check_data;
+pub mod config;
 pub mod data;
 pub mod dump;
 pub mod io;

@@ -166,6 +166,10 @@ pub struct Report {
     pub counts: Counts,
     /// Findings per rule that were counted but not listed.
     pub suppressed: BTreeMap<&'static str, u64>,
+    /// Findings set aside by a config suppression or a baseline, with the
+    /// reason (every report lists what it did not count).
+    #[serde(rename = "suppressions_applied", skip_serializing_if = "Vec::is_empty")]
+    pub applied: Vec<crate::config::Applied>,
 }
 
 /// Per-run options: profile and per-rule level overrides.
@@ -343,7 +347,18 @@ impl<'o> Sink<'o> {
         summary: Summary,
     ) -> Report {
         let (diagnostics, counts, suppressed, valid) = self.into_parts();
-        Report { valid, profile, format, version, byte_order, summary, diagnostics, counts, suppressed }
+        Report {
+            valid,
+            profile,
+            format,
+            version,
+            byte_order,
+            summary,
+            diagnostics,
+            counts,
+            suppressed,
+            applied: Vec::new(),
+        }
     }
 }
 

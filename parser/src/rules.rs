@@ -114,6 +114,8 @@ pub enum Group {
     Split,
     /// Chat templates (`tokenizer.chat_template*` and Jinja found in other values).
     Template,
+    /// The run's own configuration (suppressions not applied).
+    Config,
     /// rwkv.cpp files.
     Rwkv,
     /// GGML, GGMF and GGJT files.
@@ -135,6 +137,7 @@ impl Group {
             Group::Tokenizer => "tokenizer",
             Group::Split => "split",
             Group::Template => "template",
+            Group::Config => "config",
             Group::Rwkv => "rwkv",
             Group::Legacy => "legacy",
         }
@@ -670,6 +673,11 @@ catalogue! {
     TemplateAnalysisLimit = "template-analysis-limit", Template, [Error, Warning, Warning],
         cite: "limits::MAX_TEMPLATE_BYTES, MAX_TEMPLATE_TAG_NESTING, MAX_TEMPLATE_AST_DEPTH, MAX_TEMPLATE_FOLD_STRING, TEMPLATE_FUEL_BASE",
         "The template analysis finished within its bounds (size, nesting, folded string length, work): where a bound was hit the report says what was not examined, and under strict the template is not accepted unexamined.";
+
+    // ---- Config: the run's own configuration ----
+    SuppressionNotApplied = "suppression-not-applied", Config, [Warning, Warning, Warning],
+        cite: "gguf-validate.toml [[suppress]] (until, sha256)",
+        "A `[[suppress]]` entry of the config matches the file but was not applied: it expired (`until` is past) or the file's metadata no longer has the pinned `sha256`; its findings count again.";
 }
 
 impl RuleId {

@@ -180,9 +180,25 @@ pub struct ValidateArgs {
     /// results are written in input order.
     #[arg(long, short, value_name = "N", value_parser = clap::value_parser!(u16).range(1..=1024))]
     pub jobs: Option<u16>,
-    /// Which idea of "valid" to apply.
-    #[arg(long, value_enum, default_value_t = ProfileArg::Strict)]
-    pub profile: ProfileArg,
+    /// Which idea of "valid" to apply (default: the config's, else strict).
+    #[arg(long, value_enum)]
+    pub profile: Option<ProfileArg>,
+    /// Read settings from this config file (trusted: it may lower any
+    /// rule) instead of the `gguf-validate.toml` found in the working
+    /// directory or its parents.
+    #[arg(long, value_name = "FILE", conflicts_with = "no_config")]
+    pub config: Option<PathBuf>,
+    /// Ignore any `gguf-validate.toml`.
+    #[arg(long)]
+    pub no_config: bool,
+    /// Accept the findings listed in FILE (written by --write-baseline):
+    /// only new findings count.
+    #[arg(long, value_name = "FILE")]
+    pub baseline: Option<PathBuf>,
+    /// Write this run's findings to FILE as a baseline (one `rule|file|field`
+    /// identity per line, no offsets).
+    #[arg(long, value_name = "FILE")]
+    pub write_baseline: Option<PathBuf>,
     /// Output format.
     #[arg(long, value_enum, default_value_t = Format::Human)]
     pub format: Format,

@@ -13,6 +13,7 @@ use std::io::IsTerminal;
 use std::process::ExitCode;
 
 use clap::{CommandFactory, FromArgMatches};
+use gguf_validate::config::{self, Baseline, Config};
 use gguf_validate::io::{self as gio, ByteSource};
 use gguf_validate::rules::{Level, Profile, RuleId};
 use gguf_validate::{Options, parse};
@@ -82,10 +83,48 @@ fn overrides(args: &ValidateArgs, matches: &clap::ArgMatches) -> Result<Vec<(Rul
 }
 
 fn validate(args: &ValidateArgs, matches: &clap::ArgMatches) -> u8 {
+    // The config: --config (trusted), else the nearest gguf-validate.toml.
+    let config = if args.no_config {
+        None
+    } else if let Some(p) = &args.config {
+        match Config::load(&absolute(p), config::Origin::Explicit) {
+            Ok(c) => Some(c),
+            Err(e) => {
+                render::error(&e);
+                return EXIT_USAGE;
+            }
+        }
+    } else {
+        let cwd = std::env::current_dir().unwrap_or_default();
+        match Config::discover(&cwd).map(|p| Config::load(&p, config::Origin::Discovered)) {
+            None => None,
+            Some(Ok(c)) => Some(c),
+            Some(Err(e)) => {
+                render::error(&e);
+                return EXIT_USAGE;
+            }
+        }
+    };
+    if let Some(c) = &config {
+        for m in &c.ignored {
+            render::warning(m);
+        }
+    }
     let profile = match args.profile {
-        ProfileArg::Strict => Profile::Strict,
-        ProfileArg::Spec => Profile::Spec,
-        ProfileArg::Ggml => Profile::Ggml,
+        Some(ProfileArg::Strict) => Profile::Strict,
+        Some(ProfileArg::Spec) => Profile::Spec,
+        Some(ProfileArg::Ggml) => Profile::Ggml,
+        None => config.as_ref().and_then(|c| c.profile).unwrap_or_default(),
+    };
+    let baseline = match &args.baseline {
+        None => None,
+        Some(p) => match std::fs::read_to_string(p) {
+            Ok(text) => Some(Baseline::parse(&text)),
+            Err(e) => {
+                render::error(&format!("--baseline {}: {e}", p.display()));
+                return EXIT_USAGE;
+            }
+        },
     };
     let overrides = match overrides(args, matches) {
         Ok(o) => o,
@@ -99,10 +138,40 @@ fn validate(args: &ValidateArgs, matches: &clap::ArgMatches) -> u8 {
         ColorArg::Never => false,
         ColorArg::Auto => std::io::stdout().is_terminal() && std::env::var_os("NO_COLOR").is_none(),
     };
-    let settings = run::Settings::from_args(
+    let deny_warnings = args.deny_warnings || config.as_ref().and_then(|c| c.deny_warnings).unwrap_or(false);
+    let container_only = args.container_only || config.as_ref().and_then(|c| c.container_only).unwrap_or(false);
+    let mut settings = run::Settings::from_args(
         args,
-        Options { profile, overrides, deny_warnings: args.deny_warnings, container_only: args.container_only },
+        Options { profile, overrides: overrides.clone(), deny_warnings, container_only },
     );
+    settings.metadata_hash = config.as_ref().is_some_and(Config::has_pins);
+    // Per file: the config's levels for its path, then the command line's.
+    let settings_for = |path: &std::path::Path| -> run::Settings {
+        let mut s = settings.clone();
+        if let Some(c) = &config {
+            let mut levels = c.levels_for(&absolute(path));
+            levels.extend(overrides.iter().copied());
+            s.options.overrides = levels;
+        }
+        s
+    };
+    // After validation: the config's suppressions, then the baseline.
+    let mut baseline_out: Vec<String> = Vec::new();
+    let today = config::today();
+    let mut finish_file = |path: &std::path::Path, v: &mut run::Validation, opts: &Options| {
+        if let render::FileOutcome::Report(report, _) = &mut v.outcome {
+            if let Some(c) = &config {
+                c.apply(&absolute(path), report, opts, v.metadata_sha256.as_deref(), today);
+            }
+            let shown = render::json_path(path);
+            if let Some(b) = &baseline {
+                b.apply(&shown, report, opts);
+            }
+            if args.write_baseline.is_some() {
+                baseline_out.extend(Baseline::of_report(&shown, report));
+            }
+        }
+    };
     let side = render::SideOutputs { sarif: args.output_sarif.clone(), junit: args.output_junit.clone() };
     let mut out = match render::Stream::begin(args.format, profile, render::Style::new(color), side, args.quiet) {
         Ok(o) => o,
@@ -143,7 +212,7 @@ fn validate(args: &ValidateArgs, matches: &clap::ArgMatches) -> u8 {
     // and written in input order as each window completes: memory holds
     // one window's reports, whatever the number of files.
     for window in files.chunks(jobs.saturating_mul(4).max(1)) {
-        let validate_one = |path: &std::path::PathBuf| run::validate_file(path, &settings);
+        let validate_one = |path: &std::path::PathBuf| run::validate_file(path, &settings_for(path));
         let validations: Vec<run::Validation> = match &pool {
             Some(pool) if jobs > 1 => {
                 use rayon::prelude::*;
@@ -151,10 +220,11 @@ fn validate(args: &ValidateArgs, matches: &clap::ArgMatches) -> u8 {
             }
             _ => window.iter().map(validate_one).collect(),
         };
-        for (path, validation) in window.iter().zip(validations) {
+        for (path, mut validation) in window.iter().zip(validations) {
             if done.contains(&key(path)) {
                 continue;
             }
+            finish_file(path, &mut validation, &settings_for(path).options);
             // A shard of a split set brings its siblings: each shard's
             // result, then the set's.
             if settings.options.container_only || !validation.is_shard() {
@@ -164,7 +234,12 @@ fn validate(args: &ValidateArgs, matches: &clap::ArgMatches) -> u8 {
                 }
                 continue;
             }
-            let set = run::validate_set(path, validation, &settings);
+            let mut set = run::validate_set(path, validation, &settings);
+            for (member, v) in &mut set.members {
+                if member.as_path() != path.as_path() {
+                    finish_file(member, v, &settings_for(member).options);
+                }
+            }
             for (member, v) in &set.members {
                 done.insert(key(member));
                 code = code.max(file_code(&v.outcome));
@@ -178,10 +253,27 @@ fn validate(args: &ValidateArgs, matches: &clap::ArgMatches) -> u8 {
             }
         }
     }
+    if let Some(p) = &args.write_baseline {
+        let mut text = String::from("# gguf-validate baseline: rule|file|field path of each accepted finding\n");
+        for id in &baseline_out {
+            text.push_str(id);
+            text.push('\n');
+        }
+        if let Err(e) = std::fs::write(p, text) {
+            render::error(&format!("--write-baseline {}: {e}", p.display()));
+            return EXIT_USAGE;
+        }
+    }
     match report_io(out.finish()) {
         EXIT_VALID => code,
         other => other,
     }
+}
+
+/// `path` made absolute against the working directory (config globs are
+/// absolute too, so a config found in a parent matches relative paths).
+fn absolute(path: &std::path::Path) -> std::path::PathBuf {
+    std::path::absolute(path).unwrap_or_else(|_| path.to_path_buf())
 }
 
 fn dump(path: &std::path::Path, full: bool) -> u8 {

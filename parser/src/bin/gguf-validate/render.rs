@@ -649,6 +649,11 @@ pub fn error(msg: &str) {
     eprintln!("gguf-validate: error: {msg}");
 }
 
+/// A warning about the run itself (a config setting that was ignored).
+pub fn warning(msg: &str) {
+    eprintln!("gguf-validate: warning: {msg}");
+}
+
 /// Serialises to memory first so that I/O errors keep their kind (a closed
 /// pipe stays `BrokenPipe`).
 fn write_json(out: &mut impl Write, value: &impl Serialize) -> io::Result<()> {

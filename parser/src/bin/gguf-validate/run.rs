@@ -29,6 +29,8 @@ pub struct Settings {
     pub policy: OpenPolicy,
     pub check_data: Option<DataOptions>,
     pub timeout: Option<Duration>,
+    /// Hash each file's metadata (for config suppressions pinned by sha256).
+    pub metadata_hash: bool,
 }
 
 impl Settings {
@@ -38,6 +40,7 @@ impl Settings {
             policy: OpenPolicy { special_files: args.allow_special_files, max_special_bytes: args.special_file_limit },
             check_data: args.check_data.then(|| DataOptions::listing(args.max_data_findings)),
             timeout: args.timeout.map(Duration::from_secs_f64),
+            metadata_hash: false,
         }
     }
 }
@@ -49,6 +52,8 @@ pub struct Validation {
     pub outcome: FileOutcome,
     /// Its metadata prefix and length, when it was read.
     pub metadata: Option<(Vec<u8>, u64)>,
+    /// The sha256 of its metadata, when asked for ([`Settings::metadata_hash`]).
+    pub metadata_sha256: Option<String>,
 }
 
 impl Validation {
@@ -142,7 +147,7 @@ pub fn validate_file(path: &Path, settings: &Settings) -> Validation {
 }
 
 fn unreadable(why: String) -> Validation {
-    Validation { outcome: FileOutcome::Unreadable(why), metadata: None }
+    Validation { outcome: FileOutcome::Unreadable(why), metadata: None, metadata_sha256: None }
 }
 
 fn validate_now(path: &Path, settings: &Settings, cancel: &AtomicBool) -> Validation {
@@ -156,10 +161,15 @@ fn validate_now(path: &Path, settings: &Settings, cancel: &AtomicBool) -> Valida
     };
     let mut report = validated.report;
     let tensors = settings.check_data.as_ref().map(|_| check_data::data_tensors(&validated.metadata, src.len()));
+    let metadata_sha256 = if settings.metadata_hash {
+        gguf_validate::config::metadata_sha256(&validated.metadata, src.len())
+    } else {
+        None
+    };
     // Only a shard's metadata is kept (for the set's checks).
     let metadata = report.summary.split.is_some().then(|| (validated.metadata, src.len()));
     let (Some(data_opts), Some(tensors)) = (&settings.check_data, tensors) else {
-        return Validation { outcome: FileOutcome::Report(Box::new(report), None), metadata };
+        return Validation { outcome: FileOutcome::Report(Box::new(report), None), metadata, metadata_sha256 };
     };
     let total: u64 = tensors.iter().map(|t| t.nbytes).fold(0, u64::saturating_add);
     let progress = render::Progress::new(total.min(src.len()), &render::display_path(path));
@@ -168,7 +178,11 @@ fn validate_now(path: &Path, settings: &Settings, cancel: &AtomicBool) -> Valida
     match scanned {
         Ok(mut data) => {
             data.merge_into(&mut report, &settings.options);
-            Validation { outcome: FileOutcome::Report(Box::new(report), Some(Box::new(data))), metadata }
+            Validation {
+                outcome: FileOutcome::Report(Box::new(report), Some(Box::new(data))),
+                metadata,
+                metadata_sha256,
+            }
         }
         Err(e) => unreadable(format!("during --check-data: {e}")),
     }

@@ -1,0 +1,510 @@
+//! `gguf-validate.toml`: a project's profile, rule levels, per-path levels
+//! and justified suppressions, and baselines of accepted findings.
+//!
+//! ```toml
+//! profile = "strict"
+//! deny-warnings = false
+//! [rules]
+//! key-naming = "error"          # error | warning | info | allow
+//! [[overrides]]                 # per-path levels, globs relative to the config file
+//! paths = ["legacy/**"]
+//! rules = { trailing-bytes = "allow" }
+//! [[suppress]]                  # one finding class on some files, with a reason
+//! rule = "tensor-name-nul"
+//! paths = ["vendor/old.gguf"]
+//! reason = "upstream file, reported"
+//! sha256 = "..."                # optional: only while the file's metadata has this hash
+//! until = "2027-06-30"          # optional: an expired suppression is itself reported
+//! ```
+//!
+//! Precedence, lowest first: the profile's levels, `[rules]`, matching
+//! `[[overrides]]` in file order, then the command line's `--allow`,
+//! `--warn`, `--deny`. A config *discovered* next to the models (which
+//! whoever supplies a model could also supply) cannot lower the level of a
+//! security rule ([`SECURITY_RULES`]) or suppress one: only a config given
+//! with `--config`, or the command line, can. `sha256` pins the file's
+//! metadata (header, key/values, tensor infos), never its data, so pinning
+//! costs no scan of a 100 GB file.
+#![forbid(unsafe_code)]
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
+
+use globset::{Glob, GlobSet, GlobSetBuilder};
+use serde::{Deserialize, Serialize};
+
+use crate::report::{Diagnostic, Options, Report};
+use crate::rules::{Level, Profile, RuleId};
+
+/// The file name looked for in the working directory and its parents.
+pub const CONFIG_FILE_NAME: &str = "gguf-validate.toml";
+
+/// Rules a discovered config may neither lower nor suppress: findings that
+/// mean code execution or memory-unsafe loading (beyond the fatal decoding
+/// rules, which nothing can lower).
+pub const SECURITY_RULES: &[RuleId] = &[
+    RuleId::TemplateCodeExecution,
+    RuleId::TemplateAnalysisLimit,
+    RuleId::ModelBlockCount,
+    RuleId::ModelLayerArray,
+    RuleId::ModelExpertCount,
+    RuleId::TokenizerArrayLength,
+    RuleId::TokenIdRange,
+    RuleId::TokenizerByteToken,
+    RuleId::TokenizerTokenType,
+    RuleId::TokenizerDuplicateToken,
+    RuleId::StandardKeyType,
+    RuleId::KeyControl,
+    RuleId::TensorElementCountOverflow,
+    RuleId::TensorByteSizeOverflow,
+    RuleId::DataSizeOverflow,
+    RuleId::TensorDataOutOfBounds,
+    RuleId::TensorDataOverlap,
+    RuleId::TensorNameDuplicateAfterNul,
+];
+
+/// Where a config came from: given on the command line (trusted), or found
+/// next to the files (not trusted to weaken security rules).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Origin {
+    /// `--config FILE`.
+    Explicit,
+    /// Found in the working directory or a parent.
+    Discovered,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "kebab-case")]
+struct RawConfig {
+    profile: Option<String>,
+    deny_warnings: Option<bool>,
+    container_only: Option<bool>,
+    #[serde(default)]
+    rules: BTreeMap<String, String>,
+    #[serde(default)]
+    overrides: Vec<RawOverride>,
+    #[serde(default)]
+    suppress: Vec<RawSuppress>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawOverride {
+    paths: Vec<String>,
+    rules: BTreeMap<String, String>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawSuppress {
+    rule: String,
+    paths: Vec<String>,
+    reason: String,
+    sha256: Option<String>,
+    until: Option<String>,
+}
+
+/// A parsed, checked config.
+#[derive(Debug)]
+pub struct Config {
+    /// The file it was read from.
+    pub path: PathBuf,
+    /// How it was found.
+    pub origin: Origin,
+    /// `profile`, when set.
+    pub profile: Option<Profile>,
+    /// `deny-warnings`, when set.
+    pub deny_warnings: Option<bool>,
+    /// `container-only`, when set.
+    pub container_only: Option<bool>,
+    rules: Vec<(RuleId, Level)>,
+    overrides: Vec<(GlobSet, Vec<(RuleId, Level)>)>,
+    suppressions: Vec<Suppression>,
+    /// Settings that were ignored (a discovered config lowering a security
+    /// rule), one message each.
+    pub ignored: Vec<String>,
+}
+
+/// One `[[suppress]]` entry.
+#[derive(Debug)]
+pub struct Suppression {
+    rule: RuleId,
+    globs: GlobSet,
+    reason: String,
+    sha256: Option<String>,
+    until: Option<(i32, u32, u32)>,
+    until_text: Option<String>,
+}
+
+/// A suppression or baseline entry applied to a report (listed in it).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct Applied {
+    /// The rule whose findings were set aside.
+    pub rule: &'static str,
+    /// `config` or `baseline`.
+    pub source: &'static str,
+    /// Why.
+    pub reason: String,
+    /// How many findings it set aside (listed and unlisted).
+    pub findings: u64,
+}
+
+fn level_of(s: &str) -> Result<Level, String> {
+    match s {
+        "error" | "deny" => Ok(Level::Error),
+        "warning" | "warn" => Ok(Level::Warning),
+        "info" => Ok(Level::Info),
+        "allow" => Ok(Level::Allow),
+        _ => Err(format!("unknown level `{s}` (error, warning, info, allow)")),
+    }
+}
+
+fn rule_of(s: &str) -> Result<RuleId, String> {
+    let r = RuleId::from_id(s).ok_or_else(|| format!("unknown rule `{s}` (see `gguf-validate rules`)"))?;
+    if r.rule().fatal {
+        return Err(format!("rule `{s}` is a decoding error: its level cannot be changed"));
+    }
+    Ok(r)
+}
+
+fn globs(base: &Path, patterns: &[String]) -> Result<GlobSet, String> {
+    let mut b = GlobSetBuilder::new();
+    for p in patterns {
+        // Globs are relative to the config file's directory.
+        let full = if Path::new(p).is_absolute() { p.clone() } else { format!("{}/{p}", base.display()) };
+        b.add(Glob::new(&full).map_err(|e| format!("glob `{p}`: {e}"))?);
+    }
+    b.build().map_err(|e| e.to_string())
+}
+
+/// `YYYY-MM-DD`.
+fn date_of(s: &str) -> Result<(i32, u32, u32), String> {
+    let bad = || format!("`{s}` is not a date (YYYY-MM-DD)");
+    let mut it = s.splitn(3, '-');
+    let y: i32 = it.next().and_then(|v| v.parse().ok()).ok_or_else(bad)?;
+    let m: u32 = it.next().and_then(|v| v.parse().ok()).filter(|m| (1..=12).contains(m)).ok_or_else(bad)?;
+    let d: u32 = it.next().and_then(|v| v.parse().ok()).filter(|d| (1..=31).contains(d)).ok_or_else(bad)?;
+    Ok((y, m, d))
+}
+
+/// Today's civil date (UTC), from the system clock.
+pub fn today() -> (i32, u32, u32) {
+    let secs = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_secs());
+    civil_from_days(i64::try_from(secs / 86_400).unwrap_or(0))
+}
+
+/// Days since 1970-01-01 to (year, month, day) (Howard Hinnant's algorithm).
+fn civil_from_days(z: i64) -> (i32, u32, u32) {
+    let z = z.saturating_add(719_468);
+    let era = z.div_euclid(146_097);
+    let doe = z.rem_euclid(146_097);
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let y = yoe + era * 400;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = doy - (153 * mp + 2) / 5 + 1;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 };
+    let y = if m <= 2 { y + 1 } else { y };
+    (i32::try_from(y).unwrap_or(0), u32::try_from(m).unwrap_or(1), u32::try_from(d).unwrap_or(1))
+}
+
+impl Config {
+    /// Parses `text` (the contents of `path`).
+    pub fn parse(text: &str, path: &Path, origin: Origin) -> Result<Config, String> {
+        let raw: RawConfig = toml::from_str(text).map_err(|e| format!("{}: {e}", path.display()))?;
+        let at = |e: String| format!("{}: {e}", path.display());
+        let base = path.parent().unwrap_or(Path::new("."));
+        let base = if base.as_os_str().is_empty() { Path::new(".") } else { base };
+        let mut ignored = Vec::new();
+        let mut keep = |rule: RuleId, level: Level, what: &str| -> bool {
+            let lowers = level < rule.rule().levels.strict.min(Level::Error);
+            if origin == Origin::Discovered && SECURITY_RULES.contains(&rule) && lowers {
+                ignored.push(format!(
+                    "{}: {what} `{}` = {} ignored: a config found next to the files cannot lower a security rule (give it with --config)",
+                    path.display(),
+                    rule.id(),
+                    level.name()
+                ));
+                return false;
+            }
+            true
+        };
+        let profile = raw.profile.as_deref().map(str::parse::<Profile>).transpose().map_err(at)?;
+        let mut rules = Vec::new();
+        for (id, lvl) in &raw.rules {
+            let (r, l) = (rule_of(id).map_err(at)?, level_of(lvl).map_err(at)?);
+            if keep(r, l, "[rules]") {
+                rules.push((r, l));
+            }
+        }
+        let mut overrides = Vec::new();
+        for o in &raw.overrides {
+            let mut levels = Vec::new();
+            for (id, lvl) in &o.rules {
+                let (r, l) = (rule_of(id).map_err(at)?, level_of(lvl).map_err(at)?);
+                if keep(r, l, "[[overrides]]") {
+                    levels.push((r, l));
+                }
+            }
+            overrides.push((globs(base, &o.paths).map_err(at)?, levels));
+        }
+        let mut suppressions = Vec::new();
+        for s in &raw.suppress {
+            let rule = rule_of(&s.rule).map_err(at)?;
+            if s.reason.trim().is_empty() {
+                return Err(at(format!("[[suppress]] of `{}` needs a reason", s.rule)));
+            }
+            if !keep(rule, Level::Allow, "[[suppress]]") {
+                continue;
+            }
+            let until = s.until.as_deref().map(date_of).transpose().map_err(at)?;
+            suppressions.push(Suppression {
+                rule,
+                globs: globs(base, &s.paths).map_err(at)?,
+                reason: s.reason.clone(),
+                sha256: s.sha256.as_ref().map(|h| h.to_ascii_lowercase()),
+                until,
+                until_text: s.until.clone(),
+            });
+        }
+        Ok(Config {
+            path: path.to_path_buf(),
+            origin,
+            profile,
+            deny_warnings: raw.deny_warnings,
+            container_only: raw.container_only,
+            rules,
+            overrides,
+            suppressions,
+            ignored,
+        })
+    }
+
+    /// Whether any suppression is pinned to a metadata sha256 (the files'
+    /// metadata must then be hashed).
+    pub fn has_pins(&self) -> bool {
+        self.suppressions.iter().any(|s| s.sha256.is_some())
+    }
+
+    /// Reads `path` (`--config`).
+    pub fn load(path: &Path, origin: Origin) -> Result<Config, String> {
+        let text = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
+        Config::parse(&text, path, origin)
+    }
+
+    /// The nearest `gguf-validate.toml` in `dir` or its parents.
+    pub fn discover(dir: &Path) -> Option<PathBuf> {
+        dir.ancestors().map(|d| d.join(CONFIG_FILE_NAME)).find(|p| p.is_file())
+    }
+
+    /// The rule levels of the config for a file at `path`, to apply before
+    /// the command line's (`[rules]`, then matching `[[overrides]]`).
+    pub fn levels_for(&self, path: &Path) -> Vec<(RuleId, Level)> {
+        let mut out = self.rules.clone();
+        for (g, levels) in &self.overrides {
+            if g.is_match(path) {
+                out.extend(levels.iter().copied());
+            }
+        }
+        out
+    }
+
+    /// Applies the suppressions matching `path` to its report: matching
+    /// findings are set aside (counts and verdict recomputed) and listed as
+    /// [`Applied`]. `metadata_sha256` is the hash of the file's metadata
+    /// (for pinned entries). An entry past its `until` date, or pinned to
+    /// another hash, is not applied and is reported as a
+    /// `suppression-not-applied` finding of its own.
+    pub fn apply(
+        &self,
+        path: &Path,
+        report: &mut Report,
+        opts: &Options,
+        metadata_sha256: Option<&str>,
+        today: (i32, u32, u32),
+    ) {
+        for s in &self.suppressions {
+            if !s.globs.is_match(path) {
+                continue;
+            }
+            let why_not = if s.until.is_some_and(|until| today > until) {
+                Some(format!(
+                    "the suppression of `{}` ({}) expired on {}",
+                    s.rule.id(),
+                    s.reason,
+                    s.until_text.as_deref().unwrap_or("")
+                ))
+            } else {
+                s.sha256.as_ref().filter(|pin| metadata_sha256 != Some(pin.as_str())).map(|pin| {
+                    format!(
+                        "the suppression of `{}` ({}) is pinned to metadata sha256 {pin}; this file's is {}",
+                        s.rule.id(),
+                        s.reason,
+                        metadata_sha256.unwrap_or("unknown")
+                    )
+                })
+            };
+            match why_not {
+                Some(message) => add_finding(report, opts, RuleId::SuppressionNotApplied, &self.path, message),
+                None => {
+                    set_aside(report, opts, s.rule, None, "config", &s.reason);
+                }
+            }
+        }
+    }
+}
+
+/// Adds a finding about the run itself (offset 0, path `config FILE`).
+fn add_finding(report: &mut Report, opts: &Options, rule: RuleId, config: &Path, message: String) {
+    let severity = opts.level(rule);
+    let c = &mut report.counts;
+    match severity {
+        Level::Error => c.errors = c.errors.saturating_add(1),
+        Level::Warning => c.warnings = c.warnings.saturating_add(1),
+        Level::Info => c.infos = c.infos.saturating_add(1),
+        Level::Allow => return,
+    }
+    report.diagnostics.push(Diagnostic {
+        rule,
+        severity,
+        offset: 0,
+        length: None,
+        path: format!("config {}", config.display()),
+        message,
+    });
+    report.valid = c.errors == 0 && !(opts.deny_warnings && c.warnings > 0);
+}
+
+/// Removes the findings of `rule` (at `field` when given: listed findings
+/// with that path only) from `report`, recomputing counts and the verdict,
+/// and lists what was set aside.
+pub fn set_aside(
+    report: &mut Report,
+    opts: &Options,
+    rule: RuleId,
+    field: Option<&str>,
+    source: &'static str,
+    reason: &str,
+) -> u64 {
+    let before = report.diagnostics.len();
+    report.diagnostics.retain(|d: &Diagnostic| !(d.rule == rule && field.is_none_or(|f| d.path == f)));
+    let mut n = u64::try_from(before.saturating_sub(report.diagnostics.len())).unwrap_or(u64::MAX);
+    if field.is_none() {
+        n = n.saturating_add(report.suppressed.remove(rule.id()).unwrap_or(0));
+    }
+    if n == 0 {
+        return 0;
+    }
+    let c = &mut report.counts;
+    match opts.level(rule) {
+        Level::Error => c.errors = c.errors.saturating_sub(n),
+        Level::Warning => c.warnings = c.warnings.saturating_sub(n),
+        Level::Info => c.infos = c.infos.saturating_sub(n),
+        Level::Allow => {}
+    }
+    report.valid = c.errors == 0 && !(opts.deny_warnings && c.warnings > 0);
+    match report.applied.iter_mut().find(|a| a.rule == rule.id() && a.source == source && a.reason == reason) {
+        Some(a) => a.findings = a.findings.saturating_add(n),
+        None => report.applied.push(Applied { rule: rule.id(), source, reason: reason.to_string(), findings: n }),
+    }
+    n
+}
+
+/// The sha256 of a GGUF file's metadata (header, key/values and tensor
+/// infos: the bytes before the end of the last tensor info), which config
+/// pins name; `None` for other formats or an undecodable file.
+pub fn metadata_sha256(metadata: &[u8], file_len: u64) -> Option<String> {
+    use sha2::Digest;
+    let parsed = crate::parse::parse_prefix(metadata, file_len)?;
+    let end = usize::try_from(parsed.file.infos_end).ok()?;
+    let bytes = metadata.get(..end)?;
+    let digest = sha2::Sha256::digest(bytes);
+    Some(digest.iter().map(|b| format!("{b:02x}")).collect())
+}
+
+/// Accepted findings: `rule|file|field path` identities, one per line, as
+/// `--write-baseline` writes them (offsets are not part of an identity).
+#[derive(Clone, Debug, Default)]
+pub struct Baseline {
+    ids: BTreeSet<String>,
+}
+
+impl Baseline {
+    /// The identity of a finding.
+    pub fn identity(rule: RuleId, file: &str, field: &str) -> String {
+        format!("{}|{file}|{field}", rule.id())
+    }
+
+    /// Parses a baseline file (`#` comments and blank lines allowed).
+    pub fn parse(text: &str) -> Baseline {
+        // Field paths may end in a space (`kv[1] ` for an empty key): lines
+        // are taken as written, less a `\r`.
+        let ids = text
+            .lines()
+            .map(|l| l.strip_suffix('\r').unwrap_or(l))
+            .filter(|l| !l.trim().is_empty() && !l.trim_start().starts_with('#'))
+            .map(String::from);
+        Baseline { ids: ids.collect() }
+    }
+
+    /// The identities of a report's listed findings.
+    pub fn of_report(file: &str, report: &Report) -> Vec<String> {
+        report.diagnostics.iter().map(|d| Baseline::identity(d.rule, file, &d.path)).collect()
+    }
+
+    /// Sets aside the findings of `report` already in the baseline.
+    pub fn apply(&self, file: &str, report: &mut Report, opts: &Options) {
+        let known: Vec<(RuleId, String)> = report
+            .diagnostics
+            .iter()
+            .filter(|d| self.ids.contains(&Baseline::identity(d.rule, file, &d.path)))
+            .map(|d| (d.rule, d.path.clone()))
+            .collect();
+        for (rule, field) in known {
+            set_aside(report, opts, rule, Some(&field), "baseline", "accepted in the baseline");
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn civil_dates() {
+        assert_eq!(civil_from_days(0), (1970, 1, 1));
+        assert_eq!(civil_from_days(20_780), (2026, 11, 22));
+        assert_eq!(civil_from_days(11_016), (2000, 2, 29));
+    }
+
+    #[test]
+    fn a_discovered_config_cannot_lower_a_security_rule() {
+        let text = "[rules]\ntemplate-code-execution = \"allow\"\nkey-naming = \"allow\"\n";
+        let found = Config::parse(text, Path::new("x/gguf-validate.toml"), Origin::Discovered).unwrap();
+        assert_eq!(found.levels_for(Path::new("x/a.gguf")), vec![(RuleId::KeyNaming, Level::Allow)]);
+        assert_eq!(found.ignored.len(), 1);
+        let given = Config::parse(text, Path::new("x/gguf-validate.toml"), Origin::Explicit).unwrap();
+        assert_eq!(given.levels_for(Path::new("x/a.gguf")).len(), 2);
+        assert!(given.ignored.is_empty());
+    }
+
+    #[test]
+    fn bad_configs_are_refused_with_the_reason() {
+        let p = Path::new("gguf-validate.toml");
+        for (text, want) in [
+            ("[rules]\nno-such-rule = \"allow\"\n", "unknown rule"),
+            ("[rules]\nkey-naming = \"loud\"\n", "unknown level"),
+            ("[rules]\nmagic = \"allow\"\n", "decoding error"),
+            ("profile = \"lax\"\n", "unknown profile"),
+            ("[[suppress]]\nrule = \"key-naming\"\npaths = [\"a\"]\nreason = \" \"\n", "needs a reason"),
+            (
+                "[[suppress]]\nrule = \"key-naming\"\npaths = [\"a\"]\nreason = \"r\"\nuntil = \"2027-13-01\"\n",
+                "not a date",
+            ),
+            ("colour = true\n", "unknown field"),
+        ] {
+            let e = Config::parse(text, p, Origin::Explicit).unwrap_err();
+            assert!(e.contains(want), "{text}: {e}");
+        }
+    }
+}
