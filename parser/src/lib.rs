@@ -7,6 +7,7 @@
 //! - [`validate`]: runs the rules over a parsed file and yields a [`report::Report`];
 //! - [`numerics`]: dequantize / reference-quantize for every ggml type;
 //! - [`check_data`]: the `--check-data` scan of tensor values (rayon, in place);
+//! - [`hash`]: digests of tensor data and manifests (llama-gguf-hash's layout);
 //! - [`io`]: the only module that opens files; the [`io::ByteSource`] every
 //!   layer reads through (positioned reads, no memory map, no `unsafe`).
 #![forbid(unsafe_code)]
@@ -17,6 +18,7 @@ pub mod check;
 pub mod check_data;
 pub mod data;
 pub mod dump;
+pub mod hash;
 pub mod io;
 pub mod legacy;
 pub mod limits;

@@ -3,6 +3,7 @@
 
 mod cli;
 mod convert;
+mod hash;
 mod render;
 mod run;
 
@@ -40,6 +41,7 @@ fn main() -> ExitCode {
         Some(Command::Dump { file, full, .. }) => dump(&file, full),
         Some(Command::Dequant { ty, input, output }) => convert::dequant(&ty, &input, &output),
         Some(Command::Quantize { ty, input, output }) => convert::quantize(&ty, &input, &output),
+        Some(Command::Hash(args)) => hash::run(&args),
         None => validate(&cli.validate, &matches),
     };
     ExitCode::from(code)
