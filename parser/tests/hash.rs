@@ -204,6 +204,12 @@ fn check_passes_and_names_a_tampered_tensor() {
     assert!(out.ends_with("model.gguf: FAILED (xxh64, sha1, sha256, uuid: 7 mismatched, 0 missing from the file, 0 not in the manifest, 30 match)\n"), "{out}");
     insta::assert_snapshot!("check_tampered", out);
 
+    // --no-layer compares the whole-model digests only.
+    let o = run_in(&dir, &["--check", "model.manifest", "--no-layer", "model.gguf"]);
+    assert_eq!(code(&o), 1);
+    assert_eq!(stdout(&o).lines().filter(|l| l.contains("MISMATCH whole model")).count(), 4, "{}", stdout(&o));
+    assert!(!stdout(&o).contains("tensor"), "{}", stdout(&o));
+
     // A moved file is still checked against a one-model manifest.
     std::fs::create_dir_all(dir.join("moved")).unwrap();
     std::fs::copy(root().join(TINY), dir.join("moved/renamed.gguf")).unwrap();
