@@ -9,6 +9,7 @@
 //! - [`check_data`]: the `--check-data` scan of tensor values (rayon, in place);
 //! - [`split_set`], [`split_name`]: split sets (`gguf-split` shards) validated
 //!   as a whole, and their shard names;
+//! - [`hash`]: digests of tensor data and manifests (llama-gguf-hash's layout);
 //! - [`io`]: the only module that opens files; the [`io::ByteSource`] every
 //!   layer reads through (positioned reads, no memory map, no `unsafe`).
 #![forbid(unsafe_code)]
@@ -20,6 +21,7 @@ pub mod check_data;
 pub mod config;
 pub mod data;
 pub mod dump;
+pub mod hash;
 pub mod io;
 pub mod legacy;
 pub mod limits;

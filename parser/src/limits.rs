@@ -139,6 +139,21 @@ pub const MAX_SPECIAL_FILE_BYTES: u64 = 1 << 30;
 /// are validated from memory; larger ones are refused with a clear error.
 pub const MAX_LEGACY_FILE_BYTES: u64 = 8 << 30;
 
+/// Bytes `hash` reads at a time from one tensor (one task of the reading
+/// pool; a larger tensor is several chunks).
+pub const HASH_CHUNK_BYTES: u64 = 4 << 20;
+
+/// Bytes of tensor data `hash` holds per batch. One batch is hashed while
+/// the next one is read, so memory is twice this whatever the model.
+pub const HASH_BATCH_BYTES: u64 = 32 << 20;
+
+/// Largest manifest `hash --check` reads (a 10,000-tensor model with
+/// `--all` takes about 4 MB).
+pub const MAX_MANIFEST_BYTES: u64 = 256 << 20;
+
+/// Chunks per batch at most (many tiny tensors: a task per chunk and chain).
+pub const HASH_BATCH_CHUNKS: usize = 4096;
+
 /// Largest `--max-data-findings` (data findings listed per tensor).
 pub const MAX_DATA_FINDINGS: usize = 10_000;
 

@@ -16,6 +16,7 @@ Examples:
   gguf-validate dump model.gguf --tensor token_embd.weight --dequant --output emb.f32
   gguf-validate dequant --type q4_K --input blocks.bin --output values.f32
   gguf-validate quantize --type q4_K --input values.f32 --output blocks.bin
+  gguf-validate hash --algo sha256 model.gguf > model.manifest
 
 Exit status:
   0  every file is valid under the profile
@@ -24,7 +25,7 @@ Exit status:
 
 Files named like a subcommand or an option:
   A first argument that names a subcommand (rules, dump, dequant, quantize,
-  help) while a file of that name exists, and any option that is also the
+  hash, help) while a file of that name exists, and any option that is also the
   name of an existing file, is refused (exit 2) instead of guessed: write
   `./dump`, or put file names after `--` (gguf-validate -- *.gguf).
 
@@ -38,7 +39,7 @@ Resources:
 
 /// The subcommand names (and clap's `help`), which `check_ambiguous_args`
 /// refuses as a first argument when a file of that name exists.
-pub const SUBCOMMANDS: [&str; 5] = ["rules", "dump", "dequant", "quantize", "help"];
+pub const SUBCOMMANDS: [&str; 6] = ["rules", "dump", "dequant", "quantize", "hash", "help"];
 
 /// Refuses command lines that a shell glob could have made ambiguous: a
 /// first argument naming a subcommand while a file of that name exists
@@ -142,6 +143,9 @@ pub enum Command {
         #[arg(long, value_name = "BLOCKS")]
         output: PathBuf,
     },
+    /// Digests of tensor data (not metadata) per tensor and per model, in
+    /// llama-gguf-hash's layout; or verify them against a manifest.
+    Hash(crate::hash::HashArgs),
 }
 
 /// The `after_help` of `dequant` and `quantize`: formats, type names, exit status.

@@ -4,6 +4,7 @@
 mod cli;
 mod convert;
 mod formats;
+mod hash;
 mod inputs;
 mod render;
 mod run;
@@ -43,6 +44,7 @@ fn main() -> ExitCode {
         Some(Command::Dump { file, full, .. }) => dump(&file, full),
         Some(Command::Dequant { ty, input, output }) => convert::dequant(&ty, &input, &output),
         Some(Command::Quantize { ty, input, output }) => convert::quantize(&ty, &input, &output),
+        Some(Command::Hash(args)) => hash::run(&args),
         None => validate(&cli.validate, &matches),
     };
     ExitCode::from(code)
