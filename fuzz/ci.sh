@@ -35,7 +35,11 @@ targets=$(cargo fuzz list)
 # already built them).
 seeds="$PWD/corpus/_seeds"
 mkdir -p "$seeds"
-find ../corpus -name '*.gguf' -exec cp -t "$seeds" {} +
+# Named after their path: split sets reuse shard names across directories.
+find ../corpus -name '*.gguf' -print0 | while IFS= read -r -d '' f; do
+    name="${f#../corpus/}"
+    cp "$f" "$seeds/${name//\//_}"
+done
 GGUF_FUZZ_LOG="$seeds" cargo test -q --locked -p gguf-fuzz --lib smoke >/dev/null 2>&1 || true
 rm -f "$seeds"/*.txt
 
