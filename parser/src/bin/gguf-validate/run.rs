@@ -113,6 +113,11 @@ pub fn validate_file(path: &Path, settings: &Settings) -> Validation {
     let timeout =
         settings.timeout.or_else(|| (special && settings.policy.special_files).then_some(SPECIAL_FILE_TIMEOUT));
     let cancel = Arc::new(AtomicBool::new(false));
+    if timeout.is_none() {
+        // No time limit: nothing to give up on, so no worker thread (a
+        // thread per file is most of the cost of a folder of small files).
+        return validate_now(path, settings, &cancel);
+    }
     let (tx, rx) = mpsc::sync_channel(1);
     let job_path: PathBuf = path.to_path_buf();
     let job_settings = settings.clone();
