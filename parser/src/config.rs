@@ -147,6 +147,10 @@ pub struct Applied {
     pub reason: String,
     /// How many findings it set aside (listed and unlisted).
     pub findings: u64,
+    /// The listed findings it set aside (SARIF reports them as suppressed
+    /// results).
+    #[serde(skip)]
+    pub set_aside: Vec<Diagnostic>,
 }
 
 fn level_of(s: &str) -> Result<Level, String> {
@@ -386,9 +390,11 @@ pub fn set_aside(
     source: &'static str,
     reason: &str,
 ) -> u64 {
-    let before = report.diagnostics.len();
-    report.diagnostics.retain(|d: &Diagnostic| !(d.rule == rule && field.is_none_or(|f| d.path == f)));
-    let mut n = u64::try_from(before.saturating_sub(report.diagnostics.len())).unwrap_or(u64::MAX);
+    let (gone, kept): (Vec<Diagnostic>, Vec<Diagnostic>) = std::mem::take(&mut report.diagnostics)
+        .into_iter()
+        .partition(|d| d.rule == rule && field.is_none_or(|f| d.path == f));
+    report.diagnostics = kept;
+    let mut n = u64::try_from(gone.len()).unwrap_or(u64::MAX);
     if field.is_none() {
         n = n.saturating_add(report.suppressed.remove(rule.id()).unwrap_or(0));
     }
@@ -404,8 +410,17 @@ pub fn set_aside(
     }
     report.valid = c.errors == 0 && !(opts.deny_warnings && c.warnings > 0);
     match report.applied.iter_mut().find(|a| a.rule == rule.id() && a.source == source && a.reason == reason) {
-        Some(a) => a.findings = a.findings.saturating_add(n),
-        None => report.applied.push(Applied { rule: rule.id(), source, reason: reason.to_string(), findings: n }),
+        Some(a) => {
+            a.findings = a.findings.saturating_add(n);
+            a.set_aside.extend(gone);
+        }
+        None => report.applied.push(Applied {
+            rule: rule.id(),
+            source,
+            reason: reason.to_string(),
+            findings: n,
+            set_aside: gone,
+        }),
     }
     n
 }

@@ -124,3 +124,35 @@ fn side_outputs_are_written_beside_the_human_report() {
     assert!(std::fs::read_to_string(&junit).unwrap().contains("<testcase "));
     std::fs::remove_dir_all(&dir).ok();
 }
+
+#[test]
+fn suppressed_findings_are_sarif_suppressions() {
+    let dir = std::env::temp_dir().join(format!("gguf-validate-sarif-supp-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::copy(root().join("corpus/gguf/n_key_empty.gguf"), dir.join("bad.gguf")).unwrap();
+    std::fs::write(
+        dir.join("gguf-validate.toml"),
+        "[[suppress]]\nrule = \"key-empty\"\npaths = [\"bad.gguf\"]\nreason = \"upstream file, reported\"\n",
+    )
+    .unwrap();
+    let o = Command::new(env!("CARGO_BIN_EXE_gguf-validate"))
+        .args(["--format", "sarif", "bad.gguf"])
+        .current_dir(&dir)
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(0));
+    let log: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let results = log["runs"][0]["results"].as_array().unwrap();
+    let r = results.iter().find(|r| r["ruleId"] == "key-empty").expect("the suppressed finding is still a result");
+    assert_eq!(
+        r["suppressions"],
+        serde_json::json!([{"kind": "external", "status": "accepted", "justification": "upstream file, reported (config)"}])
+    );
+    std::fs::remove_dir_all(&dir).ok();
+}
+
+#[test]
+fn summary_of_many_files() {
+    let o = run(&["--quiet", "--color", "never", INVALID, VALID, MISSING]);
+    insta::assert_snapshot!("quiet_summary", String::from_utf8(o.stdout).unwrap());
+}

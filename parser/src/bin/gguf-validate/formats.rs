@@ -26,8 +26,9 @@ pub struct Entry {
 /// A checked entry's verdict and findings, or why it could not be read.
 #[derive(Clone, Debug)]
 pub enum EntryOutcome {
-    /// Validated.
-    Checked { valid: bool, diagnostics: Vec<Diagnostic>, errors: u64, warnings: u64 },
+    /// Validated (`waived`: findings a suppression or the baseline set
+    /// aside, with the reason).
+    Checked { valid: bool, diagnostics: Vec<Diagnostic>, errors: u64, warnings: u64, waived: Vec<(Diagnostic, String)> },
     /// Could not be read.
     Unreadable(String),
 }
@@ -40,6 +41,11 @@ impl Entry {
                 diagnostics: r.diagnostics.clone(),
                 errors: r.counts.errors,
                 warnings: r.counts.warnings,
+                waived: r
+                    .applied
+                    .iter()
+                    .flat_map(|a| a.set_aside.iter().map(move |d| (d.clone(), format!("{} ({})", a.reason, a.source))))
+                    .collect(),
             },
             FileOutcome::Unreadable(e) => EntryOutcome::Unreadable(e.clone()),
         };
@@ -54,6 +60,7 @@ impl Entry {
                 diagnostics: set.diagnostics.clone(),
                 errors: set.counts.errors,
                 warnings: set.counts.warnings,
+                waived: Vec::new(),
             },
         }
     }
@@ -170,8 +177,21 @@ pub fn sarif(entries: &[Entry], profile: Profile) -> String {
             sarif::Artifact::builder().location(sarif::ArtifactLocation::builder().uri(path.as_str()).build()).build(),
         );
         match outcome {
-            EntryOutcome::Checked { diagnostics, .. } => {
+            EntryOutcome::Checked { diagnostics, waived, .. } => {
                 results.extend(diagnostics.iter().map(|d| sarif_result(d, path, index)));
+                // Findings set aside by a suppression or the baseline are
+                // results with a SARIF suppression (kind external).
+                results.extend(waived.iter().map(|(d, why)| {
+                    let mut r = sarif_result(d, path, index);
+                    r.suppressions = Some(vec![
+                        sarif::Suppression::builder()
+                            .kind(serde_json::json!("external"))
+                            .status(serde_json::json!("accepted"))
+                            .justification(why.as_str())
+                            .build(),
+                    ]);
+                    r
+                }));
             }
             EntryOutcome::Unreadable(e) => notifications.push(
                 sarif::Notification::builder()
@@ -229,7 +249,7 @@ pub fn junit(entries: &[Entry], profile: Profile) -> String {
     let mut suite = TestSuite::new(format!("gguf-validate --profile {profile}"));
     for Entry { path, outcome } in entries {
         let case = match outcome {
-            EntryOutcome::Checked { valid, diagnostics, errors, warnings } => {
+            EntryOutcome::Checked { valid, diagnostics, errors, warnings, .. } => {
                 junit_case(path, *valid, diagnostics, *errors, *warnings)
             }
             EntryOutcome::Unreadable(e) => {
