@@ -34,6 +34,14 @@ mod tests {
         crate::test_n_times(400, run);
     }
 
+    /// F-one_fault-1 (CI fuzz run): renaming `tokenizer.ggml.merges` of a
+    /// gpt2 vocabulary makes the file lose its merges: the expectation now
+    /// allows `tokenizer-merges-missing`.
+    #[test]
+    fn renamed_merges_regression() {
+        crate::run_unstructured(include_bytes!("../tests/data/one_fault_renamed_merges.bin"), run);
+    }
+
     /// Every fault kind applies to some generated file and is caught.
     #[test]
     fn every_fault_kind() {

@@ -308,6 +308,10 @@ fn key_collateral(key: &[u8], model: &GgufModel) -> Vec<RuleId> {
             vec![RuleId::QuantVersionMissing]
         }
         b"general.alignment" if model.alignment() != crate::limits::DEFAULT_ALIGNMENT => LAYOUT.to_vec(),
+        // Without its merges a BPE vocabulary is refused; without its token
+        // types a `<0x..>` token is judged by its spelling alone.
+        b"tokenizer.ggml.merges" => vec![RuleId::TokenizerMergesMissing],
+        b"tokenizer.ggml.token_type" => vec![RuleId::TokenizerByteToken],
         _ => Vec::new(),
     }
 }
