@@ -40,6 +40,9 @@ mod tests {
     #[test]
     fn renamed_merges_regression() {
         crate::run_unstructured(include_bytes!("../tests/data/one_fault_renamed_merges.bin"), run);
+        // And renaming token types has no tokenizer consequence (the
+        // generator never writes byte-token spellings).
+        crate::run_unstructured(include_bytes!("../tests/data/one_fault_renamed_token_type.bin"), run);
     }
 
     /// Every fault kind applies to some generated file and is caught.

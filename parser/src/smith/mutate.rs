@@ -308,12 +308,15 @@ fn key_collateral(key: &[u8], model: &GgufModel) -> Vec<RuleId> {
             vec![RuleId::QuantVersionMissing]
         }
         b"general.alignment" if model.alignment() != crate::limits::DEFAULT_ALIGNMENT => LAYOUT.to_vec(),
-        // Without its merges a BPE vocabulary is refused; without its token
-        // types a `<0x..>` token is judged by its spelling alone.
-        b"tokenizer.ggml.merges" => vec![RuleId::TokenizerMergesMissing],
-        b"tokenizer.ggml.token_type" => vec![RuleId::TokenizerByteToken],
+        // Without its merges a BPE (gpt2) vocabulary is refused.
+        b"tokenizer.ggml.merges" if is_bpe(model) => vec![RuleId::TokenizerMergesMissing],
         _ => Vec::new(),
     }
+}
+
+/// Whether the model's vocabulary is the generator's BPE one (`gpt2`).
+fn is_bpe(model: &GgufModel) -> bool {
+    model.kvs.iter().any(|(k, v)| k == b"tokenizer.ggml.model" && matches!(v, OwnedValue::String(s) if s == b"gpt2"))
 }
 
 fn any_quantized(model: &GgufModel) -> bool {
