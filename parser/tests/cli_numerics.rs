@@ -164,7 +164,17 @@ fn quantize_matches_ggml_reference_and_round_trips() {
         std::fs::write(dir.join(format!("{name}.f32")), &src).expect("write");
         let o = run_in(
             &dir,
-            &["quantize", "--type", name, "--input", &format!("{name}.f32"), "--output", &format!("{name}.blocks")],
+            &[
+                "quantize",
+                "--type",
+                name,
+                "--input",
+                &format!("{name}.f32"),
+                "--output",
+                &format!("{name}.blocks"),
+                "--reference",
+                "row",
+            ],
         );
         assert_eq!(code(&o), 0, "{name}: {}", stderr(&o));
         let ours = std::fs::read(dir.join(format!("{name}.blocks"))).expect("output");
@@ -194,6 +204,48 @@ fn quantize_matches_ggml_reference_and_round_trips() {
         let back = numerics::dequantize_to_vec(ty, &ours).expect("decodes");
         assert!(o.stdout == f32s(&back), "{name}: CLI dequant differs from the library's");
     }
+}
+
+/// The default `quantize` is `ggml_quantize_chunk`; `--imatrix` adds the
+/// importance matrix (golden files in quant/chunk/).
+#[test]
+fn quantize_matches_ggml_quantize_chunk_with_and_without_imatrix() {
+    let m = manifest();
+    let mut checked = 0;
+    for set in m["chunk"].as_array().expect("chunk") {
+        let npr = set["n_per_row"].as_u64().expect("n_per_row").to_string();
+        let input = golden().join(set["input"]["file"].as_str().expect("input"));
+        let input = input.to_str().expect("utf-8 path");
+        let imatrix = golden().join(set["imatrix"][1]["file"].as_str().expect("imatrix"));
+        let imatrix = imatrix.to_str().expect("utf-8 path");
+        for e in set["types"].as_array().expect("types") {
+            let name = e["type"].as_str().expect("type");
+            let o = run_in(&golden(), &["quantize", "--type", name, "--input", input, "--output", "-"]);
+            assert_eq!(code(&o), 0, "{name}: {}", stderr(&o));
+            let want = std::fs::read(golden().join(e["chunk"]["file"].as_str().expect("file"))).expect("golden");
+            assert!(o.stdout == want, "{name}: differs from ggml_quantize_chunk");
+            let Some(files) = e.get("imatrix").and_then(Value::as_array) else { continue };
+            let args = [
+                "quantize",
+                "--type",
+                name,
+                "--input",
+                input,
+                "--output",
+                "-",
+                "--row-length",
+                &npr,
+                "--imatrix",
+                imatrix,
+            ];
+            let o = run_in(&golden(), &args);
+            assert_eq!(code(&o), 0, "{name}: {}", stderr(&o));
+            let want = std::fs::read(golden().join(files[1]["file"].as_str().expect("file"))).expect("golden");
+            assert!(o.stdout == want, "{name}: differs from ggml_quantize_chunk with an imatrix");
+            checked += 1;
+        }
+    }
+    assert_eq!(checked, 22);
 }
 
 #[test]

@@ -8,7 +8,10 @@ wheel installs (site-packages/llama_cpp/lib/). Through ctypes this script calls
   has one, and the exported `dequantize_row_q8_K` for Q8_K;
 * `ggml_get_type_traits(type)->from_float_ref` (the `quantize_row_*_ref`
   functions) and the exported `quantize_row_q8_K_ref`;
-* `ggml_validate_row_data` on every dequantize input block.
+* `ggml_validate_row_data` on every dequantize input block;
+* `ggml_quantize_chunk(type, src, dst, 0, nrows, n_per_row, imatrix)`, the
+  quantizer llama-quantize calls, without and with importance matrices
+  (quant/chunk/: see `chunk_goldens`).
 
 Types ggml cannot decode (Q8_1, F32, F64, I8..I64) get their expected output
 from the documented layout in numpy and are marked `"reference": "layout"`.
@@ -23,6 +26,10 @@ Output (all little-endian):
   quant/<type>.bin     ggml's blocks for every row, rows concatenated (IQ4_NL
                        blocks whose nibbles ggml leaves uninitialised are
                        written with nibbles 0 and listed in the manifest)
+  quant/chunk/<set>/   input.f32 (rows of n_per_row f32), imatrix<k>.f32 (n_per_row
+                       f32 weights each), <type>.bin (ggml_quantize_chunk of all rows
+                       at once, imatrix NULL), <type>.imatrix<k>.bin (with weights k;
+                       only for the types whose quantize_<type> reads them)
   manifest.json        versions, seeds, row kinds, per-file sha256
 
 Usage: . "$VENV/bin/activate" && python gen_golden.py [--out DIR]   (VENV: a venv with llama-cpp-python==0.3.36)
@@ -81,6 +88,12 @@ QUANT_TYPES = ["f16", "bf16", "q4_0", "q4_1", "q5_0", "q5_1", "q8_0", "q8_1", "q
                "q5_K", "q6_K", "q8_K", "iq4_nl", "iq4_xs", "tq1_0", "tq2_0", "mxfp4", "nvfp4", "q1_0", "q2_0"]
 
 
+# Types ggml_quantize_chunk handles among QUANT_TYPES (it has no case for Q8_1 / Q8_K),
+# and those of them whose quantize_<type> reads the importance matrix.
+CHUNK_TYPES = [t for t in QUANT_TYPES if t not in ("q8_1", "q8_K")]
+IMATRIX_TYPES = ["q4_0", "q4_1", "q5_0", "q5_1", "q2_K", "q3_K", "q4_K", "q5_K", "q6_K", "iq4_nl", "iq4_xs"]
+
+
 class Traits(ctypes.Structure):
     # struct ggml_type_traits, ggml/include/ggml.h of the pinned sdist
     _fields_ = [
@@ -115,6 +128,23 @@ class Ggml:
         self.lib.ggml_commit.restype = ctypes.c_char_p
         self.lib.ggml_validate_row_data.restype = ctypes.c_bool
         self.lib.ggml_validate_row_data.argtypes = [ctypes.c_int, ctypes.c_void_p, ctypes.c_size_t]
+        self.lib.ggml_quantize_chunk.restype = ctypes.c_size_t
+        self.lib.ggml_quantize_chunk.argtypes = [ctypes.c_int, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_int64,
+                                                 ctypes.c_int64, ctypes.c_int64, ctypes.c_void_p]
+
+    def quantize_chunk(self, name: str, rows: np.ndarray, imatrix: np.ndarray | None) -> bytes:
+        """ggml_quantize_chunk(type, rows, dst, 0, nrows, n_per_row, imatrix) over all rows at once."""
+        _, tid, bs, ts = BY_NAME[name]
+        rows = np.ascontiguousarray(rows, dtype=np.float32)
+        nrows, n_per_row = rows.shape
+        out = ctypes.create_string_buffer(rows.size // bs * ts)
+        qw = None
+        if imatrix is not None:
+            imatrix = np.ascontiguousarray(imatrix, dtype=np.float32)
+            qw = imatrix.ctypes.data
+        n = self.lib.ggml_quantize_chunk(tid, rows.ctypes.data, ctypes.addressof(out), 0, nrows, n_per_row, qw)
+        assert n == len(out.raw), (name, n, len(out.raw))
+        return out.raw
 
     def traits(self, tid: int) -> Traits:
         return self.lib.ggml_get_type_traits(tid).contents
@@ -341,6 +371,65 @@ def quant_rows(rng) -> tuple[np.ndarray, list[str], list[bool]]:
     return np.stack(rows), kinds, finite
 
 
+def chunk_goldens(g: "Ggml", out: pathlib.Path, rows: np.ndarray, finite: list[bool]) -> list[dict]:
+    """quant/chunk/: ggml_quantize_chunk without and with importance matrices.
+
+    Two sets: "edge", the finite rows of quant/input.f32 (n_per_row 256, one
+    super-block per row), and "outliers", 16 rows of 1024 normal values with
+    1 % of them scaled by 50 and a few whole-row variations (seed SEED + 1, so
+    the other files do not move). Three importance matrices per set: uniform
+    in [0.1, 10), a typical one (mean of x² over a sample, so widely spread),
+    and one with a quarter of the weights exactly 0.
+    """
+    rng = np.random.default_rng(SEED + 1)
+    n = 1024
+    outl = rng.standard_normal((16, n))
+    outl[rng.random((16, n)) < 0.01] *= 50.0
+    outl[1] *= 1e-3
+    outl[2] *= 1e3
+    outl[3] = np.abs(outl[3])
+    outl[4, : n // 2] = 0.0
+    outl[5] = -np.abs(outl[5]) - 2.0
+    outl[6] *= np.linspace(0.01, 10.0, n)
+    outl[7] = rng.integers(-8, 8, n)
+    sets = {"edge": rows[[i for i, f in enumerate(finite) if f]], "outliers": outl.astype(np.float32)}
+    result = []
+    for set_name, x in sets.items():
+        npr = x.shape[1]
+        d = out / "quant" / "chunk" / set_name
+        d.mkdir(parents=True, exist_ok=True)
+        (d / "input.f32").write_bytes(x.astype("<f4").tobytes())
+        sample = rng.standard_normal((64, npr)) * rng.lognormal(0.0, 1.5, npr)
+        zeros = rng.uniform(0.1, 10.0, npr)
+        zeros[rng.random(npr) < 0.25] = 0.0
+        mats = [("uniform [0.1,10)", rng.uniform(0.1, 10.0, npr)), ("mean x^2 of a sample", (sample ** 2).mean(0)),
+                ("uniform with 25% zeros", zeros)]
+        entry: dict = {"set": set_name, "n_per_row": npr, "rows": int(x.shape[0]),
+                       "input": {"file": f"quant/chunk/{set_name}/input.f32", "sha256": sha256(d / "input.f32")},
+                       "imatrix": [], "types": []}
+        for k, (kind, w) in enumerate(mats):
+            f = d / f"imatrix{k}.f32"
+            f.write_bytes(w.astype("<f4").tobytes())
+            entry["imatrix"].append({"kind": kind, "file": f"quant/chunk/{set_name}/imatrix{k}.f32", "sha256": sha256(f)})
+        for name in CHUNK_TYPES:
+            te: dict = {"type": name, "id": BY_NAME[name][1], "uses_imatrix": name in IMATRIX_TYPES}
+            f = d / f"{name}.bin"
+            f.write_bytes(g.quantize_chunk(name, x, None))
+            te["chunk"] = {"file": f"quant/chunk/{set_name}/{name}.bin", "sha256": sha256(f)}
+            te["differs_from_ref_rows"] = sum(
+                g.quantize(name, x[i]) != f.read_bytes()[i * len(f.read_bytes()) // len(x):(i + 1) * len(f.read_bytes()) // len(x)]
+                for i in range(len(x)))
+            if name in IMATRIX_TYPES:
+                te["imatrix"] = []
+                for k, (_, w) in enumerate(mats):
+                    f = d / f"{name}.imatrix{k}.bin"
+                    f.write_bytes(g.quantize_chunk(name, x, w.astype(np.float32)))
+                    te["imatrix"].append({"file": f"quant/chunk/{set_name}/{name}.imatrix{k}.bin", "sha256": sha256(f)})
+            entry["types"].append(te)
+        result.append(entry)
+    return result
+
+
 # ------------------------------------------------------------------ gguf-py
 
 def gguf_dequant(name: str, raw: bytes):
@@ -508,6 +597,10 @@ def main() -> int:
         entry.update(file=f"quant/{name}.bin", sha256=sha256(f))
         manifest["quant"].append(entry)
 
+    manifest["chunk"] = chunk_goldens(g, out, rows, finite)
+    manifest["format"]["chunk"] = ("quant/chunk/<set>/: input.f32 rows of n_per_row f32; imatrix<k>.f32 n_per_row "
+                                   "weights; <type>.bin = ggml_quantize_chunk(type, rows, dst, 0, nrows, n_per_row, "
+                                   "NULL); <type>.imatrix<k>.bin = the same with imatrix k")
     (out / "manifest.json").write_text(json.dumps(manifest, indent=1) + "\n")
     total = sum(p.stat().st_size for p in out.rglob("*") if p.is_file())
     print(f"wrote {out} ({total} bytes)")

@@ -207,7 +207,7 @@ pub(crate) fn dequant_iq1_m(src: &[u8], dst: &mut [f32]) {
 }
 
 #[inline(always)]
-fn kv4(n: u8) -> f32 {
+pub(crate) fn kv4(n: u8) -> f32 {
     f32::from(KVALUES_IQ4NL[usize::from(n & 0x0f)])
 }
 
@@ -246,7 +246,7 @@ const GROUP_MAX_EPS: f32 = 1e-15;
 /// Index of the IQ4 level nearest to `x` (bisection; the upper one wins ties,
 /// and a NaN picks 15), as ggml's `best_index_int8`.
 #[inline]
-fn best_iq4(x: f32) -> u8 {
+pub(crate) fn best_iq4(x: f32) -> u8 {
     let v = |i: usize| f32::from(KVALUES_IQ4NL[i]);
     if x <= v(0) {
         return 0;
@@ -269,7 +269,7 @@ fn best_iq4(x: f32) -> u8 {
 /// Scale of one 32-element group: an initial fit at the largest magnitude,
 /// then `ntry` perturbed reciprocal scales (levels are kept from the first fit).
 /// Returns `None` for an all-(near-)zero group.
-fn iq4_group(xb: &[f32; 32], ntry: i32, levels: &mut [u8; 32]) -> Option<f32> {
+pub(crate) fn iq4_group(xb: &[f32; 32], w: &[f32; 32], ntry: i32, levels: &mut [u8; 32]) -> Option<f32> {
     let (mut amax, mut max) = (0.0f32, 0.0f32);
     for &v in xb {
         if v.abs() > amax {
@@ -284,23 +284,23 @@ fn iq4_group(xb: &[f32; 32], ntry: i32, levels: &mut [u8; 32]) -> Option<f32> {
     let d0 = if ntry > 0 { -max / v0 } else { max / v0 };
     let id = 1.0 / d0;
     let (mut sumqx, mut sumq2) = (0.0f32, 0.0f32);
-    for (l, &x) in levels.iter_mut().zip(xb) {
-        *l = best_iq4(id * x);
-        let q = kv4(*l);
-        let w = x * x;
-        sumqx += w * q * x;
-        sumq2 += w * q * q;
+    for j in 0..32 {
+        let x = xb[j];
+        levels[j] = best_iq4(id * x);
+        let q = kv4(levels[j]);
+        sumqx += w[j] * q * x;
+        sumq2 += w[j] * q * q;
     }
     let mut d = if sumq2 > 0.0 { sumqx / sumq2 } else { 0.0 };
     let mut best = d * sumqx;
     for itry in -ntry..=ntry {
         let id = (itry + i32::from(KVALUES_IQ4NL[0])) as f32 / max;
         let (mut sqx, mut sq2) = (0.0f32, 0.0f32);
-        for &x in xb {
+        for j in 0..32 {
+            let x = xb[j];
             let q = kv4(best_iq4(id * x));
-            let w = x * x;
-            sqx += w * q * x;
-            sq2 += w * q * q;
+            sqx += w[j] * q * x;
+            sq2 += w[j] * q * q;
         }
         if sq2 > 0.0 && sqx * sqx > best * sq2 {
             d = sqx / sq2;
@@ -316,7 +316,7 @@ pub(crate) fn quant_iq4_nl(src: &[f32], dst: &mut Vec<u8>) {
     // in ggml; here they are 0). They do not change the decoded values.
     let mut levels = [0u8; 32];
     quant_blocks::<32, 18>(src, dst, |x, out| {
-        let d = iq4_group(x, -1, &mut levels).unwrap_or(0.0);
+        let d = iq4_group(x, &x.map(|v| v * v), -1, &mut levels).unwrap_or(0.0);
         put16(out, 0, f32_to_f16(d));
         for j in 0..16 {
             out[2 + j] = levels[j] | (levels[j + 16] << 4);
@@ -325,37 +325,85 @@ pub(crate) fn quant_iq4_nl(src: &[f32], dst: &mut Vec<u8>) {
 }
 
 pub(crate) fn quant_iq4_xs(src: &[f32], dst: &mut Vec<u8>) {
-    quant_blocks::<256, 136>(src, dst, |x, out| {
-        let mut scales = [0.0f32; 8];
-        let (mut max_scale, mut amax_scale) = (0.0f32, 0.0f32);
-        let mut groups = [[0.0f32; 32]; 8];
-        for (ib, g) in groups.iter_mut().enumerate() {
-            g.copy_from_slice(&x[32 * ib..32 * ib + 32]);
-            let mut scratch = [0u8; 32];
-            let d = iq4_group(g, 7, &mut scratch).unwrap_or(0.0);
-            scales[ib] = d;
-            if d.abs() > amax_scale {
-                amax_scale = d.abs();
-                max_scale = d;
+    quant_blocks::<256, 136>(src, dst, |x, out| iq4_xs_block(x, None, out));
+}
+
+/// Group weights of ggml's `quantize_row_iq4_nl_impl`: x² without an
+/// importance matrix, `qw · sqrt(σ² + x²)` with one, where σ² is twice the
+/// mean square of the `super_block` (32 for IQ4_NL, 256 for IQ4_XS).
+fn iq4_weights(xb: &[f32; 32], qw: Option<&[f32]>, sigma2: f32) -> [f32; 32] {
+    match qw {
+        Some(q) => {
+            let mut w = [0.0f32; 32];
+            for j in 0..32 {
+                w[j] = q.get(j).copied().unwrap_or(0.0) * (sigma2 + xb[j] * xb[j]).sqrt();
             }
+            w
         }
-        let d = -max_scale / 32.0;
-        put16(out, 0, f32_to_f16(d));
-        let id = if d != 0.0 { 1.0 / d } else { 0.0 };
-        let mut sh = 0u16;
-        for (ib, g) in groups.iter().enumerate() {
-            let l = nearest_int(id * scales[ib]).clamp(-32, 31);
-            let dl = d * l as f32;
-            let idl = if dl != 0.0 { 1.0 / dl } else { 0.0 };
-            for j in 0..16 {
-                let lo = best_iq4(idl * g[j]);
-                let hi = best_iq4(idl * g[j + 16]);
-                out[8 + 16 * ib + j] = lo | (hi << 4);
-            }
-            let l = (l + 32) as u8;
-            out[4 + ib / 2] |= (l & 0x0f) << (4 * (ib % 2));
-            sh |= u16::from(l >> 4) << (2 * ib);
+        None => xb.map(|v| v * v),
+    }
+}
+
+fn iq4_sigma2(x: &[f32]) -> f32 {
+    let mut s = 0.0f32;
+    for v in x {
+        s += v * v;
+    }
+    s * (2.0 / x.len() as f32)
+}
+
+/// One IQ4_XS super-block as `quantize_iq4_xs` (ntry 7) writes it, with
+/// optional importance weights for its 256 elements.
+pub(crate) fn iq4_xs_block(x: &[f32; 256], qw: Option<&[f32]>, out: &mut [u8; 136]) {
+    let sigma2 = iq4_sigma2(x);
+    let mut scales = [0.0f32; 8];
+    let (mut max_scale, mut amax_scale) = (0.0f32, 0.0f32);
+    let mut groups = [[0.0f32; 32]; 8];
+    for (ib, g) in groups.iter_mut().enumerate() {
+        g.copy_from_slice(&x[32 * ib..32 * ib + 32]);
+        let w = iq4_weights(g, qw.and_then(|q| q.get(32 * ib..32 * ib + 32)), sigma2);
+        let mut scratch = [0u8; 32];
+        let d = iq4_group(g, &w, 7, &mut scratch).unwrap_or(0.0);
+        scales[ib] = d;
+        if d.abs() > amax_scale {
+            amax_scale = d.abs();
+            max_scale = d;
         }
-        put16(out, 2, sh);
-    });
+    }
+    let d = -max_scale / 32.0;
+    put16(out, 0, f32_to_f16(d));
+    let id = if d != 0.0 { 1.0 / d } else { 0.0 };
+    let mut sh = 0u16;
+    for (ib, g) in groups.iter().enumerate() {
+        let l = nearest_int(id * scales[ib]).clamp(-32, 31);
+        let dl = d * l as f32;
+        let idl = if dl != 0.0 { 1.0 / dl } else { 0.0 };
+        for j in 0..16 {
+            let lo = best_iq4(idl * g[j]);
+            let hi = best_iq4(idl * g[j + 16]);
+            out[8 + 16 * ib + j] = lo | (hi << 4);
+        }
+        let l = (l + 32) as u8;
+        out[4 + ib / 2] |= (l & 0x0f) << (4 * (ib % 2));
+        sh |= u16::from(l >> 4) << (2 * ib);
+    }
+    put16(out, 2, sh);
+}
+
+/// One IQ4_NL block as `quantize_iq4_nl` writes it (ntry 7, then every
+/// level re-chosen from the unrounded scale), with optional weights.
+pub(crate) fn iq4_nl_block(x: &[f32; 32], qw: Option<&[f32]>, out: &mut [u8; 18]) {
+    let w = iq4_weights(x, qw, iq4_sigma2(x));
+    let mut levels = [0u8; 32];
+    let d = iq4_group(x, &w, 7, &mut levels).unwrap_or(0.0);
+    put16(out, 0, f32_to_f16(d));
+    let id = if d != 0.0 { 1.0 / d } else { 0.0 };
+    for j in 0..16 {
+        out[2 + j] = best_iq4(id * x[j]) | (best_iq4(id * x[j + 16]) << 4);
+    }
+}
+
+/// IQ4_NL as `ggml_quantize_chunk` without an importance matrix.
+pub(crate) fn quant_iq4_nl_chunk(src: &[f32], dst: &mut Vec<u8>) {
+    quant_blocks::<32, 18>(src, dst, |x, out| iq4_nl_block(x, None, out));
 }

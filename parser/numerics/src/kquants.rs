@@ -23,7 +23,7 @@ use super::common::{f16_to_f32, f32_to_f16, for_blocks, half_at, nearest_int, pu
 
 /// The 6-bit (scale, min) pair `j` of the 12-byte Q4_K/Q5_K scale field.
 #[inline(always)]
-fn scale_min(j: usize, s: &[u8; 12]) -> (u8, u8) {
+pub(crate) fn scale_min(j: usize, s: &[u8; 12]) -> (u8, u8) {
     if j < 4 {
         (s[j] & 63, s[j + 4] & 63)
     } else {
@@ -33,7 +33,7 @@ fn scale_min(j: usize, s: &[u8; 12]) -> (u8, u8) {
 
 /// The 16 six-bit Q3_K scales, minus 32.
 #[inline(always)]
-fn q3_scales(s: &[u8; 12]) -> [i32; 16] {
+pub(crate) fn q3_scales(s: &[u8; 12]) -> [i32; 16] {
     let mut out = [0i32; 16];
     for (k, o) in out.iter_mut().enumerate() {
         let low = if k < 8 { s[k] & 0x0f } else { s[k - 8] >> 4 };
@@ -224,7 +224,7 @@ pub(crate) fn dequant_q8_k_scalar(src: &[u8], dst: &mut [f32]) {
 
 // ---------------------------------------------------------------- quantizers
 
-const GROUP_MAX_EPS: f32 = 1e-15;
+pub(crate) const GROUP_MAX_EPS: f32 = 1e-15;
 
 /// Signed value of largest magnitude and that magnitude (first wins ties).
 #[inline]
@@ -240,22 +240,24 @@ fn signed_max(x: &[f32]) -> (f32, f32) {
     (max, amax)
 }
 
-/// Symmetric scale search with x² weights over 19 candidate scales
-/// (ggml's `make_qx_quants` with `rmse_type` 1 and no importance weights).
-/// Writes levels `l + nmax` into `out`.
-fn qx_search(nmax: i32, x: &[f32; 16], out: &mut [i32; 16]) -> f32 {
+/// Symmetric scale search over 19 candidate scales (ggml's
+/// `make_qx_quants` with `rmse_type` 1): weights `qw` when given, x²
+/// otherwise. Writes levels `l + nmax` into `out`.
+pub(crate) fn qx_search<const N: usize>(nmax: i32, x: &[f32; N], qw: Option<&[f32; N]>, out: &mut [i32; N]) -> f32 {
     let (max, amax) = signed_max(x);
     if amax < GROUP_MAX_EPS {
-        *out = [0; 16];
+        *out = [0; N];
         return 0.0;
     }
+    let weight = |i: usize| qw.map_or(x[i] * x[i], |w| w[i]);
     let level = |is: f32, v: f32| nearest_int(is * v).clamp(-nmax, nmax - 1);
     let mut iscale = -(nmax as f32) / max;
     let (mut sumlx, mut suml2) = (0.0f32, 0.0f32);
-    for (o, &v) in out.iter_mut().zip(x) {
+    for i in 0..N {
+        let v = x[i];
         let l = level(iscale, v);
-        *o = l + nmax;
-        let w = v * v;
+        out[i] = l + nmax;
+        let w = weight(i);
         sumlx += w * v * l as f32;
         suml2 += w * l as f32 * l as f32;
     }
@@ -264,9 +266,10 @@ fn qx_search(nmax: i32, x: &[f32; 16], out: &mut [i32; 16]) -> f32 {
     for is in (-9..=9).filter(|&i| i != 0) {
         iscale = -(nmax as f32 + 0.1 * is as f32) / max;
         let (mut slx, mut sl2) = (0.0f32, 0.0f32);
-        for &v in x {
+        for i in 0..N {
+            let v = x[i];
             let l = level(iscale, v) as f32;
-            let w = v * v;
+            let w = weight(i);
             slx += w * v * l;
             sl2 += w * l * l;
         }
@@ -331,17 +334,17 @@ fn q3_search(x: &[f32; 16], out: &mut [i32; 16]) -> f32 {
 }
 
 /// Parameters of the asymmetric (scale, min) search.
-struct AsymSearch {
-    nmax: i32,
-    rmin: f32,
-    rdelta: f32,
-    nstep: i32,
-    use_mad: bool,
+pub(crate) struct AsymSearch {
+    pub(crate) nmax: i32,
+    pub(crate) rmin: f32,
+    pub(crate) rdelta: f32,
+    pub(crate) nstep: i32,
+    pub(crate) use_mad: bool,
 }
 
 /// Weighted least-squares search for a (scale, min) pair with levels
 /// 0..=nmax (ggml's `make_qkx2_quants`). Returns (scale, −min).
-fn asym_search<const N: usize>(p: &AsymSearch, x: &[f32; N], w: &[f32; N], out: &mut [u8; N]) -> (f32, f32) {
+pub(crate) fn asym_search<const N: usize>(p: &AsymSearch, x: &[f32; N], w: &[f32; N], out: &mut [u8; N]) -> (f32, f32) {
     let mut min = x[0];
     let mut max = x[0];
     let mut sum_w = w[0];
@@ -409,14 +412,14 @@ fn asym_search<const N: usize>(p: &AsymSearch, x: &[f32; N], w: &[f32; N], out: 
 }
 
 #[inline(always)]
-fn sub<const N: usize>(x: &[f32; 256], start: usize) -> [f32; N] {
+pub(crate) fn sub<const N: usize>(x: &[f32; 256], start: usize) -> [f32; N] {
     let mut a = [0.0f32; N];
     a.copy_from_slice(&x[start..start + N]);
     a
 }
 
 /// Packs 2-bit levels: byte 32h+l holds elements 128h+l+32k at bits 2k.
-fn pack2<const TS: usize>(levels: &[u8; 256], out: &mut [u8; TS], off: usize) {
+pub(crate) fn pack2<const TS: usize>(levels: &[u8; 256], out: &mut [u8; TS], off: usize) {
     for h in 0..2 {
         for l in 0..32 {
             let e = 128 * h + l;
@@ -517,8 +520,16 @@ pub(crate) fn quant_q3_k(src: &[f32], dst: &mut Vec<u8>) {
             put16(out, 108, f32_to_f16(0.0));
         }
         out[96..108].copy_from_slice(&sb);
+        q3_k_finish(x, &sb, &mut levels, out);
+    });
+}
+
+/// Requantizes a Q3_K block against its stored scales `sb` (already in
+/// `out[96..108]`, `d` at 108) and packs the levels (`l + 4`).
+pub(crate) fn q3_k_finish(x: &[f32; 256], sb: &[u8; 12], levels: &mut [i32; 256], out: &mut [u8; 110]) {
+    {
         let dd = half_at(out, 108);
-        let sc = q3_scales(&sb);
+        let sc = q3_scales(sb);
         for j in 0..16 {
             let d = dd * sc[j] as f32;
             if d == 0.0 {
@@ -538,7 +549,7 @@ pub(crate) fn quant_q3_k(src: &[f32], dst: &mut Vec<u8>) {
             *lo = v as u8;
         }
         pack2(&low, out, 32);
-    });
+    }
 }
 
 /// Shared body of the Q4_K and Q5_K quantizers; returns the levels.
@@ -569,10 +580,29 @@ fn q45_k<const TS: usize>(x: &[f32; 256], p: &AsymSearch, out: &mut [u8; TS], lm
     }
     let inv_scale = if max_scale > 0.0 { 63.0 / max_scale } else { 0.0 };
     let inv_min = if max_min > 0.0 { 63.0 / max_min } else { 0.0 };
+    let ls = scales.map(|s| (nearest_int(inv_scale * s) as u8).min(63));
+    let lm = mins.map(|m| (nearest_int(inv_min * m) as u8).min(63));
+    q45_finish(x, &ls, &lm, max_scale / 63.0, max_min / 63.0, &mut levels, out, lmax);
+    levels
+}
+
+/// Packs the 6-bit sub-block scales `ls` and mins `lm` with the super-block
+/// `d` and `dmin`, then requantizes every sub-block against the stored
+/// values (levels 0..=lmax). Sub-blocks whose stored scale is 0 keep `levels`.
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn q45_finish<const TS: usize>(
+    x: &[f32; 256],
+    ls: &[u8; 8],
+    lm: &[u8; 8],
+    d: f32,
+    dmin: f32,
+    levels: &mut [u8; 256],
+    out: &mut [u8; TS],
+    lmax: i32,
+) {
     let mut sb = [0u8; 12];
     for j in 0..8 {
-        let ls = (nearest_int(inv_scale * scales[j]) as u8).min(63);
-        let lm = (nearest_int(inv_min * mins[j]) as u8).min(63);
+        let (ls, lm) = (ls[j], lm[j]);
         if j < 4 {
             sb[j] = ls;
             sb[j + 4] = lm;
@@ -582,8 +612,8 @@ fn q45_k<const TS: usize>(x: &[f32; 256], p: &AsymSearch, out: &mut [u8; TS], lm
             sb[j] |= (lm >> 4) << 6;
         }
     }
-    let dbits = f32_to_f16(max_scale / 63.0);
-    let mbits = f32_to_f16(max_min / 63.0);
+    let dbits = f32_to_f16(d);
+    let mbits = f32_to_f16(dmin);
     put16(out, 0, dbits);
     put16(out, 2, mbits);
     out[4..16].copy_from_slice(&sb);
@@ -600,25 +630,36 @@ fn q45_k<const TS: usize>(x: &[f32; 256], p: &AsymSearch, out: &mut [u8; TS], lm
             levels[i] = nearest_int((x[i] + dmj) / d).clamp(0, lmax) as u8;
         }
     }
-    levels
 }
 
 pub(crate) fn quant_q4_k(src: &[f32], dst: &mut Vec<u8>) {
     const P: AsymSearch = AsymSearch { nmax: 15, rmin: -1.0, rdelta: 0.1, nstep: 20, use_mad: false };
     quant_blocks::<256, 144>(src, dst, |x, out| {
         let levels = q45_k(x, &P, out, 15);
-        for c in 0..4 {
-            for l in 0..32 {
-                out[16 + 32 * c + l] = levels[64 * c + l] | (levels[64 * c + 32 + l] << 4);
-            }
-        }
+        pack_q4_k(&levels, out);
     });
+}
+
+/// Q4_K nibbles: byte 32c+l holds elements 64c+l (low) and 64c+32+l (high).
+pub(crate) fn pack_q4_k(levels: &[u8; 256], out: &mut [u8; 144]) {
+    for c in 0..4 {
+        for l in 0..32 {
+            out[16 + 32 * c + l] = levels[64 * c + l] | (levels[64 * c + 32 + l] << 4);
+        }
+    }
 }
 
 pub(crate) fn quant_q5_k(src: &[f32], dst: &mut Vec<u8>) {
     const P: AsymSearch = AsymSearch { nmax: 31, rmin: -0.5, rdelta: 0.1, nstep: 15, use_mad: false };
     quant_blocks::<256, 176>(src, dst, |x, out| {
         let levels = q45_k(x, &P, out, 31);
+        pack_q5_k(&levels, out);
+    });
+}
+
+/// Q5_K: low nibbles as Q4_K at 48.., fifth bits in qh (16..48).
+pub(crate) fn pack_q5_k(levels: &[u8; 256], out: &mut [u8; 176]) {
+    {
         for c in 0..4 {
             let m1 = 1u8 << (2 * c);
             let m2 = 2u8 << (2 * c);
@@ -636,18 +677,25 @@ pub(crate) fn quant_q5_k(src: &[f32], dst: &mut Vec<u8>) {
                 out[48 + 32 * c + j] = l1 | (l2 << 4);
             }
         }
-    });
+    }
 }
 
 pub(crate) fn quant_q6_k(src: &[f32], dst: &mut Vec<u8>) {
-    quant_blocks::<256, 210>(src, dst, |x, out| {
+    quant_blocks::<256, 210>(src, dst, |x, out| q6_k_block(x, None, out));
+}
+
+/// One Q6_K block; `qw` (256 importance weights) replaces the x² weights
+/// of the sub-block search, as in ggml's `quantize_row_q6_K_impl`.
+pub(crate) fn q6_k_block(x: &[f32; 256], qw: Option<&[f32; 256]>, out: &mut [u8; 210]) {
+    {
         let mut levels = [0i32; 256];
         let mut scales = [0.0f32; 16];
         let (mut max_scale, mut max_abs) = (0.0f32, 0.0f32);
         for ib in 0..16 {
             let xs: [f32; 16] = sub(x, 16 * ib);
             let mut l = [0i32; 16];
-            let s = qx_search(32, &xs, &mut l);
+            let w: Option<[f32; 16]> = qw.map(|q| sub(q, 16 * ib));
+            let s = qx_search(32, &xs, w.as_ref(), &mut l);
             levels[16 * ib..16 * ib + 16].copy_from_slice(&l);
             scales[ib] = s;
             if s.abs() > max_abs {
@@ -682,7 +730,7 @@ pub(crate) fn quant_q6_k(src: &[f32], dst: &mut Vec<u8>) {
                 out[128 + 32 * h + l] = (q[0] >> 4) | ((q[1] >> 4) << 2) | ((q[2] >> 4) << 4) | ((q[3] >> 4) << 6);
             }
         }
-    });
+    }
 }
 
 pub(crate) fn quant_q8_k(src: &[f32], dst: &mut Vec<u8>) {

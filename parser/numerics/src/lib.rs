@@ -11,10 +11,25 @@
 //! decodes as `d·q` from its documented layout, the others with Rust's `as
 //! f32` (round to nearest even).
 //!
-//! [`quantize`] reproduces ggml's `quantize_row_*_ref` functions bit for bit
-//! (see `parser/tests/numerics_golden.rs`). ggml exports a reference
-//! quantizer (`from_float_ref` in its type traits, or a public
-//! `quantize_row_*_ref`) for:
+//! [`quantize`] reproduces `ggml_quantize_chunk(type, src, dst, 0, nrows,
+//! n_per_row, NULL)`, what llama-quantize runs, bit for bit;
+//! [`quantize_chunk`] adds the row length and the importance matrix
+//! (`quant_weights`, one f32 per column), and [`quantize_row_ref`] keeps
+//! ggml's `quantize_row_*_ref` functions ([`Reference`] selects between
+//! them). Per type (golden vectors in `corpus/golden/quant/` and
+//! `quant/chunk/`, checked by `tests/golden.rs`):
+//!
+//! | types | default ([`quantize`]) = `ggml_quantize_chunk` | with an importance matrix |
+//! |---|---|---|
+//! | Q4_0, Q4_1, Q5_0, Q5_1 | = `_ref` | `quantize_row_q4_0_impl` etc.: weighted scale search, σ² per row |
+//! | Q2_K, Q3_K, Q4_K, Q5_K, Q6_K | = `_ref` | `quantize_row_q*_K_impl`: weighted search, scales via `make_qp_quants` / `make_qx_quants` |
+//! | IQ4_NL | `quantize_iq4_nl` (ntry 7 scale search; **differs** from `_ref`, which has none) | the same search with `qw·sqrt(σ²+x²)` weights |
+//! | IQ4_XS | = `_ref` (which calls `quantize_iq4_xs`) | as IQ4_NL, σ² per super-block |
+//! | F16, BF16, Q8_0, Q1_0, Q2_0, TQ1_0, TQ2_0, MXFP4, NVFP4, F32 | = `_ref` | ignored, as in ggml |
+//! | Q8_1, Q8_K | not in `ggml_quantize_chunk`: [`quantize`] uses `_ref` | not supported |
+//!
+//! ggml exports a reference quantizer (`from_float_ref` in its type traits,
+//! or a public `quantize_row_*_ref`) for:
 //!
 //! | implemented here | F16, BF16, Q4_0, Q4_1, Q5_0, Q5_1, Q8_0, Q8_1, Q2_K, Q3_K, Q4_K, Q5_K, Q6_K, Q8_K, IQ4_NL, IQ4_XS, TQ1_0, TQ2_0, MXFP4, NVFP4, Q1_0, Q2_0 (and F32 as the identity) |
 //! |---|---|
@@ -44,6 +59,7 @@ mod block32;
 mod common;
 mod float;
 mod fp4;
+mod imatrix;
 mod iquants;
 mod kquants;
 #[cfg(all(target_arch = "x86_64", target_feature = "sse2"))]
@@ -85,6 +101,23 @@ pub enum NumericsError {
         /// Length of the destination.
         actual: usize,
     },
+    /// The row length is zero, not a multiple of the block size, or does not
+    /// divide the input.
+    RowLength {
+        /// The type.
+        ty: GgmlType,
+        /// Values per row given.
+        n_per_row: usize,
+        /// Values given.
+        len: usize,
+    },
+    /// The importance matrix does not hold one weight per column.
+    ImatrixLength {
+        /// Values per row.
+        expected: usize,
+        /// Weights given.
+        actual: usize,
+    },
     /// The operation does not exist for this type.
     Unsupported {
         /// The type.
@@ -105,6 +138,13 @@ impl fmt::Display for NumericsError {
             }
             NumericsError::OutputLength { expected, actual } => {
                 write!(f, "output holds {actual} values, the input decodes to {expected}")
+            }
+            NumericsError::RowLength { ty, n_per_row, len } => write!(
+                f,
+                "row length {n_per_row} is not a non-zero multiple of the {ty} block size dividing the {len} values"
+            ),
+            NumericsError::ImatrixLength { expected, actual } => {
+                write!(f, "importance matrix holds {actual} weights, a row has {expected} values")
             }
             NumericsError::Unsupported { ty, what } => write!(f, "{ty} has no {what}"),
         }
@@ -231,10 +271,70 @@ fn quant_kernel(ty: GgmlType) -> Option<QuantKernel> {
     })
 }
 
+/// What `ggml_quantize_chunk` runs without an importance matrix: the row
+/// reference for every type here except IQ4_NL (`quantize_iq4_nl`'s
+/// ntry = 7 search). Q8_1 and Q8_K have no case in `ggml_quantize_chunk`.
+fn chunk_kernel(ty: GgmlType) -> Option<QuantKernel> {
+    match ty {
+        GgmlType::IQ4_NL => Some(iquants::quant_iq4_nl_chunk),
+        GgmlType::Q8_1 | GgmlType::Q8_K => None,
+        _ => quant_kernel(ty),
+    }
+}
+
+type ImatrixKernel = fn(&[f32], &[f32], &mut Vec<u8>);
+
+/// The row quantizers that read an importance matrix (`quant_weights`).
+fn imatrix_kernel(ty: GgmlType) -> Option<ImatrixKernel> {
+    use GgmlType as T;
+    Some(match ty {
+        T::Q4_0 => imatrix::q4_0,
+        T::Q4_1 => imatrix::q4_1,
+        T::Q5_0 => imatrix::q5_0,
+        T::Q5_1 => imatrix::q5_1,
+        T::Q2_K => imatrix::q2_k,
+        T::Q3_K => imatrix::q3_k,
+        T::Q4_K => imatrix::q4_k,
+        T::Q5_K => imatrix::q5_k,
+        T::Q6_K => imatrix::q6_k,
+        T::IQ4_NL => imatrix::iq4_nl,
+        T::IQ4_XS => imatrix::iq4_xs,
+        _ => return None,
+    })
+}
+
+/// Which of ggml's quantizers to reproduce.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum Reference {
+    /// `ggml_quantize_chunk(type, src, dst, 0, nrows, n_per_row, imatrix)`,
+    /// what llama-quantize and ggml's own writers call (the default). For
+    /// Q8_1 and Q8_K, which it has no case for, [`quantize`] falls back to
+    /// [`Reference::Row`].
+    #[default]
+    Chunk,
+    /// The row functions `quantize_row_*_ref` (`from_float_ref` in ggml's
+    /// type traits). They differ from [`Reference::Chunk`] only for IQ4_NL
+    /// (no scale search) and take no importance matrix.
+    Row,
+}
+
 /// Whether [`quantize`] supports `ty` (ggml's reference quantizer, or the
 /// identity for F32).
 pub fn has_reference_quantizer(ty: GgmlType) -> bool {
     quant_kernel(ty).is_some()
+}
+
+/// Whether [`quantize_chunk`] supports `ty` (every type of
+/// [`has_reference_quantizer`] but Q8_1 and Q8_K).
+pub fn has_chunk_quantizer(ty: GgmlType) -> bool {
+    chunk_kernel(ty).is_some()
+}
+
+/// Whether ggml's `quantize_<type>` reads an importance matrix for `ty`
+/// (Q4_0, Q4_1, Q5_0, Q5_1, Q2_K..Q6_K, IQ4_NL, IQ4_XS among the types
+/// here; the others ignore it, and so does [`quantize_chunk`]).
+pub fn uses_imatrix(ty: GgmlType) -> bool {
+    imatrix_kernel(ty).is_some()
 }
 
 /// Whether ggml's CPU type traits have a `to_float` for `ty`, i.e. whether
@@ -244,9 +344,24 @@ pub fn ggml_has_to_float(ty: GgmlType) -> bool {
     !matches!(ty, T::Q8_1 | T::Q8_K | T::F32 | T::F64 | T::I8 | T::I16 | T::I32 | T::I64)
 }
 
+/// Quantizes `src` (whole blocks of f32) the way `ggml_quantize_chunk`
+/// does without an importance matrix (for Q8_1 and Q8_K, which it has no
+/// case for, the way `quantize_row_*_ref` does). Without an importance
+/// matrix rows play no part, so `src` may hold any number of them. `dst` is
+/// cleared, then receives the blocks.
+pub fn quantize(ty: GgmlType, src: &[f32], dst: &mut Vec<u8>) -> Result<(), NumericsError> {
+    if quant_kernel(ty).is_none() {
+        return Err(NumericsError::Unsupported { ty, what: "reference quantizer" });
+    }
+    match ty {
+        GgmlType::Q8_1 | GgmlType::Q8_K => quantize_row_ref(ty, src, dst),
+        _ => quantize_chunk(ty, src, src.len(), None, dst),
+    }
+}
+
 /// Quantizes `src` (whole blocks of f32) the way ggml's
 /// `quantize_row_*_ref` does. `dst` is cleared, then receives the blocks.
-pub fn quantize(ty: GgmlType, src: &[f32], dst: &mut Vec<u8>) -> Result<(), NumericsError> {
+pub fn quantize_row_ref(ty: GgmlType, src: &[f32], dst: &mut Vec<u8>) -> Result<(), NumericsError> {
     let kernel = quant_kernel(ty).ok_or(NumericsError::Unsupported { ty, what: "reference quantizer" })?;
     let (bs, _) = sizes(ty);
     if src.len() % bs != 0 {
@@ -255,6 +370,67 @@ pub fn quantize(ty: GgmlType, src: &[f32], dst: &mut Vec<u8>) -> Result<(), Nume
     dst.clear();
     kernel(src, dst);
     Ok(())
+}
+
+/// Quantizes `src`, rows of `n_per_row` values, the way
+/// `ggml_quantize_chunk(ty, src, dst, 0, src.len() / n_per_row, n_per_row,
+/// imatrix)` does. `imatrix`, when given, holds one importance weight per
+/// column (`n_per_row` values); types that do not use one
+/// ([`uses_imatrix`]) ignore it, as ggml does. `n_per_row` must be a
+/// multiple of the block size dividing `src.len()` (it may be anything when
+/// `src` is empty). `dst` is cleared, then receives the blocks.
+pub fn quantize_chunk(
+    ty: GgmlType,
+    src: &[f32],
+    n_per_row: usize,
+    imatrix: Option<&[f32]>,
+    dst: &mut Vec<u8>,
+) -> Result<(), NumericsError> {
+    let kernel = chunk_kernel(ty).ok_or(NumericsError::Unsupported { ty, what: "ggml_quantize_chunk case" })?;
+    let (bs, _) = sizes(ty);
+    if src.len() % bs != 0 {
+        return Err(NumericsError::PartialInputBlock { ty, len: src.len(), block_size: bs });
+    }
+    dst.clear();
+    if src.is_empty() {
+        return Ok(());
+    }
+    if n_per_row == 0 || n_per_row % bs != 0 || src.len() % n_per_row != 0 {
+        return Err(NumericsError::RowLength { ty, n_per_row, len: src.len() });
+    }
+    if let Some(w) = imatrix {
+        if w.len() != n_per_row {
+            return Err(NumericsError::ImatrixLength { expected: n_per_row, actual: w.len() });
+        }
+    }
+    match (imatrix, imatrix_kernel(ty)) {
+        (Some(w), Some(weighted)) => {
+            for row in src.chunks_exact(n_per_row) {
+                weighted(row, w, dst);
+            }
+        }
+        _ => kernel(src, dst),
+    }
+    Ok(())
+}
+
+/// [`quantize_chunk`] or [`quantize_row_ref`] as `reference` selects (the
+/// row reference takes no importance matrix: passing one is an error).
+pub fn quantize_with(
+    ty: GgmlType,
+    reference: Reference,
+    src: &[f32],
+    n_per_row: usize,
+    imatrix: Option<&[f32]>,
+    dst: &mut Vec<u8>,
+) -> Result<(), NumericsError> {
+    match (reference, imatrix) {
+        (Reference::Chunk, _) => quantize_chunk(ty, src, n_per_row, imatrix, dst),
+        (Reference::Row, None) => quantize_row_ref(ty, src, dst),
+        (Reference::Row, Some(_)) => {
+            Err(NumericsError::Unsupported { ty, what: "row reference with an importance matrix" })
+        }
+    }
 }
 
 // ------------------------------------------------------------ block layout

@@ -127,7 +127,7 @@ fn quantize_matches_ggml_reference_bit_for_bit() {
             .unwrap_or_default();
         let mut out = Vec::new();
         for (k, &r) in use_rows.iter().enumerate() {
-            numerics::quantize(ty, &rows[r], &mut out).expect("quantize");
+            numerics::quantize_row_ref(ty, &rows[r], &mut out).expect("quantize");
             let want = &expected[k * row_bytes..(k + 1) * row_bytes];
             assert_eq!(out.len(), want.len(), "{ty} row {r}: length");
             for (b, (g, w)) in out.chunks_exact(ts).zip(want.chunks_exact(ts)).enumerate() {
@@ -142,6 +142,78 @@ fn quantize_matches_ggml_reference_bit_for_bit() {
         }
     }
     assert!(compared > 5000, "compared {compared} blocks");
+    assert!(failures.is_empty(), "{} failures:\n{}", failures.len(), failures.join("\n"));
+}
+
+/// Compares `got` with `want` block by block; returns the blocks compared.
+fn compare_blocks(
+    ty: GgmlType,
+    what: &str,
+    row_bytes: usize,
+    got: &[u8],
+    want: &[u8],
+    failures: &mut Vec<String>,
+) -> usize {
+    let ts = ty.type_size() as usize;
+    if got.len() != want.len() {
+        failures.push(format!("{ty} {what}: {} bytes, want {}", got.len(), want.len()));
+        return 0;
+    }
+    let mut n = 0;
+    for (b, (g, w)) in got.chunks_exact(ts).zip(want.chunks_exact(ts)).enumerate() {
+        n += 1;
+        if g != w {
+            let per_row = row_bytes / ts;
+            failures.push(format!(
+                "{ty} {what} row {} block {}:\n  got  {g:02x?}\n  want {w:02x?}",
+                b / per_row,
+                b % per_row
+            ));
+            break;
+        }
+    }
+    n
+}
+
+/// `quantize_chunk` (and `quantize`, its no-imatrix default) against
+/// `ggml_quantize_chunk` over every row of each set at once, without and with
+/// each importance matrix.
+#[test]
+fn quantize_chunk_matches_ggml_quantize_chunk_bit_for_bit() {
+    let m = manifest();
+    let mut failures = Vec::new();
+    let (mut plain, mut weighted) = (0usize, 0usize);
+    for set in m["chunk"].as_array().expect("chunk") {
+        let npr = set["n_per_row"].as_u64().expect("n_per_row") as usize;
+        let x = f32s(&read(set["input"]["file"].as_str().expect("input")));
+        assert_eq!(x.len(), npr * set["rows"].as_u64().expect("rows") as usize);
+        let mats: Vec<Vec<f32>> = set["imatrix"]
+            .as_array()
+            .expect("imatrix")
+            .iter()
+            .map(|e| f32s(&read(e["file"].as_str().expect("file"))))
+            .collect();
+        let name = set["set"].as_str().expect("set");
+        for entry in set["types"].as_array().expect("types") {
+            let ty = ty_of(entry);
+            let want = read(entry["chunk"]["file"].as_str().expect("file"));
+            let row_bytes = want.len() / (x.len() / npr);
+            let mut out = Vec::new();
+            numerics::quantize_chunk(ty, &x, npr, None, &mut out).expect("quantize_chunk");
+            plain += compare_blocks(ty, &format!("{name} chunk"), row_bytes, &out, &want, &mut failures);
+            numerics::quantize(ty, &x, &mut out).expect("quantize");
+            compare_blocks(ty, &format!("{name} quantize"), row_bytes, &out, &want, &mut failures);
+            assert_eq!(entry["uses_imatrix"].as_bool(), Some(numerics::uses_imatrix(ty)), "{ty}");
+            let files = entry.get("imatrix").and_then(Value::as_array);
+            for (k, w) in mats.iter().enumerate() {
+                // Types that ignore the weights must give the plain result.
+                let want_w = files.map_or_else(|| want.clone(), |f| read(f[k]["file"].as_str().expect("file")));
+                numerics::quantize_chunk(ty, &x, npr, Some(w), &mut out).expect("quantize_chunk imatrix");
+                weighted += compare_blocks(ty, &format!("{name} imatrix{k}"), row_bytes, &out, &want_w, &mut failures);
+            }
+        }
+    }
+    assert!(plain > 5000 && weighted > 15000, "compared {plain} / {weighted} blocks");
     assert!(failures.is_empty(), "{} failures:\n{}", failures.len(), failures.join("\n"));
 }
 

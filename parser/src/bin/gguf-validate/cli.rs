@@ -130,7 +130,8 @@ pub enum Command {
         #[arg(long, value_name = "F32")]
         output: PathBuf,
     },
-    /// Encode little-endian f32 to blocks of a ggml type with ggml's reference quantizer.
+    /// Encode little-endian f32 to blocks of a ggml type as ggml's
+    /// `ggml_quantize_chunk` does (or its row reference, `--reference row`).
     #[command(after_help = types_help())]
     Quantize {
         /// Type name as ggml prints it (`q4_K`, `q8_0`, `bf16`, ...; any case).
@@ -142,6 +143,18 @@ pub enum Command {
         /// Where to write the blocks (`-` for stdout).
         #[arg(long, value_name = "BLOCKS")]
         output: PathBuf,
+        /// Values per row (a multiple of the block size dividing the input);
+        /// default: the whole input is one row. Matters only with `--imatrix`.
+        #[arg(long = "row-length", value_name = "N")]
+        row_length: Option<usize>,
+        /// Importance matrix: N little-endian f32 weights, one per column
+        /// (`quant_weights` in ggml). Types that do not use one ignore it.
+        #[arg(long, value_name = "WEIGHTS")]
+        imatrix: Option<PathBuf>,
+        /// `chunk` (default): `ggml_quantize_chunk`, what llama-quantize runs;
+        /// `row`: `quantize_row_*_ref` (differs for IQ4_NL; no importance matrix).
+        #[arg(long, value_name = "chunk|row", default_value = "chunk")]
+        reference: String,
     },
     /// Digests of tensor data (not metadata) per tensor and per model, in
     /// llama-gguf-hash's layout; or verify them against a manifest.
@@ -153,7 +166,8 @@ pub fn types_help() -> String {
     let names: Vec<&str> = gguf_validate::types::GgmlType::ALL.iter().map(|t| t.name()).collect();
     format!(
         "Buffers are raw little-endian data with no header, as in a GGUF tensor; results are
-bit-exact with ggml's dequantize_row_* / quantize_row_*_ref.
+bit-exact with ggml's dequantize_row_* and ggml_quantize_chunk (quantize_row_*_ref with
+--reference row; Q8_1 and Q8_K, which ggml_quantize_chunk lacks, always use the row reference).
 
 Types: {}
 

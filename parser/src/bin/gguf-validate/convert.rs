@@ -3,7 +3,7 @@
 //! and JSON go through `render`.
 
 use std::io::{self, Read, Write};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use gguf_validate::data::DataTensor;
 use gguf_validate::io::{self as gio, ByteSource};
@@ -93,11 +93,35 @@ pub fn dequant(ty: &str, input: &Path, output: &Path) -> u8 {
     }
 }
 
-/// `gguf-validate quantize --type T --input F32 --output BLOCKS`.
-pub fn quantize(ty: &str, input: &Path, output: &Path) -> u8 {
+/// The optional arguments of `quantize`.
+pub struct QuantizeOpts {
+    /// `--row-length N`.
+    pub row_length: Option<usize>,
+    /// `--imatrix WEIGHTS`.
+    pub imatrix: Option<PathBuf>,
+    /// `--reference chunk|row`.
+    pub reference: String,
+}
+
+fn read_f32s(path: &Path) -> Result<Vec<f32>, String> {
+    let raw = read_input(path).map_err(|e| format!("{}: {e}", path.display()))?;
+    if raw.len() % 4 != 0 {
+        return Err(format!("{}: {} bytes is not a whole number of f32 values", path.display(), raw.len()));
+    }
+    Ok(raw.chunks_exact(4).map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]])).collect())
+}
+
+/// `gguf-validate quantize --type T --input F32 --output BLOCKS [--row-length N]
+/// [--imatrix WEIGHTS] [--reference chunk|row]`.
+pub fn quantize(ty: &str, input: &Path, output: &Path, opts: &QuantizeOpts) -> u8 {
     let ty = match parse_type(ty) {
         Ok(t) => t,
         Err(e) => return usage(&e),
+    };
+    let reference = match opts.reference.to_ascii_lowercase().as_str() {
+        "chunk" => numerics::Reference::Chunk,
+        "row" => numerics::Reference::Row,
+        other => return usage(&format!("--reference {other}: expected `chunk` or `row`")),
     };
     if !numerics::has_reference_quantizer(ty) {
         return usage(&format!(
@@ -105,17 +129,32 @@ pub fn quantize(ty: &str, input: &Path, output: &Path) -> u8 {
             all_names(numerics::has_reference_quantizer)
         ));
     }
-    let raw = match read_input(input) {
-        Ok(b) => b,
-        Err(e) => return usage(&format!("{}: {e}", input.display())),
-    };
-    if raw.len() % 4 != 0 {
-        return usage(&format!("{}: {} bytes is not a whole number of f32 values", input.display(), raw.len()));
+    if reference == numerics::Reference::Row && opts.imatrix.is_some() {
+        return usage("--imatrix needs --reference chunk (ggml's row references take no importance matrix)");
     }
-    let values: Vec<f32> = raw.chunks_exact(4).map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]])).collect();
-    drop(raw);
+    let values = match read_f32s(input) {
+        Ok(v) => v,
+        Err(e) => return usage(&e),
+    };
+    let imatrix = match opts.imatrix.as_deref().map(read_f32s).transpose() {
+        Ok(w) => w,
+        Err(e) => return usage(&e),
+    };
+    let n_per_row = match (opts.row_length, &imatrix) {
+        (Some(n), _) => n,
+        (None, Some(w)) => w.len(),
+        (None, None) => values.len(),
+    };
     let mut blocks = Vec::new();
-    if let Err(e) = numerics::quantize(ty, &values, &mut blocks) {
+    let result = if numerics::has_chunk_quantizer(ty) {
+        numerics::quantize_with(ty, reference, &values, n_per_row, imatrix.as_deref(), &mut blocks)
+    } else if imatrix.is_some() {
+        // Q8_1 / Q8_K: not in ggml_quantize_chunk; their row reference takes no weights.
+        Err(numerics::NumericsError::Unsupported { ty, what: "quantizer with an importance matrix" })
+    } else {
+        numerics::quantize_row_ref(ty, &values, &mut blocks)
+    };
+    if let Err(e) = result {
         return usage(&format!("{}: {e}", input.display()));
     }
     let written = render::output(output).and_then(|mut out| {

@@ -43,7 +43,10 @@ fn main() -> ExitCode {
         }
         Some(Command::Dump { file, full, .. }) => dump(&file, full),
         Some(Command::Dequant { ty, input, output }) => convert::dequant(&ty, &input, &output),
-        Some(Command::Quantize { ty, input, output }) => convert::quantize(&ty, &input, &output),
+        Some(Command::Quantize { ty, input, output, row_length, imatrix, reference }) => {
+            let opts = convert::QuantizeOpts { row_length, imatrix, reference };
+            convert::quantize(&ty, &input, &output, &opts)
+        }
         Some(Command::Hash(args)) => hash::run(&args),
         None => validate(&cli.validate, &matches),
     };
