@@ -268,3 +268,25 @@ fn quantize_chunk_checks_row_and_imatrix_lengths() {
     numerics::quantize(GgmlType::Q8_0, &x, &mut plain).unwrap();
     assert_eq!(out, plain, "types that ignore the imatrix");
 }
+
+#[test]
+fn quantize_chunk_never_panics_on_non_finite_input_or_weights() {
+    let specials = [f32::NAN, f32::INFINITY, f32::NEG_INFINITY, f32::MAX, -1.0, 0.0, 1e-45];
+    let types: Vec<GgmlType> = quant_types().into_iter().filter(|t| numerics::has_chunk_quantizer(*t)).collect();
+    for ty in types {
+        for (k, s) in specials.iter().enumerate() {
+            let mut x = row(k as u64 + 11, 512, 1.0, true);
+            let mut w = row(k as u64 + 12, 256, 1.0, false).iter().map(|v| v.abs()).collect::<Vec<_>>();
+            for v in x.iter_mut().step_by(k + 3) {
+                *v = *s;
+            }
+            for v in w.iter_mut().step_by(k + 2) {
+                *v = *s;
+            }
+            let mut q = Vec::new();
+            numerics::quantize_chunk(ty, &x, 256, Some(&w), &mut q).unwrap();
+            assert_eq!(q.len(), 512 / ty.block_size() as usize * ty.type_size() as usize, "{ty}");
+            numerics::dequantize_to_vec(ty, &q).unwrap();
+        }
+    }
+}
