@@ -20,6 +20,7 @@ pub mod check;
 pub mod check_data;
 pub mod config;
 pub mod data;
+pub mod derive;
 pub mod dump;
 pub mod hash;
 pub mod io;

@@ -39,7 +39,7 @@ Resources:
 
 /// The subcommand names (and clap's `help`), which `check_ambiguous_args`
 /// refuses as a first argument when a file of that name exists.
-pub const SUBCOMMANDS: [&str; 6] = ["rules", "dump", "dequant", "quantize", "hash", "help"];
+pub const SUBCOMMANDS: [&str; 7] = ["rules", "dump", "dequant", "quantize", "hash", "derive", "help"];
 
 /// Refuses command lines that a shell glob could have made ambiguous: a
 /// first argument naming a subcommand while a file of that name exists
@@ -159,6 +159,18 @@ pub enum Command {
     /// Digests of tensor data (not metadata) per tensor and per model, in
     /// llama-gguf-hash's layout; or verify them against a manifest.
     Hash(crate::hash::HashArgs),
+    /// Provenance: quantize every tensor of BASE (F32/F16/BF16) to QUANT's
+    /// type with ggml_quantize_chunk and compare bytes. Exit 0 only when
+    /// every tensor is identical.
+    Derive {
+        /// The base model (F32, F16 or BF16 tensors).
+        base: PathBuf,
+        /// The quantized model.
+        quant: PathBuf,
+        /// One JSON document instead of a line per tensor.
+        #[arg(long)]
+        json: bool,
+    },
 }
 
 /// The `after_help` of `dequant` and `quantize`: formats, type names, exit status.

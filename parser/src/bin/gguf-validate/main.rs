@@ -48,6 +48,7 @@ fn main() -> ExitCode {
             convert::quantize(&ty, &input, &output, &opts)
         }
         Some(Command::Hash(args)) => hash::run(&args),
+        Some(Command::Derive { base, quant, json }) => derive(&base, &quant, json),
         None => validate(&cli.validate, &matches),
     };
     ExitCode::from(code)
@@ -279,6 +280,32 @@ fn validate(args: &ValidateArgs, matches: &clap::ArgMatches) -> u8 {
 /// absolute too, so a config found in a parent matches relative paths).
 fn absolute(path: &std::path::Path) -> std::path::PathBuf {
     std::path::absolute(path).unwrap_or_else(|_| path.to_path_buf())
+}
+
+/// `derive BASE QUANT`: every tensor of the quant against the base's.
+fn derive(base: &std::path::Path, quant: &std::path::Path, json: bool) -> u8 {
+    let open = |path: &std::path::Path| -> Result<(gio::Source, Vec<gguf_validate::data::DataTensor>), String> {
+        let shown = render::display_path(path);
+        let src = gio::open(path, &gio::OpenPolicy::default()).map_err(|e| format!("{shown}: {e}"))?;
+        let v = gguf_validate::validate_source(&src, &Options::default()).map_err(|e| format!("{shown}: {e}"))?;
+        let tensors = gguf_validate::check_data::data_tensors(&v.metadata, src.len());
+        Ok((src, tensors))
+    };
+    let ((bsrc, btensors), (qsrc, qtensors)) = match (open(base), open(quant)) {
+        (Ok(b), Ok(q)) => (b, q),
+        (Err(e), _) | (_, Err(e)) => {
+            render::error(&e);
+            return EXIT_USAGE;
+        }
+    };
+    let results = gguf_validate::derive::derive(&bsrc, &btensors, &qsrc, &qtensors);
+    let all_identical =
+        !results.is_empty() && results.iter().all(|r| matches!(r.verdict, gguf_validate::derive::Verdict::Identical));
+    match report_io(render::derive_report(&results, json)) {
+        EXIT_VALID if all_identical => EXIT_VALID,
+        EXIT_VALID => EXIT_INVALID,
+        other => other,
+    }
 }
 
 fn dump(path: &std::path::Path, full: bool) -> u8 {

@@ -661,3 +661,39 @@ fn write_json(out: &mut impl Write, value: &impl Serialize) -> io::Result<()> {
     bytes.push(b'\n');
     out.write_all(&bytes)
 }
+
+/// The `derive` report: a line per tensor (`identical`, `differs`, `not
+/// derivable`) and a closing count, or one JSON document.
+pub fn derive_report(results: &[gguf_validate::derive::TensorResult], json: bool) -> io::Result<()> {
+    use gguf_validate::derive::Verdict;
+    let mut out = io::BufWriter::new(io::stdout().lock());
+    if json {
+        let doc = serde_json::json!({ "tensors": results });
+        write_json(&mut out, &doc)?;
+        return out.flush();
+    }
+    let (mut same, mut differ, mut not) = (0u64, 0u64, 0u64);
+    for r in results {
+        let name = escape_bytes(r.name.as_bytes(), true);
+        match &r.verdict {
+            Verdict::Identical => {
+                same += 1;
+                writeln!(out, "identical      {:<8} {name}", r.ty)?;
+            }
+            Verdict::Differs { first_block, blocks, max_abs_error } => {
+                differ += 1;
+                writeln!(
+                    out,
+                    "differs        {:<8} {name}: {blocks} blocks, the first at block {first_block}, max abs error {max_abs_error}",
+                    r.ty
+                )?;
+            }
+            Verdict::NotDerivable { reason } => {
+                not += 1;
+                writeln!(out, "not derivable  {:<8} {name}: {reason}", r.ty)?;
+            }
+        }
+    }
+    writeln!(out, "{} tensors: {same} identical, {differ} differ, {not} not derivable", results.len())?;
+    out.flush()
+}
