@@ -63,9 +63,9 @@ fn template_stage(path: &std::path::Path, full_ms: f64) {
         "template rules over this file's metadata ({templates} template keys, every other string scanned): median {stage:.3} ms = {:.2}% of the metadata validation ({full_ms:.3} ms)",
         100.0 * stage / full_ms
     );
-    let dir = std::env::var_os("GGUF_VALIDATE_TEMPLATES")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| PathBuf::from("/work/sdist/llama_cpp_python-0.3.36/vendor/llama.cpp/models/templates"));
+    let dir = std::env::var_os("GGUF_VALIDATE_TEMPLATES").map(PathBuf::from).unwrap_or_else(|| {
+        std::env::var_os("GGUF_VALIDATE_LLAMA_CPP").map(PathBuf::from).unwrap_or_default().join("models/templates")
+    });
     let Ok(entries) = std::fs::read_dir(&dir) else {
         println!("set GGUF_VALIDATE_LLAMA_CPP (or GGUF_VALIDATE_TEMPLATES) to time the analysis of real templates");
         return;

@@ -18,17 +18,17 @@ use gguf_validate::rules::Group;
 use gguf_validate::template::{self, Kind};
 use gguf_validate::{Level, Options, Profile, validate_bytes};
 
-/// Where llama-cpp-python's sdist is unpacked on a developer's machine.
-const SDIST: &str = "/work/sdist/llama_cpp_python-0.3.36/vendor/llama.cpp";
-
-/// llama.cpp's `models/` directory.
-fn llama_cpp_models() -> PathBuf {
-    std::env::var_os("GGUF_VALIDATE_LLAMA_CPP").map_or_else(|| PathBuf::from(SDIST), PathBuf::from).join("models")
+/// llama.cpp's `models/` directory (`GGUF_VALIDATE_LLAMA_CPP`, set by
+/// `.ci/reference.sh`).
+fn llama_cpp_models() -> Option<PathBuf> {
+    std::env::var_os("GGUF_VALIDATE_LLAMA_CPP").map(|p| PathBuf::from(p).join("models"))
 }
 
 fn templates_dir() -> Option<PathBuf> {
-    let p =
-        std::env::var_os("GGUF_VALIDATE_TEMPLATES").map_or_else(|| llama_cpp_models().join("templates"), PathBuf::from);
+    let p = match std::env::var_os("GGUF_VALIDATE_TEMPLATES") {
+        Some(p) => PathBuf::from(p),
+        None => llama_cpp_models()?.join("templates"),
+    };
     p.is_dir().then_some(p)
 }
 
@@ -104,8 +104,7 @@ fn template_findings(path: &Path) -> (Vec<String>, Vec<String>) {
 #[test]
 fn vocabulary_files_and_gemma_give_no_template_error() {
     let mut paths = Vec::new();
-    let models = llama_cpp_models();
-    if models.is_dir() {
+    if let Some(models) = llama_cpp_models().filter(|m| m.is_dir()) {
         paths.extend(
             files(&models, ".gguf")
                 .into_iter()
@@ -115,10 +114,8 @@ fn vocabulary_files_and_gemma_give_no_template_error() {
         assert!(!in_ci(), "CI=true but GGUF_VALIDATE_LLAMA_CPP is missing (source .ci/reference.sh)");
         eprintln!("notice: llama.cpp's ggml-vocab-*.gguf not found (set GGUF_VALIDATE_LLAMA_CPP); skipped");
     }
-    let gemma = std::env::var_os("GGUF_VALIDATE_GEMMA")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| PathBuf::from("/work/models/gemma-3-270m-q4_k_m.gguf"));
-    if gemma.is_file() {
+    let gemma = std::env::var_os("GGUF_VALIDATE_GEMMA").map(PathBuf::from);
+    if let Some(gemma) = gemma.filter(|g| g.is_file()) {
         paths.push(gemma);
     } else {
         assert!(!in_ci(), "CI=true but GGUF_VALIDATE_GEMMA is missing (source .ci/reference.sh)");

@@ -14,6 +14,7 @@ use crate::report::{Examined, Sink};
 use crate::rules::RuleId;
 
 use super::kv::kv_path;
+use super::model_tensors::layer0;
 
 /// Per-layer hyper-parameters llama.cpp reads with `get_key_or_arr`: a
 /// scalar, or an array of `block_count` values.
@@ -342,7 +343,7 @@ fn check_rope(file: &GgufFile<'_>, arch: &str, sink: &mut Sink<'_>) {
     }
     let Some(kv) = arch_key(file, arch, "rope.dimension_count") else { return };
     let Some(n_rot) = kv.value.as_u64() else { return };
-    let n_head = arch_key(file, arch, "attention.head_count").and_then(first);
+    let n_head = arch_key(file, arch, "attention.head_count").and_then(layer0);
     let Some(n_head) = n_head.filter(|h| *h > 0) else { return };
     let head = match arch_key(file, arch, "attention.key_length") {
         Some(k) => k.value.as_u64(),
@@ -359,19 +360,11 @@ fn check_rope(file: &GgufFile<'_>, arch: &str, sink: &mut Sink<'_>) {
     }
 }
 
-/// A scalar, or the first element of a per-layer array.
-fn first(kv: &KeyValue<'_>) -> Option<u64> {
-    match kv.value {
-        Value::Array(a) => a.iter().next().and_then(|e| e.value.as_u64()),
-        v => v.as_u64(),
-    }
-}
-
 fn check_heads(file: &GgufFile<'_>, arch: &str, sink: &mut Sink<'_>) {
     let Some(heads) = arch_key(file, arch, "attention.head_count") else { return };
-    let Some(n_head) = first(heads).filter(|h| *h > 0) else { return };
+    let Some(n_head) = layer0(heads).filter(|h| *h > 0) else { return };
     if let Some(kv) = arch_key(file, arch, "attention.head_count_kv")
-        && let Some(n_kv) = first(kv).filter(|k| *k > 0)
+        && let Some(n_kv) = layer0(kv).filter(|k| *k > 0)
         && n_head.checked_rem(n_kv) != Some(0)
     {
         sink.emit(RuleId::ModelHeadCount, kv.value_offset(), || kv_path(kv), || {

@@ -51,8 +51,8 @@ struct Hparams {
 }
 
 /// A scalar u32, or the first element of a per-layer array.
-fn first_u64(kv: Option<&KeyValue<'_>>) -> Option<u64> {
-    match kv?.value {
+pub(crate) fn layer0(kv: &KeyValue<'_>) -> Option<u64> {
+    match kv.value {
         Value::Array(a) => a.iter().next().and_then(|e| e.value.as_u64()),
         v => v.as_u64(),
     }
@@ -66,10 +66,10 @@ impl Hparams {
     /// for the `none` tokenizer).
     fn read(file: &GgufFile<'_>, arch: &str) -> Hparams {
         let key = |name: &str| file.get(&format!("{arch}.{name}"));
-        let n_embd = first_u64(key("embedding_length"));
-        let n_head = key("attention.head_count").map_or(Some(0), |kv| first_u64(Some(kv)));
+        let n_embd = key("embedding_length").and_then(layer0);
+        let n_head = key("attention.head_count").map_or(Some(0), layer0);
         let n_head_kv = match key("attention.head_count_kv") {
-            Some(kv) => first_u64(Some(kv)),
+            Some(kv) => layer0(kv),
             None => n_head,
         };
         // Sliding-window layers may have their own head sizes; layer 0's
@@ -82,7 +82,7 @@ impl Hparams {
             match n_head? {
                 0 => Some(0),
                 h => match key(name) {
-                    Some(kv) => first_u64(Some(kv)),
+                    Some(kv) => layer0(kv),
                     None => n_embd?.checked_div(h),
                 },
             }
@@ -91,20 +91,21 @@ impl Hparams {
         let head_v = head("attention.value_length");
         let model = file.get("tokenizer.ggml.model").and_then(|kv| kv.value.as_string()).map(|s| s.bytes);
         let n_vocab = if matches!(model, Some(b"none" | b"no_vocab")) {
-            key("vocab_size").map_or(Some(0), |kv| first_u64(Some(kv)))
+            key("vocab_size").map_or(Some(0), layer0)
         } else {
             // Without tokens llama.cpp refuses the file before any tensor
             // (tokenizer-vocab-missing says so): the size is not judged.
             file.get("tokenizer.ggml.tokens").and_then(|kv| kv.value.as_array().map(|a| a.len))
         };
-        let n_ff = key("feed_forward_length").map_or(Some(0), |kv| first_u64(Some(kv)));
-        let n_expert = first_u64(key("expert_count")).unwrap_or(0);
-        let n_expert_used = key("expert_used_count").map_or(Some(0), |kv| first_u64(Some(kv)));
-        let n_ff_exp = first_u64(key("expert_feed_forward_length"))
+        let n_ff = key("feed_forward_length").map_or(Some(0), layer0);
+        let n_expert = key("expert_count").and_then(layer0).unwrap_or(0);
+        let n_expert_used = key("expert_used_count").map_or(Some(0), layer0);
+        let n_ff_exp = key("expert_feed_forward_length")
+            .and_then(layer0)
             .filter(|v| *v > 0)
             .or_else(|| n_ff?.checked_div(n_expert_used.filter(|u| *u > 0)?));
         let n_rot = match key("rope.dimension_count") {
-            Some(kv) => first_u64(Some(kv)),
+            Some(kv) => layer0(kv),
             None => head_k,
         };
         Hparams { n_embd, n_vocab, n_ff, n_head, n_head_kv, head_k, head_v, n_expert, n_expert_used, n_ff_exp, n_rot }
@@ -288,8 +289,11 @@ pub(crate) fn check(
     let arch = table.name;
     check_required_keys(meta, table, sink);
     let hp = Hparams::read(meta, arch);
-    let block_count = first_u64(meta.get(&format!("{arch}.block_count"))).filter(|n| (1..=512).contains(n));
-    let nextn = first_u64(meta.get(&format!("{arch}.nextn_predict_layers"))).unwrap_or(0);
+    let block_count = meta
+        .get(&format!("{arch}.block_count"))
+        .and_then(layer0)
+        .filter(|n| (1..=crate::limits::LLAMA_MAX_LAYERS).contains(n));
+    let nextn = meta.get(&format!("{arch}.nextn_predict_layers")).and_then(layer0).unwrap_or(0);
     let main_layers = block_count.map(|n| n.saturating_sub(nextn));
 
     let shapes: HashMap<&str, &TensorShape> =
