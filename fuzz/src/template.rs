@@ -88,6 +88,16 @@ mod tests {
     ];
 
     #[test]
+    fn long_line_regression() {
+        // F11 (template, cargo fuzz in CI): a line past 65,535 columns made
+        // minijinja's u16 column counter overflow (a panic with overflow
+        // checks); such templates now stop at template-analysis-limit.
+        super::run(include_bytes!("../tests/data/template_long_line.bin"));
+        let long = format!("{{{{ x }}}}{}", "a".repeat(70_000));
+        super::run(long.as_bytes());
+    }
+
+    #[test]
     fn smoke() {
         let mut rng = SplitMix(crate::smoke_seed() ^ 0x7e41);
         for _ in 0..400 {

@@ -192,6 +192,11 @@ pub const MAX_SPLIT_SHARDS: usize = 4096;
 /// is about 30 KiB).
 pub const MAX_TEMPLATE_BYTES: usize = 1 << 20;
 
+/// Longest line of a template analysed, in characters: minijinja's spans
+/// count columns in a u16 and overflow at an error past it (real
+/// templates' lines are under 2 KiB).
+pub const MAX_TEMPLATE_LINE_CHARS: usize = 65_000;
+
 /// Most nesting tokens (operators, `.`, `[`, `(`, `{`, `|`, `not`, `is`,
 /// `if`, ...) inside one `{{ }}` or `{% %}` tag: an upper bound on how deep
 /// that tag's expression tree can be, checked before the parser recurses

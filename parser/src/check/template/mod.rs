@@ -165,6 +165,21 @@ pub fn analyse(src: &str) -> Analysis {
         ));
         return finish(&lines, raw, emitted);
     }
+    // minijinja counts columns in a u16 (saturating), and a syntax error at
+    // a saturated column overflows it (a panic with overflow checks): a
+    // line that long is never handed to it.
+    let widest = src.split('\n').map(|l| l.chars().count()).max().unwrap_or(0);
+    if widest > limits::MAX_TEMPLATE_LINE_CHARS {
+        raw.push((
+            Kind::AnalysisLimit,
+            0,
+            format!(
+                "a line of the template has {widest} characters, more than the {} the analysis examines; it was not checked for code execution",
+                limits::MAX_TEMPLATE_LINE_CHARS
+            ),
+        ));
+        return finish(&lines, raw, emitted);
+    }
     let prepared = match bound::prepare(src) {
         Ok(p) => p,
         Err(deep) => {

@@ -127,6 +127,9 @@ fn parse_failures_are_judged_by_llama_cpp_engine() {
 fn bounds_hold() {
     let deep = format!("{{{{ {}x{} }}}}", "(".repeat(100_000), ")".repeat(100_000));
     assert_eq!(kinds(&deep), [Kind::AnalysisLimit]);
+    // The nesting bound itself, on short lines (the line bound does not apply).
+    let deep_lines = format!("{{{{ {}x{} }}}}", "(\n".repeat(25_000), ")\n".repeat(25_000));
+    assert_eq!(kinds(&deep_lines), [Kind::AnalysisLimit]);
     let nots = format!("{{{{ {}x }}}}", "not ".repeat(100_000));
     assert_eq!(kinds(&nots), [Kind::AnalysisLimit]);
     let stmts = "{% if x %}".repeat(10_000);
@@ -148,10 +151,12 @@ fn bounds_hold() {
     // Many findings on one long line, and many copies of a large value:
     // linear, not quadratic.
     let t = std::time::Instant::now();
-    let many = "{{ x.__a }}".repeat(90_000);
+    // (Lines of 5,000 tags: a line past limits::MAX_TEMPLATE_LINE_CHARS is
+    // not analysed.)
+    let many = ("{{ x.__a }}".repeat(5_000) + "\n").repeat(18);
     let a = analyse(&many);
     assert_eq!(a.findings.len(), 90_000);
-    assert_eq!((a.findings[89_999].line, a.findings[89_999].column), (1, 89_999 * 11 + 4));
+    assert_eq!((a.findings[89_999].line, a.findings[89_999].column), (18, 4_999 * 11 + 4));
     let big = format!(
         "{{% set a = 'ab' * 2000 %}}{{% if y %}}{{% set a = 'cd' * 2000 %}}{{% endif %}}{}",
         "{{ a }}".repeat(100_000)
