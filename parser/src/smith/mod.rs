@@ -332,6 +332,16 @@ struct Gen<'c> {
     values_left: usize,
 }
 
+/// Token texts are distinct (tokenizer-duplicate-token): a repeat, or an
+/// empty text (llama.cpp's `[EMPTY_i]`), gets `#i` appended until it is new
+/// (an earlier token may itself be spelled `x#i`: fuzz finding F12).
+fn make_distinct(seen: &mut HashSet<Vec<u8>>, t: &mut Vec<u8>, i: usize) {
+    while t.is_empty() || seen.contains(t.as_slice()) {
+        t.extend_from_slice(format!("#{i}").as_bytes());
+    }
+    seen.insert(t.clone());
+}
+
 /// Generates a file valid under `cfg.profile` (see [`Config::valid_under`]).
 pub fn generate(u: &mut Unstructured<'_>, cfg: &Config) -> Result<GgufModel> {
     let mut g = Gen { cfg, keys: HashSet::new(), values_left: cfg.max_values.min(MAX_VALUES) };
@@ -463,24 +473,13 @@ impl Gen<'_> {
             let mut seen: HashSet<Vec<u8>> = HashSet::new();
             for i in 0..n {
                 let mut token = self.string(u)?;
-                // Token texts are distinct (tokenizer-duplicate-token): a
-                // repeat, or an empty text (llama.cpp's `[EMPTY_i]`), gets
-                // its index appended.
-                if let OwnedValue::String(t) = &mut token
-                    && (t.is_empty() || seen.contains(t.as_slice()))
-                {
-                    t.extend_from_slice(format!("#{i}").as_bytes());
-                }
-                if let OwnedValue::String(t) = &token {
-                    seen.insert(t.clone());
-                }
-                // Six bytes shaped `<0x..>` read as a byte token
-                // (tokenizer-byte-token): keep text tokens clear of it.
-                if let OwnedValue::String(t) = &mut token
-                    && t.len() == 6
-                    && t.starts_with(b"<0x")
-                {
-                    t.push(b'_');
+                if let OwnedValue::String(t) = &mut token {
+                    // Six bytes shaped `<0x..>` read as a byte token
+                    // (tokenizer-byte-token): keep text tokens clear of it.
+                    if t.len() == 6 && t.starts_with(b"<0x") {
+                        t.push(b'_');
+                    }
+                    make_distinct(&mut seen, t, i);
                 }
                 tokens.push(token);
                 scores.push(OwnedValue::F32(u.arbitrary()?));
@@ -750,6 +749,23 @@ mod tests {
         let mut b = vec![0u8; len];
         r.fill(&mut b);
         b
+    }
+
+    /// F12: token 2 spelled `x#5` and token 5 spelled `x` used to give two
+    /// `x#5`; empty texts and chains of repeats stay distinct too.
+    #[test]
+    fn token_texts_are_made_distinct() {
+        let mut seen = HashSet::new();
+        let mut out = Vec::new();
+        for (i, t) in ["x", "", "x#5", "#1", "y", "x", "x", "x#5#6"].iter().enumerate() {
+            let mut t = t.as_bytes().to_vec();
+            make_distinct(&mut seen, &mut t, i);
+            out.push(String::from_utf8(t).unwrap());
+        }
+        let distinct: HashSet<&String> = out.iter().collect();
+        assert_eq!(distinct.len(), out.len(), "{out:?}");
+        assert!(out.iter().all(|t| !t.is_empty()));
+        assert_eq!(out[5], "x#5#5");
     }
 
     #[test]
