@@ -8,6 +8,11 @@
 //! streamed: rows are read, converted and compared in chunks of at most
 //! [`DERIVE_CHUNK_ELEMENTS`] elements, never a whole tensor; tensors run in
 //! parallel. Every range is checked against the file before it is read.
+//!
+//! With an importance matrix ([`crate::imatrix::Imatrix`]), each tensor is
+//! quantized with the weights `llama_model_quantize` would select for it
+//! (by name, one slice per expert of a 3-D tensor), so quants made with
+//! `llama-quantize --imatrix` can be checked too.
 #![forbid(unsafe_code)]
 
 use gguf_numerics::GgmlType;
@@ -15,6 +20,7 @@ use rayon::prelude::*;
 use serde::Serialize;
 
 use crate::data::DataTensor;
+use crate::imatrix::{Imatrix, Lookup};
 use crate::io::{ByteSource, read_range};
 use crate::parse::ByteOrder;
 
@@ -63,19 +69,21 @@ fn not(reason: impl Into<String>) -> Verdict {
 }
 
 /// Compares every tensor of `quant` with the base's tensor of the same name
-/// (tensors described by [`crate::check_data::data_tensors`] of each file).
+/// (tensors described by [`crate::check_data::data_tensors`] of each file),
+/// quantizing with the weights `imatrix` holds for each tensor, if any.
 pub fn derive(
     base: &dyn ByteSource,
     base_tensors: &[DataTensor],
     quant: &dyn ByteSource,
     quant_tensors: &[DataTensor],
+    imatrix: Option<&Imatrix>,
 ) -> Vec<TensorResult> {
     quant_tensors
         .par_iter()
         .map(|q| {
             let verdict = match base_tensors.iter().find(|b| b.name == q.name) {
                 None => not("no tensor of that name in the base"),
-                Some(b) => one(base, b, quant, q),
+                Some(b) => one(base, b, quant, q, imatrix),
             };
             TensorResult { name: q.name.clone(), ty: q.ty.name().to_string(), verdict }
         })
@@ -86,7 +94,7 @@ fn in_file(t: &DataTensor, len: u64) -> bool {
     t.offset.checked_add(t.nbytes).is_some_and(|end| end <= len)
 }
 
-fn one(base: &dyn ByteSource, b: &DataTensor, quant: &dyn ByteSource, q: &DataTensor) -> Verdict {
+fn one(base: &dyn ByteSource, b: &DataTensor, quant: &dyn ByteSource, q: &DataTensor, imatrix: Option<&Imatrix>) -> Verdict {
     if b.dims != q.dims {
         return not(format!("shape {:?} in the base, {:?} in the quant", b.dims, q.dims));
     }
@@ -100,10 +108,23 @@ fn one(base: &dyn ByteSource, b: &DataTensor, quant: &dyn ByteSource, q: &DataTe
         return not("the tensor's bytes are not all inside its file");
     }
     let same_type = b.ty == q.ty;
-    if !same_type && !gguf_numerics::has_chunk_quantizer(q.ty) {
+    let n_per_row = b.dims.first().copied().unwrap_or(1).max(1);
+    // Rows per expert slice (`ne[1]`) and slices (`ne[2]`), as
+    // llama_model_quantize picks one row of weights per expert.
+    let rows_per_expert = b.dims.get(1).copied().unwrap_or(1).max(1);
+    let n_expert = b.dims.get(2).copied().unwrap_or(1).max(1);
+    let weights = match imatrix.map(|m| m.lookup(&q.name, n_per_row, n_expert)) {
+        Some(Lookup::Weights(w)) if !same_type => Some(w),
+        Some(Lookup::SizeMismatch { have, want }) if !same_type => {
+            return not(format!(
+                "the importance matrix holds {have} weights for this tensor, not {want}: llama-quantize refuses it"
+            ));
+        }
+        _ => None,
+    };
+    if !same_type && weights.is_none() && !gguf_numerics::has_chunk_quantizer(q.ty) {
         return not(format!("{} has no ggml_quantize_chunk case without an importance matrix", q.ty.name()));
     }
-    let n_per_row = b.dims.first().copied().unwrap_or(1).max(1);
     let (qbs, qts) = (u64::from(q.ty.block_size()), u64::from(q.ty.type_size()));
     let (bbs, bts) = (u64::from(b.ty.block_size()), u64::from(b.ty.type_size()));
     if qbs == 0 || bbs == 0 || n_per_row.checked_rem(qbs) != Some(0) {
@@ -118,7 +139,13 @@ fn one(base: &dyn ByteSource, b: &DataTensor, quant: &dyn ByteSource, q: &DataTe
     while row < rows {
         // All products are at most the tensor's element count or byte size,
         // which were checked against the file: saturation never happens.
-        let n = rows_per_chunk.min(rows.saturating_sub(row));
+        // A chunk never crosses an expert boundary (one weight row each).
+        let to_boundary = rows_per_expert.saturating_sub(row % rows_per_expert);
+        let n = rows_per_chunk.min(rows.saturating_sub(row)).min(to_boundary);
+        let slice = weights.and_then(|w| {
+            let start = usize::try_from((row / rows_per_expert).saturating_mul(n_per_row)).ok()?;
+            w.get(start..start.checked_add(usize::try_from(n_per_row).ok()?)?)
+        });
         let elems = n.saturating_mul(n_per_row);
         let at = row.saturating_mul(n_per_row);
         let (boff, blen) = (at / bbs * bts, elems / bbs * bts);
@@ -133,11 +160,13 @@ fn one(base: &dyn ByteSource, b: &DataTensor, quant: &dyn ByteSource, q: &DataTe
             &bbytes
         } else {
             f.resize(usize::try_from(elems).unwrap_or(0), 0.0);
-            if gguf_numerics::dequantize(b.ty, &bbytes, &mut f).is_err()
-                || gguf_numerics::quantize_chunk(q.ty, &f, usize::try_from(n_per_row).unwrap_or(0), None, &mut ours)
-                    .is_err()
+            if let Err(e) = gguf_numerics::dequantize(b.ty, &bbytes, &mut f) {
+                return not(format!("the base's values could not be read: {e}"));
+            }
+            if let Err(e) =
+                gguf_numerics::quantize_chunk(q.ty, &f, usize::try_from(n_per_row).unwrap_or(0), slice, &mut ours)
             {
-                return not("the base's values could not be quantized");
+                return not(format!("the base's values could not be quantized: {e}"));
             }
             &ours
         };

@@ -10,6 +10,7 @@
 //! - [`split_set`], [`split_name`]: split sets (`gguf-split` shards) validated
 //!   as a whole, and their shard names;
 //! - [`hash`]: digests of tensor data and manifests (llama-gguf-hash's layout);
+//! - [`imatrix`]: llama.cpp importance-matrix files (GGUF and legacy `.dat`);
 //! - [`io`]: the only module that opens files; the [`io::ByteSource`] every
 //!   layer reads through (positioned reads, no memory map, no `unsafe`).
 #![forbid(unsafe_code)]
@@ -23,6 +24,7 @@ pub mod data;
 pub mod derive;
 pub mod dump;
 pub mod hash;
+pub mod imatrix;
 pub mod io;
 pub mod legacy;
 pub mod limits;

@@ -142,3 +142,218 @@ fn shape_and_name_mismatches_are_not_derivable() {
     assert_eq!(missing.status.code(), Some(2));
     std::fs::remove_dir_all(&d).ok();
 }
+
+/// An importance matrix as `llama-imatrix` writes it (GGUF): per entry,
+/// `in_sum2` (ne0 × n_mat) and `counts` (n_mat).
+fn imatrix_gguf(entries: &[(&str, Vec<f32>, Vec<f32>)]) -> Vec<u8> {
+    use gguf_validate::types::ValueType;
+    let mut m = GgufModel::new();
+    m.kv("general.type", OwnedValue::str("imatrix"));
+    m.kv("imatrix.datasets", OwnedValue::Array(ValueType::String, vec![OwnedValue::str("calibration.txt")]));
+    m.kv("imatrix.chunk_count", OwnedValue::U32(10));
+    m.kv("imatrix.chunk_size", OwnedValue::U32(512));
+    let bytes = |v: &[f32]| v.iter().flat_map(|x| x.to_le_bytes()).collect::<Vec<u8>>();
+    for (name, sums, counts) in entries {
+        let n_mat = counts.len() as u64;
+        let ne0 = sums.len() as u64 / n_mat;
+        m.tensor(tensor(&format!("{name}.in_sum2"), &[ne0, n_mat], GgmlType::F32, bytes(sums)));
+        m.tensor(tensor(&format!("{name}.counts"), &[1, n_mat], GgmlType::F32, bytes(counts)));
+    }
+    m.canonical().unwrap();
+    m.to_bytes()
+}
+
+/// The same weights in the legacy `.dat` layout (values stored × ncall).
+fn imatrix_dat(entries: &[(&str, Vec<f32>, i32)]) -> Vec<u8> {
+    let mut b = (entries.len() as i32).to_le_bytes().to_vec();
+    for (name, weights, ncall) in entries {
+        b.extend_from_slice(&(name.len() as i32).to_le_bytes());
+        b.extend_from_slice(name.as_bytes());
+        b.extend_from_slice(&ncall.to_le_bytes());
+        b.extend_from_slice(&(weights.len() as i32).to_le_bytes());
+        for w in weights {
+            b.extend_from_slice(&(w * *ncall as f32).to_le_bytes());
+        }
+    }
+    b
+}
+
+/// A MoE tensor of 3 experts × 2 rows × 256 columns, a dense one, and token
+/// embeddings whose imatrix entry has the wrong size (llama-quantize then
+/// quantizes them without weights).
+struct Moe {
+    base: PathBuf,
+    quant: PathBuf,
+    imatrix: PathBuf,
+    dat: PathBuf,
+    experts: Vec<f32>,
+    expert_weights: Vec<f32>,
+    expected_experts: Vec<u8>,
+}
+
+fn moe(dir: &Path) -> Moe {
+    let (mut base, mut quant) = (GgufModel::new(), GgufModel::new());
+    for m in [&mut base, &mut quant] {
+        m.kv("general.architecture", OwnedValue::str("plain"));
+    }
+    let experts = values(256 * 2 * 3, 21);
+    let dense = values(256 * 4, 22);
+    let embd = values(32 * 4, 23);
+    // Sums and counts: expert 1 saw no token (weight 1 everywhere).
+    let sums: Vec<f32> = values(256 * 3, 24).iter().map(|v| v.abs() * 7.0 + 0.01).collect();
+    let counts = vec![3.2f32, 0.0, 5.0];
+    let mut expert_weights = Vec::new();
+    for (e, c) in counts.iter().enumerate() {
+        for s in &sums[e * 256..(e + 1) * 256] {
+            expert_weights.push(if *c > 0.0 { s / c.round() } else { 1.0 });
+        }
+    }
+    let dense_sums: Vec<f32> = values(256, 25).iter().map(|v| v * v + 0.5).collect();
+    let dense_weights: Vec<f32> = dense_sums.iter().map(|s| s / 4.0).collect();
+    let f32b = |v: &[f32]| v.iter().flat_map(|x| x.to_le_bytes()).collect::<Vec<u8>>();
+    let quantized = |ty, v: &[f32], n, w: Option<&[f32]>| {
+        let mut out = Vec::new();
+        gguf_numerics::quantize_chunk(ty, v, n, w, &mut out).unwrap();
+        out
+    };
+    let mut expected_experts = Vec::new();
+    for e in 0..3 {
+        expected_experts.extend(quantized(
+            GgmlType::Q4_K,
+            &experts[e * 512..(e + 1) * 512],
+            256,
+            Some(&expert_weights[e * 256..(e + 1) * 256]),
+        ));
+    }
+    base.tensor(tensor("blk.0.ffn_up_exps.weight", &[256, 2, 3], GgmlType::F32, f32b(&experts)));
+    base.tensor(tensor("blk.0.attn_q.weight", &[256, 4], GgmlType::F32, f32b(&dense)));
+    base.tensor(tensor("token_embd.weight", &[32, 4], GgmlType::F32, f32b(&embd)));
+    quant.tensor(tensor("blk.0.ffn_up_exps.weight", &[256, 2, 3], GgmlType::Q4_K, expected_experts.clone()));
+    quant.tensor(tensor(
+        "blk.0.attn_q.weight",
+        &[256, 4],
+        GgmlType::Q5_K,
+        quantized(GgmlType::Q5_K, &dense, 256, Some(&dense_weights)),
+    ));
+    quant.tensor(tensor("token_embd.weight", &[32, 4], GgmlType::Q4_0, quantized(GgmlType::Q4_0, &embd, 32, None)));
+    base.canonical().unwrap();
+    quant.canonical().unwrap();
+    let m = Moe {
+        base: dir.join("base.gguf"),
+        quant: dir.join("quant.gguf"),
+        imatrix: dir.join("imatrix.gguf"),
+        dat: dir.join("imatrix.dat"),
+        experts,
+        expert_weights: expert_weights.clone(),
+        expected_experts,
+    };
+    std::fs::write(&m.base, base.to_bytes()).unwrap();
+    std::fs::write(&m.quant, quant.to_bytes()).unwrap();
+    std::fs::write(
+        &m.imatrix,
+        imatrix_gguf(&[
+            ("blk.0.ffn_up_exps.weight", sums, counts),
+            ("blk.0.attn_q.weight", dense_sums, vec![4.0]),
+            ("token_embd.weight", vec![1.0; 16], vec![1.0]),
+        ]),
+    )
+    .unwrap();
+    std::fs::write(
+        &m.dat,
+        imatrix_dat(&[
+            ("blk.0.attn_q.weight", dense_weights, 2),
+            ("token_embd.weight", vec![1.0; 16], 1),
+        ]),
+    )
+    .unwrap();
+    m
+}
+
+#[test]
+fn an_imatrix_quant_derives_with_its_matrix_only() {
+    let d = tmp("imatrix");
+    let m = moe(&d);
+    let (b, q, im) = (m.base.to_str().unwrap(), m.quant.to_str().unwrap(), m.imatrix.to_str().unwrap());
+    let o = run(&["derive", "--json", "--imatrix", im, b, q]);
+    assert_eq!(o.status.code(), Some(0), "{}", String::from_utf8_lossy(&o.stdout));
+    assert!(statuses(&o).iter().all(|(_, s)| s == "identical"), "{:?}", statuses(&o));
+    // Without the matrix the weighted tensors differ; the embeddings, whose
+    // entry llama-quantize ignores, do not.
+    let o = run(&["derive", "--json", b, q]);
+    assert_eq!(o.status.code(), Some(1));
+    assert_eq!(
+        statuses(&o),
+        [
+            ("blk.0.ffn_up_exps.weight".to_string(), "differs".to_string()),
+            ("blk.0.attn_q.weight".to_string(), "differs".to_string()),
+            ("token_embd.weight".to_string(), "identical".to_string()),
+        ]
+    );
+    // The legacy file has only the dense entry: the experts then differ.
+    let o = run(&["derive", "--json", "--imatrix", m.dat.to_str().unwrap(), b, q]);
+    let s = statuses(&o);
+    assert_eq!((s[0].1.as_str(), s[1].1.as_str(), s[2].1.as_str()), ("differs", "identical", "identical"));
+    std::fs::remove_dir_all(&d).ok();
+}
+
+#[test]
+fn a_mis_sized_imatrix_entry_is_not_derivable() {
+    let d = tmp("imatrix-size");
+    let m = moe(&d);
+    // 128 weights for a 256-column tensor: llama-quantize refuses it.
+    std::fs::write(&m.dat, imatrix_dat(&[("blk.0.attn_q.weight", vec![1.0; 128], 1)])).unwrap();
+    let o = run(&["derive", "--imatrix", m.dat.to_str().unwrap(), m.base.to_str().unwrap(), m.quant.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(1));
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert!(out.contains("holds 128 weights for this tensor, not 256"), "{out}");
+    // A file that is no importance matrix is a usage error.
+    std::fs::write(&m.dat, b"\x00\x00\x00\x00").unwrap();
+    let o = run(&["derive", "--imatrix", m.dat.to_str().unwrap(), m.base.to_str().unwrap(), m.quant.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("not an importance matrix"));
+    std::fs::remove_dir_all(&d).ok();
+}
+
+#[test]
+fn quantize_takes_weights_from_an_imatrix_file_per_expert() {
+    let d = tmp("imatrix-quantize");
+    let m = moe(&d);
+    let input = d.join("experts.f32");
+    std::fs::write(&input, m.experts.iter().flat_map(|x| x.to_le_bytes()).collect::<Vec<u8>>()).unwrap();
+    let out = d.join("experts.q4k");
+    let o = run(&[
+        "quantize",
+        "--type",
+        "q4_K",
+        "--input",
+        input.to_str().unwrap(),
+        "--output",
+        out.to_str().unwrap(),
+        "--imatrix",
+        m.imatrix.to_str().unwrap(),
+        "--imatrix-tensor",
+        "blk.0.ffn_up_exps.weight",
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{}", String::from_utf8_lossy(&o.stderr));
+    assert_eq!(std::fs::read(&out).unwrap(), m.expected_experts);
+    // The weights differ per expert, so one slice for all rows gives other bytes.
+    let mut one = Vec::new();
+    gguf_numerics::quantize_chunk(GgmlType::Q4_K, &m.experts, 256, Some(&m.expert_weights[..256]), &mut one).unwrap();
+    assert_ne!(one, m.expected_experts);
+    let o = run(&[
+        "quantize",
+        "--type",
+        "q4_K",
+        "--input",
+        input.to_str().unwrap(),
+        "--output",
+        out.to_str().unwrap(),
+        "--imatrix",
+        m.imatrix.to_str().unwrap(),
+        "--imatrix-tensor",
+        "nope.weight",
+    ]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("no entry `nope.weight` (it has 3 entries"));
+    std::fs::remove_dir_all(&d).ok();
+}

@@ -148,9 +148,15 @@ pub enum Command {
         #[arg(long = "row-length", value_name = "N")]
         row_length: Option<usize>,
         /// Importance matrix: N little-endian f32 weights, one per column
-        /// (`quant_weights` in ggml). Types that do not use one ignore it.
+        /// (`quant_weights` in ggml), or with --imatrix-tensor a llama.cpp
+        /// imatrix file (GGUF or legacy .dat). Types that do not use one ignore it.
         #[arg(long, value_name = "WEIGHTS")]
         imatrix: Option<PathBuf>,
+        /// Read --imatrix as a llama.cpp imatrix file and take the weights of
+        /// this tensor (normalised as llama-quantize does; a MoE entry gives
+        /// one slice per expert, the input's rows split evenly between them).
+        #[arg(long = "imatrix-tensor", value_name = "NAME", requires = "imatrix")]
+        imatrix_tensor: Option<String>,
         /// `chunk` (default): `ggml_quantize_chunk`, what llama-quantize runs;
         /// `row`: `quantize_row_*_ref` (differs for IQ4_NL; no importance matrix).
         #[arg(long, value_name = "chunk|row", default_value = "chunk")]
@@ -170,6 +176,11 @@ pub enum Command {
         /// One JSON document instead of a line per tensor.
         #[arg(long)]
         json: bool,
+        /// The llama.cpp importance matrix the quant was made with (GGUF or
+        /// legacy .dat): each tensor is quantized with its weights, as
+        /// llama-quantize --imatrix does.
+        #[arg(long, value_name = "FILE")]
+        imatrix: Option<PathBuf>,
     },
 }
 

@@ -99,6 +99,8 @@ pub struct QuantizeOpts {
     pub row_length: Option<usize>,
     /// `--imatrix WEIGHTS`.
     pub imatrix: Option<PathBuf>,
+    /// `--imatrix-tensor NAME`: `imatrix` is a llama.cpp imatrix file.
+    pub imatrix_tensor: Option<String>,
     /// `--reference chunk|row`.
     pub reference: String,
 }
@@ -109,6 +111,58 @@ fn read_f32s(path: &Path) -> Result<Vec<f32>, String> {
         return Err(format!("{}: {} bytes is not a whole number of f32 values", path.display(), raw.len()));
     }
     Ok(raw.chunks_exact(4).map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]])).collect())
+}
+
+/// Reads a llama.cpp importance-matrix file (GGUF or legacy `.dat`).
+pub fn read_imatrix_file(path: &Path) -> Result<gguf_validate::imatrix::Imatrix, String> {
+    let shown = render::display_path(path);
+    let src = gio::open(path, &gio::OpenPolicy::default()).map_err(|e| format!("{shown}: {e}"))?;
+    gguf_validate::imatrix::Imatrix::read(&src).map_err(|e| format!("{shown}: not an importance matrix llama-quantize accepts: {e}"))
+}
+
+/// The weights of `name` in an imatrix file, and its number of expert slices.
+fn imatrix_entry(path: &Path, name: &str) -> Result<(Vec<f32>, usize), String> {
+    let mut m = read_imatrix_file(path)?;
+    let Some(e) = m.entries.remove(name) else {
+        let some: Vec<&str> = m.entries.keys().take(5).map(String::as_str).collect();
+        return Err(format!(
+            "{}: no entry `{}` (it has {} entries, e.g. {})",
+            render::display_path(path),
+            parse::quote_bytes(name.as_bytes()),
+            m.entries.len(),
+            some.join(", ")
+        ));
+    };
+    Ok((e.weights, usize::try_from(e.n_mat).unwrap_or(usize::MAX)))
+}
+
+/// Quantizes `values` as `n_mat` expert slices of equal row counts, slice `e`
+/// with weights `w[e·n_per_row..]` (what llama_model_quantize does for a 3-D
+/// tensor).
+fn quantize_experts(
+    ty: GgmlType,
+    reference: numerics::Reference,
+    values: &[f32],
+    n_per_row: usize,
+    w: &[f32],
+    n_mat: usize,
+    blocks: &mut Vec<u8>,
+) -> Result<(), NumericsError> {
+    let rows = values.len().checked_div(n_per_row).unwrap_or(0);
+    if w.len() != n_per_row.saturating_mul(n_mat) {
+        return Err(NumericsError::ImatrixLength { expected: n_per_row.saturating_mul(n_mat), actual: w.len() });
+    }
+    // Each expert gets the same number of whole rows.
+    if n_per_row == 0 || rows % n_mat != 0 || values.len() % n_per_row != 0 {
+        return Err(NumericsError::RowLength { ty, n_per_row: n_per_row.saturating_mul(n_mat), len: values.len() });
+    }
+    let per_expert = (rows / n_mat).saturating_mul(n_per_row);
+    let mut one = Vec::new();
+    for (x, wx) in values.chunks(per_expert.max(1)).zip(w.chunks(n_per_row)) {
+        numerics::quantize_with(ty, reference, x, n_per_row, Some(wx), &mut one)?;
+        blocks.extend_from_slice(&one);
+    }
+    Ok(())
 }
 
 /// `gguf-validate quantize --type T --input F32 --output BLOCKS [--row-length N]
@@ -136,18 +190,28 @@ pub fn quantize(ty: &str, input: &Path, output: &Path, opts: &QuantizeOpts) -> u
         Ok(v) => v,
         Err(e) => return usage(&e),
     };
-    let imatrix = match opts.imatrix.as_deref().map(read_f32s).transpose() {
-        Ok(w) => w,
-        Err(e) => return usage(&e),
+    let (imatrix, n_mat) = match (opts.imatrix.as_deref(), opts.imatrix_tensor.as_deref()) {
+        (Some(path), Some(name)) => match imatrix_entry(path, name) {
+            Ok((w, n_mat)) => (Some(w), n_mat),
+            Err(e) => return usage(&e),
+        },
+        (path, _) => match path.map(read_f32s).transpose() {
+            Ok(w) => (w, 1),
+            Err(e) => return usage(&e),
+        },
     };
     let n_per_row = match (opts.row_length, &imatrix) {
         (Some(n), _) => n,
-        (None, Some(w)) => w.len(),
+        (None, Some(w)) => w.len() / n_mat.max(1),
         (None, None) => values.len(),
     };
     let mut blocks = Vec::new();
     let result = if numerics::has_chunk_quantizer(ty) {
-        numerics::quantize_with(ty, reference, &values, n_per_row, imatrix.as_deref(), &mut blocks)
+        match &imatrix {
+            // One slice of weights per expert, the rows split evenly.
+            Some(w) if n_mat > 1 => quantize_experts(ty, reference, &values, n_per_row, w, n_mat, &mut blocks),
+            _ => numerics::quantize_with(ty, reference, &values, n_per_row, imatrix.as_deref(), &mut blocks),
+        }
     } else if imatrix.is_some() {
         // Q8_1 / Q8_K: not in ggml_quantize_chunk; their row reference takes no weights.
         Err(numerics::NumericsError::Unsupported { ty, what: "quantizer with an importance matrix" })

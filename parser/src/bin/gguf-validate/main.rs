@@ -43,12 +43,12 @@ fn main() -> ExitCode {
         }
         Some(Command::Dump { file, full, .. }) => dump(&file, full),
         Some(Command::Dequant { ty, input, output }) => convert::dequant(&ty, &input, &output),
-        Some(Command::Quantize { ty, input, output, row_length, imatrix, reference }) => {
-            let opts = convert::QuantizeOpts { row_length, imatrix, reference };
+        Some(Command::Quantize { ty, input, output, row_length, imatrix, imatrix_tensor, reference }) => {
+            let opts = convert::QuantizeOpts { row_length, imatrix, imatrix_tensor, reference };
             convert::quantize(&ty, &input, &output, &opts)
         }
         Some(Command::Hash(args)) => hash::run(&args),
-        Some(Command::Derive { base, quant, json }) => derive(&base, &quant, json),
+        Some(Command::Derive { base, quant, json, imatrix }) => derive(&base, &quant, json, imatrix.as_deref()),
         None => validate(&cli.validate, &matches),
     };
     ExitCode::from(code)
@@ -283,7 +283,7 @@ fn absolute(path: &std::path::Path) -> std::path::PathBuf {
 }
 
 /// `derive BASE QUANT`: every tensor of the quant against the base's.
-fn derive(base: &std::path::Path, quant: &std::path::Path, json: bool) -> u8 {
+fn derive(base: &std::path::Path, quant: &std::path::Path, json: bool, imatrix: Option<&std::path::Path>) -> u8 {
     let open = |path: &std::path::Path| -> Result<(gio::Source, Vec<gguf_validate::data::DataTensor>), String> {
         let shown = render::display_path(path);
         let src = gio::open(path, &gio::OpenPolicy::default()).map_err(|e| format!("{shown}: {e}"))?;
@@ -298,7 +298,14 @@ fn derive(base: &std::path::Path, quant: &std::path::Path, json: bool) -> u8 {
             return EXIT_USAGE;
         }
     };
-    let results = gguf_validate::derive::derive(&bsrc, &btensors, &qsrc, &qtensors);
+    let imatrix = match imatrix.map(convert::read_imatrix_file).transpose() {
+        Ok(m) => m,
+        Err(e) => {
+            render::error(&e);
+            return EXIT_USAGE;
+        }
+    };
+    let results = gguf_validate::derive::derive(&bsrc, &btensors, &qsrc, &qtensors, imatrix.as_ref());
     let all_identical =
         !results.is_empty() && results.iter().all(|r| matches!(r.verdict, gguf_validate::derive::Verdict::Identical));
     match report_io(render::derive_report(&results, json)) {
