@@ -112,6 +112,11 @@ FROM_FLOAT = ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_i
 
 
 def lib_path() -> str:
+    # Another build of ggml (e.g. with -march=native -ffp-contract=fast, to
+    # see whether floating-point contraction changes any byte): its
+    # libggml-base.so. See conformance/tools/golden/fp_contract.sh.
+    if os.environ.get("GGML_BASE_LIB"):
+        return os.environ["GGML_BASE_LIB"]
     spec = importlib.util.find_spec("llama_cpp")
     if spec is None or not spec.submodule_search_locations:
         raise SystemExit("llama_cpp (pip package llama-cpp-python) is not installed")
@@ -495,8 +500,9 @@ def main() -> int:
                      "listed in 'rows', concatenated",
         },
         "reference": {
-            "library": "libggml-base.so from pip llama-cpp-python "
-                       + importlib.metadata.version("llama_cpp_python"),
+            "library": ("libggml-base.so from pip llama-cpp-python "
+                        + importlib.metadata.version("llama_cpp_python"))
+            if not os.environ.get("GGML_BASE_LIB") else "GGML_BASE_LIB=" + os.environ["GGML_BASE_LIB"],
             "ggml_version": g.lib.ggml_version().decode(),
             "ggml_commit": g.lib.ggml_commit().decode(),
             "ggml_type_count": count,
