@@ -94,7 +94,13 @@ fn in_file(t: &DataTensor, len: u64) -> bool {
     t.offset.checked_add(t.nbytes).is_some_and(|end| end <= len)
 }
 
-fn one(base: &dyn ByteSource, b: &DataTensor, quant: &dyn ByteSource, q: &DataTensor, imatrix: Option<&Imatrix>) -> Verdict {
+fn one(
+    base: &dyn ByteSource,
+    b: &DataTensor,
+    quant: &dyn ByteSource,
+    q: &DataTensor,
+    imatrix: Option<&Imatrix>,
+) -> Verdict {
     if b.dims != q.dims {
         return not(format!("shape {:?} in the base, {:?} in the quant", b.dims, q.dims));
     }

@@ -170,10 +170,10 @@ impl Cursor<'_> {
 
     fn i32(&mut self, what: &str) -> Result<i32, ImatrixError> {
         let b = self.bytes(4, what)?;
-        let a: [u8; 4] = b.as_slice().try_into().map_err(|_| ImatrixError::Malformed {
-            offset: self.at,
-            what: format!("{what}: short read"),
-        })?;
+        let a: [u8; 4] = b
+            .as_slice()
+            .try_into()
+            .map_err(|_| ImatrixError::Malformed { offset: self.at, what: format!("{what}: short read") })?;
         Ok(i32::from_le_bytes(a))
     }
 }
@@ -185,7 +185,13 @@ fn f32s(bytes: &[u8]) -> Vec<f32> {
 fn check_finite(name: &str, weights: &[f32], offset: u64) -> Result<(), ImatrixError> {
     match weights.iter().position(|w| !w.is_finite()) {
         // llama_model_quantize: "imatrix contains non-finite value".
-        Some(i) => bad(offset, format!("weight {i} of `{name}` is {}; llama-quantize refuses non-finite weights", weights.get(i).copied().unwrap_or(f32::NAN))),
+        Some(i) => bad(
+            offset,
+            format!(
+                "weight {i} of `{name}` is {}; llama-quantize refuses non-finite weights",
+                weights.get(i).copied().unwrap_or(f32::NAN)
+            ),
+        ),
         None => Ok(()),
     }
 }
@@ -277,7 +283,10 @@ fn read_gguf(src: &dyn ByteSource) -> Result<Imatrix, ImatrixError> {
         match key(k) {
             Some(kv) => match kv.value {
                 Value::U32(v) => Ok(i64::from(v)),
-                _ => bad(kv.value_offset(), format!("`{k}` is {}, not u32 (llama.cpp aborts)", parse::type_label(&kv.value))),
+                _ => bad(
+                    kv.value_offset(),
+                    format!("`{k}` is {}, not u32 (llama.cpp aborts)", parse::type_label(&kv.value)),
+                ),
             },
             None => Ok(0),
         }
@@ -377,8 +386,11 @@ mod tests {
 
     #[test]
     fn legacy_values_are_divided_by_ncall() {
-        let m = read(legacy(&[(b"blk.0.ffn_up.weight", 4, &[2.0, 6.0, 1.0]), (b"a\0hidden", 0, &[3.0])], Some((7, b"wiki.txt"))))
-            .unwrap();
+        let m = read(legacy(
+            &[(b"blk.0.ffn_up.weight", 4, &[2.0, 6.0, 1.0]), (b"a\0hidden", 0, &[3.0])],
+            Some((7, b"wiki.txt")),
+        ))
+        .unwrap();
         assert_eq!(m.format, ImatrixFormat::Legacy);
         assert_eq!(m.entries["blk.0.ffn_up.weight"].weights, [0.5, 1.5, 0.25]);
         // ncall 0: values as stored; the name is cut at its NUL.
@@ -449,12 +461,18 @@ mod tests {
     #[test]
     fn gguf_sums_are_divided_by_rounded_counts_per_expert() {
         let m = read(gguf(
-            &[("blk.0.ffn_up_exps.weight", &[4.0, 8.0, 5.0, 5.0, 9.0, 9.0], &[3.6, 0.0, 2.0]), ("w", &[1.0, 3.0], &[2.0])],
+            &[
+                ("blk.0.ffn_up_exps.weight", &[4.0, 8.0, 5.0, 5.0, 9.0, 9.0], &[3.6, 0.0, 2.0]),
+                ("w", &[1.0, 3.0], &[2.0]),
+            ],
             true,
         ))
         .unwrap();
         assert_eq!(m.format, ImatrixFormat::Gguf);
-        assert_eq!((m.chunk_count, m.chunk_size, m.datasets.as_slice()), (12, 512, ["calib.txt".to_string()].as_slice()));
+        assert_eq!(
+            (m.chunk_count, m.chunk_size, m.datasets.as_slice()),
+            (12, 512, ["calib.txt".to_string()].as_slice())
+        );
         let e = &m.entries["blk.0.ffn_up_exps.weight"];
         // 3.6 rounds to 4; an expert that saw no token weighs 1.
         assert_eq!((e.n_mat, e.weights.as_slice()), (3, [1.0, 2.0, 1.0, 1.0, 4.5, 4.5].as_slice()));
@@ -474,11 +492,9 @@ mod tests {
 
     #[test]
     fn lookup_follows_llama_quantize() {
-        let m = read(legacy(
-            &[(b"w", 1, &[1.0; 8]), (b"token_embd.weight", 1, &[1.0; 3]), (b"moe", 2, &[2.0; 12])],
-            None,
-        ))
-        .unwrap();
+        let m =
+            read(legacy(&[(b"w", 1, &[1.0; 8]), (b"token_embd.weight", 1, &[1.0; 3]), (b"moe", 2, &[2.0; 12])], None))
+                .unwrap();
         assert!(matches!(m.lookup("w", 8, 1), Lookup::Weights(w) if w.len() == 8));
         assert_eq!(m.lookup("w", 4, 1), Lookup::SizeMismatch { have: 8, want: 4 });
         assert_eq!(m.lookup("token_embd.weight", 4, 1), Lookup::Unweighted);

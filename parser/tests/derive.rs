@@ -260,10 +260,7 @@ fn moe(dir: &Path) -> Moe {
     .unwrap();
     std::fs::write(
         &m.dat,
-        imatrix_dat(&[
-            ("blk.0.attn_q.weight", dense_weights, 2),
-            ("token_embd.weight", vec![1.0; 16], 1),
-        ]),
+        imatrix_dat(&[("blk.0.attn_q.weight", dense_weights, 2), ("token_embd.weight", vec![1.0; 16], 1)]),
     )
     .unwrap();
     m

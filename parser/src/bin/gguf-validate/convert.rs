@@ -117,7 +117,8 @@ fn read_f32s(path: &Path) -> Result<Vec<f32>, String> {
 pub fn read_imatrix_file(path: &Path) -> Result<gguf_validate::imatrix::Imatrix, String> {
     let shown = render::display_path(path);
     let src = gio::open(path, &gio::OpenPolicy::default()).map_err(|e| format!("{shown}: {e}"))?;
-    gguf_validate::imatrix::Imatrix::read(&src).map_err(|e| format!("{shown}: not an importance matrix llama-quantize accepts: {e}"))
+    gguf_validate::imatrix::Imatrix::read(&src)
+        .map_err(|e| format!("{shown}: not an importance matrix llama-quantize accepts: {e}"))
 }
 
 /// The weights of `name` in an imatrix file, and its number of expert slices.
