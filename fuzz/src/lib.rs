@@ -15,6 +15,7 @@
 //! | [`incremental`] | raw bytes | validating a growing prefix gives the whole-buffer report |
 //! | [`dequant`] | `Unstructured` | dequantize never panics; output finite when the scales are |
 //! | [`quant_roundtrip`] | `Unstructured` | quantize then dequantize stays within the type's error bound |
+//! | [`imatrix`] | raw bytes | llama.cpp importance-matrix files: no panic, deterministic, weights bounded by the bytes and finite |
 //! | [`template`] | raw bytes (as text) | the chat-template analysis: no panic, bounded, deterministic, positions inside the text |
 #![forbid(unsafe_code)]
 
@@ -22,6 +23,7 @@ use arbitrary::Unstructured;
 
 pub mod dequant;
 pub mod generated_valid;
+pub mod imatrix;
 pub mod incremental;
 pub mod one_fault;
 pub mod parse_validate;
