@@ -277,13 +277,13 @@ impl From<ReadError> for HashError {
 }
 
 /// Reads the metadata of the GGUF file in `src` (doubling reads from
-/// [`limits::METADATA_FIRST_READ`], never past the file) and returns where
+/// [`ByteSource::first_read`], never past the file) and returns where
 /// each tensor's data lies, in tensor-info order. Fails, before any tensor
 /// data is read, when a tensor's type or shape is invalid, its range is not
 /// inside the file, or two ranges overlap.
 pub fn tensor_ranges(src: &dyn ByteSource) -> Result<Vec<TensorRange>, HashError> {
     let file_len = src.len();
-    let mut prefix = crate::io::read_range(src, 0, limits::METADATA_FIRST_READ.min(file_len))?;
+    let mut prefix = crate::io::read_range(src, 0, src.first_read().max(1).min(file_len))?;
     loop {
         let want = match parse::detect(&prefix) {
             Detected::Gguf { version, order } if version >= 2 => {

@@ -45,6 +45,22 @@ pub trait ByteSource: Send + Sync + fmt::Debug {
         let _ = (offset, len);
         false
     }
+
+    /// How many bytes to read first when the metadata is read (then
+    /// doubling while the parser asks for more): a local file starts at
+    /// [`crate::limits::METADATA_FIRST_READ`], a remote one smaller, since
+    /// every byte is transferred.
+    fn first_read(&self) -> u64 {
+        crate::limits::METADATA_FIRST_READ
+    }
+
+    /// A read for an optional check past the metadata (the padding between
+    /// tensors, which lies in the data section). A source where such reads
+    /// are costly (HTTP: a request each) may decline with `Ok(false)`; the
+    /// check is then reported as not made. By default, a plain read.
+    fn read_optional_at(&self, offset: u64, buf: &mut [u8]) -> Result<bool, ReadError> {
+        self.read_exact_at(offset, buf).map(|()| true)
+    }
 }
 
 /// A read that could not be served.
@@ -78,6 +94,14 @@ pub enum ReadError {
     },
     /// The caller gave up on the read (time limit).
     Cancelled,
+    /// The file is not the one that was opened any more (a remote file
+    /// replaced while it was read: another `ETag`, another length).
+    Changed {
+        /// Where the read started.
+        offset: u64,
+        /// What told (no URL: they may carry signatures).
+        detail: String,
+    },
 }
 
 impl fmt::Display for ReadError {
@@ -92,6 +116,9 @@ impl fmt::Display for ReadError {
                 write!(f, "{what} needs {need} bytes in memory, more than the limit of {limit}")
             }
             ReadError::Cancelled => write!(f, "cancelled"),
+            ReadError::Changed { offset, detail } => {
+                write!(f, "the file changed while it was read (reading at offset {offset}): {detail}")
+            }
         }
     }
 }

@@ -12,7 +12,10 @@
 //! - [`hash`]: digests of tensor data and manifests (llama-gguf-hash's layout);
 //! - [`imatrix`]: llama.cpp importance-matrix files (GGUF and legacy `.dat`);
 //! - [`io`]: the only module that opens files; the [`io::ByteSource`] every
-//!   layer reads through (positioned reads, no memory map, no `unsafe`).
+//!   layer reads through (positioned reads, no memory map, no `unsafe`);
+//! - [`remote`]: URLs (`http(s)://`, `hf://`) resolved for the front end,
+//!   and with the `remote` feature the [`io::ByteSource`] over HTTP range
+//!   requests.
 #![forbid(unsafe_code)]
 #![deny(clippy::unwrap_used, clippy::expect_used, clippy::panic, clippy::todo, clippy::unimplemented)]
 #![warn(missing_docs)]
@@ -31,6 +34,7 @@ pub mod limits;
 /// Dequantize / quantize for every ggml type: the `gguf-numerics` crate.
 pub use gguf_numerics as numerics;
 pub mod parse;
+pub mod remote;
 pub mod report;
 pub mod rules;
 #[cfg(feature = "arbitrary")]

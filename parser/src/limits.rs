@@ -131,6 +131,47 @@ pub const METADATA_FIRST_READ: u64 = 4 << 20;
 /// (padding and gaps between tensors).
 pub const SCAN_READ_CHUNK: u64 = 1 << 16;
 
+// Remote files (`crate::remote`, feature `remote`): every byte is a
+// transfer and every read a request.
+
+/// First range request for a remote file's metadata (then doubling while
+/// the parser asks for more, as for a file): small models' metadata fits,
+/// and a 6.5 MB vocabulary costs six requests and at most twice its size.
+/// `@huggingface/gguf` reads 2 MB chunks.
+pub const REMOTE_FIRST_READ: u64 = 256 << 10;
+
+/// Bytes of fetched ranges a remote source keeps, so that no byte is
+/// fetched twice (the metadata: the first range, read again by the
+/// validator, and the doubling reads). Ranges past this are not kept.
+pub const REMOTE_CACHE_BYTES: u64 = 64 << 20;
+
+/// Requests a remote source spends on optional reads (padding between
+/// tensors, which lies in the data section) before declining them: a file
+/// with a million gaps does not cost a million requests.
+pub const REMOTE_OPTIONAL_REQUESTS: u32 = 16;
+
+/// Redirects followed for one request (a hub's `resolve/` URL redirects
+/// once, to its CDN).
+pub const REMOTE_MAX_REDIRECTS: u32 = 10;
+
+/// Retries of a request that failed in a way that may pass (a connection
+/// error, a timeout, HTTP 408, 429, 500, 502, 503, 504) by default.
+pub const REMOTE_RETRIES: u32 = 3;
+
+/// Wait before the first retry; doubled for each next one (a
+/// `Retry-After` of the server is honoured up to [`REMOTE_MAX_BACKOFF_MS`]).
+pub const REMOTE_BACKOFF_MS: u64 = 250;
+
+/// Longest wait between two tries.
+pub const REMOTE_MAX_BACKOFF_MS: u64 = 30_000;
+
+/// Default time to connect, and to wait for any read from the server
+/// (`--http-timeout`).
+pub const REMOTE_TIMEOUT_SECS: u64 = 30;
+
+/// Most bytes of a response header.
+pub const REMOTE_MAX_HEADER_BYTES: usize = 64 << 10;
+
 /// Most bytes read from a FIFO, socket or device (only with
 /// `--allow-special-files`; `--special-file-limit` changes it).
 pub const MAX_SPECIAL_FILE_BYTES: u64 = 1 << 30;

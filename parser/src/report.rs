@@ -102,6 +102,31 @@ pub struct Summary {
     /// For a shard of a split set (`split.count` above 1): its place.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub split: Option<Shard>,
+    /// For a file read over HTTP: what it cost and what the server said.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub remote: Option<RemoteSummary>,
+}
+
+/// How a remote file was read (filled in by the front end that read it).
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct RemoteSummary {
+    /// The URL requested, without its query (it may hold a signature) or
+    /// user name and password.
+    pub url: String,
+    /// Bytes of response bodies read (metadata, padding, and with
+    /// `--check-data` the tensor data).
+    pub bytes_fetched: u64,
+    /// HTTP requests sent, redirects and retries included.
+    pub requests: u64,
+    /// Whether the server answered range requests (else one streaming
+    /// GET was read as far as needed, then dropped).
+    pub range_requests: bool,
+    /// The resolved revision (`X-Repo-Commit` of a Hugging Face hub).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub revision: Option<String>,
+    /// The `ETag` of the file (every range request was conditional on it).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub etag: Option<String>,
 }
 
 /// A file's place in a split set, from its own `split.*` keys.

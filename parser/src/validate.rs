@@ -31,7 +31,8 @@ pub struct Validated {
 }
 
 /// Validates a file read through `src`: reads its metadata with positioned
-/// reads, starting with [`limits::METADATA_FIRST_READ`] bytes and doubling
+/// reads, starting with [`ByteSource::first_read`] bytes
+/// ([`limits::METADATA_FIRST_READ`] for a file) and doubling
 /// while the parser asks for more (never past the file), and reads padding
 /// and gaps in place in chunks. Memory follows the metadata, not the file.
 ///
@@ -39,7 +40,7 @@ pub struct Validated {
 /// are read whole, up to [`limits::MAX_LEGACY_FILE_BYTES`].
 pub fn validate_source(src: &dyn ByteSource, opts: &Options) -> Result<Validated, ReadError> {
     let file_len = src.len();
-    let mut prefix = crate::io::read_range(src, 0, limits::METADATA_FIRST_READ.min(file_len))?;
+    let mut prefix = crate::io::read_range(src, 0, src.first_read().max(1).min(file_len))?;
     loop {
         match validate_in(&prefix, file_len, Some(src), opts) {
             Ok(report) => return Ok(Validated { report, metadata: prefix }),

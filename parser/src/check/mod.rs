@@ -32,6 +32,8 @@ pub mod template;
 mod tensors;
 mod tokenizer;
 
+use std::cell::Cell;
+
 use crate::io::{ByteSource, ReadError};
 use crate::limits;
 use crate::parse::{self, Detected, NeedMoreData, ParseOutcome, Parsed};
@@ -75,8 +77,20 @@ pub(crate) fn gguf(
         ParseOutcome::NeedMoreData(n) => return Err(Stop::More(n)),
     };
     let mut summary = Summary { file_size: file_len, ..Summary::default() };
-    let region = Region { buf: prefix, file_len, source };
+    let declined = Cell::new(0u64);
+    let region = Region { buf: prefix, file_len, source, declined: &declined };
     check_parsed(&parsed, &region, &mut sink, &mut summary)?;
+    if declined.get() > 0 {
+        // A remote source declined to fetch padding inside the data section.
+        let n = declined.get();
+        let note = format!(
+            "{n} padding {} inside the data section not read (a remote file: fetched only with --check-data)",
+            if n == 1 { "region" } else { "regions" }
+        );
+        if let Some(e) = summary.examined.iter_mut().find(|e| e.layer == "container" && e.checked) {
+            *e = Examined::partly("container", note);
+        }
+    }
     Ok(sink.finish(opts.profile, FileFormat::Gguf, Some(version), Some(order), summary))
 }
 
@@ -87,6 +101,9 @@ pub(crate) struct Region<'a> {
     pub(crate) buf: &'a [u8],
     pub(crate) file_len: u64,
     pub(crate) source: Option<&'a dyn ByteSource>,
+    /// Ranges past the prefix the source declined to read
+    /// ([`ByteSource::read_optional_at`]).
+    pub(crate) declined: &'a Cell<u64>,
 }
 
 impl Region<'_> {
@@ -118,7 +135,10 @@ impl Region<'_> {
         while at < end {
             let n = (end.saturating_sub(at)).min(limits::SCAN_READ_CHUNK);
             chunk.resize(usize::try_from(n).unwrap_or(0), 0);
-            src.read_exact_at(at, &mut chunk).map_err(Stop::Read)?;
+            if !src.read_optional_at(at, &mut chunk).map_err(Stop::Read)? {
+                self.declined.set(self.declined.get().saturating_add(1));
+                return Ok(None);
+            }
             if let Some(p) = chunk.iter().position(|b| *b != 0) {
                 let b = chunk.get(p).copied().unwrap_or(0);
                 return Ok(Some((at.saturating_add(u64::try_from(p).unwrap_or(0)), b)));
@@ -226,12 +246,42 @@ mod tests {
         let mut file = vec![0u8; 300_000];
         file[250_000] = 7;
         let prefix = &file[..1000];
-        let without = Region { buf: prefix, file_len: 300_000, source: None };
+        let declined = Cell::new(0);
+        let without = Region { buf: prefix, file_len: 300_000, source: None, declined: &declined };
         assert_eq!(without.first_nonzero(10, 900).unwrap(), None);
         assert!(matches!(without.first_nonzero(10, 2000), Err(Stop::More(2000))));
         let src = SliceSource(&file);
-        let with = Region { buf: prefix, file_len: 300_000, source: Some(&src) };
+        let with = Region { buf: prefix, file_len: 300_000, source: Some(&src), declined: &declined };
         assert_eq!(with.first_nonzero(10, 300_000).unwrap(), Some((250_000, 7)));
         assert_eq!(with.first_nonzero(250_001, 400_000).unwrap(), None, "clipped to the file");
+        assert_eq!(declined.get(), 0);
+    }
+
+    /// A source that declines optional reads (as a remote one does).
+    #[derive(Debug)]
+    struct Declining<'a>(&'a [u8]);
+
+    impl ByteSource for Declining<'_> {
+        fn len(&self) -> u64 {
+            self.0.len() as u64
+        }
+        fn read_exact_at(&self, offset: u64, buf: &mut [u8]) -> Result<(), ReadError> {
+            SliceSource(self.0).read_exact_at(offset, buf)
+        }
+        fn read_optional_at(&self, _: u64, _: &mut [u8]) -> Result<bool, ReadError> {
+            Ok(false)
+        }
+    }
+
+    #[test]
+    fn a_declined_padding_read_is_counted_not_guessed() {
+        let mut file = vec![0u8; 300_000];
+        file[250_000] = 7;
+        let src = Declining(&file);
+        let declined = Cell::new(0);
+        let region = Region { buf: &file[..1000], file_len: 300_000, source: Some(&src), declined: &declined };
+        assert_eq!(region.first_nonzero(10, 900).unwrap(), None, "inside the prefix: read");
+        assert_eq!(region.first_nonzero(10, 300_000).unwrap(), None);
+        assert_eq!(declined.get(), 1);
     }
 }

@@ -1,0 +1,420 @@
+//! Files where they live: `http://`, `https://` and `hf://` URLs.
+//!
+//! Two halves, in two layers:
+//! - this module (always built, no HTTP dependency) is the front end's
+//!   resolution of inputs: which inputs are URLs ([`is_url`]), `hf://`
+//!   names resolved to a hub's `resolve/` URL ([`resolve`]), the sibling
+//!   shards of a split set named by URL ([`shard_inputs`]), and redaction:
+//!   a URL is only ever shown without its query (presigned URLs carry
+//!   their signature there) and without user name and password
+//!   ([`Url::shown`], [`redact_text`]);
+//! - [`http`] (feature `remote`) is the I/O layer: [`http::HttpSource`]
+//!   is a [`crate::io::ByteSource`] over HTTP range requests, so every
+//!   layer above it (validation, split sets, `--check-data`, hashing)
+//!   works unchanged on a remote file.
+#![forbid(unsafe_code)]
+#![deny(clippy::indexing_slicing, clippy::arithmetic_side_effects, clippy::cast_possible_truncation)]
+
+#[cfg(feature = "remote")]
+pub mod http;
+
+use crate::limits;
+use crate::split_name;
+
+/// The hub `hf://` names resolve against when `HF_ENDPOINT` is not set.
+pub const HF_DEFAULT_ENDPOINT: &str = "https://huggingface.co";
+
+/// What a redacted query is shown as.
+pub const REDACTED_QUERY: &str = "?[redacted]";
+
+/// Whether an input names a remote file (`http://`, `https://`, `hf://`;
+/// any case) rather than a path.
+pub fn is_url(input: &str) -> bool {
+    scheme_of(input).is_some()
+}
+
+/// The scheme an input starts with (`http`, `https`, `hf`), lowercased.
+fn scheme_of(input: &str) -> Option<&'static str> {
+    ["https", "http", "hf"].into_iter().find(|s| {
+        input.len() > s.len().saturating_add(3)
+            && input.get(..s.len()).is_some_and(|p| p.eq_ignore_ascii_case(s))
+            && input.get(s.len()..s.len().saturating_add(3)) == Some("://")
+    })
+}
+
+/// An absolute `http` or `https` URL, taken apart.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Url {
+    /// `http` or `https`.
+    pub scheme: String,
+    /// The host as written (lowercased; an IPv6 literal keeps its brackets).
+    pub host: String,
+    /// The port, when one is written.
+    pub port: Option<u16>,
+    /// The path, starting with `/`.
+    pub path: String,
+    /// The query, without its `?`.
+    pub query: Option<String>,
+}
+
+impl Url {
+    /// Parses an absolute `http(s)://host[:port]/path[?query][#fragment]`
+    /// (the fragment is dropped). URLs with a user name or password are
+    /// refused: credentials go in `--header`, never in a URL that reports
+    /// would have to hide.
+    pub fn parse(s: &str) -> Result<Url, String> {
+        let scheme = match scheme_of(s) {
+            Some(sc @ ("http" | "https")) => sc,
+            _ => return Err("not an http:// or https:// URL".into()),
+        };
+        if s.bytes().any(|b| b <= b' ' || b == 0x7f) {
+            return Err("the URL has a space or a control character (percent-encode it)".into());
+        }
+        let rest = s.get(scheme.len().saturating_add(3)..).unwrap_or_default();
+        let rest = rest.split_once('#').map_or(rest, |(r, _)| r);
+        let cut = rest.find(['/', '?']).unwrap_or(rest.len());
+        let (authority, tail) = rest.split_at(cut);
+        if authority.contains('@') {
+            return Err("URLs with a user name or password are refused; pass credentials with --header".into());
+        }
+        let (host, port) = split_authority(authority)?;
+        let (path, query) = match tail.split_once('?') {
+            Some((p, q)) => (p, Some(q.to_string())),
+            None => (tail, None),
+        };
+        let path = if path.is_empty() { "/".to_string() } else { path.to_string() };
+        Ok(Url { scheme: scheme.to_string(), host, port, path, query })
+    }
+
+    /// The port in effect (the scheme's default when none is written).
+    pub fn port_or_default(&self) -> u16 {
+        self.port.unwrap_or(if self.scheme == "https" { 443 } else { 80 })
+    }
+
+    /// `host` or `host:port` as written.
+    pub fn authority(&self) -> String {
+        match self.port {
+            Some(p) => format!("{}:{p}", self.host),
+            None => self.host.clone(),
+        }
+    }
+
+    /// Whether `other` has the same origin (scheme, host, port): the test
+    /// for sending credentials to it.
+    pub fn same_origin(&self, other: &Url) -> bool {
+        self.scheme == other.scheme && self.host == other.host && self.port_or_default() == other.port_or_default()
+    }
+
+    /// The URL to request (query included, fragment dropped).
+    pub fn as_request(&self) -> String {
+        match &self.query {
+            Some(q) => format!("{}://{}{}?{q}", self.scheme, self.authority(), self.path),
+            None => format!("{}://{}{}", self.scheme, self.authority(), self.path),
+        }
+    }
+
+    /// The URL as reports show it: the query replaced by
+    /// [`REDACTED_QUERY`].
+    pub fn shown(&self) -> String {
+        let q = if self.query.is_some() { REDACTED_QUERY } else { "" };
+        format!("{}://{}{}{q}", self.scheme, self.authority(), self.path)
+    }
+
+    /// The URL a `Location` header points to, relative to this one.
+    pub fn join(&self, location: &str) -> Result<Url, String> {
+        let location = location.trim();
+        let first = location.find(['/', '?', '#']).unwrap_or(location.len());
+        if location.get(..first).is_some_and(|head| head.contains(':')) {
+            // An absolute URL: only http(s) is followed.
+            return Url::parse(location);
+        }
+        if let Some(rest) = location.strip_prefix("//") {
+            return Url::parse(&format!("{}://{rest}", self.scheme));
+        }
+        let base = format!("{}://{}", self.scheme, self.authority());
+        if location.starts_with('/') {
+            return Url::parse(&format!("{base}{location}"));
+        }
+        if location.starts_with('?') {
+            return Url::parse(&format!("{base}{}{location}", self.path));
+        }
+        let dir = self.path.rsplit_once('/').map_or("", |(d, _)| d);
+        Url::parse(&format!("{base}{dir}/{location}"))
+    }
+}
+
+/// `host[:port]` of an authority, the host lowercased.
+fn split_authority(authority: &str) -> Result<(String, Option<u16>), String> {
+    let (host, port) = if let Some(rest) = authority.strip_prefix('[') {
+        let (v6, after) = rest.split_once(']').ok_or("an IPv6 host without its closing `]`")?;
+        let host = format!("[{v6}]");
+        match after.strip_prefix(':') {
+            Some(p) => (host, Some(p)),
+            None if after.is_empty() => (host, None),
+            None => return Err("text after an IPv6 host".into()),
+        }
+    } else {
+        match authority.rsplit_once(':') {
+            Some((h, p)) => (h.to_string(), Some(p)),
+            None => (authority.to_string(), None),
+        }
+    };
+    if host.is_empty() || host == "[]" {
+        return Err("the URL has no host".into());
+    }
+    let port = match port {
+        None | Some("") => None,
+        Some(p) => Some(p.parse::<u16>().map_err(|_| format!("bad port `{p}`"))?),
+    };
+    Ok((host.to_ascii_lowercase(), port))
+}
+
+/// An input resolved to the URL to request.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Target {
+    /// What to request.
+    pub url: Url,
+    /// Whether it came from an `hf://` name.
+    pub hub: bool,
+}
+
+/// Resolves an input: an `http(s)://` URL as it is; `hf://ORG/REPO/FILE[@REVISION]`
+/// (or `hf://ORG/REPO@REVISION/FILE`, as `huggingface_hub` writes it;
+/// `hf://datasets/...` for a dataset) to
+/// `{endpoint}/ORG/REPO/resolve/{REVISION or main}/FILE`, with the
+/// revision percent-encoded (`refs/pr/1` is `refs%2Fpr%2F1`). `endpoint`
+/// is `HF_ENDPOINT`, else [`HF_DEFAULT_ENDPOINT`].
+pub fn resolve(input: &str, endpoint: Option<&str>) -> Result<Target, String> {
+    match scheme_of(input) {
+        Some("hf") => {}
+        Some(_) => return Url::parse(input).map(|url| Target { url, hub: false }),
+        None => return Err("not a URL".into()),
+    }
+    let rest = input.get(5..).unwrap_or_default();
+    let (kind, rest) = match rest.split_once('/') {
+        Some((k @ ("datasets" | "spaces"), r)) => (Some(k), r),
+        _ => (None, rest),
+    };
+    let mut parts = rest.splitn(3, '/');
+    let (Some(org), Some(repo), Some(file)) = (parts.next(), parts.next(), parts.next()) else {
+        return Err("an hf:// name is hf://ORG/REPO/FILE[@REVISION]".into());
+    };
+    let (repo, file, revision) = match repo.split_once('@') {
+        Some((r, rev)) => (r, file, Some(rev)),
+        None => match file.rsplit_once('@') {
+            Some((f, rev)) => (repo, f, Some(rev)),
+            None => (repo, file, None),
+        },
+    };
+    if org.is_empty() || repo.is_empty() || file.is_empty() || revision == Some("") {
+        return Err("an hf:// name is hf://ORG/REPO/FILE[@REVISION]".into());
+    }
+    let endpoint = endpoint.filter(|e| !e.is_empty()).unwrap_or(HF_DEFAULT_ENDPOINT).trim_end_matches('/');
+    let kind = kind.map(|k| format!("{k}/")).unwrap_or_default();
+    let revision = percent_encode(revision.unwrap_or("main"), false);
+    let (org, repo, file) = (percent_encode(org, false), percent_encode(repo, false), percent_encode(file, true));
+    let url = Url::parse(&format!("{endpoint}/{kind}{org}/{repo}/resolve/{revision}/{file}"))
+        .map_err(|e| format!("HF_ENDPOINT: {e}"))?;
+    Ok(Target { url, hub: true })
+}
+
+/// Percent-encodes all but unreserved characters (and `/` when `keep_slash`).
+fn percent_encode(s: &str, keep_slash: bool) -> String {
+    let mut out = String::with_capacity(s.len());
+    for b in s.bytes() {
+        if b.is_ascii_alphanumeric() || matches!(b, b'-' | b'.' | b'_' | b'~') || (keep_slash && b == b'/') {
+            out.push(char::from(b));
+        } else {
+            out.push_str(&format!("%{b:02X}"));
+        }
+    }
+    out
+}
+
+/// An input as reports show it: a URL without its query, user name and
+/// password; an `hf://` name as it is; anything else unchanged.
+pub fn shown(input: &str) -> String {
+    match scheme_of(input) {
+        Some("hf") | None => input.to_string(),
+        Some(_) => redact_text(input),
+    }
+}
+
+/// `text` with every `http://` or `https://` URL in it stripped of its
+/// query and of any user name and password: what error messages that may
+/// quote a URL (a library's, a server's) go through before anyone sees
+/// them.
+pub fn redact_text(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    loop {
+        let lower = rest.to_ascii_lowercase();
+        let Some(at) = [lower.find("http://"), lower.find("https://")].into_iter().flatten().min() else {
+            out.push_str(rest);
+            return out;
+        };
+        let (before, url) = rest.split_at(at);
+        out.push_str(before);
+        let end =
+            url.find(|c: char| c.is_whitespace() || matches!(c, '"' | '\'' | '<' | '>' | '`')).unwrap_or(url.len());
+        let (token, after) = url.split_at(end);
+        let sep = token.find("://").map_or(0, |i| i.saturating_add(3));
+        let (head, body) = token.split_at(sep);
+        out.push_str(head);
+        let authority_end = body.find(['/', '?', '#']).unwrap_or(body.len());
+        let (authority, tail) = body.split_at(authority_end);
+        out.push_str(authority.rsplit_once('@').map_or(authority, |(_, host)| host));
+        match tail.find(['?', '#']) {
+            Some(q) => {
+                out.push_str(tail.get(..q).unwrap_or_default());
+                if tail.get(q..).is_some_and(|t| t.starts_with('?')) {
+                    out.push_str(REDACTED_QUERY);
+                }
+            }
+            None => out.push_str(tail),
+        }
+        rest = after;
+    }
+}
+
+/// The shards of the split set a remote input names, in position order,
+/// or `None` when its file name is not `NAME-0000k-of-0000n.gguf` with
+/// `n` of at least 2. Names are made from the count in the name (a remote
+/// folder cannot be listed), at most [`limits::MAX_SPLIT_SHARDS`]; each
+/// keeps the input's query (`?download=true`) or `@REVISION`.
+pub fn shard_inputs(input: &str) -> Option<Vec<String>> {
+    let (base, suffix) = match scheme_of(input)? {
+        "hf" => match input.rsplit_once('@') {
+            // `@REVISION` after the file name (not `REPO@REVISION/...`).
+            Some((b, _)) if b.ends_with(".gguf") => input.split_at(b.len()),
+            _ => (input, ""),
+        },
+        _ => match input.find(['?', '#']) {
+            Some(q) => input.split_at(q),
+            None => (input, ""),
+        },
+    };
+    let name = split_name::parse(base)?;
+    if name.count < 2 {
+        return None;
+    }
+    let n = usize::try_from(name.count).unwrap_or(usize::MAX).min(limits::MAX_SPLIT_SHARDS);
+    let n = u32::try_from(n).unwrap_or(name.count);
+    Some((0..n).map(|k| format!("{}{suffix}", split_name::shard_name(name.prefix, k, name.count))).collect())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn urls_are_told_from_paths() {
+        for u in ["http://h/x.gguf", "HTTPS://h/x", "hf://org/repo/x.gguf"] {
+            assert!(is_url(u), "{u}");
+        }
+        for p in ["model.gguf", "./https://x", "http:/x", "ftp://h/x", "hf://", "https://"] {
+            assert!(!is_url(p), "{p}");
+        }
+    }
+
+    #[test]
+    fn a_url_is_taken_apart_and_shown_without_its_query() {
+        let u = Url::parse("https://CDN.example:8443/a/b.gguf?X-Amz-Signature=abc#frag").unwrap();
+        assert_eq!((u.host.as_str(), u.port, u.path.as_str()), ("cdn.example", Some(8443), "/a/b.gguf"));
+        assert_eq!(u.as_request(), "https://cdn.example:8443/a/b.gguf?X-Amz-Signature=abc");
+        assert_eq!(u.shown(), "https://cdn.example:8443/a/b.gguf?[redacted]");
+        let v6 = Url::parse("http://[::1]:80/x").unwrap();
+        assert_eq!((v6.host.as_str(), v6.port_or_default()), ("[::1]", 80));
+        assert_eq!(Url::parse("http://h").unwrap().path, "/");
+        assert!(Url::parse("https://user:pw@h/x").unwrap_err().contains("--header"));
+        assert!(Url::parse("http://h:99999/x").is_err());
+        assert!(Url::parse("http://h/a b").is_err());
+        assert!(Url::parse("http:///x").is_err());
+    }
+
+    #[test]
+    fn origins_decide_where_credentials_go() {
+        let a = Url::parse("http://127.0.0.1:8000/x").unwrap();
+        assert!(a.same_origin(&Url::parse("http://127.0.0.1:8000/y?z").unwrap()));
+        assert!(!a.same_origin(&Url::parse("http://localhost:8000/x").unwrap()), "another host");
+        assert!(!a.same_origin(&Url::parse("http://127.0.0.1:8001/x").unwrap()), "another port");
+        assert!(!a.same_origin(&Url::parse("https://127.0.0.1:8000/x").unwrap()), "another scheme");
+        assert!(Url::parse("https://h/x").unwrap().same_origin(&Url::parse("https://h:443/y").unwrap()));
+    }
+
+    #[test]
+    fn locations_join_like_a_browser() {
+        let base = Url::parse("https://hub.example/org/repo/resolve/main/m.gguf?x=1").unwrap();
+        let j = |l: &str| base.join(l).unwrap().as_request();
+        assert_eq!(j("https://cdn.example/blob?sig=1"), "https://cdn.example/blob?sig=1");
+        assert_eq!(j("//cdn.example/b"), "https://cdn.example/b");
+        assert_eq!(j("/api/x"), "https://hub.example/api/x");
+        assert_eq!(j("other.gguf"), "https://hub.example/org/repo/resolve/main/other.gguf");
+        assert_eq!(j("?y=2"), "https://hub.example/org/repo/resolve/main/m.gguf?y=2");
+        assert!(base.join("hf://x/y/z").is_err());
+        assert!(base.join("ftp://x/y").is_err());
+    }
+
+    #[test]
+    fn hf_names_resolve_to_the_hub() {
+        let r = |s: &str, e: Option<&str>| resolve(s, e).unwrap().url.as_request();
+        assert_eq!(
+            r("hf://google/gemma-3-270m-GGUF/gemma.gguf", None),
+            "https://huggingface.co/google/gemma-3-270m-GGUF/resolve/main/gemma.gguf"
+        );
+        assert_eq!(
+            r("hf://o/r/dir/m.gguf@v1.0", Some("http://127.0.0.1:9/")),
+            "http://127.0.0.1:9/o/r/resolve/v1.0/dir/m.gguf"
+        );
+        assert_eq!(r("hf://o/r/m.gguf@refs/pr/1", None), "https://huggingface.co/o/r/resolve/refs%2Fpr%2F1/m.gguf");
+        assert_eq!(r("hf://o/r@v2/m.gguf", None), "https://huggingface.co/o/r/resolve/v2/m.gguf");
+        assert_eq!(
+            r("hf://datasets/o/r/a b.gguf", None),
+            "https://huggingface.co/datasets/o/r/resolve/main/a%20b.gguf"
+        );
+        assert!(resolve("hf://o/r/m.gguf", None).unwrap().hub);
+        assert!(!resolve("http://h/m.gguf", None).unwrap().hub);
+        for bad in ["hf://o/r", "hf://o//m.gguf", "hf://o/r/m.gguf@"] {
+            assert!(resolve(bad, None).is_err(), "{bad}");
+        }
+        assert!(resolve("hf://o/r/m.gguf", Some("ftp://x")).is_err());
+    }
+
+    #[test]
+    fn redaction_removes_queries_and_credentials_wherever_they_are() {
+        let t = "GET https://u:p@cdn.example/x.gguf?X-Amz-Signature=SECRET&e=1 failed; see http://h/p#frag and \"https://h/q?a=SECRET\".";
+        let r = redact_text(t);
+        assert!(!r.contains("SECRET") && !r.contains("u:p"), "{r}");
+        assert_eq!(
+            r,
+            "GET https://cdn.example/x.gguf?[redacted] failed; see http://h/p and \"https://h/q?[redacted]\"."
+        );
+        assert_eq!(shown("hf://o/r/m.gguf@v1"), "hf://o/r/m.gguf@v1");
+        assert_eq!(shown("model.gguf"), "model.gguf");
+    }
+
+    #[test]
+    fn sibling_shards_keep_the_query_or_revision() {
+        assert_eq!(
+            shard_inputs("https://h/d/m-00002-of-00003.gguf?download=true").unwrap(),
+            [
+                "https://h/d/m-00001-of-00003.gguf?download=true",
+                "https://h/d/m-00002-of-00003.gguf?download=true",
+                "https://h/d/m-00003-of-00003.gguf?download=true"
+            ]
+        );
+        assert_eq!(
+            shard_inputs("hf://o/r/m-00001-of-00002.gguf@abc").unwrap(),
+            ["hf://o/r/m-00001-of-00002.gguf@abc", "hf://o/r/m-00002-of-00002.gguf@abc"]
+        );
+        assert_eq!(shard_inputs("hf://o/r@v1/m-00001-of-00002.gguf").unwrap().len(), 2);
+        assert_eq!(
+            shard_inputs("hf://o/r/m-00001-of-00002.gguf@refs/pr/1").unwrap()[1],
+            "hf://o/r/m-00002-of-00002.gguf@refs/pr/1"
+        );
+        assert_eq!(shard_inputs("https://h/m-00001-of-65535.gguf").unwrap().len(), limits::MAX_SPLIT_SHARDS);
+        assert_eq!(shard_inputs("https://h/m.gguf"), None);
+        assert_eq!(shard_inputs("https://h/m-00001-of-00001.gguf"), None);
+        assert_eq!(shard_inputs("dir/m-00001-of-00002.gguf"), None, "paths are listed, not named");
+    }
+}
