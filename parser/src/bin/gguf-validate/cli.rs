@@ -17,6 +17,9 @@ Examples:
   gguf-validate dequant --type q4_K --input blocks.bin --output values.f32
   gguf-validate quantize --type q4_K --input values.f32 --output blocks.bin
   gguf-validate hash --algo sha256 model.gguf > model.manifest
+  gguf-validate https://host/models/model.gguf
+  HF_TOKEN=... gguf-validate hf://ORG/REPO/model-Q4_K_M.gguf@main
+  gguf-validate --format jsonl --jobs 16 --files-from urls.txt
 
 Exit status:
   0  every file is valid under the profile
@@ -35,7 +38,16 @@ Resources:
   range once per type however many tensors claim it. Only regular files are
   read; FIFOs, sockets and devices are refused unless --allow-special-files
   (then read into memory up to --special-file-limit, for at most 60 s
-  unless --timeout). Results are written as each file finishes.";
+  unless --timeout). Results are written as each file finishes.
+
+Remote files (http://, https://, hf://ORG/REPO/FILE[@REVISION]):
+  The metadata is fetched with HTTP range requests from 256 KiB, doubling,
+  and the size from the server; tensor data only with --check-data or hash.
+  hf:// resolves against HF_ENDPOINT (default https://huggingface.co), with
+  HF_TOKEN sent to that host only; --header values go to the URL's own host
+  only. Proxies from HTTPS_PROXY/HTTP_PROXY/ALL_PROXY (NO_PROXY honoured);
+  roots from the system (SSL_CERT_FILE/SSL_CERT_DIR) and --ca-cert. Query
+  strings (signatures) and credentials are never printed.";
 
 /// The subcommand names (and clap's `help`), which `check_ambiguous_args`
 /// refuses as a first argument when a file of that name exists.
@@ -204,10 +216,12 @@ Exit status:
 #[derive(Debug, Args)]
 pub struct ValidateArgs {
     /// Files to validate; a directory is walked recursively (`*.gguf` and
-    /// files with a known magic; ignore files and hidden entries skipped).
-    #[arg(required_unless_present = "files_from", value_name = "PATH")]
+    /// files with a known magic; ignore files and hidden entries skipped);
+    /// `http://`, `https://` and `hf://ORG/REPO/FILE[@REVISION]` URLs are
+    /// read with range requests (metadata only unless --check-data).
+    #[arg(required_unless_present = "files_from", value_name = "PATH|URL")]
     pub files: Vec<PathBuf>,
-    /// Also validate the paths listed in FILE, one per line (`-`: stdin).
+    /// Also validate the paths and URLs listed in FILE, one per line (`-`: stdin).
     #[arg(long, value_name = "FILE")]
     pub files_from: Option<PathBuf>,
     /// Walk directories without skipping what `.gitignore`, `.ignore` and
@@ -295,6 +309,8 @@ pub struct ValidateArgs {
     #[arg(long, value_name = "N", default_value_t = gguf_validate::check_data::DEFAULT_MAX_LISTED_PER_TENSOR,
           value_parser = parse_max_data_findings)]
     pub max_data_findings: usize,
+    #[command(flatten)]
+    pub remote: crate::remote::RemoteArgs,
 }
 
 #[derive(Clone, Copy, Debug, ValueEnum, PartialEq, Eq)]

@@ -39,8 +39,9 @@ Exit status:
 #[derive(Debug, Args)]
 #[command(after_help = AFTER_HELP)]
 pub struct HashArgs {
-    /// Models to hash.
-    #[arg(required = true, value_name = "FILE")]
+    /// Models to hash: files, or http(s):// and hf:// URLs (their tensor
+    /// data is streamed in ranges, never stored).
+    #[arg(required = true, value_name = "FILE|URL")]
     pub files: Vec<PathBuf>,
     /// Digest algorithm (repeatable, or comma-separated); xxh64 unless
     /// --all, --uuid or, with --check, what the manifest holds.
@@ -63,6 +64,8 @@ pub struct HashArgs {
     /// manifest has, unless --algo/--all/--uuid choose.
     #[arg(long, short = 'c', value_name = "MANIFEST")]
     pub check: Option<PathBuf>,
+    #[command(flatten)]
+    pub remote: crate::remote::RemoteArgs,
 }
 
 #[derive(Clone, Copy, Debug, ValueEnum, PartialEq, Eq)]
@@ -112,15 +115,20 @@ fn split_shard(path: &Path) -> Option<(String, u32)> {
 fn models(files: &[PathBuf], no_split: bool) -> Vec<Model> {
     let mut out: Vec<Model> = Vec::new();
     for f in files {
-        let set = if no_split { None } else { split_shard(f) };
-        let model = match set {
-            Some((prefix, n)) => {
+        let remote_set = if no_split { None } else { crate::remote::shard_inputs(f) };
+        let set = if no_split || remote_set.is_some() { None } else { split_shard(f) };
+        let model = match (remote_set, set) {
+            (Some(files), _) => {
+                let name = files.first().map(|p| render::display_path(p)).unwrap_or_default();
+                Model { name, files }
+            }
+            (None, Some((prefix, n))) => {
                 let files: Vec<PathBuf> =
                     (0..n).map(|k| PathBuf::from(split_name::shard_name(&prefix, k, n))).collect();
                 let name = files.first().map(|p| render::display_path(p)).unwrap_or_default();
                 Model { name, files }
             }
-            None => Model { name: render::display_path(f), files: vec![f.clone()] },
+            (None, None) => Model { name: render::display_path(f), files: vec![f.clone()] },
         };
         if model.files.len() > 1 && out.iter().any(|m| m.files == model.files) {
             continue;
@@ -130,26 +138,76 @@ fn models(files: &[PathBuf], no_split: bool) -> Vec<Model> {
     out
 }
 
+/// Opens one file of a model: a path, or a URL (read in ranges).
+fn open(f: &Path, model: &Model, remote: Option<&crate::remote::Remote>) -> Result<Box<dyn Opened>, String> {
+    let shown = render::display_path(f);
+    let missing = |e: &dyn std::fmt::Display| {
+        if model.files.len() > 1 {
+            format!("{shown}: shard of the split set {} is missing: {e}", model.name)
+        } else {
+            format!("{shown}: {e}")
+        }
+    };
+    if let Some(url) = crate::remote::url_of(f) {
+        #[cfg(feature = "remote")]
+        {
+            let Some(remote) = remote else { return Err(format!("{shown}: no HTTP client")) };
+            return match remote.open(url) {
+                Ok(src) if !src.supports_ranges() => Err(format!(
+                    "{shown}: the server ignores range requests: hashing reads the data in ranges (download the file)"
+                )),
+                Ok(src) => Ok(Box::new(src)),
+                Err(e) if e.not_found => Err(missing(&e.message)),
+                Err(e) => Err(format!("{shown}: {}", e.message)),
+            };
+        }
+        #[cfg(not(feature = "remote"))]
+        {
+            let _ = (url, remote);
+            return Err(format!("{shown}: this gguf-validate was built without the `remote` feature"));
+        }
+    }
+    gio::open(f, &gio::OpenPolicy::default()).map(|s| Box::new(s) as Box<dyn Opened>).map_err(|e| {
+        if model.files.len() > 1 && !f.exists() { missing(&e) } else { format!("{shown}: {e}") }
+    })
+}
+
+/// A source to hash: before the data is read, a remote one drops the
+/// metadata it kept.
+trait Opened: ByteSource {
+    fn before_data(&self) {}
+    fn as_source(&self) -> &dyn ByteSource;
+}
+
+impl Opened for gio::Source {
+    fn as_source(&self) -> &dyn ByteSource {
+        self
+    }
+}
+
+#[cfg(feature = "remote")]
+impl Opened for gguf_validate::remote::http::HttpSource {
+    fn before_data(&self) {
+        self.release_cache();
+    }
+    fn as_source(&self) -> &dyn ByteSource {
+        self
+    }
+}
+
 /// Opens and hashes one model; errors are messages for `render::error`.
-fn hash_one(model: &Model, opts: &HashOptions) -> Result<ModelDigests, String> {
+fn hash_one(model: &Model, opts: &HashOptions, remote: Option<&crate::remote::Remote>) -> Result<ModelDigests, String> {
     let mut sources = Vec::with_capacity(model.files.len());
     for f in &model.files {
-        let shown = render::display_path(f);
-        let src = gio::open(f, &gio::OpenPolicy::default()).map_err(|e| {
-            if model.files.len() > 1 && !f.exists() {
-                format!("{shown}: shard of the split set {} is missing: {e}", model.name)
-            } else {
-                format!("{shown}: {e}")
-            }
-        })?;
-        sources.push((shown, src));
+        sources.push((render::display_path(f), open(f, model, remote)?));
     }
     let mut parts = Vec::with_capacity(sources.len());
     let mut total = 0u64;
     for (shown, src) in &sources {
-        let tensors = hash::tensor_ranges(src).map_err(|e| format!("{shown}: {e}"))?;
+        let tensors = hash::tensor_ranges(src.as_source()).map_err(|e| format!("{shown}: {e}"))?;
         total = tensors.iter().fold(total, |t, r| t.saturating_add(r.nbytes));
-        parts.push(Part { source: src as &dyn ByteSource, tensors });
+        src.before_data();
+        parts.push(Part { source: src.as_source(), tensors });
     }
     let bar = render::Progress::new(total, &model.name);
     let digests = hash::hash_model(&parts, opts, &|n| bar.inc(n), None).map_err(|e| format!("{}: {e}", model.name));
@@ -170,13 +228,25 @@ fn chosen_algos(args: &HashArgs) -> Algos {
 
 /// `gguf-validate hash ...`.
 pub fn run(args: &HashArgs) -> u8 {
+    let remote = if args.files.iter().any(|f| crate::remote::url_of(f).is_some()) {
+        let connections = std::thread::available_parallelism().map_or(1, std::num::NonZeroUsize::get);
+        match crate::remote::Remote::new(&args.remote, connections) {
+            Ok(r) => Some(r),
+            Err(e) => {
+                render::error(&e);
+                return EXIT_USAGE;
+            }
+        }
+    } else {
+        None
+    };
     match &args.check {
-        Some(manifest) => check(args, manifest),
-        None => print(args),
+        Some(manifest) => check(args, manifest, remote.as_ref()),
+        None => print(args, remote.as_ref()),
     }
 }
 
-fn print(args: &HashArgs) -> u8 {
+fn print(args: &HashArgs, remote: Option<&crate::remote::Remote>) -> u8 {
     let chosen = chosen_algos(args);
     let algos = if chosen.is_empty() { Algos::DEFAULT } else { chosen };
     let opts = HashOptions { algos, per_tensor: !args.no_layer };
@@ -186,7 +256,7 @@ fn print(args: &HashArgs) -> u8 {
     };
     let mut code = EXIT_VALID;
     for model in models(&args.files, args.no_split) {
-        match hash_one(&model, &opts) {
+        match hash_one(&model, &opts, remote) {
             Ok(d) => {
                 let text: String = d.lines(&model.name).iter().map(|l| format!("{l}\n")).collect();
                 if let Err(e) = out.write_all(text.as_bytes()).and_then(|()| out.flush()) {
@@ -202,7 +272,7 @@ fn print(args: &HashArgs) -> u8 {
     code
 }
 
-fn check(args: &HashArgs, manifest_path: &Path) -> u8 {
+fn check(args: &HashArgs, manifest_path: &Path, remote: Option<&crate::remote::Remote>) -> u8 {
     let shown = render::display_path(manifest_path);
     let text = match read_manifest(manifest_path) {
         Ok(t) => t,
@@ -232,7 +302,7 @@ fn check(args: &HashArgs, manifest_path: &Path) -> u8 {
         };
         let algos = if chosen.is_empty() { entries.algos() } else { chosen };
         let per_tensor = !args.no_layer && algos.iter().any(|a| entries.tensors.contains_key(&a));
-        let digests = match hash_one(&model, &HashOptions { algos, per_tensor }) {
+        let digests = match hash_one(&model, &HashOptions { algos, per_tensor }, remote) {
             Ok(d) => d,
             Err(msg) => {
                 render::error(&msg);

@@ -6,6 +6,7 @@ mod convert;
 mod formats;
 mod hash;
 mod inputs;
+mod remote;
 mod render;
 mod run;
 
@@ -146,16 +147,40 @@ fn validate(args: &ValidateArgs, matches: &clap::ArgMatches) -> u8 {
     };
     let deny_warnings = args.deny_warnings || config.as_ref().and_then(|c| c.deny_warnings).unwrap_or(false);
     let container_only = args.container_only || config.as_ref().and_then(|c| c.container_only).unwrap_or(false);
+    let (files, input_errors) = match inputs::expand(
+        &args.files,
+        args.files_from.as_deref(),
+        inputs::WalkOptions { no_ignore: args.no_ignore },
+    ) {
+        Ok(x) => x,
+        Err(e) => {
+            render::error(&e);
+            return EXIT_USAGE;
+        }
+    };
+    let jobs = args
+        .jobs
+        .map_or_else(|| std::thread::available_parallelism().map_or(1, std::num::NonZeroUsize::get), usize::from);
     let mut settings = run::Settings::from_args(
         args,
         Options { profile, overrides: overrides.clone(), deny_warnings, container_only },
     );
     settings.metadata_hash = config.as_ref().is_some_and(Config::has_pins);
+    // URLs: one HTTP client for the run, one connection per job and host.
+    if files.iter().any(|f| remote::url_of(f).is_some()) {
+        match remote::Remote::new(&args.remote, jobs) {
+            Ok(r) => settings.remote = Some(r),
+            Err(e) => {
+                render::error(&e);
+                return EXIT_USAGE;
+            }
+        }
+    }
     // Per file: the config's levels for its path, then the command line's.
     let settings_for = |path: &std::path::Path| -> run::Settings {
         let mut s = settings.clone();
         if let Some(c) = &config {
-            let mut levels = c.levels_for(&absolute(path));
+            let mut levels = c.levels_for(&remote::config_path(path));
             levels.extend(overrides.iter().copied());
             s.options.overrides = levels;
         }
@@ -167,7 +192,7 @@ fn validate(args: &ValidateArgs, matches: &clap::ArgMatches) -> u8 {
     let mut finish_file = |path: &std::path::Path, v: &mut run::Validation, opts: &Options| {
         if let render::FileOutcome::Report(report, _) = &mut v.outcome {
             if let Some(c) = &config {
-                c.apply(&absolute(path), report, opts, v.metadata_sha256.as_deref(), today);
+                c.apply(&remote::config_path(path), report, opts, v.metadata_sha256.as_deref(), today);
             }
             let shown = render::json_path(path);
             if let Some(b) = &baseline {
@@ -182,17 +207,6 @@ fn validate(args: &ValidateArgs, matches: &clap::ArgMatches) -> u8 {
     let mut out = match render::Stream::begin(args.format, profile, render::Style::new(color), side, args.quiet) {
         Ok(o) => o,
         Err(e) => return report_io(Err(e)),
-    };
-    let (files, input_errors) = match inputs::expand(
-        &args.files,
-        args.files_from.as_deref(),
-        inputs::WalkOptions { no_ignore: args.no_ignore },
-    ) {
-        Ok(x) => x,
-        Err(e) => {
-            render::error(&e);
-            return EXIT_USAGE;
-        }
     };
     let mut code = EXIT_VALID;
     for e in input_errors {
@@ -210,9 +224,6 @@ fn validate(args: &ValidateArgs, matches: &clap::ArgMatches) -> u8 {
         render::FileOutcome::Report(..) => EXIT_INVALID,
         render::FileOutcome::Unreadable(_) => EXIT_USAGE,
     };
-    let jobs = args
-        .jobs
-        .map_or_else(|| std::thread::available_parallelism().map_or(1, std::num::NonZeroUsize::get), usize::from);
     let pool = rayon::ThreadPoolBuilder::new().num_threads(jobs).build().ok();
     // Files are validated `jobs` at a time in windows of a few per worker,
     // and written in input order as each window completes: memory holds

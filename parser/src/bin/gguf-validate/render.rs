@@ -20,7 +20,10 @@ use crate::cli::Format;
 /// shard's entry naming it. File entries are otherwise unchanged.
 /// 4 added `totals` at the end of the document (files valid, invalid,
 /// unreadable, split sets).
-pub const JSON_SCHEMA_VERSION: u32 = 4;
+/// 5 added URLs: `summary.remote` (the URL without its query, bytes
+/// fetched, requests, whether ranges were honoured, revision, ETag) on the
+/// entry of a file read over HTTP.
+pub const JSON_SCHEMA_VERSION: u32 = 5;
 
 /// The outcome for one file on the command line.
 #[derive(Clone, Debug)]
@@ -64,17 +67,24 @@ struct JsonUnreadable<'a> {
     error: &'a str,
 }
 
-/// A path as people see it: control characters, ESC, bidi controls and
+/// A path as people see it (a URL without its query): control characters, ESC, bidi controls and
 /// bytes that are not UTF-8 escaped (`\n`, `\u{1b}`, `\xff`), and `\`
 /// doubled, so a file name can neither forge a line of output nor lose
 /// bytes.
 pub fn display_path(path: &std::path::Path) -> String {
+    if let Some(url) = crate::remote::url_of(path) {
+        return escape_bytes(gguf_validate::remote::shown(url).as_bytes(), true);
+    }
     escape_bytes(path.as_os_str().as_encoded_bytes(), true)
 }
 
 /// A path in JSON: the path itself when it is UTF-8 (JSON escapes control
 /// characters losslessly), the escaped form of [`display_path`] otherwise.
 pub fn json_path(path: &std::path::Path) -> String {
+    if let Some(url) = crate::remote::url_of(path) {
+        // Never a query string: it may hold a signature.
+        return gguf_validate::remote::shown(url);
+    }
     match path.to_str() {
         Some(s) => s.to_string(),
         None => display_path(path),
@@ -154,6 +164,21 @@ fn summary_line(r: &Report) -> String {
     parts.join(" | ")
 }
 
+/// What reading a remote file cost: `remote: fetched 8.0 MiB in 6
+/// requests, revision 1a2b3c`.
+fn remote_line(r: &Report) -> Option<String> {
+    let m = r.summary.remote.as_ref()?;
+    let plural = |n: u64, w: &str| if n == 1 { format!("{n} {w}") } else { format!("{n} {w}s") };
+    let mut line = format!("remote: fetched {} in {}", human_size(m.bytes_fetched), plural(m.requests, "request"));
+    if !m.range_requests {
+        line.push_str(" (the server ignores Range: one response, read as far as needed)");
+    }
+    if let Some(rev) = &m.revision {
+        line.push_str(&format!(", revision {}", escape_bytes(rev.as_bytes(), true)));
+    }
+    Some(line)
+}
+
 /// What was and was not examined, in one line: `examined: container,
 /// model, tokenizer; not examined: data (use --check-data)`.
 fn examined_line(r: &Report) -> Option<String> {
@@ -183,6 +208,9 @@ fn human_report(out: &mut impl Write, path: &str, r: &Report, style: Style) -> i
         plural(c.warnings, "warning")
     )?;
     writeln!(out, "  {}", summary_line(r))?;
+    if let Some(line) = remote_line(r) {
+        writeln!(out, "  {line}")?;
+    }
     if let Some(line) = examined_line(r) {
         writeln!(out, "  {line}")?;
     }

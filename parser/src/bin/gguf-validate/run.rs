@@ -31,6 +31,8 @@ pub struct Settings {
     pub timeout: Option<Duration>,
     /// Hash each file's metadata (for config suppressions pinned by sha256).
     pub metadata_hash: bool,
+    /// The HTTP client, when an input is a URL.
+    pub remote: Option<crate::remote::Remote>,
 }
 
 impl Settings {
@@ -41,6 +43,7 @@ impl Settings {
             check_data: args.check_data.then(|| DataOptions::listing(args.max_data_findings)),
             timeout: args.timeout.map(Duration::from_secs_f64),
             metadata_hash: false,
+            remote: None,
         }
     }
 }
@@ -54,6 +57,9 @@ pub struct Validation {
     pub metadata: Option<(Vec<u8>, u64)>,
     /// The sha256 of its metadata, when asked for ([`Settings::metadata_hash`]).
     pub metadata_sha256: Option<String>,
+    /// A URL the server says is not there (`404`/`410`): a sibling shard
+    /// that is left out of its set, as a file that is not in the folder.
+    pub not_found: bool,
 }
 
 impl Validation {
@@ -72,11 +78,14 @@ pub struct SetRun {
 
 /// Validates the split set `path` (already validated as `first`) belongs
 /// to: its siblings by name (`NAME-0000k-of-0000n.gguf` in the same
-/// folder, at most `limits::MAX_SPLIT_SHARDS`), each as a file under the
-/// time limit, then the set. A shard whose name does not follow the
+/// folder, at most `limits::MAX_SPLIT_SHARDS`; for a URL, every name the
+/// count in its name gives, a `404` meaning absent), each as a file under
+/// the time limit, then the set. A shard whose name does not follow the
 /// pattern is a set of one (its siblings cannot be found).
 pub fn validate_set(path: &Path, first: Validation, settings: &Settings) -> SetRun {
-    let paths = split_name::siblings(path).unwrap_or_else(|| vec![path.to_path_buf()]);
+    let paths = crate::remote::shard_inputs(path)
+        .or_else(|| split_name::siblings(path))
+        .unwrap_or_else(|| vec![path.to_path_buf()]);
     let mut first = Some(first);
     let members: Vec<(PathBuf, Validation)> = paths
         .into_iter()
@@ -85,6 +94,7 @@ pub fn validate_set(path: &Path, first: Validation, settings: &Settings) -> SetR
             let v = v.unwrap_or_else(|| validate_file(&p, settings));
             (p, v)
         })
+        .filter(|(p, v)| p == path || !v.not_found)
         .collect();
     let names: Vec<String> = members.iter().map(|(p, _)| p.to_string_lossy().into_owned()).collect();
     let inputs: Vec<ShardInput<'_>> = members
@@ -152,15 +162,59 @@ pub fn validate_file(path: &Path, settings: &Settings) -> Validation {
 }
 
 fn unreadable(why: String) -> Validation {
-    Validation { outcome: FileOutcome::Unreadable(why), metadata: None, metadata_sha256: None }
+    Validation { outcome: FileOutcome::Unreadable(why), metadata: None, metadata_sha256: None, not_found: false }
 }
 
 fn validate_now(path: &Path, settings: &Settings, cancel: &AtomicBool) -> Validation {
+    if let Some(url) = crate::remote::url_of(path) {
+        return validate_url(url, path, settings, cancel);
+    }
     let src = match gio::open(path, &settings.policy) {
         Ok(s) => s,
         Err(e) => return unreadable(e.to_string()),
     };
-    let validated = match gguf_validate::validate_source(&src, &settings.options) {
+    validate_source(&src, path, settings, cancel, &|| Ok(()))
+}
+
+/// A URL: opened through the run's HTTP client, validated as a file, with
+/// what it cost in the summary. A data scan needs a server that honours
+/// `Range` (the data section is read in parallel ranges, never kept).
+#[cfg(feature = "remote")]
+fn validate_url(url: &str, path: &Path, settings: &Settings, cancel: &AtomicBool) -> Validation {
+    let Some(remote) = &settings.remote else { return unreadable("no HTTP client for URLs".into()) };
+    let src = match remote.open(url) {
+        Ok(s) => s,
+        Err(f) => return Validation { not_found: f.not_found, ..unreadable(f.message) },
+    };
+    let before_data = || {
+        if !src.supports_ranges() {
+            return Err("the server ignores range requests: --check-data reads the data section in ranges (download the file to scan it)".to_string());
+        }
+        src.release_cache();
+        Ok(())
+    };
+    let mut v = validate_source(&src, path, settings, cancel, &before_data);
+    if let FileOutcome::Report(r, _) = &mut v.outcome {
+        r.summary.remote = Some(src.summary());
+    }
+    v
+}
+
+#[cfg(not(feature = "remote"))]
+fn validate_url(_: &str, _: &Path, _: &Settings, _: &AtomicBool) -> Validation {
+    unreadable("this gguf-validate was built without the `remote` feature: URLs cannot be read".into())
+}
+
+/// Validates an open source: metadata, then the data scan when asked
+/// (after `before_data` agrees).
+fn validate_source(
+    src: &dyn ByteSource,
+    path: &Path,
+    settings: &Settings,
+    cancel: &AtomicBool,
+    before_data: &dyn Fn() -> Result<(), String>,
+) -> Validation {
+    let validated = match gguf_validate::validate_source(src, &settings.options) {
         Ok(v) => v,
         Err(e) => return unreadable(e.to_string()),
     };
@@ -174,11 +228,19 @@ fn validate_now(path: &Path, settings: &Settings, cancel: &AtomicBool) -> Valida
     // Only a shard's metadata is kept (for the set's checks).
     let metadata = report.summary.split.is_some().then(|| (validated.metadata, src.len()));
     let (Some(data_opts), Some(tensors)) = (&settings.check_data, tensors) else {
-        return Validation { outcome: FileOutcome::Report(Box::new(report), None), metadata, metadata_sha256 };
+        return Validation {
+            outcome: FileOutcome::Report(Box::new(report), None),
+            metadata,
+            metadata_sha256,
+            not_found: false,
+        };
     };
+    if let Err(why) = before_data() {
+        return unreadable(why);
+    }
     let total: u64 = tensors.iter().map(|t| t.nbytes).fold(0, u64::saturating_add);
     let progress = render::Progress::new(total.min(src.len()), &render::display_path(path));
-    let scanned = check_data::check_data(&src, &tensors, data_opts, &|n| progress.inc(n), Some(cancel));
+    let scanned = check_data::check_data(src, &tensors, data_opts, &|n| progress.inc(n), Some(cancel));
     progress.finish();
     match scanned {
         Ok(mut data) => {
@@ -187,6 +249,7 @@ fn validate_now(path: &Path, settings: &Settings, cancel: &AtomicBool) -> Valida
                 outcome: FileOutcome::Report(Box::new(report), Some(Box::new(data))),
                 metadata,
                 metadata_sha256,
+                not_found: false,
             }
         }
         Err(e) => unreadable(format!("during --check-data: {e}")),

@@ -1,0 +1,157 @@
+//! Remote inputs on the command line: `http(s)://` URLs and `hf://` names
+//! resolved (`HF_ENDPOINT`), the HTTP client built from `--header`,
+//! `--ca-cert`, `--retries`, `--http-timeout` and `HF_TOKEN`, and sources
+//! opened for validation and hashing. Without the `remote` feature a URL
+//! is refused with a message saying so.
+
+use std::path::{Path, PathBuf};
+
+use clap::Args;
+
+/// Options for files given as URLs (validation and `hash`).
+#[derive(Clone, Debug, Args)]
+pub struct RemoteArgs {
+    /// For URLs: send this request header (`'Name: value'`, repeatable) to
+    /// the URL's own host; it is never sent after a redirect to another
+    /// host, and never printed.
+    #[arg(long = "header", value_name = "NAME: VALUE", value_parser = parse_header)]
+    pub headers: Vec<(String, String)>,
+    /// For https URLs: also trust the certificates in this PEM file
+    /// (repeatable), beside the system's roots.
+    #[arg(long = "ca-cert", value_name = "FILE")]
+    pub ca_certs: Vec<PathBuf>,
+    /// For URLs: retries of a request that failed in a way that may pass
+    /// (connection errors, timeouts, HTTP 408, 429, 5xx gateway errors),
+    /// with exponential backoff.
+    #[arg(long, value_name = "N", default_value_t = gguf_validate::limits::REMOTE_RETRIES,
+          value_parser = clap::value_parser!(u32).range(0..=10))]
+    pub retries: u32,
+    /// For URLs: seconds to connect, and to wait for any read.
+    #[arg(long, value_name = "SECS", default_value_t = gguf_validate::limits::REMOTE_TIMEOUT_SECS as f64,
+          value_parser = parse_secs)]
+    pub http_timeout: f64,
+}
+
+fn parse_header(s: &str) -> Result<(String, String), String> {
+    let (name, value) = s.split_once(':').ok_or("a header is `Name: value`")?;
+    let (name, value) = (name.trim(), value.trim());
+    let token = |b: u8| b.is_ascii_alphanumeric() || b"!#$%&'*+-.^_`|~".contains(&b);
+    if name.is_empty() || !name.bytes().all(token) {
+        return Err("a header name is letters, digits and !#$%&'*+-.^_`|~".into());
+    }
+    if value.bytes().any(|b| b < b' ' && b != b'\t' || b == 0x7f) {
+        return Err("a header value has no control characters".into());
+    }
+    Ok((name.to_string(), value.to_string()))
+}
+
+fn parse_secs(s: &str) -> Result<f64, String> {
+    match s.parse::<f64>() {
+        Ok(t) if t.is_finite() && t > 0.0 && t <= 1e6 => Ok(t),
+        _ => Err(format!("`{s}` is not a number of seconds above 0")),
+    }
+}
+
+/// The URL text of an input, when it is one.
+pub fn url_of(path: &Path) -> Option<&str> {
+    path.to_str().filter(|s| gguf_validate::remote::is_url(s))
+}
+
+/// The path config globs see for an input: a URL as shown (no query).
+pub fn config_path(path: &Path) -> PathBuf {
+    match url_of(path) {
+        Some(u) => PathBuf::from(gguf_validate::remote::shown(u)),
+        None => std::path::absolute(path).unwrap_or_else(|_| path.to_path_buf()),
+    }
+}
+
+/// The sibling shards of a remote shard, in position order.
+pub fn shard_inputs(path: &Path) -> Option<Vec<PathBuf>> {
+    let shards = gguf_validate::remote::shard_inputs(url_of(path)?)?;
+    Some(shards.into_iter().map(PathBuf::from).collect())
+}
+
+#[cfg(feature = "remote")]
+pub use enabled::*;
+
+#[cfg(not(feature = "remote"))]
+pub use disabled::*;
+
+#[cfg(feature = "remote")]
+mod enabled {
+    use std::time::Duration;
+
+    use gguf_validate::remote::http::{Client, HttpOptions, HttpSource, RemoteErrorKind};
+    use gguf_validate::remote::{self, Url};
+
+    use super::RemoteArgs;
+
+    /// The HTTP client of a run and the hub it resolves `hf://` against.
+    #[derive(Clone, Debug)]
+    pub struct Remote {
+        client: Client,
+        endpoint: Option<String>,
+    }
+
+    /// Why an input could not be opened; `not_found` for `404`/`410` (a
+    /// sibling shard that is not there is left out of its set).
+    #[derive(Debug)]
+    pub struct OpenFailure {
+        pub message: String,
+        pub not_found: bool,
+    }
+
+    impl Remote {
+        /// The client for a run: `--header`, `--ca-cert`, `--retries`,
+        /// `--http-timeout`, `HF_TOKEN` for the hub (`HF_ENDPOINT`, else
+        /// huggingface.co) only, `connections` per host.
+        pub fn new(args: &RemoteArgs, connections: usize) -> Result<Remote, String> {
+            let endpoint = std::env::var("HF_ENDPOINT").ok().filter(|e| !e.is_empty());
+            let hub = Url::parse(endpoint.as_deref().unwrap_or(remote::HF_DEFAULT_ENDPOINT))
+                .map_err(|e| format!("HF_ENDPOINT: {e}"))?;
+            let token = std::env::var("HF_TOKEN").ok().filter(|t| !t.trim().is_empty()).map(|t| (hub, t.trim().to_string()));
+            let mut extra_roots_pem = Vec::new();
+            for f in &args.ca_certs {
+                let pem = std::fs::read(f)
+                    .map_err(|e| format!("--ca-cert {}: {e}", crate::render::display_path(f)))?;
+                extra_roots_pem.push(pem);
+            }
+            let opts = HttpOptions {
+                headers: args.headers.clone(),
+                token,
+                extra_roots_pem,
+                retries: args.retries,
+                timeout: Duration::from_secs_f64(args.http_timeout),
+                connections,
+                ..HttpOptions::default()
+            };
+            let client = Client::new(opts).map_err(|e| format!("--ca-cert: {e}"))?;
+            Ok(Remote { client, endpoint })
+        }
+
+        /// Opens a URL or `hf://` name.
+        pub fn open(&self, input: &str) -> Result<HttpSource, OpenFailure> {
+            let target = remote::resolve(input, self.endpoint.as_deref())
+                .map_err(|message| OpenFailure { message, not_found: false })?;
+            self.client.open(&target.url).map_err(|e| OpenFailure {
+                message: e.to_string(),
+                not_found: e.kind == RemoteErrorKind::NotFound,
+            })
+        }
+    }
+}
+
+#[cfg(not(feature = "remote"))]
+mod disabled {
+    use super::RemoteArgs;
+
+    /// Without the `remote` feature there is no client.
+    #[derive(Clone, Debug)]
+    pub struct Remote;
+
+    impl Remote {
+        pub fn new(_: &RemoteArgs, _: usize) -> Result<Remote, String> {
+            Err("this gguf-validate was built without the `remote` feature: URLs cannot be read".into())
+        }
+    }
+}
