@@ -167,9 +167,9 @@ fn open(f: &Path, model: &Model, remote: Option<&crate::remote::Remote>) -> Resu
             return Err(format!("{shown}: this gguf-validate was built without the `remote` feature"));
         }
     }
-    gio::open(f, &gio::OpenPolicy::default()).map(|s| Box::new(s) as Box<dyn Opened>).map_err(|e| {
-        if model.files.len() > 1 && !f.exists() { missing(&e) } else { format!("{shown}: {e}") }
-    })
+    gio::open(f, &gio::OpenPolicy::default())
+        .map(|s| Box::new(s) as Box<dyn Opened>)
+        .map_err(|e| if model.files.len() > 1 && !f.exists() { missing(&e) } else { format!("{shown}: {e}") })
 }
 
 /// A source to hash: before the data is read, a remote one drops the

@@ -109,11 +109,11 @@ mod enabled {
             let endpoint = std::env::var("HF_ENDPOINT").ok().filter(|e| !e.is_empty());
             let hub = Url::parse(endpoint.as_deref().unwrap_or(remote::HF_DEFAULT_ENDPOINT))
                 .map_err(|e| format!("HF_ENDPOINT: {e}"))?;
-            let token = std::env::var("HF_TOKEN").ok().filter(|t| !t.trim().is_empty()).map(|t| (hub, t.trim().to_string()));
+            let token =
+                std::env::var("HF_TOKEN").ok().filter(|t| !t.trim().is_empty()).map(|t| (hub, t.trim().to_string()));
             let mut extra_roots_pem = Vec::new();
             for f in &args.ca_certs {
-                let pem = std::fs::read(f)
-                    .map_err(|e| format!("--ca-cert {}: {e}", crate::render::display_path(f)))?;
+                let pem = std::fs::read(f).map_err(|e| format!("--ca-cert {}: {e}", crate::render::display_path(f)))?;
                 extra_roots_pem.push(pem);
             }
             let opts = HttpOptions {
@@ -133,10 +133,9 @@ mod enabled {
         pub fn open(&self, input: &str) -> Result<HttpSource, OpenFailure> {
             let target = remote::resolve(input, self.endpoint.as_deref())
                 .map_err(|message| OpenFailure { message, not_found: false })?;
-            self.client.open(&target.url).map_err(|e| OpenFailure {
-                message: e.to_string(),
-                not_found: e.kind == RemoteErrorKind::NotFound,
-            })
+            self.client
+                .open(&target.url)
+                .map_err(|e| OpenFailure { message: e.to_string(), not_found: e.kind == RemoteErrorKind::NotFound })
         }
     }
 }
