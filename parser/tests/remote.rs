@@ -500,3 +500,34 @@ fn https_proxy_is_honoured() {
     assert!(!log.is_empty());
     assert!(log.iter().all(|l| l.via_connect.as_deref() == Some("gguf-validate.invalid:80")), "{log:?}");
 }
+
+#[test]
+fn padding_in_the_data_section_is_read_for_a_few_regions_then_noted() {
+    // 20 tensors of 100,001 f32 (28 bytes of padding after each), past the
+    // first range: each padding region would be a request of its own.
+    let mut m = GgufModel::new();
+    m.kv("general.architecture", OwnedValue::str("plain"));
+    for i in 0..20 {
+        m.tensor(OwnedTensor::zeroed(&format!("t{i:02}"), &[100_001], GgmlType::F32).unwrap());
+    }
+    m.canonical();
+    let mut bytes = m.to_bytes();
+    let tensors = gguf_validate::check_data::data_tensors(&bytes, bytes.len() as u64);
+    let gap = (tensors[1].offset + tensors[1].nbytes) as usize;
+    bytes[gap + 3] = 0x5a;
+    let server = Server::start();
+    server.file("/pad.gguf", File::new(bytes));
+    let o = run(&["--format", "json", &server.url("/pad.gguf")]);
+    assert_eq!(code(&o), 1, "{}", text(&o));
+    let f = json(&o)["files"][0].clone();
+    assert_eq!(f["diagnostics"][1]["rule"], "padding-nonzero", "{f}");
+    assert_eq!(f["diagnostics"][1]["offset"], gap as u64 + 3);
+    // The first range, then 16 padding regions; the other 4 are said not read.
+    assert_eq!(f["summary"]["remote"]["requests"], 17);
+    let container = &f["summary"]["examined"][0];
+    assert_eq!(container["layer"], "container");
+    assert!(
+        container["note"].as_str().unwrap().starts_with("4 padding regions inside the data section not read"),
+        "{container}"
+    );
+}
