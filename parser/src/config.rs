@@ -24,7 +24,10 @@
 //! security rule ([`SECURITY_RULES`]) or suppress one: only a config given
 //! with `--config`, or the command line, can. `sha256` pins the file's
 //! metadata (header, key/values, tensor infos), never its data, so pinning
-//! costs no scan of a 100 GB file.
+//! costs no scan of a 100 GB file. For a URL it is the hash of the metadata
+//! fetched: the pin holds while the remote file's metadata is unchanged and
+//! says nothing of its tensor data (`hash --check` pins that). Globs match
+//! a URL by its text without query.
 #![forbid(unsafe_code)]
 
 use std::collections::{BTreeMap, BTreeSet};
