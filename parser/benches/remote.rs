@@ -12,7 +12,6 @@
 //! scans); the machine may be shared, so compare within one run.
 #![allow(clippy::disallowed_macros)]
 
-#[allow(dead_code)]
 #[path = "../tests/support/http.rs"]
 mod http;
 
