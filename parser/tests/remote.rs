@@ -323,6 +323,14 @@ fn https_with_a_certificate_made_for_the_test() {
     assert_eq!(code(&o), 0, "{}", text(&o));
     let o = run_env(&[&url], &[("SSL_CERT_FILE", ca.to_str().unwrap())]);
     assert_eq!(code(&o), 0, "{}", text(&o));
+    // No redirect from https down to http.
+    let plain = Server::start();
+    plain.file("/m.gguf", File::new(model(10, 1024)));
+    server.route("/down.gguf", Answer::Redirect { status: 302, location: plain.url("/m.gguf"), headers: vec![] });
+    let o = run(&["--ca-cert", ca.to_str().unwrap(), &server.url("/down.gguf")]);
+    assert_eq!(code(&o), 2);
+    assert!(text(&o).contains("refused a redirect from https to http"), "{}", text(&o));
+    assert!(plain.log().is_empty());
     // A --ca-cert that holds no certificate is a usage error.
     let bad = dir.join("bad.pem");
     std::fs::write(&bad, "not a certificate").unwrap();

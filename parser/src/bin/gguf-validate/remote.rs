@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 use clap::Args;
 
 /// Options for files given as URLs (validation and `hash`).
-#[derive(Clone, Debug, Args)]
+#[derive(Clone, Args)]
 pub struct RemoteArgs {
     /// For URLs: send this request header (`'Name: value'`, repeatable) to
     /// the URL's own host; it is never sent after a redirect to another
@@ -30,6 +30,18 @@ pub struct RemoteArgs {
     #[arg(long, value_name = "SECS", default_value_t = gguf_validate::limits::REMOTE_TIMEOUT_SECS as f64,
           value_parser = parse_secs)]
     pub http_timeout: f64,
+}
+
+/// Header names only: values may be credentials.
+impl std::fmt::Debug for RemoteArgs {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("RemoteArgs")
+            .field("headers", &self.headers.iter().map(|(k, _)| k.as_str()).collect::<Vec<_>>())
+            .field("ca_certs", &self.ca_certs)
+            .field("retries", &self.retries)
+            .field("http_timeout", &self.http_timeout)
+            .finish()
+    }
 }
 
 fn parse_header(s: &str) -> Result<(String, String), String> {
