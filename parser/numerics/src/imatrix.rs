@@ -39,7 +39,7 @@ fn row_blocks<const BS: usize, const TS: usize>(
     }
 }
 
-fn sum_sq(x: &[f32]) -> f32 {
+pub(crate) fn sum_sq(x: &[f32]) -> f32 {
     let mut s = 0.0f32;
     for v in x {
         s += v * v;
@@ -68,7 +68,7 @@ fn total<const N: usize>(w: &[f32; N]) -> f32 {
 /// values `x` (sub-block scales or mins) under weights `w`, with nine
 /// candidate scales and up to five rounds of coordinate descent. Levels are
 /// stored as bytes as ggml does (a negative level wraps).
-fn qp_search<const N: usize>(nmax: i32, x: &[f32; N], w: &[f32; N], out: &mut [u8; N]) -> f32 {
+pub(crate) fn qp_search<const N: usize>(nmax: i32, x: &[f32; N], w: &[f32; N], out: &mut [u8; N]) -> f32 {
     let mut max = 0.0f32;
     for &v in x {
         max = if max > v { max } else { v };

@@ -60,8 +60,10 @@ mod common;
 mod float;
 mod fp4;
 mod imatrix;
+mod iq_search;
 mod iquants;
 mod kquants;
+mod lattice;
 #[cfg(all(target_arch = "x86_64", target_feature = "sse2"))]
 mod simd;
 #[cfg(all(test, target_arch = "x86_64", target_feature = "sse2"))]
@@ -118,6 +120,12 @@ pub enum NumericsError {
         /// Weights given.
         actual: usize,
     },
+    /// ggml quantizes this type only with an importance matrix
+    /// (`ggml_quantize_requires_imatrix`: IQ2_XXS, IQ2_XS, IQ1_S) and none was given.
+    ImatrixRequired {
+        /// The type.
+        ty: GgmlType,
+    },
     /// The operation does not exist for this type.
     Unsupported {
         /// The type.
@@ -146,6 +154,10 @@ impl fmt::Display for NumericsError {
             NumericsError::ImatrixLength { expected, actual } => {
                 write!(f, "importance matrix holds {actual} weights, a row has {expected} values")
             }
+            NumericsError::ImatrixRequired { ty } => write!(
+                f,
+                "{ty} needs an importance matrix: ggml quantizes it only with one (ggml_quantize_requires_imatrix)"
+            ),
             NumericsError::Unsupported { ty, what } => write!(f, "{ty} has no {what}"),
         }
     }
@@ -252,6 +264,10 @@ fn quant_kernel(ty: GgmlType) -> Option<QuantKernel> {
         T::Q8_K => kquants::quant_q8_k,
         T::IQ4_NL => iquants::quant_iq4_nl,
         T::IQ4_XS => iquants::quant_iq4_xs,
+        // `quantize_row_iq3_xxs_ref` etc. are the lattice quantizers without weights.
+        T::IQ3_XXS => |s, d| iq_search::iq3_xxs(s, None, d),
+        T::IQ3_S => |s, d| iq_search::iq3_s(s, None, d),
+        T::IQ2_S => |s, d| iq_search::iq2_s(s, None, d),
         T::TQ1_0 => ternary::quant_tq1_0,
         T::TQ2_0 => ternary::quant_tq2_0,
         T::MXFP4 => fp4::quant_mxfp4,
@@ -263,9 +279,6 @@ fn quant_kernel(ty: GgmlType) -> Option<QuantKernel> {
         | T::I64
         | T::IQ2_XXS
         | T::IQ2_XS
-        | T::IQ2_S
-        | T::IQ3_XXS
-        | T::IQ3_S
         | T::IQ1_S
         | T::IQ1_M => return None,
     })
@@ -273,10 +286,13 @@ fn quant_kernel(ty: GgmlType) -> Option<QuantKernel> {
 
 /// What `ggml_quantize_chunk` runs without an importance matrix: the row
 /// reference for every type here except IQ4_NL (`quantize_iq4_nl`'s
-/// ntry = 7 search). Q8_1 and Q8_K have no case in `ggml_quantize_chunk`.
+/// ntry = 7 search) and IQ1_M (no row reference in ggml). Q8_1 and Q8_K have
+/// no case in `ggml_quantize_chunk`; IQ2_XXS, IQ2_XS and IQ1_S need an
+/// importance matrix ([`requires_imatrix`]).
 fn chunk_kernel(ty: GgmlType) -> Option<QuantKernel> {
     match ty {
         GgmlType::IQ4_NL => Some(iquants::quant_iq4_nl_chunk),
+        GgmlType::IQ1_M => Some(|s, d| iq_search::iq1_m(s, None, d)),
         GgmlType::Q8_1 | GgmlType::Q8_K => None,
         _ => quant_kernel(ty),
     }
@@ -299,6 +315,13 @@ fn imatrix_kernel(ty: GgmlType) -> Option<ImatrixKernel> {
         T::Q6_K => imatrix::q6_k,
         T::IQ4_NL => imatrix::iq4_nl,
         T::IQ4_XS => imatrix::iq4_xs,
+        T::IQ2_XXS => iq_search::iq2_xxs,
+        T::IQ2_XS => iq_search::iq2_xs,
+        T::IQ1_S => iq_search::iq1_s,
+        T::IQ2_S => |r, w, d| iq_search::iq2_s(r, Some(w), d),
+        T::IQ3_XXS => |r, w, d| iq_search::iq3_xxs(r, Some(w), d),
+        T::IQ3_S => |r, w, d| iq_search::iq3_s(r, Some(w), d),
+        T::IQ1_M => |r, w, d| iq_search::iq1_m(r, Some(w), d),
         _ => return None,
     })
 }
@@ -314,27 +337,44 @@ pub enum Reference {
     Chunk,
     /// The row functions `quantize_row_*_ref` (`from_float_ref` in ggml's
     /// type traits). They differ from [`Reference::Chunk`] only for IQ4_NL
-    /// (no scale search) and take no importance matrix.
+    /// (no scale search) and take no importance matrix. IQ2_XXS, IQ2_XS,
+    /// IQ1_S and IQ1_M have none.
     Row,
 }
 
-/// Whether [`quantize`] supports `ty` (ggml's reference quantizer, or the
-/// identity for F32).
+/// Whether [`quantize_row_ref`] supports `ty` (ggml has a
+/// `quantize_row_*_ref`, or F32's identity).
 pub fn has_reference_quantizer(ty: GgmlType) -> bool {
     quant_kernel(ty).is_some()
 }
 
-/// Whether [`quantize_chunk`] supports `ty` (every type of
-/// [`has_reference_quantizer`] but Q8_1 and Q8_K).
+/// Whether [`quantize_chunk`] supports `ty`: every type of
+/// [`has_reference_quantizer`] but Q8_1 and Q8_K, and IQ2_XXS, IQ2_XS, IQ1_S
+/// (with an importance matrix only) and IQ1_M.
 pub fn has_chunk_quantizer(ty: GgmlType) -> bool {
-    chunk_kernel(ty).is_some()
+    chunk_kernel(ty).is_some() || requires_imatrix(ty)
+}
+
+/// Whether [`quantize`] supports `ty` without an importance matrix: the
+/// types of [`has_chunk_quantizer`] but those that [`requires_imatrix`],
+/// and Q8_1 and Q8_K (their row reference).
+pub fn quantizes_without_imatrix(ty: GgmlType) -> bool {
+    quant_kernel(ty).is_some() || chunk_kernel(ty).is_some()
 }
 
 /// Whether ggml's `quantize_<type>` reads an importance matrix for `ty`
-/// (Q4_0, Q4_1, Q5_0, Q5_1, Q2_K..Q6_K, IQ4_NL, IQ4_XS among the types
-/// here; the others ignore it, and so does [`quantize_chunk`]).
+/// (Q4_0, Q4_1, Q5_0, Q5_1, Q2_K..Q6_K, IQ4_NL, IQ4_XS and the seven
+/// lattice types IQ2_XXS, IQ2_XS, IQ2_S, IQ3_XXS, IQ3_S, IQ1_S, IQ1_M among
+/// the types here; the others ignore it, and so does [`quantize_chunk`]).
 pub fn uses_imatrix(ty: GgmlType) -> bool {
     imatrix_kernel(ty).is_some()
+}
+
+/// Whether ggml quantizes `ty` only with an importance matrix
+/// (`ggml_quantize_requires_imatrix`: IQ2_XXS, IQ2_XS, IQ1_S; ggml's
+/// IQ1_M entry there is commented out, and it runs without one).
+pub fn requires_imatrix(ty: GgmlType) -> bool {
+    matches!(ty, GgmlType::IQ2_XXS | GgmlType::IQ2_XS | GgmlType::IQ1_S)
 }
 
 /// Whether ggml's CPU type traits have a `to_float` for `ty`, i.e. whether
@@ -349,13 +389,14 @@ pub fn ggml_has_to_float(ty: GgmlType) -> bool {
 /// case for, the way `quantize_row_*_ref` does). Without an importance
 /// matrix rows play no part, so `src` may hold any number of them. `dst` is
 /// cleared, then receives the blocks.
+///
+/// IQ2_XXS, IQ2_XS and IQ1_S give [`NumericsError::ImatrixRequired`]: use
+/// [`quantize_chunk`] with an importance matrix.
 pub fn quantize(ty: GgmlType, src: &[f32], dst: &mut Vec<u8>) -> Result<(), NumericsError> {
-    if quant_kernel(ty).is_none() {
-        return Err(NumericsError::Unsupported { ty, what: "reference quantizer" });
-    }
     match ty {
         GgmlType::Q8_1 | GgmlType::Q8_K => quantize_row_ref(ty, src, dst),
-        _ => quantize_chunk(ty, src, src.len(), None, dst),
+        _ if has_chunk_quantizer(ty) => quantize_chunk(ty, src, src.len(), None, dst),
+        _ => Err(NumericsError::Unsupported { ty, what: "reference quantizer" }),
     }
 }
 
@@ -376,9 +417,11 @@ pub fn quantize_row_ref(ty: GgmlType, src: &[f32], dst: &mut Vec<u8>) -> Result<
 /// `ggml_quantize_chunk(ty, src, dst, 0, src.len() / n_per_row, n_per_row,
 /// imatrix)` does. `imatrix`, when given, holds one importance weight per
 /// column (`n_per_row` values); types that do not use one
-/// ([`uses_imatrix`]) ignore it, as ggml does. `n_per_row` must be a
-/// multiple of the block size dividing `src.len()` (it may be anything when
-/// `src` is empty). `dst` is cleared, then receives the blocks.
+/// ([`uses_imatrix`]) ignore it, as ggml does; the types that
+/// [`requires_imatrix`] refuse to run without one
+/// ([`NumericsError::ImatrixRequired`], where ggml aborts). `n_per_row` must
+/// be a multiple of the block size dividing `src.len()` (it may be anything
+/// when `src` is empty). `dst` is cleared, then receives the blocks.
 pub fn quantize_chunk(
     ty: GgmlType,
     src: &[f32],
@@ -386,7 +429,12 @@ pub fn quantize_chunk(
     imatrix: Option<&[f32]>,
     dst: &mut Vec<u8>,
 ) -> Result<(), NumericsError> {
-    let kernel = chunk_kernel(ty).ok_or(NumericsError::Unsupported { ty, what: "ggml_quantize_chunk case" })?;
+    if !has_chunk_quantizer(ty) {
+        return Err(NumericsError::Unsupported { ty, what: "ggml_quantize_chunk case" });
+    }
+    if imatrix.is_none() && requires_imatrix(ty) {
+        return Err(NumericsError::ImatrixRequired { ty });
+    }
     let (bs, _) = sizes(ty);
     if src.len() % bs != 0 {
         return Err(NumericsError::PartialInputBlock { ty, len: src.len(), block_size: bs });
@@ -403,13 +451,15 @@ pub fn quantize_chunk(
             return Err(NumericsError::ImatrixLength { expected: n_per_row, actual: w.len() });
         }
     }
-    match (imatrix, imatrix_kernel(ty)) {
-        (Some(w), Some(weighted)) => {
+    match (imatrix, imatrix_kernel(ty), chunk_kernel(ty)) {
+        (Some(w), Some(weighted), _) => {
             for row in src.chunks_exact(n_per_row) {
                 weighted(row, w, dst);
             }
         }
-        _ => kernel(src, dst),
+        (_, _, Some(kernel)) => kernel(src, dst),
+        // Unreachable: a type without a plain kernel requires an imatrix.
+        (_, _, None) => return Err(NumericsError::ImatrixRequired { ty }),
     }
     Ok(())
 }
