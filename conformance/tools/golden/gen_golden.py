@@ -28,8 +28,11 @@ Output (all little-endian):
                        written with nibbles 0 and listed in the manifest)
   quant/chunk/<set>/   input.f32 (rows of n_per_row f32), imatrix<k>.f32 (n_per_row
                        f32 weights each), <type>.bin (ggml_quantize_chunk of all rows
-                       at once, imatrix NULL), <type>.imatrix<k>.bin (with weights k;
-                       only for the types whose quantize_<type> reads them)
+                       at once, imatrix NULL; not for the types ggml requires an
+                       imatrix for), <type>.imatrix<k>.bin (with weights k; only for
+                       the types whose quantize_<type> reads them). For the IQ lattice
+                       types ggml aborts on some rows: those run in a child process,
+                       and each file holds the rows listed in its "rows".
   manifest.json        versions, seeds, row kinds, per-file sha256
 
 Usage: . "$VENV/bin/activate" && python gen_golden.py [--out DIR]   (VENV: a venv with llama-cpp-python==0.3.36)
@@ -85,13 +88,63 @@ E8M0_SPECIAL = [0x00, 0x01, 0x02, 0xFE, 0xFF, 0x7F, 0x80, 0x3F]
 
 # Types whose ggml reference quantizer is reproduced (must match the Rust side).
 QUANT_TYPES = ["f16", "bf16", "q4_0", "q4_1", "q5_0", "q5_1", "q8_0", "q8_1", "q2_K", "q3_K", "q4_K",
-               "q5_K", "q6_K", "q8_K", "iq4_nl", "iq4_xs", "tq1_0", "tq2_0", "mxfp4", "nvfp4", "q1_0", "q2_0"]
+               "q5_K", "q6_K", "q8_K", "iq4_nl", "iq4_xs", "tq1_0", "tq2_0", "mxfp4", "nvfp4", "q1_0", "q2_0",
+               "iq3_xxs", "iq3_s", "iq2_s"]
+# The lattice types: ggml aborts on some inputs (GGML_ASSERT / GGML_ABORT on
+# NaN scales, points off the grid), so they run in a child process and the
+# rows it aborts on are left out and listed ("rows").
+LATTICE_TYPES = ["iq2_xxs", "iq2_xs", "iq2_s", "iq3_xxs", "iq3_s", "iq1_s", "iq1_m"]
+# ggml_quantize_requires_imatrix: no golden without weights (ggml asserts).
+REQUIRES_IMATRIX = ["iq2_xxs", "iq2_xs", "iq1_s"]
 
 
 # Types ggml_quantize_chunk handles among QUANT_TYPES (it has no case for Q8_1 / Q8_K),
 # and those of them whose quantize_<type> reads the importance matrix.
-CHUNK_TYPES = [t for t in QUANT_TYPES if t not in ("q8_1", "q8_K")]
-IMATRIX_TYPES = ["q4_0", "q4_1", "q5_0", "q5_1", "q2_K", "q3_K", "q4_K", "q5_K", "q6_K", "iq4_nl", "iq4_xs"]
+CHUNK_TYPES = [t for t in QUANT_TYPES if t not in ("q8_1", "q8_K")] + ["iq2_xxs", "iq2_xs", "iq1_s", "iq1_m"]
+IMATRIX_TYPES = ["q4_0", "q4_1", "q5_0", "q5_1", "q2_K", "q3_K", "q4_K", "q5_K", "q6_K", "iq4_nl", "iq4_xs"] \
+    + LATTICE_TYPES
+
+
+def in_child(fn) -> bytes | None:
+    """fn() in a forked child; its bytes, or None when the child dies (ggml aborted)."""
+    r, w = os.pipe()
+    pid = os.fork()
+    if pid == 0:
+        os.close(r)
+        code = 0
+        try:
+            data = fn()
+            view = memoryview(data)
+            while view:
+                view = view[os.write(w, view):]
+        except BaseException:  # noqa: BLE001 - any failure is reported through the exit code
+            code = 3
+        os._exit(code)
+    os.close(w)
+    chunks = []
+    while True:
+        b = os.read(r, 1 << 16)
+        if not b:
+            break
+        chunks.append(b)
+    os.close(r)
+    _, status = os.waitpid(pid, 0)
+    if os.WIFEXITED(status) and os.WEXITSTATUS(status) == 0:
+        return b"".join(chunks)
+    return None
+
+
+def rows_ggml_survives(fn_rows, n: int) -> tuple[bytes, list[int]]:
+    """fn_rows(rows) -> bytes for the given row indices, run in a child; if
+    it aborts, each row alone finds the rows it aborts on, and the others
+    are run together. Returns (bytes, rows kept)."""
+    keep = list(range(n))
+    data = in_child(lambda: fn_rows(keep))
+    if data is None:
+        keep = [i for i in range(n) if in_child(lambda i=i: fn_rows([i])) is not None]
+        data = in_child(lambda: fn_rows(keep))
+        assert data is not None, "rows that pass alone abort together"
+    return data, keep
 
 
 class Traits(ctypes.Structure):
@@ -133,6 +186,8 @@ class Ggml:
         self.lib.ggml_commit.restype = ctypes.c_char_p
         self.lib.ggml_validate_row_data.restype = ctypes.c_bool
         self.lib.ggml_validate_row_data.argtypes = [ctypes.c_int, ctypes.c_void_p, ctypes.c_size_t]
+        self.lib.ggml_quantize_init.argtypes = [ctypes.c_int]
+        self.lib.ggml_quantize_init.restype = None
         self.lib.ggml_quantize_chunk.restype = ctypes.c_size_t
         self.lib.ggml_quantize_chunk.argtypes = [ctypes.c_int, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_int64,
                                                  ctypes.c_int64, ctypes.c_int64, ctypes.c_void_p]
@@ -417,19 +472,33 @@ def chunk_goldens(g: "Ggml", out: pathlib.Path, rows: np.ndarray, finite: list[b
             f.write_bytes(w.astype("<f4").tobytes())
             entry["imatrix"].append({"kind": kind, "file": f"quant/chunk/{set_name}/imatrix{k}.f32", "sha256": sha256(f)})
         for name in CHUNK_TYPES:
-            te: dict = {"type": name, "id": BY_NAME[name][1], "uses_imatrix": name in IMATRIX_TYPES}
-            f = d / f"{name}.bin"
-            f.write_bytes(g.quantize_chunk(name, x, None))
-            te["chunk"] = {"file": f"quant/chunk/{set_name}/{name}.bin", "sha256": sha256(f)}
-            te["differs_from_ref_rows"] = sum(
-                g.quantize(name, x[i]) != f.read_bytes()[i * len(f.read_bytes()) // len(x):(i + 1) * len(f.read_bytes()) // len(x)]
-                for i in range(len(x)))
+            te: dict = {"type": name, "id": BY_NAME[name][1], "uses_imatrix": name in IMATRIX_TYPES,
+                        "requires_imatrix": name in REQUIRES_IMATRIX}
+            lattice = name in LATTICE_TYPES
+
+            def chunk(wts, name=name):
+                if not lattice:
+                    return g.quantize_chunk(name, x, wts), list(range(len(x)))
+                return rows_ggml_survives(lambda rs: g.quantize_chunk(name, x[rs], wts), len(x))
+
+            if name not in REQUIRES_IMATRIX:
+                f = d / f"{name}.bin"
+                data, keep = chunk(None)
+                f.write_bytes(data)
+                te["chunk"] = {"file": f"quant/chunk/{set_name}/{name}.bin", "sha256": sha256(f), "rows": keep}
+                row_bytes = len(data) // len(keep)
+                if g.from_float_fn(name) is not None:
+                    te["differs_from_ref_rows"] = sum(
+                        in_child(lambda i=i: g.quantize(name, x[i])) != data[k * row_bytes:(k + 1) * row_bytes]
+                        for k, i in enumerate(keep))
             if name in IMATRIX_TYPES:
                 te["imatrix"] = []
                 for k, (_, w) in enumerate(mats):
                     f = d / f"{name}.imatrix{k}.bin"
-                    f.write_bytes(g.quantize_chunk(name, x, w.astype(np.float32)))
-                    te["imatrix"].append({"file": f"quant/chunk/{set_name}/{name}.imatrix{k}.bin", "sha256": sha256(f)})
+                    data, keep = chunk(w.astype(np.float32))
+                    f.write_bytes(data)
+                    te["imatrix"].append({"file": f"quant/chunk/{set_name}/{name}.imatrix{k}.bin", "sha256": sha256(f),
+                                          "rows": keep})
             entry["types"].append(te)
         result.append(entry)
     return result
@@ -486,6 +555,9 @@ def main() -> int:
     path = lib_path()
     g = Ggml(path)
     count = type_count(g)
+    # Build the lattice maps once here, not in every child process.
+    for name in LATTICE_TYPES:
+        g.lib.ggml_quantize_init(BY_NAME[name][1])
     for name, tid, bs, ts in TYPES:
         t = g.traits(tid)
         if t.blck_size != bs or t.type_size != ts:
@@ -570,7 +642,12 @@ def main() -> int:
     for name in QUANT_TYPES:
         _, tid, bs, ts = BY_NAME[name]
         use = [i for i in range(len(rows)) if finite[i] or name in ("f16", "bf16")]
-        blobs = [g.quantize(name, rows[i]) for i in use]
+        if name in LATTICE_TYPES:
+            got = [(i, in_child(lambda i=i: g.quantize(name, rows[i]))) for i in range(len(rows))]
+            use = [i for i, b in got if b is not None]
+            blobs = [b for _, b in got if b is not None]
+        else:
+            blobs = [g.quantize(name, rows[i]) for i in use]
         entry = {"type": name, "id": tid, "rows": use,
                  "reference": "ggml quantize_row_q8_K_ref" if name == "q8_K" else "ggml from_float_ref"}
         if name == "iq4_nl":
