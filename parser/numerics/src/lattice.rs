@@ -253,11 +253,10 @@ mod tests {
                 assert_eq!(l.map(&value), g.to_le_bytes());
             }
         }
-        fn check4(lat: &Lattice<4>, grid: &[u32]) {
+        fn check4(lat: &Lattice<4>, grid: &[u32], value: impl Fn(u8) -> u8) {
             assert_eq!(lat.levels.len(), grid.len());
             for (l, g) in lat.levels.iter().zip(grid) {
-                // 4, 12, ..., 52 and 62 (not 60) for level 7.
-                assert_eq!(l.map(|v| if v == 7 { 62 } else { 8 * v + 4 }), g.to_le_bytes());
+                assert_eq!(l.map(&value), g.to_le_bytes());
             }
         }
         let iq2 = |v: u8| [8u8, 25, 43][usize::from(v)];
@@ -265,7 +264,8 @@ mod tests {
         check8(iq2xs(), &IQ2XS_GRID, iq2);
         check8(iq2s(), &IQ2S_GRID, iq2);
         check8(iq1s(), &IQ1S_GRID, |v| (v as i8 - 1) as u8);
-        check4(iq3xxs(), &IQ3XXS_GRID);
-        check4(iq3s(), &IQ3S_GRID);
+        // IQ3_XXS: 4, 12, ..., 52 and 62 (not 60) for level 7; IQ3_S: 2l+1.
+        check4(iq3xxs(), &IQ3XXS_GRID, |v| if v == 7 { 62 } else { 8 * v + 4 });
+        check4(iq3s(), &IQ3S_GRID, |v| 2 * v + 1);
     }
 }

@@ -771,7 +771,7 @@ pub struct ErrorBound {
     pub derived: bool,
 }
 
-/// The round-trip error bound of `ty`, for types with a reference quantizer.
+/// The round-trip error bound of `ty`, for every type with a quantizer.
 ///
 /// Derived bounds: with scale `d` rounded to fp16 (relative error 2^-11),
 /// Q8_0 / Q8_1 are off by at most d/2 + 127·2^-11·d (d = amax/127); Q4_0 and
@@ -789,7 +789,12 @@ pub struct ErrorBound {
 /// 0.6); the doubled bounds held over the whole campaign;
 /// `abs` is one fp16 subnormal step (2^-24) times the type's largest
 /// `sub-scale × code`, the error a super-block scale in fp16's subnormal
-/// range shows in the output (Q6_K: 2^-24 · 128 · 32).
+/// range shows in the output (Q6_K: 2^-24 · 128 · 32). The seven lattice
+/// types (IQ1_S..IQ3_S) are measured the same way, with
+/// `quantize_chunk` and unit weights for IQ2_XXS, IQ2_XS and IQ1_S (which
+/// need an importance matrix); their `rel` is large (0.8 to 2.2 times the
+/// block's largest magnitude: 1.5 to 3 bits per value over 256 values, and
+/// the IQ1 levels can overshoot a value by more than its own size).
 pub fn error_bound(ty: GgmlType) -> Option<ErrorBound> {
     use GgmlType as T;
     const H: f32 = 1.0 / 2048.0; // fp16 relative rounding
@@ -823,6 +828,17 @@ pub fn error_bound(ty: GgmlType) -> Option<ErrorBound> {
         T::Q2_K => b(1.2, 1.0e-5 + sub(15.0 * 3.0 + 15.0), FP16_MAX_AMAX, false),
         T::IQ4_NL => b(0.4, 1.0e-5 + sub(127.0), FP16_MAX_AMAX, false),
         T::IQ4_XS => b(0.3, 1.0e-5 + sub(32.0 * 127.0), FP16_MAX_AMAX, false),
+        // Lattice types: measured, twice the largest error of 3,000 normal and
+        // heavy-tailed blocks (scales 0.05..300); with unit weights for the
+        // types that require an importance matrix. `abs`: sub-scale (0.5+15)/4
+        // (IQ2), (0.5+15)/2 (IQ3_XXS), 31 (IQ3_S), 15·1.125 (IQ1) times the largest code.
+        T::IQ2_XXS => b(1.2, 1.0e-5 + sub(15.5 / 4.0 * 43.0), FP16_MAX_AMAX, false),
+        T::IQ2_XS => b(1.1, 1.0e-5 + sub(15.5 / 4.0 * 43.0), FP16_MAX_AMAX, false),
+        T::IQ2_S => b(1.25, 1.0e-5 + sub(15.5 / 4.0 * 43.0), FP16_MAX_AMAX, false),
+        T::IQ3_XXS => b(1.05, 1.0e-5 + sub(15.5 / 2.0 * 62.0), FP16_MAX_AMAX, false),
+        T::IQ3_S => b(0.8, 1.0e-5 + sub(31.0 * 15.0), FP16_MAX_AMAX, false),
+        T::IQ1_S => b(1.45, 1.0e-5 + sub(15.0 * 1.125), FP16_MAX_AMAX, false),
+        T::IQ1_M => b(2.2, 1.0e-5 + sub(15.0 * 1.125), FP16_MAX_AMAX, false),
         _ => None,
     }
 }

@@ -30,34 +30,35 @@ fn dequantize_length_errors() {
 #[test]
 fn quantize_support_matches_the_documented_table() {
     use GgmlType as T;
-    let unsupported = [
-        T::F64,
-        T::I8,
-        T::I16,
-        T::I32,
-        T::I64,
-        T::IQ2_XXS,
-        T::IQ2_XS,
-        T::IQ2_S,
-        T::IQ3_XXS,
-        T::IQ3_S,
-        T::IQ1_S,
-        T::IQ1_M,
-    ];
+    // No conversion from f32 at all.
+    let none = [T::F64, T::I8, T::I16, T::I32, T::I64];
+    // ggml has no quantize_row_*_ref for these; ggml_quantize_chunk quantizes them.
+    let chunk_only = [T::IQ2_XXS, T::IQ2_XS, T::IQ1_S, T::IQ1_M];
+    let needs_imatrix = [T::IQ2_XXS, T::IQ2_XS, T::IQ1_S];
     for ty in GgmlType::ALL {
-        let want = !unsupported.contains(&ty);
-        assert_eq!(numerics::has_reference_quantizer(ty), want, "{ty}");
-        assert_eq!(numerics::error_bound(ty).is_some(), want, "{ty}: bound iff quantizer");
+        let any = !none.contains(&ty);
+        let row = any && !chunk_only.contains(&ty);
+        assert_eq!(numerics::has_reference_quantizer(ty), row, "{ty}");
+        assert_eq!(numerics::has_chunk_quantizer(ty), any && !matches!(ty, T::Q8_1 | T::Q8_K), "{ty}");
+        assert_eq!(numerics::requires_imatrix(ty), needs_imatrix.contains(&ty), "{ty}");
+        assert_eq!(numerics::quantizes_without_imatrix(ty), any && !needs_imatrix.contains(&ty), "{ty}");
+        assert_eq!(numerics::error_bound(ty).is_some(), any, "{ty}: bound iff quantizer");
         let mut out = Vec::new();
         let r = numerics::quantize(ty, &vec![0.0; 256], &mut out);
-        if want {
+        if !any {
+            assert_eq!(r, Err(NumericsError::Unsupported { ty, what: "reference quantizer" }));
+        } else if needs_imatrix.contains(&ty) {
+            assert_eq!(r, Err(NumericsError::ImatrixRequired { ty }));
+            assert!(r.unwrap_err().to_string().contains("needs an importance matrix"));
+            let r = numerics::quantize_chunk(ty, &vec![0.0; 256], 256, Some(&[1.0; 256]), &mut out);
+            assert!(r.is_ok(), "{ty}");
+            assert_eq!(out.len(), ty.type_size() as usize);
+        } else {
             assert!(r.is_ok(), "{ty}");
             assert_eq!(out.len(), 256 / ty.block_size() as usize * ty.type_size() as usize);
-        } else {
-            assert_eq!(r, Err(NumericsError::Unsupported { ty, what: "reference quantizer" }));
         }
     }
-    assert_eq!(GgmlType::ALL.len() - unsupported.len(), 23);
+    assert_eq!(GgmlType::ALL.len() - none.len() - chunk_only.len(), 26);
 }
 
 #[test]

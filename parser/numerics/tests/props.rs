@@ -18,6 +18,9 @@ use proptest::prelude::*;
 ///   value when re-run on decoded data.
 /// - NVFP4: when a sub-block's largest code is 4 rather than 6, the decoded
 ///   maximum gives a different UE4M3 scale.
+/// - The lattice types (IQ2_XXS..IQ1_M): their scale searches, fudge
+///   factors (d·1.0125 etc.) and neighbour searches land elsewhere on
+///   decoded data.
 const IDEMPOTENT: [GgmlType; 14] = [
     GgmlType::F32,
     GgmlType::F16,
@@ -35,8 +38,39 @@ const IDEMPOTENT: [GgmlType; 14] = [
     GgmlType::Q2_0,
 ];
 
+/// Types with a row reference (`quantize_row_ref`).
 fn quant_types() -> Vec<GgmlType> {
     GgmlType::ALL.into_iter().filter(|t| numerics::has_reference_quantizer(*t)).collect()
+}
+
+/// Every type with a quantizer: the row references and the `ggml_quantize_chunk`-only types.
+fn all_quant_types() -> Vec<GgmlType> {
+    GgmlType::ALL
+        .into_iter()
+        .filter(|t| numerics::has_reference_quantizer(*t) || numerics::has_chunk_quantizer(*t))
+        .collect()
+}
+
+/// The seven lattice types.
+const LATTICE: [GgmlType; 7] = [
+    GgmlType::IQ2_XXS,
+    GgmlType::IQ2_XS,
+    GgmlType::IQ2_S,
+    GgmlType::IQ3_XXS,
+    GgmlType::IQ3_S,
+    GgmlType::IQ1_S,
+    GgmlType::IQ1_M,
+];
+
+/// `quantize`, or for the types that need an importance matrix
+/// `quantize_chunk` with unit weights (what `error_bound` describes).
+fn quantize_default(ty: GgmlType, x: &[f32], q: &mut Vec<u8>) -> Result<(), NumericsError> {
+    if numerics::requires_imatrix(ty) {
+        let bs = ty.block_size() as usize;
+        numerics::quantize_chunk(ty, x, bs, Some(&vec![1.0; bs]), q)
+    } else {
+        numerics::quantize(ty, x, q)
+    }
 }
 
 /// A row of `n` values from a small deterministic generator: normal, or
@@ -65,6 +99,11 @@ fn any_type() -> impl Strategy<Value = GgmlType> {
 
 fn quant_type() -> impl Strategy<Value = GgmlType> {
     let t = quant_types();
+    (0..t.len()).prop_map(move |i| t[i])
+}
+
+fn any_quant_type() -> impl Strategy<Value = GgmlType> {
+    let t = all_quant_types();
     (0..t.len()).prop_map(move |i| t[i])
 }
 
@@ -120,10 +159,10 @@ proptest! {
     #![proptest_config(ProptestConfig { cases: 96, ..ProptestConfig::default() })]
 
     #[test]
-    fn round_trip_error_is_within_bound(ty in quant_type(), x in input_row()) {
+    fn round_trip_error_is_within_bound(ty in any_quant_type(), x in input_row()) {
         let bound = numerics::error_bound(ty).expect("every quantizable type has a bound");
         let mut q = Vec::new();
-        numerics::quantize(ty, &x, &mut q).unwrap();
+        quantize_default(ty, &x, &mut q).unwrap();
         prop_assert_eq!(q.len(), x.len() / ty.block_size() as usize * ty.type_size() as usize);
         let y = numerics::dequantize_to_vec(ty, &q).unwrap();
         let bs = ty.block_size() as usize;
@@ -171,14 +210,14 @@ proptest! {
 #[test]
 fn quantize_never_panics_on_non_finite_input() {
     let specials = [f32::NAN, -f32::NAN, f32::INFINITY, f32::NEG_INFINITY, f32::MAX, f32::MIN, 0.0, -0.0, 1e-45];
-    for ty in quant_types() {
+    for ty in all_quant_types() {
         for (k, s) in specials.iter().enumerate() {
             let mut x = row(k as u64 + 7, 256, 1.0, false);
             for v in x.iter_mut().step_by(k + 2) {
                 *v = *s;
             }
             let mut q = Vec::new();
-            numerics::quantize(ty, &x, &mut q).unwrap();
+            quantize_default(ty, &x, &mut q).unwrap();
             assert_eq!(q.len(), 256 / ty.block_size() as usize * ty.type_size() as usize, "{ty}");
             numerics::dequantize_to_vec(ty, &q).unwrap();
         }
@@ -189,16 +228,16 @@ fn quantize_never_panics_on_non_finite_input() {
 fn idempotent_list_is_not_vacuous() {
     // Each type left out of IDEMPOTENT really is not idempotent on some input
     // (so the list is the exact split, not a cautious subset).
-    let others: Vec<GgmlType> = quant_types().into_iter().filter(|t| !IDEMPOTENT.contains(t)).collect();
-    assert_eq!(others.len(), 9);
+    let others: Vec<GgmlType> = all_quant_types().into_iter().filter(|t| !IDEMPOTENT.contains(t)).collect();
+    assert_eq!(others.len(), 16);
     for ty in others {
         let found = (0..400u64).any(|seed| {
             let x = row(seed, 256, [0.05, 1.0, 7.0, 300.0][(seed % 4) as usize], seed % 3 == 0);
             let mut q = Vec::new();
-            numerics::quantize_row_ref(ty, &x, &mut q).unwrap();
+            quantize_default(ty, &x, &mut q).unwrap();
             let y = numerics::dequantize_to_vec(ty, &q).unwrap();
             let mut q2 = Vec::new();
-            numerics::quantize_row_ref(ty, &y, &mut q2).unwrap();
+            quantize_default(ty, &y, &mut q2).unwrap();
             q2 != q
         });
         assert!(found, "{ty} looks idempotent: move it to IDEMPOTENT");
@@ -211,7 +250,7 @@ fn idempotent_list_is_not_vacuous() {
 const IMATRIX_SLACK: f32 = 3.0;
 
 fn imatrix_type() -> impl Strategy<Value = GgmlType> {
-    let t: Vec<GgmlType> = quant_types().into_iter().filter(|t| numerics::uses_imatrix(*t)).collect();
+    let t: Vec<GgmlType> = all_quant_types().into_iter().filter(|t| numerics::uses_imatrix(*t)).collect();
     (0..t.len()).prop_map(move |i| t[i])
 }
 
@@ -272,7 +311,7 @@ fn quantize_chunk_checks_row_and_imatrix_lengths() {
 #[test]
 fn quantize_chunk_never_panics_on_non_finite_input_or_weights() {
     let specials = [f32::NAN, f32::INFINITY, f32::NEG_INFINITY, f32::MAX, -1.0, 0.0, 1e-45];
-    let types: Vec<GgmlType> = quant_types().into_iter().filter(|t| numerics::has_chunk_quantizer(*t)).collect();
+    let types: Vec<GgmlType> = all_quant_types().into_iter().filter(|t| numerics::has_chunk_quantizer(*t)).collect();
     for ty in types {
         for (k, s) in specials.iter().enumerate() {
             let mut x = row(k as u64 + 11, 512, 1.0, true);
@@ -286,6 +325,76 @@ fn quantize_chunk_never_panics_on_non_finite_input_or_weights() {
             let mut q = Vec::new();
             numerics::quantize_chunk(ty, &x, 256, Some(&w), &mut q).unwrap();
             assert_eq!(q.len(), 512 / ty.block_size() as usize * ty.type_size() as usize, "{ty}");
+            numerics::dequantize_to_vec(ty, &q).unwrap();
+        }
+    }
+}
+
+/// Rows that stress the lattice searches: all one value (any bits, NaN and
+/// infinities included), subnormals, one outlier among zeros or small
+/// values, random bit patterns, and normal rows.
+fn hostile_row() -> impl Strategy<Value = Vec<f32>> {
+    (0u8..6, any::<u32>(), any::<u64>()).prop_map(|(kind, bits, seed)| {
+        let v = f32::from_bits(bits);
+        let base = row(seed, 256, 1.0, seed % 2 == 0);
+        match kind {
+            0 => vec![v; 256],
+            1 => base.iter().map(|x| x * 1e-40).collect(),
+            2 => (0..256).map(|i| if i == (seed % 256) as usize { v } else { 0.0 }).collect(),
+            3 => base.iter().enumerate().map(|(i, x)| if i % 37 == 5 { v } else { x * 1e-3 }).collect(),
+            4 => {
+                let mut s = seed | 1;
+                (0..256)
+                    .map(|_| {
+                        s ^= s << 13;
+                        s ^= s >> 7;
+                        s ^= s << 17;
+                        f32::from_bits(s as u32)
+                    })
+                    .collect()
+            }
+            _ => base,
+        }
+    })
+}
+
+/// Importance weights: uniform, zero, negative, one value of any bits, or random bits.
+fn hostile_weights() -> impl Strategy<Value = Vec<f32>> {
+    (0u8..4, any::<u32>(), any::<u64>()).prop_map(|(kind, bits, seed)| match kind {
+        0 => row(seed, 256, 1.0, false).iter().map(|v| v.abs()).collect(),
+        1 => vec![f32::from_bits(bits); 256],
+        2 => row(seed, 256, 1.0, true),
+        _ => {
+            let mut s = seed | 1;
+            (0..256)
+                .map(|_| {
+                    s ^= s << 13;
+                    s ^= s >> 7;
+                    s ^= s << 17;
+                    f32::from_bits((s >> 32) as u32)
+                })
+                .collect()
+        }
+    })
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 64, ..ProptestConfig::default() })]
+
+    /// The lattice quantizers never panic (where ggml aborts, they still
+    /// write defined blocks), with and without weights, and their blocks decode.
+    #[test]
+    fn lattice_quantizers_never_panic(i in 0..LATTICE.len(), x in hostile_row(), w in hostile_weights()) {
+        let ty = LATTICE[i];
+        let mut q = Vec::new();
+        numerics::quantize_chunk(ty, &x, 256, Some(&w), &mut q).unwrap();
+        prop_assert_eq!(q.len(), ty.type_size() as usize);
+        numerics::dequantize_to_vec(ty, &q).unwrap();
+        let plain = numerics::quantize(ty, &x, &mut q);
+        if numerics::requires_imatrix(ty) {
+            prop_assert_eq!(plain, Err(NumericsError::ImatrixRequired { ty }));
+        } else {
+            prop_assert!(plain.is_ok());
             numerics::dequantize_to_vec(ty, &q).unwrap();
         }
     }
