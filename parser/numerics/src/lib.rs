@@ -272,15 +272,7 @@ fn quant_kernel(ty: GgmlType) -> Option<QuantKernel> {
         T::TQ2_0 => ternary::quant_tq2_0,
         T::MXFP4 => fp4::quant_mxfp4,
         T::NVFP4 => fp4::quant_nvfp4,
-        T::F64
-        | T::I8
-        | T::I16
-        | T::I32
-        | T::I64
-        | T::IQ2_XXS
-        | T::IQ2_XS
-        | T::IQ1_S
-        | T::IQ1_M => return None,
+        T::F64 | T::I8 | T::I16 | T::I32 | T::I64 | T::IQ2_XXS | T::IQ2_XS | T::IQ1_S | T::IQ1_M => return None,
     })
 }
 
