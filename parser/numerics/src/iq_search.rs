@@ -174,8 +174,57 @@ fn lsums<const N: usize>(w: &[f32; N], xval: &[f32; N], l: &[i8; N]) -> (f32, f3
     (sumqx, sumq2)
 }
 
+/// The neighbour of index `u` with the least distance Σₖ term(k, lₖ),
+/// summed over k in order (what ggml's neighbour searches compute, one
+/// term per coordinate and level). The terms are tabulated once per call
+/// (at most 8 levels × D coordinates) instead of once per neighbour: the
+/// same float operations on the same operands, so the same sums. The first
+/// neighbour when none has a distance below `FLT_MAX` (where ggml aborts).
+#[inline(always)]
+fn nearest<const D: usize>(lat: &Lattice<D>, u: usize, term: impl Fn(usize, usize) -> f32) -> usize {
+    let nb = lat.neighbours(u);
+    let bits = lat.bits() as usize;
+    let mask = (1usize << bits) - 1;
+    let mut best = f32::MAX;
+    let mut found = None;
+    let mut consider = |e: u32, d2: f32| {
+        if d2 < best {
+            best = d2;
+            found = Some(e);
+        }
+    };
+    if nb.len() <= mask + 1 {
+        // Short list: fewer terms directly than in the table.
+        for &e in nb {
+            let g = (e >> 16) as usize;
+            let mut d2 = 0f32;
+            for k in 0..D {
+                d2 += term(k, (g >> (bits * k)) & mask);
+            }
+            consider(e, d2);
+        }
+    } else {
+        let mut t = [[0f32; 8]; D];
+        for k in 0..D {
+            for l in 0..=mask {
+                t[k][l & 7] = term(k, l);
+            }
+        }
+        for &e in nb {
+            let g = (e >> 16) as usize;
+            let mut d2 = 0f32;
+            for k in 0..D {
+                d2 += t[k][(g >> (bits * k)) & mask & 7];
+            }
+            consider(e, d2);
+        }
+    }
+    found.or_else(|| nb.first().copied()).map_or(0, |e| (e & 0xffff) as usize)
+}
+
 /// `iq2_find_best_neighbour` / `iq3_find_best_neighbour`: the neighbour of
-/// index `u` nearest to `xval / scale` under weights `w`; its levels go to `l`.
+/// index `u` nearest to `xval / scale` under weights `w` (Σ w·(scale·q − x)²
+/// with q = 2l+1); its levels go to `l`.
 #[inline]
 fn best_neighbour<const D: usize>(
     lat: &Lattice<D>,
@@ -185,22 +234,10 @@ fn best_neighbour<const D: usize>(
     scale: f32,
     l: &mut [i8; D],
 ) -> usize {
-    let nb = lat.neighbours(u);
-    let mut best_d2 = f32::MAX;
-    let mut found = None;
-    for &j in nb {
-        let pg = lat.pos(usize::from(j));
-        let mut d2 = 0f32;
-        for i in 0..D {
-            let diff = scale * pg[i] - xval[i];
-            d2 += w[i] * diff * diff;
-        }
-        if d2 < best_d2 {
-            best_d2 = d2;
-            found = Some(j);
-        }
-    }
-    let gi = found.or_else(|| nb.first().copied()).map_or(0, usize::from);
+    let gi = nearest(lat, u, |k, lv| {
+        let diff = scale * (2 * lv + 1) as f32 - xval[k];
+        w[k] * diff * diff
+    });
     *l = lat.levels(gi);
     gi
 }
@@ -729,7 +766,8 @@ fn sorted<const N: usize>(xb: &[f32; N]) -> [(f32, u8); N] {
 }
 
 /// `iq1_find_best_neighbour2`: the neighbour of index `u` nearest to the
-/// group under `scale` with levels `xx`; its levels go to `l`.
+/// group under `scale` with levels `xx` (Σ w·(scale·xx[l] − x)²); its
+/// levels go to `l`.
 fn iq1_neighbour(
     lat: &Lattice<8>,
     u: usize,
@@ -739,23 +777,10 @@ fn iq1_neighbour(
     xx: &[f32; 3],
     l: &mut [i8; 8],
 ) -> usize {
-    let nb = lat.neighbours(u);
-    let mut best = f32::MAX;
-    let mut found = None;
-    for &j in nb {
-        let pl = lat.levels(usize::from(j));
-        let mut d2 = 0f32;
-        for i in 0..8 {
-            let q = xx[pl[i] as usize % 3];
-            let diff = scale * q - xb[i];
-            d2 += w[i] * diff * diff;
-        }
-        if d2 < best {
-            best = d2;
-            found = Some(j);
-        }
-    }
-    let gi = found.or_else(|| nb.first().copied()).map_or(0, usize::from);
+    let gi = nearest(lat, u, |k, lv| {
+        let diff = scale * xx[lv % 3] - xb[k];
+        w[k] * diff * diff
+    });
     *l = lat.levels(gi);
     gi
 }

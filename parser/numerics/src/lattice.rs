@@ -33,12 +33,13 @@ pub(crate) struct Lattice<const D: usize> {
     nwant: usize,
     /// Level (0..2^bits) of each coordinate of each code-book point.
     levels: Box<[[u8; D]]>,
-    /// The coordinates 2l+1 of each code-book point, as f32.
-    pos: Box<[[f32; D]]>,
     /// Index → code-book entry, or -1.
     map: Box<[i32]>,
-    /// Index → neighbour list (built on first use; unused for code-book points).
-    neighbours: Box<[OnceLock<Box<[u16]>>]>,
+    /// The code book's packed levels (the `kgrid` values).
+    packed: Box<[u16]>,
+    /// Index → neighbour list (built on first use; unused for code-book
+    /// points): code-book entry j in the low 16 bits, its packed levels above.
+    neighbours: Box<[OnceLock<Box<[u32]>>]>,
 }
 
 impl<const D: usize> Lattice<D> {
@@ -54,7 +55,6 @@ impl<const D: usize> Lattice<D> {
                 l
             })
             .collect();
-        let pos = levels.iter().map(|l| l.map(|v| f32::from(2 * v + 1))).collect();
         let mut map = vec![-1i32; map_size].into_boxed_slice();
         for (j, &g) in kgrid.iter().enumerate() {
             if let Some(m) = map.get_mut(usize::from(g)) {
@@ -62,7 +62,7 @@ impl<const D: usize> Lattice<D> {
             }
         }
         let neighbours = (0..map_size).map(|_| OnceLock::new()).collect();
-        Lattice { bits, nwant, levels, pos, map, neighbours }
+        Lattice { bits, nwant, levels, map, packed: kgrid.into(), neighbours }
     }
 
     /// Packs levels (each already in 0..2^bits) into an index.
@@ -84,19 +84,20 @@ impl<const D: usize> Lattice<D> {
         }
     }
 
-    /// The neighbour list of index `u` (not a code-book point), built on first use.
+    /// Bits per coordinate of a packed index.
+    #[inline(always)]
+    pub(crate) fn bits(&self) -> u32 {
+        self.bits
+    }
+
+    /// The neighbour list of index `u` (not a code-book point), built on
+    /// first use: entry j | packed levels << 16, in ggml's order.
     #[inline]
-    pub(crate) fn neighbours(&self, u: usize) -> &[u16] {
+    pub(crate) fn neighbours(&self, u: usize) -> &[u32] {
         match self.neighbours.get(u) {
             Some(cell) => cell.get_or_init(|| self.build_neighbours(u)),
             None => &[],
         }
-    }
-
-    /// Coordinates 2l+1 of code-book point `j`.
-    #[inline(always)]
-    pub(crate) fn pos(&self, j: usize) -> &[f32; D] {
-        self.pos.get(j).unwrap_or(&[0.0; D])
     }
 
     /// Levels of code-book point `j`.
@@ -129,7 +130,7 @@ impl<const D: usize> Lattice<D> {
     /// distances from `u`, ordered by (distance, index). The same list as
     /// sorting all (distance, index) pairs and cutting before the
     /// (nwant+1)-th distinct distance, as ggml does.
-    fn build_neighbours(&self, u: usize) -> Box<[u16]> {
+    fn build_neighbours(&self, u: usize) -> Box<[u32]> {
         let d2 = self.distances(u);
         // The nwant smallest distinct distances, ascending.
         let mut want: Vec<u32> = Vec::with_capacity(self.nwant + 1);
@@ -145,7 +146,12 @@ impl<const D: usize> Lattice<D> {
         }
         let mut out = Vec::new();
         for w in want {
-            out.extend(d2.iter().enumerate().filter(|&(_, &d)| d == w).map(|(j, _)| j as u16));
+            out.extend(
+                d2.iter()
+                    .enumerate()
+                    .filter(|&(_, &d)| d == w)
+                    .map(|(j, _)| j as u32 | u32::from(self.packed.get(j).copied().unwrap_or(0)) << 16),
+            );
         }
         out.into_boxed_slice()
     }
@@ -226,7 +232,11 @@ mod tests {
         let mut n = 0;
         for u in (0..lat.map.len()).step_by(stride) {
             if lat.entry(u).is_none() {
-                assert_eq!(lat.neighbours(u), &ggml_list(lat, u)[..], "index {u}");
+                let got: Vec<u16> = lat.neighbours(u).iter().map(|&e| e as u16).collect();
+                assert_eq!(got, ggml_list(lat, u), "index {u}");
+                for &e in lat.neighbours(u) {
+                    assert_eq!(lat.packed[(e & 0xffff) as usize], (e >> 16) as u16);
+                }
                 n += 1;
             }
         }
