@@ -128,8 +128,16 @@ fn one(
         }
         _ => None,
     };
-    if !same_type && weights.is_none() && !gguf_numerics::has_chunk_quantizer(q.ty) {
-        return not(format!("{} has no ggml_quantize_chunk case without an importance matrix", q.ty.name()));
+    if !same_type && weights.is_none() {
+        if !gguf_numerics::has_chunk_quantizer(q.ty) {
+            return not(format!("{} has no ggml_quantize_chunk case", q.ty.name()));
+        }
+        if gguf_numerics::requires_imatrix(q.ty) {
+            return not(format!(
+                "{} is quantized only with an importance matrix (ggml_quantize_requires_imatrix): give --imatrix",
+                q.ty.name()
+            ));
+        }
     }
     let (qbs, qts) = (u64::from(q.ty.block_size()), u64::from(q.ty.type_size()));
     let (bbs, bts) = (u64::from(b.ty.block_size()), u64::from(b.ty.type_size()));

@@ -236,6 +236,15 @@ fn moe(dir: &Path) -> Moe {
         quantized(GgmlType::Q5_K, &dense, 256, Some(&dense_weights)),
     ));
     quant.tensor(tensor("token_embd.weight", &[32, 4], GgmlType::Q4_0, quantized(GgmlType::Q4_0, &embd, 32, None)));
+    // An IQ type ggml quantizes only with an importance matrix.
+    let lattice = values(256 * 2, 26);
+    base.tensor(tensor("blk.0.attn_k.weight", &[256, 2], GgmlType::F32, f32b(&lattice)));
+    quant.tensor(tensor(
+        "blk.0.attn_k.weight",
+        &[256, 2],
+        GgmlType::IQ2_XXS,
+        quantized(GgmlType::IQ2_XXS, &lattice, 256, Some(&dense_weights)),
+    ));
     base.canonical().unwrap();
     quant.canonical().unwrap();
     let m = Moe {
@@ -253,14 +262,19 @@ fn moe(dir: &Path) -> Moe {
         &m.imatrix,
         imatrix_gguf(&[
             ("blk.0.ffn_up_exps.weight", sums, counts),
-            ("blk.0.attn_q.weight", dense_sums, vec![4.0]),
+            ("blk.0.attn_q.weight", dense_sums.clone(), vec![4.0]),
             ("token_embd.weight", vec![1.0; 16], vec![1.0]),
+            ("blk.0.attn_k.weight", dense_sums, vec![4.0]),
         ]),
     )
     .unwrap();
     std::fs::write(
         &m.dat,
-        imatrix_dat(&[("blk.0.attn_q.weight", dense_weights, 2), ("token_embd.weight", vec![1.0; 16], 1)]),
+        imatrix_dat(&[
+            ("blk.0.attn_q.weight", dense_weights.clone(), 2),
+            ("token_embd.weight", vec![1.0; 16], 1),
+            ("blk.0.attn_k.weight", dense_weights, 2),
+        ]),
     )
     .unwrap();
     m
@@ -275,7 +289,7 @@ fn an_imatrix_quant_derives_with_its_matrix_only() {
     assert_eq!(o.status.code(), Some(0), "{}", String::from_utf8_lossy(&o.stdout));
     assert!(statuses(&o).iter().all(|(_, s)| s == "identical"), "{:?}", statuses(&o));
     // Without the matrix the weighted tensors differ; the embeddings, whose
-    // entry llama-quantize ignores, do not.
+    // entry llama-quantize ignores, do not; IQ2_XXS cannot be made without one.
     let o = run(&["derive", "--json", b, q]);
     assert_eq!(o.status.code(), Some(1));
     assert_eq!(
@@ -284,12 +298,16 @@ fn an_imatrix_quant_derives_with_its_matrix_only() {
             ("blk.0.ffn_up_exps.weight".to_string(), "differs".to_string()),
             ("blk.0.attn_q.weight".to_string(), "differs".to_string()),
             ("token_embd.weight".to_string(), "identical".to_string()),
+            ("blk.0.attn_k.weight".to_string(), "not-derivable".to_string()),
         ]
     );
-    // The legacy file has only the dense entry: the experts then differ.
+    let text = run(&["derive", b, q]);
+    assert!(String::from_utf8_lossy(&text.stdout).contains("iq2_xxs is quantized only with an importance matrix"));
+    // The legacy file has only the dense entries: the experts then differ.
     let o = run(&["derive", "--json", "--imatrix", m.dat.to_str().unwrap(), b, q]);
     let s = statuses(&o);
-    assert_eq!((s[0].1.as_str(), s[1].1.as_str(), s[2].1.as_str()), ("differs", "identical", "identical"));
+    let got: Vec<&str> = s.iter().map(|(_, v)| v.as_str()).collect();
+    assert_eq!(got, ["differs", "identical", "identical", "identical"]);
     std::fs::remove_dir_all(&d).ok();
 }
 
@@ -351,6 +369,6 @@ fn quantize_takes_weights_from_an_imatrix_file_per_expert() {
         "nope.weight",
     ]);
     assert_eq!(o.status.code(), Some(2));
-    assert!(String::from_utf8_lossy(&o.stderr).contains("no entry `nope.weight` (it has 3 entries"));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("no entry `nope.weight` (it has 4 entries"));
     std::fs::remove_dir_all(&d).ok();
 }

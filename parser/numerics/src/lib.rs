@@ -25,16 +25,30 @@
 //! | Q2_K, Q3_K, Q4_K, Q5_K, Q6_K | = `_ref` | `quantize_row_q*_K_impl`: weighted search, scales via `make_qp_quants` / `make_qx_quants` |
 //! | IQ4_NL | `quantize_iq4_nl` (ntry 7 scale search; **differs** from `_ref`, which has none) | the same search with `qw·sqrt(σ²+x²)` weights |
 //! | IQ4_XS | = `_ref` (which calls `quantize_iq4_xs`) | as IQ4_NL, σ² per super-block |
+//! | IQ3_XXS, IQ3_S, IQ2_S | = `_ref`: lattice search with weights x² (IQ2_S: σ²/4 + x²) | the same search with `qw·sqrt(σ²+x²)` weights |
+//! | IQ1_M | `quantize_iq1_m` (no `_ref` in ggml): exhaustive 3-level split, weights x² | the same with `qw·sqrt(σ²+x²)` |
+//! | IQ2_XXS, IQ2_XS, IQ1_S | refused: [`NumericsError::ImatrixRequired`] (ggml asserts a matrix, `ggml_quantize_requires_imatrix`) | `quantize_row_iq2_xxs_impl` etc.: lattice search / 3-level split |
 //! | F16, BF16, Q8_0, Q1_0, Q2_0, TQ1_0, TQ2_0, MXFP4, NVFP4, F32 | = `_ref` | ignored, as in ggml |
 //! | Q8_1, Q8_K | not in `ggml_quantize_chunk`: [`quantize`] uses `_ref` | not supported |
 //!
 //! ggml exports a reference quantizer (`from_float_ref` in its type traits,
 //! or a public `quantize_row_*_ref`) for:
 //!
-//! | implemented here | F16, BF16, Q4_0, Q4_1, Q5_0, Q5_1, Q8_0, Q8_1, Q2_K, Q3_K, Q4_K, Q5_K, Q6_K, Q8_K, IQ4_NL, IQ4_XS, TQ1_0, TQ2_0, MXFP4, NVFP4, Q1_0, Q2_0 (and F32 as the identity) |
+//! | implemented here | F16, BF16, Q4_0, Q4_1, Q5_0, Q5_1, Q8_0, Q8_1, Q2_K, Q3_K, Q4_K, Q5_K, Q6_K, Q8_K, IQ4_NL, IQ4_XS, IQ3_XXS, IQ3_S, IQ2_S, TQ1_0, TQ2_0, MXFP4, NVFP4, Q1_0, Q2_0 (and F32 as the identity) |
 //! |---|---|
-//! | in ggml, not here | IQ3_XXS, IQ3_S, IQ2_S: their `_ref` functions run ggml's lattice search, which first builds large neighbour maps (`iq2xs_init_impl` / `iq3xs_init_impl`); left out for now ([`quantize`] returns [`NumericsError::Unsupported`]) |
-//! | no reference in ggml | IQ2_XXS, IQ2_XS, IQ1_S, IQ1_M (ggml requires an importance matrix: `ggml_quantize_requires_imatrix`), F64, I8, I16, I32, I64 (no conversion from f32) |
+//! | no reference in ggml | IQ2_XXS, IQ2_XS, IQ1_S, IQ1_M (only `ggml_quantize_chunk`, above), F64, I8, I16, I32, I64 (no conversion from f32: [`NumericsError::Unsupported`]) |
+//!
+//! The seven lattice types (IQ1_S..IQ3_S) search ggml's lattices
+//! (`lattice.rs`: the code books come from `tables::lattice`, generated from
+//! ggml's `kgrid_*` arrays; the maps and neighbour lists that ggml's
+//! `iq2xs_init_impl` / `iq3xs_init_impl` build are built on first use).
+//! Where ggml aborts on an input (a NaN scale fails its `scale >= 0`
+//! assertion, a group ends off the grid, a neighbour search finds no
+//! distance below `FLT_MAX`: only with NaN or infinite values or weights,
+//! or values whose squares overflow f32), the output here is defined
+//! instead (see `iq_search.rs`); the golden vectors leave those rows out.
+//! IQ1_S / IQ1_M sort with glibc's `qsort`, a stable merge sort at their
+//! sizes, which is reproduced.
 //!
 //! Where ggml's reference reads memory it never wrote, the result here is
 //! defined instead: Q8_K of an all-zero block writes `bsums` = 0 (ggml leaves

@@ -178,10 +178,16 @@ pub fn quantize(ty: &str, input: &Path, output: &Path, opts: &QuantizeOpts) -> u
         "row" => numerics::Reference::Row,
         other => return usage(&format!("--reference {other}: expected `chunk` or `row`")),
     };
-    if !numerics::has_reference_quantizer(ty) {
+    let quantizable = |t| numerics::has_reference_quantizer(t) || numerics::has_chunk_quantizer(t);
+    if !quantizable(ty) {
         return usage(&format!(
-            "{ty} has no reference quantizer (ggml's needs an importance matrix or a lattice search, or the type has no conversion from f32); types with one: {}",
-            all_names(numerics::has_reference_quantizer)
+            "{ty} has no quantizer (the type has no conversion from f32); types with one: {}",
+            all_names(quantizable)
+        ));
+    }
+    if numerics::requires_imatrix(ty) && opts.imatrix.is_none() {
+        return usage(&format!(
+            "{ty} needs an importance matrix (--imatrix): ggml quantizes it only with one (ggml_quantize_requires_imatrix)"
         ));
     }
     if reference == numerics::Reference::Row && opts.imatrix.is_some() {
