@@ -1,8 +1,13 @@
 //! Any f32 row through [`numerics::quantize`] then
 //! [`numerics::dequantize`].
 //!
-//! - no panic for any type (types without a reference quantizer and
-//!   partial blocks are errors);
+//! - no panic for any type (types without a quantizer and partial blocks
+//!   are errors); the types ggml quantizes only with an importance matrix
+//!   (IQ2_XXS, IQ2_XS, IQ1_S) refuse to run without one and are checked
+//!   through [`numerics::quantize_chunk`] with unit weights, which is what
+//!   their error bound describes;
+//! - with arbitrary importance weights (any bits) every type that reads
+//!   them quantizes without panicking;
 //! - the quantized size is whole blocks of the type;
 //! - for every block whose values are finite and whose largest magnitude
 //!   lies in `[min_amax, max_amax]`, each element is within
@@ -55,7 +60,31 @@ pub fn run(u: &mut Unstructured<'_>) -> Result<()> {
     if let Err(why) = check(ty, &row) {
         panic!("{why}");
     }
+    if numerics::uses_imatrix(ty) && u.arbitrary()? {
+        let mut w = Vec::with_capacity(bs);
+        for _ in 0..bs {
+            w.push(f32::from_bits(u.arbitrary()?));
+        }
+        let mut q = Vec::new();
+        if let Err(e) = numerics::quantize_chunk(ty, &row, bs, Some(&w), &mut q) {
+            panic!("{ty}: quantize_chunk with weights failed: {e}");
+        }
+        numerics::dequantize_to_vec(ty, &q).unwrap_or_else(|e| panic!("{ty}: {e}"));
+    }
     Ok(())
+}
+
+/// [`numerics::quantize`], or for the types that require an importance
+/// matrix [`numerics::quantize_chunk`] with unit weights, after checking
+/// that `quantize` refuses them.
+fn quantize_default(ty: GgmlType, row: &[f32], q: &mut Vec<u8>) -> std::result::Result<(), NumericsError> {
+    if !numerics::requires_imatrix(ty) {
+        return numerics::quantize(ty, row, q);
+    }
+    let refused = numerics::quantize(ty, row, q);
+    assert_eq!(refused, Err(NumericsError::ImatrixRequired { ty }), "{ty}: quantized without a matrix");
+    let bs = usize::try_from(ty.block_size()).unwrap_or(1);
+    numerics::quantize_chunk(ty, row, bs, Some(&vec![1.0; bs]), q)
 }
 
 /// Checks one type on one row (a whole number of blocks) against the exact
@@ -65,9 +94,12 @@ pub fn check(ty: GgmlType, row: &[f32]) -> std::result::Result<(), String> {
     let bs = usize::try_from(ty.block_size()).unwrap_or(1);
     let ts = usize::try_from(ty.type_size()).unwrap_or(1);
     let mut q = Vec::new();
-    match numerics::quantize(ty, row, &mut q) {
+    match quantize_default(ty, row, &mut q) {
         Err(NumericsError::Unsupported { .. }) => {
-            assert!(!numerics::has_reference_quantizer(ty), "{ty}: refused although it has a quantizer");
+            assert!(
+                !numerics::has_reference_quantizer(ty) && !numerics::has_chunk_quantizer(ty),
+                "{ty}: refused although it has a quantizer"
+            );
             return Ok(());
         }
         Err(e) => panic!("{ty}: quantize of {} values failed: {e}", row.len()),
@@ -78,7 +110,7 @@ pub fn check(ty: GgmlType, row: &[f32]) -> std::result::Result<(), String> {
         let mut tmp = Vec::new();
         let partial = row.get(..row.len() - 1).unwrap_or_default();
         assert!(
-            matches!(numerics::quantize(ty, partial, &mut tmp), Err(NumericsError::PartialInputBlock { .. })),
+            matches!(quantize_default(ty, partial, &mut tmp), Err(NumericsError::PartialInputBlock { .. })),
             "{ty}: partial input accepted"
         );
     }
@@ -116,6 +148,46 @@ mod tests {
     #[test]
     fn smoke() {
         crate::test_n_times(400, run);
+    }
+
+    /// The lattice types on rows of each shape `run` draws: within their
+    /// bounds (unit weights where a matrix is required), no panic with
+    /// hostile weights.
+    #[test]
+    fn lattice_types() {
+        use GgmlType as T;
+        let mut s = 0x9e37_79b9_7f4a_7c15u64;
+        let mut next = move || {
+            s ^= s << 13;
+            s ^= s >> 7;
+            s ^= s << 17;
+            s
+        };
+        for ty in [T::IQ2_XXS, T::IQ2_XS, T::IQ2_S, T::IQ3_XXS, T::IQ3_S, T::IQ1_S, T::IQ1_M] {
+            for shape in 0..4u64 {
+                let row: Vec<f32> = (0..256)
+                    .map(|i| match shape {
+                        0 => f32::from_bits(next() as u32),
+                        1 => f32::from((next() >> 48) as u16 as i16) * 2f32.powi(-12),
+                        2 => {
+                            if i == 77 {
+                                1000.0
+                            } else {
+                                0.25
+                            }
+                        }
+                        _ => ((next() >> 40) as f32 / 16_777_216.0 - 0.5) * 3.0,
+                    })
+                    .collect();
+                if let Err(why) = check(ty, &row) {
+                    panic!("{why}");
+                }
+                let w: Vec<f32> = (0..256).map(|_| f32::from_bits(next() as u32)).collect();
+                let mut q = Vec::new();
+                numerics::quantize_chunk(ty, &row, 256, Some(&w), &mut q).unwrap_or_else(|e| panic!("{ty}: {e}"));
+                assert_eq!(q.len(), ty.type_size() as usize);
+            }
+        }
     }
 
     /// The fuzz findings against `numerics::error_bound` (F4-F7, see
