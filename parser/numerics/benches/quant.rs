@@ -77,7 +77,7 @@ fn main() {
     println!("{:<8} {:<8} {:>12} {:>10}", "type", "mode", "median_us", "Melem/s");
     let mut out = Vec::new();
     for ty in GgmlType::ALL {
-        if !numerics::has_chunk_quantizer(ty) || only.as_ref().is_some_and(|o| !o.contains(&ty.name().to_string())) {
+        if !numerics::has_chunk_quantizer(ty) || only.as_ref().is_some_and(|o| !o.contains(&ty.name().to_ascii_lowercase())) {
             continue;
         }
         let modes = [("plain", !numerics::requires_imatrix(ty)), ("imatrix", numerics::uses_imatrix(ty))];

@@ -251,7 +251,7 @@ pub(crate) fn qx_search<const N: usize>(nmax: i32, x: &[f32; N], qw: Option<&[f3
     }
     let weight = |i: usize| qw.map_or(x[i] * x[i], |w| w[i]);
     let level = |is: f32, v: f32| nearest_int(is * v).clamp(-nmax, nmax - 1);
-    let mut iscale = -(nmax as f32) / max;
+    let iscale = -(nmax as f32) / max;
     let (mut sumlx, mut suml2) = (0.0f32, 0.0f32);
     for i in 0..N {
         let v = x[i];
@@ -263,22 +263,32 @@ pub(crate) fn qx_search<const N: usize>(nmax: i32, x: &[f32; N], qw: Option<&[f3
     }
     let mut scale = if suml2 != 0.0 { sumlx / suml2 } else { 0.0 };
     let mut best = scale * sumlx;
-    for is in (-9..=9).filter(|&i| i != 0) {
-        iscale = -(nmax as f32 + 0.1 * is as f32) / max;
-        let (mut slx, mut sl2) = (0.0f32, 0.0f32);
-        for i in 0..N {
-            let v = x[i];
-            let l = level(iscale, v) as f32;
-            let w = weight(i);
-            slx += w * v * l;
-            sl2 += w * l * l;
+    // The 18 trial scales' sums do not depend on which trial wins, so they
+    // are accumulated side by side (each one over i in order, as ggml does:
+    // the same sums, in lanes the compiler can vectorise), then the trials
+    // are accepted in ggml's order.
+    let mut isc = [0.0f32; 18];
+    for (k, is) in (-9..=9).filter(|&i| i != 0).enumerate() {
+        isc[k] = -(nmax as f32 + 0.1 * is as f32) / max;
+    }
+    let (mut slx, mut sl2) = ([0.0f32; 18], [0.0f32; 18]);
+    for i in 0..N {
+        let v = x[i];
+        let w = weight(i);
+        let wv = w * v;
+        for k in 0..18 {
+            let l = level(isc[k], v) as f32;
+            slx[k] += wv * l;
+            sl2[k] += w * l * l;
         }
-        if sl2 > 0.0 && slx * slx > best * sl2 {
+    }
+    for k in 0..18 {
+        if sl2[k] > 0.0 && slx[k] * slx[k] > best * sl2[k] {
             for (o, &v) in out.iter_mut().zip(x) {
-                *o = nmax + level(iscale, v);
+                *o = nmax + level(isc[k], v);
             }
-            scale = slx / sl2;
-            best = scale * slx;
+            scale = slx[k] / sl2[k];
+            best = scale * slx[k];
         }
     }
     scale
