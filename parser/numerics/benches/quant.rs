@@ -15,6 +15,7 @@
 //!   `conformance/tools/golden/bench.sh` to time ggml on the same input and
 //!   check its bytes are ours).
 //! - `QUANT_BENCH_TYPES=q4_0,iq2_xxs`: only these types.
+//! - `QUANT_BENCH_MODES=plain` (or `imatrix`): only this mode.
 #![allow(clippy::disallowed_macros, clippy::expect_used)]
 
 use gguf_numerics::{self as numerics, GgmlType};
@@ -77,12 +78,15 @@ fn main() {
     println!("{:<8} {:<8} {:>12} {:>10}", "type", "mode", "median_us", "Melem/s");
     let mut out = Vec::new();
     for ty in GgmlType::ALL {
-        if !numerics::has_chunk_quantizer(ty) || only.as_ref().is_some_and(|o| !o.contains(&ty.name().to_ascii_lowercase())) {
+        if !numerics::has_chunk_quantizer(ty)
+            || only.as_ref().is_some_and(|o| !o.contains(&ty.name().to_ascii_lowercase()))
+        {
             continue;
         }
         let modes = [("plain", !numerics::requires_imatrix(ty)), ("imatrix", numerics::uses_imatrix(ty))];
+        let modes_wanted = std::env::var("QUANT_BENCH_MODES").unwrap_or_default();
         for (mode, on) in modes {
-            if !on {
+            if !on || (!modes_wanted.is_empty() && !modes_wanted.split(',').any(|m| m.trim() == mode)) {
                 continue;
             }
             let qw = (mode == "imatrix").then_some(&w[..]);

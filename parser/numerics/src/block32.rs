@@ -12,7 +12,7 @@
 //! - Q1_0 `d qs[16]`: bit j (LSB first) set → +d, clear → −d
 //! - Q2_0 `d qs[16]`: 2 bits per element, LSB first; y = d·(q−1)
 
-use super::common::{f32_to_f16, for_blocks, half_at, le32, put16, quant_blocks, trunc_i32};
+use super::common::{c_max, c_min, f32_to_f16, for_blocks, half_at, le32, put16, quant_blocks, trunc_i32};
 
 pub(crate) fn dequant_q4_0(src: &[u8], dst: &mut [f32]) {
     for_blocks::<18, 32>(src, dst, |b, y| {
@@ -115,18 +115,27 @@ pub(crate) fn dequant_q2_0(src: &[u8], dst: &mut [f32]) {
     });
 }
 
-/// Signed value of largest magnitude (first one wins ties; NaNs are skipped).
+/// Signed value of largest magnitude (first one wins ties; NaNs are skipped):
+/// ggml's `if (amax < fabsf(v)) { amax = fabsf(v); max = v; }`.
+///
+/// Two passes with the same result: the largest magnitude over four lanes
+/// (`a > acc ? a : acc` per lane skips NaNs and, on non-negative values,
+/// does not depend on the order), then the first element of that
+/// magnitude, which is where the one-pass loop last raised `amax`. When the
+/// largest magnitude is 0 the loop never raises it and returns +0.
 #[inline]
-fn signed_absmax(x: &[f32]) -> f32 {
-    let mut amax = 0.0f32;
-    let mut max = 0.0f32;
-    for &v in x {
-        if amax < v.abs() {
-            amax = v.abs();
-            max = v;
+fn signed_absmax(x: &[f32; 32]) -> f32 {
+    let mut lanes = [0.0f32; 4];
+    for c in x.chunks_exact(4) {
+        for l in 0..4 {
+            lanes[l] = c_max(c[l].abs(), lanes[l]);
         }
     }
-    max
+    let amax = c_max(c_max(lanes[0], lanes[1]), c_max(lanes[2], lanes[3]));
+    if amax == 0.0 {
+        return 0.0;
+    }
+    x.iter().copied().find(|v| v.abs() == amax).unwrap_or(0.0)
 }
 
 /// Running `amax = amax > |v| ? amax : |v|`: a NaN element replaces the running value.
@@ -140,25 +149,43 @@ pub(crate) fn c_absmax(x: &[f32]) -> f32 {
     amax
 }
 
+/// ggml's running `if (v < min) min = v; if (v > max) max = v;` from
+/// (FLT_MAX, −FLT_MAX). Over four lanes first: NaNs are skipped either
+/// way, and the extremes do not depend on the order except for the sign
+/// of a zero extreme (the first zero seen wins in order), so a zero
+/// extreme is recomputed in order.
 #[inline]
-fn min_max(x: &[f32]) -> (f32, f32) {
-    let mut min = f32::MAX;
-    let mut max = -f32::MAX;
+fn min_max(x: &[f32; 32]) -> (f32, f32) {
+    let (mut mn, mut mx) = ([f32::MAX; 4], [-f32::MAX; 4]);
+    for c in x.chunks_exact(4) {
+        for l in 0..4 {
+            mn[l] = c_min(c[l], mn[l]);
+            mx[l] = c_max(c[l], mx[l]);
+        }
+    }
+    let min = c_min(c_min(mn[0], mn[1]), c_min(mn[2], mn[3]));
+    let max = c_max(c_max(mx[0], mx[1]), c_max(mx[2], mx[3]));
+    if min != 0.0 && max != 0.0 {
+        return (min, max);
+    }
+    let (mut min, mut max) = (f32::MAX, -f32::MAX);
     for &v in x {
-        if v < min {
-            min = v;
-        }
-        if v > max {
-            max = v;
-        }
+        min = c_min(v, min);
+        max = c_max(v, max);
     }
     (min, max)
 }
 
-/// Low byte of C's `(int8_t)` cast of a float, as a signed int.
+/// Low byte of C's `(int8_t)` cast of a float, as a signed int: the low
+/// byte of `cvttss2si`, whose out-of-range and NaN result 0x80000000 has
+/// low byte 0. Rust's saturating `as i32` has the same low byte for NaN
+/// (0) and below the range (i32::MIN); only at and above 2^31 (i32::MAX,
+/// low byte 0xFF) it needs the fix-up. A select the compiler vectorises,
+/// unlike a range check around the cast.
 #[inline(always)]
 fn to_i8(x: f32) -> i32 {
-    i32::from(trunc_i32(x) as i8)
+    let v = if x >= 2_147_483_648.0 { 0 } else { x as i32 };
+    i32::from(v as i8)
 }
 
 #[inline(always)]
@@ -220,8 +247,8 @@ pub(crate) fn quant_q5_1(src: &[f32], dst: &mut Vec<u8>) {
         put16(out, 2, f32_to_f16(min));
         let mut qh = 0u32;
         for j in 0..16 {
-            let q0 = trunc_i32((x[j] - min) * id + 0.5) as u8;
-            let q1 = trunc_i32((x[j + 16] - min) * id + 0.5) as u8;
+            let q0 = to_i8((x[j] - min) * id + 0.5) as u8;
+            let q1 = to_i8((x[j + 16] - min) * id + 0.5) as u8;
             out[8 + j] = (q0 & 0x0f) | ((q1 & 0x0f) << 4);
             qh |= u32::from((q0 & 0x10) >> 4) << j;
             qh |= u32::from((q1 & 0x10) >> 4) << (j + 16);
@@ -236,7 +263,7 @@ pub(crate) fn quant_q8_0(src: &[f32], dst: &mut Vec<u8>) {
         let id = inv(d);
         put16(out, 0, f32_to_f16(d));
         for j in 0..32 {
-            out[2 + j] = trunc_i32((x[j] * id).round()) as u8;
+            out[2 + j] = to_i8((x[j] * id).round()) as u8;
         }
     });
 }
@@ -248,7 +275,7 @@ pub(crate) fn quant_q8_1(src: &[f32], dst: &mut Vec<u8>) {
         put16(out, 0, f32_to_f16(d));
         let mut sum = 0i32;
         for j in 0..32 {
-            let q = trunc_i32((x[j] * id).round()) as i8;
+            let q = to_i8((x[j] * id).round()) as i8;
             out[4 + j] = q as u8;
             sum += i32::from(q);
         }
@@ -286,4 +313,73 @@ pub(crate) fn quant_q2_0(src: &[f32], dst: &mut Vec<u8>) {
             out[2 + j / 4] |= q << (2 * (j % 4));
         }
     });
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn blocks_of_specials() -> Vec<[f32; 32]> {
+        let v = [0.0f32, -0.0, 1.0, -1.0, 2.0, -2.0, f32::NAN, f32::INFINITY, f32::NEG_INFINITY, 1e-45, -3.5];
+        let mut s = 0x1234_5678_9abc_def0u64;
+        (0..20_000)
+            .map(|_| {
+                let mut b = [0f32; 32];
+                for e in &mut b {
+                    s ^= s << 13;
+                    s ^= s >> 7;
+                    s ^= s << 17;
+                    *e = v[(s % v.len() as u64) as usize];
+                }
+                b
+            })
+            .collect()
+    }
+
+    #[test]
+    fn two_pass_extremes_equal_the_one_pass_loops() {
+        for b in blocks_of_specials() {
+            let (mut amax, mut max) = (0.0f32, 0.0f32);
+            let (mut mn, mut mx) = (f32::MAX, -f32::MAX);
+            for &v in &b {
+                if amax < v.abs() {
+                    amax = v.abs();
+                    max = v;
+                }
+                if v < mn {
+                    mn = v;
+                }
+                if v > mx {
+                    mx = v;
+                }
+            }
+            assert_eq!(signed_absmax(&b).to_bits(), max.to_bits(), "{b:?}");
+            let (a, c) = min_max(&b);
+            assert_eq!((a.to_bits(), c.to_bits()), (mn.to_bits(), mx.to_bits()), "{b:?}");
+        }
+    }
+
+    #[test]
+    fn to_i8_is_the_low_byte_of_cvttss2si() {
+        let specials = [
+            f32::NAN,
+            -f32::NAN,
+            f32::INFINITY,
+            f32::NEG_INFINITY,
+            f32::MAX,
+            f32::MIN,
+            2_147_483_648.0,
+            2_147_483_520.0,
+            -2_147_483_648.0,
+            -2_147_483_904.0,
+            255.7,
+            -128.5,
+            127.9,
+            -0.0,
+        ];
+        let strided = (0..=u32::MAX).step_by(65_537).map(f32::from_bits);
+        for x in specials.into_iter().chain(strided) {
+            assert_eq!(to_i8(x), i32::from(trunc_i32(x) as i8), "{x:e}");
+        }
+    }
 }

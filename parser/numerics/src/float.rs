@@ -83,23 +83,27 @@ pub(crate) fn dequant_i64(src: &[u8], dst: &mut [f32]) {
     }
 }
 
-pub(crate) fn quant_f32(src: &[f32], dst: &mut Vec<u8>) {
-    dst.reserve(src.len() * 4);
-    for x in src {
-        dst.extend_from_slice(&x.to_le_bytes());
+/// Appends `N` bytes per value, `conv(value)`, written into place (one
+/// resize instead of a capacity check per value).
+#[inline(always)]
+fn write_elements<const N: usize>(src: &[f32], dst: &mut Vec<u8>, conv: impl Fn(f32) -> [u8; N]) {
+    let start = dst.len();
+    dst.resize(start + src.len() * N, 0);
+    if let Some(out) = dst.get_mut(start..) {
+        for (o, x) in out.chunks_exact_mut(N).zip(src) {
+            o.copy_from_slice(&conv(*x));
+        }
     }
+}
+
+pub(crate) fn quant_f32(src: &[f32], dst: &mut Vec<u8>) {
+    write_elements(src, dst, f32::to_le_bytes);
 }
 
 pub(crate) fn quant_f16(src: &[f32], dst: &mut Vec<u8>) {
-    dst.reserve(src.len() * 2);
-    for x in src {
-        dst.extend_from_slice(&f32_to_f16(*x).to_le_bytes());
-    }
+    write_elements(src, dst, |x| f32_to_f16(x).to_le_bytes());
 }
 
 pub(crate) fn quant_bf16(src: &[f32], dst: &mut Vec<u8>) {
-    dst.reserve(src.len() * 2);
-    for x in src {
-        dst.extend_from_slice(&f32_to_bf16(*x).to_le_bytes());
-    }
+    write_elements(src, dst, |x| f32_to_bf16(x).to_le_bytes());
 }
