@@ -216,5 +216,7 @@ mod tests {
         crate::run_unstructured(&[0xab, 0x08, 0x08, 0x08, 0xf7, 0xf7], run);
         // Q2_K: zeros in a mostly negative block come back as -0.76·amax.
         crate::run_unstructured(include_bytes!("../tests/data/q2_k_spike.bin"), run);
+        // F13, IQ1_M: one value among zeros; the zeros come back at 10·amax.
+        crate::run_unstructured(include_bytes!("../tests/data/iq1_m_spike.bin"), run);
     }
 }
