@@ -74,7 +74,7 @@ fn main() {
         std::fs::write(d.join("input.f32"), to_bytes(&x)).expect("write input");
         std::fs::write(d.join("imatrix.f32"), to_bytes(&w)).expect("write imatrix");
     }
-    let mut tsv = format!("type\tmode\telems\tn_per_row\tmedian_ns\n");
+    let mut tsv = String::from("type\tmode\telems\tn_per_row\tmedian_ns\n");
     println!("{:<8} {:<8} {:>12} {:>10}", "type", "mode", "median_us", "Melem/s");
     let mut out = Vec::new();
     for ty in GgmlType::ALL {
