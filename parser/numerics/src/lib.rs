@@ -58,16 +58,10 @@
 //!
 //! Bit-exactness holds for the x86-64 reference build (no FMA contraction,
 //! sequential float sums, `cvttss2si` for out-of-range float→int casts,
-//! glibc's `log2f`); `common.rs` spells out those semantics. The quantizers
-//! live in `ggml-base`, which llama.cpp's CMake compiles without `-march`
-//! flags: the `libggml-base.so` that `pip install llama-cpp-python==0.3.36`
-//! builds has no FMA instruction, so `-ffp-contract` cannot change it.
-//! Compiled with `-march=native` on an FMA machine and GCC's default
-//! `-ffp-contract=fast`, `ggml-quants.c` gives other bytes for Q2_K, Q4_K,
-//! Q5_K, Q6_K, IQ4_NL, IQ4_XS, the weighted Q4_0..Q5_1 and Q3_K paths and
-//! six of the seven lattice types (one golden set, checked once); with
-//! `-ffp-contract=off` added it gives the reference bytes again. This crate
-//! matches the uncontracted build only.
+//! glibc's `log2f`); `common.rs` spells out those semantics. Builds of
+//! ggml that contract `a·b + c` into FMA give other bytes for many types;
+//! the crate README ("Which build of ggml is the reference") has the
+//! measurements.
 //!
 //! [`check_row_data`] reports what `ggml_validate_row_data` rejects, and
 //! [`error_bound`] gives the worst-case round-trip error used by the
