@@ -153,13 +153,25 @@ pub(crate) fn dequant_iq3_s(src: &[u8], dst: &mut [f32]) {
 /// The three values `dl·(g + δ)` an IQ1 group decodes to (g = −1, 0, 1),
 /// in slots 0..3 by `g + 1` (slot 3 unused). The same operations as per
 /// element (`f32(g) + δ` is exact for these g), done once per group.
+#[cfg_attr(all(target_arch = "x86_64", target_feature = "sse2", not(test)), allow(dead_code))]
 #[inline(always)]
-fn iq1_values(dl: f32, delta: f32) -> [f32; 4] {
+pub(crate) fn iq1_values(dl: f32, delta: f32) -> [f32; 4] {
     [dl * (-1.0 + delta), dl * (0.0 + delta), dl * (1.0 + delta), 0.0]
 }
 
+/// One IQ1 group of 8: `dl·(g + δ)` (the SSE2 kernel on x86-64, the
+/// three-value lookup elsewhere; `simd_equivalence` checks they agree).
 #[inline(always)]
-fn put_iq1(y: &mut [f32; 256], at: usize, vals: &[f32; 4], idx: usize) {
+fn put_iq1(y: &mut [f32; 256], at: usize, dl: f32, delta: f32, idx: usize) {
+    #[cfg(all(target_arch = "x86_64", target_feature = "sse2"))]
+    super::simd::iq1_group(IQ1S_GRID.get(idx).copied().unwrap_or(0), dl, delta, y, at);
+    #[cfg(not(all(target_arch = "x86_64", target_feature = "sse2")))]
+    put_iq1_scalar(y, at, &iq1_values(dl, delta), idx);
+}
+
+#[cfg_attr(all(target_arch = "x86_64", target_feature = "sse2", not(test)), allow(dead_code))]
+#[inline(always)]
+pub(crate) fn put_iq1_scalar(y: &mut [f32; 256], at: usize, vals: &[f32; 4], idx: usize) {
     let g = grid8(&IQ1S_GRID, idx);
     for j in 0..8 {
         y[at + j] = vals[usize::from(g[j].wrapping_add(1) & 3)];
@@ -173,10 +185,9 @@ pub(crate) fn dequant_iq1_s(src: &[u8], dst: &mut [f32]) {
             let qh = le16(b, 34 + 2 * ib);
             let dl = d * (2 * i32::from((qh >> 12) & 7) + 1) as f32;
             let delta = if qh & 0x8000 != 0 { -IQ1_DELTA } else { IQ1_DELTA };
-            let vals = iq1_values(dl, delta);
             for l in 0..4 {
                 let idx = usize::from(b[2 + 4 * ib + l]) | (usize::from((qh >> (3 * l)) & 7) << 8);
-                put_iq1(y, 32 * ib + 8 * l, &vals, idx);
+                put_iq1(y, 32 * ib + 8 * l, dl, delta, idx);
             }
         }
     });
@@ -209,7 +220,7 @@ pub(crate) fn dequant_iq1_m(src: &[u8], dst: &mut [f32]) {
             let delta = [dlt(h0 & 0x08 != 0), dlt(h0 & 0x80 != 0), dlt(h1 & 0x08 != 0), dlt(h1 & 0x80 != 0)];
             for l in 0..4 {
                 let dl = if l < 2 { dl1 } else { dl2 };
-                put_iq1(y, 32 * ib + 8 * l, &iq1_values(dl, delta[l]), idx[l]);
+                put_iq1(y, 32 * ib + 8 * l, dl, delta[l], idx[l]);
             }
         }
     });

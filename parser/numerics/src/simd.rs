@@ -17,12 +17,14 @@
 //!   shifts the lanes back to `q` and multiplies by `d` itself.
 //! - Q4_K computes `dl·q − ml` as one multiply and one subtract, the same
 //!   two roundings as the scalar code (no FMA on baseline x86-64).
+//! - IQ1_S / IQ1_M compute `dl·(g + δ)` for the code-book trits g (−1, 0, 1)
+//!   as one add and one multiply per lane, the scalar code's two roundings.
 
 use super::common::{f16_to_f32, for_blocks};
 use safe_arch::{
-    bitand_m128i, convert_to_m128_from_i32_m128i, load_unaligned_m128i, m128, m128i, mul_m128, set_splat_i32_m128i,
-    set_splat_m128, shr_imm_i32_m128i, shr_imm_u32_m128i, store_unaligned_m128, sub_m128, unpack_high_i8_m128i,
-    unpack_high_i16_m128i, unpack_low_i8_m128i, unpack_low_i16_m128i, zeroed_m128i,
+    add_m128, bitand_m128i, convert_to_m128_from_i32_m128i, load_unaligned_m128i, m128, m128i, mul_m128, set_i64_m128i,
+    set_splat_i32_m128i, set_splat_m128, shr_imm_i32_m128i, shr_imm_u32_m128i, store_unaligned_m128, sub_m128,
+    unpack_high_i8_m128i, unpack_high_i16_m128i, unpack_low_i8_m128i, unpack_low_i16_m128i, zeroed_m128i,
 };
 
 /// 2^-24: undoes the 24-bit left shift of the widened bytes.
@@ -161,4 +163,18 @@ pub(crate) fn dequant_q4_k(src: &[u8], dst: &mut [f32], scales: impl Fn(&[u8; 14
             }
         }
     });
+}
+
+/// `y[o..o + 8] = dl · (g + δ)` for the 8 signed bytes of a code-book entry
+/// `grid` (little-endian): each byte sign-extended (top byte of its lane,
+/// shifted back), converted, `+ δ`, `· dl`, as the scalar kernel does.
+#[inline(always)]
+pub(crate) fn iq1_group<const N: usize>(grid: u64, dl: f32, delta: f32, y: &mut [f32; N], o: usize) {
+    let z = zeroed_m128i();
+    let lo = unpack_low_i8_m128i(z, set_i64_m128i(0, grid as i64));
+    let (d, e) = (set_splat_m128(dl), set_splat_m128(delta));
+    for (k, w) in [unpack_low_i16_m128i(z, lo), unpack_high_i16_m128i(z, lo)].into_iter().enumerate() {
+        let g = convert_to_m128_from_i32_m128i(shr_imm_i32_m128i::<24>(w));
+        store4(y, o + 4 * k, mul_m128(d, add_m128(g, e)));
+    }
 }

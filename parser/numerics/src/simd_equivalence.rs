@@ -166,3 +166,24 @@ fn prescale_is_exact_exactly_when_claimed() {
         assert!(prescale(d).is_some(), "f16 {bits:#06x}");
     }
 }
+
+#[test]
+fn iq1_group_matches_scalar() {
+    let mut rng = Rng(4);
+    let mut scales: Vec<f32> = F32_SPECIAL.iter().map(|&b| f32::from_bits(b)).collect();
+    scales.extend(F16_SPECIAL.iter().map(|&h| f16_to_f32(h) * 15.0));
+    scales.extend((0..64).map(|_| f32::from_bits(rng.next() as u32)));
+    for dl in scales {
+        for delta in [0.125f32, -0.125] {
+            let vals = crate::iquants::iq1_values(dl, delta);
+            for idx in 0..2048 {
+                let (mut a, mut b) = ([0f32; 256], [1f32; 256]);
+                crate::iquants::put_iq1_scalar(&mut a, 8, &vals, idx);
+                iq1_group(crate::tables::iq1_grid::IQ1S_GRID[idx], dl, delta, &mut b, 8);
+                for j in 8..16 {
+                    assert_eq!(a[j].to_bits(), b[j].to_bits(), "dl {dl:e} delta {delta} idx {idx} lane {j}");
+                }
+            }
+        }
+    }
+}
