@@ -16,7 +16,9 @@ maps) QUANT_RUNS times per type and mode, checks that its bytes equal ours
 (DIR/<type>.<mode>.bin) and writes DIR/ggml.tsv.
 
 Both print one table with both medians and the ratio ours/ggml (time; < 1
-means ours is faster).
+means ours is faster). Both sides time the CPU time of the calling thread
+(Rust: CLOCK_THREAD_CPUTIME_ID, Python: time.thread_time_ns), so that other
+processes on a shared machine do not inflate one side.
 """
 from __future__ import annotations
 
@@ -48,9 +50,9 @@ def quant(d: pathlib.Path) -> int:
         g.quantize_chunk(name, rows_x, qw)
         times = []
         for _ in range(QUANT_RUNS):
-            t = time.perf_counter_ns()
+            t = time.thread_time_ns()
             got = g.quantize_chunk(name, rows_x, qw)
-            times.append(time.perf_counter_ns() - t)
+            times.append(time.thread_time_ns() - t)
         ggml_ns = sorted(times)[QUANT_RUNS // 2]
         same = "same" if got == (d / f"{name}.{mode}.bin").read_bytes() else "DIFFER"
         out.append(f"{name}\t{mode}\t{ggml_ns}")
@@ -78,9 +80,9 @@ def main() -> int:
             dst = np.zeros(int(elems), dtype=np.float32)
             times = []
             for _ in range(RUNS):
-                t = time.perf_counter_ns()
+                t = time.thread_time_ns()
                 fn(ctypes.addressof(src), dst.ctypes.data, int(elems))
-                times.append(time.perf_counter_ns() - t)
+                times.append(time.thread_time_ns() - t)
             ggml_ns = sorted(times)[RUNS // 2]
             out.append(f"{name}\t{ggml_ns}")
         table.append((name, int(in_bytes), int(elems), int(rust_ns), ggml_ns))
