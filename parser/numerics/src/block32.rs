@@ -12,7 +12,9 @@
 //! - Q1_0 `d qs[16]`: bit j (LSB first) set → +d, clear → −d
 //! - Q2_0 `d qs[16]`: 2 bits per element, LSB first; y = d·(q−1)
 
-use super::common::{c_max, c_min, f32_to_f16, for_blocks, half_at, le32, put16, quant_blocks, trunc_i32};
+use super::common::{
+    c_max, c_min, f32_to_f16, for_blocks, half_at, le32, put16, quant_blocks, trunc_i32, trunc_i32x32,
+};
 
 pub(crate) fn dequant_q4_0(src: &[u8], dst: &mut [f32]) {
     for_blocks::<18, 32>(src, dst, |b, y| {
@@ -193,15 +195,20 @@ fn inv(d: f32) -> f32 {
     if d != 0.0 { 1.0 / d } else { 0.0 }
 }
 
+/// C's `MIN(max, (int8_t)f)` (as a byte) for 32 values at once.
+#[inline(always)]
+fn i8_min(f: &[f32; 32], max: i32) -> [u8; 32] {
+    trunc_i32x32(f).map(|t| i32::from(t as i8).min(max) as u8)
+}
+
 pub(crate) fn quant_q4_0(src: &[f32], dst: &mut Vec<u8>) {
     quant_blocks::<32, 18>(src, dst, |x, out| {
         let d = signed_absmax(x) / -8.0;
         let id = inv(d);
         put16(out, 0, f32_to_f16(d));
+        let q = i8_min(&x.map(|v| v * id + 8.5), 15);
         for j in 0..16 {
-            let q0 = to_i8(x[j] * id + 8.5).min(15) as u8;
-            let q1 = to_i8(x[j + 16] * id + 8.5).min(15) as u8;
-            out[2 + j] = q0 | (q1 << 4);
+            out[2 + j] = q[j] | (q[j + 16] << 4);
         }
     });
 }
@@ -213,10 +220,9 @@ pub(crate) fn quant_q4_1(src: &[f32], dst: &mut Vec<u8>) {
         let id = inv(d);
         put16(out, 0, f32_to_f16(d));
         put16(out, 2, f32_to_f16(min));
+        let q = i8_min(&x.map(|v| (v - min) * id + 0.5), 15);
         for j in 0..16 {
-            let q0 = to_i8((x[j] - min) * id + 0.5).min(15) as u8;
-            let q1 = to_i8((x[j + 16] - min) * id + 0.5).min(15) as u8;
-            out[4 + j] = q0 | (q1 << 4);
+            out[4 + j] = q[j] | (q[j + 16] << 4);
         }
     });
 }
@@ -226,10 +232,10 @@ pub(crate) fn quant_q5_0(src: &[f32], dst: &mut Vec<u8>) {
         let d = signed_absmax(x) / -16.0;
         let id = inv(d);
         put16(out, 0, f32_to_f16(d));
+        let q = i8_min(&x.map(|v| v * id + 16.5), 31);
         let mut qh = 0u32;
         for j in 0..16 {
-            let q0 = to_i8(x[j] * id + 16.5).min(31) as u8;
-            let q1 = to_i8(x[j + 16] * id + 16.5).min(31) as u8;
+            let (q0, q1) = (q[j], q[j + 16]);
             out[6 + j] = (q0 & 0x0f) | ((q1 & 0x0f) << 4);
             qh |= u32::from((q0 & 0x10) >> 4) << j;
             qh |= u32::from((q1 & 0x10) >> 4) << (j + 16);
@@ -245,10 +251,10 @@ pub(crate) fn quant_q5_1(src: &[f32], dst: &mut Vec<u8>) {
         let id = inv(d);
         put16(out, 0, f32_to_f16(d));
         put16(out, 2, f32_to_f16(min));
+        let t = trunc_i32x32(&x.map(|v| (v - min) * id + 0.5));
         let mut qh = 0u32;
         for j in 0..16 {
-            let q0 = to_i8((x[j] - min) * id + 0.5) as u8;
-            let q1 = to_i8((x[j + 16] - min) * id + 0.5) as u8;
+            let (q0, q1) = (t[j] as u8, t[j + 16] as u8);
             out[8 + j] = (q0 & 0x0f) | ((q1 & 0x0f) << 4);
             qh |= u32::from((q0 & 0x10) >> 4) << j;
             qh |= u32::from((q1 & 0x10) >> 4) << (j + 16);

@@ -132,6 +132,28 @@ pub(crate) fn trunc_i32(x: f32) -> i32 {
     if (-2_147_483_648.0..2_147_483_648.0).contains(&x) { x as i32 } else { i32::MIN }
 }
 
+/// [`trunc_i32`] of 32 values (`cvttps2dq`, four at a time, on x86-64: the
+/// same results, NaN and out of range giving `i32::MIN`).
+#[inline(always)]
+pub(crate) fn trunc_i32x32(f: &[f32; 32]) -> [i32; 32] {
+    let mut t = [0i32; 32];
+    #[cfg(all(target_arch = "x86_64", target_feature = "sse2"))]
+    {
+        use safe_arch::{m128, truncate_m128_to_m128i};
+        for (o, c) in t.chunks_exact_mut(4).zip(f.chunks_exact(4)) {
+            if let Ok(c) = <[f32; 4]>::try_from(c) {
+                let r: [i32; 4] = truncate_m128_to_m128i(m128::from_array(c)).into();
+                o.copy_from_slice(&r);
+            }
+        }
+    }
+    #[cfg(not(all(target_arch = "x86_64", target_feature = "sse2")))]
+    for (o, &v) in t.iter_mut().zip(f) {
+        *o = trunc_i32(v);
+    }
+    t
+}
+
 /// glibc's `lroundf` on x86-64: round half away from zero; NaN and values
 /// beyond the i64 range give `i64::MIN`.
 #[inline(always)]
@@ -203,6 +225,17 @@ mod tests {
                 assert_eq!(c_min(a, b).to_bits(), min.to_bits(), "min {a} {b}");
                 assert_eq!(c_max(a, b).to_bits(), max.to_bits(), "max {a} {b}");
             }
+        }
+    }
+
+    #[test]
+    fn trunc_i32x32_matches_trunc_i32() {
+        let mut f = [0f32; 32];
+        for bits in (0..=u32::MAX).step_by(4099).collect::<Vec<_>>().chunks_exact(32) {
+            for (v, &b) in f.iter_mut().zip(bits) {
+                *v = f32::from_bits(b);
+            }
+            assert_eq!(trunc_i32x32(&f), f.map(trunc_i32));
         }
     }
 
