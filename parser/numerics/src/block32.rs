@@ -13,7 +13,7 @@
 //! - Q2_0 `d qs[16]`: 2 bits per element, LSB first; y = d·(q−1)
 
 use super::common::{
-    c_max, c_min, f32_to_f16, for_blocks, half_at, le32, put16, quant_blocks, trunc_i32, trunc_i32x32,
+    c_max, c_min, f32_to_f16, for_blocks, half_at, le32, put16, quant_blocks, round_i32, trunc_i32x32,
 };
 
 pub(crate) fn dequant_q4_0(src: &[u8], dst: &mut [f32]) {
@@ -178,18 +178,6 @@ fn min_max(x: &[f32; 32]) -> (f32, f32) {
     (min, max)
 }
 
-/// Low byte of C's `(int8_t)` cast of a float, as a signed int: the low
-/// byte of `cvttss2si`, whose out-of-range and NaN result 0x80000000 has
-/// low byte 0. Rust's saturating `as i32` has the same low byte for NaN
-/// (0) and below the range (i32::MIN); only at and above 2^31 (i32::MAX,
-/// low byte 0xFF) it needs the fix-up. A select the compiler vectorises,
-/// unlike a range check around the cast.
-#[inline(always)]
-fn to_i8(x: f32) -> i32 {
-    let v = if x >= 2_147_483_648.0 { 0 } else { x as i32 };
-    i32::from(v as i8)
-}
-
 #[inline(always)]
 fn inv(d: f32) -> f32 {
     if d != 0.0 { 1.0 / d } else { 0.0 }
@@ -269,7 +257,7 @@ pub(crate) fn quant_q8_0(src: &[f32], dst: &mut Vec<u8>) {
         let id = inv(d);
         put16(out, 0, f32_to_f16(d));
         for j in 0..32 {
-            out[2 + j] = to_i8((x[j] * id).round()) as u8;
+            out[2 + j] = round_i32(x[j] * id) as u8;
         }
     });
 }
@@ -281,7 +269,7 @@ pub(crate) fn quant_q8_1(src: &[f32], dst: &mut Vec<u8>) {
         put16(out, 0, f32_to_f16(d));
         let mut sum = 0i32;
         for j in 0..32 {
-            let q = to_i8((x[j] * id).round()) as i8;
+            let q = round_i32(x[j] * id) as i8;
             out[4 + j] = q as u8;
             sum += i32::from(q);
         }
@@ -315,7 +303,7 @@ pub(crate) fn quant_q2_0(src: &[f32], dst: &mut Vec<u8>) {
         let id = if amax > 0.0 { 1.0 / amax } else { 0.0 };
         put16(out, 0, f32_to_f16(amax));
         for (j, v) in x.iter().enumerate() {
-            let q = trunc_i32((v * id).round()).wrapping_add(1).clamp(0, 3) as u8;
+            let q = round_i32(v * id).wrapping_add(1).clamp(0, 3) as u8;
             out[2 + j / 4] |= q << (2 * (j % 4));
         }
     });
@@ -362,30 +350,6 @@ mod tests {
             assert_eq!(signed_absmax(&b).to_bits(), max.to_bits(), "{b:?}");
             let (a, c) = min_max(&b);
             assert_eq!((a.to_bits(), c.to_bits()), (mn.to_bits(), mx.to_bits()), "{b:?}");
-        }
-    }
-
-    #[test]
-    fn to_i8_is_the_low_byte_of_cvttss2si() {
-        let specials = [
-            f32::NAN,
-            -f32::NAN,
-            f32::INFINITY,
-            f32::NEG_INFINITY,
-            f32::MAX,
-            f32::MIN,
-            2_147_483_648.0,
-            2_147_483_520.0,
-            -2_147_483_648.0,
-            -2_147_483_904.0,
-            255.7,
-            -128.5,
-            127.9,
-            -0.0,
-        ];
-        let strided = (0..=u32::MAX).step_by(65_537).map(f32::from_bits);
-        for x in specials.into_iter().chain(strided) {
-            assert_eq!(to_i8(x), i32::from(trunc_i32(x) as i8), "{x:e}");
         }
     }
 }

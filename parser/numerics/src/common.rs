@@ -154,11 +154,34 @@ pub(crate) fn trunc_i32x32(f: &[f32; 32]) -> [i32; 32] {
     t
 }
 
+/// Round half away from zero for |x| < 2^23, without `roundf` (a libm call
+/// on baseline x86-64): the truncation `t` and the fraction `x − t` are
+/// exact there, and the fraction decides.
+#[inline(always)]
+fn round_small(x: f32) -> i32 {
+    let t = x as i32;
+    let d = x - t as f32;
+    t + i32::from(d >= 0.5) - i32::from(d <= -0.5)
+}
+
+/// C's `(int)roundf(x)` on x86-64: at and above 2^23 every float is an
+/// integer already, so it is the truncating cast ([`trunc_i32`]).
+#[inline(always)]
+pub(crate) fn round_i32(x: f32) -> i32 {
+    if x.abs() < 8_388_608.0 { round_small(x) } else { trunc_i32(x) }
+}
+
 /// glibc's `lroundf` on x86-64: round half away from zero; NaN and values
 /// beyond the i64 range give `i64::MIN`.
 #[inline(always)]
 pub(crate) fn lround(x: f32) -> i64 {
-    if (-9.223_372e18..9.223_372e18).contains(&x) { x.round() as i64 } else { i64::MIN }
+    if x.abs() < 8_388_608.0 {
+        i64::from(round_small(x))
+    } else if (-9.223_372e18..9.223_372e18).contains(&x) {
+        x as i64
+    } else {
+        i64::MIN
+    }
 }
 
 /// Writes an fp16 value little-endian into `out[off..off + 2]`.
@@ -225,6 +248,17 @@ mod tests {
                 assert_eq!(c_min(a, b).to_bits(), min.to_bits(), "min {a} {b}");
                 assert_eq!(c_max(a, b).to_bits(), max.to_bits(), "max {a} {b}");
             }
+        }
+    }
+
+    #[test]
+    fn rounding_matches_roundf() {
+        let specials = [0.5f32, -0.5, 1.5, -2.5, 0.499_999_97, -0.499_999_97, 8_388_607.5, -8_388_607.5, 8_388_608.0];
+        let strided = (0..=u32::MAX).step_by(2039).map(f32::from_bits);
+        for x in specials.into_iter().chain(strided) {
+            assert_eq!(round_i32(x), trunc_i32(x.round()), "{x:e}");
+            let want = if (-9.223_372e18..9.223_372e18).contains(&x) { x.round() as i64 } else { i64::MIN };
+            assert_eq!(lround(x), want, "{x:e}");
         }
     }
 
