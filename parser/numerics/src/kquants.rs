@@ -386,17 +386,22 @@ pub(crate) fn asym_search<const N: usize>(p: &AsymSearch, x: &[f32; N], w: &[f32
         out[i] = l as u8;
         best_error += w[i] * err(scale * l as f32 + min - x[i]);
     }
-    let mut aux = [0u8; N];
+    // Each trial: the levels and the per-element products first (element
+    // by element, independent: vectorisable), then the sums in ggml's order.
+    // `x − min` changes only when a trial wins.
+    let mut xm = x.map(|v| v - min);
     for is in 0..=p.nstep {
         iscale = (p.rmin + p.rdelta * is as f32 + nmax as f32) / (max - min);
+        let aux: [u8; N] = xm.map(|v| nearest_int(iscale * v).clamp(0, nmax) as u8);
+        let mut wl = [0.0f32; N];
+        for i in 0..N {
+            wl[i] = w[i] * f32::from(aux[i]);
+        }
         let (mut sum_l, mut sum_l2, mut sum_xl) = (0.0f32, 0.0f32, 0.0f32);
         for i in 0..N {
-            let l = nearest_int(iscale * (x[i] - min)).clamp(0, nmax);
-            aux[i] = l as u8;
-            let lf = l as f32;
-            sum_l += w[i] * lf;
-            sum_l2 += w[i] * lf * lf;
-            sum_xl += w[i] * lf * x[i];
+            sum_l += wl[i];
+            sum_l2 += wl[i] * f32::from(aux[i]);
+            sum_xl += wl[i] * x[i];
         }
         let det = sum_w * sum_l2 - sum_l * sum_l;
         if det > 0.0 {
@@ -406,15 +411,20 @@ pub(crate) fn asym_search<const N: usize>(p: &AsymSearch, x: &[f32; N], w: &[f32
                 this_min = 0.0;
                 this_scale = sum_xl / sum_l2;
             }
-            let mut cur = 0.0f32;
+            let mut terms = [0.0f32; N];
             for i in 0..N {
-                cur += w[i] * err(this_scale * f32::from(aux[i]) + this_min - x[i]);
+                terms[i] = w[i] * err(this_scale * f32::from(aux[i]) + this_min - x[i]);
+            }
+            let mut cur = 0.0f32;
+            for t in terms {
+                cur += t;
             }
             if cur < best_error {
                 *out = aux;
                 best_error = cur;
                 scale = this_scale;
                 min = this_min;
+                xm = x.map(|v| v - min);
             }
         }
     }
