@@ -392,7 +392,10 @@ pub(crate) fn asym_search<const N: usize>(p: &AsymSearch, x: &[f32; N], w: &[f32
     let mut xm = x.map(|v| v - min);
     for is in 0..=p.nstep {
         iscale = (p.rmin + p.rdelta * is as f32 + nmax as f32) / (max - min);
-        let aux: [u8; N] = xm.map(|v| nearest_int(iscale * v).clamp(0, nmax) as u8);
+        let mut aux = [0u8; N];
+        for i in 0..N {
+            aux[i] = nearest_int(iscale * xm[i]).clamp(0, nmax) as u8;
+        }
         let mut wl = [0.0f32; N];
         for i in 0..N {
             wl[i] = w[i] * f32::from(aux[i]);
