@@ -193,7 +193,7 @@ fn nearest<const D: usize>(lat: &Lattice<D>, u: usize, term: impl Fn(usize, usiz
             found = Some(e);
         }
     };
-    if nb.len() <= mask + 1 {
+    if nb.len() <= 2 {
         // Short list: fewer terms directly than in the table.
         for &e in nb {
             let g = (e >> 16) as usize;
@@ -204,12 +204,8 @@ fn nearest<const D: usize>(lat: &Lattice<D>, u: usize, term: impl Fn(usize, usiz
             consider(e, d2);
         }
     } else {
-        let mut t = [[0f32; 8]; D];
-        for k in 0..D {
-            for l in 0..=mask {
-                t[k][l & 7] = term(k, l);
-            }
-        }
+        // Constant bounds, so that the table is computed lane-wise.
+        let t = if bits == 3 { table::<D, 8>(&term) } else { table::<D, 4>(&term) };
         for &e in nb {
             let g = (e >> 16) as usize;
             let mut d2 = 0f32;
@@ -220,6 +216,18 @@ fn nearest<const D: usize>(lat: &Lattice<D>, u: usize, term: impl Fn(usize, usiz
         }
     }
     found.or_else(|| nb.first().copied()).map_or(0, |e| (e & 0xffff) as usize)
+}
+
+/// `term(k, l)` for every coordinate k and the first `L` levels l.
+#[inline(always)]
+fn table<const D: usize, const L: usize>(term: &impl Fn(usize, usize) -> f32) -> [[f32; 8]; D] {
+    let mut t = [[0f32; 8]; D];
+    for k in 0..D {
+        for l in 0..L.min(8) {
+            t[k][l] = term(k, l);
+        }
+    }
+    t
 }
 
 /// `iq2_find_best_neighbour` / `iq3_find_best_neighbour`: the neighbour of
