@@ -304,13 +304,20 @@ fn q3_search(x: &[f32; 16], out: &mut [i32; 16]) -> f32 {
         return 0.0;
     }
     let iscale = -(NMAX as f32) / max;
-    let (mut sumlx, mut suml2) = (0.0f32, 0.0f32);
-    for (o, &v) in out.iter_mut().zip(x) {
+    // Levels and products element by element, then the sums in order.
+    let (mut tx, mut t2) = ([0.0f32; 16], [0.0f32; 16]);
+    for i in 0..16 {
+        let v = x[i];
         let l = nearest_int(iscale * v).clamp(-NMAX, NMAX - 1);
-        *o = l;
-        let w = v * v;
-        sumlx += w * v * l as f32;
-        suml2 += w * l as f32 * l as f32;
+        out[i] = l;
+        let (w, lf) = (v * v, l as f32);
+        tx[i] = w * v * lf;
+        t2[i] = w * lf * lf;
+    }
+    let (mut sumlx, mut suml2) = (0.0f32, 0.0f32);
+    for i in 0..16 {
+        sumlx += tx[i];
+        suml2 += t2[i];
     }
     for _ in 0..5 {
         let mut changed = 0;
