@@ -11,6 +11,8 @@
 //!   as a whole, and their shard names;
 //! - [`hash`]: digests of tensor data and manifests (llama-gguf-hash's layout);
 //! - [`imatrix`]: llama.cpp importance-matrix files (GGUF and legacy `.dat`);
+//! - `harness` (feature `harness`): fuzzing of third-party GGUF writers and
+//!   quantizers against what they were asked to write;
 //! - [`io`]: the only module that opens files; the [`io::ByteSource`] every
 //!   layer reads through (positioned reads, no memory map, no `unsafe`);
 //! - [`remote`]: URLs (`http(s)://`, `hf://`) resolved for the front end,
@@ -26,6 +28,8 @@ pub mod config;
 pub mod data;
 pub mod derive;
 pub mod dump;
+#[cfg(feature = "harness")]
+pub mod harness;
 pub mod hash;
 pub mod imatrix;
 pub mod io;

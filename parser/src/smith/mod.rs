@@ -129,6 +129,12 @@ pub struct Config {
     /// bool bytes above 1, non-ASCII keys, tensor names with a NUL byte,
     /// an empty tensor name.
     pub lax_bytes: bool,
+    /// Draw a third of scalar values from each type's edge values (0, ±1,
+    /// the extremes, -0.0, infinities, NaNs with payloads, subnormals,
+    /// empty strings and strings with NUL bytes) instead of uniformly. Off
+    /// in [`Arbitrary`] configurations; the writer fuzzing harness turns it
+    /// on.
+    pub edge_values: bool,
 }
 
 impl Default for Config {
@@ -163,6 +169,7 @@ impl Default for Config {
             unicode: false,
             spec_tensor_names: false,
             lax_bytes: false,
+            edge_values: false,
         }
     }
 }
@@ -242,6 +249,7 @@ impl Config {
             unicode: u.arbitrary()?,
             spec_tensor_names: spec && u.arbitrary()?,
             lax_bytes: ggml && u.arbitrary()?,
+            edge_values: false,
         })
         .map(|c| Config { architecture: c.architecture || strict || spec, ..c })
     }
@@ -561,6 +569,10 @@ impl Gen<'_> {
     }
 
     fn value_of(&mut self, u: &mut Unstructured<'_>, ty: ValueType, depth: u32) -> Result<OwnedValue> {
+        if self.cfg.edge_values && ty != ValueType::Array && u.ratio(1u8, 3)? {
+            self.take_values(1);
+            return edge_value(u, ty, self.cfg.lax_bytes);
+        }
         self.take_values(1);
         Ok(match ty {
             ValueType::U8 => OwnedValue::U8(u.arbitrary()?),
@@ -711,6 +723,73 @@ impl Gen<'_> {
         }
         Ok(())
     }
+}
+
+/// Bit patterns of f32 edge values: ±0, ±1, the smallest and largest
+/// subnormals, the smallest normal, the largest finite, ±infinity, quiet
+/// and signalling NaNs with and without payloads, a negative NaN.
+pub const F32_EDGES: [u32; 16] = [
+    0x0000_0000, 0x8000_0000, 0x3F80_0000, 0xBF80_0000, 0x0000_0001, 0x807F_FFFF, 0x0080_0000, 0x7F7F_FFFF,
+    0xFF7F_FFFF, 0x7F80_0000, 0xFF80_0000, 0x7FC0_0000, 0x7FC0_0001, 0x7F80_0001, 0xFFC0_0000, 0x7FFF_FFFF,
+];
+
+/// Bit patterns of f64 edge values, as [`F32_EDGES`].
+pub const F64_EDGES: [u64; 16] = [
+    0,
+    0x8000_0000_0000_0000,
+    0x3FF0_0000_0000_0000,
+    0xBFF0_0000_0000_0000,
+    1,
+    0x800F_FFFF_FFFF_FFFF,
+    0x0010_0000_0000_0000,
+    0x7FEF_FFFF_FFFF_FFFF,
+    0xFFEF_FFFF_FFFF_FFFF,
+    0x7FF0_0000_0000_0000,
+    0xFFF0_0000_0000_0000,
+    0x7FF8_0000_0000_0000,
+    0x7FF8_0000_0000_0001,
+    0x7FF0_0000_0000_0001,
+    0xFFF8_0000_0000_0000,
+    // 0.1, which has no exact binary form (a writer printing decimals rounds it).
+    0x3FB9_9999_9999_999A,
+];
+
+/// One edge value of a scalar type (`ty` is never `array`).
+fn edge_value(u: &mut Unstructured<'_>, ty: ValueType, lax_bytes: bool) -> Result<OwnedValue> {
+    macro_rules! int_edges {
+        ($t:ty, $v:ident) => {{
+            let edges: [$t; 7] = [0, 1, <$t>::MAX, <$t>::MIN, <$t>::MAX.wrapping_sub(1), <$t>::MIN.wrapping_add(1), 0x7F];
+            OwnedValue::$v(*u.choose(&edges)?)
+        }};
+    }
+    Ok(match ty {
+        ValueType::U8 => int_edges!(u8, U8),
+        ValueType::I8 => OwnedValue::I8(*u.choose(&[0i8, 1, -1, i8::MAX, i8::MIN, i8::MIN + 1])?),
+        ValueType::U16 => int_edges!(u16, U16),
+        ValueType::I16 => OwnedValue::I16(*u.choose(&[0i16, 1, -1, i16::MAX, i16::MIN, 0x80, -0x81])?),
+        ValueType::U32 => int_edges!(u32, U32),
+        ValueType::I32 => OwnedValue::I32(*u.choose(&[0i32, 1, -1, i32::MAX, i32::MIN, 0x8000, 1 << 24])?),
+        ValueType::U64 => {
+            OwnedValue::U64(*u.choose(&[0u64, 1, u64::MAX, u64::MAX - 1, 1 << 53, (1 << 53) + 1, 1 << 32, 1 << 63])?)
+        }
+        ValueType::I64 => OwnedValue::I64(*u.choose(&[
+            0i64,
+            1,
+            -1,
+            i64::MAX,
+            i64::MIN,
+            (1 << 53) + 1,
+            -((1 << 53) + 1),
+            1 << 32,
+        ])?),
+        ValueType::F32 => OwnedValue::F32(f32::from_bits(*u.choose(&F32_EDGES)?)),
+        ValueType::F64 => OwnedValue::F64(f64::from_bits(*u.choose(&F64_EDGES)?)),
+        ValueType::Bool => OwnedValue::Bool(*u.choose(if lax_bytes { &[0u8, 1, 2, 0xFF][..] } else { &[0u8, 1][..] })?),
+        ValueType::String => OwnedValue::String(
+            u.choose(&["", "\0", "a\0b", "\u{10ffff}", "\u{feff}bom", " ", "\n", "\u{7f}"])?.as_bytes().to_vec(),
+        ),
+        ValueType::Array => OwnedValue::Array(ValueType::U8, Vec::new()),
+    })
 }
 
 /// Dims for a tensor of type `ty`: `ne[0]` a whole number of blocks, the
