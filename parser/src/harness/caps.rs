@@ -16,6 +16,7 @@
 //! zero_dims = true          # tensors with a dimension of 0
 //! scalar_tensors = false    # tensors with n_dims = 0
 //! max_dims = 4
+//! tensors = true            # false: metadata-only writers (headers)
 //! ```
 
 use serde::Deserialize;
@@ -46,6 +47,8 @@ pub struct Capabilities {
     pub scalar_tensors: bool,
     /// Most dimensions of a tensor (1..=4).
     pub max_dims: u32,
+    /// Writes tensors at all (false for header-only writers).
+    pub tensors: bool,
 }
 
 impl Default for Capabilities {
@@ -62,6 +65,7 @@ impl Default for Capabilities {
             zero_dims: true,
             scalar_tensors: false,
             max_dims: limits::MAX_DIMS,
+            tensors: true,
         }
     }
 }
@@ -79,6 +83,7 @@ struct File {
     zero_dims: Option<bool>,
     scalar_tensors: Option<bool>,
     max_dims: Option<u32>,
+    tensors: Option<bool>,
 }
 
 impl Capabilities {
@@ -124,6 +129,7 @@ impl Capabilities {
             zero_dims: f.zero_dims.unwrap_or(d.zero_dims),
             scalar_tensors: f.scalar_tensors.unwrap_or(d.scalar_tensors),
             max_dims,
+            tensors: f.tensors.unwrap_or(d.tensors),
         })
     }
 
@@ -140,6 +146,16 @@ impl Capabilities {
             format!("{}", self.tensor_types.len())
         };
         let flag = |b: bool, s: &str| if b { s.to_string() } else { format!("no {s}") };
+        if !self.tensors {
+            return format!(
+                "value types {vt}; no tensors; versions {:?}; {}, {}, {}, {}",
+                self.versions,
+                flag(self.alignment, "alignment"),
+                flag(self.big_endian, "big-endian"),
+                flag(self.nested_arrays, "nested arrays"),
+                flag(self.nul_in_strings, "NUL in strings"),
+            );
+        }
         format!(
             "value types {vt}; tensor types {tt}; versions {:?}; {}, {}, {}, {}, {}, {}; up to {} dims",
             self.versions,

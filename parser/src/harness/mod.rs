@@ -94,9 +94,27 @@ impl Kind {
         Kind { class: class.to_string(), ty: ty.into(), what: what.into() }
     }
 
+    /// The group a kind is reported in: for value and tensor fields
+    /// (`kv`, `kv-array`, `tensor-info`, `tensor-data`) the class and the
+    /// kind of mismatch, whatever the type (`ty` becomes `*`: one bug that
+    /// drops trailing dims does so for every tensor type); anything else
+    /// (rules, headers, layout, writer failures) stays as it is.
+    pub fn family(&self) -> Kind {
+        match self.class.as_str() {
+            "kv" | "kv-array" | "tensor-info" | "tensor-data" => {
+                Kind { class: self.class.clone(), ty: "*".into(), what: self.what.clone() }
+            }
+            _ => self.clone(),
+        }
+    }
+
     /// A file-name-safe slug (`kv-u32-off-by-one`).
     pub fn slug(&self) -> String {
-        let raw = format!("{}-{}-{}", self.class, self.ty, self.what);
+        let raw = if self.ty == "*" {
+            format!("{}-{}", self.class, self.what)
+        } else {
+            format!("{}-{}-{}", self.class, self.ty, self.what)
+        };
         let mut out = String::new();
         for c in raw.chars() {
             if c.is_ascii_alphanumeric() {
@@ -141,6 +159,8 @@ mod tests {
         assert_eq!(k.slug(), "kv-u32-off-by-one");
         assert_eq!(Kind::new("writer", "exit", "failed: KeyError: 'x'").slug(), "writer-exit-failed-keyerror-x");
         assert_eq!(k.to_string(), "kv u32: off by one");
+        assert_eq!(k.family().slug(), "kv-off-by-one");
+        assert_eq!(Kind::new("rule", "tensor-offset-misaligned", "error").family().ty, "tensor-offset-misaligned");
     }
 
     #[test]

@@ -76,7 +76,7 @@ impl Quantizer for CommandQuantizer {
                 ("row_len", &row_len.to_string()),
             ],
         );
-        let (outcome, _) = process::run(&cmd, dir, self.timeout)?;
+        let (outcome, _) = process::run(&cmd, Path::new("."), self.timeout)?;
         Ok(match outcome {
             RunOutcome::Success => match std::fs::read(&output) {
                 Ok(b) => Ok(b),

@@ -27,7 +27,11 @@ fn mismatch_line(m: &Mismatch) -> String {
 pub fn finding_text(g: &FindingGroup, r: &CampaignReport, timings: bool) -> String {
     let mut s = String::new();
     let st = &g.shrunk.stats;
-    let _ = writeln!(s, "kind:     {}", g.kind);
+    let _ = writeln!(s, "kind:     {}", g.label());
+    if g.types.len() > 1 {
+        let per: Vec<String> = g.types.iter().map(|(t, n)| format!("{t} {n}")).collect();
+        let _ = writeln!(s, "types:    {}", per.join(", "));
+    }
     let _ = writeln!(s, "writer:   {}", r.writer);
     let _ = writeln!(
         s,
@@ -92,7 +96,7 @@ pub fn campaign_text(r: &CampaignReport, timings: bool) -> String {
             s,
             "  [{}] {} ({} case{}; first at case {}, {}; shrunk to {} in {} runs)",
             i + 1,
-            g.kind,
+            g.label(),
             g.cases,
             if g.cases == 1 { "" } else { "s" },
             g.first_case,

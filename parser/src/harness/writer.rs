@@ -45,12 +45,12 @@ impl Writer for CommandWriter {
     }
 
     fn write(&mut self, model: &Path, out: &Path) -> std::io::Result<RunOutcome> {
-        let dir = model.parent().unwrap_or(Path::new("."));
         let cmd = process::substitute(
             &self.template,
             &[("model", &model.to_string_lossy()), ("out", &out.to_string_lossy())],
         );
-        process::run(&cmd, dir, self.timeout).map(|(o, _)| o)
+        // Run where the harness runs, so relative paths in the command work.
+        process::run(&cmd, Path::new("."), self.timeout).map(|(o, _)| o)
     }
 }
 
@@ -107,13 +107,16 @@ pub struct CampaignOptions {
     pub findings_dir: Option<PathBuf>,
 }
 
-/// One kind of finding over a campaign.
+/// One kind of finding over a campaign (a [`Kind::family`]: for value
+/// and tensor fields, one mismatch over every type it was seen with).
 #[derive(Clone, Debug, serde::Serialize)]
 pub struct FindingGroup {
-    /// What differs.
+    /// What differs (`ty` is `*` for a family over types, see `types`).
     pub kind: Kind,
     /// Cases that showed it.
     pub cases: u64,
+    /// The value or tensor types it was seen with, and in how many cases.
+    pub types: BTreeMap<String, u64>,
     /// The first such case.
     pub first_case: u64,
     /// Seconds from the campaign's start to that case's verdict.
@@ -170,6 +173,22 @@ pub struct CampaignReport {
     pub infos: BTreeMap<String, u64>,
 }
 
+impl FindingGroup {
+    /// `kv u32,u64: off by one`, `rule tensor-offset-misaligned: error`.
+    pub fn label(&self) -> String {
+        if self.kind.ty != "*" {
+            return self.kind.to_string();
+        }
+        let mut names: Vec<&str> = self.types.keys().map(String::as_str).take(8).collect();
+        let more = self.types.len().saturating_sub(names.len());
+        let extra = format!("+{more}");
+        if more > 0 {
+            names.push(&extra);
+        }
+        format!("{} {}: {}", self.kind.class, names.join(","), self.kind.what)
+    }
+}
+
 impl CampaignReport {
     /// Exit status of the CLI: 0 no findings, 1 findings.
     pub fn exit_code(&self) -> u8 {
@@ -220,6 +239,9 @@ fn config_for(u: &mut Unstructured<'_>, caps: &Capabilities, profile: Profile) -
     cfg.zero_dims &= caps.zero_dims;
     cfg.zero_n_dims &= caps.scalar_tensors;
     cfg.max_dims = cfg.max_dims.min(caps.max_dims).max(1);
+    if !caps.tensors {
+        cfg.max_tensors = 0;
+    }
     // A writer lays out its own data: no gaps, no shuffling, no garbage.
     cfg.shuffle_data = false;
     cfg.data_gaps = false;
@@ -282,8 +304,11 @@ fn stderr_class(stderr: &str) -> String {
     let line = stderr.lines().rev().map(str::trim).find(|l| !l.is_empty()).unwrap_or("no message");
     let mut out = String::new();
     let mut quote: Option<char> = None;
-    let mut last_digit = false;
+    // Inside a number (a digit run not glued to a name like `Q8_1`).
+    let mut in_number = false;
+    let mut prev = ' ';
     for c in line.chars() {
+        let word = |p: char| p.is_alphanumeric() || p == '_';
         match quote {
             Some(q) if c == q => {
                 out.push('…');
@@ -291,18 +316,22 @@ fn stderr_class(stderr: &str) -> String {
                 quote = None;
             }
             Some(_) => {}
-            None if c == '\'' || c == '"' || c == '`' => {
+            None if (c == '\'' || c == '"' || c == '`') && !word(prev) => {
                 out.push(c);
                 quote = Some(c);
             }
-            None if c.is_ascii_digit() => {
-                if !last_digit {
+            None if c.is_ascii_digit() && (in_number || !word(prev)) => {
+                if !in_number {
                     out.push('N');
                 }
+                in_number = true;
             }
-            None => out.push(c),
+            None => {
+                in_number = false;
+                out.push(c);
+            }
         }
-        last_digit = c.is_ascii_digit();
+        prev = c;
     }
     out.chars().take(100).collect()
 }
@@ -346,11 +375,16 @@ pub fn judge(
     Ok((v, outcome))
 }
 
-fn distinct_kinds(c: &Comparison) -> Vec<Kind> {
-    let mut kinds: Vec<Kind> = c.findings.iter().map(|m| m.kind.clone()).collect();
-    kinds.sort();
-    kinds.dedup();
-    kinds
+/// The families of a case's findings, each with the types it showed.
+fn families(c: &Comparison) -> BTreeMap<Kind, Vec<String>> {
+    let mut out: BTreeMap<Kind, Vec<String>> = BTreeMap::new();
+    for m in &c.findings {
+        let tys = out.entry(m.kind.family()).or_default();
+        if !tys.contains(&m.kind.ty) {
+            tys.push(m.kind.ty.clone());
+        }
+    }
+    out
 }
 
 /// Runs a campaign. Findings are written under `opts.findings_dir` as
@@ -399,23 +433,27 @@ pub fn run_campaign(
         for info in &verdict.comparison.infos {
             *report.infos.entry(info.kind.to_string()).or_insert(0) += 1;
         }
-        let kinds = distinct_kinds(&verdict.comparison);
-        if !kinds.is_empty() {
+        let fams = families(&verdict.comparison);
+        if !fams.is_empty() {
             report.cases_with_findings += 1;
         }
-        for kind in kinds {
+        for (kind, tys) in fams {
             if let Some(g) = report.findings.iter_mut().find(|g| g.kind == kind) {
                 g.cases += 1;
+                for ty in tys {
+                    *g.types.entry(ty).or_insert(0) += 1;
+                }
                 continue;
             }
             let first_after_secs = start.elapsed().as_secs_f64();
             on_event(Event::NewKind(&kind, case));
-            let first = verdict.comparison.findings.iter().find(|m| m.kind == kind).cloned().ok_or_else(|| {
-                HarnessError("internal: a kind without its mismatch".into())
-            })?;
+            let first = verdict.comparison.findings.iter().find(|m| m.kind.family() == kind).cloned().ok_or_else(
+                || HarnessError("internal: a kind without its mismatch".into()),
+            )?;
             let shrunk = shrink_kind(writer, &model, &kind, opts, &vopts)?;
             on_event(Event::Shrunk(&kind, &shrunk.stats));
-            let mut group = FindingGroup { kind, cases: 1, first_case: case, first_after_secs, first, shrunk };
+            let types = tys.into_iter().map(|t| (t, 1)).collect();
+            let mut group = FindingGroup { kind, cases: 1, types, first_case: case, first_after_secs, first, shrunk };
             if let Some(dir) = &opts.findings_dir {
                 let index = report.findings.len() + 1;
                 save_finding(dir, index, &mut group, &report)?;
@@ -425,6 +463,15 @@ pub fn run_campaign(
     }
     report.elapsed = start.elapsed();
     if let Some(dir) = &opts.findings_dir {
+        // Reports again, now with the final case counts.
+        for g in &report.findings {
+            if let Some(name) = &g.shrunk.dir {
+                let sub = dir.join(name);
+                write(&sub, "report.txt", crate::harness::report::finding_text(g, &report, true).as_bytes())?;
+                let json = serde_json::to_string_pretty(g).map_err(|e| HarnessError(e.to_string()))?;
+                write(&sub, "report.json", json.as_bytes())?;
+            }
+        }
         let json = serde_json::to_string_pretty(&report).map_err(|e| HarnessError(e.to_string()))?;
         write(dir, "summary.json", json.as_bytes())?;
         write(dir, "summary.txt", crate::harness::report::campaign_text(&report, true).as_bytes())?;
@@ -445,7 +492,7 @@ fn shrink_kind(
             return false;
         }
         match judge(writer, candidate, &opts.work_dir, vopts) {
-            Ok((v, _)) => v.comparison.findings.iter().any(|m| m.kind == *kind),
+            Ok((v, _)) => v.comparison.findings.iter().any(|m| m.kind.family() == *kind),
             Err(e) => {
                 harness_error = Some(e);
                 false
@@ -458,7 +505,7 @@ fn shrink_kind(
     }
     // The final run leaves the reproducer's output in the work directory.
     let (v, _) = judge(writer, &small, &opts.work_dir, vopts)?;
-    let mismatches: Vec<Mismatch> = v.comparison.findings.into_iter().filter(|m| m.kind == *kind).collect();
+    let mismatches: Vec<Mismatch> = v.comparison.findings.into_iter().filter(|m| m.kind.family() == *kind).collect();
     Ok(Shrunk {
         model_json: model_json::to_string(&small).map_err(HarnessError)?,
         out: v.out,
@@ -592,12 +639,14 @@ mod tests {
         })
         .unwrap();
         assert_eq!(r.exit_code(), 1);
-        let g = r.findings.iter().find(|g| g.kind == Kind::new("kv", "u32", "off by one")).unwrap();
+        let g = r.findings.iter().find(|g| g.kind == Kind::new("kv", "*", "off by one")).unwrap();
+        assert_eq!(g.label(), "kv u32: off by one");
+        assert_eq!(g.types.get("u32"), Some(&g.cases));
         // Grouped: many cases, one kind, one reproducer.
         assert!(g.cases > 10, "{}", g.cases);
         // The other faces of the bug: u32::MAX + 1 wraps to 0, and a special
         // token id one past the vocabulary breaks a rule.
-        let kinds: Vec<String> = r.findings.iter().map(|g| g.kind.to_string()).collect();
+        let kinds: Vec<String> = r.findings.iter().map(FindingGroup::label).collect();
         let expected = ["kv u32: off by one", "kv u32: zeroed", "rule token-id-range: error"];
         assert!(kinds.iter().all(|k| expected.contains(&k.as_str())), "{kinds:?}");
         // Shrunk to the u32 key and the one key strict requires of every
@@ -618,6 +667,12 @@ mod tests {
         assert!(findings.join("summary.json").exists());
         assert_eq!(new_kinds, r.findings.len());
         let _ = std::fs::remove_dir_all(&findings);
+    }
+
+    #[test]
+    fn stderr_lines_group_by_message() {
+        assert_eq!(stderr_class("x\nValueError: size 36 of Q8_1 at 'a.b' isn't 40\n\n"), "ValueError: size N of Q8_1 at '…' isn't N");
+        assert_eq!(stderr_class(""), "no message");
     }
 
     #[test]

@@ -51,7 +51,8 @@ Remote files (http://, https://, hf://ORG/REPO/FILE[@REVISION]):
 
 /// The subcommand names (and clap's `help`), which `check_ambiguous_args`
 /// refuses as a first argument when a file of that name exists.
-pub const SUBCOMMANDS: [&str; 7] = ["rules", "dump", "dequant", "quantize", "hash", "derive", "help"];
+pub const SUBCOMMANDS: [&str; 10] =
+    ["rules", "dump", "dequant", "quantize", "hash", "derive", "fuzz-writer", "fuzz-quantizer", "write-model", "help"];
 
 /// Refuses command lines that a shell glob could have made ambiguous: a
 /// first argument naming a subcommand while a file of that name exists
@@ -177,6 +178,23 @@ pub enum Command {
     /// Digests of tensor data (not metadata) per tensor and per model, in
     /// llama-gguf-hash's layout; or verify them against a manifest.
     Hash(crate::hash::HashArgs),
+    /// Fuzz a third-party GGUF writer: generate model descriptions, run the
+    /// writer on each, validate and compare what it wrote with what was
+    /// asked; group findings by kind and shrink one reproducer per kind.
+    #[command(after_help = crate::fuzz::WRITER_AFTER_HELP)]
+    FuzzWriter(crate::fuzz::WriterArgs),
+    /// Fuzz a third-party quantizer: feed it f32 rows and compare its blocks
+    /// with the reference quantizer (identical, within the error bound, wrong).
+    #[command(after_help = crate::fuzz::QUANT_AFTER_HELP)]
+    FuzzQuantizer(crate::fuzz::QuantArgs),
+    /// Write a model description (fuzz-writer's JSON) as GGUF with this
+    /// project's own writer.
+    WriteModel {
+        /// The description (JSON).
+        model: PathBuf,
+        /// The GGUF file to write.
+        out: PathBuf,
+    },
     /// Provenance: quantize every tensor of BASE (F32/F16/BF16) to QUANT's
     /// type with ggml_quantize_chunk and compare bytes. Exit 0 only when
     /// every tensor is identical.

@@ -4,6 +4,7 @@
 mod cli;
 mod convert;
 mod formats;
+mod fuzz;
 mod hash;
 mod inputs;
 mod remote;
@@ -49,6 +50,9 @@ fn main() -> ExitCode {
             convert::quantize(&ty, &input, &output, &opts)
         }
         Some(Command::Hash(args)) => hash::run(&args),
+        Some(Command::FuzzWriter(args)) => fuzz::fuzz_writer(&args),
+        Some(Command::FuzzQuantizer(args)) => fuzz::fuzz_quantizer(&args),
+        Some(Command::WriteModel { model, out }) => fuzz::write_model(&model, &out),
         Some(Command::Derive { base, quant, json, imatrix }) => derive(&base, &quant, json, imatrix.as_deref()),
         None => validate(&cli.validate, &matches),
     };

@@ -725,3 +725,15 @@ pub fn derive_report(results: &[gguf_validate::derive::TensorResult], json: bool
     writeln!(out, "{} tensors: {same} identical, {differ} differ, {not} not derivable", results.len())?;
     out.flush()
 }
+
+/// Text as it is, on stdout (the fuzz-writer / fuzz-quantizer reports).
+pub fn text(s: &str) -> io::Result<()> {
+    let mut out = io::BufWriter::new(io::stdout().lock());
+    out.write_all(s.as_bytes())?;
+    out.flush()
+}
+
+/// A progress note about a long run, on stderr.
+pub fn note(msg: &str) {
+    eprintln!("gguf-validate: {msg}");
+}
