@@ -258,10 +258,14 @@ pub fn judge_row(ty: GgmlType, input: &[f32], expected: &[u8], got: &[u8]) -> (R
             worst = (b, err, limit);
         }
     }
-    let detail = format!(
-        "first differing block {first_block}; largest error {:.3e} against bound {:.3e} (block {})",
-        worst.1, worst.2, worst.0
-    );
+    let detail = if worst.2 == 0.0 {
+        format!("first differing block {first_block}; the bound applies to none of the differing blocks")
+    } else {
+        format!(
+            "first differing block {first_block}; largest error {:.3e} against bound {:.3e} (block {})",
+            worst.1, worst.2, worst.0
+        )
+    };
     (verdict, detail)
 }
 
@@ -680,6 +684,7 @@ mod tests {
             },
         };
         let r = run_quant_campaign(&mut q, &opts(vec![GgmlType::Q4_0], 200)).unwrap();
+        insta::assert_snapshot!("quant_broken_q4_0", crate::harness::report::quant_text(&r, false));
         let wrong: Vec<&QuantGroup> = r.findings.iter().filter(|g| g.finding).collect();
         assert!(!wrong.is_empty(), "{:#?}", r.findings);
         assert_eq!(r.exit_code(), 1);

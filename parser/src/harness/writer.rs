@@ -666,6 +666,8 @@ mod tests {
         assert!(std::fs::read_to_string(dir.join("report.txt")).unwrap().contains("kv u32: off by one"));
         assert!(findings.join("summary.json").exists());
         assert_eq!(new_kinds, r.findings.len());
+        insta::assert_snapshot!("campaign_off_by_one", crate::harness::report::campaign_text(&r, false));
+        insta::assert_snapshot!("finding_off_by_one", crate::harness::report::finding_text(g, &r, false));
         let _ = std::fs::remove_dir_all(&findings);
     }
 
