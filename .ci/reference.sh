@@ -12,6 +12,9 @@
 #   extracted: sources for the generated tables,
 #   llama.cpp's own vocabulary files and chat templates, which carry their
 #   models' licences and are never committed here).
+# - GGUF_VALIDATE_GGUF_PY: gguf-py 0.19.0 and numpy 2.4.6 installed with
+#   `pip install --target` (a PYTHONPATH entry), for the brief fuzz-writer
+#   campaign against gguf-py's GGUFWriter (conformance/writers/ci.sh).
 
 REFERENCE_CACHE="${REFERENCE_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/gguf-validate-reference}"
 LLAMA_CPP_PYTHON_SDIST_URL="https://files.pythonhosted.org/packages/ec/e9/e7de2b0463ea3ffbf0ede6cb21b58c1258a8f6521aae45ca773a59fe7cf3/llama_cpp_python-0.3.36.tar.gz"
@@ -61,9 +64,21 @@ fetch_gemma() {
     export GGUF_VALIDATE_GEMMA="$out"
 }
 
+fetch_gguf_py() {
+    local dir="$REFERENCE_CACHE/gguf-py-0.19.0"
+    if [ ! -f "$dir/.complete" ]; then
+        rm -rf "$dir"
+        python3 -m pip install -q --disable-pip-version-check --only-binary=:all: --target "$dir" \
+            "gguf==0.19.0" "numpy==2.4.6"
+        touch "$dir/.complete"
+    fi
+    export GGUF_VALIDATE_GGUF_PY="$dir"
+}
+
 fetch_reference() {
     fetch_llama_cpp_sources
     fetch_gemma
+    fetch_gguf_py
 }
 
 # The generated tables match llama.cpp's sources (regenerated and compared).

@@ -33,16 +33,7 @@ fn a_writer_that_drops_everything_is_found_and_shrunk() {
     let findings = temp("drop");
     // Writes a header with no key/values and no tensors, whatever it is asked.
     let cmd = "printf 'GGUF\\003\\000\\000\\000\\000\\000\\000\\000\\000\\000\\000\\000\\000\\000\\000\\000\\000\\000\\000\\000' > {out}";
-    let out = run(&[
-        "fuzz-writer",
-        "--cmd",
-        cmd,
-        "--cases",
-        "20",
-        "--findings",
-        findings.to_str().unwrap(),
-        "--json",
-    ]);
+    let out = run(&["fuzz-writer", "--cmd", cmd, "--cases", "20", "--findings", findings.to_str().unwrap(), "--json"]);
     assert_eq!(out.status.code(), Some(1), "{}", String::from_utf8_lossy(&out.stderr));
     let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     let kinds: Vec<String> = report["findings"]
@@ -105,5 +96,10 @@ fn the_reference_quantizer_round_trip_through_the_cli_is_identical() {
     let text = String::from_utf8_lossy(&out.stdout);
     assert_eq!(out.status.code(), Some(0), "{text}{}", String::from_utf8_lossy(&out.stderr));
     assert!(text.contains("12 rows in 12 runs"), "{text}");
-    assert!(text.lines().filter(|l| l.trim_start().starts_with("q")).all(|l| l.split_whitespace().nth(1) == l.split_whitespace().nth(2)), "{text}");
+    assert!(
+        text.lines()
+            .filter(|l| l.trim_start().starts_with("q"))
+            .all(|l| l.split_whitespace().nth(1) == l.split_whitespace().nth(2)),
+        "{text}"
+    );
 }

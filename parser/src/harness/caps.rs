@@ -96,7 +96,10 @@ impl Capabilities {
             Some(names) => names
                 .iter()
                 .map(|n| {
-                    ValueType::ALL.into_iter().find(|t| t.name() == n).ok_or_else(|| format!("unknown value type `{n}`"))
+                    ValueType::ALL
+                        .into_iter()
+                        .find(|t| t.name() == n)
+                        .ok_or_else(|| format!("unknown value type `{n}`"))
                 })
                 .collect::<Result<Vec<_>, _>>()?,
         };

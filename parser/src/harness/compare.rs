@@ -362,7 +362,13 @@ fn classify_f64(want: u64, have: u64) -> &'static str {
 
 /// Compares one value (`None` when equal, bit for bit). `class` is `kv`
 /// at the top and `kv-array` inside arrays.
-fn compare_value(class: &str, path: &str, want: &OwnedValue, have: &OwnedValue, offset: Option<u64>) -> Option<Mismatch> {
+fn compare_value(
+    class: &str,
+    path: &str,
+    want: &OwnedValue,
+    have: &OwnedValue,
+    offset: Option<u64>,
+) -> Option<Mismatch> {
     let ty = want.value_type();
     let mk = |what: &str| Mismatch {
         kind: Kind::new(class, ty.name(), what),

@@ -102,7 +102,9 @@ pub fn run(command: &str, dir: &Path, timeout: Duration) -> std::io::Result<(Run
     let kept = reader.join().unwrap_or_default();
     let tail = kept.get(kept.len().saturating_sub(MAX_STDERR)..).unwrap_or_default();
     let outcome = match outcome {
-        RunOutcome::Failed { code, .. } => RunOutcome::Failed { code, stderr: String::from_utf8_lossy(tail).into_owned() },
+        RunOutcome::Failed { code, .. } => {
+            RunOutcome::Failed { code, stderr: String::from_utf8_lossy(tail).into_owned() }
+        }
         o => o,
     };
     Ok((outcome, start.elapsed()))

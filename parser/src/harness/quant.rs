@@ -34,8 +34,13 @@ pub trait Quantizer {
     /// Whether it takes several rows per run (`{row_len}`).
     fn batched(&self) -> bool;
     /// Quantizes `rows` (each `row_len` values): the blocks, or how it failed.
-    fn quantize(&mut self, ty: GgmlType, rows: &[f32], row_len: usize, dir: &Path)
-    -> std::io::Result<Result<Vec<u8>, RunOutcome>>;
+    fn quantize(
+        &mut self,
+        ty: GgmlType,
+        rows: &[f32],
+        row_len: usize,
+        dir: &Path,
+    ) -> std::io::Result<Result<Vec<u8>, RunOutcome>>;
 }
 
 /// A command line (see the module documentation).
@@ -250,7 +255,11 @@ pub fn judge_row(ty: GgmlType, input: &[f32], expected: &[u8], got: &[u8]) -> (R
             }
             continue;
         }
-        let err = x.iter().zip(g).map(|(a, b)| (a - b).abs()).fold(0f32, |m, e| if e.is_nan() { f32::INFINITY } else { m.max(e) });
+        let err = x
+            .iter()
+            .zip(g)
+            .map(|(a, b)| (a - b).abs())
+            .fold(0f32, |m, e| if e.is_nan() { f32::INFINITY } else { m.max(e) });
         if err > limit {
             verdict = RowVerdict::Wrong;
         }
@@ -507,10 +516,12 @@ pub fn run_quant_campaign(q: &mut dyn Quantizer, opts: &QuantOptions) -> Result<
         batch_index += 1;
         let len = row_len(&mut rng, ty);
         let n = per_run.min(usize::try_from(opts.rows - report.rows).unwrap_or(per_run));
-        let classes: Vec<&str> =
-            (0..n).map(|_| ROW_CLASSES.get(usize::try_from(rng.below(7)).unwrap_or(0)).copied().unwrap_or("random")).collect();
+        let classes: Vec<&str> = (0..n)
+            .map(|_| ROW_CLASSES.get(usize::try_from(rng.below(7)).unwrap_or(0)).copied().unwrap_or("random"))
+            .collect();
         let rows: Vec<Vec<f32>> = classes.iter().map(|c| row(&mut rng, c, len)).collect();
-        let verdicts = run_batch(q, ty, &rows, len, &opts.work_dir).map_err(|e| format!("cannot run the quantizer: {e}"))?;
+        let verdicts =
+            run_batch(q, ty, &rows, len, &opts.work_dir).map_err(|e| format!("cannot run the quantizer: {e}"))?;
         report.runs += 1;
         if report.runs == 1 {
             if let Err(k) = verdicts.first().unwrap_or(&Ok((RowVerdict::Identical, String::new()))) {
@@ -640,7 +651,8 @@ mod tests {
 
     fn reference(ty: GgmlType, rows: &[f32], len: usize) -> Result<Vec<u8>, RunOutcome> {
         let mut out = Vec::new();
-        quantize_chunk(ty, rows, len, None, &mut out).map_err(|e| RunOutcome::Failed { code: Some(1), stderr: e.to_string() })?;
+        quantize_chunk(ty, rows, len, None, &mut out)
+            .map_err(|e| RunOutcome::Failed { code: Some(1), stderr: e.to_string() })?;
         Ok(out)
     }
 

@@ -130,7 +130,11 @@ pub fn quant_text(r: &QuantReport, timings: bool) -> String {
         r.stopped_by,
         r.seed
     );
-    let _ = writeln!(s, "  {:<8} {:>7} {:>10} {:>12} {:>10} {:>7} {:>7}", "type", "rows", "identical", "within-bound", "unbounded", "wrong", "failed");
+    let _ = writeln!(
+        s,
+        "  {:<8} {:>7} {:>10} {:>12} {:>10} {:>7} {:>7}",
+        "type", "rows", "identical", "within-bound", "unbounded", "wrong", "failed"
+    );
     for t in &r.types {
         let _ = writeln!(
             s,

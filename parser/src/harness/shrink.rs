@@ -311,7 +311,10 @@ mod tests {
         let (small, stats) = shrink(&m, Budget::default(), &mut test);
         assert_eq!(small.kvs.len(), 1, "{small:?}");
         assert!(small.tensors.is_empty());
-        assert_eq!(stats.after.values, small.kvs.iter().map(|(_, v)| if let OwnedValue::Array(_, i) = v { i.len() + 1 } else { 1 }).sum::<usize>());
+        assert_eq!(
+            stats.after.values,
+            small.kvs.iter().map(|(_, v)| if let OwnedValue::Array(_, i) = v { i.len() + 1 } else { 1 }).sum::<usize>()
+        );
         assert!(stats.after.values <= 2, "{stats:?}");
         assert!(!stats.budget_exhausted);
     }
@@ -331,7 +334,6 @@ mod tests {
         assert_eq!(stats.runs, 7);
         assert!(stats.budget_exhausted);
         assert_eq!(same.kvs.len(), 50);
-        drop(test);
         assert_eq!(runs, 7);
     }
 

@@ -348,7 +348,8 @@ pub fn judge(
     let out_path = dir.join("out.gguf");
     std::fs::write(&model_path, json).map_err(|e| HarnessError(format!("{}: {e}", model_path.display())))?;
     let _ = std::fs::remove_file(&out_path);
-    let outcome = writer.write(&model_path, &out_path).map_err(|e| HarnessError(format!("cannot run the writer: {e}")))?;
+    let outcome =
+        writer.write(&model_path, &out_path).map_err(|e| HarnessError(format!("cannot run the writer: {e}")))?;
     let mut v = Verdict::default();
     let writer_finding = |what: String, got: String| Mismatch {
         kind: Kind::new("writer", "exit", what),
@@ -363,7 +364,9 @@ pub fn judge(
                 v.comparison = compare(model, &bytes, opts);
                 v.out = bytes;
             }
-            Err(_) => v.comparison.findings.push(writer_finding("exit 0 without an output file".into(), "no file".into())),
+            Err(_) => {
+                v.comparison.findings.push(writer_finding("exit 0 without an output file".into(), "no file".into()))
+            }
         },
         RunOutcome::Failed { code, stderr } => {
             let what = format!("failed: {}", stderr_class(stderr));
@@ -447,9 +450,13 @@ pub fn run_campaign(
             }
             let first_after_secs = start.elapsed().as_secs_f64();
             on_event(Event::NewKind(&kind, case));
-            let first = verdict.comparison.findings.iter().find(|m| m.kind.family() == kind).cloned().ok_or_else(
-                || HarnessError("internal: a kind without its mismatch".into()),
-            )?;
+            let first = verdict
+                .comparison
+                .findings
+                .iter()
+                .find(|m| m.kind.family() == kind)
+                .cloned()
+                .ok_or_else(|| HarnessError("internal: a kind without its mismatch".into()))?;
             let shrunk = shrink_kind(writer, &model, &kind, opts, &vopts)?;
             on_event(Event::Shrunk(&kind, &shrunk.stats));
             let types = tys.into_iter().map(|t| (t, 1)).collect();
@@ -600,10 +607,17 @@ mod tests {
         assert_eq!(tensor_types.len(), crate::types::GgmlType::ALL.len());
         assert!(nan_payload && neg_zero && zero_dim);
         // Nothing unclaimed is generated.
-        let narrow = Capabilities::from_toml("value_types = [\"u32\", \"string\"]\ntensor_types = [\"f16\"]\nalignment = false\nzero_dims = false").unwrap();
+        let narrow = Capabilities::from_toml(
+            "value_types = [\"u32\", \"string\"]\ntensor_types = [\"f16\"]\nalignment = false\nzero_dims = false",
+        )
+        .unwrap();
         for case in 0..100 {
             let Some(m) = describe(3, case, &narrow, Profile::Strict) else { continue };
-            assert!(m.kvs.iter().all(|(k, v)| matches!(v, OwnedValue::U32(_) | OwnedValue::String(_)) && k != b"general.alignment"));
+            assert!(
+                m.kvs
+                    .iter()
+                    .all(|(k, v)| matches!(v, OwnedValue::U32(_) | OwnedValue::String(_)) && k != b"general.alignment")
+            );
             assert!(m.tensors.iter().all(|t| t.type_id == 1 && !t.dims.contains(&0)));
         }
     }
@@ -612,7 +626,9 @@ mod tests {
     /// `general.alignment` is written one too high.
     fn off_by_one(m: &Path, o: &Path) -> RunOutcome {
         let text = std::fs::read_to_string(m).unwrap_or_default();
-        let Ok(mut model) = model_json::from_str(&text) else { return RunOutcome::Failed { code: Some(1), stderr: "bad".into() } };
+        let Ok(mut model) = model_json::from_str(&text) else {
+            return RunOutcome::Failed { code: Some(1), stderr: "bad".into() };
+        };
         for (k, v) in &mut model.kvs {
             if let OwnedValue::U32(x) = v {
                 if k != b"general.alignment" {
@@ -673,13 +689,17 @@ mod tests {
 
     #[test]
     fn stderr_lines_group_by_message() {
-        assert_eq!(stderr_class("x\nValueError: size 36 of Q8_1 at 'a.b' isn't 40\n\n"), "ValueError: size N of Q8_1 at '…' isn't N");
+        assert_eq!(
+            stderr_class("x\nValueError: size 36 of Q8_1 at 'a.b' isn't 40\n\n"),
+            "ValueError: size N of Q8_1 at '…' isn't N"
+        );
         assert_eq!(stderr_class(""), "no message");
     }
 
     #[test]
     fn writer_failures_and_timeouts_are_findings() {
-        let mut w = CommandWriter { template: "echo 'KeyError: 12' >&2; exit 1".into(), timeout: Duration::from_secs(10) };
+        let mut w =
+            CommandWriter { template: "echo 'KeyError: 12' >&2; exit 1".into(), timeout: Duration::from_secs(10) };
         let mut opts = options("fail", 3);
         opts.shrink.max_runs = 5;
         let r = run_campaign(&mut w, &opts, &mut |_| {}).unwrap();
@@ -690,7 +710,8 @@ mod tests {
         opts.shrink.max_runs = 1;
         let r = run_campaign(&mut w, &opts, &mut |_| {}).unwrap();
         assert_eq!(r.findings[0].kind.what, "timed out");
-        let mut w = CommandWriter { template: "no-such-writer-command {model} {out}".into(), timeout: Duration::from_secs(10) };
+        let mut w =
+            CommandWriter { template: "no-such-writer-command {model} {out}".into(), timeout: Duration::from_secs(10) };
         assert!(run_campaign(&mut w, &options("missing", 1), &mut |_| {}).is_err());
     }
 }

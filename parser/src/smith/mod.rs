@@ -729,8 +729,22 @@ impl Gen<'_> {
 /// subnormals, the smallest normal, the largest finite, ±infinity, quiet
 /// and signalling NaNs with and without payloads, a negative NaN.
 pub const F32_EDGES: [u32; 16] = [
-    0x0000_0000, 0x8000_0000, 0x3F80_0000, 0xBF80_0000, 0x0000_0001, 0x807F_FFFF, 0x0080_0000, 0x7F7F_FFFF,
-    0xFF7F_FFFF, 0x7F80_0000, 0xFF80_0000, 0x7FC0_0000, 0x7FC0_0001, 0x7F80_0001, 0xFFC0_0000, 0x7FFF_FFFF,
+    0x0000_0000,
+    0x8000_0000,
+    0x3F80_0000,
+    0xBF80_0000,
+    0x0000_0001,
+    0x807F_FFFF,
+    0x0080_0000,
+    0x7F7F_FFFF,
+    0xFF7F_FFFF,
+    0x7F80_0000,
+    0xFF80_0000,
+    0x7FC0_0000,
+    0x7FC0_0001,
+    0x7F80_0001,
+    0xFFC0_0000,
+    0x7FFF_FFFF,
 ];
 
 /// Bit patterns of f64 edge values, as [`F32_EDGES`].
@@ -758,7 +772,8 @@ pub const F64_EDGES: [u64; 16] = [
 fn edge_value(u: &mut Unstructured<'_>, ty: ValueType, lax_bytes: bool) -> Result<OwnedValue> {
     macro_rules! int_edges {
         ($t:ty, $v:ident) => {{
-            let edges: [$t; 7] = [0, 1, <$t>::MAX, <$t>::MIN, <$t>::MAX.wrapping_sub(1), <$t>::MIN.wrapping_add(1), 0x7F];
+            let edges: [$t; 7] =
+                [0, 1, <$t>::MAX, <$t>::MIN, <$t>::MAX.wrapping_sub(1), <$t>::MIN.wrapping_add(1), 0x7F];
             OwnedValue::$v(*u.choose(&edges)?)
         }};
     }
@@ -772,19 +787,14 @@ fn edge_value(u: &mut Unstructured<'_>, ty: ValueType, lax_bytes: bool) -> Resul
         ValueType::U64 => {
             OwnedValue::U64(*u.choose(&[0u64, 1, u64::MAX, u64::MAX - 1, 1 << 53, (1 << 53) + 1, 1 << 32, 1 << 63])?)
         }
-        ValueType::I64 => OwnedValue::I64(*u.choose(&[
-            0i64,
-            1,
-            -1,
-            i64::MAX,
-            i64::MIN,
-            (1 << 53) + 1,
-            -((1 << 53) + 1),
-            1 << 32,
-        ])?),
+        ValueType::I64 => {
+            OwnedValue::I64(*u.choose(&[0i64, 1, -1, i64::MAX, i64::MIN, (1 << 53) + 1, -((1 << 53) + 1), 1 << 32])?)
+        }
         ValueType::F32 => OwnedValue::F32(f32::from_bits(*u.choose(&F32_EDGES)?)),
         ValueType::F64 => OwnedValue::F64(f64::from_bits(*u.choose(&F64_EDGES)?)),
-        ValueType::Bool => OwnedValue::Bool(*u.choose(if lax_bytes { &[0u8, 1, 2, 0xFF][..] } else { &[0u8, 1][..] })?),
+        ValueType::Bool => {
+            OwnedValue::Bool(*u.choose(if lax_bytes { &[0u8, 1, 2, 0xFF][..] } else { &[0u8, 1][..] })?)
+        }
         ValueType::String => OwnedValue::String(
             u.choose(&["", "\0", "a\0b", "\u{10ffff}", "\u{feff}bom", " ", "\n", "\u{7f}"])?.as_bytes().to_vec(),
         ),

@@ -146,13 +146,15 @@ fn print(text: &str, json: Option<serde_json::Value>) -> u8 {
 pub fn fuzz_writer(args: &WriterArgs) -> u8 {
     let caps = match &args.capabilities {
         None => Capabilities::default(),
-        Some(p) => match std::fs::read_to_string(p).map_err(|e| e.to_string()).and_then(|t| Capabilities::from_toml(&t)) {
-            Ok(c) => c,
-            Err(e) => {
-                render::error(&format!("{}: {e}", render::display_path(p)));
-                return EXIT_HARNESS;
+        Some(p) => {
+            match std::fs::read_to_string(p).map_err(|e| e.to_string()).and_then(|t| Capabilities::from_toml(&t)) {
+                Ok(c) => c,
+                Err(e) => {
+                    render::error(&format!("{}: {e}", render::display_path(p)));
+                    return EXIT_HARNESS;
+                }
             }
-        },
+        }
     };
     let opts = CampaignOptions {
         cases: args.cases,
