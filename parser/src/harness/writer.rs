@@ -298,10 +298,27 @@ pub struct Verdict {
     pub out: Vec<u8>,
 }
 
-/// The first line of stderr worth grouping by, with numbers and quoted
-/// text blanked (`KeyError: '…'`, `line N`).
+/// The line of stderr that names the failure: an assertion, a panic, an
+/// error or exception line; else the last line that is not the shell's own
+/// report of the signal (`sh: line 1: 123 Aborted ...`).
+fn telling_line(stderr: &str) -> &str {
+    const TELLING: [&str; 6] = ["GGML_ASSERT", "GGML_ABORT", "panicked", "Error", "error:", "Exception"];
+    let lines: Vec<&str> = stderr.lines().map(str::trim).filter(|l| !l.is_empty()).collect();
+    let shell = |l: &str| l.starts_with("sh:") || l.starts_with("bash:") || l.contains("core dumped") || l == "Aborted";
+    lines
+        .iter()
+        .rev()
+        .find(|l| TELLING.iter().any(|t| l.contains(t)))
+        .or_else(|| lines.iter().rev().find(|l| !shell(l)))
+        .or_else(|| lines.last())
+        .copied()
+        .unwrap_or("no message")
+}
+
+/// [`telling_line`] with numbers and quoted text blanked (`KeyError: '…'`,
+/// `line N`), to group failures by message.
 fn stderr_class(stderr: &str) -> String {
-    let line = stderr.lines().rev().map(str::trim).find(|l| !l.is_empty()).unwrap_or("no message");
+    let line = telling_line(stderr);
     let mut out = String::new();
     let mut quote: Option<char> = None;
     // Inside a number (a digit run not glued to a name like `Q8_1`).
@@ -370,7 +387,8 @@ pub fn judge(
         },
         RunOutcome::Failed { code, stderr } => {
             let what = format!("failed: {}", stderr_class(stderr));
-            let got = format!("exit {code:?}: {}", stderr.lines().last().unwrap_or_default());
+            let status = code.map_or_else(|| "killed by a signal".to_string(), |c| format!("exit {c}"));
+            let got = format!("{status}: {}", telling_line(stderr));
             v.comparison.findings.push(writer_finding(what, got));
         }
         RunOutcome::TimedOut => v.comparison.findings.push(writer_finding("timed out".into(), "killed".into())),
@@ -694,6 +712,9 @@ mod tests {
             "ValueError: size N of Q8_1 at '…' isn't N"
         );
         assert_eq!(stderr_class(""), "no message");
+        let abort = "/src/gguf.cpp:1637: GGML_ASSERT(info.t.data) failed\nsh: line 1: 9525 Aborted (core dumped) python3 w.py\n";
+        assert_eq!(stderr_class(abort), "/src/gguf.cpp:N: GGML_ASSERT(info.t.data) failed");
+        assert_eq!(stderr_class("warning: x\nsh: line 1: 7 Segmentation fault w\n"), "warning: x");
     }
 
     #[test]
