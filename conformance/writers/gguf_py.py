@@ -30,7 +30,7 @@ def main():
     if len(sys.argv) != 3:
         sys.exit("usage: gguf_py.py MODEL OUT | --version")
     import numpy as np
-    from gguf import GGUFWriter, GGUFValueType, GGMLQuantizationType
+    from gguf import GGUFWriter, GGUFValueType, GGMLQuantizationType, GGML_QUANT_SIZES
     from gguf.quants import quant_shape_to_byte_shape
     from gguf.constants import GGUFEndian
 
@@ -80,7 +80,10 @@ def main():
         byte_shape = quant_shape_to_byte_shape(tuple(reversed(t["dims"])), qtype)
         expected = int(np.prod(byte_shape))
         if expected != data.size:
-            raise ValueError(f"gguf-py sizes a {qtype.name} tensor of dims {t['dims']} at {expected} bytes, ggml at {data.size}")
+            block, type_size = GGML_QUANT_SIZES[qtype]
+            blocks = max(1, int(np.prod(t["dims"])) // block)
+            raise ValueError(f"gguf-py's GGML_QUANT_SIZES gives {qtype.name} blocks of {type_size} bytes, "
+                             f"ggml's are {data.size // blocks}")
         w.add_tensor(t["name"], data.reshape(byte_shape), raw_dtype=qtype)
     w.write_header_to_file()
     w.write_kv_data_to_file()
