@@ -108,7 +108,8 @@ def main():
     md += details
     md += ["", "## Quantizers", "",
            "Rows are compared block for block with `gguf-numerics`' `quantize_chunk` (bit-exact with",
-           "`ggml_quantize_chunk` without an importance matrix): identical; within the documented",
+           "`ggml_quantize_chunk` without an importance matrix): identical; different bytes that decode to",
+           "the reference's values bit for bit (same values); within the documented",
            "`error_bound`; differing where no bound applies (non-finite input, a block magnitude outside",
            "the bound's range); wrong (beyond the bound); failed (the command failed or wrote the wrong size).", ""]
     for name, label in QUANTIZERS:
@@ -117,9 +118,9 @@ def main():
             continue
         r = json.loads((d / "summary.json").read_text())
         md += [f"### {label}", "", f"{r['rows']:,} rows in {r['runs']:,} runs, {secs(r['elapsed'])}, stopped by {r['stopped_by']}.", "",
-               "| type | rows | identical | within bound | no bound applies | wrong | failed |", "|---|---|---|---|---|---|---|"]
+               "| type | rows | identical | same values | within bound | no bound applies | wrong | failed |", "|---|---|---|---|---|---|---|---|"]
         for t in r["types"]:
-            md.append(f"| {t['ty']} | {t['rows']} | {t['identical']} | {t['within_bound']} | {t['unbounded']} | {t['wrong']} | {t['failed']} |")
+            md.append(f"| {t['ty']} | {t['rows']} | {t['identical']} | {t.get('same_values', 0)} | {t['within_bound']} | {t['unbounded']} | {t['wrong']} | {t['failed']} |")
         entry = {"name": name, "quantizer": label, "rows": r["rows"], "runs": r["runs"], "seconds": r["elapsed"],
                  "types": r["types"], "findings": []}
         if r["findings"]:

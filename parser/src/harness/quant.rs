@@ -207,6 +207,9 @@ pub enum RowVerdict {
     WithinBound,
     /// Differs where the bound does not apply.
     Unbounded,
+    /// Differs in bytes, but every block decodes to the same values as the
+    /// reference's (bit for bit).
+    SameValues,
     /// Beyond the bound.
     Wrong,
 }
@@ -217,6 +220,7 @@ impl RowVerdict {
             RowVerdict::Identical => "identical",
             RowVerdict::WithinBound => "differs within the error bound",
             RowVerdict::Unbounded => "differs where no bound applies",
+            RowVerdict::SameValues => "differs in bytes, decodes to the same values",
             RowVerdict::Wrong => "wrong (beyond the error bound)",
         }
     }
@@ -237,7 +241,7 @@ pub fn judge_row(ty: GgmlType, input: &[f32], expected: &[u8], got: &[u8]) -> (R
     let Some(bound) = error_bound(ty) else {
         return (RowVerdict::Unbounded, format!("block {first_block} differs; {ty} has no documented bound"));
     };
-    let mut verdict = RowVerdict::WithinBound;
+    let mut verdict = RowVerdict::SameValues;
     let mut worst = (0usize, 0f32, 0f32);
     for (b, ((x, r), g)) in input.chunks(bs).zip(y_ref.chunks(bs)).zip(y_got.chunks(bs)).enumerate() {
         let finite = x.iter().all(|v| v.is_finite());
@@ -250,10 +254,13 @@ pub fn judge_row(ty: GgmlType, input: &[f32], expected: &[u8], got: &[u8]) -> (R
             continue;
         }
         if !applies {
-            if verdict == RowVerdict::WithinBound {
+            if matches!(verdict, RowVerdict::SameValues | RowVerdict::WithinBound) {
                 verdict = RowVerdict::Unbounded;
             }
             continue;
+        }
+        if verdict == RowVerdict::SameValues {
+            verdict = RowVerdict::WithinBound;
         }
         let err = x
             .iter()
@@ -267,7 +274,9 @@ pub fn judge_row(ty: GgmlType, input: &[f32], expected: &[u8], got: &[u8]) -> (R
             worst = (b, err, limit);
         }
     }
-    let detail = if worst.2 == 0.0 {
+    let detail = if verdict == RowVerdict::SameValues {
+        format!("first differing block {first_block}; every block decodes to the reference's values")
+    } else if worst.2 == 0.0 {
         format!("first differing block {first_block}; the bound applies to none of the differing blocks")
     } else {
         format!(
@@ -308,6 +317,8 @@ pub struct TypeCounts {
     pub rows: u64,
     /// Bit-identical rows.
     pub identical: u64,
+    /// Rows that differ in bytes but decode to the reference's values.
+    pub same_values: u64,
     /// Rows within the bound.
     pub within_bound: u64,
     /// Rows that differ where no bound applies.
@@ -541,6 +552,7 @@ pub fn run_quant_campaign(q: &mut dyn Quantizer, opts: &QuantOptions) -> Result<
                 }
                 Ok((verdict, detail)) => {
                     match verdict {
+                        RowVerdict::SameValues => c.same_values += 1,
                         RowVerdict::WithinBound => c.within_bound += 1,
                         RowVerdict::Unbounded => c.unbounded += 1,
                         _ => c.wrong += 1,
@@ -723,6 +735,12 @@ mod tests {
         let mut other = en.clone();
         other[0] ^= 1;
         assert_eq!(judge_row(ty, &nan, &en, &other).0, RowVerdict::Unbounded);
+        // A block with d = 0 decodes to zeros whatever its codes.
+        let zeros = vec![0f32; 32];
+        let ez = reference(ty, &zeros, 32).unwrap();
+        let mut codes = ez.clone();
+        codes[7] = 5;
+        assert_eq!(judge_row(ty, &zeros, &ez, &codes).0, RowVerdict::SameValues);
         assert!(ROW_CLASSES.iter().all(|c| row(&mut SplitMix(1), c, 64).len() == 64));
     }
 }

@@ -132,14 +132,14 @@ pub fn quant_text(r: &QuantReport, timings: bool) -> String {
     );
     let _ = writeln!(
         s,
-        "  {:<8} {:>7} {:>10} {:>12} {:>10} {:>7} {:>7}",
-        "type", "rows", "identical", "within-bound", "unbounded", "wrong", "failed"
+        "  {:<8} {:>7} {:>10} {:>11} {:>12} {:>10} {:>7} {:>7}",
+        "type", "rows", "identical", "same-values", "within-bound", "unbounded", "wrong", "failed"
     );
     for t in &r.types {
         let _ = writeln!(
             s,
-            "  {:<8} {:>7} {:>10} {:>12} {:>10} {:>7} {:>7}",
-            t.ty, t.rows, t.identical, t.within_bound, t.unbounded, t.wrong, t.failed
+            "  {:<8} {:>7} {:>10} {:>11} {:>12} {:>10} {:>7} {:>7}",
+            t.ty, t.rows, t.identical, t.same_values, t.within_bound, t.unbounded, t.wrong, t.failed
         );
     }
     for (i, g) in r.findings.iter().enumerate() {
