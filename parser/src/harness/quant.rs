@@ -124,10 +124,17 @@ impl<F: FnMut(GgmlType, &[f32], usize) -> Result<Vec<u8>, RunOutcome>> Quantizer
     }
 }
 
-/// Every type the reference quantizes through `ggml_quantize_chunk`'s
-/// path (picked up from `gguf-numerics`, so new types join by themselves).
+/// Whether a campaign can test `ty`: the reference quantizes it the way
+/// `ggml_quantize_chunk` does, without an importance matrix (a campaign
+/// passes none).
+pub fn testable(ty: GgmlType) -> bool {
+    numerics::has_chunk_quantizer(ty) && !numerics::requires_imatrix(ty)
+}
+
+/// Every [`testable`] type (asked of `gguf-numerics`, so new types join by
+/// themselves).
 pub fn default_types() -> Vec<GgmlType> {
-    GgmlType::ALL.into_iter().filter(|t| numerics::has_chunk_quantizer(*t)).collect()
+    GgmlType::ALL.into_iter().filter(|t| testable(*t)).collect()
 }
 
 /// One row of class `class`.

@@ -87,7 +87,8 @@ pub struct QuantArgs {
     /// The quantizer: a command line with {type}/{type_id}, {input}, {output} [and {row_len}].
     #[arg(long, value_name = "COMMAND")]
     cmd: String,
-    /// Types to test, comma-separated (default: every type with a reference chunk quantizer).
+    /// Types to test, comma-separated (default: every type the reference quantizes as
+    /// ggml_quantize_chunk does without an importance matrix).
     #[arg(long, value_delimiter = ',')]
     types: Vec<String>,
     /// Most rows in all.
@@ -201,9 +202,11 @@ pub fn fuzz_quantizer(args: &QuantArgs) -> u8 {
         let mut out = Vec::new();
         for name in &args.types {
             match GgmlType::from_name(name) {
-                Some(t) if gguf_validate::numerics::has_chunk_quantizer(t) => out.push(t),
+                Some(t) if quant::testable(t) => out.push(t),
                 Some(t) => {
-                    render::error(&format!("{t} has no reference chunk quantizer to compare with"));
+                    render::error(&format!(
+                        "{t} has no reference chunk quantizer that runs without an importance matrix to compare with"
+                    ));
                     return EXIT_HARNESS;
                 }
                 None => {
