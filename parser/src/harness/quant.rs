@@ -408,8 +408,8 @@ fn failed_kind(ty: GgmlType, o: &RunOutcome) -> Kind {
         RunOutcome::TimedOut => "timed out".to_string(),
         RunOutcome::Failed { code: Some(126 | 127), .. } => CANNOT_RUN.to_string(),
         RunOutcome::Failed { stderr, .. } => {
-            let line = stderr.lines().rev().map(str::trim).find(|l| !l.is_empty()).unwrap_or("no message");
-            let line: String = line.chars().map(|c| if c.is_ascii_digit() { 'N' } else { c }).take(80).collect();
+            let line = crate::harness::writer::telling_line(stderr);
+            let line: String = line.chars().map(|c| if c.is_ascii_digit() { 'N' } else { c }).take(100).collect();
             format!("failed: {line}")
         }
         RunOutcome::Success => "wrong output size".to_string(),
@@ -427,6 +427,14 @@ fn run_batch(
 ) -> std::io::Result<Vec<Result<(RowVerdict, String), Kind>>> {
     let flat: Vec<f32> = rows.iter().flatten().copied().collect();
     let got = q.quantize(ty, &flat, len, dir)?;
+    if got.is_err() && rows.len() > 1 {
+        // A failed batch says nothing of which row failed: run each alone.
+        let mut out = Vec::with_capacity(rows.len());
+        for r in rows {
+            out.extend(run_batch(q, ty, std::slice::from_ref(r), len, dir)?);
+        }
+        return Ok(out);
+    }
     let mut out = Vec::with_capacity(rows.len());
     let row_bytes = ty.row_size(len as u64).and_then(|b| usize::try_from(b).ok()).unwrap_or(0);
     for (i, r) in rows.iter().enumerate() {
@@ -725,6 +733,27 @@ mod tests {
             assert_eq!(g.shrunk_len, 32, "{g:?}");
             assert!(g.row.iter().filter(|x| **x != 0.0).count() <= 2, "{:?}", g.row);
         }
+    }
+
+    #[test]
+    fn a_failed_batch_is_split_to_find_the_rows_that_fail() {
+        let mut q = FnQuantizer {
+            name: "nan-refusing".into(),
+            f: |ty: GgmlType, rows: &[f32], len: usize| {
+                if rows.iter().any(|x| x.is_nan()) {
+                    return Err(RunOutcome::Failed { code: Some(1), stderr: "error: NaN in input".into() });
+                }
+                reference(ty, rows, len)
+            },
+        };
+        let r = run_quant_campaign(&mut q, &opts(vec![GgmlType::Q8_0], 300)).unwrap();
+        let t = &r.types[0];
+        assert!(t.failed > 0 && t.identical > 0 && t.failed + t.identical == t.rows, "{t:?}");
+        let g = r.findings.iter().find(|g| g.kind.what == "failed: error: NaN in input").unwrap();
+        // Shrunk to the one value that matters in one block.
+        assert_eq!(g.shrunk_len, 32);
+        assert_eq!(g.row.iter().filter(|x| x.to_bits() != 0).count(), 1, "{:?}", g.row);
+        assert!(g.row.iter().any(|x| x.is_nan()));
     }
 
     #[test]

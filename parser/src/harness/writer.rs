@@ -301,7 +301,7 @@ pub struct Verdict {
 /// The line of stderr that names the failure: an assertion, a panic, an
 /// error or exception line; else the last line that is not the shell's own
 /// report of the signal (`sh: line 1: 123 Aborted ...`).
-fn telling_line(stderr: &str) -> &str {
+pub(crate) fn telling_line(stderr: &str) -> &str {
     const TELLING: [&str; 6] = ["GGML_ASSERT", "GGML_ABORT", "panicked", "Error", "error:", "Exception"];
     let lines: Vec<&str> = stderr.lines().map(str::trim).filter(|l| !l.is_empty()).collect();
     let shell = |l: &str| l.starts_with("sh:") || l.starts_with("bash:") || l.contains("core dumped") || l == "Aborted";
