@@ -70,6 +70,7 @@ writer gguf-py "$here/gguf_py.toml" "$py $here/gguf_py.py {model} {out}"
 # Claims checks: gguf-py asked for every live ggml type (its table stops at id 41).
 writer gguf-py-all-types "$here/gguf_py-all-types.toml" "$py $here/gguf_py.py {model} {out}" 300
 
-quantizer ggml-quant "" "$py $here/ggml_quant.py {type_id} {input} {output} {row_len}"
+# Every testable type but IQ2_S, whose runs take seconds each in ggml (too slow for the budget).
+quantizer ggml-quant "f32,f16,q4_0,q4_1,q5_0,q5_1,q8_0,q2_K,q3_K,q4_K,q5_K,q6_K,iq3_xxs,iq4_nl,iq3_s,iq4_xs,iq1_m,bf16,tq1_0,tq2_0,mxfp4,nvfp4,q1_0,q2_0" "$py $here/ggml_quant.py {type_id} {input} {output} {row_len}"
 quantizer gguf-py-quant "f16,bf16,q4_0,q4_1,q5_0,q5_1,q8_0,tq1_0,tq2_0,mxfp4,nvfp4" \
     "$py $here/gguf_py_quant.py {type} {input} {output} {row_len}"
