@@ -20,14 +20,15 @@ refuses; the harness reports that as a failed run.
 """
 import base64
 import ctypes
-import importlib.util
 import json
-import os
 import struct
 import sys
 from pathlib import Path
 
-os.environ.setdefault("GGML_NO_BACKTRACE", "1")
+# The library lookup ($GGML_BASE_LIB, else llama_cpp's lib/) is the readers' adapters' one.
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "adapters"))
+from ggml_common import library_path  # noqa: E402
+
 
 GGUF_TYPE = {"u8": 0, "i8": 1, "u16": 2, "i16": 3, "u32": 4, "i32": 5, "f32": 6, "bool": 7,
              "string": 8, "array": 9, "u64": 10, "i64": 11, "f64": 12}
@@ -39,20 +40,6 @@ CTYPE = {"u8": ctypes.c_uint8, "i8": ctypes.c_int8, "u16": ctypes.c_uint16, "i16
 class InitParams(ctypes.Structure):
     # struct ggml_init_params { size_t mem_size; void * mem_buffer; bool no_alloc; };  (ggml.h)
     _fields_ = [("mem_size", ctypes.c_size_t), ("mem_buffer", ctypes.c_void_p), ("no_alloc", ctypes.c_bool)]
-
-
-def library_path():
-    env = os.environ.get("GGML_BASE_LIB")
-    if env:
-        return env
-    spec = importlib.util.find_spec("llama_cpp")
-    if spec is None or not spec.submodule_search_locations:
-        sys.exit("ggml writer: llama_cpp is not installed and $GGML_BASE_LIB is not set")
-    for loc in spec.submodule_search_locations:
-        p = Path(loc) / "lib" / "libggml-base.so"
-        if p.exists():
-            return str(p)
-    sys.exit("ggml writer: libggml-base.so not found in the llama_cpp package")
 
 
 def load():

@@ -336,38 +336,29 @@ fn quantize_takes_weights_from_an_imatrix_file_per_expert() {
     let input = d.join("experts.f32");
     std::fs::write(&input, m.experts.iter().flat_map(|x| x.to_le_bytes()).collect::<Vec<u8>>()).unwrap();
     let out = d.join("experts.q4k");
-    let o = run(&[
-        "quantize",
-        "--type",
-        "q4_K",
-        "--input",
-        input.to_str().unwrap(),
-        "--output",
-        out.to_str().unwrap(),
-        "--imatrix",
-        m.imatrix.to_str().unwrap(),
-        "--imatrix-tensor",
-        "blk.0.ffn_up_exps.weight",
-    ]);
+    let quantize = |tensor: &str| {
+        run(&[
+            "quantize",
+            "--type",
+            "q4_K",
+            "--input",
+            input.to_str().unwrap(),
+            "--output",
+            out.to_str().unwrap(),
+            "--imatrix",
+            m.imatrix.to_str().unwrap(),
+            "--imatrix-tensor",
+            tensor,
+        ])
+    };
+    let o = quantize("blk.0.ffn_up_exps.weight");
     assert_eq!(o.status.code(), Some(0), "{}", String::from_utf8_lossy(&o.stderr));
     assert_eq!(std::fs::read(&out).unwrap(), m.expected_experts);
     // The weights differ per expert, so one slice for all rows gives other bytes.
     let mut one = Vec::new();
     gguf_numerics::quantize_chunk(GgmlType::Q4_K, &m.experts, 256, Some(&m.expert_weights[..256]), &mut one).unwrap();
     assert_ne!(one, m.expected_experts);
-    let o = run(&[
-        "quantize",
-        "--type",
-        "q4_K",
-        "--input",
-        input.to_str().unwrap(),
-        "--output",
-        out.to_str().unwrap(),
-        "--imatrix",
-        m.imatrix.to_str().unwrap(),
-        "--imatrix-tensor",
-        "nope.weight",
-    ]);
+    let o = quantize("nope.weight");
     assert_eq!(o.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&o.stderr).contains("no entry `nope.weight` (it has 4 entries"));
     std::fs::remove_dir_all(&d).ok();

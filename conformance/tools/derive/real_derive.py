@@ -22,7 +22,7 @@ figures go into the closing note of issue 14.
 
     python3 conformance/tools/derive/real_derive.py \
         --model gemma-3-270m-q4_k_m.gguf --tool target/release/gguf-validate \
-        --work /tmp/derive --ftypes Q4_K_M,Q8_0,IQ4_NL --imatrix Q4_K_M,IQ4_NL
+        --work "$WORKDIR" --ftypes Q4_K_M,Q8_0,IQ4_NL --imatrix Q4_K_M,IQ4_NL
 """
 import argparse
 import ctypes

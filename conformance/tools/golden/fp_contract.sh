@@ -8,12 +8,13 @@
 # and compares every file with corpus/golden/ (made from pip's build, whose
 # libggml-base is compiled for baseline x86-64 and has no FMA instruction).
 #
-#   LLAMA_CPP=.../vendor/llama.cpp bash conformance/tools/golden/fp_contract.sh [WORKDIR]
+#   LLAMA_CPP=.../vendor/llama.cpp bash conformance/tools/golden/fp_contract.sh [WORKDIR]   (default: a fresh mktemp -d;
+#   pass the same WORKDIR again to reuse its builds)
 #
 # Needs cmake (pip install cmake), gcc, the venv of gen_golden.py. Not run in CI.
 set -euo pipefail
 repo="$(cd "$(dirname "$0")/../../.." && pwd)"
-work="${1:-/tmp/fp-contract}"
+work="${1:-$(mktemp -d)}"
 : "${LLAMA_CPP:?set LLAMA_CPP to the llama.cpp source tree}"
 mkdir -p "$work"
 

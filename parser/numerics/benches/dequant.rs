@@ -20,32 +20,10 @@ use std::hint::black_box;
 const ELEMS: usize = 1 << 20;
 const RUNS: usize = 21;
 
-/// Nanoseconds of CPU time of this thread (wall time where there is no
-/// such clock): other processes on a shared machine do not count.
-fn cpu_ns() -> u128 {
-    #[cfg(unix)]
-    {
-        let t = rustix::time::clock_gettime(rustix::time::ClockId::ThreadCPUTime);
-        u128::try_from(t.tv_sec).unwrap_or(0) * 1_000_000_000 + u128::try_from(t.tv_nsec).unwrap_or(0)
-    }
-    #[cfg(not(unix))]
-    {
-        use std::sync::OnceLock;
-        use std::time::Instant;
-        static START: OnceLock<Instant> = OnceLock::new();
-        START.get_or_init(Instant::now).elapsed().as_nanos()
-    }
-}
-
-struct Rng(u64);
+mod common;
+use common::{Rng, cpu_ns};
 
 impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        self.0
-    }
     fn unit(&mut self) -> f32 {
         ((self.next() >> 40) as f32 + 0.5) / (1u64 << 24) as f32
     }
