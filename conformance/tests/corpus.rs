@@ -187,6 +187,10 @@ fn case_names_are_unique_and_rules_exist() {
 const NOT_IN_CORPUS: &[(&str, &str)] = &[
     ("string-length-limit", "needs a string over 1 GiB; parser/tests/limits.rs builds one in memory"),
     ("array-length-limit", "needs an array over 2^30 elements; parser/tests/limits.rs builds one in memory"),
+    (
+        "metadata-limit",
+        "needs metadata past this tool's caps (256 MiB by default); parser/tests/metadata_limits.rs breaks each cap at its boundary in memory and with sparse files",
+    ),
     ("suppression-not-applied", "about the run's config, not the file: parser/tests/config.rs breaks it (expiry, pin)"),
 ];
 

@@ -283,11 +283,12 @@ impl From<ReadError> for HashError {
 /// inside the file, or two ranges overlap.
 pub fn tensor_ranges(src: &dyn ByteSource) -> Result<Vec<TensorRange>, HashError> {
     let file_len = src.len();
-    let mut prefix = crate::io::read_range(src, 0, src.first_read().max(1).min(file_len))?;
+    let mut prefix =
+        crate::io::read_range(src, 0, src.first_read().max(1).min(file_len).min(limits::MAX_METADATA_BYTES))?;
     loop {
         let want = match parse::detect(&prefix) {
             Detected::Gguf { version, order } if version >= 2 => {
-                match parse::parse_gguf(&prefix, file_len, version, order) {
+                match parse::parse_gguf(&prefix, file_len, version, order, &limits::MetadataLimits::DEFAULT) {
                     ParseOutcome::Done(parsed) => return ranges_of(&parsed, file_len),
                     ParseOutcome::NeedMoreData(n) => n,
                 }
@@ -301,7 +302,7 @@ pub fn tensor_ranges(src: &dyn ByteSource) -> Result<Vec<TensorRange>, HashError
             _ => return Err(HashError::NotGguf("no GGUF magic".into())),
         };
         let have = u64::try_from(prefix.len()).unwrap_or(u64::MAX);
-        let next = want.max(have.saturating_mul(2)).min(file_len);
+        let next = want.max(have.saturating_mul(2)).min(file_len).min(limits::MAX_METADATA_BYTES);
         let (Ok(from), Ok(to)) = (usize::try_from(have), usize::try_from(next)) else {
             return Err(HashError::Read(ReadError::TooLarge { need: next, limit: u64::MAX, what: "the metadata" }));
         };

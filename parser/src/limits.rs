@@ -45,6 +45,97 @@ pub const DEFAULT_ALIGNMENT: u64 = 32;
 /// `GGML_PAD` overflows on 32-bit hosts.
 pub const MAX_SANE_ALIGNMENT: u64 = 1 << 20;
 
+// What a file's metadata may declare (see [`MetadataLimits`]): resource caps
+// of this tool, not rules of the format. ggml allows a 1 GiB string and a
+// 2^30-element array (the `string-length-limit` and `array-length-limit`
+// rules); reading what a file declares up to those sizes would let a 1 TiB
+// sparse file of zeros take gigabytes of memory and minutes. The largest
+// real metadata seen (gemma-3: a 262,144-token vocabulary) is 6.5 MB, 40
+// times under the total; a file beyond a cap gets the fatal diagnostic
+// `metadata-limit` after reading at most the cap.
+
+/// Most bytes of metadata (header, key/values, tensor infos) read into
+/// memory. `--max-metadata` raises it, and the other caps with it.
+pub const MAX_METADATA_BYTES: u64 = 256 << 20;
+
+/// Longest string of the metadata read: a quarter of the total (64 MiB;
+/// the longest real strings, a tokenizer's JSON or a chat template, are
+/// a few MB and 30 KB).
+pub const MAX_METADATA_STRING: u64 = MAX_METADATA_BYTES / 4;
+
+/// Most elements of one metadata array: 16 Mi (real vocabularies and
+/// merge lists have at most a few hundred thousand).
+pub const MAX_METADATA_ARRAY: u64 = MAX_METADATA_BYTES / 16;
+
+/// Most key/value pairs: 65,536 (real files have under a hundred; each
+/// one parsed is a record in memory).
+pub const MAX_METADATA_KVS: u64 = MAX_METADATA_BYTES / 4096;
+
+/// Most tensor infos: 262,144 (llama.cpp fuses experts, so the largest
+/// real models have a few thousand tensors).
+pub const MAX_METADATA_TENSORS: u64 = MAX_METADATA_BYTES / 1024;
+
+/// The caps on what a file's metadata declares, applied by the parser
+/// before it reads or walks anything: a declared count or length beyond a
+/// cap stops decoding at once (`metadata-limit`), so time and memory are
+/// bounded by the caps whatever the file says and however much of it is
+/// a sparse run of zeros.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct MetadataLimits {
+    /// Most bytes of metadata read ([`MAX_METADATA_BYTES`]).
+    pub bytes: u64,
+    /// Longest string ([`MAX_METADATA_STRING`]).
+    pub string_bytes: u64,
+    /// Most elements of one array ([`MAX_METADATA_ARRAY`]).
+    pub array_len: u64,
+    /// Most key/value pairs ([`MAX_METADATA_KVS`]).
+    pub kv_count: u64,
+    /// Most tensor infos ([`MAX_METADATA_TENSORS`]).
+    pub tensor_count: u64,
+}
+
+impl MetadataLimits {
+    /// The documented defaults.
+    pub const DEFAULT: MetadataLimits = MetadataLimits {
+        bytes: MAX_METADATA_BYTES,
+        string_bytes: MAX_METADATA_STRING,
+        array_len: MAX_METADATA_ARRAY,
+        kv_count: MAX_METADATA_KVS,
+        tensor_count: MAX_METADATA_TENSORS,
+    };
+
+    /// The caps for a total of `bytes` of metadata: every other cap in the
+    /// same proportion to the total as the defaults (at least 1 each).
+    pub fn with_total(bytes: u64) -> MetadataLimits {
+        let scale = |default: u64| {
+            let v = u128::from(default).saturating_mul(u128::from(bytes)) / u128::from(MAX_METADATA_BYTES);
+            u64::try_from(v).unwrap_or(u64::MAX).max(1)
+        };
+        MetadataLimits {
+            bytes,
+            string_bytes: scale(MAX_METADATA_STRING),
+            array_len: scale(MAX_METADATA_ARRAY),
+            kv_count: scale(MAX_METADATA_KVS),
+            tensor_count: scale(MAX_METADATA_TENSORS),
+        }
+    }
+
+    /// No cap but the bytes at hand: for metadata already in memory.
+    pub const UNBOUNDED: MetadataLimits = MetadataLimits {
+        bytes: u64::MAX,
+        string_bytes: u64::MAX,
+        array_len: u64::MAX,
+        kv_count: u64::MAX,
+        tensor_count: u64::MAX,
+    };
+}
+
+impl Default for MetadataLimits {
+    fn default() -> Self {
+        MetadataLimits::DEFAULT
+    }
+}
+
 /// Smallest possible key/value pair: u64 key length, an empty key, u32
 /// type, one byte of value. Counts are checked against this before any loop.
 pub const MIN_KV_SIZE: u64 = 8 + 4 + 1;

@@ -210,6 +210,9 @@ pub struct Options {
     /// tensors against the architecture, tokenizer, split shards), for
     /// GGUF files that llama.cpp is not meant to load.
     pub container_only: bool,
+    /// What a file's metadata may declare before decoding stops
+    /// (`metadata-limit`): time and memory stay bounded by these.
+    pub limits: crate::limits::MetadataLimits,
 }
 
 impl Options {

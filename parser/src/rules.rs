@@ -264,6 +264,9 @@ catalogue! {
     ArrayTooDeep = "array-nesting-too-deep", Kv, [Error, Error, Error], fatal=true,
         cite: "limits::MAX_ARRAY_DEPTH (16); gguf-py RecursionError DoS",
         "Arrays nest at most 16 deep (our bound: the spec sets none, ggml allows no nesting at all).";
+    MetadataLimit = "metadata-limit", Header, [Error, Error, Error], fatal=true,
+        cite: "limits::MetadataLimits (256 MiB of metadata, 64 MiB strings, 16 Mi array elements, 65,536 keys, 262,144 tensors by default)",
+        "The metadata declares no more than this tool reads: a resource limit, not a rule of the format (the largest real metadata, a 262,144-token vocabulary, is 6.5 MB). A file beyond it is not examined further; raise the limit to examine it.";
     DimsExceedFile = "n-dims-exceeds-file", Tensor, [Error, Error, Error], fatal=true,
         cite: "gguf.md gguf_tensor_info_t; TALOS-2024-1914",
         "A tensor's dims (n_dims x 8 bytes) fit in the bytes that remain.";

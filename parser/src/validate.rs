@@ -40,14 +40,20 @@ pub struct Validated {
 /// are read whole, up to [`limits::MAX_LEGACY_FILE_BYTES`].
 pub fn validate_source(src: &dyn ByteSource, opts: &Options) -> Result<Validated, ReadError> {
     let file_len = src.len();
-    let mut prefix = crate::io::read_range(src, 0, src.first_read().max(1).min(file_len))?;
+    // Never more than the metadata cap, whatever the file declares (the
+    // parser stops at the cap with `metadata-limit`).
+    let cap = opts.limits.bytes.max(limits::HEADER_SIZE);
+    let mut prefix = crate::io::read_range(src, 0, src.first_read().max(1).min(file_len).min(cap))?;
     loop {
         match validate_in(&prefix, file_len, Some(src), opts) {
             Ok(report) => return Ok(Validated { report, metadata: prefix }),
             Err(Stop::Read(e)) => return Err(e),
             Err(Stop::More(want)) => {
                 let have = u64::try_from(prefix.len()).unwrap_or(u64::MAX);
-                let next = want.max(have.saturating_mul(2)).min(file_len);
+                let mut next = want.max(have.saturating_mul(2)).min(file_len);
+                if !matches!(parse::detect(&prefix), Detected::Legacy { .. }) {
+                    next = next.min(cap);
+                }
                 if next <= have {
                     // The parser asked for bytes the file does not have;
                     // cannot happen (it knows the length), but never loop.

@@ -136,6 +136,17 @@ pub(crate) fn fatal_message(kind: &DecodeKind) -> (RuleId, String) {
         DecodeKind::ArrayTooDeep => {
             (RuleId::ArrayTooDeep, format!("arrays nested more than {} deep", crate::limits::MAX_ARRAY_DEPTH))
         }
+        DecodeKind::OverLimit { what, declared, limit } => (
+            RuleId::MetadataLimit,
+            match *what {
+                "metadata bytes" => format!(
+                    "the metadata runs to byte {declared} or further, past the {limit} bytes of metadata this run reads; not decoded further (a resource limit of the validator, not a rule of the format)"
+                ),
+                _ => format!(
+                    "{what} {declared} is over the limit of {limit} this run reads; not decoded further (a resource limit of the validator, not a rule of the format)"
+                ),
+            },
+        ),
         DecodeKind::DimsExceedFile { n_dims, remaining } => (
             RuleId::DimsExceedFile,
             format!(

@@ -72,7 +72,7 @@ pub(crate) fn gguf(
             return Ok(sink.finish(opts.profile, format, version, order, *summary));
         }
     };
-    let parsed = match parse::parse_gguf(prefix, file_len, version, order) {
+    let parsed = match parse::parse_gguf(prefix, file_len, version, order, &opts.limits) {
         ParseOutcome::Done(p) => p,
         ParseOutcome::NeedMoreData(n) => return Err(Stop::More(n)),
     };

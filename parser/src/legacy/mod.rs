@@ -78,7 +78,16 @@ impl<'a> Reader<'a> {
     /// A reader at offset 0 of `buf`, the whole file.
     pub(crate) fn new(buf: &'a [u8]) -> Reader<'a> {
         let file_len = u64::try_from(buf.len()).unwrap_or(u64::MAX);
-        Reader { ctx: Ctx { buf, file_len, order: ByteOrder::LittleEndian, base: 0 }, rest: buf }
+        Reader {
+            ctx: Ctx {
+                buf,
+                file_len,
+                order: ByteOrder::LittleEndian,
+                base: 0,
+                limits: crate::limits::MetadataLimits::UNBOUNDED,
+            },
+            rest: buf,
+        }
     }
 
     /// Absolute offset of the next byte.

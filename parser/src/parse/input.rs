@@ -75,6 +75,18 @@ pub enum DecodeKind {
     },
     /// Arrays nested deeper than [`limits::MAX_ARRAY_DEPTH`].
     ArrayTooDeep,
+    /// A declared count or length, or the metadata as a whole, is beyond
+    /// one of the caps of [`limits::MetadataLimits`]: decoding stops
+    /// there, before anything it declares is read or walked.
+    OverLimit {
+        /// `kv_count`, `tensor_count`, `string length`, `array length`,
+        /// or `metadata bytes` (where the metadata would end).
+        what: &'static str,
+        /// The count, length or end offset declared.
+        declared: u64,
+        /// The cap.
+        limit: u64,
+    },
     /// A tensor's `n_dims` cannot fit in the bytes that remain.
     DimsExceedFile {
         /// The n_dims read.
@@ -121,6 +133,8 @@ pub struct Ctx<'a> {
     /// Absolute offset of `buf[0]` in the file (0 unless `buf` is a part
     /// of the file, such as an array's elements).
     pub base: u64,
+    /// What the metadata may declare.
+    pub limits: limits::MetadataLimits,
 }
 
 /// `usize` to `u64`; lossless on every platform Rust supports.
@@ -142,6 +156,34 @@ impl<'a> Ctx<'a> {
     /// A failure at `input`.
     pub fn fail<T>(&self, input: &'a [u8], kind: DecodeKind) -> PResult<'a, T> {
         Err(nom::Err::Failure(PError { rem: input.len(), kind, element: None }))
+    }
+
+    /// Fails at `at` when a declared `count` is over `cap`, or when
+    /// `bytes` from `from` on would end past the metadata cap.
+    pub fn within_limits(
+        &self,
+        at: &'a [u8],
+        from: &'a [u8],
+        what: &'static str,
+        count: u64,
+        cap: u64,
+        bytes: u64,
+    ) -> Result<(), nom::Err<PError>> {
+        let over = |what, declared, limit| {
+            Err(nom::Err::Failure(PError {
+                rem: at.len(),
+                kind: DecodeKind::OverLimit { what, declared, limit },
+                element: None,
+            }))
+        };
+        if count > cap {
+            return over(what, count, cap);
+        }
+        let end = self.offset(from).saturating_add(bytes);
+        if end > self.limits.bytes {
+            return over("metadata bytes", end, self.limits.bytes);
+        }
+        Ok(())
     }
 
     fn truncated<T>(&self, input: &'a [u8], what: &'static str) -> PResult<'a, T> {
@@ -185,6 +227,7 @@ impl<'a> Ctx<'a> {
         if len > remaining {
             return self.fail(i, DecodeKind::StringExceedsFile { len, remaining });
         }
+        self.within_limits(i, rest, "string length", len, self.limits.string_bytes, len)?;
         let (rest, bytes) = self.take(rest, len, what)?;
         Ok((rest, Str { offset, bytes }))
     }
@@ -196,6 +239,7 @@ impl<'a> Ctx<'a> {
         if len > remaining {
             return self.fail(i, DecodeKind::StringExceedsFile { len, remaining });
         }
+        self.within_limits(i, rest, "string length", len, self.limits.string_bytes, len)?;
         let (rest, _) = self.take(rest, len, "string")?;
         Ok((rest, ()))
     }

@@ -223,8 +223,18 @@ fn path_of(section: Section<'_>, element: Option<u64>) -> String {
 /// `buf` is the file or a prefix of it; `file_len` is the whole file's
 /// length. Returns [`ParseOutcome::NeedMoreData`] only when
 /// `buf.len() < file_len` and the metadata runs past `buf`.
-pub fn parse_gguf(buf: &[u8], file_len: u64, version: u32, order: ByteOrder) -> ParseOutcome<'_> {
-    let ctx = Ctx { buf, file_len, order, base: 0 };
+///
+/// Nothing a file declares beyond `limits` is read or walked: decoding
+/// stops there with [`DecodeKind::OverLimit`], and more data is never
+/// asked for past `limits.bytes`.
+pub fn parse_gguf<'a>(
+    buf: &'a [u8],
+    file_len: u64,
+    version: u32,
+    order: ByteOrder,
+    limits: &limits::MetadataLimits,
+) -> ParseOutcome<'a> {
+    let ctx = Ctx { buf, file_len, order, base: 0, limits: *limits };
     let header = Header { version, byte_order: order, tensor_count: 0, kv_count: 0 };
     let mut file = GgufFile { header, kvs: Vec::new(), tensors: Vec::new(), infos_end: 0, file_len };
     let mut section = Section::Header("tensor_count");
@@ -233,13 +243,18 @@ pub fn parse_gguf(buf: &[u8], file_len: u64, version: u32, order: ByteOrder) -> 
         Ok(()) => ParseOutcome::Done(Parsed { file, fatal: None }),
         Err(e) => {
             let offset = u64_of(buf.len().saturating_sub(e.rem));
-            if matches!(e.kind, DecodeKind::Truncated { .. }) && u64_of(buf.len()) < file_len {
+            let mut kind = e.kind;
+            if matches!(kind, DecodeKind::Truncated { .. }) && u64_of(buf.len()) < file_len {
                 // The read ran past the prefix, not past the file.
-                let want = u64_of(buf.len()).saturating_mul(2).max(offset.saturating_add(64));
-                return ParseOutcome::NeedMoreData(want.min(file_len));
+                let want = u64_of(buf.len()).saturating_mul(2).max(offset.saturating_add(64)).min(file_len);
+                if u64_of(buf.len()) < limits.bytes {
+                    return ParseOutcome::NeedMoreData(want.min(limits.bytes));
+                }
+                // The prefix holds all the metadata the limits allow.
+                kind = DecodeKind::OverLimit { what: "metadata bytes", declared: want, limit: limits.bytes };
             }
             let path = path_of(section, e.element);
-            ParseOutcome::Done(Parsed { file, fatal: Some(DecodeError { offset, kind: e.kind, path }) })
+            ParseOutcome::Done(Parsed { file, fatal: Some(DecodeError { offset, kind, path }) })
         }
     }
 }
@@ -275,6 +290,17 @@ fn parse_body<'a>(ctx: &Ctx<'a>, file: &mut GgufFile<'a>, section: &mut Section<
         let at = ctx.buf.get(8..).unwrap_or_default();
         return Err(PError { rem: at.len(), kind, element: None });
     }
+
+    // Then against the caps of what this run reads.
+    let tensor_bytes = tensor_min.unwrap_or(u64::MAX);
+    let kv_bytes = kv_min.unwrap_or(u64::MAX);
+    let kv_cap = ctx.limits.kv_count;
+    *section = Section::Header("kv_count");
+    lift(ctx.within_limits(count_at, i, "kv_count", kv_count, kv_cap, kv_bytes).map(|()| (i, ())))?;
+    *section = Section::Header("tensor_count");
+    let at = ctx.buf.get(8..).unwrap_or_default();
+    let (t_cap, both) = (ctx.limits.tensor_count, kv_bytes.saturating_add(tensor_bytes));
+    lift(ctx.within_limits(at, i, "tensor_count", tensor_count, t_cap, both).map(|()| (i, ())))?;
 
     let cap = |n: u64| usize::try_from(n).unwrap_or(usize::MAX).min(limits::MAX_INITIAL_CAPACITY);
     file.kvs.reserve(cap(kv_count));
@@ -317,6 +343,11 @@ fn tensor_info<'a>(
         let kind = DecodeKind::DimsExceedFile { n_dims, remaining };
         return Err(PError { rem: rest.len().saturating_add(4), kind, element: None });
     }
+    let dims_end = ctx.offset(rest).saturating_add(dims_len);
+    if dims_end > ctx.limits.bytes {
+        let kind = DecodeKind::OverLimit { what: "metadata bytes", declared: dims_end, limit: ctx.limits.bytes };
+        return Err(PError { rem: rest.len().saturating_add(4), kind, element: None });
+    }
     let dims_offset = ctx.offset(rest);
     let (rest, dims_raw) = lift(ctx.take(rest, dims_len, "dims"))?;
     *section = Section::Tensor(index, Some(name), "type");
@@ -346,10 +377,12 @@ fn tensor_info<'a>(
 /// metadata runs past `buf`.
 pub fn parse_prefix(buf: &[u8], file_len: u64) -> Option<Parsed<'_>> {
     match detect(buf) {
-        Detected::Gguf { version, order } if version >= 2 => match parse_gguf(buf, file_len, version, order) {
-            ParseOutcome::Done(p) => Some(p),
-            ParseOutcome::NeedMoreData(_) => None,
-        },
+        Detected::Gguf { version, order } if version >= 2 => {
+            match parse_gguf(buf, file_len, version, order, &limits::MetadataLimits::UNBOUNDED) {
+                ParseOutcome::Done(p) => Some(p),
+                ParseOutcome::NeedMoreData(_) => None,
+            }
+        }
         _ => None,
     }
 }
@@ -487,7 +520,7 @@ mod tests {
         let len = f.len() as u64;
         // Cut inside the string value: more data, never a failure.
         assert!(
-            matches!(parse_gguf(&f[..40], len, 3, ByteOrder::LittleEndian), ParseOutcome::NeedMoreData(n) if n > 40)
+            matches!(parse_gguf(&f[..40], len, 3, ByteOrder::LittleEndian, &limits::MetadataLimits::DEFAULT), ParseOutcome::NeedMoreData(n) if n > 40)
         );
         let p = parse_bytes(&f).unwrap();
         assert!(p.fatal.is_none());

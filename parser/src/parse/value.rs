@@ -167,7 +167,13 @@ impl<'a> Iterator for ArrayIter<'a> {
         // the first element and the "file" ends after the last one.
         let base = self.array.data_offset();
         let file_len = base.saturating_add(u64_of(self.array.data.len()));
-        let ctx = Ctx { buf: self.array.data, file_len, order: self.array.order, base };
+        let ctx = Ctx {
+            buf: self.array.data,
+            file_len,
+            order: self.array.order,
+            base,
+            limits: limits::MetadataLimits::UNBOUNDED,
+        };
         let offset = ctx.offset(self.rest);
         let (rest, value) = parse_value(&ctx, self.rest, self.array.elem_type, self.array.depth).ok()?;
         let element = Element { index: self.index, offset, value };
@@ -262,6 +268,7 @@ fn parse_array<'a>(ctx: &Ctx<'a>, i: &'a [u8], depth: u32) -> PResult<'a, Array<
     if len.checked_mul(min_elem).is_none_or(|need| need > remaining) {
         return ctx.fail(count_at, DecodeKind::ArrayExceedsFile { len, min_elem, remaining });
     }
+    ctx.within_limits(count_at, rest, "array length", len, ctx.limits.array_len, len.saturating_mul(min_elem))?;
     let after = match elem_type.fixed_size() {
         Some(size) => {
             // len * size <= remaining was checked above.
@@ -319,6 +326,11 @@ fn walk_strings<'a>(ctx: &Ctx<'a>, mut rest: &'a [u8], len: u64) -> PResult<'a, 
         let remaining = ctx.remaining(tail);
         if n > remaining {
             return fail(DecodeKind::StringExceedsFile { len: n, remaining });
+        }
+        if n > ctx.limits.string_bytes || ctx.offset(tail).saturating_add(n) > ctx.limits.bytes {
+            // The same failure as `Ctx::string` gives.
+            ctx.within_limits(rest, tail, "string length", n, ctx.limits.string_bytes, n)
+                .map_err(|e| e.map(|e| PError { element: Some(index), ..e }))?;
         }
         match usize::try_from(n).ok().and_then(|n| tail.get(n..)) {
             Some(after) => rest = after,

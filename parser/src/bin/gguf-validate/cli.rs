@@ -311,6 +311,13 @@ pub struct ValidateArgs {
     /// files go on). Off by default, so a long --check-data is not cut.
     #[arg(long, value_name = "SECS", value_parser = parse_timeout)]
     pub timeout: Option<f64>,
+    /// Most metadata read from one file (header, key/values, tensor infos;
+    /// units K, M, G, KiB, MiB, GiB). The caps on one string (a quarter of
+    /// it), one array, the key and tensor counts scale with it. A file
+    /// that declares more is reported as `metadata-limit`, not examined
+    /// further [default: 256MiB].
+    #[arg(long, value_name = "SIZE", value_parser = parse_size)]
+    pub max_metadata: Option<u64>,
     /// Also read FIFOs, sockets and devices (into memory, up to
     /// --special-file-limit bytes). Without it they are refused at once.
     #[arg(long)]
@@ -361,6 +368,31 @@ fn parse_timeout(s: &str) -> Result<f64, String> {
     match s.parse::<f64>() {
         Ok(t) if t.is_finite() && t > 0.0 && t <= 1e9 => Ok(t),
         _ => Err(format!("`{s}` is not a number of seconds above 0")),
+    }
+}
+
+/// A byte size: a number with an optional unit (K/KB = 1000, KiB = 1024, ... up to T).
+pub fn parse_size(s: &str) -> Result<u64, String> {
+    let t = s.trim();
+    let split = t.find(|c: char| !c.is_ascii_digit()).unwrap_or(t.len());
+    let (num, unit) = t.split_at(split);
+    let bad = || format!("`{s}` is not a size (a number of bytes, optionally with a unit: 512M, 1GiB)");
+    let n: u64 = num.parse().map_err(|_| bad())?;
+    let mult: u64 = match unit.trim().to_ascii_lowercase().as_str() {
+        "" | "b" => 1,
+        "k" | "kb" => 1_000,
+        "m" | "mb" => 1_000_000,
+        "g" | "gb" => 1_000_000_000,
+        "t" | "tb" => 1_000_000_000_000,
+        "ki" | "kib" => 1 << 10,
+        "mi" | "mib" => 1 << 20,
+        "gi" | "gib" => 1 << 30,
+        "ti" | "tib" => 1 << 40,
+        _ => return Err(bad()),
+    };
+    match n.checked_mul(mult) {
+        Some(0) | None => Err(format!("`{s}` is not a size above 0 that fits in 64 bits")),
+        Some(v) => Ok(v),
     }
 }
 

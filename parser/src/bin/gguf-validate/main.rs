@@ -18,6 +18,7 @@ use std::process::ExitCode;
 use clap::{CommandFactory, FromArgMatches};
 use gguf_validate::config::{self, Baseline, Config};
 use gguf_validate::io::{self as gio, ByteSource};
+use gguf_validate::limits::MetadataLimits;
 use gguf_validate::rules::{Level, Profile, RuleId};
 use gguf_validate::{Options, parse};
 
@@ -167,7 +168,13 @@ fn validate(args: &ValidateArgs, matches: &clap::ArgMatches) -> u8 {
         .map_or_else(|| std::thread::available_parallelism().map_or(1, std::num::NonZeroUsize::get), usize::from);
     let mut settings = run::Settings::from_args(
         args,
-        Options { profile, overrides: overrides.clone(), deny_warnings, container_only },
+        Options {
+            profile,
+            overrides: overrides.clone(),
+            deny_warnings,
+            container_only,
+            limits: args.max_metadata.map_or_else(MetadataLimits::default, MetadataLimits::with_total),
+        },
     );
     settings.metadata_hash = config.as_ref().is_some_and(Config::has_pins);
     // URLs: one HTTP client for the run, one connection per job and host.
