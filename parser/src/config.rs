@@ -378,6 +378,7 @@ fn add_finding(report: &mut Report, opts: &Options, rule: RuleId, config: &Path,
         length: None,
         path: format!("config {}", config.display()),
         message,
+        caused_by: None,
     });
     report.valid = c.errors == 0 && !(opts.deny_warnings && c.warnings > 0);
 }

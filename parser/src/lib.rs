@@ -51,6 +51,6 @@ pub mod write;
 
 pub use check::template;
 pub use parse::{ByteOrder, GgufFile, Parsed};
-pub use report::{Diagnostic, Options, Report};
+pub use report::{Cause, Diagnostic, Options, Report};
 pub use rules::{Level, Profile, RULES, RuleId};
 pub use validate::{NeedMoreData, Validated, validate_bytes, validate_prefix, validate_source};

@@ -28,6 +28,27 @@ pub struct Diagnostic {
     /// field, a padding run, a tensor's data); absent otherwise.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub length: Option<u64>,
+    /// The finding this one follows from (every tensor past the end of a
+    /// truncated file follows from the truncation), named by its rule and
+    /// offset: front ends show the cause first and fold these under it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub caused_by: Option<Cause>,
+}
+
+/// Names the diagnostic that others follow from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+pub struct Cause {
+    /// Its rule.
+    pub rule: RuleId,
+    /// Its offset.
+    pub offset: u64,
+}
+
+impl Diagnostic {
+    /// Whether `self` is the cause `other` follows from.
+    pub fn causes(&self, other: &Diagnostic) -> bool {
+        self.caused_by.is_none() && other.caused_by == Some(Cause { rule: self.rule, offset: self.offset })
+    }
 }
 
 /// Diagnostic counts by severity.
@@ -292,7 +313,38 @@ impl<'o> Sink<'o> {
         if *seen > self.cap {
             return;
         }
-        self.diagnostics.push(Diagnostic { rule, severity, offset, path: path(), message: message(), length });
+        self.diagnostics.push(Diagnostic { rule, severity, offset, path: path(), message: message(), length, caused_by: None });
+    }
+
+    /// Emits a finding that others follow from, and returns how they
+    /// name it ([`Sink::emit_from`]); `None` when it was not listed (its
+    /// level is `allow`, or past the rule's cap).
+    pub(crate) fn emit_cause(
+        &mut self,
+        rule: RuleId,
+        offset: u64,
+        path: impl FnOnce() -> String,
+        message: impl FnOnce() -> String,
+    ) -> Option<Cause> {
+        let before = self.diagnostics.len();
+        self.emit(rule, offset, path, message);
+        (self.diagnostics.len() > before).then_some(Cause { rule, offset })
+    }
+
+    /// [`Sink::emit`] for a finding that follows from `cause`.
+    pub(crate) fn emit_from(
+        &mut self,
+        cause: Option<Cause>,
+        rule: RuleId,
+        offset: u64,
+        path: impl FnOnce() -> String,
+        message: impl FnOnce() -> String,
+    ) {
+        let before = self.diagnostics.len();
+        self.emit(rule, offset, path, message);
+        if let Some(d) = self.diagnostics.get_mut(before) {
+            d.caused_by = cause;
+        }
     }
 
     /// Counts `n` findings of `rule` that are not listed (they appear in
@@ -355,7 +407,8 @@ impl<'o> Sink<'o> {
     }
 
     fn into_parts(mut self) -> (Vec<Diagnostic>, Counts, BTreeMap<&'static str, u64>, bool) {
-        self.diagnostics.sort_by_key(|d| d.offset);
+        // A cause's findings right after it, whatever their own offsets.
+        self.diagnostics.sort_by_key(|d| (d.caused_by.map_or(d.offset, |c| c.offset), d.caused_by.is_some(), d.offset));
         let cap = self.cap;
         let suppressed = self
             .per_rule

@@ -3,6 +3,8 @@
 //! chunking invariance, the per-tensor listing cap, big-endian files,
 //! profile levels, and (with `GGUF_VALIDATE_GEMMA=path`) a real model.
 
+mod support;
+
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use gguf_validate::check_data::{DataOptions, DataReport, TensorData, TensorStatus, check_data};
@@ -335,11 +337,9 @@ fn tensors_outside_the_buffer_are_not_read() {
 
 /// The real gemma-3-270m Q4_K_M file has no value ggml would reject.
 #[test]
+#[ignore = "needs the reference files: source .ci/reference.sh && fetch_reference, then cargo test -- --ignored"]
 fn gemma_has_no_data_findings() {
-    let Some(path) = std::env::var_os("GGUF_VALIDATE_GEMMA") else {
-        // Not set: nothing to check (the file is not part of the repository).
-        return;
-    };
+    let path = support::reference::gemma();
     let bytes = std::fs::read(path).expect("read gemma");
     let (tensors, data) = scan(&bytes, &DataOptions::default());
     assert_eq!(data.findings, 0, "{:?}", data.issues);

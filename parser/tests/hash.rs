@@ -3,6 +3,8 @@
 //! over the tensors' byte ranges, manifests that catch a tampered tensor,
 //! digests that ignore metadata, and split sets hashed as one model.
 
+mod support;
+
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
@@ -72,12 +74,9 @@ fn output_is_llama_gguf_hash_byte_for_byte() {
 
 /// gemma-3-270m (253 MB), when `GGUF_VALIDATE_GEMMA` points at it (CI).
 #[test]
+#[ignore = "needs the reference files: source .ci/reference.sh && fetch_reference, then cargo test -- --ignored"]
 fn gemma_is_llama_gguf_hash_byte_for_byte() {
-    let Some(path) = std::env::var_os("GGUF_VALIDATE_GEMMA") else {
-        assert!(std::env::var_os("CI").is_none(), "CI must set GGUF_VALIDATE_GEMMA (source .ci/reference.sh)");
-        return;
-    };
-    let path = PathBuf::from(path);
+    let path = support::reference::gemma();
     let dir = path.parent().unwrap();
     let file = path.file_name().unwrap().to_str().unwrap();
     assert_eq!(file, "gemma-3-270m-q4_k_m.gguf", "the golden files name the file so");

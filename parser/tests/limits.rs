@@ -9,7 +9,10 @@ use gguf_validate::{Options, Profile, validate_bytes};
 
 fn rules(bytes: &[u8], profile: Profile) -> Vec<&'static str> {
     // Infos (the neutral architecture is one llama.cpp does not know) aside.
-    validate_bytes(bytes, &Options::new(profile))
+    // ggml's limits are above this tool's own caps (`metadata-limit`),
+    // which an in-memory caller can lift.
+    let opts = Options { limits: gguf_validate::limits::MetadataLimits::UNBOUNDED, ..Options::new(profile) };
+    validate_bytes(bytes, &opts)
         .diagnostics
         .iter()
         .filter(|d| d.severity != gguf_validate::rules::Level::Info)

@@ -3,6 +3,8 @@
 //! under the default profile. The gemma-3-270m model (253 MB, from PyPI:
 //! see README) is checked too when `GGUF_VALIDATE_GEMMA` points at it.
 
+mod support;
+
 use std::path::Path;
 
 use gguf_validate::{Level, Options, Profile, validate_bytes};
@@ -54,11 +56,9 @@ fn big_and_little_endian_gguf_py_files_describe_the_same_model() {
 }
 
 #[test]
-fn gemma_3_270m_when_available() {
-    let Some(path) = std::env::var_os("GGUF_VALIDATE_GEMMA") else {
-        assert!(std::env::var_os("CI").is_none(), "CI must set GGUF_VALIDATE_GEMMA (source .ci/reference.sh)");
-        return;
-    };
+#[ignore = "needs the reference files: source .ci/reference.sh && fetch_reference, then cargo test -- --ignored"]
+fn gemma_3_270m() {
+    let path = support::reference::gemma();
     let bytes = std::fs::read(&path).expect("GGUF_VALIDATE_GEMMA points at the gemma file");
     let r = validate_bytes(&bytes, &Options::new(Profile::Strict));
     let model = r.summary.examined.iter().find(|e| e.layer == "model").expect("model layer entry");
@@ -74,24 +74,13 @@ fn gemma_3_270m_when_available() {
     }
 }
 
-/// The vendored llama.cpp tree (`.ci/reference.sh`), when available; in CI
-/// (`CI=true`) its absence is a failure, not a skip.
-fn llama_cpp_tree() -> Option<std::path::PathBuf> {
-    match std::env::var_os("GGUF_VALIDATE_LLAMA_CPP") {
-        Some(p) => Some(p.into()),
-        None => {
-            assert!(std::env::var_os("CI").is_none(), "CI must set GGUF_VALIDATE_LLAMA_CPP (source .ci/reference.sh)");
-            None
-        }
-    }
-}
-
 /// llama.cpp's own vocabulary files (real converter output for many
 /// tokenizer families, no tensors) are valid under strict: no errors, and
 /// the model layer says tensors were not checked.
 #[test]
+#[ignore = "needs the reference files: source .ci/reference.sh && fetch_reference, then cargo test -- --ignored"]
 fn llama_cpp_vocabulary_files_are_valid_under_strict() {
-    let Some(root) = llama_cpp_tree() else { return };
+    let root = support::reference::llama_cpp();
     let mut n = 0;
     for entry in std::fs::read_dir(root.join("models")).expect("models/") {
         let path = entry.expect("entry").path();

@@ -12,6 +12,8 @@
 //! looks in the usual places and otherwise skips with a notice.
 #![allow(clippy::disallowed_macros)]
 
+mod support;
+
 use std::path::{Path, PathBuf};
 
 use gguf_validate::rules::Group;
@@ -42,17 +44,10 @@ fn files(dir: &Path, suffix: &str) -> Vec<PathBuf> {
     v
 }
 
-fn in_ci() -> bool {
-    std::env::var("CI").is_ok_and(|v| v == "true")
-}
-
 #[test]
+#[ignore = "needs the reference files: source .ci/reference.sh && fetch_reference, then cargo test -- --ignored"]
 fn llama_cpp_templates_give_no_error() {
-    let Some(dir) = templates_dir() else {
-        assert!(!in_ci(), "CI=true but llama.cpp's models/templates is missing (source .ci/reference.sh)");
-        eprintln!("notice: llama.cpp's models/templates not found (set GGUF_VALIDATE_LLAMA_CPP); skipped");
-        return;
-    };
+    let dir = templates_dir().expect("llama.cpp's models/templates (GGUF_VALIDATE_LLAMA_CPP or GGUF_VALIDATE_TEMPLATES)");
     let paths = files(&dir, ".jinja");
     assert!(paths.len() >= 60, "only {} templates in {}", paths.len(), dir.display());
     let mut errors = Vec::new();
@@ -102,25 +97,14 @@ fn template_findings(path: &Path) -> (Vec<String>, Vec<String>) {
 }
 
 #[test]
+#[ignore = "needs the reference files: source .ci/reference.sh && fetch_reference, then cargo test -- --ignored"]
 fn vocabulary_files_and_gemma_give_no_template_error() {
-    let mut paths = Vec::new();
-    if let Some(models) = llama_cpp_models().filter(|m| m.is_dir()) {
-        paths.extend(
-            files(&models, ".gguf")
-                .into_iter()
-                .filter(|p| p.file_name().is_some_and(|n| n.to_string_lossy().starts_with("ggml-vocab-"))),
-        );
-    } else {
-        assert!(!in_ci(), "CI=true but GGUF_VALIDATE_LLAMA_CPP is missing (source .ci/reference.sh)");
-        eprintln!("notice: llama.cpp's ggml-vocab-*.gguf not found (set GGUF_VALIDATE_LLAMA_CPP); skipped");
-    }
-    let gemma = std::env::var_os("GGUF_VALIDATE_GEMMA").map(PathBuf::from);
-    if let Some(gemma) = gemma.filter(|g| g.is_file()) {
-        paths.push(gemma);
-    } else {
-        assert!(!in_ci(), "CI=true but GGUF_VALIDATE_GEMMA is missing (source .ci/reference.sh)");
-        eprintln!("notice: gemma-3-270m not found (set GGUF_VALIDATE_GEMMA); skipped");
-    }
+    let models = support::reference::llama_cpp().join("models");
+    let mut paths: Vec<PathBuf> = files(&models, ".gguf")
+        .into_iter()
+        .filter(|p| p.file_name().is_some_and(|n| n.to_string_lossy().starts_with("ggml-vocab-")))
+        .collect();
+    paths.push(support::reference::gemma());
     let mut errors = Vec::new();
     let mut warnings = Vec::new();
     for p in &paths {

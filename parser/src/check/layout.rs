@@ -6,7 +6,7 @@
 #![deny(clippy::indexing_slicing, clippy::arithmetic_side_effects, clippy::cast_possible_truncation)]
 
 use crate::parse::{GgufFile, align_up};
-use crate::report::{Sink, Summary};
+use crate::report::{Cause, Sink, Summary};
 use crate::rules::RuleId;
 
 use super::keys::KeyFacts;
@@ -88,12 +88,41 @@ fn check_data_start(
 /// range inside the file, and the running padded size (ggml's expected
 /// offset). False when sizes are unknown or overflow, so that the ranges
 /// cannot be compared.
+/// One finding for a file that ends before the data of two or more of its
+/// tensors: where it ends and how much its tensors need (the per-tensor
+/// `tensor-data-out-of-bounds` findings that follow point at it).
+fn truncation(file: &GgufFile<'_>, tensors: &TensorFacts, data_start: u64, sink: &mut Sink<'_>) -> Option<Cause> {
+    let file_len = file.file_len;
+    let ends = file.tensors.iter().zip(&tensors.sizes).map(|(t, size)| {
+        size.nbytes.and_then(|n| data_start.checked_add(t.data_offset)?.checked_add(n)).unwrap_or(u64::MAX)
+    });
+    let (mut past, mut need) = (0u64, 0u64);
+    for end in ends {
+        if end > file_len {
+            past = past.saturating_add(1);
+            need = need.max(end);
+        }
+    }
+    // One tensor past the end says it all; a range past 2^63 is no
+    // truncation but a bad offset.
+    if past < 2 || need > crate::limits::MAX_ELEMENTS {
+        return None;
+    }
+    let n = file.tensors.len();
+    sink.emit_cause(RuleId::TensorDataOutOfBounds, file_len, || "data section".into(), || {
+        format!(
+            "the file ends at byte {file_len} of the {need} its tensors need: {past} of {n} tensors lie past its end (a truncated file: a copy or download that stopped early)"
+        )
+    })
+}
+
 fn check_infos(file: &GgufFile<'_>, tensors: &TensorFacts, align: u64, data_start: u64, sink: &mut Sink<'_>) -> bool {
     let file_len = file.file_len;
     let mut expected: Option<u64> = Some(0);
     let mut expected_ok = true;
     // (index, offset, padded end) of the previous tensor info.
     let mut prev_info: Option<(usize, u64, u64)> = None;
+    let truncated = truncation(file, tensors, data_start, sink);
     for (t, size) in file.tensors.iter().zip(&tensors.sizes) {
         let off = t.data_offset;
         let padded_end = size.nbytes.and_then(|n| off.checked_add(align_up(n, align)?));
@@ -125,7 +154,8 @@ fn check_infos(file: &GgufFile<'_>, tensors: &TensorFacts, align: u64, data_star
         };
         let end = data_start.checked_add(off).and_then(|s| s.checked_add(nbytes));
         if end.is_none_or(|e| e > file_len) {
-            sink.emit(
+            sink.emit_from(
+                truncated,
                 RuleId::TensorDataOutOfBounds,
                 t.offset_field,
                 || tensor_path(t, "offset"),

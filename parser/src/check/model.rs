@@ -85,7 +85,7 @@ pub(crate) fn check_layer(file: &GgufFile<'_>, arch: Option<&str>, sink: &mut Si
         examined.push(Examined::skipped("tokenizer", why));
         return;
     }
-    examined.push(Examined::partly("split", "this shard only"));
+    examined.push(Examined::partly("split", "a single file, not a shard of a split set"));
     let tensors: Vec<_> = file.tensors.iter().collect();
     check_model(file, arch, &tensors, true, sink, examined);
 }

@@ -70,6 +70,22 @@ pub fn check_ambiguous_args(args: &[std::ffi::OsString]) -> Result<(), String> {
             ));
         }
     }
+    if let Some(first) = args.get(1).and_then(|a| a.to_str())
+        && looks_like_a_word(first)
+        && !SUBCOMMANDS.contains(&first)
+        && std::fs::symlink_metadata(first).is_err()
+    {
+        let near: Vec<&str> = SUBCOMMANDS.iter().copied().filter(|s| edit_distance(first, s) <= 2).collect();
+        return Err(match near.first() {
+            Some(s) => format!(
+                "`{first}` is not a subcommand: did you mean `{s}`? (to validate a file of that name, write ./{first}); nothing was validated"
+            ),
+            None => format!(
+                "`{first}` is neither a subcommand nor an existing file (subcommands: {}); nothing was validated",
+                SUBCOMMANDS.join(", ")
+            ),
+        });
+    }
     for a in args.iter().skip(1) {
         if a == "--" {
             break;
@@ -82,6 +98,37 @@ pub fn check_ambiguous_args(args: &[std::ffi::OsString]) -> Result<(), String> {
         }
     }
     Ok(())
+}
+
+/// A lowercase word that could be a mistyped subcommand: letters and `-`,
+/// no path separator, no extension, not an option.
+fn looks_like_a_word(a: &str) -> bool {
+    (2..=32).contains(&a.len())
+        && a.bytes().all(|b| b.is_ascii_lowercase() || b == b'-')
+        && !a.starts_with('-')
+}
+
+/// Levenshtein distance of two short ASCII words.
+fn edit_distance(a: &str, b: &str) -> usize {
+    let b: Vec<u8> = b.bytes().collect();
+    let mut row: Vec<usize> = (0..=b.len()).collect();
+    for (i, ca) in a.bytes().enumerate() {
+        let mut prev = row.first().copied().unwrap_or(0);
+        if let Some(r) = row.first_mut() {
+            *r = i + 1;
+        }
+        for (j, cb) in b.iter().enumerate() {
+            let cost = usize::from(ca != *cb);
+            let up = row.get(j + 1).copied().unwrap_or(usize::MAX);
+            let left = row.get(j).copied().unwrap_or(usize::MAX);
+            let best = (prev + cost).min(up.saturating_add(1)).min(left.saturating_add(1));
+            prev = up;
+            if let Some(r) = row.get_mut(j + 1) {
+                *r = best;
+            }
+        }
+    }
+    row.last().copied().unwrap_or(0)
 }
 
 #[derive(Debug, Parser)]
@@ -246,6 +293,10 @@ pub struct ValidateArgs {
     /// hidden names would.
     #[arg(long)]
     pub no_ignore: bool,
+    /// Exit 0 when the arguments name no file to validate (by default such
+    /// a run is an error, exit 2: a gate that checked nothing must not pass).
+    #[arg(long)]
+    pub allow_empty: bool,
     /// Print only invalid and unreadable files (and the closing summary).
     #[arg(long, short)]
     pub quiet: bool,
@@ -307,9 +358,10 @@ pub struct ValidateArgs {
     /// reads (metadata only, unless --check-data), never memory-mapped.
     #[arg(long, hide = true)]
     pub no_mmap: bool,
-    /// Give up on a file after this many seconds (exit 2 for it; the other
-    /// files go on). Off by default, so a long --check-data is not cut.
-    #[arg(long, value_name = "SECS", value_parser = parse_timeout)]
+    /// Give up on a file after this long (seconds, or 500ms, 30s, 2m, 1h;
+    /// exit 2 for it, the other files go on). Off by default, so a long
+    /// --check-data is not cut.
+    #[arg(long, value_name = "DURATION", value_parser = parse_timeout)]
     pub timeout: Option<f64>,
     /// Most metadata read from one file (header, key/values, tensor infos;
     /// units K, M, G, KiB, MiB, GiB). The caps on one string (a quarter of
@@ -364,10 +416,21 @@ pub enum Format {
     Github,
 }
 
-fn parse_timeout(s: &str) -> Result<f64, String> {
-    match s.parse::<f64>() {
+/// Seconds from `30`, `30s`, `500ms`, `2m`, `1.5h`.
+pub fn parse_timeout(s: &str) -> Result<f64, String> {
+    let t = s.trim();
+    let split = t.find(|c: char| !(c.is_ascii_digit() || c == '.')).unwrap_or(t.len());
+    let (num, unit) = t.split_at(split);
+    let scale = match unit.trim() {
+        "" | "s" | "sec" | "secs" => 1.0,
+        "ms" => 1e-3,
+        "m" | "min" => 60.0,
+        "h" => 3600.0,
+        _ => f64::NAN,
+    };
+    match num.parse::<f64>().map(|n| n * scale) {
         Ok(t) if t.is_finite() && t > 0.0 && t <= 1e9 => Ok(t),
-        _ => Err(format!("`{s}` is not a number of seconds above 0")),
+        _ => Err(format!("`{s}` is not a duration above 0 (seconds, or with a unit: 500ms, 30s, 2m, 1h)")),
     }
 }
 

@@ -159,7 +159,7 @@ fn sarif_result(d: &Diagnostic, file: &str, artifact: i64) -> sarif::Result {
 /// One SARIF log with one run: the tool with its whole rule catalogue, one
 /// artifact per file, one result per finding, and a notification per file
 /// that could not be read.
-pub fn sarif(entries: &[Entry], profile: Profile) -> String {
+pub fn sarif(entries: &[Entry], profile: Profile, skipped: &Skipped<'_>) -> String {
     let rules: Vec<_> = RULES.iter().map(|r| rule_descriptor(r, profile)).collect();
     let driver = sarif::ToolComponent::builder()
         .name("gguf-validate")
@@ -212,8 +212,17 @@ pub fn sarif(entries: &[Entry], profile: Profile) -> String {
             ),
         }
     }
+    let successful = notifications.is_empty();
+    if skipped.count > 0 {
+        notifications.push(
+            sarif::Notification::builder()
+                .level(serde_json::json!("note"))
+                .message(sarif::Message::builder().text(skipped.sentence()).build())
+                .build(),
+        );
+    }
     let invocation = sarif::Invocation::builder()
-        .execution_successful(notifications.is_empty())
+        .execution_successful(successful)
         .tool_execution_notifications(notifications)
         .build();
     let run = sarif::Run::builder()
@@ -237,6 +246,33 @@ pub fn sarif(entries: &[Entry], profile: Profile) -> String {
     s
 }
 
+/// The `*.gguf` files the walk's ignore rules left out: how many, and the
+/// first ones by name.
+#[derive(Debug)]
+pub struct Skipped<'a> {
+    pub count: u64,
+    pub listed: &'a [String],
+}
+
+impl Skipped<'_> {
+    /// `2 .gguf files skipped by ignore rules (--no-ignore includes them): a.gguf, b.gguf`.
+    pub fn sentence(&self) -> String {
+        let more = self.count.saturating_sub(u64::try_from(self.listed.len()).unwrap_or(0));
+        let tail = if more > 0 { format!(" and {more} more") } else { String::new() };
+        format!(
+            "{} .gguf {} skipped by ignore rules (.gitignore, .ignore, hidden names; --no-ignore includes them): {}{tail}",
+            self.count,
+            if self.count == 1 { "file" } else { "files" },
+            self.listed.join(", ")
+        )
+    }
+}
+
+/// A workflow notice naming the skipped files.
+pub fn github_skipped(skipped: &Skipped<'_>) -> String {
+    format!("::notice title=gguf-validate::{}\n", gh_escape(&skipped.sentence(), false))
+}
+
 /// One finding as a line of the JUnit failure text.
 fn finding_line(d: &Diagnostic) -> String {
     let path = if d.path.is_empty() { String::new() } else { format!(" {}", d.path) };
@@ -245,8 +281,12 @@ fn finding_line(d: &Diagnostic) -> String {
 
 /// One JUnit report: one `testsuite`, one `testcase` per file; an invalid
 /// file is a `failure` listing its findings, an unreadable one an `error`.
-pub fn junit(entries: &[Entry], profile: Profile) -> String {
+pub fn junit(entries: &[Entry], profile: Profile, skipped: &Skipped<'_>) -> String {
     let mut suite = TestSuite::new(format!("gguf-validate --profile {profile}"));
+    if skipped.count > 0 {
+        suite.add_property(quick_junit::Property::new("skipped-by-ignore", skipped.count.to_string()));
+        suite.set_system_out(skipped.sentence());
+    }
     for Entry { path, outcome } in entries {
         let case = match outcome {
             EntryOutcome::Checked { valid, diagnostics, errors, warnings, .. } => {

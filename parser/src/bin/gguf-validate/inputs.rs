@@ -33,33 +33,62 @@ pub struct InputError {
     pub message: String,
 }
 
+/// What the inputs of a run expand to.
+#[derive(Debug, Default)]
+pub struct Expanded {
+    /// The files to validate, in order.
+    pub files: Vec<PathBuf>,
+    /// Inputs that could not be expanded.
+    pub errors: Vec<InputError>,
+    /// `*.gguf` files under the walked directories that ignore files or
+    /// hidden names kept out of the walk (without `--no-ignore`).
+    pub skipped_by_ignore: Vec<PathBuf>,
+}
+
 /// Expands the command line's paths and `--files-from` into the files to
 /// validate, in order (arguments first, then the list), with directories
-/// replaced by the candidates under them.
-pub fn expand(
-    paths: &[PathBuf],
-    files_from: Option<&Path>,
-    walk: WalkOptions,
-) -> Result<(Vec<PathBuf>, Vec<InputError>), String> {
+/// replaced by the candidates under them. A file named explicitly is
+/// always kept, whatever the ignore files say.
+pub fn expand(paths: &[PathBuf], files_from: Option<&Path>, walk: WalkOptions) -> Result<Expanded, String> {
     let mut named: Vec<PathBuf> = paths.to_vec();
     if let Some(list) = files_from {
         named.extend(read_list(list)?);
     }
-    let mut out = Vec::new();
-    let mut errors = Vec::new();
+    let mut x = Expanded::default();
     for p in named {
         // A directory named on the command line (or a link to one) is walked.
         if std::fs::metadata(&p).is_ok_and(|m| m.is_dir()) {
-            walk_dir(&p, walk, &mut out, &mut errors);
+            let before = x.files.len();
+            walk_dir(&p, walk, &mut x.files, &mut x.errors);
+            if !walk.no_ignore {
+                let found = x.files.get(before..).unwrap_or_default().to_vec();
+                x.skipped_by_ignore.extend(ignored_gguf(&p, &found));
+            }
         } else {
-            out.push(p);
+            x.files.push(p);
         }
     }
-    Ok((out, errors))
+    Ok(x)
 }
 
-/// One path per line (`-` reads stdin); blank lines are skipped, a
-/// trailing `\r` is dropped.
+/// The `*.gguf` files under `dir` that a walk with the ignore rules left
+/// out (`found` is what it kept).
+fn ignored_gguf(dir: &Path, found: &[PathBuf]) -> Vec<PathBuf> {
+    let kept: std::collections::HashSet<&PathBuf> = found.iter().collect();
+    let mut b = ignore::WalkBuilder::new(dir);
+    b.follow_links(false).sort_by_file_name(|a, b| a.cmp(b)).standard_filters(false);
+    b.build()
+        .filter_map(Result::ok)
+        .filter(|e| e.file_type().is_some_and(|t| t.is_file()))
+        .map(ignore::DirEntry::into_path)
+        .filter(|p| p.extension().is_some_and(|e| e.eq_ignore_ascii_case("gguf")) && !kept.contains(p))
+        .collect()
+}
+
+/// One path per line (`-` reads stdin); blank lines and lines whose first
+/// non-blank character is `#` (comments) are skipped, and blanks around a
+/// path and a trailing `\r` are dropped (a path that starts with `#` is
+/// listed as `./#name`).
 fn read_list(list: &Path) -> Result<Vec<PathBuf>, String> {
     let reader: Box<dyn BufRead> = if list.as_os_str() == "-" {
         Box::new(std::io::BufReader::new(std::io::stdin()))
@@ -70,12 +99,14 @@ fn read_list(list: &Path) -> Result<Vec<PathBuf>, String> {
     let mut out = Vec::new();
     for line in reader.split(b'\n') {
         let mut line = line.map_err(|e| format!("--files-from {}: {e}", list.display()))?;
-        if line.last() == Some(&b'\r') {
+        while line.last().is_some_and(u8::is_ascii_whitespace) {
             line.pop();
         }
-        if line.is_empty() {
+        let start = line.iter().position(|b| !b.is_ascii_whitespace()).unwrap_or(line.len());
+        if start == line.len() || line.get(start) == Some(&b'#') {
             continue;
         }
+        line.drain(..start);
         out.push(path_of_bytes(line));
     }
     Ok(out)

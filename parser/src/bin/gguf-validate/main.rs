@@ -152,7 +152,7 @@ fn validate(args: &ValidateArgs, matches: &clap::ArgMatches) -> u8 {
     };
     let deny_warnings = args.deny_warnings || config.as_ref().and_then(|c| c.deny_warnings).unwrap_or(false);
     let container_only = args.container_only || config.as_ref().and_then(|c| c.container_only).unwrap_or(false);
-    let (files, input_errors) = match inputs::expand(
+    let inputs::Expanded { files, errors: input_errors, skipped_by_ignore } = match inputs::expand(
         &args.files,
         args.files_from.as_deref(),
         inputs::WalkOptions { no_ignore: args.no_ignore },
@@ -219,7 +219,25 @@ fn validate(args: &ValidateArgs, matches: &clap::ArgMatches) -> u8 {
         Ok(o) => o,
         Err(e) => return report_io(Err(e)),
     };
+    out.skipped(&skipped_by_ignore);
     let mut code = EXIT_VALID;
+    // A run that validates nothing is no pass: a release gate over a
+    // folder whose models are all ignored, or an empty list, must fail.
+    if files.is_empty() && input_errors.is_empty() && !args.allow_empty {
+        let mut msg = String::from("nothing to validate: the arguments name no file");
+        if !skipped_by_ignore.is_empty() {
+            let n = skipped_by_ignore.len();
+            msg.push_str(&format!(
+                " ({n} .gguf {} under the given directories {} skipped by ignore rules: .gitignore, .ignore or a hidden name; pass --no-ignore to validate {}, or name the files)",
+                if n == 1 { "file" } else { "files" },
+                if n == 1 { "is" } else { "are" },
+                if n == 1 { "it" } else { "them" },
+            ));
+        }
+        msg.push_str("; --allow-empty accepts an empty run");
+        render::error(&msg);
+        code = EXIT_USAGE;
+    }
     for e in input_errors {
         code = EXIT_USAGE;
         if let Err(e) = out.file(&e.path, &render::FileOutcome::Unreadable(e.message), None) {

@@ -6,7 +6,7 @@ use std::io::{self, IsTerminal, Write};
 use gguf_validate::check_data::{DataReport, TensorStatus};
 use gguf_validate::parse::LegacyFormat;
 use gguf_validate::parse::{escape_bytes, quote_bytes};
-use gguf_validate::report::{FileFormat, Report, Summary};
+use gguf_validate::report::{Diagnostic, FileFormat, Report, Summary};
 use gguf_validate::rules::{Level, Profile, RULES};
 use gguf_validate::split_set::SetReport;
 use serde::Serialize;
@@ -128,8 +128,13 @@ pub fn human_size(n: u64) -> String {
 fn summary_line(r: &Report) -> String {
     let s: &Summary = &r.summary;
     let mut parts = Vec::new();
+    if s.file_size == 0 {
+        return "empty file (0 bytes)".into();
+    }
     let fmt = match (r.format, r.version) {
         (FileFormat::Gguf, Some(v)) => format!("GGUF v{v}"),
+        // No GGUF magic nor any other known one was read.
+        (FileFormat::Gguf, None) => "no known format".into(),
         (FileFormat::Legacy(LegacyFormat::Rwkv), Some(v)) => format!("rwkv.cpp v{v}"),
         (f, Some(v)) => format!("{} v{v}", f.name().to_uppercase()),
         (f, None) => f.name().to_uppercase(),
@@ -214,12 +219,47 @@ fn human_report(out: &mut impl Write, path: &str, r: &Report, style: Style) -> i
     if let Some(line) = examined_line(r) {
         writeln!(out, "  {line}")?;
     }
-    for d in &r.diagnostics {
+    human_diagnostics(out, &r.diagnostics, &r.suppressed, style)
+}
+
+/// The findings, each cause first with the findings that follow from it
+/// folded into one line under it (all of them are in the JSON), then the
+/// counts of findings not listed.
+fn human_diagnostics(
+    out: &mut impl Write,
+    diagnostics: &[Diagnostic],
+    suppressed: &std::collections::BTreeMap<&'static str, u64>,
+    style: Style,
+) -> io::Result<()> {
+    let line = |d: &Diagnostic| {
         let path = if d.path.is_empty() { String::new() } else { format!(" {}", d.path) };
-        writeln!(out, "  {}[{}] 0x{:08x}{path}: {}", style.level(d.severity), d.rule, d.offset, d.message)?;
+        format!("  {}[{}] 0x{:08x}{path}: {}", style.level(d.severity), d.rule, d.offset, d.message)
+    };
+    let mut folded_rules = std::collections::BTreeSet::new();
+    for d in diagnostics {
+        let follows = diagnostics.iter().filter(|o| d.causes(o));
+        let (n, first) = follows.fold((0u64, None), |(n, first), o| (n + 1, first.or(Some(o))));
+        if d.caused_by.is_some() && diagnostics.iter().any(|c| c.causes(d)) {
+            continue;
+        }
+        writeln!(out, "{}", line(d))?;
+        if let Some(first) = first {
+            let rule = first.rule.id();
+            let total = n + suppressed.get(rule).copied().unwrap_or(0);
+            folded_rules.insert(rule);
+            writeln!(
+                out,
+                "    \u{2514} {total} [{rule}] {} follow from it, the first at 0x{:08x} {} (all listed in --format json)",
+                if total == 1 { "finding" } else { "findings" },
+                first.offset,
+                first.path
+            )?;
+        }
     }
-    for (rule, n) in &r.suppressed {
-        writeln!(out, "  ... and {n} more [{rule}] findings not listed")?;
+    for (rule, n) in suppressed {
+        if !folded_rules.contains(rule) {
+            writeln!(out, "  ... and {n} more [{rule}] findings not listed")?;
+        }
     }
     Ok(())
 }
@@ -281,14 +321,7 @@ fn human_set(out: &mut impl Write, set: &SetReport, style: Style) -> io::Result<
         let shown = escape_bytes(sh.name.as_bytes(), true);
         writeln!(out, "  shard[{i}] {shown}: {state}{tensors}, {}", human_size(sh.file_size))?;
     }
-    for d in &set.diagnostics {
-        let path = if d.path.is_empty() { String::new() } else { format!(" {}", d.path) };
-        writeln!(out, "  {}[{}] 0x{:08x}{path}: {}", style.level(d.severity), d.rule, d.offset, d.message)?;
-    }
-    for (rule, n) in &set.suppressed {
-        writeln!(out, "  ... and {n} more [{rule}] findings not listed")?;
-    }
-    Ok(())
+    human_diagnostics(out, &set.diagnostics, &set.suppressed, style)
 }
 
 /// The `--check-data` summary: totals, then each tensor with findings or
@@ -397,7 +430,12 @@ pub struct Stream {
     quiet: bool,
     /// Counts for the closing summary.
     totals: Totals,
+    /// `*.gguf` files the walk's ignore rules left out, as shown.
+    skipped: Vec<String>,
 }
+
+/// Skipped files listed by name in a report (all are counted).
+const MAX_LISTED_SKIPPED: usize = 100;
 
 /// How many entries of a run were valid, invalid or unreadable.
 #[derive(Clone, Copy, Debug, Default, Serialize)]
@@ -408,6 +446,9 @@ pub struct Totals {
     pub unreadable: u64,
     /// Split sets (each also counted by its shards above).
     pub split_sets: u64,
+    /// `*.gguf` files under the walked directories left out by ignore
+    /// files and hidden names (`--no-ignore` includes them).
+    pub skipped_by_ignore: u64,
 }
 
 /// `1204` -> `1,204`.
@@ -427,14 +468,24 @@ impl Totals {
     /// `1,204 files: 1,190 valid, 12 invalid, 2 unreadable`.
     pub fn line(&self) -> String {
         let mut s = format!(
-            "{} files: {} valid, {} invalid, {} unreadable",
+            "{} {}: {} valid, {} invalid, {} unreadable",
             thousands(self.files),
+            if self.files == 1 { "file" } else { "files" },
             thousands(self.valid),
             thousands(self.invalid),
             thousands(self.unreadable)
         );
         if self.split_sets > 0 {
-            s.push_str(&format!(" ({} split sets)", thousands(self.split_sets)));
+            let sets = if self.split_sets == 1 { "split set" } else { "split sets" };
+            s.push_str(&format!(" ({} {sets})", thousands(self.split_sets)));
+        }
+        if self.skipped_by_ignore > 0 {
+            s.push_str(&format!(
+                "; {} .gguf {} skipped by ignore rules (--no-ignore includes {})",
+                thousands(self.skipped_by_ignore),
+                if self.skipped_by_ignore == 1 { "file" } else { "files" },
+                if self.skipped_by_ignore == 1 { "it" } else { "them" },
+            ));
         }
         s
     }
@@ -466,6 +517,7 @@ impl Stream {
             side,
             quiet,
             totals: Totals::default(),
+            skipped: Vec::new(),
         };
         if format == Format::Json {
             writeln!(s.out, "{{")?;
@@ -575,28 +627,52 @@ impl Stream {
         Ok(())
     }
 
+    /// Records the `*.gguf` files that the walk's ignore rules left out:
+    /// every format reports them (counted, and the first
+    /// [`MAX_LISTED_SKIPPED`] by name).
+    pub fn skipped(&mut self, paths: &[std::path::PathBuf]) {
+        self.totals.skipped_by_ignore = u64::try_from(paths.len()).unwrap_or(u64::MAX);
+        self.skipped = paths.iter().take(MAX_LISTED_SKIPPED).map(|p| json_path(p)).collect();
+    }
+
     /// Ends the output (the JSON document's closing brackets).
     pub fn finish(mut self) -> io::Result<()> {
+        let skipped = crate::formats::Skipped { count: self.totals.skipped_by_ignore, listed: &self.skipped };
         match self.format {
             Format::Json => {
                 let close = if self.files == 0 { "]" } else { "\n  ]" };
                 self.out.write_all(close.as_bytes())?;
+                if !self.skipped.is_empty() {
+                    let listed = serde_json::to_string(&self.skipped).map_err(io::Error::other)?;
+                    write!(self.out, ",\n  \"skipped_by_ignore\": {listed}")?;
+                }
                 let totals = serde_json::to_string(&self.totals).map_err(io::Error::other)?;
                 write!(self.out, ",\n  \"totals\": {totals}\n}}\n")?;
             }
             // Many files: one closing line (a single file's report says it all).
-            Format::Human if self.totals.files > 1 || self.totals.split_sets > 0 || self.quiet => {
+            Format::Human
+                if self.totals.files != 1
+                    || self.totals.split_sets > 0
+                    || self.quiet
+                    || self.totals.skipped_by_ignore > 0 =>
+            {
                 writeln!(self.out, "{}", self.totals.line())?;
             }
-            Format::Sarif => self.out.write_all(crate::formats::sarif(&self.collected, self.profile).as_bytes())?,
-            Format::Junit => self.out.write_all(crate::formats::junit(&self.collected, self.profile).as_bytes())?,
+            Format::Sarif => {
+                self.out.write_all(crate::formats::sarif(&self.collected, self.profile, &skipped).as_bytes())?
+            }
+            Format::Junit => {
+                self.out.write_all(crate::formats::junit(&self.collected, self.profile, &skipped).as_bytes())?
+            }
+            Format::Github if skipped.count > 0 => self.out.write_all(crate::formats::github_skipped(&skipped).as_bytes())?,
+            Format::Jsonl if skipped.count > 0 => warning(&skipped.sentence()),
             _ => {}
         }
         if let Some(p) = &self.side.sarif {
-            std::fs::write(p, crate::formats::sarif(&self.collected, self.profile))?;
+            std::fs::write(p, crate::formats::sarif(&self.collected, self.profile, &skipped))?;
         }
         if let Some(p) = &self.side.junit {
-            std::fs::write(p, crate::formats::junit(&self.collected, self.profile))?;
+            std::fs::write(p, crate::formats::junit(&self.collected, self.profile, &skipped))?;
         }
         self.out.flush()
     }

@@ -1,0 +1,190 @@
+//! The CLI as a release gate: a run that validates nothing fails (and says
+//! what the ignore rules skipped), every output format reports the count,
+//! and the small traps of a pipeline (comments in `--files-from`, a
+//! mistyped subcommand, durations with units, plurals, labels, one cause
+//! before its symptoms) behave as a release engineer expects.
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+
+fn root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
+}
+
+fn run_in(dir: &Path, args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_gguf-validate"))
+        .args(args)
+        .current_dir(dir)
+        .env_remove("NO_COLOR")
+        .stdin(Stdio::null())
+        .output()
+        .expect("run")
+}
+
+fn run(args: &[&str]) -> Output {
+    run_in(&root(), args)
+}
+
+fn code(o: &Output) -> i32 {
+    o.status.code().expect("exit code")
+}
+
+fn out(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
+fn err(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+/// A fresh temporary directory, a git repository whose `.gitignore`
+/// ignores `*.gguf` (as model repositories often do), holding `models/`
+/// with two copies of the bundled sample.
+fn ignored_models(name: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!("gguf-gate-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(d.join("models")).unwrap();
+    // The ignore crate honours .gitignore inside a git repository: a
+    // `.git` directory is enough.
+    std::fs::create_dir_all(d.join(".git")).unwrap();
+    std::fs::write(d.join(".gitignore"), "*.gguf\n").unwrap();
+    let sample = root().join("corpus/samples/tiny-llama.gguf");
+    std::fs::copy(&sample, d.join("models/a.gguf")).unwrap();
+    std::fs::copy(&sample, d.join("models/b model.gguf")).unwrap();
+    d
+}
+
+#[test]
+fn a_run_over_ignored_files_fails_and_says_what_was_skipped() {
+    let d = ignored_models("ignored");
+    let o = run_in(&d, &["models/"]);
+    assert_eq!(code(&o), 2, "{}", err(&o));
+    assert!(err(&o).contains("nothing to validate"), "{}", err(&o));
+    assert!(err(&o).contains("2 .gguf files under the given directories are skipped by ignore rules"), "{}", err(&o));
+    assert!(err(&o).contains("--no-ignore"), "{}", err(&o));
+    assert!(out(&o).contains("0 files: 0 valid, 0 invalid, 0 unreadable; 2 .gguf files skipped by ignore rules"));
+    // --no-ignore validates them; naming a file validates it whatever the ignore files say.
+    let o = run_in(&d, &["-q", "--no-ignore", "models/"]);
+    assert_eq!((code(&o), out(&o).trim()), (0, "2 files: 2 valid, 0 invalid, 0 unreadable"));
+    let o = run_in(&d, &["-q", "models/a.gguf"]);
+    assert_eq!((code(&o), out(&o).trim()), (0, "1 file: 1 valid, 0 invalid, 0 unreadable"));
+    // --allow-empty keeps the old behaviour, still saying what was skipped.
+    let o = run_in(&d, &["--allow-empty", "models/"]);
+    assert_eq!(code(&o), 0);
+    assert!(out(&o).contains("2 .gguf files skipped by ignore rules"));
+    std::fs::remove_dir_all(&d).ok();
+}
+
+#[test]
+fn every_output_format_reports_the_count_and_the_skipped_files() {
+    let d = ignored_models("formats");
+    let json: serde_json::Value = serde_json::from_slice(&run_in(&d, &["--format", "json", "models/"]).stdout).unwrap();
+    assert_eq!(json["totals"]["files"], 0);
+    assert_eq!(json["totals"]["skipped_by_ignore"], 2);
+    assert_eq!(json["skipped_by_ignore"], serde_json::json!(["models/a.gguf", "models/b model.gguf"]));
+    let sarif = out(&run_in(&d, &["--format", "sarif", "models/"]));
+    let sarif: serde_json::Value = serde_json::from_str(&sarif).unwrap();
+    let notes = &sarif["runs"][0]["invocations"][0]["toolExecutionNotifications"];
+    assert!(notes[0]["message"]["text"].as_str().unwrap().starts_with("2 .gguf files skipped by ignore rules"), "{notes}");
+    let junit = out(&run_in(&d, &["--format", "junit", "models/"]));
+    assert!(junit.contains(r#"<property name="skipped-by-ignore" value="2"/>"#), "{junit}");
+    let gh = run_in(&d, &["--format", "github", "models/"]);
+    assert!(out(&gh).starts_with("::notice title=gguf-validate::2 .gguf files skipped"), "{}", out(&gh));
+    let jsonl = run_in(&d, &["--format", "jsonl", "models/"]);
+    assert!(err(&jsonl).contains("2 .gguf files skipped by ignore rules"), "{}", err(&jsonl));
+    for format in ["human", "json", "jsonl", "sarif", "junit", "github"] {
+        assert_eq!(code(&run_in(&d, &["--format", format, "models/"])), 2, "{format}");
+    }
+    std::fs::remove_dir_all(&d).ok();
+}
+
+#[test]
+fn an_empty_directory_and_an_empty_list_fail() {
+    let d = std::env::temp_dir().join(format!("gguf-gate-empty-{}", std::process::id()));
+    std::fs::create_dir_all(&d).unwrap();
+    let o = run(&["--format", "json", d.to_str().unwrap()]);
+    assert_eq!(code(&o), 2);
+    assert!(err(&o).contains("nothing to validate: the arguments name no file; --allow-empty"), "{}", err(&o));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(v["files"], serde_json::json!([]), "the document is still whole");
+    let mut c = Command::new(env!("CARGO_BIN_EXE_gguf-validate"))
+        .args(["--files-from", "-", "-q"])
+        .current_dir(root())
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    drop(c.stdin.take());
+    assert_eq!(c.wait().unwrap().code(), Some(2));
+    assert_eq!(code(&run(&["--allow-empty", "-q", d.to_str().unwrap()])), 0);
+    std::fs::remove_dir_all(&d).ok();
+}
+
+#[test]
+fn files_from_skips_comments_and_blank_lines() {
+    let mut c = Command::new(env!("CARGO_BIN_EXE_gguf-validate"))
+        .args(["--files-from", "-", "--format", "json"])
+        .current_dir(root())
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let list = "# models to publish\n\n   \n  corpus/samples/tiny-llama.gguf  \r\n\t# corpus/gguf/n_key_empty.gguf\ncorpus/gguf/n_key_empty.gguf\n";
+    c.stdin.take().unwrap().write_all(list.as_bytes()).unwrap();
+    let o = c.wait_with_output().unwrap();
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let paths: Vec<&str> = v["files"].as_array().unwrap().iter().map(|f| f["path"].as_str().unwrap()).collect();
+    assert_eq!(paths, ["corpus/samples/tiny-llama.gguf", "corpus/gguf/n_key_empty.gguf"]);
+    assert_eq!(code(&o), 1, "the invalid one decides");
+}
+
+#[test]
+fn a_mistyped_subcommand_validates_nothing() {
+    for (typo, want) in [("hsah", "hash"), ("rule", "rules"), ("dupm", "dump"), ("derve", "derive")] {
+        let o = run(&[typo, "corpus/samples/tiny-llama.gguf"]);
+        assert_eq!(code(&o), 2, "{typo}");
+        assert!(err(&o).contains(&format!("did you mean `{want}`?")), "{typo}: {}", err(&o));
+        assert!(out(&o).is_empty(), "{typo}: nothing validated, got {}", out(&o));
+    }
+    let o = run(&["modles", "corpus/samples/tiny-llama.gguf"]);
+    assert_eq!(code(&o), 2);
+    assert!(err(&o).contains("`modles` is neither a subcommand nor an existing file"), "{}", err(&o));
+    // A file of that name is validated (and ./name always was).
+    let d = std::env::temp_dir().join(format!("gguf-gate-word-{}", std::process::id()));
+    std::fs::create_dir_all(&d).unwrap();
+    std::fs::copy(root().join("corpus/samples/tiny-llama.gguf"), d.join("hsah")).unwrap();
+    assert_eq!(code(&run_in(&d, &["-q", "hsah"])), 0);
+    std::fs::remove_dir_all(&d).ok();
+}
+
+#[test]
+fn durations_take_units() {
+    for t in ["5", "5s", "2.5s", "500ms", "2m", "1h", "0.5"] {
+        let o = run(&["-q", "--timeout", t, "corpus/samples/tiny-llama.gguf"]);
+        assert_eq!(code(&o), 0, "--timeout {t}: {}", err(&o));
+    }
+    for t in ["0", "5x", "-1s", "s", "1e400"] {
+        let o = run(&["--timeout", t, "corpus/samples/tiny-llama.gguf"]);
+        assert_eq!(code(&o), 2, "--timeout {t}");
+        assert!(err(&o).contains("is not a duration above 0"), "{t}: {}", err(&o));
+    }
+}
+
+#[test]
+fn labels_say_what_the_file_is() {
+    let o = run(&["corpus/samples/tiny-llama.gguf"]);
+    assert!(out(&o).contains("split (a single file, not a shard of a split set)"), "{}", out(&o));
+    let d = std::env::temp_dir().join(format!("gguf-gate-label-{}", std::process::id()));
+    std::fs::create_dir_all(&d).unwrap();
+    std::fs::write(d.join("empty.gguf"), b"").unwrap();
+    std::fs::write(d.join("junk.gguf"), b"not a model file at all, just text").unwrap();
+    let o = run_in(&d, &["empty.gguf", "junk.gguf"]);
+    let text = out(&o);
+    assert!(text.contains("empty.gguf: INVALID (profile strict): 1 error, 0 warnings\n  empty file (0 bytes)\n"), "{text}");
+    assert!(text.contains("junk.gguf: INVALID (profile strict): 1 error, 0 warnings\n  no known format | file 34 B\n"), "{text}");
+    assert!(text.contains("\n2 files: 0 valid, 2 invalid, 0 unreadable\n"), "{text}");
+    std::fs::remove_dir_all(&d).ok();
+}
