@@ -168,12 +168,15 @@ cmd_validate() {
     output upload "$upload"
 
     local verdict
-    case $rc in
-        0) verdict=":white_check_mark: every file is valid" ;;
-        1) verdict=":x: invalid files (exit 1)" ;;
-        *) verdict=":x: unreadable files, a usage error or nothing to validate (exit $rc)" ;;
-    esac
-    if $nothing; then verdict=":x: nothing was validated: no GGUF file found under the given paths (exit 2)"; fi
+    if $nothing; then
+        verdict=":x: nothing was validated: no GGUF file found under the given paths (exit 2)"
+    elif [ "$rc" -eq 0 ]; then
+        verdict=":white_check_mark: every file is valid"
+    elif [ -n "$valid" ]; then
+        verdict=":x: $invalid invalid, $unreadable unreadable (exit $rc)"
+    else
+        verdict=":x: gguf-validate stopped before validating (exit $rc): see the step's log"
+    fi
     summary "### gguf-validate" "" "$verdict" ""
     if [ -n "$valid" ]; then
         summary "| Files | Valid | Invalid | Unreadable |" "| ---: | ---: | ---: | ---: |" \
@@ -181,7 +184,7 @@ cmd_validate() {
         if [ "${skipped:-0}" -gt 0 ]; then summary "Skipped: $skipped" ""; fi
         summary "Profile: ${profile:-from gguf-validate.toml, else strict}. A split set counts once more, as a whole. The findings are annotations in this run's log."
     else
-        summary "No report: gguf-validate stopped before validating (see the step's log)."
+        summary "No report was written."
     fi
     summary "" "SARIF upload: $reason."
     echo "gguf-validate: exit $rc${valid:+; $files files: $valid valid, $invalid invalid, $unreadable unreadable}"
