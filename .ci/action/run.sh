@@ -1,0 +1,207 @@
+#!/usr/bin/env bash
+# The steps of the composite action (action.yml), kept here so that they can
+# be linted and run locally (.ci/action/test.sh does).
+#
+#   run.sh install         cargo install gguf-validate from this checkout
+#   run.sh validate        validate, annotate, write the job summary and outputs
+#   run.sh upload-failed   explain a failed SARIF upload in the job summary
+#
+# Everything comes from the environment, never from text spliced into a
+# script, so a path or an argument is data whatever it contains:
+#   GGUF_VALIDATE_PATHS         files or directories, one per line
+#   GGUF_VALIDATE_PROFILE       "", strict, spec or ggml
+#   GGUF_VALIDATE_ARGS          further arguments, one per line
+#   GGUF_VALIDATE_SARIF_UPLOAD  auto, true or false
+#   GGUF_VALIDATE_PR_HEAD_REPO  owner/name of a pull request's head repository
+#   GGUF_VALIDATE_BIN           a gguf-validate binary to use instead of
+#                               installing one (the local tests set it)
+# and the runner's RUNNER_TEMP, GITHUB_OUTPUT, GITHUB_STEP_SUMMARY,
+# GITHUB_ACTION_PATH, GITHUB_REPOSITORY, GITHUB_ACTOR.
+#
+# validate exits with gguf-validate's own exit code (0 every file valid, 1 some
+# file invalid, 2 unreadable file or usage error), or 2 when there is nothing
+# to validate or an input is wrong.
+set -euo pipefail
+
+: "${RUNNER_TEMP:?RUNNER_TEMP is not set (run.sh expects the runner environment)}"
+install_root="$RUNNER_TEMP/gguf-validate"
+bin="${GGUF_VALIDATE_BIN:-$install_root/bin/gguf-validate}"
+
+# A workflow command that GitHub shows as an annotation; the message is
+# escaped as the runner expects (%, CR, LF).
+annotate() {
+    local level=$1 msg=$2
+    msg=${msg//'%'/'%25'}
+    msg=${msg//$'\r'/'%0D'}
+    msg=${msg//$'\n'/'%0A'}
+    printf '::%s title=gguf-validate::%s\n' "$level" "$msg"
+}
+
+summary() {
+    if [ -n "${GITHUB_STEP_SUMMARY:-}" ]; then
+        printf '%s\n' "$@" >>"$GITHUB_STEP_SUMMARY"
+    fi
+}
+
+output() {
+    if [ -n "${GITHUB_OUTPUT:-}" ]; then
+        printf '%s=%s\n' "$1" "$2" >>"$GITHUB_OUTPUT"
+    fi
+}
+
+# Fail the step before the tool runs: annotation, summary line, exit 2.
+refuse() {
+    annotate error "$1"
+    summary "### gguf-validate" "" ":x: $1"
+    exit 2
+}
+
+# Split $1 into the global array `lines`: one element per line, leading and
+# trailing blanks dropped, empty lines skipped. (Bash 3.2 compatible, like the
+# rest: macOS's /bin/bash.)
+split_lines() {
+    local line
+    lines=()
+    while IFS= read -r line || [ -n "$line" ]; do
+        line=${line%$'\r'}
+        line="${line#"${line%%[![:space:]]*}"}"
+        line="${line%"${line##*[![:space:]]}"}"
+        if [ -n "$line" ]; then lines+=("$line"); fi
+    done <<<"$1"
+}
+
+# The value of attribute $2 on the first <testsuites> element of JUnit file $1.
+junit_total() {
+    sed -n "s/.*<testsuites[^>]* $2=\"\\([0-9][0-9]*\\)\".*/\\1/p" "$1" | head -n 1
+}
+
+cmd_install() {
+    if [ -n "${GGUF_VALIDATE_BIN:-}" ]; then
+        echo "GGUF_VALIDATE_BIN is set: using $GGUF_VALIDATE_BIN, nothing to install"
+        return 0
+    fi
+    : "${GITHUB_ACTION_PATH:?GITHUB_ACTION_PATH is not set}"
+    if ! command -v cargo >/dev/null 2>&1; then
+        refuse "cargo is not on PATH: this action builds gguf-validate with cargo install; add a Rust toolchain step (e.g. dtolnay/rust-toolchain@stable) before it"
+    fi
+    cargo install --locked --path "$GITHUB_ACTION_PATH/parser" --root "$install_root"
+}
+
+cmd_validate() {
+    local paths=() args=() profile_args=()
+    split_lines "${GGUF_VALIDATE_PATHS:-}"
+    if [ "${#lines[@]}" -gt 0 ]; then paths=("${lines[@]}"); fi
+    split_lines "${GGUF_VALIDATE_ARGS:-}"
+    if [ "${#lines[@]}" -gt 0 ]; then args=("${lines[@]}"); fi
+
+    local profile=${GGUF_VALIDATE_PROFILE:-}
+    case $profile in
+        "") ;;
+        strict | spec | ggml) profile_args=(--profile "$profile") ;;
+        *) refuse "input profile must be strict, spec or ggml (or empty), not '$profile'" ;;
+    esac
+
+    local upload_mode=${GGUF_VALIDATE_SARIF_UPLOAD:-auto} upload=false reason
+    case $upload_mode in
+        false) reason="off (\`sarif-upload: false\`)" ;;
+        true) upload=true reason="uploaded by the next step (\`sarif-upload: true\`)" ;;
+        auto)
+            if [ -n "${GGUF_VALIDATE_PR_HEAD_REPO:-}" ] &&
+                [ "$GGUF_VALIDATE_PR_HEAD_REPO" != "${GITHUB_REPOSITORY:-}" ]; then
+                reason="skipped: pull request from another repository (its token cannot write security events)"
+            elif [ -n "${GGUF_VALIDATE_PR_HEAD_REPO:-}" ] && [ "${GITHUB_ACTOR:-}" = "dependabot[bot]" ]; then
+                reason="skipped: Dependabot pull request (read-only token)"
+            else
+                upload=true reason="uploaded by the next step (\`sarif-upload: auto\`)"
+            fi
+            ;;
+        *) refuse "input sarif-upload must be auto, true or false, not '$upload_mode'" ;;
+    esac
+
+    if [ "${#paths[@]}" -eq 0 ]; then
+        refuse "input paths is empty: give files or directories, one per line"
+    fi
+
+    local report_dir sarif junit
+    mkdir -p "$RUNNER_TEMP"
+    report_dir=$(mktemp -d "$RUNNER_TEMP/gguf-validate-report.XXXXXX")
+    sarif="$report_dir/gguf-validate.sarif"
+    junit="$report_dir/gguf-validate.junit.xml"
+
+    # `--` before the paths: a path such as `-x.gguf` or `dump` is a path.
+    local rc=0
+    # (`${a[@]+"${a[@]}"}`: an empty array under `set -u` in bash < 4.4.)
+    "$bin" ${profile_args[@]+"${profile_args[@]}"} --format github \
+        --output-sarif "$sarif" --output-junit "$junit" \
+        ${args[@]+"${args[@]}"} -- "${paths[@]}" || rc=$?
+    output exit-code "$rc"
+
+    local files="" invalid="" unreadable="" skipped="" valid=""
+    if [ -s "$junit" ]; then
+        files=$(junit_total "$junit" tests)
+        invalid=$(junit_total "$junit" failures)
+        unreadable=$(junit_total "$junit" errors)
+        skipped=$(junit_total "$junit" skipped)
+    fi
+    if [ -n "$files" ] && [ -n "$invalid" ] && [ -n "$unreadable" ]; then
+        valid=$((files - invalid - unreadable - ${skipped:-0}))
+        output files "$files"
+        output valid "$valid"
+        output invalid "$invalid"
+        output unreadable "$unreadable"
+    fi
+
+    # Nothing validated is a failure, not a pass (a later gguf-validate exits
+    # 2 itself); any non-zero code of the tool is kept as it is.
+    local nothing=false
+    if [ "$rc" -eq 0 ] && [ "${files:-0}" -eq 0 ]; then
+        nothing=true
+        rc=2
+        annotate error "nothing was validated: no GGUF file found under the given paths"
+    fi
+
+    if [ -s "$sarif" ]; then
+        output sarif "$sarif"
+    else
+        upload=false reason="no SARIF report was written"
+    fi
+    output upload "$upload"
+
+    local verdict
+    if $nothing; then
+        verdict=":x: nothing was validated: no GGUF file found under the given paths (exit 2)"
+    elif [ "$rc" -eq 0 ]; then
+        verdict=":white_check_mark: every file is valid"
+    elif [ -n "$valid" ]; then
+        verdict=":x: $invalid invalid, $unreadable unreadable (exit $rc)"
+    else
+        verdict=":x: gguf-validate stopped before validating (exit $rc): see the step's log"
+    fi
+    summary "### gguf-validate" "" "$verdict" ""
+    if [ -n "$valid" ]; then
+        summary "| Files | Valid | Invalid | Unreadable |" "| ---: | ---: | ---: | ---: |" \
+            "| $files | $valid | $invalid | $unreadable |" ""
+        if [ "${skipped:-0}" -gt 0 ]; then summary "Skipped: $skipped" ""; fi
+        summary "Profile: ${profile:-from gguf-validate.toml, else strict}. A split set counts once more, as a whole. The findings are annotations in this run's log."
+    else
+        summary "No report was written."
+    fi
+    summary "" "SARIF upload: $reason."
+    echo "gguf-validate: exit $rc${valid:+; $files files: $valid valid, $invalid invalid, $unreadable unreadable}"
+    return "$rc"
+}
+
+cmd_upload_failed() {
+    annotate warning "the SARIF upload to code scanning failed; the validation result stands. Uploading needs 'permissions: security-events: write' and code scanning enabled; set 'sarif-upload: false' to skip it"
+    summary "" ":warning: The SARIF upload failed (see the upload step): it needs \`permissions: security-events: write\` and code scanning enabled for the repository. Set \`sarif-upload: false\` to skip it. The validation result above stands."
+}
+
+case ${1:-} in
+    install) cmd_install ;;
+    validate) cmd_validate ;;
+    upload-failed) cmd_upload_failed ;;
+    *)
+        echo "usage: run.sh install|validate|upload-failed" >&2
+        exit 2
+        ;;
+esac
