@@ -313,7 +313,15 @@ impl<'o> Sink<'o> {
         if *seen > self.cap {
             return;
         }
-        self.diagnostics.push(Diagnostic { rule, severity, offset, path: path(), message: message(), length, caused_by: None });
+        self.diagnostics.push(Diagnostic {
+            rule,
+            severity,
+            offset,
+            path: path(),
+            message: message(),
+            length,
+            caused_by: None,
+        });
     }
 
     /// Emits a finding that others follow from, and returns how they

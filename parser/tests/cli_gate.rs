@@ -86,7 +86,10 @@ fn every_output_format_reports_the_count_and_the_skipped_files() {
     let sarif = out(&run_in(&d, &["--format", "sarif", "models/"]));
     let sarif: serde_json::Value = serde_json::from_str(&sarif).unwrap();
     let notes = &sarif["runs"][0]["invocations"][0]["toolExecutionNotifications"];
-    assert!(notes[0]["message"]["text"].as_str().unwrap().starts_with("2 .gguf files skipped by ignore rules"), "{notes}");
+    assert!(
+        notes[0]["message"]["text"].as_str().unwrap().starts_with("2 .gguf files skipped by ignore rules"),
+        "{notes}"
+    );
     let junit = out(&run_in(&d, &["--format", "junit", "models/"]));
     assert!(junit.contains(r#"<property name="skipped-by-ignore" value="2"/>"#), "{junit}");
     let gh = run_in(&d, &["--format", "github", "models/"]);
@@ -167,7 +170,7 @@ fn durations_take_units() {
         assert_eq!(code(&o), 0, "--timeout {t}: {}", err(&o));
     }
     for t in ["0", "5x", "-1s", "s", "1e400"] {
-        let o = run(&["--timeout", t, "corpus/samples/tiny-llama.gguf"]);
+        let o = run(&[&format!("--timeout={t}"), "corpus/samples/tiny-llama.gguf"]);
         assert_eq!(code(&o), 2, "--timeout {t}");
         assert!(err(&o).contains("is not a duration above 0"), "{t}: {}", err(&o));
     }
@@ -183,8 +186,110 @@ fn labels_say_what_the_file_is() {
     std::fs::write(d.join("junk.gguf"), b"not a model file at all, just text").unwrap();
     let o = run_in(&d, &["empty.gguf", "junk.gguf"]);
     let text = out(&o);
-    assert!(text.contains("empty.gguf: INVALID (profile strict): 1 error, 0 warnings\n  empty file (0 bytes)\n"), "{text}");
-    assert!(text.contains("junk.gguf: INVALID (profile strict): 1 error, 0 warnings\n  no known format | file 34 B\n"), "{text}");
+    assert!(
+        text.contains("empty.gguf: INVALID (profile strict): 1 error, 0 warnings\n  empty file (0 bytes)\n"),
+        "{text}"
+    );
+    assert!(
+        text.contains("junk.gguf: INVALID (profile strict): 1 error, 0 warnings\n  unknown format | file 34 B\n"),
+        "{text}"
+    );
     assert!(text.contains("\n2 files: 0 valid, 2 invalid, 0 unreadable\n"), "{text}");
+    std::fs::remove_dir_all(&d).ok();
+}
+
+/// A model of `n` F32 tensors of 64 elements each, cut `cut` bytes before
+/// its end.
+fn truncated_model(dir: &Path, n: usize, cut: usize) -> PathBuf {
+    use gguf_validate::types::GgmlType;
+    use gguf_validate::write::{GgufModel, OwnedTensor, OwnedValue};
+    let mut m = GgufModel::new();
+    m.kv("general.architecture", OwnedValue::str("plain"));
+    for i in 0..n {
+        m.tensor(OwnedTensor::zeroed(&format!("w{i}"), &[64], GgmlType::F32).unwrap());
+    }
+    m.canonical();
+    let mut bytes = m.to_bytes();
+    bytes.truncate(bytes.len() - cut);
+    let path = dir.join(format!("cut-{n}-{cut}.gguf"));
+    std::fs::write(&path, bytes).unwrap();
+    path
+}
+
+#[test]
+fn a_truncated_file_is_one_cause_with_its_symptoms_under_it() {
+    let d = std::env::temp_dir().join(format!("gguf-gate-cut-{}", std::process::id()));
+    std::fs::create_dir_all(&d).unwrap();
+    // 100 tensors of 256 bytes, the last 80 and a half missing.
+    let path = truncated_model(&d, 100, 80 * 256 + 128);
+    let o = run_in(&d, &[path.file_name().unwrap().to_str().unwrap()]);
+    assert_eq!(code(&o), 1);
+    insta::assert_snapshot!("truncated_human", out(&o));
+    let o = run_in(&d, &["--format", "json", path.file_name().unwrap().to_str().unwrap()]);
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let file = &v["files"][0];
+    let diags = file["diagnostics"].as_array().unwrap();
+    let cause = diags.iter().find(|d| d["path"] == "data section").expect("the cause");
+    assert_eq!(cause["rule"], "tensor-data-out-of-bounds");
+    assert_eq!(cause["path"], "data section");
+    assert!(
+        cause["message"]
+            .as_str()
+            .unwrap()
+            .starts_with("the file ends at 8,576 of the 29,184 bytes its tensors need: 81 of 100 tensors"),
+        "{cause}"
+    );
+    let children: Vec<_> = diags.iter().filter(|d| d.get("caused_by").is_some()).collect();
+    assert_eq!(children.len(), 49, "50 listed per rule: the cause and 49 tensors");
+    for c in &children {
+        assert_eq!(c["caused_by"], serde_json::json!({"rule": cause["rule"], "offset": cause["offset"]}));
+    }
+    // Every finding counted: the cause and the 81 tensors past the end.
+    assert_eq!(file["counts"]["errors"], 82);
+    // One tensor past the end is its own cause: nothing to fold.
+    let path = truncated_model(&d, 3, 100);
+    let o = run_in(&d, &["--format", "json", path.file_name().unwrap().to_str().unwrap()]);
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let diags: Vec<_> =
+        v["files"][0]["diagnostics"].as_array().unwrap().iter().filter(|d| d["severity"] != "info").collect();
+    assert_eq!(diags.len(), 1);
+    assert!(diags[0].get("caused_by").is_none());
+    assert_eq!(diags[0]["path"], "tensor[2] w2/offset");
+    std::fs::remove_dir_all(&d).ok();
+}
+
+#[test]
+fn offsets_all_shifted_by_one_amount_are_one_cause() {
+    use gguf_validate::types::GgmlType;
+    use gguf_validate::write::{GgufModel, OwnedTensor, OwnedValue};
+    let d = std::env::temp_dir().join(format!("gguf-gate-shift-{}", std::process::id()));
+    std::fs::create_dir_all(&d).unwrap();
+    let mut m = GgufModel::new();
+    m.kv("general.architecture", OwnedValue::str("plain"));
+    for i in 0..5 {
+        m.tensor(OwnedTensor::zeroed(&format!("w{i}"), &[64], GgmlType::F32).unwrap());
+    }
+    m.canonical();
+    for t in &mut m.tensors {
+        t.offset += 16;
+    }
+    std::fs::write(d.join("shifted.gguf"), m.to_bytes()).unwrap();
+    let o = run_in(&d, &["--format", "json", "shifted.gguf"]);
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let diags = v["files"][0]["diagnostics"].as_array().unwrap();
+    let cause = diags
+        .iter()
+        .find(|x| x["rule"] == "tensor-offset-misaligned" && x["path"] == "data section")
+        .expect("one cause");
+    assert!(cause["message"].as_str().unwrap().starts_with("every tensor's data offset is 16 bytes past"), "{cause}");
+    let children = diags.iter().filter(|x| x["rule"] == "tensor-offset-misaligned" && x.get("caused_by").is_some());
+    assert_eq!(children.count(), 5);
+    let human = out(&run_in(&d, &["shifted.gguf"]));
+    assert!(human.contains("└ 5 [tensor-offset-misaligned] findings follow from it"), "{human}");
+    // Offsets misaligned by different amounts have no single cause.
+    m.tensors[2].offset += 4;
+    std::fs::write(d.join("mixed.gguf"), m.to_bytes()).unwrap();
+    let v: serde_json::Value = serde_json::from_slice(&run_in(&d, &["--format", "json", "mixed.gguf"]).stdout).unwrap();
+    assert!(v["files"][0]["diagnostics"].as_array().unwrap().iter().all(|x| x.get("caused_by").is_none()));
     std::fs::remove_dir_all(&d).ok();
 }

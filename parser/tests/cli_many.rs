@@ -124,6 +124,6 @@ fn json_ends_with_totals() {
     assert_eq!(v["schema_version"], 5);
     assert_eq!(
         v["totals"],
-        serde_json::json!({"files": 2, "valid": 1, "invalid": 1, "unreadable": 0, "split_sets": 0, "skipped_by_ignore": 0})
+        serde_json::json!({"files": 2, "valid": 1, "invalid": 1, "unreadable": 0, "split_sets": 0, "split_sets_invalid": 0, "skipped_by_ignore": 0})
     );
 }

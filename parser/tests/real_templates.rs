@@ -47,7 +47,8 @@ fn files(dir: &Path, suffix: &str) -> Vec<PathBuf> {
 #[test]
 #[ignore = "needs the reference files: source .ci/reference.sh && fetch_reference, then cargo test -- --ignored"]
 fn llama_cpp_templates_give_no_error() {
-    let dir = templates_dir().expect("llama.cpp's models/templates (GGUF_VALIDATE_LLAMA_CPP or GGUF_VALIDATE_TEMPLATES)");
+    let dir =
+        templates_dir().expect("llama.cpp's models/templates (GGUF_VALIDATE_LLAMA_CPP or GGUF_VALIDATE_TEMPLATES)");
     let paths = files(&dir, ".jinja");
     assert!(paths.len() >= 60, "only {} templates in {}", paths.len(), dir.display());
     let mut errors = Vec::new();

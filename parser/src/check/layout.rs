@@ -111,9 +111,53 @@ fn truncation(file: &GgufFile<'_>, tensors: &TensorFacts, data_start: u64, sink:
     let n = file.tensors.len();
     sink.emit_cause(RuleId::TensorDataOutOfBounds, file_len, || "data section".into(), || {
         format!(
-            "the file ends at byte {file_len} of the {need} its tensors need: {past} of {n} tensors lie past its end (a truncated file: a copy or download that stopped early)"
+            "the file ends at {} of the {} bytes its tensors need: {past} of {n} tensors lie past its end (a truncated file: a copy or download that stopped early)",
+            grouped(file_len),
+            grouped(need)
         )
     })
+}
+
+/// One finding for data offsets that are all off by the same misaligned
+/// amount from where the tensors before them end (a writer that counted
+/// the data section from another start): the per-tensor
+/// `tensor-offset-misaligned` findings that follow point at it.
+fn shift(file: &GgufFile<'_>, tensors: &TensorFacts, align: u64, sink: &mut Sink<'_>) -> Option<Cause> {
+    if file.tensors.len() < 2 {
+        return None;
+    }
+    // The offset each tensor would have packed after the ones before it.
+    let mut packed = 0u64;
+    let mut delta: Option<u64> = None;
+    for (t, size) in file.tensors.iter().zip(&tensors.sizes) {
+        let d = t.data_offset.checked_sub(packed)?;
+        if delta.is_some_and(|x| x != d) {
+            return None;
+        }
+        delta = Some(d);
+        packed = packed.checked_add(align_up(size.nbytes?, align)?)?;
+    }
+    let delta = delta.filter(|d| d.checked_rem(align).is_some_and(|r| r != 0))?;
+    let first = file.tensors.first()?;
+    let n = file.tensors.len();
+    sink.emit_cause(RuleId::TensorOffsetMisaligned, first.offset_field, || "data section".into(), || {
+        format!(
+            "every tensor's data offset is {delta} bytes past where the tensors before it end ({n} tensors): the offsets are shifted by an amount that is not a multiple of the alignment {align}"
+        )
+    })
+}
+
+/// `253113024` as `253,113,024`.
+fn grouped(n: u64) -> String {
+    let digits = n.to_string();
+    let mut out = String::with_capacity(digits.len().saturating_add(digits.len() / 3));
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && digits.len().saturating_sub(i) % 3 == 0 {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
 }
 
 fn check_infos(file: &GgufFile<'_>, tensors: &TensorFacts, align: u64, data_start: u64, sink: &mut Sink<'_>) -> bool {
@@ -123,6 +167,7 @@ fn check_infos(file: &GgufFile<'_>, tensors: &TensorFacts, align: u64, data_star
     // (index, offset, padded end) of the previous tensor info.
     let mut prev_info: Option<(usize, u64, u64)> = None;
     let truncated = truncation(file, tensors, data_start, sink);
+    let shifted = shift(file, tensors, align, sink);
     for (t, size) in file.tensors.iter().zip(&tensors.sizes) {
         let off = t.data_offset;
         let padded_end = size.nbytes.and_then(|n| off.checked_add(align_up(n, align)?));
@@ -141,7 +186,8 @@ fn check_infos(file: &GgufFile<'_>, tensors: &TensorFacts, align: u64, data_star
         // Unknown size (bad shape or type, reported elsewhere): only its start counts.
         prev_info = Some((t.index, off, padded_end.unwrap_or(off)));
         if off.checked_rem(align).is_none_or(|r| r != 0) {
-            sink.emit(
+            sink.emit_from(
+                shifted,
                 RuleId::TensorOffsetMisaligned,
                 t.offset_field,
                 || tensor_path(t, "offset"),

@@ -103,9 +103,7 @@ pub fn check_ambiguous_args(args: &[std::ffi::OsString]) -> Result<(), String> {
 /// A lowercase word that could be a mistyped subcommand: letters and `-`,
 /// no path separator, no extension, not an option.
 fn looks_like_a_word(a: &str) -> bool {
-    (2..=32).contains(&a.len())
-        && a.bytes().all(|b| b.is_ascii_lowercase() || b == b'-')
-        && !a.starts_with('-')
+    (2..=32).contains(&a.len()) && a.bytes().all(|b| b.is_ascii_lowercase() || b == b'-') && !a.starts_with('-')
 }
 
 /// Levenshtein distance of two short ASCII words.

@@ -134,7 +134,7 @@ fn summary_line(r: &Report) -> String {
     let fmt = match (r.format, r.version) {
         (FileFormat::Gguf, Some(v)) => format!("GGUF v{v}"),
         // No GGUF magic nor any other known one was read.
-        (FileFormat::Gguf, None) => "no known format".into(),
+        (FileFormat::Unknown, _) => "unknown format".into(),
         (FileFormat::Legacy(LegacyFormat::Rwkv), Some(v)) => format!("rwkv.cpp v{v}"),
         (f, Some(v)) => format!("{} v{v}", f.name().to_uppercase()),
         (f, None) => f.name().to_uppercase(),
@@ -236,12 +236,14 @@ fn human_diagnostics(
         format!("  {}[{}] 0x{:08x}{path}: {}", style.level(d.severity), d.rule, d.offset, d.message)
     };
     let mut folded_rules = std::collections::BTreeSet::new();
-    for d in diagnostics {
+    let is_cause = |d: &Diagnostic| diagnostics.iter().any(|o| d.causes(o));
+    // Causes first (the one fact a person needs), then the rest in offset
+    // order, without the findings that follow from a cause.
+    let causes = diagnostics.iter().filter(|d| is_cause(d));
+    let rest = diagnostics.iter().filter(|d| !is_cause(d) && !diagnostics.iter().any(|c| c.causes(d)));
+    for d in causes.chain(rest) {
         let follows = diagnostics.iter().filter(|o| d.causes(o));
         let (n, first) = follows.fold((0u64, None), |(n, first), o| (n + 1, first.or(Some(o))));
-        if d.caused_by.is_some() && diagnostics.iter().any(|c| c.causes(d)) {
-            continue;
-        }
         writeln!(out, "{}", line(d))?;
         if let Some(first) = first {
             let rule = first.rule.id();
@@ -249,7 +251,7 @@ fn human_diagnostics(
             folded_rules.insert(rule);
             writeln!(
                 out,
-                "    \u{2514} {total} [{rule}] {} follow from it, the first at 0x{:08x} {} (all listed in --format json)",
+                "    \u{2514} {total} [{rule}] {} follow from it, the first at 0x{:08x} {} (each one in --format json)",
                 if total == 1 { "finding" } else { "findings" },
                 first.offset,
                 first.path
@@ -446,6 +448,9 @@ pub struct Totals {
     pub unreadable: u64,
     /// Split sets (each also counted by its shards above).
     pub split_sets: u64,
+    /// Split sets invalid as a whole (a missing shard, a tensor in two
+    /// shards: every shard may be valid alone).
+    pub split_sets_invalid: u64,
     /// `*.gguf` files under the walked directories left out by ignore
     /// files and hidden names (`--no-ignore` includes them).
     pub skipped_by_ignore: u64,
@@ -477,7 +482,12 @@ impl Totals {
         );
         if self.split_sets > 0 {
             let sets = if self.split_sets == 1 { "split set" } else { "split sets" };
-            s.push_str(&format!(" ({} {sets})", thousands(self.split_sets)));
+            s.push_str(&format!(
+                " ({} {sets}: {} valid, {} invalid)",
+                thousands(self.split_sets),
+                thousands(self.split_sets.saturating_sub(self.split_sets_invalid)),
+                thousands(self.split_sets_invalid)
+            ));
         }
         if self.skipped_by_ignore > 0 {
             s.push_str(&format!(
@@ -587,6 +597,9 @@ impl Stream {
             self.collected.push(crate::formats::Entry::of_set(set));
         }
         self.totals.split_sets += 1;
+        if !set.valid {
+            self.totals.split_sets_invalid += 1;
+        }
         if self.quiet && set.valid {
             return Ok(());
         }
@@ -664,7 +677,9 @@ impl Stream {
             Format::Junit => {
                 self.out.write_all(crate::formats::junit(&self.collected, self.profile, &skipped).as_bytes())?
             }
-            Format::Github if skipped.count > 0 => self.out.write_all(crate::formats::github_skipped(&skipped).as_bytes())?,
+            Format::Github if skipped.count > 0 => {
+                self.out.write_all(crate::formats::github_skipped(&skipped).as_bytes())?
+            }
             Format::Jsonl if skipped.count > 0 => warning(&skipped.sentence()),
             _ => {}
         }
