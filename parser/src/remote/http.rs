@@ -28,7 +28,16 @@
 //!   original URL is resolved again.
 //! - **Failures that may pass** (connection errors, timeouts, `408`, `429`,
 //!   `5xx` gateway errors) are retried with exponential backoff, honouring
-//!   `Retry-After`; `404` and the other statuses fail at once with the status.
+//!   `Retry-After` up to [`limits::REMOTE_MAX_RETRY_AFTER_SECS`]; `404` and
+//!   the other statuses fail at once with the status. A `Retry-After` past
+//!   what is left of the deadline fails at once (status and wait asked).
+//! - **Deadlines.** Besides the per-read timeout, each request (its
+//!   redirects, status lines and headers, `1xx` interim answers, and its
+//!   body) has a deadline ([`HttpOptions::request_deadline`]), and each
+//!   source one for all its requests, retries and sleeps
+//!   ([`HttpOptions::file_deadline`], or an earlier one given to
+//!   [`Client::open_until`], as for the shards of a set). A server sending
+//!   a byte a second holds a file no longer than that.
 //! - **Nothing secret is shown**: messages name hosts and statuses, and any
 //!   text from the HTTP library goes through [`super::redact_text`].
 #![forbid(unsafe_code)]
@@ -38,7 +47,7 @@ use std::fmt;
 use std::io::{self, Read};
 use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use ureq::Agent;
 use ureq::Body;
@@ -69,6 +78,11 @@ pub struct HttpOptions {
     pub backoff: Duration,
     /// Time to connect, and to wait for any read from the server.
     pub timeout: Duration,
+    /// Most time for one request: its redirects, headers and body.
+    pub request_deadline: Duration,
+    /// Most time for everything read from one source (its requests,
+    /// retries and backoff sleeps), from when it is opened.
+    pub file_deadline: Duration,
     /// Idle connections kept per host (set to the number of files read at
     /// once).
     pub connections: usize,
@@ -87,6 +101,9 @@ impl Default for HttpOptions {
             retries: limits::REMOTE_RETRIES,
             backoff: Duration::from_millis(limits::REMOTE_BACKOFF_MS),
             timeout: Duration::from_secs(limits::REMOTE_TIMEOUT_SECS),
+            request_deadline: Duration::from_secs(limits::REMOTE_TIMEOUT_SECS)
+                .saturating_mul(limits::REMOTE_REQUEST_DEADLINE_READS),
+            file_deadline: Duration::from_secs(limits::REMOTE_FILE_DEADLINE_SECS),
             connections: 4,
             first_read: limits::REMOTE_FIRST_READ,
             optional_requests: limits::REMOTE_OPTIONAL_REQUESTS,
@@ -104,6 +121,8 @@ impl fmt::Debug for HttpOptions {
             .field("retries", &self.retries)
             .field("backoff", &self.backoff)
             .field("timeout", &self.timeout)
+            .field("request_deadline", &self.request_deadline)
+            .field("file_deadline", &self.file_deadline)
             .field("connections", &self.connections)
             .field("first_read", &self.first_read)
             .field("optional_requests", &self.optional_requests)
@@ -124,6 +143,8 @@ pub enum RemoteErrorKind {
     Protocol,
     /// A request that cannot be made (bad URL, refused redirect, no roots).
     Refused,
+    /// The source's deadline passed, or a `Retry-After` asks to wait past it.
+    Deadline,
 }
 
 /// Why a remote file could not be opened. The message names hosts and
@@ -144,7 +165,7 @@ impl RemoteError {
 
     fn status(status: u16, from: &Url, requested: &Url) -> RemoteError {
         let kind = if matches!(status, 404 | 410) { RemoteErrorKind::NotFound } else { RemoteErrorKind::Status };
-        let reason = ureq::http::StatusCode::from_u16(status).ok().and_then(|s| s.canonical_reason()).unwrap_or("");
+        let reason = reason(status);
         let via = if from.same_origin(requested) {
             String::new()
         } else {
@@ -237,9 +258,19 @@ impl Client {
     }
 
     /// Opens a remote file: one request for its first bytes, which tells
-    /// its length. `404`/`410` are [`RemoteErrorKind::NotFound`].
+    /// its length. `404`/`410` are [`RemoteErrorKind::NotFound`]. Every
+    /// read of it ends by [`HttpOptions::file_deadline`] from now.
     pub fn open(&self, url: &Url) -> Result<HttpSource, RemoteError> {
-        HttpSource::open(self.clone(), url.clone())
+        self.open_until(url, None)
+    }
+
+    /// [`Client::open`] with a deadline that may be earlier than the
+    /// file's own (the one of a split set, shared by its shards).
+    pub fn open_until(&self, url: &Url, deadline: Option<Instant>) -> Result<HttpSource, RemoteError> {
+        let now = Instant::now();
+        let own = now.checked_add(self.inner.opts.file_deadline).unwrap_or(now);
+        let deadline = deadline.map_or(own, |d| d.min(own));
+        HttpSource::open(self.clone(), url.clone(), deadline)
     }
 
     /// Sends a GET (following redirects, retrying what may pass) and
@@ -250,20 +281,42 @@ impl Client {
         let mut attempt = 0u32;
         loop {
             let result = self.chain(req, stats);
-            let wait = match &result {
-                Ok((resp, _, _)) if retryable_status(resp.status().as_u16()) => Some(retry_after(resp)),
-                Err(e) if e.kind == RemoteErrorKind::Network => Some(None),
-                _ => None,
-            };
-            match wait {
-                Some(after) if attempt < opts.retries => {
-                    let backoff = opts.backoff.saturating_mul(2u32.saturating_pow(attempt));
-                    let wait = after.map_or(backoff, |a| a.max(backoff));
-                    std::thread::sleep(wait.min(Duration::from_millis(limits::REMOTE_MAX_BACKOFF_MS)));
-                    attempt = attempt.saturating_add(1);
+            let (after, status) = match &result {
+                Ok((resp, _, _)) if retryable_status(resp.status().as_u16()) => {
+                    (retry_after(resp), Some(resp.status().as_u16()))
                 }
+                Err(e) if e.kind == RemoteErrorKind::Network => (None, None),
                 _ => return result,
+            };
+            if attempt >= opts.retries {
+                return result;
             }
+            let left = req.deadline.saturating_duration_since(Instant::now());
+            if let (Some(asked), Some(status)) = (after, status)
+                && asked > left
+            {
+                let at = result.as_ref().map_or_else(|_| req.url.authority(), |(_, u, _)| u.authority());
+                return Err(RemoteError {
+                    kind: RemoteErrorKind::Deadline,
+                    status: Some(status),
+                    message: format!(
+                        "HTTP {status} {} from {at}: the server asks to retry after {} s, past this file's deadline ({} s left); gave up at once",
+                        reason(status),
+                        asked.as_secs(),
+                        left.as_secs()
+                    ),
+                });
+            }
+            let backoff = opts.backoff.saturating_mul(2u32.saturating_pow(attempt));
+            let asked = after.map(|a| a.min(Duration::from_secs(limits::REMOTE_MAX_RETRY_AFTER_SECS)));
+            let wait =
+                asked.map_or(backoff, |a| a.max(backoff)).min(Duration::from_millis(limits::REMOTE_MAX_BACKOFF_MS));
+            if wait >= left {
+                // No time to wait and try again: the last answer stands.
+                return result;
+            }
+            std::thread::sleep(wait);
+            attempt = attempt.saturating_add(1);
         }
     }
 
@@ -272,8 +325,21 @@ impl Client {
         let opts = &self.inner.opts;
         let mut at = req.url.clone();
         let mut revision = None;
+        let start = Instant::now();
+        let until = start.checked_add(opts.request_deadline).map_or(req.deadline, |d| d.min(req.deadline));
         for _ in 0..=limits::REMOTE_MAX_REDIRECTS {
-            let mut r = self.inner.agent.get(at.as_request()).header("Accept-Encoding", "identity");
+            let left = until.saturating_duration_since(Instant::now());
+            if left.is_zero() {
+                return Err(deadline_error(req, &at, until));
+            }
+            let mut r = self
+                .inner
+                .agent
+                .get(at.as_request())
+                .config()
+                .timeout_global(Some(left))
+                .build()
+                .header("Accept-Encoding", "identity");
             if let Some((a, b)) = req.range {
                 r = r.header("Range", format!("bytes={a}-{b}"));
             }
@@ -294,7 +360,10 @@ impl Client {
                 r = r.header("Authorization", format!("Bearer {token}"));
             }
             stats.requests.fetch_add(1, Ordering::Relaxed);
-            let resp = r.call().map_err(|e| transport_error(&e, &at))?;
+            let resp = r.call().map_err(|e| match e {
+                ureq::Error::Timeout(ureq::Timeout::Global) => deadline_error(req, &at, until),
+                e => transport_error(&e, &at),
+            })?;
             if revision.is_none() {
                 revision = header(&resp, "x-repo-commit");
             }
@@ -330,6 +399,28 @@ struct Req<'a> {
     origin: &'a Url,
     range: Option<(u64, u64)>,
     if_range: Option<&'a str>,
+    /// The source's deadline: no request, retry or sleep goes past it.
+    deadline: Instant,
+}
+
+/// The error for a request that ran out of time: the source's deadline
+/// ([`RemoteErrorKind::Deadline`], not retried) or the request's own
+/// ([`RemoteErrorKind::Network`], retried while time is left).
+fn deadline_error(req: &Req<'_>, at: &Url, until: Instant) -> RemoteError {
+    let host = at.authority();
+    if until >= req.deadline {
+        RemoteError::new(RemoteErrorKind::Deadline, format!("{host}: gave up: the deadline for this file passed"))
+    } else {
+        RemoteError::new(
+            RemoteErrorKind::Network,
+            format!("{host}: timed out: the request (headers and body) took longer than its deadline"),
+        )
+    }
+}
+
+/// The reason phrase of a status, or nothing.
+fn reason(status: u16) -> &'static str {
+    ureq::http::StatusCode::from_u16(status).ok().and_then(|s| s.canonical_reason()).unwrap_or("")
 }
 
 fn retryable_status(status: u16) -> bool {
@@ -467,6 +558,8 @@ pub struct HttpSource {
     state: Mutex<State>,
     stats: Stats,
     optional_left: AtomicU32,
+    /// No request, retry or sleep for this source goes past it.
+    deadline: Instant,
 }
 
 impl fmt::Debug for HttpSource {
@@ -480,7 +573,7 @@ impl fmt::Debug for HttpSource {
 }
 
 impl HttpSource {
-    fn open(client: Client, url: Url) -> Result<HttpSource, RemoteError> {
+    fn open(client: Client, url: Url, deadline: Instant) -> Result<HttpSource, RemoteError> {
         if url.scheme == "https" && client.inner.roots == 0 {
             return Err(RemoteError::new(
                 RemoteErrorKind::Refused,
@@ -489,7 +582,7 @@ impl HttpSource {
         }
         let stats = Stats::default();
         let first = client.inner.opts.first_read.max(1);
-        let req = Req { url: &url, origin: &url, range: Some((0, first.saturating_sub(1))), if_range: None };
+        let req = Req { url: &url, origin: &url, range: Some((0, first.saturating_sub(1))), if_range: None, deadline };
         let (resp, location, revision) = client.get(&req, &stats)?;
         let status = resp.status().as_u16();
         let etag = header(&resp, "etag");
@@ -510,9 +603,7 @@ impl HttpSource {
                 let n = b.saturating_add(1);
                 let mut buf = vec![0u8; usize::try_from(n).map_err(|_| protocol("a range too large".into()))?];
                 let mut reader = resp.into_body().into_reader();
-                read_body(&mut reader, &mut buf, &stats).map_err(|(_, e)| {
-                    RemoteError::new(RemoteErrorKind::Network, format!("{}: {e}", location.authority()))
-                })?;
+                read_body(&mut reader, &mut buf, &stats).map_err(|(_, e)| body_error(&location, &e, deadline))?;
                 cache.insert(0, &buf);
                 (total, true, None)
             }
@@ -545,6 +636,7 @@ impl HttpSource {
             state: Mutex::new(state),
             stats,
             optional_left: AtomicU32::new(optional),
+            deadline,
         };
         if !ranges {
             // Read the first bytes now, as a range server would have sent.
@@ -609,6 +701,7 @@ impl HttpSource {
                 origin: &self.url,
                 range: Some((at, to.saturating_sub(1))),
                 if_range: self.if_range(),
+                deadline: self.deadline,
             };
             let (resp, final_url, _) = self.client.get(&req, &self.stats).map_err(|e| io_error(at, &e.to_string()))?;
             if final_url != location {
@@ -666,8 +759,8 @@ impl HttpSource {
                     // The connection broke mid-body: ask for the rest.
                     done = done.saturating_add(n);
                     tries = tries.saturating_add(1);
-                    if tries > self.client.inner.opts.retries {
-                        return Err(io_error(at, &format!("{}: {e}", final_url.authority())));
+                    if tries > self.client.inner.opts.retries || Instant::now() >= self.deadline {
+                        return Err(io_error(at, &body_error(&final_url, &e, self.deadline).to_string()));
                     }
                 }
             }
@@ -715,7 +808,7 @@ impl HttpSource {
             let buf = skip.get_mut(..n).unwrap_or_default();
             if let Err((_, e)) = read_body(&mut s.reader, buf, &self.stats) {
                 *stream = None;
-                return Err(io_error(from, &e.to_string()));
+                return Err(io_error(from, &body_error(&self.url, &e, self.deadline).to_string()));
             }
             if keep {
                 cache.insert(s.pos, buf);
@@ -724,7 +817,7 @@ impl HttpSource {
         }
         if let Err((_, e)) = read_body(&mut s.reader, out, &self.stats) {
             *stream = None;
-            return Err(io_error(from, &e.to_string()));
+            return Err(io_error(from, &body_error(&self.url, &e, self.deadline).to_string()));
         }
         if keep {
             cache.insert(from, out);
@@ -796,6 +889,31 @@ impl ByteSource for HttpSource {
 
     fn read_optional_at(&self, offset: u64, buf: &mut [u8]) -> Result<bool, ReadError> {
         self.read_with(offset, buf, true)
+    }
+}
+
+/// A body that could not be read: the source's deadline when it passed,
+/// else what the connection said.
+fn body_error(at: &Url, e: &io::Error, deadline: Instant) -> RemoteError {
+    if Instant::now() >= deadline {
+        RemoteError::new(
+            RemoteErrorKind::Deadline,
+            format!("{}: gave up: the deadline for this file passed", at.authority()),
+        )
+    } else if e.kind() == io::ErrorKind::TimedOut
+        || e.get_ref()
+            .and_then(|x| x.downcast_ref::<ureq::Error>())
+            .is_some_and(|x| matches!(x, ureq::Error::Timeout(_)))
+    {
+        RemoteError::new(
+            RemoteErrorKind::Network,
+            format!(
+                "{}: timed out reading the body ({e}: the request's deadline or the per-read timeout)",
+                at.authority()
+            ),
+        )
+    } else {
+        RemoteError::new(RemoteErrorKind::Network, format!("{}: {e}", at.authority()))
     }
 }
 
