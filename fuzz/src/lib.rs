@@ -16,6 +16,7 @@
 //! | [`dequant`] | `Unstructured` | dequantize never panics; output finite when the scales are |
 //! | [`quant_roundtrip`] | `Unstructured` | quantize then dequantize stays within the type's error bound |
 //! | [`imatrix`] | raw bytes | llama.cpp importance-matrix files: no panic, deterministic, weights bounded by the bytes and finite |
+//! | [`remote_response`] | raw bytes (responses) | remote reads against a scripted server: no panic, bounded connections, requests, bytes and time, no secret in a message |
 //! | [`template`] | raw bytes (as text) | the chat-template analysis: no panic, bounded, deterministic, positions inside the text |
 #![forbid(unsafe_code)]
 
@@ -28,6 +29,7 @@ pub mod incremental;
 pub mod one_fault;
 pub mod parse_validate;
 pub mod quant_roundtrip;
+pub mod remote_response;
 pub mod template;
 
 /// Defines the libFuzzer entry point of a `fuzz_targets/` shim: `bytes`

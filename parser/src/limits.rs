@@ -253,7 +253,7 @@ pub const REMOTE_RETRIES: u32 = 3;
 /// `Retry-After` of the server is honoured up to [`REMOTE_MAX_BACKOFF_MS`]).
 pub const REMOTE_BACKOFF_MS: u64 = 250;
 
-/// Longest wait between two tries.
+/// Longest wait between two tries (never past the file's deadline).
 pub const REMOTE_MAX_BACKOFF_MS: u64 = 30_000;
 
 /// Default time to connect, and to wait for any read from the server
@@ -262,6 +262,34 @@ pub const REMOTE_TIMEOUT_SECS: u64 = 30;
 
 /// Most bytes of a response header.
 pub const REMOTE_MAX_HEADER_BYTES: usize = 64 << 10;
+
+/// A whole request (its redirects, the wait for each status line and
+/// header, and its body) gets at most this many times `--http-timeout`
+/// (the per-read timeout), so a server that sends a byte just before each
+/// read times out (headers, body, or an endless run of `1xx` interim
+/// answers) fails the request: 4 x 30 s by default, room for an 8 MiB
+/// data-scan range at 70 KB/s.
+pub const REMOTE_REQUEST_DEADLINE_READS: u32 = 4;
+
+/// Default time for everything read from one remote file (`--http-deadline`):
+/// its requests, retries and backoff sleeps. Metadata of the largest models
+/// is tens of MB, a minute at a slow link; a `--check-data` or `hash` of a
+/// large remote file may need it raised. A split set named by URL shares
+/// one such deadline for all its shards.
+pub const REMOTE_FILE_DEADLINE_SECS: u64 = 600;
+
+/// Longest `Retry-After` honoured: a server asking for more than what is
+/// left of the deadline is an error at once (no sleep); one asking for
+/// more than this (but within the deadline) is retried after this.
+pub const REMOTE_MAX_RETRY_AFTER_SECS: u64 = 5;
+
+/// Most shards of a split set named by URL (`NAME-00001-of-0000n.gguf`):
+/// a remote folder cannot be listed, so the count comes from the name, and
+/// each shard is at least one request. Sets on the hub have tens of shards
+/// (gguf-split's default is 50 GB each: 256 shards is 12 TB); a name saying
+/// more than this is refused without a request for any sibling (only the
+/// given shard is read, and the set's report says why).
+pub const REMOTE_MAX_SET_SHARDS: usize = 256;
 
 /// Most bytes read from a FIFO, socket or device (only with
 /// `--allow-special-files`; `--special-file-limit` changes it).

@@ -539,3 +539,249 @@ fn padding_in_the_data_section_is_read_for_a_few_regions_then_noted() {
         "{container}"
     );
 }
+
+// Hostile servers, one class per test. Each asserts the wall time (the
+// deadline plus a margin), the requests made and the bytes the server
+// wrote. The server writes a chunk every `DRIP`, well inside the per-read
+// timeout, so only the deadlines can end the wait.
+
+use std::time::Instant;
+
+const DRIP: Duration = Duration::from_millis(100);
+
+/// A raw answer: `head` at once, then `drip` cycled a chunk per [`DRIP`]
+/// for at most 20 s (the server's own bound).
+fn raw(head: &str, drip: &str, chunk: usize) -> Answer {
+    Answer::Raw {
+        head: head.as_bytes().to_vec(),
+        drip: drip.as_bytes().to_vec(),
+        chunk,
+        every: DRIP,
+        until: Duration::from_secs(20),
+    }
+}
+
+/// Runs and times the CLI.
+fn timed(args: &[&str]) -> (Output, Duration) {
+    let t = Instant::now();
+    let o = run(args);
+    (o, t.elapsed())
+}
+
+/// Bytes the server wrote, once it noticed the client left.
+fn served(server: &Server) -> (usize, u64) {
+    let log = server.log_when_idle(Duration::from_secs(5));
+    (log.len(), log.iter().map(|l| l.body_bytes).sum())
+}
+
+#[test]
+fn hostile_slow_headers_end_at_the_files_deadline() {
+    // The status line, then one header byte per 100 ms, never ending.
+    let server = Server::start();
+    server.route("/m.gguf", raw("HTTP/1.1 206 Partial Content\r\nX-Slow: ", "a", 1));
+    let (o, took) = timed(&["--http-timeout", "1", "--http-deadline", "2", "--retries", "3", &server.url("/m.gguf")]);
+    assert_eq!(code(&o), 2, "{}", text(&o));
+    assert!(text(&o).contains("deadline"), "{}", text(&o));
+    assert!(took < Duration::from_secs(5), "{took:?}");
+    let (requests, bytes) = served(&server);
+    // One request: its own deadline (4 s) is past the file's (2 s).
+    assert_eq!(requests, 1);
+    assert!(bytes < 200, "{bytes} bytes");
+}
+
+#[test]
+fn hostile_slow_body_ends_at_each_requests_deadline_and_retries_are_bounded() {
+    // Correct headers for the first range, then a body byte per 100 ms.
+    let server = Server::start();
+    let head =
+        "HTTP/1.1 206 Partial Content\r\nContent-Range: bytes 0-262143/1000000\r\nContent-Length: 262144\r\n\r\nGGUF";
+    server.route("/m.gguf", raw(head, "\0", 1));
+    // Per-read 0.5 s, so a request gets 2 s; one retry; a far file deadline.
+    let (o, took) = timed(&["--http-timeout", "0.5", "--retries", "1", &server.url("/m.gguf")]);
+    assert_eq!(code(&o), 2, "{}", text(&o));
+    assert!(text(&o).contains("timed out"), "{}", text(&o));
+    assert!(took < Duration::from_secs(7), "{took:?}");
+    let (requests, bytes) = served(&server);
+    assert!(requests <= 2, "{requests} requests");
+    assert!(bytes < 2 * (200 + 60), "{bytes} bytes");
+    // And the file's deadline cuts a request short.
+    server.clear_log();
+    let (o, took) =
+        timed(&["--http-timeout", "10", "--http-deadline", "1.5", "--retries", "3", &server.url("/m.gguf")]);
+    assert_eq!(code(&o), 2, "{}", text(&o));
+    assert!(text(&o).contains("deadline"), "{}", text(&o));
+    assert!(took < Duration::from_secs(4), "{took:?}");
+    assert_eq!(served(&server).0, 1);
+}
+
+#[test]
+fn hostile_interim_1xx_flood_ends_at_the_deadline() {
+    // `102 Processing` answers, one per 100 ms, never a final one.
+    let server = Server::start();
+    let interim = "HTTP/1.1 102 Processing\r\n\r\n";
+    server.route("/m.gguf", raw(interim, interim, interim.len()));
+    let (o, took) = timed(&["--http-timeout", "1", "--http-deadline", "2", "--retries", "3", &server.url("/m.gguf")]);
+    assert_eq!(code(&o), 2, "{}", text(&o));
+    assert!(took < Duration::from_secs(5), "{took:?}");
+    let (requests, bytes) = served(&server);
+    assert!(requests <= 4, "{requests} requests");
+    assert!(bytes < 4 * 30 * interim.len() as u64, "{bytes} bytes");
+}
+
+#[test]
+fn hostile_retry_after_far_in_the_future_fails_at_once() {
+    let server = Server::start();
+    let head = "HTTP/1.1 429 Too Many Requests\r\nRetry-After: 100000\r\nContent-Length: 0\r\n\r\n";
+    server.route("/m.gguf", raw(head, "", 1));
+    let (o, took) = timed(&["--retries", "3", &server.url("/m.gguf")]);
+    assert_eq!(code(&o), 2, "{}", text(&o));
+    let all = text(&o);
+    assert!(all.contains("HTTP 429") && all.contains("retry after 100000 s"), "{all}");
+    assert!(took < Duration::from_secs(2), "{took:?}");
+    assert_eq!(served(&server).0, 1, "no retry");
+    // Within the deadline but above the cap: waits the cap, not what is asked.
+    let head = "HTTP/1.1 503 Service Unavailable\r\nRetry-After: 60\r\nContent-Length: 0\r\n\r\n";
+    server.route("/n.gguf", raw(head, "", 1));
+    let (o, took) = timed(&["--retries", "1", &server.url("/n.gguf")]);
+    assert_eq!(code(&o), 2, "{}", text(&o));
+    assert!(text(&o).contains("HTTP 503"), "{}", text(&o));
+    let cap = Duration::from_secs(gguf_validate::limits::REMOTE_MAX_RETRY_AFTER_SECS);
+    assert!(took >= cap && took < cap + Duration::from_secs(3), "{took:?}");
+    assert_eq!(server.log().iter().filter(|l| l.path == "/n.gguf").count(), 2);
+}
+
+/// A shard of a set of `count` (its metadata says so too).
+fn shard(count: u16) -> Vec<u8> {
+    let mut m = GgufModel::new();
+    m.kv("general.architecture", OwnedValue::str("plain"));
+    m.kv("split.no", OwnedValue::U16(0));
+    m.kv("split.count", OwnedValue::U16(count));
+    m.kv("split.tensors.count", OwnedValue::I32(1));
+    m.tensor(OwnedTensor::zeroed("w", &[16], GgmlType::F32).unwrap());
+    m.canonical();
+    m.to_bytes()
+}
+
+#[test]
+fn hostile_huge_split_set_by_url_is_refused_without_requests() {
+    let server = Server::start();
+    server.file("/big/m-00001-of-65535.gguf", File::new(shard(65535)));
+    let (o, took) = timed(&["--format", "jsonl", &server.url("/big/m-00001-of-65535.gguf")]);
+    assert_eq!(code(&o), 1, "{}", text(&o));
+    assert!(took < Duration::from_secs(5), "{took:?}");
+    let all = text(&o);
+    assert!(all.contains("65535 shards, more than the 256"), "{all}");
+    let (requests, _) = served(&server);
+    assert_eq!(requests, 1, "only the shard given");
+    // `hash` refuses it before any request.
+    server.clear_log();
+    let o = run(&["hash", &server.url("/big/m-00001-of-65535.gguf")]);
+    assert_eq!(code(&o), 2);
+    assert!(text(&o).contains("more than the 256"), "{}", text(&o));
+    assert!(server.log().is_empty());
+}
+
+#[test]
+fn hostile_split_set_of_slow_shards_shares_one_deadline() {
+    // 200 shards: the first answers, every other drips its headers.
+    let server = Server::start();
+    server.file("/set/m-00001-of-00200.gguf", File::new(shard(200)));
+    for k in 2..=200 {
+        server.route(&format!("/set/m-{k:05}-of-00200.gguf"), raw("HTTP/1.1 206 Partial Content\r\nX-Slow: ", "a", 1));
+    }
+    let (o, took) = timed(&[
+        "--format",
+        "jsonl",
+        "--http-timeout",
+        "1",
+        "--http-deadline",
+        "2",
+        "--retries",
+        "0",
+        &server.url("/set/m-00001-of-00200.gguf"),
+    ]);
+    assert_eq!(code(&o), 2, "{}", text(&o));
+    assert!(took < Duration::from_secs(6), "{took:?}");
+    assert!(text(&o).contains("split set's deadline passed"), "{}", text(&o));
+    let (requests, bytes) = served(&server);
+    // The first shard, then the one that used up the deadline.
+    assert!(requests <= 3, "{requests} requests");
+    assert!(bytes < 64 << 10, "{bytes} bytes");
+}
+
+#[test]
+fn no_query_is_shown_whatever_precedes_it_in_any_format() {
+    let server = Server::start();
+    server.file("/m.gguf%20", File::new(model(10, 64)));
+    server.file("/m.gguf", File::new(model(10, 64)));
+    let dir = root().join("corpus/split/y_valid");
+    for k in 1..=3 {
+        let name = format!("tiny-{k:05}-of-00003.gguf");
+        server.file(&format!("/set/{name}"), File::new(std::fs::read(dir.join(&name)).unwrap()));
+    }
+    let urls = [
+        server.url("/m.gguf ?X-Amz-Signature=SECRET"),
+        server.url("/m.gguf\t?X-Amz-Signature=SECRET"),
+        server.url("/m.gguf\n?X-Amz-Signature=SECRET"),
+        server.url("/m.gguf%20?X-Amz-Signature=SECRET"),
+        server.url("/m.gguf#SECRET"),
+        server.url("/m.gguf?X-Amz-Signature=SECRET"),
+        server.url("/set/tiny-00002-of-00003.gguf?X-Amz-Signature=SECRET"),
+        format!("http://user:SECRET@127.0.0.1:{}/m.gguf", server.addr.port()),
+    ];
+    let out = temp_dir("redact");
+    let (sarif, junit) = (out.join("r.sarif"), out.join("r.xml"));
+    for format in ["human", "json", "jsonl", "sarif", "junit", "github"] {
+        let mut args = vec![
+            "--format",
+            format,
+            "--output-sarif",
+            sarif.to_str().unwrap(),
+            "--output-junit",
+            junit.to_str().unwrap(),
+        ];
+        args.extend(urls.iter().map(String::as_str));
+        let o = run(&args);
+        assert_eq!(code(&o), 2, "{format}: {}", text(&o));
+        assert!(!text(&o).contains("SECRET"), "{format}: {}", text(&o));
+        for f in [&sarif, &junit] {
+            let written = std::fs::read_to_string(f).unwrap();
+            assert!(!written.contains("SECRET") && written.contains("[redacted]"), "{format}: {written}");
+        }
+        assert!(text(&o).contains("[redacted]"), "{format}: {}", text(&o));
+    }
+    // The URLs that are valid were read (the set's three shards too).
+    assert!(server.log().iter().any(|l| l.path.starts_with("/m.gguf%20?")));
+    assert!(server.log().iter().any(|l| l.path.starts_with("/set/tiny-00003-of-00003.gguf?")));
+    std::fs::remove_dir_all(&out).ok();
+}
+
+#[test]
+fn a_malformed_header_is_refused_without_its_value() {
+    let server = Server::start();
+    server.file("/m.gguf", File::new(model(10, 64)));
+    let url = server.url("/m.gguf");
+    let bad = [
+        "Authorization Bearer SECRET",
+        "Authorization: Bearer SE\nCRET",
+        "Authorization: Bearer SE\rCRET",
+        "Authorization: Bearer SE\u{1}CRET",
+        "Authorization: Bearer SE\u{7f}CRET",
+        "Bad Name SECRET: x",
+        ": SECRET",
+    ];
+    for h in bad {
+        for args in [vec!["--header", h, url.as_str()], vec!["hash", "--header", h, url.as_str()]] {
+            let o = run(&args);
+            assert_eq!(code(&o), 2, "{h:?}: {}", text(&o));
+            let all = text(&o);
+            assert!(!all.contains("SECRET") && !all.contains("CRET"), "{h:?}: {all}");
+            assert!(all.contains("--header number 1") && all.contains("not shown"), "{h:?}: {all}");
+        }
+    }
+    // Refused even when no input is a URL, and before any request.
+    let o = run(&["--header", "Authorization Bearer SECRET", "corpus/samples/tiny-llama.gguf"]);
+    assert_eq!(code(&o), 2);
+    assert!(!text(&o).contains("SECRET"), "{}", text(&o));
+    assert!(server.log().is_empty());
+}

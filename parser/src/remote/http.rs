@@ -28,7 +28,16 @@
 //!   original URL is resolved again.
 //! - **Failures that may pass** (connection errors, timeouts, `408`, `429`,
 //!   `5xx` gateway errors) are retried with exponential backoff, honouring
-//!   `Retry-After`; `404` and the other statuses fail at once with the status.
+//!   `Retry-After` up to [`limits::REMOTE_MAX_RETRY_AFTER_SECS`]; `404` and
+//!   the other statuses fail at once with the status. A `Retry-After` past
+//!   what is left of the deadline fails at once (status and wait asked).
+//! - **Deadlines.** Besides the per-read timeout, each request (its
+//!   redirects, status lines and headers, `1xx` interim answers, and its
+//!   body) has a deadline ([`HttpOptions::request_deadline`]), and each
+//!   source one for all its requests, retries and sleeps
+//!   ([`HttpOptions::file_deadline`], or an earlier one given to
+//!   [`Client::open_until`], as for the shards of a set). A server sending
+//!   a byte a second holds a file no longer than that.
 //! - **Nothing secret is shown**: messages name hosts and statuses, and any
 //!   text from the HTTP library goes through [`super::redact_text`].
 #![forbid(unsafe_code)]
@@ -38,7 +47,7 @@ use std::fmt;
 use std::io::{self, Read};
 use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use ureq::Agent;
 use ureq::Body;
@@ -69,6 +78,11 @@ pub struct HttpOptions {
     pub backoff: Duration,
     /// Time to connect, and to wait for any read from the server.
     pub timeout: Duration,
+    /// Most time for one request: its redirects, headers and body.
+    pub request_deadline: Duration,
+    /// Most time for everything read from one source (its requests,
+    /// retries and backoff sleeps), from when it is opened.
+    pub file_deadline: Duration,
     /// Idle connections kept per host (set to the number of files read at
     /// once).
     pub connections: usize,
@@ -76,6 +90,9 @@ pub struct HttpOptions {
     pub first_read: u64,
     /// Requests spent on optional reads (padding) per source.
     pub optional_requests: u32,
+    /// Longest `Retry-After` waited for (asking for more than the deadline
+    /// leaves fails at once).
+    pub retry_after_cap: Duration,
 }
 
 impl Default for HttpOptions {
@@ -87,9 +104,13 @@ impl Default for HttpOptions {
             retries: limits::REMOTE_RETRIES,
             backoff: Duration::from_millis(limits::REMOTE_BACKOFF_MS),
             timeout: Duration::from_secs(limits::REMOTE_TIMEOUT_SECS),
+            request_deadline: Duration::from_secs(limits::REMOTE_TIMEOUT_SECS)
+                .saturating_mul(limits::REMOTE_REQUEST_DEADLINE_READS),
+            file_deadline: Duration::from_secs(limits::REMOTE_FILE_DEADLINE_SECS),
             connections: 4,
             first_read: limits::REMOTE_FIRST_READ,
             optional_requests: limits::REMOTE_OPTIONAL_REQUESTS,
+            retry_after_cap: Duration::from_secs(limits::REMOTE_MAX_RETRY_AFTER_SECS),
         }
     }
 }
@@ -104,9 +125,12 @@ impl fmt::Debug for HttpOptions {
             .field("retries", &self.retries)
             .field("backoff", &self.backoff)
             .field("timeout", &self.timeout)
+            .field("request_deadline", &self.request_deadline)
+            .field("file_deadline", &self.file_deadline)
             .field("connections", &self.connections)
             .field("first_read", &self.first_read)
             .field("optional_requests", &self.optional_requests)
+            .field("retry_after_cap", &self.retry_after_cap)
             .finish()
     }
 }
@@ -124,6 +148,8 @@ pub enum RemoteErrorKind {
     Protocol,
     /// A request that cannot be made (bad URL, refused redirect, no roots).
     Refused,
+    /// The source's deadline passed, or a `Retry-After` asks to wait past it.
+    Deadline,
 }
 
 /// Why a remote file could not be opened. The message names hosts and
@@ -144,7 +170,7 @@ impl RemoteError {
 
     fn status(status: u16, from: &Url, requested: &Url) -> RemoteError {
         let kind = if matches!(status, 404 | 410) { RemoteErrorKind::NotFound } else { RemoteErrorKind::Status };
-        let reason = ureq::http::StatusCode::from_u16(status).ok().and_then(|s| s.canonical_reason()).unwrap_or("");
+        let reason = reason(status);
         let via = if from.same_origin(requested) {
             String::new()
         } else {
@@ -215,19 +241,7 @@ impl Client {
             .root_certs(RootCerts::Specific(Arc::new(roots)))
             .unversioned_rustls_crypto_provider(provider)
             .build();
-        let connections = opts.connections.max(1);
-        let config = Agent::config_builder()
-            .http_status_as_error(false)
-            .max_redirects(0)
-            .timeout_connect(Some(opts.timeout))
-            .timeout_per_read(Some(opts.timeout))
-            .user_agent(format!("gguf-validate/{}", env!("CARGO_PKG_VERSION")))
-            .max_response_header_size(limits::REMOTE_MAX_HEADER_BYTES)
-            .max_idle_connections(connections.saturating_mul(2))
-            .max_idle_connections_per_host(connections)
-            .proxy(ureq::Proxy::try_from_env())
-            .tls_config(tls)
-            .build();
+        let config = agent_config(&opts, ureq::Proxy::try_from_env(), Some(tls));
         Ok(Client { inner: Arc::new(ClientInner { agent: config.new_agent(), opts, roots: n_roots }) })
     }
 
@@ -237,9 +251,19 @@ impl Client {
     }
 
     /// Opens a remote file: one request for its first bytes, which tells
-    /// its length. `404`/`410` are [`RemoteErrorKind::NotFound`].
+    /// its length. `404`/`410` are [`RemoteErrorKind::NotFound`]. Every
+    /// read of it ends by [`HttpOptions::file_deadline`] from now.
     pub fn open(&self, url: &Url) -> Result<HttpSource, RemoteError> {
-        HttpSource::open(self.clone(), url.clone())
+        self.open_until(url, None)
+    }
+
+    /// [`Client::open`] with a deadline that may be earlier than the
+    /// file's own (the one of a split set, shared by its shards).
+    pub fn open_until(&self, url: &Url, deadline: Option<Instant>) -> Result<HttpSource, RemoteError> {
+        let now = Instant::now();
+        let own = now.checked_add(self.inner.opts.file_deadline).unwrap_or(now);
+        let deadline = deadline.map_or(own, |d| d.min(own));
+        HttpSource::open(self.clone(), url.clone(), deadline)
     }
 
     /// Sends a GET (following redirects, retrying what may pass) and
@@ -250,20 +274,42 @@ impl Client {
         let mut attempt = 0u32;
         loop {
             let result = self.chain(req, stats);
-            let wait = match &result {
-                Ok((resp, _, _)) if retryable_status(resp.status().as_u16()) => Some(retry_after(resp)),
-                Err(e) if e.kind == RemoteErrorKind::Network => Some(None),
-                _ => None,
-            };
-            match wait {
-                Some(after) if attempt < opts.retries => {
-                    let backoff = opts.backoff.saturating_mul(2u32.saturating_pow(attempt));
-                    let wait = after.map_or(backoff, |a| a.max(backoff));
-                    std::thread::sleep(wait.min(Duration::from_millis(limits::REMOTE_MAX_BACKOFF_MS)));
-                    attempt = attempt.saturating_add(1);
+            let (after, status) = match &result {
+                Ok((resp, _, _)) if retryable_status(resp.status().as_u16()) => {
+                    (retry_after(resp), Some(resp.status().as_u16()))
                 }
+                Err(e) if e.kind == RemoteErrorKind::Network => (None, None),
                 _ => return result,
+            };
+            if attempt >= opts.retries {
+                return result;
             }
+            let left = req.deadline.saturating_duration_since(Instant::now());
+            if let (Some(asked), Some(status)) = (after, status)
+                && asked > left
+            {
+                let at = result.as_ref().map_or_else(|_| req.url.authority(), |(_, u, _)| u.authority());
+                return Err(RemoteError {
+                    kind: RemoteErrorKind::Deadline,
+                    status: Some(status),
+                    message: format!(
+                        "HTTP {status} {} from {at}: the server asks to retry after {} s, past this file's deadline ({} s left); gave up at once",
+                        reason(status),
+                        asked.as_secs(),
+                        left.as_secs()
+                    ),
+                });
+            }
+            let backoff = opts.backoff.saturating_mul(2u32.saturating_pow(attempt));
+            let asked = after.map(|a| a.min(opts.retry_after_cap));
+            let wait =
+                asked.map_or(backoff, |a| a.max(backoff)).min(Duration::from_millis(limits::REMOTE_MAX_BACKOFF_MS));
+            if wait >= left {
+                // No time to wait and try again: the last answer stands.
+                return result;
+            }
+            std::thread::sleep(wait);
+            attempt = attempt.saturating_add(1);
         }
     }
 
@@ -272,8 +318,21 @@ impl Client {
         let opts = &self.inner.opts;
         let mut at = req.url.clone();
         let mut revision = None;
+        let start = Instant::now();
+        let until = start.checked_add(opts.request_deadline).map_or(req.deadline, |d| d.min(req.deadline));
         for _ in 0..=limits::REMOTE_MAX_REDIRECTS {
-            let mut r = self.inner.agent.get(at.as_request()).header("Accept-Encoding", "identity");
+            let left = until.saturating_duration_since(Instant::now());
+            if left.is_zero() {
+                return Err(deadline_error(req, &at, until));
+            }
+            let mut r = self
+                .inner
+                .agent
+                .get(at.as_request())
+                .config()
+                .timeout_global(Some(left))
+                .build()
+                .header("Accept-Encoding", "identity");
             if let Some((a, b)) = req.range {
                 r = r.header("Range", format!("bytes={a}-{b}"));
             }
@@ -294,7 +353,10 @@ impl Client {
                 r = r.header("Authorization", format!("Bearer {token}"));
             }
             stats.requests.fetch_add(1, Ordering::Relaxed);
-            let resp = r.call().map_err(|e| transport_error(&e, &at))?;
+            let resp = r.call().map_err(|e| match e {
+                ureq::Error::Timeout(ureq::Timeout::Global) => deadline_error(req, &at, until),
+                e => transport_error(&e, &at),
+            })?;
             if revision.is_none() {
                 revision = header(&resp, "x-repo-commit");
             }
@@ -323,6 +385,27 @@ impl Client {
     }
 }
 
+/// The agent's settings besides TLS and proxy: no redirects followed by
+/// ureq (they are followed here), statuses as answers, the per-read
+/// timeout, the header size limit, the pool.
+fn agent_config(opts: &HttpOptions, proxy: Option<ureq::Proxy>, tls: Option<TlsConfig>) -> ureq::config::Config {
+    let connections = opts.connections.max(1);
+    let builder = Agent::config_builder()
+        .http_status_as_error(false)
+        .max_redirects(0)
+        .timeout_connect(Some(opts.timeout))
+        .timeout_per_read(Some(opts.timeout))
+        .user_agent(format!("gguf-validate/{}", env!("CARGO_PKG_VERSION")))
+        .max_response_header_size(limits::REMOTE_MAX_HEADER_BYTES)
+        .max_idle_connections(connections.saturating_mul(2))
+        .max_idle_connections_per_host(connections)
+        .proxy(proxy);
+    match tls {
+        Some(tls) => builder.tls_config(tls).build(),
+        None => builder.build(),
+    }
+}
+
 /// One request to make.
 struct Req<'a> {
     url: &'a Url,
@@ -330,6 +413,28 @@ struct Req<'a> {
     origin: &'a Url,
     range: Option<(u64, u64)>,
     if_range: Option<&'a str>,
+    /// The source's deadline: no request, retry or sleep goes past it.
+    deadline: Instant,
+}
+
+/// The error for a request that ran out of time: the source's deadline
+/// ([`RemoteErrorKind::Deadline`], not retried) or the request's own
+/// ([`RemoteErrorKind::Network`], retried while time is left).
+fn deadline_error(req: &Req<'_>, at: &Url, until: Instant) -> RemoteError {
+    let host = at.authority();
+    if until >= req.deadline {
+        RemoteError::new(RemoteErrorKind::Deadline, format!("{host}: gave up: the deadline for this file passed"))
+    } else {
+        RemoteError::new(
+            RemoteErrorKind::Network,
+            format!("{host}: timed out: the request (headers and body) took longer than its deadline"),
+        )
+    }
+}
+
+/// The reason phrase of a status, or nothing.
+fn reason(status: u16) -> &'static str {
+    ureq::http::StatusCode::from_u16(status).ok().and_then(|s| s.canonical_reason()).unwrap_or("")
 }
 
 fn retryable_status(status: u16) -> bool {
@@ -467,6 +572,8 @@ pub struct HttpSource {
     state: Mutex<State>,
     stats: Stats,
     optional_left: AtomicU32,
+    /// No request, retry or sleep for this source goes past it.
+    deadline: Instant,
 }
 
 impl fmt::Debug for HttpSource {
@@ -480,7 +587,7 @@ impl fmt::Debug for HttpSource {
 }
 
 impl HttpSource {
-    fn open(client: Client, url: Url) -> Result<HttpSource, RemoteError> {
+    fn open(client: Client, url: Url, deadline: Instant) -> Result<HttpSource, RemoteError> {
         if url.scheme == "https" && client.inner.roots == 0 {
             return Err(RemoteError::new(
                 RemoteErrorKind::Refused,
@@ -489,7 +596,7 @@ impl HttpSource {
         }
         let stats = Stats::default();
         let first = client.inner.opts.first_read.max(1);
-        let req = Req { url: &url, origin: &url, range: Some((0, first.saturating_sub(1))), if_range: None };
+        let req = Req { url: &url, origin: &url, range: Some((0, first.saturating_sub(1))), if_range: None, deadline };
         let (resp, location, revision) = client.get(&req, &stats)?;
         let status = resp.status().as_u16();
         let etag = header(&resp, "etag");
@@ -510,9 +617,7 @@ impl HttpSource {
                 let n = b.saturating_add(1);
                 let mut buf = vec![0u8; usize::try_from(n).map_err(|_| protocol("a range too large".into()))?];
                 let mut reader = resp.into_body().into_reader();
-                read_body(&mut reader, &mut buf, &stats).map_err(|(_, e)| {
-                    RemoteError::new(RemoteErrorKind::Network, format!("{}: {e}", location.authority()))
-                })?;
+                read_body(&mut reader, &mut buf, &stats).map_err(|(_, e)| body_error(&location, &e, deadline))?;
                 cache.insert(0, &buf);
                 (total, true, None)
             }
@@ -545,6 +650,7 @@ impl HttpSource {
             state: Mutex::new(state),
             stats,
             optional_left: AtomicU32::new(optional),
+            deadline,
         };
         if !ranges {
             // Read the first bytes now, as a range server would have sent.
@@ -609,6 +715,7 @@ impl HttpSource {
                 origin: &self.url,
                 range: Some((at, to.saturating_sub(1))),
                 if_range: self.if_range(),
+                deadline: self.deadline,
             };
             let (resp, final_url, _) = self.client.get(&req, &self.stats).map_err(|e| io_error(at, &e.to_string()))?;
             if final_url != location {
@@ -666,8 +773,8 @@ impl HttpSource {
                     // The connection broke mid-body: ask for the rest.
                     done = done.saturating_add(n);
                     tries = tries.saturating_add(1);
-                    if tries > self.client.inner.opts.retries {
-                        return Err(io_error(at, &format!("{}: {e}", final_url.authority())));
+                    if tries > self.client.inner.opts.retries || Instant::now() >= self.deadline {
+                        return Err(io_error(at, &body_error(&final_url, &e, self.deadline).to_string()));
                     }
                 }
             }
@@ -715,7 +822,7 @@ impl HttpSource {
             let buf = skip.get_mut(..n).unwrap_or_default();
             if let Err((_, e)) = read_body(&mut s.reader, buf, &self.stats) {
                 *stream = None;
-                return Err(io_error(from, &e.to_string()));
+                return Err(io_error(from, &body_error(&self.url, &e, self.deadline).to_string()));
             }
             if keep {
                 cache.insert(s.pos, buf);
@@ -724,7 +831,7 @@ impl HttpSource {
         }
         if let Err((_, e)) = read_body(&mut s.reader, out, &self.stats) {
             *stream = None;
-            return Err(io_error(from, &e.to_string()));
+            return Err(io_error(from, &body_error(&self.url, &e, self.deadline).to_string()));
         }
         if keep {
             cache.insert(from, out);
@@ -799,6 +906,31 @@ impl ByteSource for HttpSource {
     }
 }
 
+/// A body that could not be read: the source's deadline when it passed,
+/// else what the connection said.
+fn body_error(at: &Url, e: &io::Error, deadline: Instant) -> RemoteError {
+    if Instant::now() >= deadline {
+        RemoteError::new(
+            RemoteErrorKind::Deadline,
+            format!("{}: gave up: the deadline for this file passed", at.authority()),
+        )
+    } else if e.kind() == io::ErrorKind::TimedOut
+        || e.get_ref()
+            .and_then(|x| x.downcast_ref::<ureq::Error>())
+            .is_some_and(|x| matches!(x, ureq::Error::Timeout(_)))
+    {
+        RemoteError::new(
+            RemoteErrorKind::Network,
+            format!(
+                "{}: timed out reading the body ({e}: the request's deadline or the per-read timeout)",
+                at.authority()
+            ),
+        )
+    } else {
+        RemoteError::new(RemoteErrorKind::Network, format!("{}: {e}", at.authority()))
+    }
+}
+
 fn io_error(offset: u64, message: &str) -> ReadError {
     ReadError::Io { offset, error: io::Error::other(redact_text(message)) }
 }
@@ -820,4 +952,137 @@ fn read_body(reader: &mut impl Read, out: &mut [u8], stats: &Stats) -> Result<()
         }
     }
     Ok(())
+}
+
+/// A [`Client`] whose server is a script: each connection it opens is
+/// answered with the next of a list of raw responses (status lines,
+/// headers, bodies: any bytes), then closed. The real request path runs
+/// over it (ureq's parser, redirects, retries, deadlines, `Content-Range`,
+/// the cache), without a socket: for the fuzz target and tests.
+#[doc(hidden)]
+pub mod scripted {
+    use std::collections::VecDeque;
+    use std::net::{Ipv4Addr, SocketAddr};
+    use std::sync::atomic::{AtomicU64, Ordering};
+    use std::sync::{Arc, Mutex};
+
+    use ureq::unversioned::resolver::{ResolvedSocketAddrs, Resolver};
+    use ureq::unversioned::transport::{Buffers, ConnectionDetails, Connector, LazyBuffers, NextTimeout, Transport};
+
+    use super::{Client, ClientInner, HttpOptions, agent_config};
+
+    /// What the script's server saw.
+    #[derive(Debug, Default)]
+    pub struct Served {
+        /// Connections opened (one response each).
+        pub connections: AtomicU64,
+        /// Bytes of requests written to it.
+        pub request_bytes: AtomicU64,
+        /// Bytes of responses read from it.
+        pub response_bytes: AtomicU64,
+    }
+
+    #[derive(Debug)]
+    struct Script {
+        responses: Mutex<VecDeque<Vec<u8>>>,
+        served: Arc<Served>,
+    }
+
+    /// Hands each connection the next response; none left is a refused
+    /// connection.
+    #[derive(Debug)]
+    struct ScriptConnector(Arc<Script>);
+
+    /// Every host is 127.0.0.1, without a lookup.
+    #[derive(Debug)]
+    struct Loopback;
+
+    impl Resolver for Loopback {
+        fn resolve(
+            &self,
+            _: &ureq::http::Uri,
+            _: &ureq::config::Config,
+            _: NextTimeout,
+        ) -> Result<ResolvedSocketAddrs, ureq::Error> {
+            let mut addrs = self.empty();
+            addrs.push(SocketAddr::from((Ipv4Addr::LOCALHOST, 1)));
+            Ok(addrs)
+        }
+    }
+
+    struct ScriptTransport {
+        buffers: LazyBuffers,
+        response: Vec<u8>,
+        at: usize,
+        served: Arc<Served>,
+    }
+
+    impl std::fmt::Debug for ScriptTransport {
+        fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+            f.debug_struct("ScriptTransport").field("at", &self.at).finish()
+        }
+    }
+
+    impl Connector for ScriptConnector {
+        type Out = ScriptTransport;
+
+        fn connect(&self, details: &ConnectionDetails, _: Option<()>) -> Result<Option<ScriptTransport>, ureq::Error> {
+            let next = self.0.responses.lock().unwrap_or_else(std::sync::PoisonError::into_inner).pop_front();
+            let Some(response) = next else { return Err(ureq::Error::ConnectionFailed) };
+            self.0.served.connections.fetch_add(1, Ordering::Relaxed);
+            let config = details.config;
+            Ok(Some(ScriptTransport {
+                buffers: LazyBuffers::new(config.input_buffer_size(), config.output_buffer_size()),
+                response,
+                at: 0,
+                served: Arc::clone(&self.0.served),
+            }))
+        }
+    }
+
+    impl Transport for ScriptTransport {
+        fn buffers(&mut self) -> &mut dyn Buffers {
+            &mut self.buffers
+        }
+
+        fn transmit_output(&mut self, amount: usize, timeout: NextTimeout) -> Result<(), ureq::Error> {
+            expired(timeout.for_write())?;
+            let n = u64::try_from(amount).unwrap_or(u64::MAX);
+            self.served.request_bytes.fetch_add(n, Ordering::Relaxed);
+            Ok(())
+        }
+
+        fn await_input(&mut self, timeout: NextTimeout) -> Result<bool, ureq::Error> {
+            expired(timeout.for_read())?;
+            let rest = self.response.get(self.at..).unwrap_or_default();
+            let input = self.buffers.input_append_buf();
+            let n = rest.len().min(input.len());
+            if let (Some(dst), Some(src)) = (input.get_mut(..n), rest.get(..n)) {
+                dst.copy_from_slice(src);
+            }
+            self.buffers.input_appended(n);
+            self.at = self.at.saturating_add(n);
+            self.served.response_bytes.fetch_add(u64::try_from(n).unwrap_or(u64::MAX), Ordering::Relaxed);
+            Ok(n > 0)
+        }
+
+        fn is_open(&mut self) -> bool {
+            false
+        }
+    }
+
+    /// A timeout that has run out is an error, as for a socket.
+    fn expired(t: NextTimeout) -> Result<(), ureq::Error> {
+        if t.after.is_zero() { Err(ureq::Error::Timeout(t.reason)) } else { Ok(()) }
+    }
+
+    /// A client answered by `responses`, one per connection, and what
+    /// it was served.
+    pub fn client(opts: HttpOptions, responses: Vec<Vec<u8>>) -> (Client, Arc<Served>) {
+        let served = Arc::new(Served::default());
+        let script = Arc::new(Script { responses: Mutex::new(responses.into()), served: Arc::clone(&served) });
+        let config = agent_config(&opts, None, None);
+        let agent = ureq::Agent::with_parts(config, ScriptConnector(script), Loopback);
+        (Client { inner: Arc::new(ClientInner { agent, opts, roots: 0 }) }, served)
+    }
 }

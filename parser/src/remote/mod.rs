@@ -4,10 +4,12 @@
 //! - this module (always built, no HTTP dependency) is the front end's
 //!   resolution of inputs: which inputs are URLs ([`is_url`]), `hf://`
 //!   names resolved to a hub's `resolve/` URL ([`resolve`]), the sibling
-//!   shards of a split set named by URL ([`shard_inputs`]), and redaction:
-//!   a URL is only ever shown without its query (presigned URLs carry
-//!   their signature there) and without user name and password
-//!   ([`Url::shown`], [`redact_text`]);
+//!   shards of a split set named by URL ([`shard_inputs`], at most
+//!   [`limits::REMOTE_MAX_SET_SHARDS`]), and redaction: a URL is only ever
+//!   shown through [`redact_url`], which drops everything from the first
+//!   `?` or `#` (or `%3F`, `%23`) whatever comes before it (a space, a
+//!   tab, a newline), and any user name and password ([`Url::shown`],
+//!   [`shown`], [`redact_text`] all use it);
 //! - [`http`] (feature `remote`) is the I/O layer: [`http::HttpSource`]
 //!   is a [`crate::io::ByteSource`] over HTTP range requests, so every
 //!   layer above it (validation, split sets, `--check-data`, hashing)
@@ -113,11 +115,10 @@ impl Url {
         }
     }
 
-    /// The URL as reports show it: the query replaced by
-    /// [`REDACTED_QUERY`].
+    /// The URL as reports show it: [`redact_url`] of it (the query
+    /// replaced by [`REDACTED_QUERY`]).
     pub fn shown(&self) -> String {
-        let q = if self.query.is_some() { REDACTED_QUERY } else { "" };
-        format!("{}://{}{}{q}", self.scheme, self.authority(), self.path)
+        redact_url(&self.as_request())
     }
 
     /// The URL a `Location` header points to, relative to this one.
@@ -164,7 +165,7 @@ fn split_authority(authority: &str) -> Result<(String, Option<u16>), String> {
     }
     let port = match port {
         None | Some("") => None,
-        Some(p) => Some(p.parse::<u16>().map_err(|_| format!("bad port `{p}`"))?),
+        Some(p) => Some(p.parse::<u16>().map_err(|_| "the URL's port is not a number from 0 to 65535".to_string())?),
     };
     Ok((host.to_ascii_lowercase(), port))
 }
@@ -231,16 +232,77 @@ fn percent_encode(s: &str, keep_slash: bool) -> String {
     out
 }
 
-/// An input as reports show it: a URL without its query, user name and
-/// password; an `hf://` name as it is; anything else unchanged.
+/// An input as reports show it: a URL or `hf://` name through
+/// [`redact_url`]; anything else unchanged.
 pub fn shown(input: &str) -> String {
     match scheme_of(input) {
-        Some("hf") | None => input.to_string(),
-        Some(_) => redact_text(input),
+        None => input.to_string(),
+        Some(_) => redact_url(input),
     }
 }
 
-/// `text` with every `http://` or `https://` URL in it stripped of its
+/// Where what must not be shown starts: the first `?` or `#`, or their
+/// percent-encoded forms `%3F` and `%23` (any case), wherever they are.
+fn secret_start(s: &str) -> Option<usize> {
+    let b = s.as_bytes();
+    (0..b.len()).find(|&i| match b.get(i) {
+        Some(b'?' | b'#') => true,
+        Some(b'%') => {
+            matches!(b.get(i.saturating_add(1)..i.saturating_add(3)), Some([b'3', b'f' | b'F'] | [b'2', b'3']))
+        }
+        _ => false,
+    })
+}
+
+/// Whether an authority (after any user information is dropped) is
+/// `host` or `host:port` with a port of digits: anything else may be part
+/// of a password and is not shown.
+fn plain_authority(authority: &str) -> bool {
+    let port = match authority.strip_prefix('[') {
+        Some(rest) => match rest.split_once(']') {
+            Some((_, "")) => return true,
+            Some((_, after)) => after.strip_prefix(':'),
+            None => return false,
+        },
+        None => authority.rsplit_once(':').map(|(_, p)| p),
+    };
+    port.is_none_or(|p| p.bytes().all(|b| b.is_ascii_digit()))
+}
+
+/// The one redaction every URL goes through before it is shown: all from
+/// the first `?` or `#` (or `%3F`, `%23`) on is replaced by
+/// [`REDACTED_QUERY`] (or dropped, for a fragment), whatever precedes it
+/// (a space, a tab, a newline: the query of a URL that is not even valid
+/// is still a query); for `http(s)`, everything up to the last `@` before
+/// it is dropped (a user name and password, even with a `/` in it), and an
+/// authority that is not `host[:digits]` is shown as `[redacted]`. An
+/// `hf://` name keeps its `@REVISION`.
+pub fn redact_url(url: &str) -> String {
+    let cut = secret_start(url);
+    let (head, tail) = url.split_at(cut.unwrap_or(url.len()));
+    let mut out = String::with_capacity(head.len().saturating_add(REDACTED_QUERY.len()));
+    match (scheme_of(head), head.find("://")) {
+        (Some("http" | "https"), Some(sep)) => {
+            let (scheme, body) = head.split_at(sep.saturating_add(3));
+            out.push_str(scheme);
+            let body = body.rsplit_once('@').map_or(body, |(_, after)| after);
+            let end = body.find(['/', '\\']).unwrap_or(body.len());
+            let (authority, path) = body.split_at(end);
+            out.push_str(if plain_authority(authority) { authority } else { "[redacted]" });
+            out.push_str(path);
+        }
+        _ => out.push_str(head),
+    }
+    if tail.starts_with('#') {
+        return out;
+    }
+    if !tail.is_empty() {
+        out.push_str(REDACTED_QUERY);
+    }
+    out
+}
+
+/// `text` with every `http://`, `https://` or `hf://` URL in it through [`redact_url`]: stripped of its
 /// query and of any user name and password: what error messages that may
 /// quote a URL (a library's, a server's) go through before anyone sees
 /// them.
@@ -249,40 +311,58 @@ pub fn redact_text(text: &str) -> String {
     let mut rest = text;
     loop {
         let lower = rest.to_ascii_lowercase();
-        let Some(at) = [lower.find("http://"), lower.find("https://")].into_iter().flatten().min() else {
+        let Some(at) = [lower.find("http://"), lower.find("https://"), lower.find("hf://")].into_iter().flatten().min()
+        else {
             out.push_str(rest);
             return out;
         };
         let (before, url) = rest.split_at(at);
         out.push_str(before);
-        let end =
-            url.find(|c: char| c.is_whitespace() || matches!(c, '"' | '\'' | '<' | '>' | '`')).unwrap_or(url.len());
-        let (token, after) = url.split_at(end);
-        let sep = token.find("://").map_or(0, |i| i.saturating_add(3));
-        let (head, body) = token.split_at(sep);
-        out.push_str(head);
-        let authority_end = body.find(['/', '?', '#']).unwrap_or(body.len());
-        let (authority, tail) = body.split_at(authority_end);
-        out.push_str(authority.rsplit_once('@').map_or(authority, |(_, host)| host));
-        match tail.find(['?', '#']) {
-            Some(q) => {
-                out.push_str(tail.get(..q).unwrap_or_default());
-                if tail.get(q..).is_some_and(|t| t.starts_with('?')) {
-                    out.push_str(REDACTED_QUERY);
-                }
+        let stop = |c: char| c.is_whitespace() || matches!(c, '"' | '\'' | '<' | '>' | '`');
+        let mut end = url.find(stop).unwrap_or(url.len());
+        // A query after white space is still this URL's query.
+        loop {
+            let after = url.get(end..).unwrap_or_default();
+            let next = after.trim_start();
+            if next.len() == after.len() || secret_start(next) != Some(0) {
+                break;
             }
-            None => out.push_str(tail),
+            let skip = after.len().saturating_sub(next.len());
+            end = end.saturating_add(skip).saturating_add(next.find(stop).unwrap_or(next.len()));
         }
+        let (token, after) = url.split_at(end);
+        out.push_str(&redact_url(token));
         rest = after;
+    }
+}
+
+/// A split set named by URL with more shards than are read for one
+/// ([`limits::REMOTE_MAX_SET_SHARDS`]): no sibling is requested.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct TooManyShards {
+    /// The count the name gives.
+    pub count: u32,
+}
+
+impl std::fmt::Display for TooManyShards {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "the name says the split set has {} shards, more than the {} read for a set named by URL; no other shard was requested",
+            self.count,
+            limits::REMOTE_MAX_SET_SHARDS
+        )
     }
 }
 
 /// The shards of the split set a remote input names, in position order,
 /// or `None` when its file name is not `NAME-0000k-of-0000n.gguf` with
 /// `n` of at least 2. Names are made from the count in the name (a remote
-/// folder cannot be listed), at most [`limits::MAX_SPLIT_SHARDS`]; each
-/// keeps the input's query (`?download=true`) or `@REVISION`.
-pub fn shard_inputs(input: &str) -> Option<Vec<String>> {
+/// folder cannot be listed); a count above
+/// [`limits::REMOTE_MAX_SET_SHARDS`] is [`TooManyShards`] (each name would
+/// be a request). Each name keeps the input's query (`?download=true`) or
+/// `@REVISION`.
+pub fn shard_inputs(input: &str) -> Option<Result<Vec<String>, TooManyShards>> {
     let (base, suffix) = match scheme_of(input)? {
         "hf" => match input.rsplit_once('@') {
             // `@REVISION` after the file name (not `REPO@REVISION/...`).
@@ -298,9 +378,12 @@ pub fn shard_inputs(input: &str) -> Option<Vec<String>> {
     if name.count < 2 {
         return None;
     }
-    let n = usize::try_from(name.count).unwrap_or(usize::MAX).min(limits::MAX_SPLIT_SHARDS);
-    let n = u32::try_from(n).unwrap_or(name.count);
-    Some((0..n).map(|k| format!("{}{suffix}", split_name::shard_name(name.prefix, k, name.count))).collect())
+    if usize::try_from(name.count).is_ok_and(|n| n > limits::REMOTE_MAX_SET_SHARDS.min(limits::MAX_SPLIT_SHARDS)) {
+        return Some(Err(TooManyShards { count: name.count }));
+    }
+    Some(Ok((0..name.count)
+        .map(|k| format!("{}{suffix}", split_name::shard_name(name.prefix, k, name.count)))
+        .collect()))
 }
 
 #[cfg(test)]
@@ -394,9 +477,33 @@ mod tests {
     }
 
     #[test]
+    fn nothing_before_a_query_lets_it_escape_redaction() {
+        let cases = [
+            ("http://127.0.0.1:9/m.gguf ?X-Amz-Signature=SECRET", "http://127.0.0.1:9/m.gguf ?[redacted]"),
+            ("http://127.0.0.1:9/m.gguf\t?X-Amz-Signature=SECRET", "http://127.0.0.1:9/m.gguf\t?[redacted]"),
+            ("http://127.0.0.1:9/m.gguf\n?SECRET", "http://127.0.0.1:9/m.gguf\n?[redacted]"),
+            ("http://127.0.0.1:9/m.gguf%20?sig=SECRET", "http://127.0.0.1:9/m.gguf%20?[redacted]"),
+            ("http://127.0.0.1:9/m.gguf%3Fsig=SECRET", "http://127.0.0.1:9/m.gguf?[redacted]"),
+            ("http://127.0.0.1:9/m.gguf%23SECRET", "http://127.0.0.1:9/m.gguf?[redacted]"),
+            ("http://h/m.gguf #SECRET?x", "http://h/m.gguf "),
+            ("https://user:SECRET@h/m.gguf", "https://h/m.gguf"),
+            ("https://user:SE/CRET@h/m.gguf", "https://h/m.gguf"),
+            ("https://user:SECRET?x@h/m.gguf", "https://[redacted]?[redacted]"),
+            ("https://us er:SE CRET@h/m.gguf?q", "https://h/m.gguf?[redacted]"),
+            ("hf://o/r/m.gguf@v1?token=SECRET", "hf://o/r/m.gguf@v1?[redacted]"),
+            ("HTTPS://h:8443/m.gguf", "HTTPS://h:8443/m.gguf"),
+            ("http://[::1]:80/m.gguf?SECRET", "http://[::1]:80/m.gguf?[redacted]"),
+        ];
+        for (input, want) in cases {
+            assert_eq!(shown(input), want, "{input:?}");
+            assert!(!redact_text(input).contains("SECRET"), "{input:?}");
+        }
+    }
+
+    #[test]
     fn sibling_shards_keep_the_query_or_revision() {
         assert_eq!(
-            shard_inputs("https://h/d/m-00002-of-00003.gguf?download=true").unwrap(),
+            shard_inputs("https://h/d/m-00002-of-00003.gguf?download=true").unwrap().unwrap(),
             [
                 "https://h/d/m-00001-of-00003.gguf?download=true",
                 "https://h/d/m-00002-of-00003.gguf?download=true",
@@ -404,15 +511,19 @@ mod tests {
             ]
         );
         assert_eq!(
-            shard_inputs("hf://o/r/m-00001-of-00002.gguf@abc").unwrap(),
+            shard_inputs("hf://o/r/m-00001-of-00002.gguf@abc").unwrap().unwrap(),
             ["hf://o/r/m-00001-of-00002.gguf@abc", "hf://o/r/m-00002-of-00002.gguf@abc"]
         );
-        assert_eq!(shard_inputs("hf://o/r@v1/m-00001-of-00002.gguf").unwrap().len(), 2);
+        assert_eq!(shard_inputs("hf://o/r@v1/m-00001-of-00002.gguf").unwrap().unwrap().len(), 2);
         assert_eq!(
-            shard_inputs("hf://o/r/m-00001-of-00002.gguf@refs/pr/1").unwrap()[1],
+            shard_inputs("hf://o/r/m-00001-of-00002.gguf@refs/pr/1").unwrap().unwrap()[1],
             "hf://o/r/m-00002-of-00002.gguf@refs/pr/1"
         );
-        assert_eq!(shard_inputs("https://h/m-00001-of-65535.gguf").unwrap().len(), limits::MAX_SPLIT_SHARDS);
+        assert_eq!(shard_inputs("https://h/m-00001-of-65535.gguf"), Some(Err(TooManyShards { count: 65535 })));
+        let most = format!("https://h/m-00001-of-{:05}.gguf", limits::REMOTE_MAX_SET_SHARDS);
+        assert_eq!(shard_inputs(&most).unwrap().unwrap().len(), limits::REMOTE_MAX_SET_SHARDS);
+        let over = format!("https://h/m-00001-of-{:05}.gguf", limits::REMOTE_MAX_SET_SHARDS + 1);
+        assert!(shard_inputs(&over).unwrap().is_err());
         assert_eq!(shard_inputs("https://h/m.gguf"), None);
         assert_eq!(shard_inputs("https://h/m-00001-of-00001.gguf"), None);
         assert_eq!(shard_inputs("dir/m-00001-of-00002.gguf"), None, "paths are listed, not named");

@@ -1,7 +1,8 @@
 //! A small HTTP/1.1 server on 127.0.0.1 for the remote tests and the
 //! remote benchmark: ranges (or not), ETags and `If-Range`, redirects,
 //! failures, a file replaced after some requests, stalls, `CONNECT` (as a
-//! proxy) and TLS. It logs every request (headers, range, status, body
+//! proxy), TLS, and raw answers written slowly (a hostile server: a byte
+//! at a time of headers or body, endless `1xx` interim answers). It logs every request (headers, range, status, body
 //! bytes written) and the most requests in flight at once. It serves only
 //! loopback clients of the test that started it, and its connection
 //! threads end when the client closes or after a read timeout.
@@ -107,6 +108,16 @@ pub enum Answer {
     Status(u16),
     /// Read the request, then say nothing for a while.
     Stall(Duration),
+    /// Write `head` at once, then `drip` (cycled) `chunk` bytes at a time,
+    /// one chunk every `every`, until the client goes or `until` passed;
+    /// with an empty `drip`, just `head` (the connection kept).
+    Raw {
+        head: Vec<u8>,
+        drip: Vec<u8>,
+        chunk: usize,
+        every: Duration,
+        until: Duration,
+    },
 }
 
 /// One request as the server saw it.
@@ -231,6 +242,16 @@ impl Server {
         self.shared.max_in_flight.store(0, Ordering::Relaxed);
     }
 
+    /// The log once no request is being answered (a slow answer is
+    /// logged when its writer notices the client left), waiting at most `most`.
+    pub fn log_when_idle(&self, most: Duration) -> Vec<Logged> {
+        let start = std::time::Instant::now();
+        while self.shared.in_flight.load(Ordering::SeqCst) > 0 && start.elapsed() < most {
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        self.log()
+    }
+
     pub fn max_in_flight(&self) -> usize {
         self.shared.max_in_flight.load(Ordering::Relaxed)
     }
@@ -328,6 +349,32 @@ fn answer<S: Read + Write>(shared: &Shared, s: &mut S, req: &mut Logged) -> bool
             std::thread::sleep(d);
             false
         }
+        Some(Answer::Raw { head, drip, chunk, every, until }) => {
+            req.status = std::str::from_utf8(&head)
+                .ok()
+                .and_then(|h| h.split(' ').nth(1))
+                .and_then(|c| c.parse().ok())
+                .unwrap_or(0);
+            if s.write_all(&head).and_then(|()| s.flush()).is_err() {
+                return false;
+            }
+            req.body_bytes = head.len() as u64;
+            if drip.is_empty() {
+                return true;
+            }
+            let start = std::time::Instant::now();
+            let mut at = 0usize;
+            while start.elapsed() < until {
+                std::thread::sleep(every);
+                let piece: Vec<u8> = (0..chunk.max(1)).map(|i| drip[(at + i) % drip.len()]).collect();
+                at = (at + piece.len()) % drip.len();
+                if s.write_all(&piece).and_then(|()| s.flush()).is_err() {
+                    break;
+                }
+                req.body_bytes += piece.len() as u64;
+            }
+            false
+        }
         Some(Answer::Redirect { status, location, headers }) => {
             req.status = status;
             let mut h = headers.clone();
@@ -403,6 +450,7 @@ fn reason(status: u16) -> &'static str {
         403 => "Forbidden",
         404 => "Not Found",
         416 => "Range Not Satisfiable",
+        429 => "Too Many Requests",
         500 => "Internal Server Error",
         503 => "Service Unavailable",
         _ => "Status",

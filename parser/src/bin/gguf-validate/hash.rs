@@ -96,6 +96,9 @@ impl From<AlgoArg> for Algo {
 struct Model {
     name: String,
     files: Vec<PathBuf>,
+    /// Why the model is not hashed (a split set named by URL with more
+    /// shards than are read): no request is made for it.
+    refused: Option<String>,
 }
 
 /// `PREFIX-KKKKK-of-NNNNN.gguf` (`llama_split_path`, parsed by the
@@ -118,17 +121,18 @@ fn models(files: &[PathBuf], no_split: bool) -> Vec<Model> {
         let remote_set = if no_split { None } else { crate::remote::shard_inputs(f) };
         let set = if no_split || remote_set.is_some() { None } else { split_shard(f) };
         let model = match (remote_set, set) {
-            (Some(files), _) => {
+            (Some(Ok(files)), _) => {
                 let name = files.first().map(|p| render::display_path(p)).unwrap_or_default();
-                Model { name, files }
+                Model { name, files, refused: None }
             }
+            (Some(Err(why)), _) => Model { name: render::display_path(f), files: vec![f.clone()], refused: Some(why) },
             (None, Some((prefix, n))) => {
                 let files: Vec<PathBuf> =
                     (0..n).map(|k| PathBuf::from(split_name::shard_name(&prefix, k, n))).collect();
                 let name = files.first().map(|p| render::display_path(p)).unwrap_or_default();
-                Model { name, files }
+                Model { name, files, refused: None }
             }
-            (None, None) => Model { name: render::display_path(f), files: vec![f.clone()] },
+            (None, None) => Model { name: render::display_path(f), files: vec![f.clone()], refused: None },
         };
         if model.files.len() > 1 && out.iter().any(|m| m.files == model.files) {
             continue;
@@ -139,7 +143,12 @@ fn models(files: &[PathBuf], no_split: bool) -> Vec<Model> {
 }
 
 /// Opens one file of a model: a path, or a URL (read in ranges).
-fn open(f: &Path, model: &Model, remote: Option<&crate::remote::Remote>) -> Result<Box<dyn Opened>, String> {
+fn open(
+    f: &Path,
+    model: &Model,
+    remote: Option<&crate::remote::Remote>,
+    deadline: Option<std::time::Instant>,
+) -> Result<Box<dyn Opened>, String> {
     let shown = render::display_path(f);
     let missing = |e: &dyn std::fmt::Display| {
         if model.files.len() > 1 {
@@ -152,7 +161,7 @@ fn open(f: &Path, model: &Model, remote: Option<&crate::remote::Remote>) -> Resu
         #[cfg(feature = "remote")]
         {
             let Some(remote) = remote else { return Err(format!("{shown}: no HTTP client")) };
-            return match remote.open(url) {
+            return match remote.open(url, deadline) {
                 Ok(src) if !src.supports_ranges() => Err(format!(
                     "{shown}: the server ignores range requests: hashing reads the data in ranges (download the file)"
                 )),
@@ -163,7 +172,7 @@ fn open(f: &Path, model: &Model, remote: Option<&crate::remote::Remote>) -> Resu
         }
         #[cfg(not(feature = "remote"))]
         {
-            let _ = (url, remote);
+            let _ = (url, remote, deadline);
             return Err(format!("{shown}: this gguf-validate was built without the `remote` feature"));
         }
     }
@@ -197,9 +206,20 @@ impl Opened for gguf_validate::remote::http::HttpSource {
 
 /// Opens and hashes one model; errors are messages for `render::error`.
 fn hash_one(model: &Model, opts: &HashOptions, remote: Option<&crate::remote::Remote>) -> Result<ModelDigests, String> {
+    if let Some(why) = &model.refused {
+        return Err(format!("{}: {why}", model.name));
+    }
+    // A split set named by URL: one deadline for all its shards.
+    let deadline = match remote {
+        Some(r) if model.files.len() > 1 && model.files.iter().any(|f| crate::remote::url_of(f).is_some()) => {
+            let now = std::time::Instant::now();
+            Some(now.checked_add(r.file_deadline()).unwrap_or(now))
+        }
+        _ => None,
+    };
     let mut sources = Vec::with_capacity(model.files.len());
     for f in &model.files {
-        sources.push((render::display_path(f), open(f, model, remote)?));
+        sources.push((render::display_path(f), open(f, model, remote, deadline)?));
     }
     let mut parts = Vec::with_capacity(sources.len());
     let mut total = 0u64;
@@ -228,6 +248,10 @@ fn chosen_algos(args: &HashArgs) -> Algos {
 
 /// `gguf-validate hash ...`.
 pub fn run(args: &HashArgs) -> u8 {
+    if let Err(e) = args.remote.check() {
+        render::error(&e);
+        return EXIT_USAGE;
+    }
     let remote = if args.files.iter().any(|f| crate::remote::url_of(f).is_some()) {
         let connections = std::thread::available_parallelism().map_or(1, std::num::NonZeroUsize::get);
         match crate::remote::Remote::new(&args.remote, connections) {

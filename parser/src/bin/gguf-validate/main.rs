@@ -95,6 +95,10 @@ fn overrides(args: &ValidateArgs, matches: &clap::ArgMatches) -> Result<Vec<(Rul
 }
 
 fn validate(args: &ValidateArgs, matches: &clap::ArgMatches) -> u8 {
+    if let Err(e) = args.remote.check() {
+        render::error(&e);
+        return EXIT_USAGE;
+    }
     // The config: --config (trusted), else the nearest gguf-validate.toml.
     let config = if args.no_config {
         None

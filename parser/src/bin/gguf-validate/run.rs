@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use gguf_validate::Options;
 use gguf_validate::check_data::{self, DataOptions};
@@ -33,6 +33,9 @@ pub struct Settings {
     pub metadata_hash: bool,
     /// The HTTP client, when an input is a URL.
     pub remote: Option<crate::remote::Remote>,
+    /// A deadline for remote reads earlier than the file's own: that of
+    /// the split set (named by URL) being read.
+    pub deadline: Option<Instant>,
 }
 
 impl Settings {
@@ -44,6 +47,7 @@ impl Settings {
             timeout: args.timeout.map(Duration::from_secs_f64),
             metadata_hash: false,
             remote: None,
+            deadline: None,
         }
     }
 }
@@ -60,6 +64,9 @@ pub struct Validation {
     /// A URL the server says is not there (`404`/`410`): a sibling shard
     /// that is left out of its set, as a file that is not in the folder.
     pub not_found: bool,
+    /// When its validation started (a split set named by URL has one
+    /// deadline from its first shard's start).
+    pub started: Instant,
 }
 
 impl Validation {
@@ -79,24 +86,42 @@ pub struct SetRun {
 /// Validates the split set `path` (already validated as `first`) belongs
 /// to: its siblings by name (`NAME-0000k-of-0000n.gguf` in the same
 /// folder, at most `limits::MAX_SPLIT_SHARDS`; for a URL, every name the
-/// count in its name gives, a `404` meaning absent), each as a file under
-/// the time limit, then the set. A shard whose name does not follow the
-/// pattern is a set of one (its siblings cannot be found).
+/// count in its name gives, a `404` meaning absent, at most
+/// `limits::REMOTE_MAX_SET_SHARDS` and all by one deadline from the first
+/// shard's start), each as a file under the time limit, then the set. A
+/// shard whose name does not follow the pattern is a set of one (its
+/// siblings cannot be found). A set named by URL with too many shards is
+/// the given shard alone, the others missing, with the reason in the
+/// set's `examined`.
 pub fn validate_set(path: &Path, first: Validation, settings: &Settings) -> SetRun {
-    let paths = crate::remote::shard_inputs(path)
-        .or_else(|| split_name::siblings(path))
-        .unwrap_or_else(|| vec![path.to_path_buf()]);
+    let (paths, refused) = match crate::remote::shard_inputs(path) {
+        Some(Ok(paths)) => (paths, None),
+        Some(Err(why)) => (vec![path.to_path_buf()], Some(why)),
+        None => (split_name::siblings(path).unwrap_or_else(|| vec![path.to_path_buf()]), None),
+    };
+    // A set named by URL: one deadline for all its shards.
+    let mut settings = settings.clone();
+    if let (Some(remote), Some(_)) = (&settings.remote, crate::remote::url_of(path)) {
+        let until = first.started.checked_add(remote.file_deadline()).unwrap_or(first.started);
+        settings.deadline = Some(settings.deadline.map_or(until, |d| d.min(until)));
+    }
+    let settings = &settings;
     let mut first = Some(first);
     let members: Vec<(PathBuf, Validation)> = paths
         .into_iter()
         .map(|p| {
             let v = if p == path { first.take() } else { None };
-            let v = v.unwrap_or_else(|| validate_file(&p, settings));
+            let v = v.unwrap_or_else(|| match settings.deadline {
+                Some(d) if Instant::now() >= d => unreadable(
+                    "not requested: the split set's deadline passed (one --http-deadline for all its shards)".into(),
+                ),
+                _ => validate_file(&p, settings),
+            });
             (p, v)
         })
         .filter(|(p, v)| p == path || !v.not_found)
         .collect();
-    let names: Vec<String> = members.iter().map(|(p, _)| p.to_string_lossy().into_owned()).collect();
+    let names: Vec<String> = members.iter().map(|(p, _)| crate::remote::shard_name(p)).collect();
     let inputs: Vec<ShardInput<'_>> = members
         .iter()
         .zip(&names)
@@ -109,7 +134,12 @@ pub fn validate_set(path: &Path, first: Validation, settings: &Settings) -> SetR
             ShardInput { name, file_len, report, metadata }
         })
         .collect();
-    let report = split_set::check_set(&inputs, &settings.options);
+    let mut report = split_set::check_set(&inputs, &settings.options);
+    if let Some(why) = refused {
+        report.valid = false;
+        report.summary.examined.retain(|e| e.layer != "split");
+        report.summary.examined.insert(0, gguf_validate::report::Examined::partly("split", why));
+    }
     SetRun { members, report }
 }
 
@@ -119,6 +149,11 @@ pub fn validate_set(path: &Path, first: Validation, settings: &Settings) -> SetR
 /// cannot be interrupted, but it cannot keep the process alive either,
 /// since the process exits when `main` returns.
 pub fn validate_file(path: &Path, settings: &Settings) -> Validation {
+    let started = Instant::now();
+    Validation { started, ..validate_file_timed(path, settings) }
+}
+
+fn validate_file_timed(path: &Path, settings: &Settings) -> Validation {
     let special = gio::kind_of(path).is_ok_and(|k| !matches!(k, FileKind::Regular | FileKind::Directory));
     let timeout =
         settings.timeout.or_else(|| (special && settings.policy.special_files).then_some(SPECIAL_FILE_TIMEOUT));
@@ -162,7 +197,13 @@ pub fn validate_file(path: &Path, settings: &Settings) -> Validation {
 }
 
 fn unreadable(why: String) -> Validation {
-    Validation { outcome: FileOutcome::Unreadable(why), metadata: None, metadata_sha256: None, not_found: false }
+    Validation {
+        outcome: FileOutcome::Unreadable(why),
+        metadata: None,
+        metadata_sha256: None,
+        not_found: false,
+        started: Instant::now(),
+    }
 }
 
 fn validate_now(path: &Path, settings: &Settings, cancel: &AtomicBool) -> Validation {
@@ -182,7 +223,11 @@ fn validate_now(path: &Path, settings: &Settings, cancel: &AtomicBool) -> Valida
 #[cfg(feature = "remote")]
 fn validate_url(url: &str, path: &Path, settings: &Settings, cancel: &AtomicBool) -> Validation {
     let Some(remote) = &settings.remote else { return unreadable("no HTTP client for URLs".into()) };
-    let src = match remote.open(url) {
+    // The file's time limit (--timeout) and the set's deadline, besides
+    // --http-deadline.
+    let now = Instant::now();
+    let until = [settings.deadline, settings.timeout.and_then(|t| now.checked_add(t))].into_iter().flatten().min();
+    let src = match remote.open(url, until) {
         Ok(s) => s,
         Err(f) => return Validation { not_found: f.not_found, ..unreadable(f.message) },
     };
@@ -233,6 +278,7 @@ fn validate_source(
             metadata,
             metadata_sha256,
             not_found: false,
+            started: Instant::now(),
         };
     };
     if let Err(why) = before_data() {
@@ -250,6 +296,7 @@ fn validate_source(
                 metadata,
                 metadata_sha256,
                 not_found: false,
+                started: Instant::now(),
             }
         }
         Err(e) => unreadable(format!("during --check-data: {e}")),
