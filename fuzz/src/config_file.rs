@@ -38,8 +38,11 @@ use gguf_validate::config::{Config, Origin, SECURITY_RULES, metadata_sha256};
 use gguf_validate::limits::MAX_DIAGNOSTICS_PER_RULE;
 use gguf_validate::{Level, Options, Profile, RULES, Report, RuleId, validate_bytes};
 
+/// A civil date: year, month, day.
+type Date = (i32, u32, u32);
+
 /// The day the suppressions are applied on.
-pub const TODAY: (i32, u32, u32) = (2026, 11, 22);
+pub const TODAY: Date = (2026, 11, 22);
 
 /// The project: each file's path (under the config's directory unless
 /// absolute) and contents.
@@ -89,7 +92,7 @@ const LIKELY: [RuleId; 8] = [
 ];
 
 /// `until` values: text, and the date when it is one.
-const DATES: [(&str, Option<(i32, u32, u32)>); 9] = [
+const DATES: [(&str, Option<Date>); 9] = [
     ("2026-11-21", Some((2026, 11, 21))),
     ("2026-11-22", Some((2026, 11, 22))),
     ("2026-11-23", Some((2026, 11, 23))),
@@ -126,6 +129,27 @@ fn project() -> &'static Project {
             .map(|(rel, bytes)| (*rel, *bytes, metadata_sha256(bytes, u64::try_from(bytes.len()).unwrap_or(0))))
             .collect(),
     })
+}
+
+/// `validate_bytes` of a project file, remembered (validation is
+/// deterministic, `parse_validate` checks it): most configs lead to the
+/// same few options.
+fn validated(file: &[u8], opts: &Options) -> Report {
+    type Cache = std::sync::Mutex<std::collections::HashMap<(usize, usize, String), Report>>;
+    static CACHE: OnceLock<Cache> = OnceLock::new();
+    let key = (file.as_ptr() as usize, file.len(), format!("{opts:?}"));
+    let cache = CACHE.get_or_init(Default::default);
+    if let Some(r) = cache.lock().ok().and_then(|c| c.get(&key).cloned()) {
+        return r;
+    }
+    let r = validate_bytes(file, opts);
+    if let Ok(mut c) = cache.lock() {
+        if c.len() >= 4096 {
+            c.clear();
+        }
+        c.insert(key, r.clone());
+    }
+    r
 }
 
 fn file_path(base: &str, rel: &str) -> PathBuf {
@@ -235,7 +259,7 @@ fn options_for(config: &Config, file: &Path, cli_profile: Option<Profile>) -> Op
 /// Validates and applies; checks determinism and the report's consistency.
 fn check_apply(config: &Config, file: &Path, bytes: &[u8], pin: Option<&str>) -> (Options, Report, Report) {
     let opts = options_for(config, file, None);
-    let before = validate_bytes(bytes, &opts);
+    let before = validated(bytes, &opts);
     let mut after = before.clone();
     config.apply(file, &mut after, &opts, pin, TODAY);
     let mut again = before.clone();
@@ -327,8 +351,8 @@ fn check_security(config: &Config, file: &Path, bytes: &[u8], pin: Option<&str>)
         if cli.is_some() {
             continue;
         }
-        let plain = validate_bytes(bytes, &without);
-        let mut configured = validate_bytes(bytes, &with);
+        let plain = validated(bytes, &without);
+        let mut configured = validated(bytes, &with);
         config.apply(file, &mut configured, &with, pin, TODAY);
         for &rule in SECURITY_RULES {
             assert!(
@@ -760,6 +784,18 @@ mod tests {
                 b[at] = b"[]{}\"=,.*\n#x0-".get(pick).copied().unwrap_or(b'x');
             }
             run(&b);
+        }
+    }
+
+    /// The corpus of the 10-minute cargo-fuzz run, minimised to its edges
+    /// (`-merge=1 -use_counters=0`), under fuzz/seeds/config_file/min/.
+    #[test]
+    fn minimised_corpus() {
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("seeds/config_file/min");
+        let files = crate::config_file::read_dir(&dir);
+        assert!(files.len() >= 50, "{} files in {}", files.len(), dir.display());
+        for (_, data) in files {
+            run(&data);
         }
     }
 
