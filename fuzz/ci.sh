@@ -46,7 +46,14 @@ rm -f "$seeds"/*.txt
 run_one() {
     local t=$1
     mkdir -p "corpus/$t" "artifacts/$t"
-    if "$bin/$t" "corpus/$t" "$seeds" -rss_limit_mb=2048 -timeout=10 -max_total_time="$secs" \
+    # Targets that read something other than model files (the config and
+    # baseline readers) have their own seeds and kept findings instead.
+    local own=("$seeds")
+    if [ -d "seeds/$t" ]; then
+        own=("seeds/$t")
+        [ -d "regressions/$t" ] && own+=("regressions/$t")
+    fi
+    if "$bin/$t" "corpus/$t" "${own[@]}" -rss_limit_mb=2048 -timeout=10 -max_total_time="$secs" \
         -print_final_stats=1 -artifact_prefix="artifacts/$t/" >"artifacts/$t.log" 2>&1; then
         echo "ok    $t: $(grep -Eo 'cov: [0-9]+ ft: [0-9]+' "artifacts/$t.log" | tail -1), $(grep -Eo 'Done [0-9]+ runs' "artifacts/$t.log" | tail -1)"
     else

@@ -17,11 +17,15 @@
 //! | [`quant_roundtrip`] | `Unstructured` | quantize then dequantize stays within the type's error bound |
 //! | [`imatrix`] | raw bytes | llama.cpp importance-matrix files: no panic, deterministic, weights bounded by the bytes and finite |
 //! | [`remote_response`] | raw bytes (responses) | remote reads against a scripted server: no panic, bounded connections, requests, bytes and time, no secret in a message |
+//! | [`config_file`] | raw bytes, and `Unstructured` | `gguf-validate.toml`: no panic, deterministic, errors name the file, applied reports stay consistent, a discovered config never weakens a security rule; generated configs match a model of the format |
+//! | [`baseline`] | raw bytes | baselines: a finding is set aside exactly when its identity is in the baseline; write then read gives the same identities |
 //! | [`template`] | raw bytes (as text) | the chat-template analysis: no panic, bounded, deterministic, positions inside the text |
 #![forbid(unsafe_code)]
 
 use arbitrary::Unstructured;
 
+pub mod baseline;
+pub mod config_file;
 pub mod dequant;
 pub mod generated_valid;
 pub mod imatrix;

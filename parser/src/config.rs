@@ -22,7 +22,10 @@
 //! `--warn`, `--deny`. A config *discovered* next to the models (which
 //! whoever supplies a model could also supply) cannot lower the level of a
 //! security rule ([`SECURITY_RULES`]) or suppress one: only a config given
-//! with `--config`, or the command line, can. `sha256` pins the file's
+//! with `--config`, or the command line, can. So its `profile` leaves the
+//! security rules at their strict levels (when it would lower them) and its
+//! `container-only = true` (which would skip the layers that report most of
+//! them) is ignored, each with a message in [`Config::ignored`]. `sha256` pins the file's
 //! metadata (header, key/values, tensor infos), never its data, so pinning
 //! costs no scan of a 100 GB file. For a URL it is the hash of the metadata
 //! fetched: the pin holds while the remote file's metadata is unchanged and
@@ -175,10 +178,14 @@ fn rule_of(s: &str) -> Result<RuleId, String> {
 }
 
 fn globs(base: &Path, patterns: &[String]) -> Result<GlobSet, String> {
+    // Globs are relative to the config file's directory, taken literally:
+    // a directory named `models[v2]` or `{a,b}` is no pattern. The root
+    // (`/`) gives `/PATTERN`, not `//PATTERN`.
+    let dir = base.display().to_string();
+    let dir = globset::escape(dir.strip_suffix('/').unwrap_or(&dir));
     let mut b = GlobSetBuilder::new();
     for p in patterns {
-        // Globs are relative to the config file's directory.
-        let full = if Path::new(p).is_absolute() { p.clone() } else { format!("{}/{p}", base.display()) };
+        let full = if Path::new(p).is_absolute() { p.clone() } else { format!("{dir}/{p}") };
         b.add(Glob::new(&full).map_err(|e| format!("glob `{p}`: {e}"))?);
     }
     b.build().map_err(|e| e.to_string())
@@ -223,6 +230,40 @@ impl Config {
         let base = path.parent().unwrap_or(Path::new("."));
         let base = if base.as_os_str().is_empty() { Path::new(".") } else { base };
         let mut ignored = Vec::new();
+        let profile = raw.profile.as_deref().map(str::parse::<Profile>).transpose().map_err(at)?;
+        let mut rules = Vec::new();
+        // A discovered config's profile applies, except to the security
+        // rules it would lower: those stay at their strict levels (first in
+        // `[rules]`, so that the config may still raise them).
+        if let Some(p) = profile.filter(|_| origin == Origin::Discovered) {
+            let floors: Vec<(RuleId, Level)> = SECURITY_RULES
+                .iter()
+                .map(|r| (*r, r.rule().level(Profile::Strict)))
+                .filter(|(r, strict)| r.rule().level(p) < *strict)
+                .collect();
+            if !floors.is_empty() {
+                let names: Vec<&str> = floors.iter().map(|(r, _)| r.id()).collect();
+                ignored.push(format!(
+                    "{}: profile `{}` does not lower the security rules {} here: a config found next to the files keeps them at their strict levels (give it with --config)",
+                    path.display(),
+                    p.name(),
+                    names.join(", ")
+                ));
+                rules.extend(floors);
+            }
+        }
+        // Skipping the model and template layers would hide their security
+        // findings.
+        let container_only = match raw.container_only {
+            Some(true) if origin == Origin::Discovered => {
+                ignored.push(format!(
+                    "{}: container-only = true ignored: a config found next to the files cannot turn off the model and template checks (give it with --config)",
+                    path.display()
+                ));
+                None
+            }
+            c => c,
+        };
         let mut keep = |rule: RuleId, level: Level, what: &str| -> bool {
             let lowers = level < rule.rule().levels.strict.min(Level::Error);
             if origin == Origin::Discovered && SECURITY_RULES.contains(&rule) && lowers {
@@ -236,8 +277,6 @@ impl Config {
             }
             true
         };
-        let profile = raw.profile.as_deref().map(str::parse::<Profile>).transpose().map_err(at)?;
-        let mut rules = Vec::new();
         for (id, lvl) in &raw.rules {
             let (r, l) = (rule_of(id).map_err(at)?, level_of(lvl).map_err(at)?);
             if keep(r, l, "[rules]") {
@@ -261,13 +300,16 @@ impl Config {
             if s.reason.trim().is_empty() {
                 return Err(at(format!("[[suppress]] of `{}` needs a reason", s.rule)));
             }
+            // Checked whether or not the entry is kept: whether a config is
+            // refused does not depend on where it was found.
+            let until = s.until.as_deref().map(date_of).transpose().map_err(at)?;
+            let entry_globs = globs(base, &s.paths).map_err(at)?;
             if !keep(rule, Level::Allow, "[[suppress]]") {
                 continue;
             }
-            let until = s.until.as_deref().map(date_of).transpose().map_err(at)?;
             suppressions.push(Suppression {
                 rule,
-                globs: globs(base, &s.paths).map_err(at)?,
+                globs: entry_globs,
                 reason: s.reason.clone(),
                 sha256: s.sha256.as_ref().map(|h| h.to_ascii_lowercase()),
                 until,
@@ -279,7 +321,7 @@ impl Config {
             origin,
             profile,
             deny_warnings: raw.deny_warnings,
-            container_only: raw.container_only,
+            container_only,
             rules,
             overrides,
             suppressions,
@@ -371,15 +413,26 @@ fn add_finding(report: &mut Report, opts: &Options, rule: RuleId, config: &Path,
         Level::Info => c.infos = c.infos.saturating_add(1),
         Level::Allow => return,
     }
-    report.diagnostics.push(Diagnostic {
-        rule,
-        severity,
-        offset: 0,
-        length: None,
-        path: format!("config {}", config.display()),
-        message,
-        caused_by: None,
-    });
+    // Offset 0: before the file's own findings (the list stays in file
+    // order), and at most `MAX_DIAGNOSTICS_PER_RULE` listed, the rest
+    // counted, as the validator's own rules.
+    let listed = report.diagnostics.iter().filter(|d| d.rule == rule).count();
+    if listed < crate::limits::MAX_DIAGNOSTICS_PER_RULE {
+        let at = report.diagnostics.partition_point(|d| d.offset == 0);
+        let d = Diagnostic {
+            rule,
+            severity,
+            offset: 0,
+            length: None,
+            path: format!("config {}", config.display()),
+            message,
+            caused_by: None,
+        };
+        report.diagnostics.insert(at, d);
+    } else {
+        let n = report.suppressed.entry(rule.id()).or_insert(0);
+        *n = n.saturating_add(1);
+    }
     report.valid = c.errors == 0 && !(opts.deny_warnings && c.warnings > 0);
 }
 
@@ -443,15 +496,18 @@ pub fn metadata_sha256(metadata: &[u8], file_len: u64) -> Option<String> {
 
 /// Accepted findings: `rule|file|field path` identities, one per line, as
 /// `--write-baseline` writes them (offsets are not part of an identity).
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Baseline {
     ids: BTreeSet<String>,
 }
 
 impl Baseline {
-    /// The identity of a finding.
+    /// The identity of a finding: one line, whatever the file's name (a
+    /// newline or carriage return in it is written `\n`, `\r`; field
+    /// paths are already escaped by the validator).
     pub fn identity(rule: RuleId, file: &str, field: &str) -> String {
-        format!("{}|{file}|{field}", rule.id())
+        let one_line = |s: &str| s.replace('\n', "\\n").replace('\r', "\\r");
+        format!("{}|{}|{}", rule.id(), one_line(file), one_line(field))
     }
 
     /// Parses a baseline file (`#` comments and blank lines allowed).
@@ -464,6 +520,21 @@ impl Baseline {
             .filter(|l| !l.trim().is_empty() && !l.trim_start().starts_with('#'))
             .map(String::from);
         Baseline { ids: ids.collect() }
+    }
+
+    /// Whether `identity` (as [`Baseline::identity`] makes it) is accepted.
+    pub fn contains(&self, identity: &str) -> bool {
+        self.ids.contains(identity)
+    }
+
+    /// How many identities the baseline holds.
+    pub fn len(&self) -> usize {
+        self.ids.len()
+    }
+
+    /// Whether it holds none.
+    pub fn is_empty(&self) -> bool {
+        self.ids.is_empty()
     }
 
     /// The identities of a report's listed findings.
@@ -525,5 +596,152 @@ mod tests {
             let e = Config::parse(text, p, Origin::Explicit).unwrap_err();
             assert!(e.contains(want), "{text}: {e}");
         }
+    }
+
+    fn report_with(findings: &[(RuleId, u64)], opts: &Options) -> Report {
+        let mut r = crate::validate_bytes(b"", opts);
+        r.diagnostics.clear();
+        r.counts = crate::report::Counts::default();
+        r.suppressed.clear();
+        for (rule, offset) in findings {
+            r.diagnostics.push(Diagnostic {
+                rule: *rule,
+                severity: opts.level(*rule),
+                offset: *offset,
+                length: None,
+                path: "kv[0] x".into(),
+                message: "m".into(),
+            });
+            match opts.level(*rule) {
+                Level::Error => r.counts.errors += 1,
+                Level::Warning => r.counts.warnings += 1,
+                Level::Info => r.counts.infos += 1,
+                Level::Allow => {}
+            }
+        }
+        r.valid = r.counts.errors == 0;
+        r
+    }
+
+    /// Found by the `config_file` fuzz property: `profile = "ggml"` (or
+    /// `spec`) in a discovered config made `template-code-execution` a
+    /// warning, so a file with a code-executing template passed.
+    #[test]
+    fn a_discovered_profile_keeps_the_security_rules_at_their_strict_levels() {
+        let p = Path::new("/proj/gguf-validate.toml");
+        for profile in [Profile::Spec, Profile::Ggml] {
+            let text = format!("profile = \"{}\"\n", profile.name());
+            let found = Config::parse(&text, p, Origin::Discovered).unwrap();
+            assert_eq!(found.profile, Some(profile), "the profile itself applies");
+            let opts =
+                Options { profile, overrides: found.levels_for(Path::new("/proj/a.gguf")), ..Options::default() };
+            for r in SECURITY_RULES {
+                assert!(opts.level(*r) >= r.rule().level(Profile::Strict), "{r} lowered by a discovered {profile}");
+            }
+            assert_eq!(opts.level(RuleId::TemplateCodeExecution), Level::Error);
+            assert_eq!(found.ignored.len(), 1, "{:?}", found.ignored);
+            assert!(found.ignored[0].contains("template-code-execution"), "{}", found.ignored[0]);
+            let given = Config::parse(&text, p, Origin::Explicit).unwrap();
+            assert!(given.levels_for(Path::new("/proj/a.gguf")).is_empty(), "--config is trusted");
+        }
+        let strict = Config::parse("profile = \"strict\"\n", p, Origin::Discovered).unwrap();
+        assert!(strict.levels_for(Path::new("/proj/a.gguf")).is_empty() && strict.ignored.is_empty());
+    }
+
+    /// Found by the `config_file` fuzz property: `container-only = true`
+    /// in a discovered config skipped the template and model layers, and
+    /// with them their security findings.
+    #[test]
+    fn a_discovered_config_cannot_turn_off_the_model_and_template_checks() {
+        let p = Path::new("/proj/gguf-validate.toml");
+        let found = Config::parse("container-only = true\n", p, Origin::Discovered).unwrap();
+        assert_eq!(found.container_only, None);
+        assert!(found.ignored.iter().any(|m| m.contains("container-only")), "{:?}", found.ignored);
+        let off = Config::parse("container-only = false\n", p, Origin::Discovered).unwrap();
+        assert_eq!(off.container_only, Some(false));
+        assert!(off.ignored.is_empty());
+        let given = Config::parse("container-only = true\n", p, Origin::Explicit).unwrap();
+        assert_eq!(given.container_only, Some(true));
+    }
+
+    /// Found by the `config_file` fuzz property: the config's directory was
+    /// pasted into the glob unescaped, so a config in `/proj[1]` or
+    /// `/x/{a,b}` matched no file below it, and one in `/` none at all
+    /// (`//models/**`).
+    #[test]
+    fn globs_take_the_config_directory_literally() {
+        for dir in ["/proj[1]", "/x/{a,b}", "/s/*?/**", "/", "/plain"] {
+            let config = Path::new(dir).join("gguf-validate.toml");
+            let text = "[[overrides]]\npaths = [\"models/*.gguf\"]\nrules = { key-naming = \"allow\" }\n";
+            let c = Config::parse(text, &config, Origin::Explicit).unwrap();
+            let inside = Path::new(dir).join("models/a.gguf");
+            assert_eq!(c.levels_for(&inside), vec![(RuleId::KeyNaming, Level::Allow)], "{}", inside.display());
+            assert!(c.levels_for(Path::new("/proj1/models/a.gguf")).is_empty() || dir == "/", "{dir}");
+        }
+        let c = Config::parse(
+            "[[overrides]]\npaths = [\"**\"]\nrules = {}\n",
+            Path::new("/x/{a,b}/c.toml"),
+            Origin::Explicit,
+        );
+        assert!(c.is_ok());
+    }
+
+    /// Found by the `config_file` fuzz property: a discovered config's
+    /// suppression of a security rule was skipped before its `until` and
+    /// globs were checked, so the same file was refused with `--config` and
+    /// accepted when discovered.
+    #[test]
+    fn a_config_is_refused_whatever_its_origin() {
+        let text = "[[suppress]]\nrule = \"key-control\"\npaths = [\"a\"]\nreason = \"r\"\nuntil = \"2027-13-01\"\n";
+        let bad_glob = "[[suppress]]\nrule = \"key-control\"\npaths = [\"[a\"]\nreason = \"r\"\n";
+        for t in [text, bad_glob] {
+            for origin in [Origin::Explicit, Origin::Discovered] {
+                assert!(Config::parse(t, Path::new("/p/c.toml"), origin).is_err(), "{origin:?}: {t}");
+            }
+        }
+    }
+
+    /// Found by the `config_file` fuzz property: findings about the config
+    /// were appended after the file's own (the list is in offset order),
+    /// and any number of them were listed (the cap is 50 per rule).
+    #[test]
+    fn config_findings_keep_the_report_in_order_and_capped() {
+        let mut text = String::new();
+        for _ in 0..crate::limits::MAX_DIAGNOSTICS_PER_RULE + 5 {
+            text.push_str(
+                "[[suppress]]\nrule = \"key-naming\"\npaths = [\"**\"]\nreason = \"r\"\nuntil = \"2001-01-01\"\n",
+            );
+        }
+        let c = Config::parse(&text, Path::new("/p/gguf-validate.toml"), Origin::Explicit).unwrap();
+        let opts = Options::new(Profile::Strict);
+        let mut r = report_with(&[(RuleId::KeyEmpty, 0), (RuleId::KeyNaming, 40)], &opts);
+        c.apply(Path::new("/p/a.gguf"), &mut r, &opts, None, (2026, 11, 22));
+        let offsets: Vec<u64> = r.diagnostics.iter().map(|d| d.offset).collect();
+        assert!(offsets.windows(2).all(|w| w[0] <= w[1]), "{offsets:?}");
+        let listed = r.diagnostics.iter().filter(|d| d.rule == RuleId::SuppressionNotApplied).count();
+        assert_eq!(listed, crate::limits::MAX_DIAGNOSTICS_PER_RULE);
+        assert_eq!(r.suppressed.get("suppression-not-applied"), Some(&5));
+        assert_eq!(r.counts.errors + r.counts.warnings + r.counts.infos, 2 + 55, "every finding counted");
+        assert_eq!(r.diagnostics.first().map(|d| d.rule), Some(RuleId::KeyEmpty), "after the file's findings at 0");
+        assert_eq!(r.diagnostics.last().map(|d| d.rule), Some(RuleId::KeyNaming));
+    }
+
+    /// Found by the `baseline` fuzz property: a file name with a newline
+    /// gave an identity of two lines, which `--baseline` read back as two
+    /// other identities, so the finding was never accepted.
+    #[test]
+    fn baseline_identities_are_one_line() {
+        let opts = Options::new(Profile::Strict);
+        let r = report_with(&[(RuleId::KeyNaming, 8)], &opts);
+        for name in ["new\nline.gguf", "cr\r.gguf", "end\r", "plain.gguf"] {
+            let ids = Baseline::of_report(name, &r);
+            assert!(ids.iter().all(|id| !id.contains(['\n', '\r'])), "{ids:?}");
+            let b = Baseline::parse(&format!("# header\n{}\n", ids.join("\n")));
+            assert_eq!(b.len(), 1);
+            let mut after = r.clone();
+            b.apply(name, &mut after, &opts);
+            assert!(after.diagnostics.is_empty() && after.valid, "{name:?}");
+        }
+        assert_eq!(Baseline::identity(RuleId::KeyEmpty, "a.gguf", "kv[1] "), "key-empty|a.gguf|kv[1] ");
     }
 }
