@@ -1046,6 +1046,11 @@ impl<'t, 's> Walker<'t, 's> {
         };
         let args_taint = pos.iter().chain(kw.iter().map(|(_, v)| v)).fold(0u8, |t, v| t | v.taint);
         let t = taint::filter(f.name, this.taint, attribute.as_deref()) | args_taint;
+        if taint::is_compare_filter(f.name)
+            && let Some(arg) = pos.first()
+        {
+            self.compared(&this, arg, false);
+        }
         let val = self.apply(f.name, &this, &pos, &kw, false).with_taint(t);
         Ev { val, chain }
     }
@@ -1107,7 +1112,7 @@ impl<'t, 's> Walker<'t, 's> {
                         if let Some(m) = self.macros.get(name).copied()
                             && !self.inlining.contains(&m.name)
                             && self.inlining.len() < 4
-                            && pos.iter().any(|p| !p.alts.is_empty() || p.taint != 0)
+                            && (pos.iter().any(|p| !p.alts.is_empty() || p.taint != 0) || !self.collectors.is_empty())
                         {
                             self.inlining.push(m.name);
                             self.macro_body(m, Some(pos));

@@ -106,7 +106,12 @@ pub(super) fn item(recv: u8, key: Option<&str>) -> u8 {
     if recv & ROLE != 0 {
         out |= ROLE;
     }
-    if recv & (FIELD | DEEP) != 0 {
+    // A named field inside a field (`message.metadata.source`) is still
+    // the message's; an element (`message.tool_calls[0]`) is deeper.
+    if recv & FIELD != 0 {
+        out |= if key.is_some() { FIELD } else { DEEP };
+    }
+    if recv & DEEP != 0 {
         out |= DEEP;
     }
     out
@@ -166,6 +171,14 @@ pub(super) fn is_compare_method(name: &str) -> bool {
     matches!(name, "startswith" | "endswith" | "find" | "rfind" | "index" | "rindex" | "count" | "__contains__")
 }
 
+/// Filters (of extended renderers) that test text against an argument.
+pub(super) fn is_compare_filter(name: &str) -> bool {
+    matches!(
+        name,
+        "regex_search" | "regex_match" | "regex_findall" | "search" | "match" | "contains" | "startswith" | "endswith"
+    )
+}
+
 /// Jinja tests that compare a value with an argument.
 pub(super) fn is_compare_test(name: &str) -> bool {
     matches!(
@@ -196,8 +209,9 @@ pub(super) fn is_compare_test(name: &str) -> bool {
 }
 
 /// The constant text a value is (a string, or a list of strings), when it
-/// is nothing else: blank strings do not count.
-pub(super) fn constant_texts(v: &Val) -> Vec<String> {
+/// is nothing else: blank strings do not count; numbers do when `numbers`
+/// (a date compared with a year).
+pub(super) fn constant_texts(v: &Val, numbers: bool) -> Vec<String> {
     if v.runtime || v.limit || v.global.is_some() || v.taint != 0 {
         return Vec::new();
     }
@@ -205,6 +219,7 @@ pub(super) fn constant_texts(v: &Val) -> Vec<String> {
     for c in &v.alts {
         match c {
             C::Str(s) if !s.trim().is_empty() => out.push(s.clone()),
+            C::Int(i) if numbers => out.push(i.to_string()),
             C::List(items) => {
                 out.extend(items.iter().filter_map(|i| match i {
                     C::Str(s) if !s.trim().is_empty() => Some(s.clone()),
@@ -255,7 +270,7 @@ impl Probe {
         if t & (TEXT | DATE | ROLE | FIELD) == 0 {
             return;
         }
-        let texts = constant_texts(constant);
+        let texts = constant_texts(constant, t & DATE != 0);
         if texts.is_empty() {
             return;
         }
@@ -335,7 +350,9 @@ pub(super) fn turn_with_prose(text: &str) -> Option<String> {
                 _ => rest,
             };
             if let Some(p) = prose(body) {
-                return Some(format!("a {} turn opened with constant text (`{p}`)", turn_name(role)));
+                let name = turn_name(role);
+                let article = if name.starts_with(['a', 'e', 'i', 'o', 'u']) { "an" } else { "a" };
+                return Some(format!("{article} {name} turn opened with constant text (`{p}`)"));
             }
         }
     }
@@ -502,6 +519,8 @@ mod tests {
         assert_eq!(item(MSG, Some("name")), FIELD);
         assert_eq!(item(TEXT, Some("type")), DEEP);
         assert_eq!(item(TEXT, None), TEXT);
+        assert_eq!(item(item(MSG, Some("metadata")), Some("source")), FIELD);
+        assert_eq!(item(item(MSG, Some("tool_calls")), None), DEEP);
         assert_eq!(filter("last", MSGS, None), MSG);
         assert_eq!(filter("map", MSGS, Some("content")), TEXT);
         assert_eq!(filter("lower", TEXT, None), TEXT);
