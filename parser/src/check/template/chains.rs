@@ -571,6 +571,17 @@ impl<'t, 's> Walker<'t, 's> {
         self.leave();
     }
 
+    /// A copy of the variables, paid for from the work budget (`None`
+    /// when it runs out).
+    fn save_env(&mut self, at: usize) -> Option<HashMap<String, Val>> {
+        let cost = self.env.iter().fold(0usize, |n, (k, v)| n.saturating_add(k.len()).saturating_add(weight(v)));
+        if !self.budget.spend(cost) {
+            self.limit(at, OUT_OF_FUEL);
+            return None;
+        }
+        Some(self.env.clone())
+    }
+
     /// Walks a macro's body with its parameters bound to `args` (a call
     /// with known arguments) or to run-time values.
     fn macro_body(&mut self, m: &'t ast::Macro<'s>, args: Option<Vec<Val>>) {
@@ -1109,14 +1120,28 @@ impl<'t, 's> Walker<'t, 's> {
                         Val::combine(&refs, &mut self.budget, &mut |p, bud| fold::range(p, bud))
                     }
                     name => {
+                        // Inlined with constant arguments (to fold names
+                        // built from them), or to follow the messages into
+                        // the macro and collect what a watched branch emits;
+                        // then what it assigned is forgotten (its side
+                        // effects are not what is followed, and repeated
+                        // calls must not pile up alternatives).
+                        let constant = pos.iter().any(|p| !p.alts.is_empty());
+                        let follow = pos.iter().any(|p| p.taint != 0) || !self.collectors.is_empty();
                         if let Some(m) = self.macros.get(name).copied()
                             && !self.inlining.contains(&m.name)
                             && self.inlining.len() < 4
-                            && (pos.iter().any(|p| !p.alts.is_empty() || p.taint != 0) || !self.collectors.is_empty())
+                            && (constant || follow)
                         {
-                            self.inlining.push(m.name);
-                            self.macro_body(m, Some(pos));
-                            self.inlining.pop();
+                            let saved = if constant { None } else { self.save_env(at) };
+                            if constant || saved.is_some() {
+                                self.inlining.push(m.name);
+                                self.macro_body(m, Some(pos));
+                                self.inlining.pop();
+                            }
+                            if let Some(env) = saved {
+                                self.env = env;
+                            }
                         }
                         Val::tainted(args_taint)
                     }
