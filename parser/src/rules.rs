@@ -670,6 +670,9 @@ catalogue! {
     TemplateTrigger = "template-trigger", Template, [Warning, Warning, Warning],
         cite: "hidden-instruction backdoors in chat templates (a branch on the user's text or the date that injects instructions, links or install commands)",
         "No branch that tests the user's message content or the date (`strftime_now`) emits constant text holding a system instruction, a URL or an install / download / exfiltration command: such a branch injects instructions only when a trigger appears.";
+    TemplateRoleBranch = "template-role-branch", Template, [Warning, Warning, Warning],
+        cite: "hidden-instruction backdoors in chat templates (a branch on a role the conversation never uses, or on a message's name, that swaps what the message says for text the template wrote)",
+        "No branch on a message role outside the chat roles a template is written for (`system`, `user`, `assistant`, `tool`, `ipython`, `developer`, ...), or on another field of a message (`name`), emits constant text in place of the message's content, or constant text holding an instruction, a URL or a command: such a branch turns a message sent under a chosen role or name into text the template's author wrote.";
     TemplateSpecialToken = "template-special-token", Template, [Warning, Allow, Allow],
         cite: "llama.cpp src/llama-vocab.cpp tokenize with parse_special: a text matches a special token only when the vocabulary holds it",
         "Every special token a template emits (`<|im_start|>`, `<start_of_turn>`, ...) is in `tokenizer.ggml.tokens`: a missing one is tokenised as plain text and the model never sees the turn marker it was trained on.";

@@ -123,9 +123,15 @@ fn vocabulary_files_and_gemma_give_no_template_error() {
 #[test]
 fn a_template_finding_is_never_silent() {
     // The analysis is total: every kind maps to a rule that strict reports.
-    for k in
-        [Kind::CodeExecution, Kind::Unparseable, Kind::Syntax, Kind::HiddenText, Kind::Trigger, Kind::AnalysisLimit]
-    {
+    for k in [
+        Kind::CodeExecution,
+        Kind::Unparseable,
+        Kind::Syntax,
+        Kind::HiddenText,
+        Kind::Trigger,
+        Kind::RoleBranch,
+        Kind::AnalysisLimit,
+    ] {
         assert_ne!(k.rule().rule().level(Profile::Strict), Level::Allow, "{k:?}");
     }
 }

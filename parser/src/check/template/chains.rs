@@ -24,6 +24,7 @@ use minijinja::machinery::Span;
 use minijinja::machinery::ast::{self, CallArg, Expr, Stmt};
 
 use super::fold::{self, Budget, C, Fold, Val};
+use super::taint::{self, Probe};
 use super::{Kind, hidden, tokens};
 use crate::limits;
 
@@ -186,7 +187,19 @@ pub(super) struct Walker<'t, 's> {
     depth: u32,
     cond: u32,
     emitting: u32,
-    collectors: Vec<String>,
+    /// Text and sources emitted in the branches being judged (innermost last).
+    collectors: Vec<Collected>,
+    /// What the condition being evaluated compares (while one is).
+    probe: Option<Probe>,
+    /// Under a `not` in the condition being evaluated.
+    negated: bool,
+    /// Inside a branch taken on the message content or the date.
+    trig: u32,
+    /// Evaluating what is not output: `raise_exception(...)`'s message
+    /// (it ends the rendering), the operands of a comparison, a subscript,
+    /// the needle of `.startswith()` / `.split()` / `|replace`'s first
+    /// argument. Its constants are not a branch's emitted text.
+    quiet: u32,
     /// What was reported, to report it once.
     seen: HashSet<(Kind, usize, String)>,
     /// Findings: kind, byte offset in the template, message.
@@ -202,6 +215,25 @@ const OUT_OF_FUEL: &str =
 /// Most bytes a trigger branch's collected text keeps.
 const MAX_COLLECTED: usize = 1 << 16;
 
+/// How a trigger condition was found to read the content or the date.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+enum Reach {
+    /// It names `content` (or a date call) beside a comparison.
+    Syntactic,
+    /// It reads a value set in a branch on the content or the date.
+    Flag,
+    /// It compares a value read from the content or the date with constant text.
+    Direct,
+}
+
+/// What a branch emits: its constant text, and the sources of the values
+/// it emits or assigns.
+#[derive(Debug, Default)]
+struct Collected {
+    text: String,
+    taint: u8,
+}
+
 impl<'t, 's> Walker<'t, 's> {
     pub fn new(src: &'s str) -> Walker<'t, 's> {
         Walker {
@@ -214,6 +246,10 @@ impl<'t, 's> Walker<'t, 's> {
             cond: 0,
             emitting: 0,
             collectors: Vec::new(),
+            probe: None,
+            negated: false,
+            trig: 0,
+            quiet: 0,
             seen: HashSet::new(),
             findings: Vec::new(),
             emitted: Vec::new(),
@@ -257,12 +293,104 @@ impl<'t, 's> Walker<'t, 's> {
 
     fn emit_text(&mut self, text: &str, at: usize) {
         tokens::candidates(text, at, &mut self.emitted);
+        if self.quiet > 0 {
+            return;
+        }
         for c in &mut self.collectors {
-            if c.len() < MAX_COLLECTED {
-                c.push_str(text);
-                c.push('\n');
+            if c.text.len() < MAX_COLLECTED {
+                c.text.push_str(text);
+                c.text.push('\n');
             }
         }
+    }
+
+    /// A value from `taint`'s sources is emitted (or assigned).
+    fn emit_taint(&mut self, taint: u8) {
+        for c in &mut self.collectors {
+            c.taint |= taint;
+        }
+    }
+
+    /// Evaluates a condition and what it compares with constant text (an
+    /// inner probe's findings are the outer one's too).
+    fn probe(&mut self, e: &'t Expr<'s>) -> (Val, Probe) {
+        let outer = self.probe.replace(Probe::default());
+        let negated = std::mem::replace(&mut self.negated, false);
+        let v = self.quiet_value(e);
+        self.negated = negated;
+        let p = std::mem::replace(&mut self.probe, outer).unwrap_or_default();
+        if let Some(o) = self.probe.as_mut() {
+            o.merge(&p);
+        }
+        (v, p)
+    }
+
+    /// Records `a` compared with `b` (either way round) in the probe.
+    fn compared(&mut self, a: &Val, b: &Val, negated: bool) {
+        let negated = negated != self.negated;
+        if let Some(p) = self.probe.as_mut() {
+            p.compared(a, b, negated);
+            p.compared(b, a, negated);
+        }
+    }
+
+    /// Walks `body` collecting what it emits.
+    fn collect(&mut self, body: &'t [Stmt<'s>]) -> Collected {
+        self.collectors.push(Collected::default());
+        self.stmts(body);
+        self.collectors.pop().unwrap_or_default()
+    }
+
+    /// A trigger branch: reported when it emits constant text holding an
+    /// instruction, a URL or a command; for a condition that reads the
+    /// content or the date (directly or through a flag set on them), a
+    /// system or assistant turn opened with constant text; and for one
+    /// that compares them directly, prose that tells the model what to do.
+    fn judge_trigger(&mut self, at: usize, cond: Span, tests: &str, reach: Reach, text: &str) {
+        let what = hidden::suspicious(text)
+            .or_else(|| if reach >= Reach::Flag { taint::turn_with_prose(text) } else { None })
+            .or_else(|| match reach {
+                Reach::Direct => taint::instruction(text).map(|p| format!("an instruction to the model (`{p}`)")),
+                _ => None,
+            });
+        if let Some(what) = what {
+            let cond = excerpt(self.src, off(cond), end(cond));
+            self.finding(
+                Kind::Trigger,
+                at,
+                format!(
+                    "a branch taken when {tests} matches (`{cond}`) emits constant text holding {what}: an instruction injected only when the trigger appears"
+                ),
+            );
+        }
+    }
+
+    /// A branch on a custom role or another message field: reported when
+    /// it emits constant text instead of what the message says (or
+    /// constant text holding an instruction, a URL or a command).
+    fn judge_role_branch(&mut self, at: usize, cond: Span, field: &taint::FieldTest, body: &Collected) {
+        let keeps = body.taint & taint::USER_DATA != 0;
+        let what = match hidden::suspicious(&body.text) {
+            Some(s) => Some(format!("emits constant text holding {s}")),
+            None if !keeps => taint::prose(&body.text)
+                .map(|p| format!("emits constant text (`{p}`) in place of the message's content")),
+            None => None,
+        };
+        let Some(what) = what else { return };
+        let cond = excerpt(self.src, off(cond), end(cond));
+        let on = if field.role {
+            format!("the message role is `{}`, a role outside the chat roles", field.value)
+        } else {
+            format!("a message field (other than its role and content) is `{}`", field.value)
+        };
+        let taken = if field.negated { "not taken" } else { "taken" };
+        self.finding(
+            Kind::RoleBranch,
+            at,
+            format!(
+                "a branch {taken} when {on} (`{cond}`) {what}: a message sent under that value is replaced by text the template wrote"
+            ),
+        );
     }
 
     fn emit_val(&mut self, v: &Val, at: usize) {
@@ -293,14 +421,25 @@ impl<'t, 's> Walker<'t, 's> {
                 let v = self.value(&e.expr);
                 self.emitting = self.emitting.saturating_sub(1);
                 self.emit_val(&v, at);
+                self.emit_taint(v.taint);
             }
             Stmt::ForLoop(f) => {
                 let iter = self.value(&f.iter);
                 let item = elements(&iter);
                 self.assign(&f.target, item);
                 self.set("loop", Val::runtime());
-                if let Some(x) = &f.filter_expr {
-                    self.value(x);
+                // `{% for m in messages if 'x' in m.content %}`: the body
+                // is a branch on the filter.
+                let trigger = match &f.filter_expr {
+                    Some(x) => {
+                        let (_, p) = self.probe(x);
+                        (p.text || p.date).then_some((x.span(), p.date))
+                    }
+                    None => None,
+                };
+                if trigger.is_some() {
+                    self.trig = self.trig.saturating_add(1);
+                    self.collectors.push(Collected::default());
                 }
                 self.cond = self.cond.saturating_add(1);
                 self.stmts(&f.body);
@@ -309,31 +448,60 @@ impl<'t, 's> Walker<'t, 's> {
                 if !iter.alts.is_empty() {
                     self.stmts(&f.body);
                 }
+                if let Some((span, date)) = trigger {
+                    self.trig = self.trig.saturating_sub(1);
+                    let body = self.collectors.pop().unwrap_or_default();
+                    let tests = if date { "the date (`strftime_now`)" } else { "the message content" };
+                    self.judge_trigger(at, span, tests, Reach::Direct, &body.text);
+                }
                 self.stmts(&f.else_body);
                 self.cond = self.cond.saturating_sub(1);
             }
             Stmt::IfCond(c) => {
-                self.value(&c.expr);
-                let trigger = hidden::trigger_condition(&c.expr);
-                if trigger.is_some() {
-                    self.collectors.push(String::new());
+                let (_, probe) = self.probe(&c.expr);
+                let syntactic = hidden::trigger_condition(&c.expr);
+                let tests = if probe.date {
+                    Some("the date (`strftime_now`)")
+                } else if probe.text {
+                    Some("the message content")
+                } else if syntactic.is_some() {
+                    syntactic
+                } else if probe.flag {
+                    Some("a value set in a branch on the message content or the date")
+                } else {
+                    None
+                };
+                let direct = probe.text || probe.date;
+                if direct || syntactic.is_some() {
+                    self.trig = self.trig.saturating_add(1);
                 }
+                let watch = tests.is_some() || !probe.fields.is_empty();
                 self.cond = self.cond.saturating_add(1);
-                self.stmts(&c.true_body);
-                self.stmts(&c.false_body);
+                let (yes, no) = if watch {
+                    (self.collect(&c.true_body), self.collect(&c.false_body))
+                } else {
+                    self.stmts(&c.true_body);
+                    self.stmts(&c.false_body);
+                    (Collected::default(), Collected::default())
+                };
                 self.cond = self.cond.saturating_sub(1);
-                if let Some(tests) = trigger {
-                    let text = self.collectors.pop().unwrap_or_default();
-                    if let Some(what) = hidden::suspicious(&text) {
-                        let cond = excerpt(self.src, off(c.expr.span()), end(c.expr.span()));
-                        self.finding(
-                            Kind::Trigger,
-                            at,
-                            format!(
-                                "a branch taken when {tests} matches (`{cond}`) emits constant text holding {what}: an instruction injected only when the trigger appears"
-                            ),
-                        );
-                    }
+                if direct || syntactic.is_some() {
+                    self.trig = self.trig.saturating_sub(1);
+                }
+                if let Some(tests) = tests {
+                    let text = format!("{}{}", yes.text, no.text);
+                    let reach = if direct {
+                        Reach::Direct
+                    } else if probe.flag {
+                        Reach::Flag
+                    } else {
+                        Reach::Syntactic
+                    };
+                    self.judge_trigger(at, c.expr.span(), tests, reach, &text);
+                } else if let Some(field) = probe.fields.iter().find(|f| !f.negated) {
+                    self.judge_role_branch(at, c.expr.span(), field, &yes);
+                } else if let Some(field) = probe.fields.first() {
+                    self.judge_role_branch(at, c.expr.span(), field, &no);
                 }
             }
             Stmt::WithBlock(w) => {
@@ -348,15 +516,17 @@ impl<'t, 's> Walker<'t, 's> {
                 let v = self.value(&st.expr);
                 self.emitting = self.emitting.saturating_sub(1);
                 self.emit_val(&v, at);
+                self.emit_taint(v.taint);
                 self.namespace_fields(&st.target, &st.expr);
                 self.assign(&st.target, v);
             }
             Stmt::SetBlock(sb) => {
-                self.stmts(&sb.body);
+                let body = self.collect(&sb.body);
+                self.emit_taint(body.taint);
                 if let Some(f) = &sb.filter {
                     self.value(f);
                 }
-                self.assign(&sb.target, Val::runtime());
+                self.assign(&sb.target, Val::tainted(body.taint));
             }
             Stmt::AutoEscape(a) => {
                 self.value(&a.enabled);
@@ -401,6 +571,17 @@ impl<'t, 's> Walker<'t, 's> {
         self.leave();
     }
 
+    /// A copy of the variables, paid for from the work budget (`None`
+    /// when it runs out).
+    fn save_env(&mut self, at: usize) -> Option<HashMap<String, Val>> {
+        let cost = self.env.iter().fold(0usize, |n, (k, v)| n.saturating_add(k.len()).saturating_add(weight(v)));
+        if !self.budget.spend(cost) {
+            self.limit(at, OUT_OF_FUEL);
+            return None;
+        }
+        Some(self.env.clone())
+    }
+
     /// Walks a macro's body with its parameters bound to `args` (a call
     /// with known arguments) or to run-time values.
     fn macro_body(&mut self, m: &'t ast::Macro<'s>, args: Option<Vec<Val>>) {
@@ -432,7 +613,10 @@ impl<'t, 's> Walker<'t, 's> {
         }
     }
 
-    fn set(&mut self, key: &str, v: Val) {
+    fn set(&mut self, key: &str, mut v: Val) {
+        if self.trig > 0 {
+            v.taint |= taint::TRIG;
+        }
         let v = match (self.cond > 0, self.env.remove(key)) {
             (true, Some(old)) => old.union(v),
             _ => v,
@@ -455,6 +639,7 @@ impl<'t, 's> Walker<'t, 's> {
                 };
                 for (i, item) in t.items.iter().enumerate() {
                     let part = parts.as_ref().and_then(|p| p.get(i)).cloned().map_or_else(Val::runtime, Val::one);
+                    let part = part.with_taint(v.taint);
                     self.assign(item, part);
                 }
             }
@@ -568,6 +753,11 @@ impl<'t, 's> Walker<'t, 's> {
         }
         let ev = self.expr_inner(e, at);
         self.leave();
+        if ev.val.taint & taint::TRIG != 0
+            && let Some(p) = self.probe.as_mut()
+        {
+            p.flag = true;
+        }
         ev
     }
 
@@ -594,7 +784,7 @@ impl<'t, 's> Walker<'t, 's> {
             Expr::Slice(s) => {
                 let inner = self.expr(&s.expr);
                 let (val, chain) = Self::link(inner, off(s.expr.span()), s.span());
-                let mut opt = |x: &'t Option<Expr<'s>>| x.as_ref().map(|x| self.value(x));
+                let mut opt = |x: &'t Option<Expr<'s>>| x.as_ref().map(|x| self.quiet_value(x));
                 let (a, b, c) = (opt(&s.start), opt(&s.stop), opt(&s.step));
                 let none = Val::one(C::None);
                 let vals =
@@ -606,8 +796,10 @@ impl<'t, 's> Walker<'t, 's> {
                 Ev { val: out, chain: Some(chain) }
             }
             Expr::UnaryOp(u) => {
-                let v = self.value(&u.expr);
                 let not = matches!(u.op, ast::UnaryOpKind::Not);
+                self.negated ^= not;
+                let v = self.value(&u.expr);
+                self.negated ^= not;
                 Ev::of(Val::combine(&[&v], &mut self.budget, &mut |p, _| match p {
                     [x] if not => fold::not(x),
                     [x] => fold::neg(x),
@@ -615,9 +807,16 @@ impl<'t, 's> Walker<'t, 's> {
                 }))
             }
             Expr::BinOp(b) => {
-                let l = self.value(&b.left);
-                let r = self.value(&b.right);
                 use ast::BinOpKind as K;
+                let comparison = matches!(b.op, K::Eq | K::Ne | K::Lt | K::Lte | K::Gt | K::Gte | K::In);
+                let (l, r) = if comparison {
+                    (self.quiet_value(&b.left), self.quiet_value(&b.right))
+                } else {
+                    (self.value(&b.left), self.value(&b.right))
+                };
+                if comparison {
+                    self.compared(&l, &r, matches!(b.op, K::Ne));
+                }
                 let op = match b.op {
                     K::Concat => "~",
                     K::Add => "+",
@@ -640,25 +839,39 @@ impl<'t, 's> Walker<'t, 's> {
                 }))
             }
             Expr::Compare(c) => {
-                self.value(&c.expr);
+                let mut prev = self.quiet_value(&c.expr);
                 for o in &c.ops {
-                    self.value(&o.expr);
+                    let v = self.quiet_value(&o.expr);
+                    let ne = matches!(o.op, ast::CompareOpKind::Ne | ast::CompareOpKind::NotIn);
+                    self.compared(&prev, &v, ne);
+                    prev = v;
                 }
                 Ev::of(Val::runtime())
             }
             Expr::IfExpr(i) => {
-                self.value(&i.test_expr);
+                let (_, p) = self.probe(&i.test_expr);
                 let t = self.value(&i.true_expr);
                 let f = match &i.false_expr {
                     Some(x) => self.value(x),
                     None => Val::one(C::Str(String::new())),
                 };
+                if p.text || p.date {
+                    // An inline trigger: `{{ 'text' if 'x' in content }}`.
+                    let text: Vec<&str> = t.strings().chain(f.strings()).collect();
+                    let tests = if p.date { "the date (`strftime_now`)" } else { "the message content" };
+                    self.judge_trigger(at, i.test_expr.span(), tests, Reach::Direct, &text.join("\n"));
+                }
                 Ev::of(t.union(f))
             }
             Expr::Filter(f) => self.filter(f, at),
             Expr::Test(t) => {
-                self.value(&t.expr);
-                self.args(&t.args);
+                let v = self.quiet_value(&t.expr);
+                let (pos, _) = self.args(&t.args, &|_| true);
+                if taint::is_compare_test(t.name)
+                    && let Some(arg) = pos.first()
+                {
+                    self.compared(&v, arg, matches!(t.name, "ne" | "!="));
+                }
                 Ev::of(Val::runtime())
             }
             Expr::GetAttr(g) => {
@@ -675,20 +888,27 @@ impl<'t, 's> Walker<'t, 's> {
                     None => Val::combine(&[&recv, &key], &mut self.budget, &mut |p, _| match p {
                         [x, k] => fold::item(x, k),
                         _ => Fold::Unknown,
-                    }),
+                    })
+                    .with_taint(taint::item(recv.taint, Some(g.name))),
                 };
                 Ev { val, chain: Some(chain) }
             }
             Expr::GetItem(g) => {
                 let inner = self.expr(&g.expr);
                 let (recv, mut chain) = Self::link(inner, off(g.expr.span()), g.span());
-                let key = self.value(&g.subscript_expr);
+                let key = self.quiet_value(&g.subscript_expr);
                 let folded = !matches!(g.subscript_expr, Expr::Const(_));
                 self.check_name(&mut chain, &key, How::Item, folded, at);
+                let name = match key.single() {
+                    Some(C::Str(k)) => Some(k.as_str()),
+                    _ => None,
+                };
+                let t = taint::item(recv.taint, name);
                 let val = Val::combine(&[&recv, &key], &mut self.budget, &mut |p, _| match p {
                     [x, k] => fold::item(x, k),
                     _ => Fold::Unknown,
-                });
+                })
+                .with_taint(t);
                 Ev { val, chain: Some(chain) }
             }
             Expr::Call(c) => self.call(&c.expr, &c.args, c.span()),
@@ -697,9 +917,11 @@ impl<'t, 's> Walker<'t, 's> {
             Expr::Map(m) => {
                 let mut fields = Vec::new();
                 let mut known = true;
+                let mut t = 0u8;
                 for (k, v) in m.keys.iter().zip(&m.values) {
                     let k = self.value(k);
                     let v = self.value(v);
+                    t |= v.taint;
                     match (k.single(), v.single()) {
                         (Some(C::Str(k)), Some(v)) => fields.push((k.clone(), v.clone())),
                         _ => known = false,
@@ -708,7 +930,7 @@ impl<'t, 's> Walker<'t, 's> {
                 Ev::of(if known && fields.len() <= limits::MAX_TEMPLATE_FOLD_LIST {
                     Val::one(C::Map(fields))
                 } else {
-                    Val::runtime()
+                    Val::tainted(t)
                 })
             }
         }
@@ -731,19 +953,37 @@ impl<'t, 's> Walker<'t, 's> {
         }
         match JINJA_GLOBALS.iter().find(|g| **g == name) {
             Some(g) => Val::global(g),
-            None => Val::runtime(),
+            None => Val::tainted(match name {
+                "messages" => taint::MSGS,
+                "message" => taint::MSG,
+                "content" | "user_input" | "query" | "prompt" => taint::TEXT,
+                _ => 0,
+            }),
         }
     }
 
-    /// Positional and keyword argument values.
-    fn args(&mut self, args: &'t [CallArg<'s>]) -> (Vec<Val>, Vec<(&'s str, Val)>) {
+    /// Evaluates `e` as something that is not output ([`Walker::quiet`]).
+    fn quiet_value(&mut self, e: &'t Expr<'s>) -> Val {
+        self.quiet = self.quiet.saturating_add(1);
+        let v = self.value(e);
+        self.quiet = self.quiet.saturating_sub(1);
+        v
+    }
+
+    /// Positional and keyword argument values; `quiet(i)`: the `i`th
+    /// argument (keywords count from `usize::MAX`) is not output.
+    fn args(&mut self, args: &'t [CallArg<'s>], quiet: &dyn Fn(usize) -> bool) -> (Vec<Val>, Vec<(&'s str, Val)>) {
         let mut pos = Vec::new();
         let mut kw = Vec::new();
         for a in args {
             match a {
+                CallArg::Pos(e) if quiet(pos.len()) => {
+                    let v = self.quiet_value(e);
+                    pos.push(v);
+                }
                 CallArg::Pos(e) => pos.push(self.value(e)),
                 CallArg::Kwarg(n, e) => {
-                    let v = self.value(e);
+                    let v = if quiet(usize::MAX) { self.quiet_value(e) } else { self.value(e) };
                     kw.push((*n, v));
                 }
                 CallArg::PosSplat(e) | CallArg::KwargSplat(e) => {
@@ -779,7 +1019,7 @@ impl<'t, 's> Walker<'t, 's> {
             }
             None => (Val::runtime(), None),
         };
-        let (pos, kw) = self.args(&f.args);
+        let (pos, kw) = self.args(&f.args, &|i| quiet_filter_arg(f.name, i));
         if let Some(chain) = chain.as_mut() {
             let folded = |i: usize| !matches!(f.args.get(i), Some(CallArg::Pos(Expr::Const(_))));
             match f.name {
@@ -807,7 +1047,22 @@ impl<'t, 's> Walker<'t, 's> {
                 }
             }
         }
-        let val = self.apply(f.name, &this, &pos, &kw, false);
+        let attribute = kw.iter().find(|(k, _)| *k == "attribute").map(|(_, v)| v).or_else(|| match f.name {
+            "map" if pos.first().is_some_and(|p| p.strings().any(|s| s == "attr")) => pos.get(1),
+            _ => None,
+        });
+        let attribute = match attribute.and_then(Val::single) {
+            Some(C::Str(a)) => Some(a.clone()),
+            _ => None,
+        };
+        let args_taint = pos.iter().chain(kw.iter().map(|(_, v)| v)).fold(0u8, |t, v| t | v.taint);
+        let t = taint::filter(f.name, this.taint, attribute.as_deref()) | args_taint;
+        if taint::is_compare_filter(f.name)
+            && let Some(arg) = pos.first()
+        {
+            self.compared(&this, arg, false);
+        }
+        let val = self.apply(f.name, &this, &pos, &kw, false).with_taint(t);
         Ev { val, chain }
     }
 
@@ -824,12 +1079,24 @@ impl<'t, 's> Walker<'t, 's> {
                 if matches!(g.name, "format" | "format_map") {
                     Self::format_fields(&mut chain, &recv);
                 }
-                let (pos, kw) = self.args(args);
-                let val = self.apply(g.name, &recv, &pos, &kw, true);
+                let (pos, kw) = self.args(args, &|i| quiet_method_arg(g.name, i));
+                if taint::is_compare_method(g.name)
+                    && let Some(arg) = pos.first()
+                {
+                    self.compared(&recv, arg, false);
+                }
+                let arg0 = match pos.first().and_then(Val::single) {
+                    Some(C::Str(a)) => Some(a.as_str()),
+                    _ => None,
+                };
+                let args_taint = pos.iter().chain(kw.iter().map(|(_, v)| v)).fold(0u8, |t, v| t | v.taint);
+                let t = taint::method(g.name, recv.taint, arg0) | args_taint;
+                let val = self.apply(g.name, &recv, &pos, &kw, true).with_taint(t);
                 Ev { val, chain: Some(chain) }
             }
             Expr::Var(v) => {
-                let (pos, kw) = self.args(args);
+                let quiet = matches!(v.id, "raise_exception" | "strftime_now");
+                let (pos, kw) = self.args(args, &|_| quiet);
                 let shadowed = self.env.contains_key(v.id);
                 let mut chain = Chain { start: at, end: end(span), hits: Vec::new(), global: None };
                 if JINJA_GLOBALS.contains(&v.id) && !shadowed {
@@ -838,8 +1105,11 @@ impl<'t, 's> Walker<'t, 's> {
                 if DANGEROUS_CALLS.contains(&v.id) && !shadowed && !self.macros.contains_key(v.id) {
                     chain.hits.push(format!("a call to `{}()`", v.id));
                 }
+                let args_taint = pos.iter().chain(kw.iter().map(|(_, v)| v)).fold(0u8, |t, v| t | v.taint);
                 let val = match v.id {
-                    _ if shadowed => Val::runtime(),
+                    _ if shadowed => Val::tainted(args_taint),
+                    "strftime_now" => Val::tainted(taint::DATE),
+                    "namespace" => Val::runtime(),
                     "dict" if pos.is_empty() => {
                         let fields: Option<Vec<(String, C)>> =
                             kw.iter().map(|(k, v)| v.single().map(|c| (k.to_string(), c.clone()))).collect();
@@ -850,27 +1120,62 @@ impl<'t, 's> Walker<'t, 's> {
                         Val::combine(&refs, &mut self.budget, &mut |p, bud| fold::range(p, bud))
                     }
                     name => {
+                        // Inlined with constant arguments (to fold names
+                        // built from them), or to follow the messages into
+                        // the macro and collect what a watched branch emits;
+                        // then what it assigned is forgotten (its side
+                        // effects are not what is followed, and repeated
+                        // calls must not pile up alternatives).
+                        let constant = pos.iter().any(|p| !p.alts.is_empty());
+                        let follow = pos.iter().any(|p| p.taint != 0) || !self.collectors.is_empty();
                         if let Some(m) = self.macros.get(name).copied()
                             && !self.inlining.contains(&m.name)
                             && self.inlining.len() < 4
-                            && pos.iter().any(|p| !p.alts.is_empty())
+                            && (constant || follow)
                         {
-                            self.inlining.push(m.name);
-                            self.macro_body(m, Some(pos));
-                            self.inlining.pop();
+                            let saved = if constant { None } else { self.save_env(at) };
+                            if constant || saved.is_some() {
+                                self.inlining.push(m.name);
+                                self.macro_body(m, Some(pos));
+                                self.inlining.pop();
+                            }
+                            if let Some(env) = saved {
+                                self.env = env;
+                            }
                         }
-                        Val::runtime()
+                        Val::tainted(args_taint)
                     }
                 };
                 Ev { val, chain: Some(chain) }
             }
             other => {
                 let inner = self.expr(other);
-                let (_, chain) = Self::link(inner, at, span);
-                self.args(args);
-                Ev { val: Val::runtime(), chain: Some(chain) }
+                let (recv, chain) = Self::link(inner, at, span);
+                let (pos, kw) = self.args(args, &|_| false);
+                let t = pos.iter().chain(kw.iter().map(|(_, v)| v)).fold(recv.taint, |t, v| t | v.taint);
+                Ev { val: Val::tainted(t), chain: Some(chain) }
             }
         }
+    }
+}
+
+/// Whether a filter's `i`th argument is not output: all but `|default`'s,
+/// `|join`'s, `|format`'s and `|replace`'s replacement.
+fn quiet_filter_arg(name: &str, i: usize) -> bool {
+    match name {
+        "default" | "d" | "join" | "format" => false,
+        "replace" => i == 0,
+        _ => true,
+    }
+}
+
+/// Whether a method's `i`th argument is not output: all but `.format()`'s,
+/// `.join()`'s, `.replace()`'s replacement and `.get()`'s default.
+fn quiet_method_arg(name: &str, i: usize) -> bool {
+    match name {
+        "format" | "format_map" | "join" => false,
+        "replace" | "get" => i == 0,
+        _ => true,
     }
 }
 
@@ -913,7 +1218,12 @@ fn format_field_names(s: &str) -> Vec<&str> {
 /// constant list (or string), else a run-time value. A long constant list
 /// keeps only its Python-internal strings (and is a run-time value too).
 fn elements(iter: &Val) -> Val {
-    let mut out = Val { runtime: iter.runtime || iter.global.is_some(), limit: iter.limit, ..Val::default() };
+    let mut out = Val {
+        runtime: iter.runtime || iter.global.is_some(),
+        limit: iter.limit,
+        taint: taint::elements(iter.taint),
+        ..Val::default()
+    };
     for c in &iter.alts {
         let items: Vec<C> = match c {
             C::List(v) => v.clone(),

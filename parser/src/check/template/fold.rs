@@ -44,6 +44,8 @@ pub(super) struct Val {
     pub limit: bool,
     /// It is this Jinja global (`lipsum`, `cycler`, ...).
     pub global: Option<&'static str>,
+    /// Where it comes from (`taint::MSGS`, `taint::TEXT`, ...).
+    pub taint: u8,
 }
 
 impl Val {
@@ -63,6 +65,17 @@ impl Val {
         Val { runtime: true, global: Some(name), ..Val::default() }
     }
 
+    /// A run-time value from `taint`'s sources.
+    pub fn tainted(taint: u8) -> Val {
+        Val { runtime: true, taint, ..Val::default() }
+    }
+
+    /// The same value, from `taint`'s sources instead.
+    pub fn with_taint(mut self, taint: u8) -> Val {
+        self.taint = taint;
+        self
+    }
+
     /// The constant, when the value is exactly one.
     pub fn single(&self) -> Option<&C> {
         match self.alts.as_slice() {
@@ -75,6 +88,7 @@ impl Val {
     pub fn union(mut self, other: Val) -> Val {
         self.runtime |= other.runtime;
         self.limit |= other.limit;
+        self.taint |= other.taint;
         self.global = self.global.or(other.global);
         for c in other.alts {
             if !self.alts.contains(&c) {
@@ -103,6 +117,7 @@ impl Val {
         for v in vals {
             out.runtime |= v.runtime || v.global.is_some();
             out.limit |= v.limit;
+            out.taint |= v.taint;
         }
         let total = vals.iter().try_fold(1usize, |acc, v| acc.checked_mul(v.alts.len()));
         match total {

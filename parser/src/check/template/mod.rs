@@ -11,7 +11,9 @@
 //!   a token scan).
 //! - `fold`: constant folding; `chains`: the AST walk and the chains
 //!   that reach Python internals; `hidden`: invisible characters and
-//!   trigger branches; `tokens`: special-token spellings.
+//!   trigger branches; `taint`: where values come from (the messages,
+//!   their content, role and fields, the date) for the trigger and
+//!   role-branch findings; `tokens`: special-token spellings.
 //! - `check` (crate-internal) finds the templates of a GGUF file
 //!   (`tokenizer.chat_template`, `tokenizer.chat_template.<name>`, keys
 //!   aliasing them through a NUL, and any other metadata string that looks
@@ -26,6 +28,7 @@ mod bound;
 mod chains;
 mod fold;
 mod hidden;
+mod taint;
 mod tokens;
 
 use crate::limits;
@@ -51,6 +54,9 @@ pub enum Kind {
     HiddenText,
     /// A trigger branch emitting an instruction, URL or command (`template-trigger`).
     Trigger,
+    /// A branch on a custom role or another message field that replaces
+    /// the message's content with constant text (`template-role-branch`).
+    RoleBranch,
     /// A bound of the analysis was hit (`template-analysis-limit`).
     AnalysisLimit,
 }
@@ -64,6 +70,7 @@ impl Kind {
             Kind::Syntax => RuleId::TemplateSyntax,
             Kind::HiddenText => RuleId::TemplateHiddenText,
             Kind::Trigger => RuleId::TemplateTrigger,
+            Kind::RoleBranch => RuleId::TemplateRoleBranch,
             Kind::AnalysisLimit => RuleId::TemplateAnalysisLimit,
         }
     }
