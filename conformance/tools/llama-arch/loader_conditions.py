@@ -440,7 +440,6 @@ def _names(e: str) -> str:
     e = re.sub(r"len\(([\w.{}]+), [^()]*\)", r"the length of \1", e)
     e = re.sub(r"has\(\{arch\}\.([\w.]+)\)", r"\1 is present", e)
     e = e.replace("{arch}.", "")
-    e = re.sub(r"\bn_layer\b", "block_count", e)
     return e
 
 
@@ -457,6 +456,8 @@ def english(e: str) -> str:
         pat = re.compile(r"(?:\b" + re.escape(name) + r" != (\d+))(?: && " + re.escape(name) + r" != (\d+))+")
         s = pat.sub(lambda m: name + " is not " + " or ".join(re.findall(r"!= (\d+)", m.group(0))), s)
     s = s.replace(" != ", " is not ").replace(" == ", " is ").replace(" > ", " is above ").replace(" < ", " is below ")
+    # n_layer is block_count less the nextn (MTP) layers: said once.
+    s = re.sub(r"\bn_layer\b", "n_layer (block_count less nextn_predict_layers)", s, count=1)
     s = s.replace(" >= ", " is at least ").replace(" <= ", " is at most ").replace(" && ", ", and ").replace(" || ", " or ")
     return s
 

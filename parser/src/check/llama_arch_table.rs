@@ -2372,7 +2372,7 @@ pub(crate) const ARCH_TABLE: &[ArchTable] = &[
             TensorShape { name: "token_embd.weight", required: Required::Always, dims: &[&["n_embd", "n_vocab"]] },
         ],
         conditional_keys: &[
-            ConditionalKey { key: "{arch}.attention.q_lora_rank", when: Some("!(n_layer == 27 || n_layer == 26 || (n_layer == 48 && key({arch}.vocab_size, len(tokenizer.ggml.tokens, 0)) == 128256))"), because: "block_count is not 27 or 26, and (block_count is not 48 or vocab_size (else the length of tokenizer.ggml.tokens) is not 128256)", source: "src/models/deepseek2.cpp:13: !is_lite" },
+            ConditionalKey { key: "{arch}.attention.q_lora_rank", when: Some("!(n_layer == 27 || n_layer == 26 || (n_layer == 48 && key({arch}.vocab_size, len(tokenizer.ggml.tokens, 0)) == 128256))"), because: "n_layer (block_count less nextn_predict_layers) is not 27 or 26, and (n_layer is not 48 or vocab_size (else the length of tokenizer.ggml.tokens) is not 128256)", source: "src/models/deepseek2.cpp:13: !is_lite" },
         ],
     },
     ArchTable {
@@ -4854,7 +4854,7 @@ pub(crate) const ARCH_TABLE: &[ArchTable] = &[
             TensorShape { name: "token_embd.weight", required: Required::Always, dims: &[&["n_embd", "n_vocab"]] },
         ],
         conditional_keys: &[
-            ConditionalKey { key: "{arch}.attention.q_lora_rank", when: Some("!(n_layer == 27 || n_layer == 26 || (n_layer == 48 && key({arch}.vocab_size, len(tokenizer.ggml.tokens, 0)) == 128256))"), because: "block_count is not 27 or 26, and (block_count is not 48 or vocab_size (else the length of tokenizer.ggml.tokens) is not 128256)", source: "src/models/deepseek2.cpp:13: !is_lite" },
+            ConditionalKey { key: "{arch}.attention.q_lora_rank", when: Some("!(n_layer == 27 || n_layer == 26 || (n_layer == 48 && key({arch}.vocab_size, len(tokenizer.ggml.tokens, 0)) == 128256))"), because: "n_layer (block_count less nextn_predict_layers) is not 27 or 26, and (n_layer is not 48 or vocab_size (else the length of tokenizer.ggml.tokens) is not 128256)", source: "src/models/deepseek2.cpp:13: !is_lite" },
         ],
     },
     ArchTable {
