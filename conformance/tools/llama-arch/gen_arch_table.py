@@ -20,7 +20,12 @@ What the extraction cannot see, it leaves out rather than guesses:
   "not in the list" means llama.cpp never creates it for that architecture;
 - a key is "required" only when it is read with required=true in a
   statement at the top level of the function (not inside any `if`/loop);
-- a key's types are the union of the C types it is read into anywhere.
+- a key's types are the union of the C types it is read into anywhere;
+- a key read with required=true under a condition (an `if`, a `switch`
+  case, after an early `return`, in the architecture's load_arch_hparams or
+  the common load_hparams) is listed in `conditional_keys` with the
+  condition translated by loader_conditions.py, or `when: None` (with the
+  C text and source line) when it cannot be translated.
 
 Re-run after a version bump:
 
