@@ -318,6 +318,72 @@ def base_phi3() -> Model:
     return m
 
 
+# DeepSeek-V2 (MLA attention, all layers dense: leading_dense_block_count = block_count).
+DS_KEY = 2 * HEAD_DIM      # key_length: nope HEAD_DIM + rope HEAD_DIM
+DS_ROPE = HEAD_DIM
+DS_VALUE = HEAD_DIM
+DS_KV_LORA = 8
+DS_Q_LORA = 8
+
+
+def base_deepseek2(n_layer: int = N_LAYER, q_lora: bool = True) -> Model:
+    """deepseek2 as llama.cpp's load_arch_hparams reads it: q_lora_rank (and
+    attn_q_a / attn_q_b) unless the model is "lite" (block_count 26 or 27
+    after the nextn layers, or 48 with a 128256-token vocabulary), which has
+    no q_lora_rank and a plain attn_q."""
+    m = common_header("deepseek2")
+    m.set(m.a("block_count"), T.UINT32, n_layer)
+    m.set(m.a("attention.key_length"), T.UINT32, DS_KEY)
+    m.set(m.a("attention.value_length"), T.UINT32, DS_VALUE)
+    m.set(m.a("rope.dimension_count"), T.UINT32, DS_ROPE)
+    m.set(m.a("leading_dense_block_count"), T.UINT32, n_layer)
+    if q_lora:
+        m.set(m.a("attention.q_lora_rank"), T.UINT32, DS_Q_LORA)
+    m.set(m.a("attention.kv_lora_rank"), T.UINT32, DS_KV_LORA)
+    m.set(m.a("expert_feed_forward_length"), T.UINT32, N_FF_EXP)
+    m.set(m.a("expert_shared_count"), T.UINT32, 1)
+    add_spm_vocab(m)
+    add_embeddings(m)
+    for i in range(n_layer):
+        deepseek2_layer(m, i, q_lora)
+    return m
+
+
+def deepseek2_layer(m: Model, i: int, q_lora: bool) -> None:
+    m.t(f"blk.{i}.attn_norm.weight", N_EMBD)
+    if q_lora:
+        m.t(f"blk.{i}.attn_q_a_norm.weight", DS_Q_LORA)
+        m.t(f"blk.{i}.attn_q_a.weight", N_EMBD, DS_Q_LORA)
+        m.t(f"blk.{i}.attn_q_b.weight", DS_Q_LORA, N_HEAD * DS_KEY)
+    else:
+        m.t(f"blk.{i}.attn_q.weight", N_EMBD, N_HEAD * DS_KEY)
+    m.t(f"blk.{i}.attn_kv_a_norm.weight", DS_KV_LORA)
+    m.t(f"blk.{i}.attn_kv_a_mqa.weight", N_EMBD, DS_KV_LORA + DS_ROPE)
+    m.t(f"blk.{i}.attn_kv_b.weight", DS_KV_LORA, N_HEAD * (DS_KEY - DS_ROPE + DS_VALUE))
+    m.t(f"blk.{i}.attn_output.weight", N_HEAD * DS_VALUE, N_EMBD)
+    m.t(f"blk.{i}.ffn_norm.weight", N_EMBD)
+    add_dense_ffn(m, i)
+
+
+def base_ernie(arch: str = "ernie4_5") -> Model:
+    """ernie4_5 (dense); ernie4_5-moe reads expert_feed_forward_length and
+    interleave_moe_layer_step (required for that architecture only) and,
+    with leading_dense_block_count = block_count, has dense layers only."""
+    m = common_header(arch)
+    if arch == "ernie4_5-moe":
+        m.set(m.a("expert_feed_forward_length"), T.UINT32, N_FF_EXP)
+        m.set(m.a("interleave_moe_layer_step"), T.UINT32, 1)
+        m.set(m.a("leading_dense_block_count"), T.UINT32, N_LAYER)
+    add_spm_vocab(m)
+    add_embeddings(m)
+    for i in range(N_LAYER):
+        m.t(f"blk.{i}.attn_norm.weight", N_EMBD)
+        add_separate_qkv(m, i)
+        m.t(f"blk.{i}.ffn_norm.weight", N_EMBD)
+        add_dense_ffn(m, i)
+    return m
+
+
 BASES: dict[str, Callable[[], Model]] = {
     "llama": base_llama,
     "qwen2": base_qwen2,
@@ -327,6 +393,7 @@ BASES: dict[str, Callable[[], Model]] = {
     "gemma3": lambda: base_gemma("gemma3"),
     "phi3": base_phi3,
     "qwen3moe": base_qwen3moe,
+    "deepseek2": base_deepseek2,
 }
 
 
@@ -657,6 +724,68 @@ def variants() -> list[Variant]:
     v("qwen3moe", "fused_gate_up_exps", "ffn_gate_up_exps {n_embd, 2*n_ff_exp, n_expert} instead of gate/up (qwen3moe does not read it)",
       lambda m: [(m.drop_tensor(f"blk.{i}.ffn_gate_exps.weight"), m.drop_tensor(f"blk.{i}.ffn_up_exps.weight"),
                   m.t(f"blk.{i}.ffn_gate_up_exps.weight", N_EMBD, 2 * N_FF_EXP, N_EXPERT)) for i in range(N_LAYER)])
+
+    # ---- keys required under a condition (load_arch_hparams decides from other values)
+    v("deepseek2", "missing_q_lora_rank", "attention.q_lora_rank removed, block_count 2 (not lite): required",
+      lambda m: m.drop_key("deepseek2.attention.q_lora_rank"))
+    out.append(Variant("deepseek2", "lite_layout_2_layers",
+                       "lite layout (no q_lora_rank, attn_q) with block_count 2: q_lora_rank still required",
+                       lambda: base_deepseek2(2, q_lora=False)))
+    out.append(Variant("deepseek2", "lite_26_layers", "lite layout with block_count 26: q_lora_rank not read",
+                       lambda: base_deepseek2(26, q_lora=False)))
+    out.append(Variant("deepseek2", "lite_27_layers", "lite layout with block_count 27: q_lora_rank not read",
+                       lambda: base_deepseek2(27, q_lora=False)))
+    out.append(Variant("deepseek2", "no_q_lora_28_layers", "lite layout with block_count 28: q_lora_rank required",
+                       lambda: base_deepseek2(28, q_lora=False)))
+    out.append(Variant("deepseek2", "q_lora_26_layers", "q_lora_rank and attn_q_a/attn_q_b with block_count 26 (lite: q_lora_rank not read)",
+                       lambda: base_deepseek2(26, q_lora=True)))
+
+    def with_nextn(n_block: int) -> Callable[[], Model]:
+        def build() -> Model:
+            m = base_deepseek2(n_block - 1, q_lora=False)
+            m.set("deepseek2.block_count", T.UINT32, n_block)
+            m.set("deepseek2.leading_dense_block_count", T.UINT32, n_block)
+            m.set("deepseek2.nextn_predict_layers", T.UINT32, 1)
+            return m
+        return build
+    out.append(Variant("deepseek2", "lite_27_blocks_1_nextn",
+                       "lite layout, block_count 27 with nextn_predict_layers 1 (n_layer 26: lite), no MTP tensors",
+                       with_nextn(27)))
+    out.append(Variant("deepseek2", "no_q_lora_26_blocks_1_nextn",
+                       "lite layout, block_count 26 with nextn_predict_layers 1 (n_layer 25: not lite), no MTP tensors",
+                       with_nextn(26)))
+
+    def vocab_48(vocab_size: int | None) -> Callable[[], Model]:
+        def build() -> Model:
+            m = base_deepseek2(48, q_lora=False)
+            if vocab_size is not None:
+                m.set("deepseek2.vocab_size", T.UINT32, vocab_size)
+            return m
+        return build
+    out.append(Variant("deepseek2", "lite_48_layers_vocab_128256",
+                       "lite layout, block_count 48 and deepseek2.vocab_size 128256 (tensors for the 40 tokens): lite",
+                       vocab_48(128256)))
+    out.append(Variant("deepseek2", "no_q_lora_48_layers",
+                       "lite layout, block_count 48 and a 40-token vocabulary: q_lora_rank required",
+                       vocab_48(None)))
+    # The ernie models are no `complete` base: their names break GGUF's naming
+    # convention (architecture-charset, key-naming), which a complete model must not.
+    out.append(Variant("ernie4_5", "dense", "complete ernie4_5 without the MoE keys (not required for ernie4_5): loads",
+                       lambda: base_ernie("ernie4_5")))
+    def ernie_moe(fn: Callable[[Model], None]) -> Callable[[], Model]:
+        def build() -> Model:
+            m = base_ernie("ernie4_5-moe")
+            fn(m)
+            return m
+        return build
+    out.append(Variant("ernie4_5-moe", "dense_layers", "ernie4_5-moe with its MoE keys, every layer dense (reference: must load)",
+                       ernie_moe(lambda m: None)))
+    out.append(Variant("ernie4_5-moe", "missing_interleave_moe_layer_step",
+                       "interleave_moe_layer_step removed (required for ernie4_5-moe)",
+                       ernie_moe(lambda m: m.drop_key("ernie4_5-moe.interleave_moe_layer_step"))))
+    out.append(Variant("ernie4_5-moe", "missing_expert_feed_forward_length",
+                       "expert_feed_forward_length removed (required for ernie4_5-moe)",
+                       ernie_moe(lambda m: m.drop_key("ernie4_5-moe.expert_feed_forward_length"))))
     return out
 
 

@@ -16,7 +16,9 @@ use crate::parse::{GgufFile, KeyValue, TensorInfo, Value};
 use crate::report::Sink;
 use crate::rules::RuleId;
 
-use super::llama_arch_table::{ARCH_TABLE, ArchTable, BASE_REQUIRED_KEYS, GENERIC_SHAPES, Required, TensorShape};
+use super::llama_arch_table::{
+    ARCH_TABLE, ArchTable, BASE_REQUIRED_KEYS, ConditionalKey, GENERIC_SHAPES, Required, TensorShape,
+};
 
 /// The architecture's row of the generated table.
 pub(crate) fn arch_table(arch: &str) -> Option<&'static ArchTable> {
@@ -464,6 +466,249 @@ pub(crate) fn check_required_keys(meta: &GgufFile<'_>, table: &ArchTable, sink: 
             );
         }
     }
+    let mut reported: Vec<String> = Vec::new();
+    for c in table.conditional_keys {
+        let key = c.key.replace("{arch}", arch);
+        if meta.get(&key).is_some() || reported.contains(&key) {
+            continue;
+        }
+        let Some((true, seen)) = condition_holds(meta, arch, c) else { continue };
+        let here = if seen.is_empty() { String::new() } else { format!(" (here {})", seen.join(", ")) };
+        sink.emit(
+            RuleId::ModelKeyMissing,
+            super::keys::KV_SECTION,
+            || "kv".into(),
+            || {
+                format!(
+                    "`{key}` is missing; llama.cpp requires it for architecture `{arch}` because {}{here} ({}), and refuses the file",
+                    c.because, c.source
+                )
+            },
+        );
+        reported.push(key);
+    }
+}
+
+/// Whether a conditionally required key's condition holds for this file,
+/// with the values it was decided on; `None` when the condition was not
+/// translated or names a value the file does not give as an integer.
+fn condition_holds(meta: &GgufFile<'_>, arch: &str, c: &ConditionalKey) -> Option<(bool, Vec<String>)> {
+    let mut p = Cond { s: c.when?.as_bytes(), at: 0, meta, arch, depth: 0, seen: Vec::new() };
+    let v = p.or()?;
+    p.skip_ws();
+    (p.at == p.s.len()).then_some(())?;
+    Some((v != 0, p.seen))
+}
+
+/// The evaluator of the table's conditions (grammar in
+/// conformance/tools/llama-arch/loader_conditions.py). Values are integers,
+/// truth is non-zero; `None` is "unknown" and propagates, except that
+/// `false && unknown` is false and `true || unknown` is true. The
+/// expressions are the table's own, never file input.
+struct Cond<'s, 'm, 'a> {
+    s: &'s [u8],
+    at: usize,
+    meta: &'m GgufFile<'a>,
+    arch: &'s str,
+    depth: u32,
+    /// `name = value` of every value read, for the message.
+    seen: Vec<String>,
+}
+
+impl Cond<'_, '_, '_> {
+    fn peek(&self) -> Option<u8> {
+        self.s.get(self.at).copied()
+    }
+
+    fn skip_ws(&mut self) {
+        while self.peek().is_some_and(|c| c.is_ascii_whitespace()) {
+            self.at = self.at.saturating_add(1);
+        }
+    }
+
+    fn eat(&mut self, tok: &str) -> bool {
+        self.skip_ws();
+        let end = self.at.saturating_add(tok.len());
+        if self.s.get(self.at..end) == Some(tok.as_bytes()) {
+            self.at = end;
+            true
+        } else {
+            false
+        }
+    }
+
+    fn deeper(&mut self) -> Option<()> {
+        self.depth = self.depth.checked_add(1).filter(|d| *d <= 32)?;
+        Some(())
+    }
+
+    /// Parses `or`; `Err(())` on a syntax error, `Ok(None)` for unknown.
+    fn or(&mut self) -> Option<u64> {
+        self.or_tri().ok()?
+    }
+
+    fn or_tri(&mut self) -> Result<Option<u64>, ()> {
+        let mut acc = self.and_tri()?;
+        while self.eat("||") {
+            let r = self.and_tri()?;
+            acc = match (acc, r) {
+                (Some(a), _) if a != 0 => Some(1),
+                (_, Some(b)) if b != 0 => Some(1),
+                (Some(_), Some(_)) => Some(0),
+                _ => None,
+            };
+        }
+        Ok(acc)
+    }
+
+    fn and_tri(&mut self) -> Result<Option<u64>, ()> {
+        let mut acc = self.not_tri()?;
+        while self.eat("&&") {
+            let r = self.not_tri()?;
+            acc = match (acc, r) {
+                (Some(0), _) | (_, Some(0)) => Some(0),
+                (Some(_), Some(_)) => Some(1),
+                _ => None,
+            };
+        }
+        Ok(acc)
+    }
+
+    fn not_tri(&mut self) -> Result<Option<u64>, ()> {
+        self.skip_ws();
+        if self.peek() == Some(b'!') && self.s.get(self.at.saturating_add(1)) != Some(&b'=') {
+            self.at = self.at.saturating_add(1);
+            self.deeper().ok_or(())?;
+            let v = self.not_tri()?;
+            self.depth = self.depth.saturating_sub(1);
+            return Ok(v.map(|v| u64::from(v == 0)));
+        }
+        self.cmp_tri()
+    }
+
+    fn cmp_tri(&mut self) -> Result<Option<u64>, ()> {
+        let left = self.atom_tri()?;
+        for op in ["==", "!=", "<=", ">=", "<", ">"] {
+            if self.eat(op) {
+                let right = self.atom_tri()?;
+                let (Some(a), Some(b)) = (left, right) else { return Ok(None) };
+                let r = match op {
+                    "==" => a == b,
+                    "!=" => a != b,
+                    "<=" => a <= b,
+                    ">=" => a >= b,
+                    "<" => a < b,
+                    _ => a > b,
+                };
+                return Ok(Some(u64::from(r)));
+            }
+        }
+        Ok(left)
+    }
+
+    fn word(&mut self) -> &str {
+        self.skip_ws();
+        let start = self.at;
+        while self.peek().is_some_and(|c| c.is_ascii_alphanumeric() || c == b'_') {
+            self.at = self.at.saturating_add(1);
+        }
+        self.s.get(start..self.at).and_then(|w| std::str::from_utf8(w).ok()).unwrap_or("")
+    }
+
+    /// A key name up to `,` or `)`, with `{arch}` replaced.
+    fn key_name(&mut self) -> Result<String, ()> {
+        self.skip_ws();
+        let start = self.at;
+        while self.peek().is_some_and(|c| c != b',' && c != b')') {
+            self.at = self.at.saturating_add(1);
+        }
+        let raw = self.s.get(start..self.at).and_then(|w| std::str::from_utf8(w).ok()).ok_or(())?;
+        Ok(raw.trim().replace("{arch}", self.arch))
+    }
+
+    /// `, default)` or `)`: the default, evaluated (`Ok(None)` without one).
+    fn default_tri(&mut self) -> Result<Option<Option<u64>>, ()> {
+        if self.eat(",") {
+            self.deeper().ok_or(())?;
+            let d = self.or_tri()?;
+            self.depth = self.depth.saturating_sub(1);
+            if !self.eat(")") {
+                return Err(());
+            }
+            return Ok(Some(d));
+        }
+        if self.eat(")") { Ok(None) } else { Err(()) }
+    }
+
+    fn note(&mut self, label: &str, v: Option<u64>) {
+        if let Some(v) = v {
+            let s = format!("{label} = {v}");
+            if !self.seen.contains(&s) {
+                self.seen.push(s);
+            }
+        }
+    }
+
+    fn atom_tri(&mut self) -> Result<Option<u64>, ()> {
+        self.skip_ws();
+        match self.peek().ok_or(())? {
+            b'(' => {
+                self.at = self.at.saturating_add(1);
+                self.deeper().ok_or(())?;
+                let v = self.or_tri()?;
+                self.depth = self.depth.saturating_sub(1);
+                if self.eat(")") { Ok(v) } else { Err(()) }
+            }
+            c if c.is_ascii_digit() => {
+                let w = self.word().to_string();
+                w.parse().map(Some).map_err(|_| ())
+            }
+            _ => {
+                let w = self.word().to_string();
+                if matches!(w.as_str(), "key" | "len" | "has") {
+                    if !self.eat("(") {
+                        return Err(());
+                    }
+                    let name = self.key_name()?;
+                    let kv = self.meta.get(&name);
+                    let default = self.default_tri()?;
+                    let v = match (w.as_str(), kv) {
+                        ("has", kv) => return Ok(Some(u64::from(kv.is_some()))),
+                        (_, None) => return Ok(default.flatten()),
+                        ("key", Some(kv)) => match kv.value {
+                            Value::Bool(b) => Some(u64::from(b != 0)),
+                            v => v.as_u64(),
+                        },
+                        (_, Some(kv)) => kv.value.as_array().map(|a| a.len),
+                    };
+                    if let Some(v) = v {
+                        let text = if w == "len" { format!("{name} has {v} entries") } else { format!("{name} = {v}") };
+                        if !self.seen.contains(&text) {
+                            self.seen.push(text);
+                        }
+                    }
+                    return Ok(v);
+                }
+                let v = self.hparam(&w);
+                self.note(&w, v);
+                Ok(v)
+            }
+        }
+    }
+
+    /// The hyper-parameters conditions name, read as llama.cpp reads them.
+    fn hparam(&self, name: &str) -> Option<u64> {
+        let key = |k: &str| self.meta.get(&format!("{}.{k}", self.arch));
+        let block_count = key("block_count").and_then(|kv| kv.value.as_u64());
+        match name {
+            "n_layer_all" => block_count,
+            "n_layer" => {
+                let nextn = key("nextn_predict_layers").map_or(Some(0), |kv| kv.value.as_u64())?;
+                block_count?.checked_sub(nextn)
+            }
+            _ => Hparams::read(self.meta, self.arch).var(name),
+        }
+    }
 }
 
 #[cfg(test)]
@@ -476,6 +721,70 @@ mod tests {
         assert_eq!(pattern_of("blk.0.ffn_gate.3.weight"), ("blk.{}.ffn_gate.{}.weight".into(), vec![0, 3]));
         assert_eq!(pattern_of("dense_2.weight"), ("dense_2.weight".into(), vec![]));
         assert_eq!(pattern_of("blk.01.attn_q.weight").1, Vec::<u64>::new(), "leading zero is not llama.cpp's spelling");
+    }
+
+    fn file_with(kvs: &[(&str, crate::write::OwnedValue)]) -> Vec<u8> {
+        let mut m = crate::write::GgufModel::new();
+        for (k, v) in kvs {
+            m.kv(k, v.clone());
+        }
+        m.to_bytes()
+    }
+
+    fn holds(bytes: &[u8], arch: &str, when: &'static str) -> Option<bool> {
+        let parsed = crate::parse::parse_bytes(bytes)?;
+        let c = ConditionalKey { key: "{arch}.x", when: Some(when), because: "", source: "" };
+        condition_holds(&parsed.file, arch, &c).map(|(b, _)| b)
+    }
+
+    #[test]
+    fn every_table_condition_parses() {
+        let bytes = file_with(&[]);
+        let parsed = crate::parse::parse_bytes(&bytes).expect("parse");
+        let mut n = 0;
+        for a in ARCH_TABLE {
+            for c in a.conditional_keys {
+                let Some(when) = c.when else { continue };
+                let mut p =
+                    Cond { s: when.as_bytes(), at: 0, meta: &parsed.file, arch: a.name, depth: 0, seen: Vec::new() };
+                assert!(p.or_tri().is_ok(), "{}: {when}", a.name);
+                p.skip_ws();
+                assert_eq!(p.at, when.len(), "{}: {when} not read to the end", a.name);
+                n += 1;
+            }
+        }
+        assert!(n >= 20, "{n} translated conditions");
+    }
+
+    #[test]
+    fn conditions_follow_llama_cpp() {
+        use crate::types::ValueType;
+        use crate::write::OwnedValue as V;
+        let lite = "!(n_layer == 27 || n_layer == 26 || (n_layer == 48 && key({arch}.vocab_size, len(tokenizer.ggml.tokens, 0)) == 128256))";
+        let tokens = |n: usize| V::Array(ValueType::String, vec![V::str("t"); n]);
+        let f = file_with(&[("deepseek2.block_count", V::U32(2)), ("tokenizer.ggml.tokens", tokens(3))]);
+        assert_eq!(holds(&f, "deepseek2", lite), Some(true));
+        let f = file_with(&[("deepseek2.block_count", V::U32(27))]);
+        assert_eq!(holds(&f, "deepseek2", lite), Some(false));
+        let f = file_with(&[("deepseek2.block_count", V::U32(28)), ("deepseek2.nextn_predict_layers", V::U32(1))]);
+        assert_eq!(holds(&f, "deepseek2", lite), Some(false), "n_layer excludes the nextn layers");
+        let f = file_with(&[("deepseek2.block_count", V::U32(48)), ("deepseek2.vocab_size", V::U32(128_256))]);
+        assert_eq!(holds(&f, "deepseek2", lite), Some(false));
+        let f = file_with(&[("deepseek2.block_count", V::U32(48)), ("tokenizer.ggml.tokens", tokens(4))]);
+        assert_eq!(holds(&f, "deepseek2", lite), Some(true));
+        // Without block_count: unknown, so never reported.
+        assert_eq!(holds(&file_with(&[]), "deepseek2", lite), None);
+        // A key's value with a default, presence, and three-valued logic.
+        let hc = "key({arch}.hyper_connection.count, 0) > 0";
+        assert_eq!(holds(&file_with(&[]), "dflash", hc), Some(false));
+        assert_eq!(holds(&file_with(&[("dflash.hyper_connection.count", V::U32(4))]), "dflash", hc), Some(true));
+        let swa = "has({arch}.attention.sliding_window) && key({arch}.attention.sliding_window) > 0";
+        assert_eq!(holds(&file_with(&[]), "dflash", swa), Some(false), "false && unknown is false");
+        let f = file_with(&[("dflash.attention.sliding_window", V::str("x"))]);
+        assert_eq!(holds(&f, "dflash", swa), None, "a string is not a value the condition can compare");
+        assert_eq!(holds(&file_with(&[]), "x", "1"), Some(true));
+        assert_eq!(holds(&file_with(&[]), "x", "1 ||"), None, "syntax error");
+        assert_eq!(holds(&file_with(&[]), "x", &*"(".repeat(100).leak()), None);
     }
 
     #[test]
