@@ -253,6 +253,7 @@ fn options_for(config: &Config, file: &Path, cli_profile: Option<Profile>) -> Op
         overrides: config.levels_for(file),
         deny_warnings: config.deny_warnings.unwrap_or(false),
         container_only: config.container_only.unwrap_or(false),
+        ..Options::default()
     }
 }
 
