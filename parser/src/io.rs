@@ -54,6 +54,17 @@ pub trait ByteSource: Send + Sync + fmt::Debug {
         crate::limits::METADATA_FIRST_READ
     }
 
+    /// Appends the `len` bytes at `offset` to `buf`. The default fills
+    /// zeroed space with [`ByteSource::read_exact_at`]; a file reads into
+    /// the vector's spare capacity directly (no zeroing pass: the metadata
+    /// of a large vocabulary is touched once, by the copy).
+    fn read_append(&self, offset: u64, len: u64, buf: &mut Vec<u8>) -> Result<(), ReadError> {
+        let from = buf.len();
+        let n = usize::try_from(len).map_err(|_| ReadError::TooLarge { need: len, limit: u64::MAX, what: "a read" })?;
+        buf.resize(from.saturating_add(n), 0);
+        self.read_exact_at(offset, buf.get_mut(from..).unwrap_or_default())
+    }
+
     /// A read for an optional check past the metadata (the padding between
     /// tensors, which lies in the data section). A source where such reads
     /// are costly (HTTP: a request each) may decline with `Ok(false)`; the
@@ -173,18 +184,40 @@ impl ByteSource for MemSource {
 pub struct FileSource {
     file: File,
     len: u64,
+    /// Held while the file position is used ([`ByteSource::read_append`]:
+    /// seek, then read into spare capacity); positioned reads ignore it.
+    position: std::sync::Mutex<()>,
 }
 
 impl FileSource {
     /// Wraps an open regular file whose length is `len`.
     pub fn new(file: File, len: u64) -> FileSource {
-        FileSource { file, len }
+        FileSource { file, len, position: std::sync::Mutex::new(()) }
     }
 }
 
 impl ByteSource for FileSource {
     fn len(&self) -> u64 {
         self.len
+    }
+
+    fn read_append(&self, offset: u64, len: u64, buf: &mut Vec<u8>) -> Result<(), ReadError> {
+        use std::io::{Seek, SeekFrom};
+        let io = |error| ReadError::Io { offset, error };
+        let want = usize::try_from(len).map_err(|_| ReadError::TooLarge { need: len, limit: u64::MAX, what: "a read" })?;
+        let from = buf.len();
+        buf.try_reserve_exact(want).map_err(|_| ReadError::TooLarge { need: len, limit: u64::MAX, what: "a read" })?;
+        let _held = self.position.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        let mut f = &self.file;
+        f.seek(SeekFrom::Start(offset)).map_err(io)?;
+        // `read_to_end` on a `File` reads into uninitialised capacity
+        // without zeroing it first, and without `unsafe` here.
+        f.take(len).read_to_end(buf).map_err(io)?;
+        if buf.len().saturating_sub(from) < want {
+            buf.truncate(from);
+            return Err(ReadError::Shrunk { offset, len, opened_len: self.len });
+        }
+        Ok(())
     }
 
     fn read_exact_at(&self, offset: u64, buf: &mut [u8]) -> Result<(), ReadError> {
@@ -374,6 +407,13 @@ impl ByteSource for Source {
             Source::Memory(m) => m.read_exact_at(offset, buf),
         }
     }
+
+    fn read_append(&self, offset: u64, len: u64, buf: &mut Vec<u8>) -> Result<(), ReadError> {
+        match self {
+            Source::File(f) => f.read_append(offset, len, buf),
+            Source::Memory(m) => m.read_append(offset, len, buf),
+        }
+    }
 }
 
 /// The kind of file `path` names, from `stat` (symlinks followed), without
@@ -433,9 +473,8 @@ fn read_special(path: &Path, limit: u64) -> Result<Source, OpenError> {
 
 /// Reads `[offset, offset + len)` of `src` into a new buffer.
 pub fn read_range(src: &dyn ByteSource, offset: u64, len: u64) -> Result<Vec<u8>, ReadError> {
-    let n = usize::try_from(len).map_err(|_| ReadError::TooLarge { need: len, limit: u64::MAX, what: "a read" })?;
-    let mut buf = vec![0u8; n];
-    src.read_exact_at(offset, &mut buf)?;
+    let mut buf = Vec::new();
+    src.read_append(offset, len, &mut buf)?;
     Ok(buf)
 }
 

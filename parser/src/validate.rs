@@ -71,9 +71,7 @@ pub fn validate_source(src: &dyn ByteSource, opts: &Options) -> Result<Validated
                 let (Ok(from), Ok(to)) = (usize::try_from(have), usize::try_from(next)) else {
                     return Err(ReadError::TooLarge { need: next, limit: u64::MAX, what: "the metadata" });
                 };
-                prefix.reserve_exact(to.saturating_sub(from));
-                prefix.resize(to, 0);
-                src.read_exact_at(have, prefix.get_mut(from..).unwrap_or_default())?;
+                src.read_append(have, u64::try_from(to.saturating_sub(from)).unwrap_or(u64::MAX), &mut prefix)?;
             }
         }
     }

@@ -131,7 +131,15 @@ impl Duplicates {
     fn push(&mut self, bytes: &[u8]) {
         use std::hash::BuildHasher;
         let i = self.n;
-        let h = self.hasher.hash_one(Self::text(u64::from(i), bytes));
+        // The bytes alone through one hasher state (no length prefix, no
+        // copy); an empty token hashes as the name llama.cpp gives it.
+        let mut state = self.hasher.build_hasher();
+        if bytes.is_empty() {
+            std::hash::Hasher::write(&mut state, &Self::text(u64::from(i), bytes));
+        } else {
+            std::hash::Hasher::write(&mut state, bytes);
+        }
+        let h = std::hash::Hasher::finish(&state);
         if i < (1 << INDEX_BITS) {
             self.keys.push((h >> INDEX_BITS << INDEX_BITS) | u64::from(i));
         } else {

@@ -1,0 +1,155 @@
+#!/usr/bin/env python3
+"""Whole-process metadata benchmark, side by side in one run (issue 24).
+
+For each binary given (the current build, and optionally an older one for
+before/after) and each file (gemma-3-270m and a synthetic file of 1M keys):
+the wall time of `gguf-validate FILE` minus the wall time of
+`gguf-validate --version` (the work, without process start-up), the same
+with `--container-only`, and ggml's `gguf_init_from_file` (no_alloc: the
+metadata-only load llama.cpp does) in-process through ctypes. Then files
+per second over the corpus with `--jobs 1` and `--jobs 2`. Runs alternate
+between the contenders so a noisy machine hurts them alike; minimum and
+median of N runs are printed.
+
+    python3 parser/benches/process.py --bin target/release/gguf-validate \\
+        [--bin OLD_BINARY] [--gemma PATH] [--runs 25] [--libggml PATH]
+
+libggml-base is found from the llama_cpp package (pip install
+llama-cpp-python==0.3.36) unless --libggml names it. Stdlib only.
+"""
+import argparse
+import ctypes
+import glob
+import os
+import statistics
+import struct
+import subprocess
+import sys
+import tempfile
+import time
+
+
+def find_libggml(explicit):
+    if explicit:
+        return explicit
+    try:
+        import llama_cpp
+    except ImportError:
+        return None
+    base = os.path.dirname(llama_cpp.__file__)
+    hits = glob.glob(os.path.join(base, "lib", "libggml-base.so"))
+    return hits[0] if hits else None
+
+
+class InitParams(ctypes.Structure):
+    _fields_ = [("no_alloc", ctypes.c_bool), ("ctx", ctypes.c_void_p)]
+
+
+def ggml_loader(lib_path):
+    lib = ctypes.CDLL(lib_path)
+    lib.gguf_init_from_file.restype = ctypes.c_void_p
+    lib.gguf_init_from_file.argtypes = [ctypes.c_char_p, InitParams]
+    lib.gguf_free.argtypes = [ctypes.c_void_p]
+
+    def load(path):
+        ctx = lib.gguf_init_from_file(path.encode(), InitParams(True, None))
+        if not ctx:
+            raise SystemExit(f"ggml rejected {path}")
+        lib.gguf_free(ctx)
+
+    return load
+
+
+def timed(f):
+    t = time.perf_counter()
+    f()
+    return (time.perf_counter() - t) * 1e3
+
+
+def run(cmd):
+    def go():
+        subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=False)
+
+    return go
+
+
+def many_keys(path, n):
+    """A GGUF v3 file of `n` u32 keys and no tensors (about 30 bytes each)."""
+    with open(path, "wb") as f:
+        f.write(b"GGUF" + struct.pack("<IQQ", 3, 0, n + 1))
+        arch = b"general.architecture"
+        f.write(struct.pack("<Q", len(arch)) + arch + struct.pack("<I", 8) + struct.pack("<Q", 5) + b"plain")
+        for i in range(n):
+            k = b"bench.k%07d" % i
+            f.write(struct.pack("<Q", len(k)) + k + struct.pack("<II", 4, 1))
+
+
+def stats(xs):
+    return f"min {min(xs):7.2f}  median {statistics.median(xs):7.2f}"
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--bin", action="append", required=True, help="gguf-validate binary (repeat: current first)")
+    ap.add_argument("--gemma", default=os.environ.get("GGUF_VALIDATE_GEMMA"))
+    ap.add_argument("--runs", type=int, default=25)
+    ap.add_argument("--libggml")
+    ap.add_argument("--corpus", default="corpus/gguf")
+    args = ap.parse_args()
+
+    lib = find_libggml(args.libggml)
+    load = ggml_loader(lib) if lib else None
+    tmp = tempfile.mkdtemp(prefix="gguf-bench-")
+    keys = os.path.join(tmp, "keys-1m.gguf")
+    many_keys(keys, 1_000_000)
+    files = [("1M keys", keys)]
+    if args.gemma:
+        files.insert(0, ("gemma-3-270m", args.gemma))
+    else:
+        print("GGUF_VALIDATE_GEMMA not set: gemma-3-270m not measured", file=sys.stderr)
+
+    print(f"{args.runs} runs each, alternating; milliseconds of work (wall time minus `--version`)")
+    for label, path in files:
+        # The 1M-key file is past the default key cap: raise it.
+        extra = ["--max-metadata", "4GiB"] if label == "1M keys" else []
+        contenders = []
+        for i, b in enumerate(args.bin):
+            name = "current" if i == 0 else f"binary {i + 1}"
+            contenders.append((f"{name} --version", run([b, "--version"])))
+            contenders.append((f"{name} full strict", run([b, *extra, path])))
+            contenders.append((f"{name} --container-only", run([b, *extra, "--container-only", path])))
+        if load:
+            contenders.append(("ggml gguf_init_from_file", lambda: load(path)))
+        times = {n: [] for n, _ in contenders}
+        for _ in range(args.runs):
+            for n, f in contenders:
+                times[n].append(timed(f))
+        print(f"\n{label} ({os.path.getsize(path):,} bytes)")
+        for i, b in enumerate(args.bin):
+            name = "current" if i == 0 else f"binary {i + 1}"
+            base = times[f"{name} --version"]
+            for what in ("full strict", "--container-only"):
+                work = [t - min(base) for t in times[f"{name} {what}"]]
+                line = f"  {name:10} {what:18} {stats(work)}"
+                if load:
+                    g = statistics.median(times["ggml gguf_init_from_file"])
+                    line += f"   ggml/this (medians) {g / max(statistics.median(work), 1e-6):5.1f}x"
+                print(line)
+            print(f"  {name:10} {'--version':18} {stats(base)}")
+        if load:
+            print(f"  {'ggml':10} {'gguf_init_from_file':18} {stats(times['ggml gguf_init_from_file'])}")
+
+    corpus = sorted(glob.glob(os.path.join(args.corpus, "*.gguf")))
+    if corpus:
+        print(f"\nfiles per second over {len(corpus)} files of {args.corpus} (one process, median of 5)")
+        for i, b in enumerate(args.bin):
+            name = "current" if i == 0 else f"binary {i + 1}"
+            for jobs in ("1", "2"):
+                ts = [timed(run([b, "-q", "--jobs", jobs, *corpus])) for _ in range(5)]
+                print(f"  {name:10} --jobs {jobs}: {len(corpus) / (statistics.median(ts) / 1e3):8.0f} files/s")
+    os.remove(keys)
+    os.rmdir(tmp)
+
+
+if __name__ == "__main__":
+    main()
