@@ -236,14 +236,28 @@ fn human_diagnostics(
         format!("  {}[{}] 0x{:08x}{path}: {}", style.level(d.severity), d.rule, d.offset, d.message)
     };
     let mut folded_rules = std::collections::BTreeSet::new();
-    let is_cause = |d: &Diagnostic| diagnostics.iter().any(|o| d.causes(o));
+    // Each cause named by a finding: how many follow from it, and the first.
+    let mut follow: std::collections::BTreeMap<(&str, u64), (u64, &Diagnostic)> = std::collections::BTreeMap::new();
+    for o in diagnostics {
+        if let Some(c) = o.caused_by {
+            follow.entry((c.rule.id(), c.offset)).or_insert((0, o)).0 += 1;
+        }
+    }
+    let key = |d: &Diagnostic| (d.rule.id(), d.offset);
+    let is_cause = |d: &Diagnostic| d.caused_by.is_none() && follow.contains_key(&key(d));
     // Causes first (the one fact a person needs), then the rest in offset
-    // order, without the findings that follow from a cause.
+    // order, without the findings that follow from a listed cause.
     let causes = diagnostics.iter().filter(|d| is_cause(d));
-    let rest = diagnostics.iter().filter(|d| !is_cause(d) && !diagnostics.iter().any(|c| c.causes(d)));
+    let listed_causes: std::collections::BTreeSet<(&str, u64)> =
+        diagnostics.iter().filter(|d| is_cause(d)).map(key).collect();
+    let rest = diagnostics.iter().filter(|d| {
+        !is_cause(d) && d.caused_by.is_none_or(|c| !listed_causes.contains(&(c.rule.id(), c.offset)))
+    });
     for d in causes.chain(rest) {
-        let follows = diagnostics.iter().filter(|o| d.causes(o));
-        let (n, first) = follows.fold((0u64, None), |(n, first), o| (n + 1, first.or(Some(o))));
+        let (n, first) = match follow.get(&key(d)).filter(|_| is_cause(d)) {
+            Some((n, first)) => (*n, Some(*first)),
+            None => (0, None),
+        };
         writeln!(out, "{}", line(d))?;
         if let Some(first) = first {
             let rule = first.rule.id();
