@@ -728,7 +728,11 @@ impl fmt::Display for RuleId {
     }
 }
 
-/// The catalogue as Markdown (the body of `parser/docs/rules.md`).
+/// The catalogue as Markdown: `parser/docs/rules.md`, the rules reference
+/// chapter of the book (`parser/docs/`). Rules are listed by group, and each
+/// row carries an anchor named after its id (`<a id="metadata-limit"></a>`), so
+/// `rules.html#metadata-limit` (SARIF's `helpUri`) and `rules.md#metadata-limit`
+/// lead to it.
 pub fn catalogue_markdown() -> String {
     use std::fmt::Write;
     let mut out = String::new();
@@ -738,40 +742,48 @@ pub fn catalogue_markdown() -> String {
         "Generated from `parser/src/rules.rs` by `gguf-validate rules --format markdown`; do not edit by hand.\n\n\
          Levels per profile: **E** error (the file is invalid), **W** warning, **I** info, **-** not reported. \
          Fatal rules stop decoding and cannot be allowed. Bracketed tags in citations (`[T3]`) are the checks of ggml's \
-         reader listed in [ggml-reader.md](ggml-reader.md).\n"
+         reader listed in [ggml-reader.md](ggml-reader.md). Every rule has an anchor named after its id: \
+         `rules.md#metadata-limit` (in the book, `rules.html#metadata-limit`) leads to its row.\n"
     );
-    let mut group = None;
+    // Groups in the order they first appear in the catalogue, each once.
+    let mut groups: Vec<Group> = Vec::new();
     for r in RULES {
-        if group != Some(r.group) {
-            group = Some(r.group);
-            let group = r.group;
-            let _ = writeln!(out, "\n## {group}\n");
-            let _ = writeln!(out, "| id | strict | spec | ggml | description | citation |");
-            let _ = writeln!(out, "|---|---|---|---|---|---|");
+        if !groups.contains(&r.group) {
+            groups.push(r.group);
         }
-        let lv = |l: Level| match l {
-            Level::Error => "E",
-            Level::Warning => "W",
-            Level::Info => "I",
-            Level::Allow => "-",
-        };
-        let mut desc = r.description.replace('|', "\\|");
-        if r.fatal {
-            desc.push_str(" *(fatal)*");
+    }
+    let index: Vec<String> =
+        groups.iter().map(|g| format!("[{g}](#{g}) ({})", RULES.iter().filter(|r| r.group == *g).count())).collect();
+    let _ = writeln!(out, "{} rules in {} groups: {}.", RULES.len(), groups.len(), index.join(", "));
+    let lv = |l: Level| match l {
+        Level::Error => "E",
+        Level::Warning => "W",
+        Level::Info => "I",
+        Level::Allow => "-",
+    };
+    for group in groups {
+        let _ = writeln!(out, "\n## {group}\n");
+        let _ = writeln!(out, "| id | strict | spec | ggml | description | citation |");
+        let _ = writeln!(out, "|---|---|---|---|---|---|");
+        for r in RULES.iter().filter(|r| r.group == group) {
+            let mut desc = r.description.replace('|', "\\|");
+            if r.fatal {
+                desc.push_str(" *(fatal)*");
+            }
+            if let Some(d) = r.divergence {
+                let _ = write!(desc, " **ggml divergence:** {}", d.replace('|', "\\|"));
+            }
+            let _ = writeln!(
+                out,
+                "| <a id=\"{id}\"></a>`{id}` | {} | {} | {} | {} | {} |",
+                lv(r.levels.strict),
+                lv(r.levels.spec),
+                lv(r.levels.ggml),
+                desc,
+                r.citation.replace('|', "\\|"),
+                id = r.id,
+            );
         }
-        if let Some(d) = r.divergence {
-            let _ = write!(desc, " **ggml divergence:** {}", d.replace('|', "\\|"));
-        }
-        let _ = writeln!(
-            out,
-            "| `{}` | {} | {} | {} | {} | {} |",
-            r.id,
-            lv(r.levels.strict),
-            lv(r.levels.spec),
-            lv(r.levels.ggml),
-            desc,
-            r.citation.replace('|', "\\|")
-        );
     }
     out
 }

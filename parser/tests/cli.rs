@@ -178,3 +178,38 @@ fn readme_example_matches_the_binary() {
     let o = run(&args.split_whitespace().collect::<Vec<_>>());
     assert_eq!(stdout(&o), shown, "README example is stale");
 }
+
+#[test]
+fn readme_is_short_and_its_links_into_the_book_resolve() {
+    // The README is the pitch, the set-up and links into the book
+    // (parser/docs/); .ci/run checks the same bound.
+    let readme = std::fs::read_to_string(root().join("README.md")).unwrap();
+    assert!(
+        readme.lines().count() <= 200,
+        "README.md has {} lines; the manual belongs in parser/docs/",
+        readme.lines().count()
+    );
+    for link in readme.split("](").skip(1).filter_map(|rest| rest.split(')').next()) {
+        if link.contains("://") {
+            continue;
+        }
+        let (file, anchor) = link.split_once('#').unwrap_or((link, ""));
+        let text = std::fs::read_to_string(root().join(file))
+            .unwrap_or_else(|_| panic!("README links to {link}: no such file"));
+        if !anchor.is_empty() {
+            // A heading whose GitHub/mdBook id is the anchor, or an explicit one.
+            let heading = text.lines().filter_map(|l| l.strip_prefix('#')).any(|h| {
+                let id: String = h
+                    .trim_start_matches('#')
+                    .trim()
+                    .to_lowercase()
+                    .chars()
+                    .filter(|c| c.is_alphanumeric() || *c == ' ' || *c == '-' || *c == '_')
+                    .map(|c| if c == ' ' { '-' } else { c })
+                    .collect();
+                id == anchor
+            });
+            assert!(heading || text.contains(&format!("id=\"{anchor}\"")), "README links to {link}: no such anchor");
+        }
+    }
+}

@@ -63,6 +63,26 @@ fn sarif_results_carry_region_line_fingerprint_and_the_catalogue() {
     let note = &run["invocations"][0]["toolExecutionNotifications"][0];
     assert!(note["message"]["text"].as_str().unwrap().contains(MISSING));
     insta::assert_json_snapshot!("sarif_results", results);
+    // The rule a result names, as code scanning shows it (helpUri included).
+    insta::assert_json_snapshot!("sarif_rule_of_the_result", rules[r["ruleIndex"].as_u64().unwrap() as usize]);
+}
+
+#[test]
+fn sarif_help_uris_lead_to_the_rules_reference_anchors() {
+    // Every rule's helpUri is the book's rules chapter at the rule's own
+    // anchor, and parser/docs/rules.md (that chapter) has the anchor.
+    let log = sarif_of(&["--format", "sarif", VALID]);
+    let rules = log["runs"][0]["tool"]["driver"]["rules"].as_array().unwrap();
+    let chapter = std::fs::read_to_string(root().join("parser/docs/rules.md")).unwrap();
+    for rule in rules {
+        let id = rule["id"].as_str().unwrap();
+        assert_eq!(
+            rule["helpUri"].as_str().unwrap(),
+            format!("https://gguf-validate.github.io/gguf-validate/rules.html#{id}"),
+            "{id}"
+        );
+        assert!(chapter.contains(&format!("<a id=\"{id}\"></a>")), "no anchor for {id} in parser/docs/rules.md");
+    }
 }
 
 #[test]

@@ -472,7 +472,8 @@ pub enum RulesFormat {
     Text,
     /// JSON array.
     Json,
-    /// The Markdown of parser/docs/rules.md.
+    /// The book's rules reference (parser/docs/rules.md): Markdown, one
+    /// anchor per rule id.
     Markdown,
 }
 

@@ -13,6 +13,11 @@ use serde_sarif::sarif;
 
 use crate::render::FileOutcome;
 
+/// Where the rules reference of the book (`parser/docs/`, chapter
+/// `rules.md`) is published: each rule's SARIF `helpUri` is this with
+/// `#<rule id>`, an anchor `gguf-validate rules --format markdown` writes.
+pub const RULES_REFERENCE_URL: &str = "https://gguf-validate.github.io/gguf-validate/rules.html";
+
 /// One entry of a run as the pipeline formats see it: a file, or a split
 /// set (whose findings name their shard in the field path).
 #[derive(Clone, Debug)]
@@ -104,6 +109,7 @@ fn rule_descriptor(r: &gguf_validate::rules::Rule, profile: Profile) -> sarif::R
         .short_description(sarif::MultiformatMessageString::builder().text(r.description).build())
         .full_description(sarif::MultiformatMessageString::builder().text(r.description).build())
         .help(sarif::MultiformatMessageString::builder().text(help).build())
+        .help_uri(format!("{RULES_REFERENCE_URL}#{}", r.id))
         .default_configuration(
             sarif::ReportingConfiguration::builder()
                 .level(serde_json::json!(sarif_level(r.level(profile))))
