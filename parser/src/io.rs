@@ -204,7 +204,8 @@ impl ByteSource for FileSource {
     fn read_append(&self, offset: u64, len: u64, buf: &mut Vec<u8>) -> Result<(), ReadError> {
         use std::io::{Seek, SeekFrom};
         let io = |error| ReadError::Io { offset, error };
-        let want = usize::try_from(len).map_err(|_| ReadError::TooLarge { need: len, limit: u64::MAX, what: "a read" })?;
+        let want =
+            usize::try_from(len).map_err(|_| ReadError::TooLarge { need: len, limit: u64::MAX, what: "a read" })?;
         let from = buf.len();
         buf.try_reserve_exact(want).map_err(|_| ReadError::TooLarge { need: len, limit: u64::MAX, what: "a read" })?;
         let _held = self.position.lock().unwrap_or_else(std::sync::PoisonError::into_inner);

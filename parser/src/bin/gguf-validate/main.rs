@@ -259,11 +259,8 @@ fn validate(args: &ValidateArgs, matches: &clap::ArgMatches) -> u8 {
     };
     // Worker threads only when there are several files to share among
     // them: one file is validated on this thread (no spawn, no hand-off).
-    let pool = if jobs > 1 && files.len() > 1 {
-        rayon::ThreadPoolBuilder::new().num_threads(jobs).build().ok()
-    } else {
-        None
-    };
+    let pool =
+        if jobs > 1 && files.len() > 1 { rayon::ThreadPoolBuilder::new().num_threads(jobs).build().ok() } else { None };
     // Files are validated `jobs` at a time in windows of a few per worker,
     // and written in input order as each window completes: memory holds
     // one window's reports, whatever the number of files.

@@ -250,9 +250,9 @@ fn human_diagnostics(
     let causes = diagnostics.iter().filter(|d| is_cause(d));
     let listed_causes: std::collections::BTreeSet<(&str, u64)> =
         diagnostics.iter().filter(|d| is_cause(d)).map(key).collect();
-    let rest = diagnostics.iter().filter(|d| {
-        !is_cause(d) && d.caused_by.is_none_or(|c| !listed_causes.contains(&(c.rule.id(), c.offset)))
-    });
+    let rest = diagnostics
+        .iter()
+        .filter(|d| !is_cause(d) && d.caused_by.is_none_or(|c| !listed_causes.contains(&(c.rule.id(), c.offset))));
     for d in causes.chain(rest) {
         let (n, first) = match follow.get(&key(d)).filter(|_| is_cause(d)) {
             Some((n, first)) => (*n, Some(*first)),
