@@ -611,6 +611,7 @@ mod tests {
                 length: None,
                 path: "kv[0] x".into(),
                 message: "m".into(),
+                caused_by: None,
             });
             match opts.level(*rule) {
                 Level::Error => r.counts.errors += 1,
