@@ -37,9 +37,9 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
 use globset::{Glob, GlobSet, GlobSetBuilder};
-use serde::{Deserialize, Serialize};
+use serde::Deserialize;
 
-use crate::report::{Diagnostic, Options, Report};
+use crate::report::{Applied, Diagnostic, Options, Report};
 use crate::rules::{Level, Profile, RuleId};
 
 /// The file name looked for in the working directory and its parents.
@@ -140,23 +140,6 @@ pub struct Suppression {
     sha256: Option<String>,
     until: Option<(i32, u32, u32)>,
     until_text: Option<String>,
-}
-
-/// A suppression or baseline entry applied to a report (listed in it).
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
-pub struct Applied {
-    /// The rule whose findings were set aside.
-    pub rule: &'static str,
-    /// `config` or `baseline`.
-    pub source: &'static str,
-    /// Why.
-    pub reason: String,
-    /// How many findings it set aside (listed and unlisted).
-    pub findings: u64,
-    /// The listed findings it set aside (SARIF reports them as suppressed
-    /// results).
-    #[serde(skip)]
-    pub set_aside: Vec<Diagnostic>,
 }
 
 fn level_of(s: &str) -> Result<Level, String> {

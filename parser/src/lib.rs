@@ -1,23 +1,33 @@
 //! `gguf-validate`: a strict validator for GGUF model files.
 //!
-//! Layers, each depending only on the ones above it:
-//! - [`types`], [`limits`]: the type tables and named limits;
-//! - [`parse`]: a nom parser over `&[u8]` that builds a borrowed [`parse::GgufFile`];
-//! - [`rules`]: the rule catalogue (ids, citations, severities per profile);
-//! - [`validate`]: runs the rules over a parsed file and yields a [`report::Report`];
-//! - [`numerics`]: dequantize / reference-quantize for every ggml type;
-//! - [`check_data`]: the `--check-data` scan of tensor values (rayon, in place);
-//! - [`split_set`], [`split_name`]: split sets (`gguf-split` shards) validated
-//!   as a whole, and their shard names;
-//! - [`hash`]: digests of tensor data and manifests (llama-gguf-hash's layout);
-//! - [`imatrix`]: llama.cpp importance-matrix files (GGUF and legacy `.dat`);
-//! - `harness` (feature `harness`): fuzzing of third-party GGUF writers and
-//!   quantizers against what they were asked to write;
-//! - [`io`]: the only module that opens files; the [`io::ByteSource`] every
-//!   layer reads through (positioned reads, no memory map, no `unsafe`);
-//! - [`remote`]: URLs (`http(s)://`, `hf://`) resolved for the front end,
-//!   and with the `remote` feature the [`io::ByteSource`] over HTTP range
-//!   requests.
+//! Layers, each depending only on the ones above it (ARCHITECTURE.md,
+//! "Layers of the library"; `tests/module_graph.rs` checks both lists
+//! against the code):
+//! 1. [`types`], [`limits`], [`rules`]: the type tables, the named limits,
+//!    the rule catalogue (ids, citations, severities per profile); the
+//!    ggml type table and kernels are [`numerics`] (the `gguf-numerics`
+//!    crate);
+//! 2. [`io`], [`remote`], [`split_name`]: reading and naming inputs. [`io`]
+//!    is the only module that opens files and defines the
+//!    [`io::ByteSource`] every layer reads through (positioned reads, no
+//!    memory map, no `unsafe`); [`remote`] resolves URLs (`http(s)://`,
+//!    `hf://`) and redacts them, and with the `remote` feature is the
+//!    [`io::ByteSource`] over HTTP range requests; [`split_name`] names the
+//!    shards of a split set and finds a shard's siblings;
+//! 3. [`parse`], [`data`]: a nom parser over `&[u8]` that builds a borrowed
+//!    [`parse::GgufFile`], and where each tensor's bytes lie;
+//! 4. [`report`]: diagnostics, the reporting policy and the verdict;
+//! 5. [`check`], [`legacy`], [`check_data`]: the rules over a parsed GGUF
+//!    file, the pre-GGUF formats, and the `--check-data` scan of tensor
+//!    values (rayon, in place);
+//! 6. [`validate`] (the entry point yielding a [`report::Report`]),
+//!    [`dump`], [`hash`] (digests of tensor data and manifests in
+//!    llama-gguf-hash's layout), [`split_set`] (split sets validated as a
+//!    whole), [`config`] (`gguf-validate.toml`), [`imatrix`] (llama.cpp
+//!    importance-matrix files), [`derive`] (provenance of a quant),
+//!    [`write`] (a minimal writer), `smith` (feature `arbitrary`: valid
+//!    files and single faults) and `harness` (feature `harness`: fuzzing
+//!    of third-party GGUF writers and quantizers).
 #![forbid(unsafe_code)]
 #![deny(clippy::unwrap_used, clippy::expect_used, clippy::panic, clippy::todo, clippy::unimplemented)]
 #![warn(missing_docs)]

@@ -11,6 +11,10 @@ use crate::limits;
 use crate::parse::{ByteOrder, LegacyFormat};
 use crate::rules::{Level, Profile, RuleId};
 
+/// How a remote file was read: defined with the HTTP source that counts it
+/// (`remote`, below this layer), reported in [`Summary::remote`].
+pub use crate::remote::RemoteSummary;
+
 /// One finding.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct Diagnostic {
@@ -128,26 +132,22 @@ pub struct Summary {
     pub remote: Option<RemoteSummary>,
 }
 
-/// How a remote file was read (filled in by the front end that read it).
-#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
-pub struct RemoteSummary {
-    /// The URL requested, without its query (it may hold a signature) or
-    /// user name and password.
-    pub url: String,
-    /// Bytes of response bodies read (metadata, padding, and with
-    /// `--check-data` the tensor data).
-    pub bytes_fetched: u64,
-    /// HTTP requests sent, redirects and retries included.
-    pub requests: u64,
-    /// Whether the server answered range requests (else one streaming
-    /// GET was read as far as needed, then dropped).
-    pub range_requests: bool,
-    /// The resolved revision (`X-Repo-Commit` of a Hugging Face hub).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub revision: Option<String>,
-    /// The `ETag` of the file (every range request was conditional on it).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub etag: Option<String>,
+/// A suppression or baseline entry applied to a report (listed in it;
+/// the policy that applies them is [`crate::config`]).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct Applied {
+    /// The rule whose findings were set aside.
+    pub rule: &'static str,
+    /// `config` or `baseline`.
+    pub source: &'static str,
+    /// Why.
+    pub reason: String,
+    /// How many findings it set aside (listed and unlisted).
+    pub findings: u64,
+    /// The listed findings it set aside (SARIF reports them as suppressed
+    /// results).
+    #[serde(skip)]
+    pub set_aside: Vec<Diagnostic>,
 }
 
 /// A file's place in a split set, from its own `split.*` keys.
@@ -215,7 +215,7 @@ pub struct Report {
     /// Findings set aside by a config suppression or a baseline, with the
     /// reason (every report lists what it did not count).
     #[serde(rename = "suppressions_applied", skip_serializing_if = "Vec::is_empty")]
-    pub applied: Vec<crate::config::Applied>,
+    pub applied: Vec<Applied>,
 }
 
 /// Per-run options: profile and per-rule level overrides.

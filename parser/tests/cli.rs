@@ -1,29 +1,10 @@
 //! The CLI contract: exit codes, flags, and the human and JSON output
 //! (insta snapshots). Files come from the committed corpus.
 
-use std::path::Path;
-use std::process::{Command, Output};
+mod support;
 
-fn root() -> &'static Path {
-    Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/.."))
-}
-
-fn run(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_gguf-validate"))
-        .args(args)
-        .current_dir(root())
-        .env_remove("NO_COLOR")
-        .output()
-        .expect("run gguf-validate")
-}
-
-fn code(o: &Output) -> i32 {
-    o.status.code().expect("exit code")
-}
-
-fn stdout(o: &Output) -> String {
-    String::from_utf8(o.stdout.clone()).expect("utf-8 stdout")
-}
+use support::cli::{code, run, stdout};
+use support::root;
 
 #[test]
 fn exit_0_for_valid_files() {

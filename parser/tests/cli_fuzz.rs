@@ -2,26 +2,14 @@
 //! line: exit statuses, the own writer clean, a broken writer found with
 //! its reproducer on disk, a command that cannot run a harness error.
 
-use std::path::PathBuf;
-use std::process::{Command, Output};
+mod support;
 
-fn bin() -> &'static str {
-    env!("CARGO_BIN_EXE_gguf-validate")
-}
-
-fn run(args: &[&str]) -> Output {
-    Command::new(bin()).args(args).output().expect("run gguf-validate")
-}
-
-fn temp(name: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("gguf-cli-fuzz-{name}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&d);
-    d
-}
+use support::cli::{BIN, run};
+use support::tmp::TempDir;
 
 #[test]
 fn the_own_writer_passes_a_campaign() {
-    let cmd = format!("'{}' write-model {{model}} {{out}}", bin());
+    let cmd = format!("'{}' write-model {{model}} {{out}}", BIN);
     let out = run(&["fuzz-writer", "--cmd", &cmd, "--cases", "60", "--seed", "7"]);
     let text = String::from_utf8_lossy(&out.stdout);
     assert_eq!(out.status.code(), Some(0), "{text}\n{}", String::from_utf8_lossy(&out.stderr));
@@ -30,7 +18,7 @@ fn the_own_writer_passes_a_campaign() {
 
 #[test]
 fn a_writer_that_drops_everything_is_found_and_shrunk() {
-    let findings = temp("drop");
+    let findings = TempDir::new("cli-fuzz-drop");
     // Writes a header with no key/values and no tensors, whatever it is asked.
     let cmd = "printf 'GGUF\\003\\000\\000\\000\\000\\000\\000\\000\\000\\000\\000\\000\\000\\000\\000\\000\\000\\000\\000\\000' > {out}";
     let out = run(&["fuzz-writer", "--cmd", cmd, "--cases", "20", "--findings", findings.to_str().unwrap(), "--json"]);
@@ -51,7 +39,6 @@ fn a_writer_that_drops_everything_is_found_and_shrunk() {
         assert!(dir.join(f).is_file(), "{f}");
     }
     assert!(findings.join("summary.json").is_file());
-    let _ = std::fs::remove_dir_all(&findings);
 }
 
 #[test]
@@ -59,20 +46,17 @@ fn harness_errors_exit_2() {
     let out = run(&["fuzz-writer", "--cmd", "no-such-gguf-writer {model} {out}", "--cases", "3"]);
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("cannot be run"));
-    let caps = temp("caps");
-    std::fs::create_dir_all(&caps).unwrap();
+    let caps = TempDir::new("cli-fuzz-caps");
     std::fs::write(caps.join("c.toml"), "tensor_types = [\"q9\"]").unwrap();
     let out = run(&["fuzz-writer", "--cmd", "true", "--capabilities", caps.join("c.toml").to_str().unwrap()]);
     assert_eq!(out.status.code(), Some(2));
-    let _ = std::fs::remove_dir_all(&caps);
     let out = run(&["fuzz-quantizer", "--cmd", "true", "--types", "iq2_xxs"]);
     assert_eq!(out.status.code(), Some(2), "no reference quantizer to compare with");
 }
 
 #[test]
 fn write_model_writes_a_description() {
-    let d = temp("write");
-    std::fs::create_dir_all(&d).unwrap();
+    let d = TempDir::new("cli-fuzz-write");
     let model = r#"{"format":"gguf-writer-model","format_version":1,"gguf_version":3,"byte_order":"little","alignment":32,
         "kvs":[{"key":"general.architecture","type":"string","value":"toy"},{"key":"x.f","type":"f32","value":"0x7fc00001"}],
         "tensors":[{"name":"w","type":"f32","type_id":0,"dims":[2],"nbytes":8,"data":"AACAPwAAAEA="}]}"#;
@@ -85,13 +69,12 @@ fn write_model_writes_a_description() {
     std::fs::write(d.join("bad.json"), "{\"format_version\": 9}").unwrap();
     let out = run(&["write-model", d.join("bad.json").to_str().unwrap(), d.join("o2.gguf").to_str().unwrap()]);
     assert_eq!(out.status.code(), Some(1));
-    let _ = std::fs::remove_dir_all(&d);
 }
 
 #[test]
 fn the_reference_quantizer_round_trip_through_the_cli_is_identical() {
     // The CLI's own `quantize` as the quantizer under test: one row per run.
-    let cmd = format!("'{}' quantize --type {{type}} --input {{input}} --output {{output}}", bin());
+    let cmd = format!("'{}' quantize --type {{type}} --input {{input}} --output {{output}}", BIN);
     let out = run(&["fuzz-quantizer", "--cmd", &cmd, "--types", "q4_0,q8_0,q4_K", "--rows", "12"]);
     let text = String::from_utf8_lossy(&out.stdout);
     assert_eq!(out.status.code(), Some(0), "{text}{}", String::from_utf8_lossy(&out.stderr));

@@ -6,44 +6,19 @@
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output, Stdio};
+use std::process::Stdio;
 
-fn root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
-}
+mod support;
 
-fn run_in(dir: &Path, args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_gguf-validate"))
-        .args(args)
-        .current_dir(dir)
-        .env_remove("NO_COLOR")
-        .stdin(Stdio::null())
-        .output()
-        .expect("run")
-}
-
-fn run(args: &[&str]) -> Output {
-    run_in(&root(), args)
-}
-
-fn code(o: &Output) -> i32 {
-    o.status.code().expect("exit code")
-}
-
-fn out(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stdout).into_owned()
-}
-
-fn err(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stderr).into_owned()
-}
+use support::cli::{code, command, run, run_in, stderr, stdout};
+use support::root;
+use support::tmp::TempDir;
 
 /// A fresh temporary directory, a git repository whose `.gitignore`
 /// ignores `*.gguf` (as model repositories often do), holding `models/`
 /// with two copies of the bundled sample.
-fn ignored_models(name: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("gguf-gate-{name}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&d);
+fn ignored_models(name: &str) -> TempDir {
+    let d = TempDir::new(&format!("gate-{name}"));
     std::fs::create_dir_all(d.join("models")).unwrap();
     // The ignore crate honours .gitignore inside a git repository: a
     // `.git` directory is enough.
@@ -59,21 +34,24 @@ fn ignored_models(name: &str) -> PathBuf {
 fn a_run_over_ignored_files_fails_and_says_what_was_skipped() {
     let d = ignored_models("ignored");
     let o = run_in(&d, &["models/"]);
-    assert_eq!(code(&o), 2, "{}", err(&o));
-    assert!(err(&o).contains("nothing to validate"), "{}", err(&o));
-    assert!(err(&o).contains("2 .gguf files under the given directories are skipped by ignore rules"), "{}", err(&o));
-    assert!(err(&o).contains("--no-ignore"), "{}", err(&o));
-    assert!(out(&o).contains("0 files: 0 valid, 0 invalid, 0 unreadable; 2 .gguf files skipped by ignore rules"));
+    assert_eq!(code(&o), 2, "{}", stderr(&o));
+    assert!(stderr(&o).contains("nothing to validate"), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("2 .gguf files under the given directories are skipped by ignore rules"),
+        "{}",
+        stderr(&o)
+    );
+    assert!(stderr(&o).contains("--no-ignore"), "{}", stderr(&o));
+    assert!(stdout(&o).contains("0 files: 0 valid, 0 invalid, 0 unreadable; 2 .gguf files skipped by ignore rules"));
     // --no-ignore validates them; naming a file validates it whatever the ignore files say.
     let o = run_in(&d, &["-q", "--no-ignore", "models/"]);
-    assert_eq!((code(&o), out(&o).trim()), (0, "2 files: 2 valid, 0 invalid, 0 unreadable"));
+    assert_eq!((code(&o), stdout(&o).trim()), (0, "2 files: 2 valid, 0 invalid, 0 unreadable"));
     let o = run_in(&d, &["-q", "models/a.gguf"]);
-    assert_eq!((code(&o), out(&o).trim()), (0, "1 file: 1 valid, 0 invalid, 0 unreadable"));
+    assert_eq!((code(&o), stdout(&o).trim()), (0, "1 file: 1 valid, 0 invalid, 0 unreadable"));
     // --allow-empty keeps the old behaviour, still saying what was skipped.
     let o = run_in(&d, &["--allow-empty", "models/"]);
     assert_eq!(code(&o), 0);
-    assert!(out(&o).contains("2 .gguf files skipped by ignore rules"));
-    std::fs::remove_dir_all(&d).ok();
+    assert!(stdout(&o).contains("2 .gguf files skipped by ignore rules"));
 }
 
 #[test]
@@ -83,37 +61,34 @@ fn every_output_format_reports_the_count_and_the_skipped_files() {
     assert_eq!(json["totals"]["files"], 0);
     assert_eq!(json["totals"]["skipped_by_ignore"], 2);
     assert_eq!(json["skipped_by_ignore"], serde_json::json!(["models/a.gguf", "models/b model.gguf"]));
-    let sarif = out(&run_in(&d, &["--format", "sarif", "models/"]));
+    let sarif = stdout(&run_in(&d, &["--format", "sarif", "models/"]));
     let sarif: serde_json::Value = serde_json::from_str(&sarif).unwrap();
     let notes = &sarif["runs"][0]["invocations"][0]["toolExecutionNotifications"];
     assert!(
         notes[0]["message"]["text"].as_str().unwrap().starts_with("2 .gguf files skipped by ignore rules"),
         "{notes}"
     );
-    let junit = out(&run_in(&d, &["--format", "junit", "models/"]));
+    let junit = stdout(&run_in(&d, &["--format", "junit", "models/"]));
     assert!(junit.contains(r#"<property name="skipped-by-ignore" value="2"/>"#), "{junit}");
     let gh = run_in(&d, &["--format", "github", "models/"]);
-    assert!(out(&gh).starts_with("::notice title=gguf-validate::2 .gguf files skipped"), "{}", out(&gh));
+    assert!(stdout(&gh).starts_with("::notice title=gguf-validate::2 .gguf files skipped"), "{}", stdout(&gh));
     let jsonl = run_in(&d, &["--format", "jsonl", "models/"]);
-    assert!(err(&jsonl).contains("2 .gguf files skipped by ignore rules"), "{}", err(&jsonl));
+    assert!(stderr(&jsonl).contains("2 .gguf files skipped by ignore rules"), "{}", stderr(&jsonl));
     for format in ["human", "json", "jsonl", "sarif", "junit", "github"] {
         assert_eq!(code(&run_in(&d, &["--format", format, "models/"])), 2, "{format}");
     }
-    std::fs::remove_dir_all(&d).ok();
 }
 
 #[test]
 fn an_empty_directory_and_an_empty_list_fail() {
-    let d = std::env::temp_dir().join(format!("gguf-gate-empty-{}", std::process::id()));
-    std::fs::create_dir_all(&d).unwrap();
+    let d = TempDir::new("gate-empty");
     let o = run(&["--format", "json", d.to_str().unwrap()]);
     assert_eq!(code(&o), 2);
-    assert!(err(&o).contains("nothing to validate: the arguments name no file; --allow-empty"), "{}", err(&o));
+    assert!(stderr(&o).contains("nothing to validate: the arguments name no file; --allow-empty"), "{}", stderr(&o));
     let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
     assert_eq!(v["files"], serde_json::json!([]), "the document is still whole");
-    let mut c = Command::new(env!("CARGO_BIN_EXE_gguf-validate"))
+    let mut c = command()
         .args(["--files-from", "-", "-q"])
-        .current_dir(root())
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
@@ -122,14 +97,12 @@ fn an_empty_directory_and_an_empty_list_fail() {
     drop(c.stdin.take());
     assert_eq!(c.wait().unwrap().code(), Some(2));
     assert_eq!(code(&run(&["--allow-empty", "-q", d.to_str().unwrap()])), 0);
-    std::fs::remove_dir_all(&d).ok();
 }
 
 #[test]
 fn files_from_skips_comments_and_blank_lines() {
-    let mut c = Command::new(env!("CARGO_BIN_EXE_gguf-validate"))
+    let mut c = command()
         .args(["--files-from", "-", "--format", "json"])
-        .current_dir(root())
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
@@ -149,43 +122,40 @@ fn a_mistyped_subcommand_validates_nothing() {
     for (typo, want) in [("hsah", "hash"), ("rule", "rules"), ("dupm", "dump"), ("derve", "derive")] {
         let o = run(&[typo, "corpus/samples/tiny-llama.gguf"]);
         assert_eq!(code(&o), 2, "{typo}");
-        assert!(err(&o).contains(&format!("did you mean `{want}`?")), "{typo}: {}", err(&o));
-        assert!(out(&o).is_empty(), "{typo}: nothing validated, got {}", out(&o));
+        assert!(stderr(&o).contains(&format!("did you mean `{want}`?")), "{typo}: {}", stderr(&o));
+        assert!(stdout(&o).is_empty(), "{typo}: nothing validated, got {}", stdout(&o));
     }
     let o = run(&["modles", "corpus/samples/tiny-llama.gguf"]);
     assert_eq!(code(&o), 2);
-    assert!(err(&o).contains("`modles` is neither a subcommand nor an existing file"), "{}", err(&o));
+    assert!(stderr(&o).contains("`modles` is neither a subcommand nor an existing file"), "{}", stderr(&o));
     // A file of that name is validated (and ./name always was).
-    let d = std::env::temp_dir().join(format!("gguf-gate-word-{}", std::process::id()));
-    std::fs::create_dir_all(&d).unwrap();
+    let d = TempDir::new("gate-word");
     std::fs::copy(root().join("corpus/samples/tiny-llama.gguf"), d.join("hsah")).unwrap();
     assert_eq!(code(&run_in(&d, &["-q", "hsah"])), 0);
-    std::fs::remove_dir_all(&d).ok();
 }
 
 #[test]
 fn durations_take_units() {
     for t in ["5", "5s", "2.5s", "500ms", "2m", "1h", "0.5"] {
         let o = run(&["-q", "--timeout", t, "corpus/samples/tiny-llama.gguf"]);
-        assert_eq!(code(&o), 0, "--timeout {t}: {}", err(&o));
+        assert_eq!(code(&o), 0, "--timeout {t}: {}", stderr(&o));
     }
     for t in ["0", "5x", "-1s", "s", "1e400"] {
         let o = run(&[&format!("--timeout={t}"), "corpus/samples/tiny-llama.gguf"]);
         assert_eq!(code(&o), 2, "--timeout {t}");
-        assert!(err(&o).contains("is not a duration above 0"), "{t}: {}", err(&o));
+        assert!(stderr(&o).contains("is not a duration above 0"), "{t}: {}", stderr(&o));
     }
 }
 
 #[test]
 fn labels_say_what_the_file_is() {
     let o = run(&["corpus/samples/tiny-llama.gguf"]);
-    assert!(out(&o).contains("split (a single file, not a shard of a split set)"), "{}", out(&o));
-    let d = std::env::temp_dir().join(format!("gguf-gate-label-{}", std::process::id()));
-    std::fs::create_dir_all(&d).unwrap();
+    assert!(stdout(&o).contains("split (a single file, not a shard of a split set)"), "{}", stdout(&o));
+    let d = TempDir::new("gate-label");
     std::fs::write(d.join("empty.gguf"), b"").unwrap();
     std::fs::write(d.join("junk.gguf"), b"not a model file at all, just text").unwrap();
     let o = run_in(&d, &["empty.gguf", "junk.gguf"]);
-    let text = out(&o);
+    let text = stdout(&o);
     assert!(
         text.contains("empty.gguf: INVALID (profile strict): 1 error, 0 warnings\n  empty file (0 bytes)\n"),
         "{text}"
@@ -195,7 +165,6 @@ fn labels_say_what_the_file_is() {
         "{text}"
     );
     assert!(text.contains("\n2 files: 0 valid, 2 invalid, 0 unreadable\n"), "{text}");
-    std::fs::remove_dir_all(&d).ok();
 }
 
 /// A model of `n` F32 tensors of 64 elements each, cut `cut` bytes before
@@ -218,13 +187,12 @@ fn truncated_model(dir: &Path, n: usize, cut: usize) -> PathBuf {
 
 #[test]
 fn a_truncated_file_is_one_cause_with_its_symptoms_under_it() {
-    let d = std::env::temp_dir().join(format!("gguf-gate-cut-{}", std::process::id()));
-    std::fs::create_dir_all(&d).unwrap();
+    let d = TempDir::new("gate-cut");
     // 100 tensors of 256 bytes, the last 80 and a half missing.
     let path = truncated_model(&d, 100, 80 * 256 + 128);
     let o = run_in(&d, &[path.file_name().unwrap().to_str().unwrap()]);
     assert_eq!(code(&o), 1);
-    insta::assert_snapshot!("truncated_human", out(&o));
+    insta::assert_snapshot!("truncated_human", stdout(&o));
     let o = run_in(&d, &["--format", "json", path.file_name().unwrap().to_str().unwrap()]);
     let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
     let file = &v["files"][0];
@@ -255,15 +223,13 @@ fn a_truncated_file_is_one_cause_with_its_symptoms_under_it() {
     assert_eq!(diags.len(), 1);
     assert!(diags[0].get("caused_by").is_none());
     assert_eq!(diags[0]["path"], "tensor[2] w2/offset");
-    std::fs::remove_dir_all(&d).ok();
 }
 
 #[test]
 fn offsets_all_shifted_by_one_amount_are_one_cause() {
     use gguf_validate::types::GgmlType;
     use gguf_validate::write::{GgufModel, OwnedTensor, OwnedValue};
-    let d = std::env::temp_dir().join(format!("gguf-gate-shift-{}", std::process::id()));
-    std::fs::create_dir_all(&d).unwrap();
+    let d = TempDir::new("gate-shift");
     let mut m = GgufModel::new();
     m.kv("general.architecture", OwnedValue::str("plain"));
     for i in 0..5 {
@@ -284,12 +250,11 @@ fn offsets_all_shifted_by_one_amount_are_one_cause() {
     assert!(cause["message"].as_str().unwrap().starts_with("every tensor's data offset is 16 bytes past"), "{cause}");
     let children = diags.iter().filter(|x| x["rule"] == "tensor-offset-misaligned" && x.get("caused_by").is_some());
     assert_eq!(children.count(), 5);
-    let human = out(&run_in(&d, &["shifted.gguf"]));
+    let human = stdout(&run_in(&d, &["shifted.gguf"]));
     assert!(human.contains("└ 5 [tensor-offset-misaligned] findings follow from it"), "{human}");
     // Offsets misaligned by different amounts have no single cause.
     m.tensors[2].offset += 4;
     std::fs::write(d.join("mixed.gguf"), m.to_bytes()).unwrap();
     let v: serde_json::Value = serde_json::from_slice(&run_in(&d, &["--format", "json", "mixed.gguf"]).stdout).unwrap();
     assert!(v["files"][0]["diagnostics"].as_array().unwrap().iter().all(|x| x.get("caused_by").is_none()));
-    std::fs::remove_dir_all(&d).ok();
 }

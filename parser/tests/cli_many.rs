@@ -1,28 +1,14 @@
 //! Many files in one run: directory walks, `--files-from`, `--jobs` (input
 //! order kept), `--quiet` and the closing summary.
 use std::io::Write;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Command, Output, Stdio};
 
-fn root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
-}
+mod support;
 
-fn run(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_gguf-validate")).args(args).current_dir(root()).output().expect("run")
-}
-
-fn stdout(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stdout).into_owned()
-}
-
-/// A fresh temporary directory.
-fn tmp(name: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("gguf-validate-many-{name}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&d);
-    std::fs::create_dir_all(&d).unwrap();
-    d
-}
+use support::cli::{command, run, stdout};
+use support::root;
+use support::tmp::TempDir;
 
 fn copy(from: &str, to: &Path) {
     std::fs::copy(root().join(from), to).unwrap();
@@ -36,7 +22,7 @@ fn reported(o: &Output) -> Vec<String> {
 
 #[test]
 fn a_directory_is_walked_for_gguf_and_known_magics_only() {
-    let d = tmp("walk");
+    let d = TempDir::new("many-walk");
     std::fs::create_dir_all(d.join("sub")).unwrap();
     copy("corpus/samples/tiny-llama.gguf", &d.join("a.gguf"));
     copy("corpus/gguf/n_key_empty.gguf", &d.join("sub/b.GGUF"));
@@ -54,13 +40,12 @@ fn a_directory_is_walked_for_gguf_and_known_magics_only() {
     assert_eq!(names, ["/a.gguf", "/sub/b.GGUF", "/sub/old-model.bin"]);
     let all = run(&["--format", "json", "--no-ignore", d.to_str().unwrap()]);
     assert_eq!(reported(&all).len(), 5, "hidden and ignored files with --no-ignore");
-    std::fs::remove_dir_all(&d).ok();
 }
 
 #[cfg(unix)]
 #[test]
 fn a_fifo_or_link_in_a_walked_directory_is_never_opened() {
-    let d = tmp("fifo");
+    let d = TempDir::new("many-fifo");
     let fifo = d.join("pipe.gguf");
     assert!(Command::new("mkfifo").arg(&fifo).status().unwrap().success());
     std::os::unix::fs::symlink(root().join("corpus/samples/tiny-llama.gguf"), d.join("link.gguf")).unwrap();
@@ -70,20 +55,18 @@ fn a_fifo_or_link_in_a_walked_directory_is_never_opened() {
     assert!(t.elapsed().as_secs() < 20, "no hang on the FIFO");
     assert_eq!(o.status.code(), Some(0));
     assert_eq!(reported(&o), [d.join("real.gguf").to_str().unwrap()]);
-    std::fs::remove_dir_all(&d).ok();
 }
 
 #[test]
 fn files_from_a_list_and_stdin() {
-    let d = tmp("list");
+    let d = TempDir::new("many-list");
     let list = d.join("list.txt");
     std::fs::write(&list, "corpus/samples/tiny-llama.gguf\r\n\ncorpus/gguf/n_key_empty.gguf\n").unwrap();
     let o = run(&["--format", "json", "--files-from", list.to_str().unwrap()]);
     assert_eq!(o.status.code(), Some(1));
     assert_eq!(reported(&o), ["corpus/samples/tiny-llama.gguf", "corpus/gguf/n_key_empty.gguf"]);
-    let mut child = Command::new(env!("CARGO_BIN_EXE_gguf-validate"))
+    let mut child = command()
         .args(["--format", "json", "corpus/gguf/y_base.gguf", "--files-from", "-"])
-        .current_dir(root())
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .spawn()
@@ -93,7 +76,6 @@ fn files_from_a_list_and_stdin() {
     assert_eq!(reported(&o), ["corpus/gguf/y_base.gguf", "corpus/samples/tiny-llama.gguf"], "arguments first");
     let missing = run(&["--files-from", "no/such/list.txt"]);
     assert_eq!(missing.status.code(), Some(2));
-    std::fs::remove_dir_all(&d).ok();
 }
 
 #[test]

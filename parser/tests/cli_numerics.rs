@@ -4,40 +4,17 @@
 //! legacy `dump` fallback, and the usage errors (exit 2).
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
 
 use gguf_validate::numerics;
 use gguf_validate::types::GgmlType;
 use gguf_validate::write::{GgufModel, OwnedTensor, OwnedValue};
 use serde_json::Value;
 
-fn root() -> PathBuf {
-    PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/.."))
-}
+mod support;
 
-/// A scratch directory of this test binary (relative paths inside it keep
-/// the output free of machine-specific paths).
-fn scratch(test: &str) -> PathBuf {
-    let d = Path::new(env!("CARGO_TARGET_TMPDIR")).join("cli_numerics").join(test);
-    std::fs::create_dir_all(&d).expect("scratch dir");
-    d
-}
-
-fn run_in(dir: &Path, args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_gguf-validate")).args(args).current_dir(dir).output().expect("run gguf-validate")
-}
-
-fn code(o: &Output) -> i32 {
-    o.status.code().expect("exit code")
-}
-
-fn stdout(o: &Output) -> String {
-    String::from_utf8(o.stdout.clone()).expect("utf-8 stdout")
-}
-
-fn stderr(o: &Output) -> String {
-    String::from_utf8(o.stderr.clone()).expect("utf-8 stderr")
-}
+use support::cli::{code, run_in, stderr, stdout};
+use support::root;
+use support::tmp::TempDir;
 
 fn f32s(v: &[f32]) -> Vec<u8> {
     v.iter().flat_map(|x| x.to_le_bytes()).collect()
@@ -65,7 +42,7 @@ fn bad_file() -> Vec<u8> {
 
 #[test]
 fn check_data_changes_the_verdict_only_when_asked() {
-    let dir = scratch("verdict");
+    let dir = TempDir::new("numerics-verdict");
     std::fs::write(dir.join("bad.gguf"), bad_file()).expect("write");
     assert_eq!(code(&run_in(&dir, &["bad.gguf"])), 0, "values are not looked at without --check-data");
     let o = run_in(&dir, &["--check-data", "bad.gguf"]);
@@ -86,7 +63,7 @@ fn check_data_changes_the_verdict_only_when_asked() {
 
 #[test]
 fn check_data_json_report() {
-    let dir = scratch("json");
+    let dir = TempDir::new("numerics-json");
     std::fs::write(dir.join("bad.gguf"), bad_file()).expect("write");
     let o = run_in(&dir, &["--check-data", "--format", "json", "bad.gguf"]);
     assert_eq!(code(&o), 1);
@@ -103,7 +80,7 @@ fn check_data_json_report() {
 
 #[test]
 fn check_data_on_committed_corpus_files() {
-    let o = run_in(&root(), &["--check-data", "corpus/gguf/y_base.gguf", "corpus/legacy/y_rwkv_v4_q8_0.bin"]);
+    let o = run_in(root(), &["--check-data", "corpus/gguf/y_base.gguf", "corpus/legacy/y_rwkv_v4_q8_0.bin"]);
     assert_eq!(code(&o), 0, "{}", stdout(&o));
     assert!(stdout(&o).matches("0 findings").count() == 2, "{}", stdout(&o));
 }
@@ -118,7 +95,7 @@ fn manifest() -> Value {
 
 #[test]
 fn dequant_matches_the_golden_vectors_for_every_type() {
-    let dir = scratch("dequant");
+    let dir = TempDir::new("numerics-dequant");
     let m = manifest();
     let mut checked = 0;
     for e in m["dequant"].as_array().expect("dequant list") {
@@ -149,7 +126,7 @@ fn dequant_matches_the_golden_vectors_for_every_type() {
 
 #[test]
 fn quantize_matches_ggml_reference_and_round_trips() {
-    let dir = scratch("quantize");
+    let dir = TempDir::new("numerics-quantize");
     let m = manifest();
     let row_len = m["row_len"].as_u64().expect("row_len") as usize;
     let input = std::fs::read(golden().join("quant/input.f32")).expect("input");
@@ -230,7 +207,7 @@ fn rows_input(dir: &Path, input: &Path, npr: usize, file: &Value, tag: &str) -> 
 #[test]
 fn quantize_matches_ggml_quantize_chunk_with_and_without_imatrix() {
     let m = manifest();
-    let dir = scratch("chunk-rows");
+    let dir = TempDir::new("numerics-chunk-rows");
     let mut checked = 0;
     for set in m["chunk"].as_array().expect("chunk") {
         let set_name = set["set"].as_str().expect("set");
@@ -273,7 +250,7 @@ fn quantize_matches_ggml_quantize_chunk_with_and_without_imatrix() {
 
 #[test]
 fn conversion_usage_errors_exit_2() {
-    let dir = scratch("errors");
+    let dir = TempDir::new("numerics-errors");
     std::fs::write(dir.join("odd.bin"), [0u8; 145]).expect("write");
     std::fs::write(dir.join("x.f32"), f32s(&[0.5; 256])).expect("write");
 
@@ -311,13 +288,13 @@ fn conversion_usage_errors_exit_2() {
     assert_eq!(code(&o), 2);
 
     // --dequant and --output only make sense with --tensor.
-    let o = run_in(&root(), &["dump", "corpus/gguf/y_base.gguf", "--dequant"]);
+    let o = run_in(root(), &["dump", "corpus/gguf/y_base.gguf", "--dequant"]);
     assert_eq!(code(&o), 2);
 }
 
 #[test]
 fn dump_tensor_writes_raw_and_dequantized_data() {
-    let dir = scratch("dump_tensor");
+    let dir = TempDir::new("numerics-dump_tensor");
     let mut m = GgufModel::new();
     m.kv("general.architecture", OwnedValue::str("plain"));
     m.kv("general.quantization_version", OwnedValue::U32(2));
@@ -350,7 +327,7 @@ fn dump_tensor_writes_raw_and_dequantized_data() {
 
 #[test]
 fn dump_tensor_refuses_unreadable_tensors() {
-    let dir = scratch("dump_unreadable");
+    let dir = TempDir::new("numerics-dump_unreadable");
     let mut m = GgufModel::new();
     m.kv("general.architecture", OwnedValue::str("plain"));
     let mut t = OwnedTensor::zeroed("w", &[32], GgmlType::F32).expect("shape");
@@ -365,14 +342,14 @@ fn dump_tensor_refuses_unreadable_tensors() {
 
 #[test]
 fn dump_falls_back_to_the_legacy_description() {
-    let o = run_in(&root(), &["dump", "corpus/legacy/n_ggjt_v3_q4_0.bin"]);
+    let o = run_in(root(), &["dump", "corpus/legacy/n_ggjt_v3_q4_0.bin"]);
     assert_eq!(code(&o), 0, "{}", stderr(&o));
     let v: Value = serde_json::from_str(&stdout(&o)).expect("json");
     assert_eq!(v["format"], "ggjt");
     assert_eq!(v["path"], "corpus/legacy/n_ggjt_v3_q4_0.bin");
     // A legacy tensor can be written out too.
     let name = v["tensors"][0]["name"].as_str().expect("name").to_string();
-    let dir = scratch("legacy_dump");
+    let dir = TempDir::new("numerics-legacy_dump");
     let file = root().join("corpus/legacy/n_ggjt_v3_q4_0.bin");
     let o = run_in(
         &dir,

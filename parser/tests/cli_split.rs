@@ -2,34 +2,11 @@
 //! `gguf-conformance generate`): one shard brings its siblings, all shards
 //! give one set, a missing sibling is a finding, exit codes.
 
-use std::path::Path;
-use std::process::{Command, Output};
+mod support;
 
-fn root() -> &'static Path {
-    Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/.."))
-}
-
-fn run(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_gguf-validate"))
-        .args(args)
-        .current_dir(root())
-        .env_remove("NO_COLOR")
-        .output()
-        .expect("run gguf-validate")
-}
-
-fn code(o: &Output) -> i32 {
-    o.status.code().expect("exit code")
-}
-
-/// The JSON lines of a `--format jsonl` run.
-fn lines(o: &Output) -> Vec<serde_json::Value> {
-    String::from_utf8(o.stdout.clone())
-        .expect("utf-8")
-        .lines()
-        .map(|l| serde_json::from_str(l).expect("one JSON object per line"))
-        .collect()
-}
+use support::cli::{code, json_lines, run};
+use support::root;
+use support::tmp::TempDir;
 
 fn sets(v: &[serde_json::Value]) -> Vec<&serde_json::Value> {
     v.iter().filter(|e| e["kind"] == "split-set").collect()
@@ -45,7 +22,7 @@ const VALID: [&str; 3] = [
 fn one_shard_finds_its_siblings() {
     let o = run(&["--format", "jsonl", VALID[1]]);
     assert_eq!(code(&o), 0, "{}", String::from_utf8_lossy(&o.stdout));
-    let v = lines(&o);
+    let v = json_lines(&o);
     // Each shard's own report, in position order, then the set.
     let paths: Vec<&str> = v.iter().map(|e| e["path"].as_str().unwrap()).collect();
     assert_eq!(paths, [VALID[0], VALID[1], VALID[2], "corpus/split/y_valid/tiny-*-of-00003.gguf"]);
@@ -65,7 +42,7 @@ fn one_shard_finds_its_siblings() {
 fn all_shards_given_are_one_set() {
     let o = run(&["--format", "jsonl", VALID[2], VALID[0], VALID[1]]);
     assert_eq!(code(&o), 0);
-    let v = lines(&o);
+    let v = json_lines(&o);
     assert_eq!(v.len(), 4, "three shards and one set, not three sets");
     assert_eq!(sets(&v).len(), 1);
     // The JSON document holds the same entries in `files`.
@@ -79,7 +56,7 @@ fn all_shards_given_are_one_set() {
 fn a_missing_sibling_is_a_finding_and_exit_1() {
     let o = run(&["--format", "jsonl", "corpus/split/i_shard_missing/tiny-00001-of-00003.gguf"]);
     assert_eq!(code(&o), 1);
-    let v = lines(&o);
+    let v = json_lines(&o);
     let set = sets(&v)[0];
     assert_eq!(set["valid"], false);
     assert_eq!(set["summary"]["shards_missing"], 1);
@@ -111,7 +88,7 @@ fn human_output_reports_the_set_once() {
 fn container_only_validates_shards_as_files() {
     let o = run(&["--format", "jsonl", "--container-only", VALID[0]]);
     assert_eq!(code(&o), 0);
-    let v = lines(&o);
+    let v = json_lines(&o);
     assert_eq!(v.len(), 1, "no siblings and no set with --container-only");
 }
 
@@ -119,15 +96,13 @@ fn container_only_validates_shards_as_files() {
 fn a_shard_with_another_name_is_a_set_of_one() {
     // A shard whose name does not follow NAME-0000k-of-0000n.gguf: its
     // siblings cannot be found (llama.cpp cannot find them either).
-    let dir = std::env::temp_dir().join(format!("gguf-split-cli-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = TempDir::new("split-cli");
     let renamed = dir.join("renamed.gguf");
     std::fs::copy(root().join(VALID[0]), &renamed).unwrap();
     let o = run(&["--format", "jsonl", renamed.to_str().unwrap()]);
     assert_eq!(code(&o), 1);
-    let v = lines(&o);
+    let v = json_lines(&o);
     let set = sets(&v)[0];
     let rules: Vec<&str> = set["diagnostics"].as_array().unwrap().iter().map(|d| d["rule"].as_str().unwrap()).collect();
     assert_eq!(rules, ["split-shard-missing", "split-shard-missing"]);
-    std::fs::remove_dir_all(&dir).unwrap();
 }

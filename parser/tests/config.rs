@@ -1,29 +1,16 @@
 //! `gguf-validate.toml`, `--config`, baselines: one test per precedence
 //! rule, security rules a discovered config cannot lower, suppressions with
 //! reasons, pins and expiry.
-use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+mod support;
 
-fn root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
-}
-
-/// Runs in `dir` (where a config may be discovered).
-fn run_in(dir: &Path, args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_gguf-validate")).args(args).current_dir(dir).output().expect("run")
-}
-
-fn tmp(name: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("gguf-validate-config-{name}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&d);
-    std::fs::create_dir_all(&d).unwrap();
-    d
-}
+use support::cli::{json, run_in};
+use support::root;
+use support::tmp::TempDir;
 
 /// A project: `models/a.gguf` with one `key-naming` warning and
 /// `models/bad.gguf` with a `key-empty` error; `config` as gguf-validate.toml.
-fn project(name: &str, config: Option<&str>) -> PathBuf {
-    let d = tmp(name);
+fn project(name: &str, config: Option<&str>) -> TempDir {
+    let d = TempDir::new(&format!("config-{name}"));
     std::fs::create_dir_all(d.join("models")).unwrap();
     std::fs::copy(root().join("corpus/gguf/i_key_uppercase.gguf"), d.join("models/a.gguf")).unwrap();
     std::fs::copy(root().join("corpus/gguf/n_key_empty.gguf"), d.join("models/bad.gguf")).unwrap();
@@ -31,10 +18,6 @@ fn project(name: &str, config: Option<&str>) -> PathBuf {
         std::fs::write(d.join("gguf-validate.toml"), c).unwrap();
     }
     d
-}
-
-fn json(o: &Output) -> serde_json::Value {
-    serde_json::from_slice(&o.stdout).unwrap_or_else(|e| panic!("{e}: {}", String::from_utf8_lossy(&o.stdout)))
 }
 
 /// Rule ids of a file's findings, infos aside.
@@ -61,7 +44,6 @@ fn the_config_sets_profile_and_levels_and_flags_win() {
     assert_eq!(o.status.code(), Some(0), "--warn wins over [rules]");
     let o = run_in(&d, &["--no-config", "--format", "json", "models/a.gguf"]);
     assert_eq!(json(&o)["files"][0]["profile"], "strict", "--no-config ignores it");
-    std::fs::remove_dir_all(&d).ok();
 }
 
 #[test]
@@ -75,7 +57,6 @@ fn a_config_in_a_parent_is_found_and_overrides_apply_per_path() {
     let o = run_in(&d.join("models"), &["--format", "json", "a.gguf"]);
     assert_eq!(o.status.code(), Some(0), "the override for models/a.gguf applies (config in the parent)");
     assert!(!rules_of(&json(&o), 0).contains(&"key-naming".to_string()));
-    std::fs::remove_dir_all(&d).ok();
 }
 
 #[test]
@@ -101,7 +82,6 @@ fn suppressions_need_a_reason_and_are_listed() {
     let o = run_in(&d, &["models/bad.gguf"]);
     assert_eq!(o.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&o.stderr).contains("needs a reason"));
-    std::fs::remove_dir_all(&d).ok();
 }
 
 #[test]
@@ -133,7 +113,6 @@ fn expired_and_mispinned_suppressions_are_findings() {
     .unwrap();
     let v = json(&run_in(&d, &["--format", "json", "models/a.gguf"]));
     assert!(rules_of(&v, 0).is_empty(), "{v}");
-    std::fs::remove_dir_all(&d).ok();
 }
 
 #[test]
@@ -149,7 +128,6 @@ fn a_discovered_config_cannot_weaken_a_security_rule_but_an_explicit_one_can() {
     std::fs::write(&explicit, cfg).unwrap();
     let o = run_in(&d, &["--config", explicit.to_str().unwrap(), "models/ctl.gguf"]);
     assert_eq!(o.status.code(), Some(0), "--config is trusted");
-    std::fs::remove_dir_all(&d).ok();
 }
 
 #[test]
@@ -166,5 +144,4 @@ fn a_baseline_accepts_todays_findings_and_fails_only_on_new_ones() {
     // A new finding is not in the baseline.
     let o = run_in(&d, &["--baseline", "base.txt", "--deny", "key-naming", "models/a.gguf"]);
     assert_eq!(o.status.code(), Some(1));
-    std::fs::remove_dir_all(&d).ok();
 }

@@ -2,21 +2,15 @@
 //! identical tensor by tensor; an altered block, a changed shape or a
 //! tensor missing from the base is reported.
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::Output;
 
 use gguf_validate::types::GgmlType;
 use gguf_validate::write::{GgufModel, OwnedTensor, OwnedValue};
 
-fn run(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_gguf-validate")).args(args).output().expect("run")
-}
+mod support;
 
-fn tmp(name: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("gguf-validate-derive-{name}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&d);
-    std::fs::create_dir_all(&d).unwrap();
-    d
-}
+use support::cli::run;
+use support::tmp::TempDir;
 
 /// Deterministic values with outliers.
 fn values(n: usize, seed: u32) -> Vec<f32> {
@@ -86,17 +80,16 @@ fn statuses(o: &Output) -> Vec<(String, String)> {
 
 #[test]
 fn a_quant_made_from_its_base_is_identical() {
-    let d = tmp("same");
+    let d = TempDir::new("derive-same");
     let (b, q, _) = pair(&d);
     let o = run(&["derive", b.to_str().unwrap(), q.to_str().unwrap()]);
     assert_eq!(o.status.code(), Some(0), "{}", String::from_utf8_lossy(&o.stdout));
     assert!(String::from_utf8_lossy(&o.stdout).ends_with("4 tensors: 4 identical, 0 differ, 0 not derivable\n"));
-    std::fs::remove_dir_all(&d).ok();
 }
 
 #[test]
 fn an_altered_block_differs_and_is_located() {
-    let d = tmp("altered");
+    let d = TempDir::new("derive-altered");
     let (b, q, mut qbytes) = pair(&d);
     // Flip one byte inside b.weight's (Q8_0) second block: find it by parsing.
     let parsed = gguf_validate::parse::parse_bytes(&qbytes).unwrap();
@@ -114,12 +107,11 @@ fn an_altered_block_differs_and_is_located() {
     assert_eq!(bw["blocks"], 1);
     assert!(bw["max_abs_error"].as_f64().unwrap() > 0.0);
     assert_eq!(statuses(&o).iter().filter(|(_, s)| s == "identical").count(), 3);
-    std::fs::remove_dir_all(&d).ok();
 }
 
 #[test]
 fn shape_and_name_mismatches_are_not_derivable() {
-    let d = tmp("mismatch");
+    let d = TempDir::new("derive-mismatch");
     let (b, _, _) = pair(&d);
     let mut other = GgufModel::new();
     other.kv("general.architecture", OwnedValue::str("plain"));
@@ -140,7 +132,6 @@ fn shape_and_name_mismatches_are_not_derivable() {
     );
     let missing = run(&["derive", b.to_str().unwrap(), d.join("nope.gguf").to_str().unwrap()]);
     assert_eq!(missing.status.code(), Some(2));
-    std::fs::remove_dir_all(&d).ok();
 }
 
 /// An importance matrix as `llama-imatrix` writes it (GGUF): per entry,
@@ -282,7 +273,7 @@ fn moe(dir: &Path) -> Moe {
 
 #[test]
 fn an_imatrix_quant_derives_with_its_matrix_only() {
-    let d = tmp("imatrix");
+    let d = TempDir::new("derive-imatrix");
     let m = moe(&d);
     let (b, q, im) = (m.base.to_str().unwrap(), m.quant.to_str().unwrap(), m.imatrix.to_str().unwrap());
     let o = run(&["derive", "--json", "--imatrix", im, b, q]);
@@ -308,12 +299,11 @@ fn an_imatrix_quant_derives_with_its_matrix_only() {
     let s = statuses(&o);
     let got: Vec<&str> = s.iter().map(|(_, v)| v.as_str()).collect();
     assert_eq!(got, ["differs", "identical", "identical", "identical"]);
-    std::fs::remove_dir_all(&d).ok();
 }
 
 #[test]
 fn a_mis_sized_imatrix_entry_is_not_derivable() {
-    let d = tmp("imatrix-size");
+    let d = TempDir::new("derive-imatrix-size");
     let m = moe(&d);
     // 128 weights for a 256-column tensor: llama-quantize refuses it.
     std::fs::write(&m.dat, imatrix_dat(&[("blk.0.attn_q.weight", vec![1.0; 128], 1)])).unwrap();
@@ -326,12 +316,11 @@ fn a_mis_sized_imatrix_entry_is_not_derivable() {
     let o = run(&["derive", "--imatrix", m.dat.to_str().unwrap(), m.base.to_str().unwrap(), m.quant.to_str().unwrap()]);
     assert_eq!(o.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&o.stderr).contains("not an importance matrix"));
-    std::fs::remove_dir_all(&d).ok();
 }
 
 #[test]
 fn quantize_takes_weights_from_an_imatrix_file_per_expert() {
-    let d = tmp("imatrix-quantize");
+    let d = TempDir::new("derive-imatrix-quantize");
     let m = moe(&d);
     let input = d.join("experts.f32");
     std::fs::write(&input, m.experts.iter().flat_map(|x| x.to_le_bytes()).collect::<Vec<u8>>()).unwrap();
@@ -361,5 +350,4 @@ fn quantize_takes_weights_from_an_imatrix_file_per_expert() {
     let o = quantize("nope.weight");
     assert_eq!(o.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&o.stderr).contains("no entry `nope.weight` (it has 4 entries"));
-    std::fs::remove_dir_all(&d).ok();
 }

@@ -1,15 +1,11 @@
 //! Pipeline report formats: SARIF (checked against the official schema),
 //! JUnit and GitHub annotations, and the side outputs beside stdout.
-use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
 
-fn root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
-}
+mod support;
 
-fn run(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_gguf-validate")).args(args).current_dir(root()).output().expect("run")
-}
+use support::cli::{run, run_in};
+use support::root;
+use support::tmp::TempDir;
 
 const INVALID: &str = "corpus/gguf/i_model_tensor_shape_attn_q.gguf";
 const VALID: &str = "corpus/samples/tiny-llama.gguf";
@@ -22,8 +18,7 @@ fn sarif_of(args: &[&str]) -> serde_json::Value {
 
 #[test]
 fn sarif_validates_against_the_official_schema() {
-    let text = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/sarif-2.1.0-rtm.5.json"))
-        .unwrap();
+    let text = std::fs::read_to_string(root().join("parser/tests/data/sarif-2.1.0-rtm.5.json")).unwrap();
     // The official schema's `run.language` pattern ends in an unbalanced
     // `]` (a literal in ECMAScript regexes, a syntax error in Rust's):
     // escape it, leaving the file itself as published.
@@ -89,8 +84,7 @@ fn sarif_help_uris_lead_to_the_rules_reference_anchors() {
 fn sarif_fingerprints_ignore_offsets() {
     // The same finding at another offset keeps its identity.
     let a = sarif_of(&["--format", "sarif", "corpus/gguf/n_key_empty.gguf"]);
-    let dir = std::env::temp_dir().join(format!("gguf-validate-fp-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = TempDir::new("formats-fp");
     let shifted = dir.join("n_key_empty.gguf");
     std::fs::copy(root().join("corpus/gguf/n_key_empty.gguf"), &shifted).unwrap();
     let b = sarif_of(&["--format", "sarif", shifted.to_str().unwrap()]);
@@ -106,7 +100,6 @@ fn sarif_fingerprints_ignore_offsets() {
         fp(&b).as_str().unwrap().split('|').nth(2),
         "field path, not offset"
     );
-    std::fs::remove_dir_all(&dir).ok();
 }
 
 #[test]
@@ -132,8 +125,7 @@ fn github_annotations_one_line_per_finding() {
 
 #[test]
 fn side_outputs_are_written_beside_the_human_report() {
-    let dir = std::env::temp_dir().join(format!("gguf-validate-side-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = TempDir::new("formats-side");
     let (sarif, junit) = (dir.join("out.sarif"), dir.join("out.xml"));
     let o =
         run(&["--output-sarif", sarif.to_str().unwrap(), "--output-junit", junit.to_str().unwrap(), INVALID, VALID]);
@@ -142,24 +134,18 @@ fn side_outputs_are_written_beside_the_human_report() {
     let log: serde_json::Value = serde_json::from_slice(&std::fs::read(&sarif).unwrap()).unwrap();
     assert_eq!(log["runs"][0]["results"].as_array().unwrap().len(), 1);
     assert!(std::fs::read_to_string(&junit).unwrap().contains("<testcase "));
-    std::fs::remove_dir_all(&dir).ok();
 }
 
 #[test]
 fn suppressed_findings_are_sarif_suppressions() {
-    let dir = std::env::temp_dir().join(format!("gguf-validate-sarif-supp-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = TempDir::new("formats-sarif-supp");
     std::fs::copy(root().join("corpus/gguf/n_key_empty.gguf"), dir.join("bad.gguf")).unwrap();
     std::fs::write(
         dir.join("gguf-validate.toml"),
         "[[suppress]]\nrule = \"key-empty\"\npaths = [\"bad.gguf\"]\nreason = \"upstream file, reported\"\n",
     )
     .unwrap();
-    let o = Command::new(env!("CARGO_BIN_EXE_gguf-validate"))
-        .args(["--format", "sarif", "bad.gguf"])
-        .current_dir(&dir)
-        .output()
-        .unwrap();
+    let o = run_in(&dir, &["--format", "sarif", "bad.gguf"]);
     assert_eq!(o.status.code(), Some(0));
     let log: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
     let results = log["runs"][0]["results"].as_array().unwrap();
@@ -168,7 +154,6 @@ fn suppressed_findings_are_sarif_suppressions() {
         r["suppressions"],
         serde_json::json!([{"kind": "external", "status": "accepted", "justification": "upstream file, reported (config)"}])
     );
-    std::fs::remove_dir_all(&dir).ok();
 }
 
 #[test]

@@ -5,46 +5,23 @@
 
 mod support;
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Command, Output};
 
 use gguf_validate::write::{GgufModel, OwnedValue};
 use sha2::Digest as _;
+use support::cli::{code, command, stderr, stdout};
+use support::root;
+use support::tmp::TempDir;
 
-fn root() -> PathBuf {
-    Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/..")).to_path_buf()
+/// `gguf-validate hash ARGS` in `dir`.
+fn hash_in(dir: &Path, args: &[&str]) -> Output {
+    command().arg("hash").args(args).current_dir(dir).output().expect("run gguf-validate")
 }
 
-fn run_in(dir: &Path, args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_gguf-validate"))
-        .arg("hash")
-        .args(args)
-        .current_dir(dir)
-        .output()
-        .expect("run gguf-validate")
-}
-
-fn run(args: &[&str]) -> Output {
-    run_in(&root(), args)
-}
-
-fn code(o: &Output) -> i32 {
-    o.status.code().expect("exit code")
-}
-
-fn stdout(o: &Output) -> String {
-    String::from_utf8(o.stdout.clone()).expect("utf-8 stdout")
-}
-
-fn stderr(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stderr).into_owned()
-}
-
-fn temp_dir(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("gguf-hash-{name}-{}", std::process::id()));
-    std::fs::remove_dir_all(&dir).ok();
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
+/// `gguf-validate hash ARGS` in the workspace root.
+fn hash(args: &[&str]) -> Output {
+    hash_in(root(), args)
 }
 
 const TINY: &str = "corpus/gguf-py/llama_tiny.gguf";
@@ -65,7 +42,7 @@ fn output_is_llama_gguf_hash_byte_for_byte() {
     for (name, flags) in TINY_GOLDEN {
         let mut args = flags.to_vec();
         args.push(TINY);
-        let o = run(&args);
+        let o = hash(&args);
         assert_eq!(code(&o), 0, "{name}: {}", stderr(&o));
         let golden = std::fs::read(root().join(format!("corpus/hash/llama_tiny.{name}.txt"))).unwrap();
         assert!(o.stdout == golden, "{name}:\n{}\nwant:\n{}", stdout(&o), String::from_utf8_lossy(&golden));
@@ -97,7 +74,7 @@ fn gemma_is_llama_gguf_hash_byte_for_byte() {
         golden[..3].iter().for_each(|g| want.push_str(&g[i]));
     }
     want.push_str(&golden[3][0]);
-    let o = run_in(dir, &["--all", "--uuid", file]);
+    let o = hash_in(dir, &["--all", "--uuid", file]);
     assert_eq!(code(&o), 0, "{}", stderr(&o));
     assert!(stdout(&o) == want, "differs from llama-gguf-hash");
 }
@@ -116,7 +93,7 @@ fn hex(d: &[u8]) -> String {
 #[test]
 fn digests_are_those_of_each_tensors_bytes() {
     let bytes = std::fs::read(root().join(TINY)).unwrap();
-    let o = run(&["--algo", "sha256", TINY]);
+    let o = hash(&["--algo", "sha256", TINY]);
     assert_eq!(code(&o), 0);
     let mut want = String::new();
     let mut all = sha2::Sha256::new();
@@ -133,7 +110,7 @@ fn digests_are_those_of_each_tensors_bytes() {
 fn a_tensor_digest_equals_sha256sum_of_its_bytes() {
     let bytes = std::fs::read(root().join(TINY)).unwrap();
     let (name, r) = ranges(&bytes).into_iter().max_by_key(|(_, r)| r.len()).unwrap();
-    let dir = temp_dir("dd");
+    let dir = TempDir::new("hash-dd");
     let out = dir.join("tensor.bin");
     let dd = Command::new("dd")
         .arg(format!("if={}", root().join(TINY).display()))
@@ -144,15 +121,14 @@ fn a_tensor_digest_equals_sha256sum_of_its_bytes() {
     let (Ok(dd), Ok(sum)) = (dd, sum) else { return };
     assert!(dd.success());
     let sum = String::from_utf8(sum.stdout).unwrap();
-    let o = run(&["--algo", "sha256", TINY]);
+    let o = hash(&["--algo", "sha256", TINY]);
     let line = stdout(&o).lines().find(|l| l.ends_with(&format!(":{name}"))).unwrap().to_string();
     assert_eq!(line.split_whitespace().nth(1), sum.split_whitespace().next(), "{name}");
-    std::fs::remove_dir_all(&dir).ok();
 }
 
 #[test]
 fn text_output_snapshot() {
-    let o = run(&["--all", "--uuid", TINY]);
+    let o = hash(&["--all", "--uuid", TINY]);
     assert_eq!(code(&o), 0);
     insta::assert_snapshot!(stdout(&o));
 }
@@ -166,25 +142,24 @@ fn editing_metadata_leaves_the_digests_unchanged() {
     m.kv("x.padding", OwnedValue::str(&"z".repeat(5000)));
     let edited = m.canonical().unwrap().to_bytes();
     assert_ne!(ranges(&edited)[0].1.start, ranges(&bytes)[0].1.start, "the data moved");
-    let dir = temp_dir("meta");
+    let dir = TempDir::new("hash-meta");
     std::fs::copy(root().join(TINY), dir.join("a.gguf")).unwrap();
     std::fs::write(dir.join("b.gguf"), &edited).unwrap();
-    let a = stdout(&run_in(&dir, &["--all", "--uuid", "a.gguf"]));
-    let b = stdout(&run_in(&dir, &["--all", "--uuid", "b.gguf"]));
+    let a = stdout(&hash_in(&dir, &["--all", "--uuid", "a.gguf"]));
+    let b = stdout(&hash_in(&dir, &["--all", "--uuid", "b.gguf"]));
     assert_eq!(a.replace("a.gguf", "b.gguf"), b);
-    std::fs::remove_dir_all(&dir).ok();
 }
 
 #[test]
 fn check_passes_and_names_a_tampered_tensor() {
-    let dir = temp_dir("check");
+    let dir = TempDir::new("hash-check");
     let model = dir.join("model.gguf");
     std::fs::copy(root().join(TINY), &model).unwrap();
     let manifest = dir.join("model.manifest");
-    let o = run_in(&dir, &["--all", "--uuid", "model.gguf"]);
+    let o = hash_in(&dir, &["--all", "--uuid", "model.gguf"]);
     std::fs::write(&manifest, &o.stdout).unwrap();
 
-    let o = run_in(&dir, &["--check", "model.manifest", "model.gguf"]);
+    let o = hash_in(&dir, &["--check", "model.manifest", "model.gguf"]);
     assert_eq!(code(&o), 0, "{}{}", stdout(&o), stderr(&o));
     assert_eq!(stdout(&o), "model.gguf: OK (xxh64, sha1, sha256, uuid: 37 digests match)\n");
 
@@ -193,7 +168,7 @@ fn check_passes_and_names_a_tampered_tensor() {
     let (name, r) = ranges(&bytes).into_iter().nth(3).unwrap();
     bytes[r.start + 5] ^= 0x40;
     std::fs::write(&model, &bytes).unwrap();
-    let o = run_in(&dir, &["--check", "model.manifest", "model.gguf"]);
+    let o = hash_in(&dir, &["--check", "model.manifest", "model.gguf"]);
     assert_eq!(code(&o), 1);
     let out = stdout(&o);
     for algo in ["xxh64", "sha1", "sha256"] {
@@ -204,7 +179,7 @@ fn check_passes_and_names_a_tampered_tensor() {
     insta::assert_snapshot!("check_tampered", out);
 
     // --no-layer compares the whole-model digests only.
-    let o = run_in(&dir, &["--check", "model.manifest", "--no-layer", "model.gguf"]);
+    let o = hash_in(&dir, &["--check", "model.manifest", "--no-layer", "model.gguf"]);
     assert_eq!(code(&o), 1);
     assert_eq!(stdout(&o).lines().filter(|l| l.contains("MISMATCH whole model")).count(), 4, "{}", stdout(&o));
     assert!(!stdout(&o).contains("tensor"), "{}", stdout(&o));
@@ -212,21 +187,20 @@ fn check_passes_and_names_a_tampered_tensor() {
     // A moved file is still checked against a one-model manifest.
     std::fs::create_dir_all(dir.join("moved")).unwrap();
     std::fs::copy(root().join(TINY), dir.join("moved/renamed.gguf")).unwrap();
-    let o = run_in(&dir, &["-c", "model.manifest", "moved/renamed.gguf"]);
+    let o = hash_in(&dir, &["-c", "model.manifest", "moved/renamed.gguf"]);
     assert_eq!(code(&o), 0, "{}", stdout(&o));
-    std::fs::remove_dir_all(&dir).ok();
 }
 
 #[test]
 fn check_reports_missing_and_extra_tensors() {
-    let dir = temp_dir("missing");
+    let dir = TempDir::new("hash-missing");
     std::fs::copy(root().join(TINY), dir.join("m.gguf")).unwrap();
-    let text = stdout(&run_in(&dir, &["--algo", "sha256", "m.gguf"]));
+    let text = stdout(&hash_in(&dir, &["--algo", "sha256", "m.gguf"]));
     let dropped = text.lines().nth(2).unwrap().rsplit_once(':').unwrap().1.to_string();
     let mut edited: String = text.lines().enumerate().filter(|(i, _)| *i != 2).map(|(_, l)| format!("{l}\n")).collect();
     edited.push_str(&format!("sha256    {}  m.gguf:blk.9.not_here\n", "0".repeat(64)));
     std::fs::write(dir.join("m.manifest"), edited).unwrap();
-    let o = run_in(&dir, &["--check", "m.manifest", "m.gguf"]);
+    let o = hash_in(&dir, &["--check", "m.manifest", "m.gguf"]);
     assert_eq!(code(&o), 1);
     let out = stdout(&o);
     assert!(out.contains("m.gguf: sha256 tensor `blk.9.not_here` is in the manifest but not in the file"), "{out}");
@@ -234,30 +208,28 @@ fn check_reports_missing_and_extra_tensors() {
         out.contains(&format!("m.gguf: sha256 tensor `{dropped}` is in the file but not in the manifest")),
         "{out}"
     );
-    std::fs::remove_dir_all(&dir).ok();
 }
 
 #[test]
 fn unreadable_files_and_manifests_exit_2() {
-    let dir = temp_dir("unreadable");
-    let o = run_in(&dir, &["does-not-exist.gguf"]);
+    let dir = TempDir::new("hash-unreadable");
+    let o = hash_in(&dir, &["does-not-exist.gguf"]);
     assert_eq!(code(&o), 2);
     // A tensor past the end of the file is an error, not a read.
     let bytes = std::fs::read(root().join(TINY)).unwrap();
     std::fs::write(dir.join("cut.gguf"), &bytes[..bytes.len() - 100]).unwrap();
-    let o = run_in(&dir, &["cut.gguf"]);
+    let o = hash_in(&dir, &["cut.gguf"]);
     assert_eq!(code(&o), 2);
     assert!(stderr(&o).contains("lie past the end of the file"), "{}", stderr(&o));
     std::fs::write(dir.join("bad.manifest"), "sha256  nothex  m.gguf\n").unwrap();
     std::fs::copy(root().join(TINY), dir.join("m.gguf")).unwrap();
-    let o = run_in(&dir, &["--check", "bad.manifest", "m.gguf"]);
+    let o = hash_in(&dir, &["--check", "bad.manifest", "m.gguf"]);
     assert_eq!(code(&o), 2);
     assert!(stderr(&o).contains("bad.manifest: line 1: `nothex` is not a sha256 digest"), "{}", stderr(&o));
-    let o = run_in(&dir, &["--check", "none.manifest", "m.gguf"]);
+    let o = hash_in(&dir, &["--check", "none.manifest", "m.gguf"]);
     assert_eq!(code(&o), 2);
-    let o = run_in(&dir, &["--check", "m.gguf", "m.gguf"]);
+    let o = hash_in(&dir, &["--check", "m.gguf", "m.gguf"]);
     assert_eq!(code(&o), 2, "a GGUF file is no manifest");
-    std::fs::remove_dir_all(&dir).ok();
 }
 
 #[test]
@@ -265,7 +237,7 @@ fn a_split_set_is_hashed_as_one_model() {
     let bytes = std::fs::read(root().join(TINY)).unwrap();
     let parsed = gguf_validate::parse::parse_bytes(&bytes).unwrap();
     let whole = GgufModel::from_parsed(&parsed, &bytes);
-    let dir = temp_dir("split");
+    let dir = TempDir::new("hash-split");
     std::fs::write(dir.join("merged.gguf"), &bytes).unwrap();
     // Three shards of 4, 4 and 3 tensors (gguf-split keeps the metadata in all).
     assert_eq!(whole.tensors.len(), 11);
@@ -277,20 +249,19 @@ fn a_split_set_is_hashed_as_one_model() {
         std::fs::write(dir.join(format!("m-{:05}-of-00003.gguf", k + 1)), shard.canonical().unwrap().to_bytes())
             .unwrap();
     }
-    let merged = stdout(&run_in(&dir, &["--all", "--uuid", "merged.gguf"]));
-    let set = run_in(&dir, &["--all", "--uuid", "m-00002-of-00003.gguf", "m-00001-of-00003.gguf"]);
+    let merged = stdout(&hash_in(&dir, &["--all", "--uuid", "merged.gguf"]));
+    let set = hash_in(&dir, &["--all", "--uuid", "m-00002-of-00003.gguf", "m-00001-of-00003.gguf"]);
     assert_eq!(code(&set), 0, "{}", stderr(&set));
     assert_eq!(stdout(&set), merged.replace("merged.gguf", "m-00001-of-00003.gguf"), "one model, named once");
     // Each shard on its own, as llama-gguf-hash does.
-    let o = run_in(&dir, &["--no-split", "m-00001-of-00003.gguf", "m-00003-of-00003.gguf"]);
+    let o = hash_in(&dir, &["--no-split", "m-00001-of-00003.gguf", "m-00003-of-00003.gguf"]);
     assert_eq!(stdout(&o).lines().count(), 5 + 4);
     // A manifest of the merged file checks the set.
     std::fs::write(dir.join("merged.manifest"), &merged).unwrap();
-    let o = run_in(&dir, &["--check", "merged.manifest", "m-00001-of-00003.gguf"]);
+    let o = hash_in(&dir, &["--check", "merged.manifest", "m-00001-of-00003.gguf"]);
     assert_eq!(code(&o), 0, "{}", stdout(&o));
     std::fs::remove_file(dir.join("m-00003-of-00003.gguf")).unwrap();
-    let o = run_in(&dir, &["m-00001-of-00003.gguf"]);
+    let o = hash_in(&dir, &["m-00001-of-00003.gguf"]);
     assert_eq!(code(&o), 2);
     assert!(stderr(&o).contains("shard of the split set m-00001-of-00003.gguf is missing"), "{}", stderr(&o));
-    std::fs::remove_dir_all(&dir).ok();
 }

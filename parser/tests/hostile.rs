@@ -6,21 +6,21 @@
 //! generous deadline, not a timing assertion) and the size of the output.
 
 use std::io::Write;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Child, Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
 use gguf_validate::types::GgmlType;
 use gguf_validate::write::{GgufModel, OwnedTensor, OwnedValue};
 
+mod support;
+
+use support::cli::{BIN, clean, code, command, stdout};
+use support::root;
+use support::tmp::TempDir;
+
 /// Runs longer than this are a hang (the test fails; it never waits on).
 const DEADLINE: Duration = Duration::from_secs(120);
-
-fn bin() -> Command {
-    let mut c = Command::new(env!("CARGO_BIN_EXE_gguf-validate"));
-    c.env_remove("NO_COLOR").stdin(Stdio::null());
-    c
-}
 
 /// Drains a pipe on its own thread (a full pipe would block the child).
 fn drain(pipe: Option<impl std::io::Read + Send + 'static>) -> std::thread::JoinHandle<Vec<u8>> {
@@ -51,24 +51,9 @@ fn finish(mut child: Child) -> Output {
     }
 }
 
+/// The binary in `dir`, failing the test past [`DEADLINE`].
 fn run_in(dir: &Path, args: &[&str]) -> Output {
-    finish(bin().args(args).current_dir(dir).stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().expect("spawn"))
-}
-
-fn code(o: &Output) -> i32 {
-    o.status.code().expect("exit code")
-}
-
-fn text(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stdout).into_owned()
-}
-
-/// A fresh temporary directory for one test.
-fn tempdir(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("gguf-hostile-{}-{name}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).expect("temp dir");
-    dir
+    finish(command().args(args).current_dir(dir).stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().expect("spawn"))
 }
 
 /// `n` F32 tensor infos of `elements` each at data offset `offset_of(i)`,
@@ -100,7 +85,7 @@ fn many_tensors_over_one_sparse_region_scan_it_once() {
     // 50,000 infos, each claiming the same 1 GiB (a sparse file): before,
     // one task per 8 MiB of declared data (6,400,000 tasks) and a scan of
     // 50 TiB; now the region is read once.
-    let dir = tempdir("sparse");
+    let dir = TempDir::new("hostile-sparse");
     let path = dir.join("shared.gguf");
     let gib = 1u64 << 30;
     tensors_file(&path, 50_000, gib / 4, |_| 0, gib, &[]);
@@ -111,12 +96,11 @@ fn many_tensors_over_one_sparse_region_scan_it_once() {
     assert_eq!(data["bytes_checked"], gib);
     assert_eq!(data["bytes_claimed"], 50_000 * gib);
     assert!(o.stdout.len() < 200_000, "{} bytes of output", o.stdout.len());
-    std::fs::remove_dir_all(&dir).ok();
 }
 
 #[test]
 fn many_tensors_over_one_dense_region_scan_it_once() {
-    let dir = tempdir("dense");
+    let dir = TempDir::new("hostile-dense");
     let path = dir.join("dense.gguf");
     let region = 16u64 << 20;
     let mut dense: Vec<u8> = (0..region / 4).flat_map(|i| (i as f32).to_le_bytes()).collect();
@@ -131,12 +115,11 @@ fn many_tensors_over_one_dense_region_scan_it_once() {
     assert_eq!(data["findings"], 1, "the NaN counts once, for the first tensor that claims it");
     assert_eq!(data["per_tensor"][0]["name"], "t0");
     assert!(o.stdout.len() < 200_000);
-    std::fs::remove_dir_all(&dir).ok();
 }
 
 #[test]
 fn many_empty_tensors_give_a_small_report() {
-    let dir = tempdir("empty");
+    let dir = TempDir::new("hostile-empty");
     let path = dir.join("empty.gguf");
     tensors_file(&path, 200_000, 0, |_| 0, 0, &[]);
     let o = run_in(&dir, &["--check-data", "--format", "json", "empty.gguf"]);
@@ -149,7 +132,7 @@ fn many_empty_tensors_give_a_small_report() {
 
 #[test]
 fn max_data_findings_is_honoured_exactly_or_refused() {
-    let dir = tempdir("findings");
+    let dir = TempDir::new("hostile-findings");
     let path = dir.join("nan.gguf");
     let nans: Vec<u8> = (0..3000).flat_map(|_| f32::NAN.to_le_bytes()).collect();
     tensors_file(&path, 1, 3000, |_| 0, nans.len() as u64, &nans);
@@ -169,26 +152,25 @@ fn max_data_findings_is_honoured_exactly_or_refused() {
 #[cfg(unix)]
 #[test]
 fn devices_and_links_to_them_are_refused_at_once() {
-    let dir = tempdir("devices");
+    let dir = TempDir::new("hostile-devices");
     std::os::unix::fs::symlink("/dev/zero", dir.join("model.gguf")).expect("symlink");
     for target in ["/dev/zero", "/dev/urandom", "model.gguf"] {
         let o = run_in(&dir, &[target]);
         assert_eq!(code(&o), 2, "{target}");
-        assert!(text(&o).contains("character device, not a regular file"), "{}", text(&o));
+        assert!(stdout(&o).contains("character device, not a regular file"), "{}", stdout(&o));
     }
     // With consent, a device is read up to the limit, never without end.
     let o = run_in(&dir, &["--allow-special-files", "--special-file-limit", "1000000", "/dev/zero"]);
     assert_eq!(code(&o), 2);
-    assert!(text(&o).contains("more than 1000000 bytes"), "{}", text(&o));
+    assert!(stdout(&o).contains("more than 1000000 bytes"), "{}", stdout(&o));
     // A block device node, where this test may make one (root).
     let node = dir.join("disk.gguf");
     let made = Command::new("mknod").arg(&node).args(["b", "7", "200"]).status().is_ok_and(|s| s.success());
     if made {
         let o = run_in(&dir, &["disk.gguf"]);
         assert_eq!(code(&o), 2);
-        assert!(text(&o).contains("block device"), "{}", text(&o));
+        assert!(stdout(&o).contains("block device"), "{}", stdout(&o));
     }
-    std::fs::remove_dir_all(&dir).ok();
 }
 
 #[cfg(unix)]
@@ -199,16 +181,15 @@ fn mkfifo(path: &Path) -> bool {
 #[cfg(unix)]
 #[test]
 fn a_fifo_never_hangs_the_run_and_the_other_files_are_reported() {
-    let dir = tempdir("fifo");
+    let dir = TempDir::new("hostile-fifo");
     if !mkfifo(&dir.join("pipe.gguf")) {
         return;
     }
-    let root = Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/.."));
-    std::fs::copy(root.join("corpus/gguf/y_base.gguf"), dir.join("a.gguf")).unwrap();
-    std::fs::copy(root.join("corpus/gguf/n_key_empty.gguf"), dir.join("b.gguf")).unwrap();
+    std::fs::copy(root().join("corpus/gguf/y_base.gguf"), dir.join("a.gguf")).unwrap();
+    std::fs::copy(root().join("corpus/gguf/n_key_empty.gguf"), dir.join("b.gguf")).unwrap();
     let o = run_in(&dir, &["a.gguf", "pipe.gguf", "b.gguf"]);
     assert_eq!(code(&o), 2);
-    let out = text(&o);
+    let out = stdout(&o);
     assert!(out.contains("a.gguf: valid"), "{out}");
     assert!(out.contains("pipe.gguf: ERROR cannot read the file: is a FIFO"), "{out}");
     assert!(out.contains("b.gguf: INVALID"), "{out}");
@@ -219,20 +200,18 @@ fn a_fifo_never_hangs_the_run_and_the_other_files_are_reported() {
     let v: serde_json::Value = serde_json::from_slice(&o.stdout).expect("a complete JSON document");
     assert_eq!(v["files"][0]["valid"], true);
     assert!(v["files"][1]["error"].as_str().unwrap().contains("timed out"), "{v}");
-    std::fs::remove_dir_all(&dir).ok();
 }
 
 #[cfg(unix)]
 #[test]
 fn an_allowed_fifo_with_a_writer_is_validated() {
-    let dir = tempdir("fifo-writer");
+    let dir = TempDir::new("hostile-fifo-writer");
     let pipe = dir.join("pipe.gguf");
     if !mkfifo(&pipe) {
         return;
     }
-    let root = Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/.."));
-    let bytes = std::fs::read(root.join("corpus/gguf/y_base.gguf")).unwrap();
-    let child = bin()
+    let bytes = std::fs::read(root().join("corpus/gguf/y_base.gguf")).unwrap();
+    let child = command()
         .args(["--allow-special-files", "--timeout", "60", "pipe.gguf"])
         .current_dir(&dir)
         .stdout(Stdio::piped())
@@ -241,67 +220,69 @@ fn an_allowed_fifo_with_a_writer_is_validated() {
         .unwrap();
     std::fs::OpenOptions::new().write(true).open(&pipe).unwrap().write_all(&bytes).unwrap();
     let o = finish(child);
-    assert_eq!(code(&o), 0, "{}", text(&o));
-    std::fs::remove_dir_all(&dir).ok();
+    assert_eq!(code(&o), 0, "{}", stdout(&o));
 }
 
 #[test]
 fn a_file_named_like_a_subcommand_or_option_cannot_hijack_the_command_line() {
-    let dir = tempdir("hijack");
-    let root = Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/.."));
-    std::fs::copy(root.join("corpus/gguf/y_base.gguf"), dir.join("dump")).unwrap();
-    std::fs::copy(root.join("corpus/gguf/n_key_empty.gguf"), dir.join("bad.gguf")).unwrap();
+    let dir = TempDir::new("hostile-hijack");
+    std::fs::copy(root().join("corpus/gguf/y_base.gguf"), dir.join("dump")).unwrap();
+    std::fs::copy(root().join("corpus/gguf/n_key_empty.gguf"), dir.join("bad.gguf")).unwrap();
     // What `gguf-validate *` expands to.
     let o = run_in(&dir, &["bad.gguf", "dump"]);
     assert_eq!(code(&o), 1, "not a subcommand when not first");
     let o = run_in(&dir, &["dump", "bad.gguf"]);
-    assert_eq!(code(&o), 2, "{}", text(&o));
+    assert_eq!(code(&o), 2, "{}", stdout(&o));
     let err = String::from_utf8_lossy(&o.stderr);
     assert!(err.contains("both a subcommand and a file") && err.contains("./dump") && err.contains("--"), "{err}");
     assert_eq!(code(&run_in(&dir, &["--", "dump", "bad.gguf"])), 1);
     assert_eq!(code(&run_in(&dir, &["./dump", "bad.gguf"])), 1);
     // An option that is also a file name.
-    std::fs::copy(root.join("corpus/gguf/y_base.gguf"), dir.join("--help")).unwrap();
+    std::fs::copy(root().join("corpus/gguf/y_base.gguf"), dir.join("--help")).unwrap();
     let o = run_in(&dir, &["--help", "bad.gguf"]);
     assert_eq!(code(&o), 2);
     assert!(String::from_utf8_lossy(&o.stderr).contains("both an option and a file"));
-    std::fs::remove_dir_all(&dir).ok();
 }
 
 #[cfg(unix)]
 #[test]
 fn file_names_cannot_forge_output_lines() {
     use std::os::unix::ffi::OsStrExt;
-    let dir = tempdir("names");
-    let root = Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/.."));
+    let dir = TempDir::new("hostile-names");
     let forged = "x.gguf: valid\n\x1b[32mok\u{202e}.gguf";
-    std::fs::copy(root.join("corpus/gguf/n_key_empty.gguf"), dir.join(forged)).unwrap();
+    std::fs::copy(root().join("corpus/gguf/n_key_empty.gguf"), dir.join(forged)).unwrap();
     let raw = std::ffi::OsStr::from_bytes(b"bad\xff.gguf");
-    std::fs::copy(root.join("corpus/gguf/n_key_empty.gguf"), dir.join(raw)).unwrap();
+    std::fs::copy(root().join("corpus/gguf/n_key_empty.gguf"), dir.join(raw)).unwrap();
     let o = finish(
-        bin().arg(forged).arg(raw).current_dir(&dir).stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().unwrap(),
+        command().arg(forged).arg(raw).current_dir(&dir).stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().unwrap(),
     );
     assert_eq!(code(&o), 1);
-    let out = text(&o);
+    let out = stdout(&o);
     assert!(!out.contains('\x1b') && !out.contains('\u{202e}'), "{out:?}");
     assert!(!out.lines().any(|l| l == "x.gguf: valid"), "{out}");
     assert!(out.contains("x.gguf: valid\\n\\u{1b}[32mok\\u{202e}.gguf: INVALID"), "{out}");
     assert!(out.contains("bad\\xff.gguf: INVALID"), "{out}");
     // JSON: exact for UTF-8 paths (JSON escapes them), escaped otherwise.
     let o = finish(
-        bin().args(["--format", "json"]).arg(forged).arg(raw).current_dir(&dir).stdout(Stdio::piped()).spawn().unwrap(),
+        command()
+            .args(["--format", "json"])
+            .arg(forged)
+            .arg(raw)
+            .current_dir(&dir)
+            .stdout(Stdio::piped())
+            .spawn()
+            .unwrap(),
     );
     let v: serde_json::Value = serde_json::from_slice(&o.stdout).expect("json");
     assert_eq!(v["files"][0]["path"], forged);
     assert_eq!(v["files"][1]["path"], "bad\\xff.gguf");
-    std::fs::remove_dir_all(&dir).ok();
 }
 
 #[test]
 fn metadata_validation_of_a_large_sparse_file_reads_only_the_metadata() {
     // 4 GiB of declared data, sparse: validation (no --check-data) must not
     // read it, with or without the old --no-mmap flag.
-    let dir = tempdir("large");
+    let dir = TempDir::new("hostile-large");
     let path = dir.join("large.gguf");
     tensors_file(&path, 1, 1 << 30, |_| 0, 4 << 30, &[]);
     for extra in [&[][..], &["--no-mmap"][..]] {
@@ -315,7 +296,6 @@ fn metadata_validation_of_a_large_sparse_file_reads_only_the_metadata() {
             None => assert_eq!(code(&run_in(&dir, &args)), 0),
         }
     }
-    std::fs::remove_dir_all(&dir).ok();
 }
 
 /// Peak RSS in kB of a run of the binary, when `/usr/bin/time` is there.
@@ -325,7 +305,7 @@ fn peak_rss_kb(dir: &Path, args: &[&str]) -> Option<(i32, u64)> {
         return None;
     }
     let mut c = Command::new(time);
-    c.args(["-f", "maxrss_kb=%M"]).arg(env!("CARGO_BIN_EXE_gguf-validate")).args(args);
+    clean(&mut c).args(["-f", "maxrss_kb=%M"]).arg(BIN).args(args);
     let o = finish(c.current_dir(dir).stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().unwrap());
     let err = String::from_utf8_lossy(&o.stderr);
     let kb = err.lines().find_map(|l| l.strip_prefix("maxrss_kb="))?.trim().parse().ok()?;
@@ -334,7 +314,7 @@ fn peak_rss_kb(dir: &Path, args: &[&str]) -> Option<(i32, u64)> {
 
 #[test]
 fn many_keys_cost_a_small_multiple_of_the_file() {
-    let dir = tempdir("keys");
+    let dir = TempDir::new("hostile-keys");
     let mut m = GgufModel::new();
     m.kv("general.architecture", OwnedValue::str("plain"));
     for i in 0..500_000u32 {
@@ -350,12 +330,11 @@ fn many_keys_cost_a_small_multiple_of_the_file() {
     // Metadata, one 72-byte entry per pair and a sort order: about 4x the
     // file (it was 7x), plus the process's own few MB.
     assert!(kb < 6 * file_kb + 8_000, "peak RSS {kb} kB for a {file_kb} kB file of 500,000 keys");
-    std::fs::remove_dir_all(&dir).ok();
 }
 
 #[test]
 fn many_unknown_type_ids_keep_the_summary_small() {
-    let dir = tempdir("types");
+    let dir = TempDir::new("hostile-types");
     let mut m = GgufModel::new();
     m.kv("general.architecture", OwnedValue::str("plain"));
     for i in 0..20_000u32 {
@@ -376,5 +355,4 @@ fn many_unknown_type_ids_keep_the_summary_small() {
     let total: u64 = types.values().map(|n| n.as_u64().unwrap()).sum();
     assert_eq!(total, 20_000, "every tensor counted");
     assert!(o.stdout.len() < 100_000, "{} bytes", o.stdout.len());
-    std::fs::remove_dir_all(&dir).ok();
 }

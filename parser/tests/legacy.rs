@@ -5,7 +5,6 @@
 #![allow(clippy::disallowed_macros, clippy::expect_used, clippy::unwrap_used)]
 
 use std::collections::BTreeSet;
-use std::path::PathBuf;
 
 use gguf_validate::legacy::rwkv::RwkvArch;
 use gguf_validate::legacy::write::{GgmlWriter, RwkvParamSpec, RwkvWriter, TinyRwkv};
@@ -15,6 +14,12 @@ use gguf_validate::parse::LegacyFormat;
 use gguf_validate::rules::{Level, Profile};
 use gguf_validate::types::GgmlType;
 use gguf_validate::{Options, Report, validate_bytes};
+
+mod support;
+
+use support::cli::run;
+use support::root;
+use support::tmp::TempDir;
 
 // ---------------------------------------------------------------- helpers
 
@@ -800,37 +805,29 @@ fn report_snapshots() {
 
 // ---------------------------------------------------------------- CLI
 
-fn temp_file(name: &str, bytes: &[u8]) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("gguf-validate-legacy-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let path = dir.join(name);
-    std::fs::write(&path, bytes).unwrap();
-    path
-}
-
 #[test]
 fn cli_exit_codes_and_format_names() {
-    let bin = env!("CARGO_BIN_EXE_gguf-validate");
-    let rwkv = temp_file("tiny-rwkv.bin", &mini(RwkvArch::V5_2).to_bytes());
-    let out = std::process::Command::new(bin).arg(&rwkv).output().unwrap();
+    let dir = TempDir::new("legacy-cli");
+    let rwkv = dir.join("tiny-rwkv.bin");
+    std::fs::write(&rwkv, mini(RwkvArch::V5_2).to_bytes()).unwrap();
+    let out = run(&[rwkv.to_str().unwrap()]);
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert_eq!(out.status.code(), Some(0), "{stdout}");
     assert!(stdout.contains("valid"), "{stdout}");
     assert!(stdout.contains("rwkv.cpp v101"), "{stdout}");
     assert!(stdout.contains("rwkv-v5.2"), "{stdout}");
 
-    let ggjt = temp_file("tiny-ggjt.bin", &ggjt3().to_bytes());
-    let out = std::process::Command::new(bin).arg(&ggjt).output().unwrap();
+    let ggjt = dir.join("tiny-ggjt.bin");
+    std::fs::write(&ggjt, ggjt3().to_bytes()).unwrap();
+    let out = run(&[ggjt.to_str().unwrap()]);
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert_eq!(out.status.code(), Some(1), "{stdout}");
     assert!(stdout.contains("this is a GGJT v3 model file, not GGUF"), "{stdout}");
 
-    let out = std::process::Command::new(bin).args(["--format", "json"]).arg(&ggjt).output().unwrap();
+    let out = run(&["--format", "json", ggjt.to_str().unwrap()]);
     let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(doc["files"][0]["format"], "ggjt");
     assert_eq!(doc["files"][0]["valid"], false);
-    let _ = std::fs::remove_file(rwkv);
-    let _ = std::fs::remove_file(ggjt);
 }
 
 // ---------------------------------------------------------------- corpus/legacy
@@ -891,7 +888,7 @@ fn expectation(bytes: &[u8]) -> serde_json::Value {
 /// its y_/n_/i_ prefix.
 #[test]
 fn corpus_legacy_is_generated_and_expected() {
-    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../corpus/legacy");
+    let dir = root().join("corpus/legacy");
     let bless = std::env::var_os("BLESS").is_some();
     if bless {
         std::fs::create_dir_all(&dir).unwrap();

@@ -8,13 +8,16 @@
 
 mod support;
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::{Command, Output};
 
 use gguf_validate::limits::{self, MetadataLimits};
 use gguf_validate::types::ValueType;
 use gguf_validate::write::{GgufModel, OwnedValue};
 use gguf_validate::{Options, Profile, validate_bytes};
+use support::cli::{BIN, clean};
+use support::root;
+use support::tmp::TempDir;
 
 /// Errors and warnings (infos aside) of `bytes` under `limits`.
 fn rules_with(bytes: &[u8], limits: MetadataLimits) -> Vec<&'static str> {
@@ -183,32 +186,24 @@ fn a_source_reads_no_more_than_the_cap() {
 
 // ---- declared sizes in sparse files, from disk and over HTTP ----
 
-fn root() -> &'static Path {
-    Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/.."))
-}
-
 /// A sparse file: `head` at offset 0, holes up to `len` (created by the
-/// test and removed when dropped).
-struct Sparse(PathBuf);
+/// test in its own temporary directory, removed when dropped).
+struct Sparse {
+    path: PathBuf,
+    _dir: TempDir,
+}
 
 impl Sparse {
     fn new(name: &str, parts: &[(u64, Vec<u8>)], len: u64) -> Sparse {
         use std::os::unix::fs::FileExt;
-        let dir = std::env::temp_dir().join(format!("gguf-sparse-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
+        let dir = TempDir::new("sparse");
         let path = dir.join(name);
         let f = std::fs::File::create(&path).unwrap();
         for (at, bytes) in parts {
             f.write_all_at(bytes, *at).unwrap();
         }
         f.set_len(len).unwrap_or_else(|e| panic!("this file system cannot hold a sparse file of {len} bytes: {e}"));
-        Sparse(path)
-    }
-}
-
-impl Drop for Sparse {
-    fn drop(&mut self) {
-        std::fs::remove_file(&self.0).ok();
+        Sparse { path, _dir: dir }
     }
 }
 
@@ -264,12 +259,11 @@ fn cases() -> Vec<(&'static str, Parts, u64, &'static str)> {
 /// The CLI under a 1 GiB address-space ceiling: an allocation sized by a
 /// declared count would abort it.
 fn run_bounded(args: &[&str]) -> Output {
-    let exe = env!("CARGO_BIN_EXE_gguf-validate");
-    let mut script = format!("ulimit -v {}; exec '{exe}'", 1 << 20);
+    let mut script = format!("ulimit -v {}; exec '{BIN}'", 1 << 20);
     for a in args {
         script.push_str(&format!(" '{a}'"));
     }
-    Command::new("sh")
+    clean(&mut Command::new("sh"))
         .arg("-c")
         .arg(script)
         .current_dir(root())
@@ -299,14 +293,14 @@ fn sparse_files_declaring_huge_sizes_stop_at_the_caps_from_disk() {
     for (name, parts, len, path) in cases() {
         let f = Sparse::new(name, &parts, len);
         let started = std::time::Instant::now();
-        let out = run_bounded(&["--format", "json", f.0.to_str().unwrap()]);
+        let out = run_bounded(&["--format", "json", f.path.to_str().unwrap()]);
         let d = metadata_limit_of(&out);
         assert_eq!(d["rule"], "metadata-limit", "{name}: {d}");
         assert_eq!(d["path"], path, "{name}");
         // Generous: the point is minutes and gigabytes before the caps.
         assert!(started.elapsed().as_secs() < 30, "{name} took {:?}", started.elapsed());
         // `hash` reads the metadata under the same caps: a clear refusal.
-        let out = run_bounded(&["hash", f.0.to_str().unwrap()]);
+        let out = run_bounded(&["hash", f.path.to_str().unwrap()]);
         assert_eq!(out.status.code(), Some(2), "{name}: {}", String::from_utf8_lossy(&out.stderr));
     }
 }
@@ -318,7 +312,7 @@ fn raising_the_cap_lets_a_larger_metadata_through_and_lowering_it_stops_it() {
     let mut parts = parts;
     parts[0].1[16..24].copy_from_slice(&5u64.to_le_bytes());
     let f = Sparse::new("strings-300m.gguf", &parts, 8 << 30);
-    let path = f.0.to_str().unwrap();
+    let path = f.path.to_str().unwrap();
     let d = metadata_limit_of(&run_bounded(&["--format", "json", path]));
     assert_eq!(d["path"], "kv[4] k4", "the default stops at the fifth: {d}");
     let out = run_bounded(&["--format", "json", "--max-metadata", "512MiB", path]);
@@ -343,7 +337,7 @@ fn a_server_declaring_huge_sizes_costs_no_more_than_the_caps() {
     let mut sparse = Vec::new();
     for (name, parts, len, path) in cases() {
         let f = Sparse::new(name, &parts, len);
-        server.route(&format!("/{name}"), Answer::File(File::of(Body::Disk { path: f.0.clone(), len })));
+        server.route(&format!("/{name}"), Answer::File(File::of(Body::Disk { path: f.path.clone(), len })));
         sparse.push((f, name, path));
     }
     for (_f, name, path) in &sparse {

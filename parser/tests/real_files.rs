@@ -5,12 +5,11 @@
 
 mod support;
 
-use std::path::Path;
-
 use gguf_validate::{Level, Options, Profile, validate_bytes};
+use support::root;
 
 fn corpus(name: &str) -> Vec<u8> {
-    std::fs::read(Path::new(env!("CARGO_MANIFEST_DIR")).join("../corpus/gguf-py").join(name)).expect("committed sample")
+    std::fs::read(root().join("corpus/gguf-py").join(name)).expect("committed sample")
 }
 
 #[test]

@@ -8,61 +8,15 @@
 
 mod support;
 
-use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::Output;
 use std::time::Duration;
 
 use gguf_validate::types::GgmlType;
 use gguf_validate::write::{GgufModel, OwnedTensor, OwnedValue};
+use support::cli::{code, json, run, run_env, text};
 use support::http::{Answer, Body, File, Server};
-
-fn root() -> &'static Path {
-    Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/.."))
-}
-
-/// The CLI with no proxy, token, hub or CA settings from the environment
-/// (plus `env`).
-fn run_env(args: &[&str], env: &[(&str, &str)]) -> Output {
-    let mut c = Command::new(env!("CARGO_BIN_EXE_gguf-validate"));
-    c.args(args).current_dir(root()).env_remove("NO_COLOR");
-    for v in [
-        "HTTP_PROXY",
-        "http_proxy",
-        "HTTPS_PROXY",
-        "https_proxy",
-        "ALL_PROXY",
-        "all_proxy",
-        "NO_PROXY",
-        "no_proxy",
-        "HF_TOKEN",
-        "HF_ENDPOINT",
-        "SSL_CERT_FILE",
-        "SSL_CERT_DIR",
-    ] {
-        c.env_remove(v);
-    }
-    for (k, v) in env {
-        c.env(k, v);
-    }
-    c.output().expect("run gguf-validate")
-}
-
-fn run(args: &[&str]) -> Output {
-    run_env(args, &[])
-}
-
-fn code(o: &Output) -> i32 {
-    o.status.code().expect("exit code")
-}
-
-/// stdout and stderr together.
-fn text(o: &Output) -> String {
-    format!("{}{}", String::from_utf8_lossy(&o.stdout), String::from_utf8_lossy(&o.stderr))
-}
-
-fn json(o: &Output) -> serde_json::Value {
-    serde_json::from_slice(&o.stdout).unwrap_or_else(|e| panic!("{e}: {}", text(o)))
-}
+use support::root;
+use support::tmp::TempDir;
 
 /// A model with `keys` extra keys (metadata of about 30 bytes each) and
 /// one F32 tensor of `elems` elements.
@@ -80,13 +34,6 @@ fn model(keys: usize, elems: u64) -> Vec<u8> {
 /// Where the data section starts (the metadata's length).
 fn metadata_len(bytes: &[u8]) -> u64 {
     gguf_validate::validate_bytes(bytes, &gguf_validate::Options::default()).summary.data_offset.unwrap()
-}
-
-fn temp_dir(name: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("gguf-remote-{name}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&d);
-    std::fs::create_dir_all(&d).unwrap();
-    d
 }
 
 /// A file entry without what depends on where it was read from.
@@ -128,13 +75,12 @@ fn metadata_is_fetched_in_growing_ranges_each_byte_once() {
     assert!(served >= meta && served <= 2 * meta, "{served} bytes for {meta} of metadata");
     assert!(ranges.len() <= 4, "{ranges:?}");
     // The same verdict, findings and facts as the file on disk.
-    let dir = temp_dir("counts");
+    let dir = TempDir::new("remote-counts");
     let local = dir.join("m.gguf");
     std::fs::write(&local, &bytes).unwrap();
     let lv = json(&run(&["--format", "json", local.to_str().unwrap()]));
     assert_eq!(without_origin(v["files"][0].clone()), without_origin(lv["files"][0].clone()));
     assert_eq!(v["schema_version"], 5);
-    std::fs::remove_dir_all(&dir).ok();
 }
 
 #[test]
@@ -309,7 +255,7 @@ fn https_with_a_certificate_made_for_the_test() {
     let key_der = rustls::pki_types::PrivateKeyDer::Pkcs8(key.key_pair.serialize_der().into());
     let server = Server::start_tls(cert_der, key_der);
     server.file("/m.gguf", File::new(model(10, 1024)));
-    let dir = temp_dir("tls");
+    let dir = TempDir::new("remote-tls");
     let ca = dir.join("ca.pem");
     std::fs::write(&ca, key.cert.pem()).unwrap();
     let url = server.url("/m.gguf");
@@ -335,7 +281,6 @@ fn https_with_a_certificate_made_for_the_test() {
     let bad = dir.join("bad.pem");
     std::fs::write(&bad, "not a certificate").unwrap();
     assert_eq!(code(&run(&["--ca-cert", bad.to_str().unwrap(), &url])), 2);
-    std::fs::remove_dir_all(&dir).ok();
 }
 
 #[test]
@@ -421,7 +366,7 @@ fn hash_and_check_data_over_http_equal_the_local_file() {
     m.tensor(OwnedTensor::zeroed("v", &[1000], GgmlType::F16).unwrap());
     m.canonical();
     let bytes = m.to_bytes();
-    let dir = temp_dir("hash");
+    let dir = TempDir::new("remote-hash");
     let local = dir.join("m.gguf");
     std::fs::write(&local, &bytes).unwrap();
     let server = Server::start();
@@ -453,7 +398,6 @@ fn hash_and_check_data_over_http_equal_the_local_file() {
     let o = run(&["hash", "--check", manifest.to_str().unwrap(), &url]);
     assert_eq!(code(&o), 0, "{}", text(&o));
     assert!(text(&o).contains("OK"));
-    std::fs::remove_dir_all(&dir).ok();
 }
 
 #[test]
@@ -475,7 +419,7 @@ fn a_fleet_is_validated_in_input_order_over_bounded_connections() {
         }
         urls.push(server.url(&path));
     }
-    let dir = temp_dir("fleet");
+    let dir = TempDir::new("remote-fleet");
     let list = dir.join("urls.txt");
     std::fs::write(&list, urls.join("\n")).unwrap();
     let o = run(&["--format", "jsonl", "--jobs", "3", "--files-from", list.to_str().unwrap()]);
@@ -493,7 +437,6 @@ fn a_fleet_is_validated_in_input_order_over_bounded_connections() {
     }
     assert!(server.max_in_flight() <= 3, "{} requests at once", server.max_in_flight());
     assert!(server.max_in_flight() >= 2, "files were read concurrently");
-    std::fs::remove_dir_all(&dir).ok();
 }
 
 #[test]
@@ -729,7 +672,7 @@ fn no_query_is_shown_whatever_precedes_it_in_any_format() {
         server.url("/set/tiny-00002-of-00003.gguf?X-Amz-Signature=SECRET"),
         format!("http://user:SECRET@127.0.0.1:{}/m.gguf", server.addr.port()),
     ];
-    let out = temp_dir("redact");
+    let out = TempDir::new("remote-redact");
     let (sarif, junit) = (out.join("r.sarif"), out.join("r.xml"));
     for format in ["human", "json", "jsonl", "sarif", "junit", "github"] {
         let mut args = vec![
@@ -753,7 +696,6 @@ fn no_query_is_shown_whatever_precedes_it_in_any_format() {
     // The URLs that are valid were read (the set's three shards too).
     assert!(server.log().iter().any(|l| l.path.starts_with("/m.gguf%20?")));
     assert!(server.log().iter().any(|l| l.path.starts_with("/set/tiny-00003-of-00003.gguf?")));
-    std::fs::remove_dir_all(&out).ok();
 }
 
 #[test]

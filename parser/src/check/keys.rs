@@ -291,5 +291,6 @@ pub(crate) fn check_required(file: &GgufFile<'_>, tensors: &TensorFacts, sink: &
     }
 }
 
-/// Offset reported for a missing key: the header's kv_count field.
-pub(crate) const KV_SECTION: u64 = 16;
+/// Kept under its old path for `tokenizer.rs`, which names it
+/// `super::keys::KV_SECTION`; the constant lives in `check/mod.rs`.
+pub(crate) use super::KV_SECTION;

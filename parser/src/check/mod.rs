@@ -39,6 +39,11 @@ use crate::limits;
 use crate::parse::{self, Detected, NeedMoreData, ParseOutcome, Parsed};
 use crate::report::{Examined, FileFormat, Options, Report, Sink, Summary};
 
+/// Offset reported for a missing key: the header's kv_count field. Here,
+/// not in one family's module, because several families report missing
+/// keys (`keys`, `split`, `model`, `model_tensors`, `tokenizer`).
+pub(crate) const KV_SECTION: u64 = 16;
+
 /// Why a check could not finish with the bytes at hand.
 #[derive(Debug)]
 pub(crate) enum Stop {

@@ -134,7 +134,7 @@ pub(crate) fn check_model(
         return;
     };
     if tensors.is_empty() {
-        sink.emit(RuleId::ModelNotChecked, super::keys::KV_SECTION, || "tensors".into(), || {
+        sink.emit(RuleId::ModelNotChecked, super::KV_SECTION, || "tensors".into(), || {
             "the file has no tensors (a vocabulary-only file): required hyper-parameters and tensors were not checked".into()
         });
         examined.push(Examined::partly(
@@ -154,7 +154,7 @@ pub(crate) fn check_model(
     match super::model_tensors::check(file, table, tensors, sink) {
         super::model_tensors::TensorScope::Checked => examined.push(Examined::checked("model")),
         super::model_tensors::TensorScope::NamesNotChecked => {
-            sink.emit(RuleId::ModelNotChecked, super::keys::KV_SECTION, || "tensors".into(), || {
+            sink.emit(RuleId::ModelNotChecked, super::KV_SECTION, || "tensors".into(), || {
                 format!("llama.cpp's loader for `{arch}` ({}) builds some tensor names at run time: unknown tensor names were not checked", table.class)
             });
             examined.push(Examined::partly("model", "tensor names not checked (names built at run time)"));
@@ -164,7 +164,7 @@ pub(crate) fn check_model(
 }
 
 fn general_type_offset(file: &GgufFile<'_>) -> u64 {
-    file.get("general.type").map_or(super::keys::KV_SECTION, KeyValue::value_offset)
+    file.get("general.type").map_or(super::KV_SECTION, KeyValue::value_offset)
 }
 
 /// Runs the `model-*` hyper-parameter rules for the architecture `arch`;

@@ -460,7 +460,7 @@ pub(crate) fn check_required_keys(meta: &GgufFile<'_>, table: &ArchTable, sink: 
         if meta.get(&key).is_none() {
             sink.emit(
                 RuleId::ModelKeyMissing,
-                super::keys::KV_SECTION,
+                super::KV_SECTION,
                 || "kv".into(),
                 || format!("`{key}` is missing; llama.cpp requires it for architecture `{arch}` and refuses the file"),
             );
@@ -476,7 +476,7 @@ pub(crate) fn check_required_keys(meta: &GgufFile<'_>, table: &ArchTable, sink: 
         let here = if seen.is_empty() { String::new() } else { format!(" (here {})", seen.join(", ")) };
         sink.emit(
             RuleId::ModelKeyMissing,
-            super::keys::KV_SECTION,
+            super::KV_SECTION,
             || "kv".into(),
             || {
                 format!(

@@ -11,7 +11,7 @@ use crate::report::Sink;
 use crate::rules::RuleId;
 use crate::split_name;
 
-use super::keys::KV_SECTION;
+use super::KV_SECTION;
 use super::kv::kv_path;
 
 /// Runs the `split-*` rules that one shard can answer.

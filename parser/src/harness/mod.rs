@@ -15,8 +15,10 @@
 //! [`quant`] does the same for quantizers: f32 rows in, blocks out,
 //! compared with the reference quantizer of `gguf-numerics`.
 //!
-//! [`report`] renders campaign reports as text; the CLI's `fuzz-writer`,
-//! `fuzz-quantizer` and `write-model` are thin front ends over this module.
+//! Each campaign renders its own report as text
+//! ([`writer::campaign_text`], [`quant::quant_text`]) from the pieces
+//! they share in [`report`]; the CLI's `fuzz-writer`, `fuzz-quantizer` and
+//! `write-model` are thin front ends over this module.
 #![forbid(unsafe_code)]
 #![deny(missing_docs)]
 

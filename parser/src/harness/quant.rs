@@ -17,10 +17,12 @@
 //! findings; the other differences are reported with a reproducer too.
 
 use std::collections::BTreeMap;
+use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use crate::harness::process::{self, RunOutcome};
+use crate::harness::report::time;
 use crate::harness::{Kind, SplitMix};
 use crate::numerics::{self, GgmlType, dequantize_to_vec, error_bound, quantize_chunk};
 
@@ -624,8 +626,7 @@ pub fn run_quant_campaign(q: &mut dyn Quantizer, opts: &QuantOptions) -> Result<
     if let Some(dir) = &opts.findings_dir {
         let json = serde_json::to_string_pretty(&report).map_err(|e| e.to_string())?;
         std::fs::write(dir.join("summary.json"), json).map_err(|e| e.to_string())?;
-        std::fs::write(dir.join("summary.txt"), crate::harness::report::quant_text(&report, true))
-            .map_err(|e| e.to_string())?;
+        std::fs::write(dir.join("summary.txt"), quant_text(&report, true)).map_err(|e| e.to_string())?;
     }
     Ok(report)
 }
@@ -670,6 +671,52 @@ fn save_quant(
     std::fs::write(sub.join("report.txt"), text).map_err(|e| e.to_string())?;
     g.dir = Some(name);
     Ok(())
+}
+
+/// A quantizer campaign's summary.
+pub fn quant_text(r: &QuantReport, timings: bool) -> String {
+    let mut s = String::new();
+    let _ = writeln!(s, "fuzz-quantizer: {}", r.quantizer);
+    let _ = writeln!(
+        s,
+        "  {} rows in {} runs, {}, stopped by {}; seed {}",
+        r.rows,
+        r.runs,
+        time(r.elapsed.as_secs_f64(), timings),
+        r.stopped_by,
+        r.seed
+    );
+    let _ = writeln!(
+        s,
+        "  {:<8} {:>7} {:>10} {:>11} {:>12} {:>10} {:>7} {:>7}",
+        "type", "rows", "identical", "same-values", "within-bound", "unbounded", "wrong", "failed"
+    );
+    for t in &r.types {
+        let _ = writeln!(
+            s,
+            "  {:<8} {:>7} {:>10} {:>11} {:>12} {:>10} {:>7} {:>7}",
+            t.ty, t.rows, t.identical, t.same_values, t.within_bound, t.unbounded, t.wrong, t.failed
+        );
+    }
+    for (i, g) in r.findings.iter().enumerate() {
+        let _ = writeln!(
+            s,
+            "  [{}] {} ({} row{}; first after {}; shrunk from {} to {} values in {} runs)",
+            i + 1,
+            g.kind,
+            g.rows,
+            if g.rows == 1 { "" } else { "s" },
+            time(g.first_after_secs, timings),
+            g.original_len,
+            g.shrunk_len,
+            g.shrink_runs
+        );
+        let _ = writeln!(s, "      {}", g.detail);
+        if let Some(dir) = &g.dir {
+            let _ = writeln!(s, "      reproducer: {dir}/");
+        }
+    }
+    s
 }
 
 #[cfg(test)]
@@ -723,7 +770,7 @@ mod tests {
             },
         };
         let r = run_quant_campaign(&mut q, &opts(vec![GgmlType::Q4_0], 200)).unwrap();
-        insta::assert_snapshot!("quant_broken_q4_0", crate::harness::report::quant_text(&r, false));
+        insta::assert_snapshot!("quant_broken_q4_0", quant_text(&r, false));
         let wrong: Vec<&QuantGroup> = r.findings.iter().filter(|g| g.finding).collect();
         assert!(!wrong.is_empty(), "{:#?}", r.findings);
         assert_eq!(r.exit_code(), 1);

@@ -54,10 +54,9 @@ use ureq::Body;
 use ureq::http::Response;
 use ureq::tls::{Certificate, PemItem, RootCerts, TlsConfig, TlsProvider};
 
-use super::{Url, redact_text};
+use super::{RemoteSummary, Url, redact_text};
 use crate::io::{ByteSource, ReadError};
 use crate::limits;
-use crate::report::RemoteSummary;
 
 /// How remote files are fetched.
 #[derive(Clone)]

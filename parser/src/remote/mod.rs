@@ -1,6 +1,7 @@
 //! Files where they live: `http://`, `https://` and `hf://` URLs.
 //!
-//! Two halves, in two layers:
+//! Two halves, both in the reading layer (ARCHITECTURE.md, layer 2: they
+//! use only `io`, `limits` and `split_name`):
 //! - this module (always built, no HTTP dependency) is the front end's
 //!   resolution of inputs: which inputs are URLs ([`is_url`]), `hf://`
 //!   names resolved to a hub's `resolve/` URL ([`resolve`]), the sibling
@@ -13,15 +14,43 @@
 //! - [`http`] (feature `remote`) is the I/O layer: [`http::HttpSource`]
 //!   is a [`crate::io::ByteSource`] over HTTP range requests, so every
 //!   layer above it (validation, split sets, `--check-data`, hashing)
-//!   works unchanged on a remote file.
+//!   works unchanged on a remote file, and counts what it cost in a
+//!   [`RemoteSummary`] (which reports carry).
 #![forbid(unsafe_code)]
 #![deny(clippy::indexing_slicing, clippy::arithmetic_side_effects, clippy::cast_possible_truncation)]
 
 #[cfg(feature = "remote")]
 pub mod http;
 
+use serde::Serialize;
+
 use crate::limits;
 use crate::split_name;
+
+/// How a remote file was read: what it cost and what the server said
+/// (`http::HttpSource::summary` fills it in; a report carries it in
+/// `report::Summary::remote`). A plain record here, beside the source that
+/// counts it, so the reading layer needs nothing from the reporting one.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct RemoteSummary {
+    /// The URL requested, without its query (it may hold a signature) or
+    /// user name and password.
+    pub url: String,
+    /// Bytes of response bodies read (metadata, padding, and with
+    /// `--check-data` the tensor data).
+    pub bytes_fetched: u64,
+    /// HTTP requests sent, redirects and retries included.
+    pub requests: u64,
+    /// Whether the server answered range requests (else one streaming
+    /// GET was read as far as needed, then dropped).
+    pub range_requests: bool,
+    /// The resolved revision (`X-Repo-Commit` of a Hugging Face hub).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub revision: Option<String>,
+    /// The `ETag` of the file (every range request was conditional on it).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub etag: Option<String>,
+}
 
 /// The hub `hf://` names resolve against when `HF_ENDPOINT` is not set.
 pub const HF_DEFAULT_ENDPOINT: &str = "https://huggingface.co";

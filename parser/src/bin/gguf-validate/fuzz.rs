@@ -7,7 +7,6 @@ use std::time::Duration;
 use clap::Args;
 use gguf_validate::harness::caps::Capabilities;
 use gguf_validate::harness::quant::{self, CommandQuantizer, QuantOptions};
-use gguf_validate::harness::report;
 use gguf_validate::harness::shrink::Budget;
 use gguf_validate::harness::writer::{self, CampaignOptions, CommandWriter, Event};
 use gguf_validate::numerics::GgmlType;
@@ -187,7 +186,7 @@ pub fn fuzz_writer(args: &WriterArgs) -> u8 {
         }
         Ok(r) => {
             let json = if args.json { serde_json::to_value(&r).ok() } else { None };
-            match print(&report::campaign_text(&r, true), json) {
+            match print(&writer::campaign_text(&r, true), json) {
                 EXIT_OK => r.exit_code(),
                 code => code,
             }
@@ -237,7 +236,7 @@ pub fn fuzz_quantizer(args: &QuantArgs) -> u8 {
         }
         Ok(r) => {
             let json = if args.json { serde_json::to_value(&r).ok() } else { None };
-            match print(&report::quant_text(&r, true), json) {
+            match print(&quant::quant_text(&r, true), json) {
                 EXIT_OK => r.exit_code(),
                 code => code,
             }
