@@ -302,8 +302,17 @@ fn parse_body<'a>(ctx: &Ctx<'a>, file: &mut GgufFile<'a>, section: &mut Section<
     let (t_cap, both) = (ctx.limits.tensor_count, kv_bytes.saturating_add(tensor_bytes));
     lift(ctx.within_limits(at, i, "tensor_count", tensor_count, t_cap, both).map(|()| (i, ())))?;
 
-    let cap = |n: u64| usize::try_from(n).unwrap_or(usize::MAX).min(limits::MAX_INITIAL_CAPACITY);
-    file.kvs.reserve(cap(kv_count));
+    // Room for every record the buffer at hand can hold (each takes at
+    // least `min` bytes of it), so the vector is sized once: a declared
+    // count only sizes it as far as bytes that exist back it (and the
+    // counts are within the caps checked above).
+    let in_buf = u64_of(i.len());
+    let cap = |n: u64, min: u64| {
+        let backed = n.min(in_buf.checked_div(min).unwrap_or(0));
+        let floor = n.min(u64_of(limits::MAX_INITIAL_CAPACITY));
+        usize::try_from(backed.max(floor)).unwrap_or(0)
+    };
+    file.kvs.reserve(cap(kv_count, limits::MIN_KV_SIZE));
     let mut i = i;
     for index in 0..usize::try_from(kv_count).unwrap_or(usize::MAX) {
         *section = Section::Kv(index, None);
@@ -315,7 +324,7 @@ fn parse_body<'a>(ctx: &Ctx<'a>, file: &mut GgufFile<'a>, section: &mut Section<
         i = rest;
     }
 
-    file.tensors.reserve(cap(tensor_count));
+    file.tensors.reserve(cap(tensor_count, limits::MIN_TENSOR_INFO_SIZE));
     for index in 0..usize::try_from(tensor_count).unwrap_or(usize::MAX) {
         *section = Section::Tensor(index, None, "name");
         let (rest, info) = tensor_info(ctx, i, index, section)?;
