@@ -70,6 +70,7 @@ impl RemoteArgs {
     }
 
     /// The headers, when all are well formed.
+    #[cfg(feature = "remote")]
     fn header_pairs(&self) -> Result<Vec<(String, String)>, String> {
         self.check()?;
         Ok(self.headers.iter().filter_map(|h| h.0.clone().ok()).collect())
