@@ -91,3 +91,66 @@ fn every_complete_model_has_no_finding_at_all() {
     }
     assert!(n >= 8, "{n} complete models");
 }
+
+/// Converter outputs where strict deliberately disagrees with a full load.
+const CONVERTER_EXCEPTIONS: &[(&str, &str)] = &[
+    (
+        "llama_vocab_only.gguf",
+        "convert_hf_to_gguf.py --vocab-only: vocabulary-only files are legitimate (llama.cpp loads them with vocab_only)",
+    ),
+    (
+        "qwen2_vocab_only.gguf",
+        "convert_hf_to_gguf.py --vocab-only: vocabulary-only files are legitimate (llama.cpp loads them with vocab_only)",
+    ),
+];
+
+/// `corpus/models/converter/`: llama.cpp's own `convert_hf_to_gguf.py` run
+/// on tiny random Hugging Face checkpoints (llama, mistral, mixtral, qwen2,
+/// qwen3, qwen3moe, gemma, gemma2, gemma3, phi3, deepseek2; F32, F16, BF16,
+/// Q8_0, vocabulary-only), with libllama's verdict in `manifest.json`
+/// (conformance/tools/llama-load/make_converter_models.py). Strict accepts
+/// exactly what libllama loads, except the listed vocabulary-only files;
+/// every file libllama loads has no finding at all, and every vocabulary
+/// file loads with `vocab_only`.
+#[test]
+fn strict_agrees_with_llama_cpp_on_every_converter_output() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../corpus/models/converter");
+    let manifest: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(dir.join("manifest.json")).expect("manifest")).expect("json");
+    let models = manifest["models"].as_array().expect("models");
+    assert!(models.len() >= 20, "the manifest lists {} converter outputs", models.len());
+    let mut wrong = Vec::new();
+    let mut stale = Vec::new();
+    let mut loads = 0;
+    let mut refused = 0;
+    for m in models {
+        let file = m["file"].as_str().expect("file");
+        let verdict = m["loads"].as_str().expect("loads");
+        let report = validate_bytes(&std::fs::read(dir.join(file)).expect("read"), &Options::new(Profile::Strict));
+        let llama_ok = verdict == "yes";
+        loads += usize::from(llama_ok);
+        refused += usize::from(!llama_ok);
+        let agrees = report.valid == llama_ok;
+        let excepted = CONVERTER_EXCEPTIONS.iter().any(|(f, _)| *f == file);
+        let findings: Vec<String> =
+            report.diagnostics.iter().map(|d| format!("{} {}", d.rule.id(), d.message)).collect();
+        if !agrees && !excepted {
+            wrong.push(format!(
+                "{file}: llama.cpp {verdict}, strict valid={} {findings:?} ({})",
+                report.valid, m["detail"]
+            ));
+        }
+        if agrees && excepted {
+            stale.push(file.to_string());
+        }
+        if llama_ok && !findings.is_empty() {
+            wrong.push(format!("{file}: libllama loads it, strict finds {findings:?}"));
+        }
+        if m["loads_vocab_only"].as_str() != Some("yes") && !file.starts_with("phi3_no_endoftext") {
+            wrong.push(format!("{file}: vocab_only load {}", m["loads_vocab_only"]));
+        }
+    }
+    assert!(wrong.is_empty(), "{} disagreements:\n{}", wrong.len(), wrong.join("\n"));
+    assert!(stale.is_empty(), "exceptions that no longer differ: {stale:?}");
+    assert!(loads >= 15 && refused >= 2, "{loads} loaded, {refused} refused");
+}
