@@ -1,5 +1,5 @@
 //! Remote response handling on arbitrary server answers: the real
-//! [`HttpSource`] path (ureq's parser, redirects, retries with
+//! [`HttpSource`](gguf_validate::remote::http::HttpSource) path (ureq's parser, redirects, retries with
 //! `Retry-After`, deadlines, `Content-Range` / `Content-Length`, the range
 //! cache, validation over it) against a scripted in-memory server
 //! ([`scripted::client`]) that answers each connection with the next raw

@@ -24,8 +24,8 @@
 //!    [`dump`], [`hash`] (digests of tensor data and manifests in
 //!    llama-gguf-hash's layout), [`split_set`] (split sets validated as a
 //!    whole), [`config`] (`gguf-validate.toml`), [`imatrix`] (llama.cpp
-//!    importance-matrix files), [`derive`] (provenance of a quant),
-//!    [`write`] (a minimal writer), `smith` (feature `arbitrary`: valid
+//!    importance-matrix files), [`derive`](mod@derive) (provenance of a quant),
+//!    [`write`](mod@write) (a minimal writer), `smith` (feature `arbitrary`: valid
 //!    files and single faults) and `harness` (feature `harness`: fuzzing
 //!    of third-party GGUF writers and quantizers).
 #![forbid(unsafe_code)]
