@@ -151,10 +151,10 @@ cmd_validate() {
         output unreadable "$unreadable"
     fi
 
-    # Nothing validated is a failure, not a pass (a later gguf-validate exits
-    # 2 itself); any non-zero code of the tool is kept as it is.
+    # Nothing validated is a failure, not a pass (gguf-validate exits 2
+    # itself; an older one exited 0): a report of no file, with exit 0 or 2.
     local nothing=false
-    if [ "$rc" -eq 0 ] && [ "${files:-0}" -eq 0 ]; then
+    if [ -n "$files" ] && [ "$files" -eq 0 ] && { [ "$rc" -eq 0 ] || [ "$rc" -eq 2 ]; }; then
         nothing=true
         rc=2
         annotate error "nothing was validated: no GGUF file found under the given paths"
