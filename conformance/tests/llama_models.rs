@@ -92,6 +92,58 @@ fn every_complete_model_has_no_finding_at_all() {
     assert!(n >= 8, "{n} complete models");
 }
 
+/// Where libllama's `load_hparams` stops, strict's `model-key-missing` says
+/// so: every file the loader refuses with "error loading model
+/// hyperparameters: key not found in model: K" has a
+/// `model-key-missing` error naming K, and every file it refuses only later
+/// (a tensor: `check_tensor_dims`, past the hyperparameters) or loads has
+/// none. The vocabulary-only files (no tensors) are left out: strict checks
+/// no required key there. The `*_embd_only` probes of dflash, qwen4exp and
+/// wavtokenizer-dec and their `*_missing_*` variants (keys required under a
+/// condition: a key's value, an array's length, a key's presence and value,
+/// the architecture) have `token_embd.weight` as their one tensor, so
+/// libllama refuses them either way; this is what tells their
+/// hyperparameters apart.
+#[test]
+fn model_key_missing_is_where_load_hparams_stops() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../corpus/models");
+    let manifest: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(dir.join("manifest.json")).expect("manifest")).expect("json");
+    let mut wrong = Vec::new();
+    let (mut missing, mut past) = (0, 0);
+    for m in manifest["models"].as_array().expect("models") {
+        let file = m["file"].as_str().expect("file");
+        let detail = m["detail"].as_str().unwrap_or_default();
+        let report = validate_bytes(&std::fs::read(dir.join(file)).expect("read"), &Options::new(Profile::Strict));
+        let key_missing: Vec<&str> = report
+            .diagnostics
+            .iter()
+            .filter(|d| d.rule.id() == "model-key-missing")
+            .map(|d| d.message.as_str())
+            .collect();
+        if file.ends_with("__vocab_only.gguf") {
+            // no tensors: a vocabulary-only file, where strict checks no required key (EXCEPTIONS)
+            continue;
+        }
+        if let Some((_, key)) = detail
+            .split_once("error loading model hyperparameters: key not found in model: ")
+            .or_else(|| detail.split_once("error loading model hyperparameters: array key not found in model: "))
+        {
+            missing += 1;
+            if !key_missing.iter().any(|msg| msg.contains(key.trim())) {
+                wrong.push(format!("{file}: libllama needs {key}, strict model-key-missing {key_missing:?}"));
+            }
+        } else if m["loads"] == "yes" || detail.contains("check_tensor_dims") {
+            past += 1;
+            if !key_missing.is_empty() {
+                wrong.push(format!("{file}: libllama gets past load_hparams, strict {key_missing:?}"));
+            }
+        }
+    }
+    assert!(wrong.is_empty(), "{} disagreements:\n{}", wrong.len(), wrong.join("\n"));
+    assert!(missing >= 30 && past >= 60, "{missing} refused for a key, {past} past load_hparams");
+}
+
 /// Converter outputs where strict deliberately disagrees with a full load.
 const CONVERTER_EXCEPTIONS: &[(&str, &str)] = &[
     (

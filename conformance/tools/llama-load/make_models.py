@@ -384,6 +384,104 @@ def base_ernie(arch: str = "ernie4_5") -> Model:
     return m
 
 
+# ---------------------------------------------------------------- hyperparameter probes
+# Architectures whose keys are required under a condition, with one tensor
+# (token_embd.weight; a file without tensors is vocabulary-only to strict,
+# which then checks no required key): building a complete dflash / qwen4exp / wavtokenizer-dec takes many tensors
+# of their own, and what these files probe is load_hparams. libllama either
+# refuses in load_hparams ("error loading model hyperparameters: key not
+# found in model: K") or gets past it and refuses for the first tensor
+# ("check_tensor_dims: tensor '...' not found"); run.py records that line.
+DFLASH_HC_KEYS: list[tuple[str, T, Any]] = [
+    ("attention.q_lora_rank", T.UINT32, 8),
+    ("attention.sliding_window", T.UINT32, 64),
+    ("expert_feed_forward_length", T.UINT32, N_FF_EXP),
+    ("expert_shared_count", T.UINT32, 1),
+    ("expert_weights_scale", T.FLOAT32, 1.0),
+    ("expert_weights_norm", T.BOOL, True),
+    ("expert_gating_func", T.UINT32, 4),          # LLAMA_EXPERT_GATING_FUNC_TYPE_SQRT_SOFTPLUS
+    ("swiglu_clamp_exp", T.FLOAT32, 7.0),
+    ("attention.output_group_count", T.UINT32, 2),
+    ("attention.output_lora_rank", T.UINT32, 8),
+    ("hyper_connection.sinkhorn_iterations", T.UINT32, 3),
+    ("hyper_connection.epsilon", T.FLOAT32, 1e-6),
+]
+
+
+def probe_dflash(hc: int | None = None, hc_keys: bool = False, swa: int | None = None, pattern: bool = False) -> Model:
+    """dflash keys only: target_layers always; with hc, hyper_connection.count
+    (the 12 DSV4 keys are required when it is above 0) and, with hc_keys,
+    those keys plus compress_ratios all 0; with swa, attention.sliding_window
+    (sliding_window_pattern is required when it is present and above 0) and,
+    with pattern, the pattern array."""
+    m = common_header("dflash")
+    add_spm_vocab(m)
+    m.set(m.a("target_layers"), T.ARRAY, list(range(N_LAYER)), T.INT32)
+    if hc is not None:
+        m.set(m.a("hyper_connection.count"), T.UINT32, hc)
+    if hc_keys:
+        for key, type_, value in DFLASH_HC_KEYS:
+            m.set(m.a(key), type_, value)
+        m.set(m.a("attention.compress_ratios"), T.ARRAY, [0] * N_LAYER, T.UINT32)
+    if swa is not None:
+        m.set(m.a("attention.sliding_window"), T.UINT32, swa)
+    if pattern:
+        m.set(m.a("attention.sliding_window_pattern"), T.ARRAY, [True, False], T.BOOL)
+    m.t("token_embd.weight", N_EMBD, N_VOCAB)
+    return m
+
+
+QWEN4EXP_PLE_KEYS: list[tuple[str, T, Any, T | None]] = [
+    ("ple.ngram_size", T.UINT32, 2, None),
+    ("ple.heads_per_ngram", T.UINT32, 2, None),
+    ("ple.conv_kernel", T.UINT32, 4, None),
+    ("ple.eos_token_id", T.UINT32, 2, None),
+    ("embedding_length_per_layer_input", T.UINT32, HEAD_DIM, None),
+    ("ple.layer_multipliers", T.ARRAY, [1, 1], T.UINT64),      # ngram_size entries
+    ("ple.head_offsets", T.ARRAY, [0, 8], T.UINT64),           # (ngram_size - 1) * heads_per_ngram entries
+    ("ple.head_vocab_sizes", T.ARRAY, [8, 8], T.UINT64),
+]
+
+
+def probe_qwen4exp(ple_layers: list[int] | None = None, ple_keys: bool = False) -> Model:
+    """qwen4exp keys only (ssm, hyper_connection, indexer, rope sections);
+    with ple_layers, ple.layers (the 8 other PLE keys are required when it is
+    non-empty) and, with ple_keys, those keys."""
+    m = common_header("qwen4exp")
+    add_bpe_vocab(m)
+    m.set(m.a("rope.dimension_sections"), T.ARRAY, [HEAD_DIM // 2, 0, 0, 0], T.INT32)
+    for key, value in [("ssm.conv_kernel", 4), ("ssm.inner_size", N_EMBD), ("ssm.state_size", 4),
+                       ("ssm.time_step_rank", 4), ("ssm.group_count", 2), ("hyper_connection.count", 2),
+                       ("hyper_connection.low_rank", 4), ("attention.indexer.head_count", 2),
+                       ("attention.indexer.key_length", 4), ("attention.indexer.top_k", 4)]:
+        m.set(m.a(key), T.UINT32, value)
+    if ple_layers is not None:
+        m.set(m.a("ple.layers"), T.ARRAY, ple_layers, T.UINT32)
+    if ple_keys:
+        for key, type_, value, sub in QWEN4EXP_PLE_KEYS:
+            m.set(m.a(key), type_, value, sub)
+    m.t("token_embd.weight", N_EMBD, N_VOCAB)
+    return m
+
+
+WAVTOKENIZER_KEYS = ["features_length", "posnet.embedding_length", "posnet.block_count",
+                     "convnext.embedding_length", "convnext.block_count"]
+
+
+def probe_wavtokenizer_dec() -> Model:
+    """wavtokenizer-dec keys only: the 5 keys the base load_hparams requires
+    for this architecture, and its own norm keys."""
+    m = common_header("wavtokenizer-dec")
+    add_spm_vocab(m)
+    for key in WAVTOKENIZER_KEYS:
+        m.set(m.a(key), T.UINT32, N_LAYER if key.endswith("block_count") else N_EMBD)
+    m.set(m.a("attention.layer_norm_epsilon"), T.FLOAT32, RMS_EPS)
+    m.set(m.a("attention.group_norm_epsilon"), T.FLOAT32, RMS_EPS)
+    m.set(m.a("attention.group_norm_groups"), T.UINT32, 2)
+    m.t("token_embd.weight", N_EMBD, N_VOCAB)
+    return m
+
+
 BASES: dict[str, Callable[[], Model]] = {
     "llama": base_llama,
     "qwen2": base_qwen2,
@@ -786,6 +884,55 @@ def variants() -> list[Variant]:
     out.append(Variant("ernie4_5-moe", "missing_expert_feed_forward_length",
                        "expert_feed_forward_length removed (required for ernie4_5-moe)",
                        ernie_moe(lambda m: m.drop_key("ernie4_5-moe.expert_feed_forward_length"))))
+    # ---- keys required under a condition, hyperparameters only (token_embd.weight the one tensor)
+    def without(build: Callable[[], Model], *keys: str) -> Callable[[], Model]:
+        def b() -> Model:
+            m = build()
+            for key in keys:
+                m.drop_key(m.a(key))
+            return m
+        return b
+    dflash_hc = lambda: probe_dflash(hc=2, hc_keys=True)  # noqa: E731
+    out.append(Variant("dflash", "hc_2_keys_embd_only",
+                       "hyper_connection.count 2 with the 12 DSV4 keys (sliding_window 64 but no sliding_window_pattern: "
+                       "not read with hyper connections), token_embd.weight only: past load_hparams", dflash_hc))
+    for key, _, _ in DFLASH_HC_KEYS:
+        out.append(Variant("dflash", f"hc_2_missing_{key.replace('.', '_')}",
+                           f"hyper_connection.count 2, {key} removed (required): refused in load_hparams",
+                           without(dflash_hc, key)))
+    out.append(Variant("dflash", "hc_0_no_hc_keys_embd_only",
+                       "hyper_connection.count 0 and none of the DSV4 keys, token_embd.weight only: past load_hparams",
+                       lambda: probe_dflash(hc=0)))
+    out.append(Variant("dflash", "no_hc_embd_only",
+                       "no hyper_connection.count, no DSV4 keys, no sliding_window, token_embd.weight only: past load_hparams",
+                       lambda: probe_dflash()))
+    out.append(Variant("dflash", "swa_64_pattern_embd_only",
+                       "sliding_window 64 with sliding_window_pattern, token_embd.weight only: past load_hparams",
+                       lambda: probe_dflash(swa=64, pattern=True)))
+    out.append(Variant("dflash", "swa_64_missing_pattern",
+                       "sliding_window 64 without sliding_window_pattern (required): refused in load_hparams",
+                       lambda: probe_dflash(swa=64)))
+    out.append(Variant("dflash", "swa_0_no_pattern_embd_only",
+                       "sliding_window 0 without sliding_window_pattern (not required), token_embd.weight only: past load_hparams",
+                       lambda: probe_dflash(swa=0)))
+    qwen4_ple = lambda: probe_qwen4exp([0], ple_keys=True)  # noqa: E731
+    out.append(Variant("qwen4exp", "ple_keys_embd_only",
+                       "ple.layers [0] with the 8 other PLE keys, token_embd.weight only: past load_hparams", qwen4_ple))
+    for key, _, _, _ in QWEN4EXP_PLE_KEYS:
+        out.append(Variant("qwen4exp", f"ple_missing_{key.replace('.', '_')}",
+                           f"ple.layers [0], {key} removed (required): refused in load_hparams",
+                           without(qwen4_ple, key)))
+    out.append(Variant("qwen4exp", "ple_empty_no_ple_keys_embd_only",
+                       "ple.layers empty and no other PLE key, token_embd.weight only: past load_hparams",
+                       lambda: probe_qwen4exp([])))
+    out.append(Variant("qwen4exp", "no_ple_embd_only",
+                       "no PLE key at all, token_embd.weight only: past load_hparams", lambda: probe_qwen4exp()))
+    out.append(Variant("wavtokenizer-dec", "keys_embd_only",
+                       "the 5 wavtokenizer-dec keys, token_embd.weight only: past load_hparams", probe_wavtokenizer_dec))
+    for key in WAVTOKENIZER_KEYS:
+        out.append(Variant("wavtokenizer-dec", f"missing_{key.replace('.', '_')}",
+                           f"{key} removed (required for wavtokenizer-dec): refused in load_hparams",
+                           without(probe_wavtokenizer_dec, key)))
     return out
 
 
