@@ -62,8 +62,19 @@ pub fn check_report(r: &Report, len: u64, opts: &Options) {
     let mut errors = 0u64;
     for d in &r.diagnostics {
         assert!(d.offset <= len, "`{}` at offset {} is outside the {len}-byte file: {}", d.rule, d.offset, d.message);
-        assert!(d.offset >= last, "diagnostics out of order at `{}`", d.rule);
-        last = d.offset;
+        // In offset order, a finding that follows from a cause placed at
+        // its cause's offset (right after it).
+        let at = d.caused_by.map_or(d.offset, |c| c.offset);
+        assert!(at >= last, "diagnostics out of order at `{}`", d.rule);
+        last = at;
+        if let Some(c) = d.caused_by {
+            assert!(c.offset <= len, "`{}` follows from a cause outside the file", d.rule);
+            assert!(
+                !r.diagnostics.iter().any(|o| o.caused_by.is_some() && o.rule == c.rule && o.offset == c.offset),
+                "`{}` follows from a finding that itself follows from another",
+                d.rule
+            );
+        }
         let rule = RuleId::from_id(d.rule.id()).unwrap_or_else(|| panic!("unknown rule id `{}`", d.rule.id()));
         assert_eq!(d.severity, opts.level(rule), "`{}` reported at the wrong level", d.rule);
         assert_ne!(d.severity, Level::Allow);

@@ -122,7 +122,13 @@ fn truncation(file: &GgufFile<'_>, tensors: &TensorFacts, data_start: u64, sink:
 /// amount from where the tensors before them end (a writer that counted
 /// the data section from another start): the per-tensor
 /// `tensor-offset-misaligned` findings that follow point at it.
-fn shift(file: &GgufFile<'_>, tensors: &TensorFacts, align: u64, sink: &mut Sink<'_>) -> Option<Cause> {
+fn shift(
+    file: &GgufFile<'_>,
+    tensors: &TensorFacts,
+    align: u64,
+    data_start: u64,
+    sink: &mut Sink<'_>,
+) -> Option<Cause> {
     if file.tensors.len() < 2 {
         return None;
     }
@@ -138,9 +144,10 @@ fn shift(file: &GgufFile<'_>, tensors: &TensorFacts, align: u64, sink: &mut Sink
         packed = packed.checked_add(align_up(size.nbytes?, align)?)?;
     }
     let delta = delta.filter(|d| d.checked_rem(align).is_some_and(|r| r != 0))?;
-    let first = file.tensors.first()?;
     let n = file.tensors.len();
-    sink.emit_cause(RuleId::TensorOffsetMisaligned, first.offset_field, || "data section".into(), || {
+    // At the data section's start: the cause is its own finding, apart
+    // from the first tensor's (which is at that tensor's offset field).
+    sink.emit_cause(RuleId::TensorOffsetMisaligned, data_start, || "data section".into(), || {
         format!(
             "every tensor's data offset is {delta} bytes past where the tensors before it end ({n} tensors): the offsets are shifted by an amount that is not a multiple of the alignment {align}"
         )
@@ -167,7 +174,7 @@ fn check_infos(file: &GgufFile<'_>, tensors: &TensorFacts, align: u64, data_star
     // (index, offset, padded end) of the previous tensor info.
     let mut prev_info: Option<(usize, u64, u64)> = None;
     let truncated = truncation(file, tensors, data_start, sink);
-    let shifted = shift(file, tensors, align, sink);
+    let shifted = shift(file, tensors, align, data_start, sink);
     for (t, size) in file.tensors.iter().zip(&tensors.sizes) {
         let off = t.data_offset;
         let padded_end = size.nbytes.and_then(|n| off.checked_add(align_up(n, align)?));
