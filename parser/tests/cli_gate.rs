@@ -140,6 +140,15 @@ fn durations_take_units() {
         let o = run(&["-q", "--timeout", t, "corpus/samples/tiny-llama.gguf"]);
         assert_eq!(code(&o), 0, "--timeout {t}: {}", stderr(&o));
     }
+    // The HTTP durations take the same units (at most 10^6 s).
+    for flag in ["--http-timeout", "--http-deadline"] {
+        for t in ["500ms", "30s", "2m", "45"] {
+            let o = run(&[flag, t, "-q", "corpus/samples/tiny-llama.gguf"]);
+            assert_eq!(code(&o), 0, "{flag} {t}: {}", stderr(&o));
+        }
+        let o = run(&[flag, "300h", "corpus/samples/tiny-llama.gguf"]);
+        assert_eq!(code(&o), 2, "{flag} 300h is past 10^6 s");
+    }
     for t in ["0", "5x", "-1s", "s", "1e400"] {
         let o = run(&[&format!("--timeout={t}"), "corpus/samples/tiny-llama.gguf"]);
         assert_eq!(code(&o), 2, "--timeout {t}");

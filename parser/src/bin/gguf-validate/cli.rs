@@ -359,14 +359,14 @@ pub struct ValidateArgs {
     /// Give up on a file after this long (seconds, or 500ms, 30s, 2m, 1h;
     /// exit 2 for it, the other files go on). Off by default, so a long
     /// --check-data is not cut.
-    #[arg(long, value_name = "DURATION", value_parser = parse_timeout)]
+    #[arg(long, value_name = "DURATION", value_parser = crate::units::parse_timeout)]
     pub timeout: Option<f64>,
     /// Most metadata read from one file (header, key/values, tensor infos;
     /// units K, M, G, KiB, MiB, GiB). The caps on one string (a quarter of
     /// it), one array, the key and tensor counts scale with it. A file
     /// that declares more is reported as `metadata-limit`, not examined
     /// further [default: 256MiB].
-    #[arg(long, value_name = "SIZE", value_parser = parse_size)]
+    #[arg(long, value_name = "SIZE", value_parser = crate::units::parse_size)]
     pub max_metadata: Option<u64>,
     /// Also read FIFOs, sockets and devices (into memory, up to
     /// --special-file-limit bytes). Without it they are refused at once.
@@ -412,49 +412,6 @@ pub enum Format {
     Junit,
     /// GitHub Actions annotations: one workflow command per finding.
     Github,
-}
-
-/// Seconds from `30`, `30s`, `500ms`, `2m`, `1.5h`.
-pub fn parse_timeout(s: &str) -> Result<f64, String> {
-    let t = s.trim();
-    let split = t.find(|c: char| !(c.is_ascii_digit() || c == '.')).unwrap_or(t.len());
-    let (num, unit) = t.split_at(split);
-    let scale = match unit.trim() {
-        "" | "s" | "sec" | "secs" => 1.0,
-        "ms" => 1e-3,
-        "m" | "min" => 60.0,
-        "h" => 3600.0,
-        _ => f64::NAN,
-    };
-    match num.parse::<f64>().map(|n| n * scale) {
-        Ok(t) if t.is_finite() && t > 0.0 && t <= 1e9 => Ok(t),
-        _ => Err(format!("`{s}` is not a duration above 0 (seconds, or with a unit: 500ms, 30s, 2m, 1h)")),
-    }
-}
-
-/// A byte size: a number with an optional unit (K/KB = 1000, KiB = 1024, ... up to T).
-pub fn parse_size(s: &str) -> Result<u64, String> {
-    let t = s.trim();
-    let split = t.find(|c: char| !c.is_ascii_digit()).unwrap_or(t.len());
-    let (num, unit) = t.split_at(split);
-    let bad = || format!("`{s}` is not a size (a number of bytes, optionally with a unit: 512M, 1GiB)");
-    let n: u64 = num.parse().map_err(|_| bad())?;
-    let mult: u64 = match unit.trim().to_ascii_lowercase().as_str() {
-        "" | "b" => 1,
-        "k" | "kb" => 1_000,
-        "m" | "mb" => 1_000_000,
-        "g" | "gb" => 1_000_000_000,
-        "t" | "tb" => 1_000_000_000_000,
-        "ki" | "kib" => 1 << 10,
-        "mi" | "mib" => 1 << 20,
-        "gi" | "gib" => 1 << 30,
-        "ti" | "tib" => 1 << 40,
-        _ => return Err(bad()),
-    };
-    match n.checked_mul(mult) {
-        Some(0) | None => Err(format!("`{s}` is not a size above 0 that fits in 64 bits")),
-        Some(v) => Ok(v),
-    }
 }
 
 fn parse_max_data_findings(s: &str) -> Result<usize, String> {

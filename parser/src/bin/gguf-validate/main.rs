@@ -10,6 +10,7 @@ mod inputs;
 mod remote;
 mod render;
 mod run;
+mod units;
 
 use std::ffi::OsString;
 use std::io::IsTerminal;

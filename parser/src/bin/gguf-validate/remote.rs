@@ -34,14 +34,14 @@ pub struct RemoteArgs {
     pub retries: u32,
     /// For URLs: seconds to connect, and to wait for any read; a whole
     /// request (redirects, headers, body) gets at most 4 times this.
-    #[arg(long, value_name = "SECS", default_value_t = gguf_validate::limits::REMOTE_TIMEOUT_SECS as f64,
+    #[arg(long, value_name = "DURATION", default_value_t = gguf_validate::limits::REMOTE_TIMEOUT_SECS as f64,
           value_parser = parse_secs)]
     pub http_timeout: f64,
     /// For URLs: give up on a remote file after this many seconds in all
     /// (requests, retries, waits), however slowly the server sends; a
     /// split set named by URL shares one such deadline for all its shards.
     /// Raise it for --check-data or hash of large files.
-    #[arg(long, value_name = "SECS", default_value_t = gguf_validate::limits::REMOTE_FILE_DEADLINE_SECS as f64,
+    #[arg(long, value_name = "DURATION", default_value_t = gguf_validate::limits::REMOTE_FILE_DEADLINE_SECS as f64,
           value_parser = parse_secs)]
     pub http_deadline: f64,
 }
@@ -110,11 +110,9 @@ fn header_of(s: OsString) -> Result<(String, String), &'static str> {
     Ok((name.to_string(), value.to_string()))
 }
 
+/// A duration of at most 10^6 seconds (`30`, `500ms`, `2m`).
 fn parse_secs(s: &str) -> Result<f64, String> {
-    match s.parse::<f64>() {
-        Ok(t) if t.is_finite() && t > 0.0 && t <= 1e6 => Ok(t),
-        _ => Err(format!("`{s}` is not a number of seconds above 0")),
-    }
+    crate::units::parse_duration(s, 1e6)
 }
 
 /// The URL text of an input, when it is one.
