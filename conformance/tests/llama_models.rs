@@ -40,38 +40,60 @@ const EXCEPTIONS: &[(&str, &str)] = &[
     ),
 ];
 
-#[test]
-fn strict_agrees_with_llama_cpp_on_every_tiny_model() {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../corpus/models");
+/// What strict's verdicts on the models of one `manifest.json` say
+/// against libllama's full load (`loads` is `yes` when it loads).
+struct Judged {
+    models: usize,
+    loads: usize,
+    /// Disagreements not in the exceptions, and what `extra` found.
+    wrong: Vec<String>,
+    /// Exceptions that agree now.
+    stale: Vec<String>,
+}
+
+/// Judges every model listed in `dir/manifest.json` under strict; `extra`
+/// adds its own findings on each (manifest entry, file name, report).
+fn judge(
+    dir: &Path,
+    exceptions: &[(&str, &str)],
+    extra: impl Fn(&serde_json::Value, &str, &gguf_validate::Report, &mut Vec<String>),
+) -> Judged {
     let manifest: serde_json::Value =
         serde_json::from_slice(&std::fs::read(dir.join("manifest.json")).expect("manifest")).expect("json");
     let models = manifest["models"].as_array().expect("models");
-    assert!(models.len() >= 150, "the manifest lists {} models", models.len());
-    let mut wrong = Vec::new();
-    let mut stale = Vec::new();
-    let mut loads = 0;
+    let mut judged = Judged { models: models.len(), loads: 0, wrong: Vec::new(), stale: Vec::new() };
     for m in models {
         let file = m["file"].as_str().expect("file");
         let verdict = m["loads"].as_str().expect("loads");
         let report = validate_bytes(&std::fs::read(dir.join(file)).expect("read"), &Options::new(Profile::Strict));
         let llama_ok = verdict == "yes";
-        loads += usize::from(llama_ok);
+        judged.loads += usize::from(llama_ok);
         let agrees = report.valid == llama_ok;
-        let excepted = EXCEPTIONS.iter().any(|(f, _)| *f == file);
+        let excepted = exceptions.iter().any(|(f, _)| *f == file);
         if !agrees && !excepted {
-            let rules: Vec<&str> = report.diagnostics.iter().map(|d| d.rule.id()).collect();
-            wrong.push(format!(
-                "{file}: llama.cpp {verdict}, strict valid={} {rules:?} ({})",
+            let findings: Vec<String> =
+                report.diagnostics.iter().map(|d| format!("{} {}", d.rule.id(), d.message)).collect();
+            judged.wrong.push(format!(
+                "{file}: llama.cpp {verdict}, strict valid={} {findings:?} ({})",
                 report.valid, m["detail"]
             ));
         }
         if agrees && excepted {
-            stale.push(file.to_string());
+            judged.stale.push(file.to_string());
         }
+        extra(m, file, &report, &mut judged.wrong);
     }
-    assert!(wrong.is_empty(), "{} disagreements:\n{}", wrong.len(), wrong.join("\n"));
-    assert!(stale.is_empty(), "exceptions that no longer differ: {stale:?}");
-    assert!(loads >= 9, "the complete models load");
+    judged
+}
+
+#[test]
+fn strict_agrees_with_llama_cpp_on_every_tiny_model() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../corpus/models");
+    let j = judge(&dir, EXCEPTIONS, |_, _, _, _| {});
+    assert!(j.models >= 150, "the manifest lists {} models", j.models);
+    assert!(j.wrong.is_empty(), "{} disagreements:\n{}", j.wrong.len(), j.wrong.join("\n"));
+    assert!(j.stale.is_empty(), "exceptions that no longer differ: {:?}", j.stale);
+    assert!(j.loads >= 9, "the complete models load");
 }
 
 #[test]
@@ -167,42 +189,19 @@ const CONVERTER_EXCEPTIONS: &[(&str, &str)] = &[
 #[test]
 fn strict_agrees_with_llama_cpp_on_every_converter_output() {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../corpus/models/converter");
-    let manifest: serde_json::Value =
-        serde_json::from_slice(&std::fs::read(dir.join("manifest.json")).expect("manifest")).expect("json");
-    let models = manifest["models"].as_array().expect("models");
-    assert!(models.len() >= 20, "the manifest lists {} converter outputs", models.len());
-    let mut wrong = Vec::new();
-    let mut stale = Vec::new();
-    let mut loads = 0;
-    let mut refused = 0;
-    for m in models {
-        let file = m["file"].as_str().expect("file");
-        let verdict = m["loads"].as_str().expect("loads");
-        let report = validate_bytes(&std::fs::read(dir.join(file)).expect("read"), &Options::new(Profile::Strict));
-        let llama_ok = verdict == "yes";
-        loads += usize::from(llama_ok);
-        refused += usize::from(!llama_ok);
-        let agrees = report.valid == llama_ok;
-        let excepted = CONVERTER_EXCEPTIONS.iter().any(|(f, _)| *f == file);
+    let j = judge(&dir, CONVERTER_EXCEPTIONS, |m, file, report, wrong| {
         let findings: Vec<String> =
             report.diagnostics.iter().map(|d| format!("{} {}", d.rule.id(), d.message)).collect();
-        if !agrees && !excepted {
-            wrong.push(format!(
-                "{file}: llama.cpp {verdict}, strict valid={} {findings:?} ({})",
-                report.valid, m["detail"]
-            ));
-        }
-        if agrees && excepted {
-            stale.push(file.to_string());
-        }
-        if llama_ok && !findings.is_empty() {
+        if m["loads"] == "yes" && !findings.is_empty() {
             wrong.push(format!("{file}: libllama loads it, strict finds {findings:?}"));
         }
         if m["loads_vocab_only"].as_str() != Some("yes") && !file.starts_with("phi3_no_endoftext") {
             wrong.push(format!("{file}: vocab_only load {}", m["loads_vocab_only"]));
         }
-    }
-    assert!(wrong.is_empty(), "{} disagreements:\n{}", wrong.len(), wrong.join("\n"));
-    assert!(stale.is_empty(), "exceptions that no longer differ: {stale:?}");
-    assert!(loads >= 15 && refused >= 2, "{loads} loaded, {refused} refused");
+    });
+    assert!(j.models >= 20, "the manifest lists {} converter outputs", j.models);
+    assert!(j.wrong.is_empty(), "{} disagreements:\n{}", j.wrong.len(), j.wrong.join("\n"));
+    assert!(j.stale.is_empty(), "exceptions that no longer differ: {:?}", j.stale);
+    let refused = j.models - j.loads;
+    assert!(j.loads >= 15 && refused >= 2, "{} loaded, {refused} refused", j.loads);
 }
