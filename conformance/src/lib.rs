@@ -14,7 +14,10 @@
 pub mod build;
 mod cases;
 pub mod matrix;
+pub mod readable;
 pub mod split;
+pub mod templates;
+pub mod web;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};

@@ -9,6 +9,17 @@
 //! `gguf-validate` profile is scored against that profile's verdict instead.
 //! Files that are not GGUF (`corpus/legacy/`: GGML, GGJT, rwkv.cpp) are
 //! expected to be rejected by every GGUF reader that has no profile.
+//!
+//! The rows are every case of the corpus: `gguf/`, `gguf-py/`,
+//! `regressions/`, `legacy/`, `samples/`, the tiny models of `models/` (and
+//! `models/converter/`), whose expectation is libllama's verdict from their
+//! manifest (`y_` when it loads them, `i_` when it refuses or crashes: a
+//! container reader may accept a model the loader refuses), and the split
+//! sets of `split/` (one row per set: readers get its first file; a set
+//! reader finds the others by name). [`coverage`] lists the case files a
+//! matrix lacks. Each cell keeps an excerpt of what the reader printed
+//! (made [`readable`](crate::readable::readable)) and, for a crash, its
+//! class (the signal or exit status and the abort or panic line).
 #![forbid(unsafe_code)]
 
 use std::collections::BTreeMap;
@@ -40,6 +51,9 @@ pub struct ReaderConfig {
     /// What the adapter reads.
     #[serde(default, skip_serializing_if = "String::is_empty")]
     pub description: String,
+    /// Per-file time limit for this reader, seconds (else the run's).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub timeout_secs: Option<u64>,
 }
 
 /// `conformance/readers.json`.
@@ -73,6 +87,38 @@ pub struct CorpusFile {
     /// One-line description.
     #[serde(default, skip_serializing_if = "String::is_empty")]
     pub description: String,
+    /// The rule ids `strict` reports on the case (from its manifest).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub rules: Vec<String>,
+    /// Where the case comes from (spec section, upstream code, advisory).
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub citation: String,
+    /// The other files of a split set (paths relative to `corpus/`); the
+    /// row's `file` is the first one present.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub shards: Vec<String>,
+    /// libllama's verdict from the models' manifest (`yes`, `refused`,
+    /// `crash`) and its loader line.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reference: Option<Reference>,
+    /// Byte offset the case's first finding names (strict, in process).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub offset: Option<u64>,
+}
+
+/// A verdict recorded by the program a corpus directory was made with.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Reference {
+    /// Who: `libllama`.
+    pub by: String,
+    /// `yes`, `refused`, `crash`.
+    pub verdict: String,
+    /// The loader's line, if any.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub detail: String,
+    /// Whether the verdict is for a `vocab_only` load.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub vocab_only: bool,
 }
 
 /// A per-file JSON expectation (`corpus/regressions/*.json`, `corpus/legacy/*.json`).
@@ -85,23 +131,93 @@ struct Sidecar {
     description: Option<String>,
 }
 
-/// Every corpus file with an expectation, in a stable order: `gguf`,
-/// `gguf-py`, `regressions`, `legacy` (when present).
+/// The directories of `corpus/` that hold cases (everything else there is
+/// data for other tests: `golden/`, `hash/`).
+pub const CASE_DIRS: [&str; 7] = ["gguf", "gguf-py", "regressions", "legacy", "samples", "models", "split"];
+
+/// The offset of the first finding of `rules` (else the first error) that
+/// `strict` reports on `path`.
+fn offset_of(path: &Path, rules: &[String]) -> Option<u64> {
+    use gguf_validate::rules::{Level, Profile};
+    let bytes = std::fs::read(path).ok()?;
+    let report = gguf_validate::validate_bytes(&bytes, &gguf_validate::Options::new(Profile::Strict));
+    let named = report.diagnostics.iter().find(|d| rules.iter().any(|r| r == d.rule.id()));
+    named.or_else(|| report.diagnostics.iter().find(|d| d.severity == Level::Error)).map(|d| d.offset)
+}
+
+fn row(file: String, set: &str, group: String, expected: BTreeMap<String, Verdict>, gguf: bool) -> CorpusFile {
+    CorpusFile {
+        file,
+        set: set.to_string(),
+        group,
+        prefix: prefix_of(expected.values()).to_string(),
+        expected,
+        gguf,
+        description: String::new(),
+        rules: Vec::new(),
+        citation: String::new(),
+        shards: Vec::new(),
+        reference: None,
+        offset: None,
+    }
+}
+
+/// `corpus/models/manifest.json` and `corpus/models/converter/manifest.json`.
+#[derive(Debug, Deserialize)]
+struct ModelsManifest {
+    models: Vec<ModelEntry>,
+}
+
+#[derive(Debug, Deserialize)]
+struct ModelEntry {
+    file: String,
+    #[serde(default)]
+    arch: String,
+    loads: String,
+    #[serde(default)]
+    detail: String,
+    #[serde(default)]
+    description: String,
+    #[serde(default)]
+    loads_vocab_only: Option<String>,
+    #[serde(default)]
+    detail_vocab_only: Option<String>,
+}
+
+/// `corpus/split/manifest.json`.
+#[derive(Debug, Deserialize)]
+struct SplitEntry {
+    dir: String,
+    files: Vec<String>,
+    #[serde(default)]
+    description: String,
+    #[serde(default)]
+    citation: String,
+    verdict: BTreeMap<String, Verdict>,
+    #[serde(default)]
+    rules: Vec<String>,
+}
+
+fn read_json<T: serde::de::DeserializeOwned>(path: &Path) -> Result<T, String> {
+    let text = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
+    serde_json::from_str(&text).map_err(|e| format!("{}: {e}", path.display()))
+}
+
+/// Every corpus case with an expectation, in a stable order: `gguf`,
+/// `gguf-py`, `regressions`, `legacy`, `samples`, `models` (then
+/// `models/converter`), `split` (when present).
 pub fn load_corpus(root: &Path) -> Result<Vec<CorpusFile>, String> {
     let corpus = root.join("corpus");
     let mut out = Vec::new();
     for set in ["gguf", "gguf-py"] {
         let m = read_manifest(&corpus.join(set).join("manifest.json"))?;
         for e in m.cases {
-            out.push(CorpusFile {
-                file: format!("{set}/{}", e.file),
-                set: set.to_string(),
-                group: if e.group.is_empty() { set.to_string() } else { e.group.clone() },
-                prefix: prefix_of(e.verdict.values()).to_string(),
-                expected: e.verdict,
-                gguf: true,
-                description: e.description,
-            });
+            let group = if e.group.is_empty() { set.to_string() } else { e.group.clone() };
+            let mut r = row(format!("{set}/{}", e.file), set, group, e.verdict, true);
+            r.description = e.description;
+            r.citation = e.citation;
+            r.rules = e.rules;
+            out.push(r);
         }
     }
     for set in ["regressions", "legacy"] {
@@ -114,26 +230,114 @@ pub fn load_corpus(root: &Path) -> Result<Vec<CorpusFile>, String> {
         files.sort();
         for path in files {
             let side = path.with_extension("json");
-            let text = std::fs::read_to_string(&side).map_err(|e| format!("{}: {e}", side.display()))?;
-            let s: Sidecar = serde_json::from_str(&text).map_err(|e| format!("{}: {e}", side.display()))?;
+            let s: Sidecar = read_json(&side)?;
             let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
             let gguf = s.format.as_deref().is_none_or(|f| f == "gguf");
-            out.push(CorpusFile {
-                file: format!("{set}/{name}"),
-                set: set.to_string(),
-                group: s
-                    .format
-                    .clone()
-                    .filter(|_| set == "legacy")
-                    .map_or_else(|| set.to_string(), |f| format!("legacy ({f})")),
-                prefix: prefix_of(s.verdict.values()).to_string(),
-                expected: s.verdict,
-                gguf,
-                description: s.description.unwrap_or_default(),
-            });
+            let group = s
+                .format
+                .clone()
+                .filter(|_| set == "legacy")
+                .map_or_else(|| set.to_string(), |f| format!("legacy ({f})"));
+            let mut r = row(format!("{set}/{name}"), set, group, s.verdict, gguf);
+            r.description = s.description.unwrap_or_default();
+            out.push(r);
         }
     }
+    // The bundled sample: the README's first command validates it (a valid model).
+    if let Ok(rd) = std::fs::read_dir(corpus.join("samples")) {
+        let mut files: Vec<String> = rd
+            .filter_map(|e| e.ok().and_then(|e| e.file_name().into_string().ok()))
+            .filter(|n| n.ends_with(".gguf"))
+            .collect();
+        files.sort();
+        for name in files {
+            let mut r = row(format!("samples/{name}"), "samples", "samples".into(), BTreeMap::new(), true);
+            r.prefix = "y".into();
+            r.description = "The bundled sample model of the README (a tiny llama that must load).".into();
+            out.push(r);
+        }
+    }
+    for (sub, group) in [("models", "models"), ("models/converter", "models (convert_hf_to_gguf.py)")] {
+        let path = corpus.join(sub).join("manifest.json");
+        if !path.exists() {
+            continue;
+        }
+        let m: ModelsManifest = read_json(&path)?;
+        for e in m.models {
+            let (verdict, detail, vocab_only) = match (&e.loads_vocab_only, &e.detail_vocab_only) {
+                (Some(v), d) => (v.clone(), d.clone().unwrap_or_default(), true),
+                (None, _) => (e.loads.clone(), e.detail.clone(), false),
+            };
+            let mut r = row(format!("{sub}/{}", e.file), "models", group.to_string(), BTreeMap::new(), true);
+            // Valid containers: a reader must accept what the loader loads;
+            // what it refuses or crashes on is the loader's contract, not
+            // the container's (implementation-defined for a GGUF reader).
+            r.prefix = if verdict == "yes" { "y".into() } else { "i".into() };
+            r.description = if e.arch.is_empty() { e.description } else { format!("{}: {}", e.arch, e.description) };
+            r.citation =
+                "llama.cpp src/llama-model-loader.cpp, src/llama-model.cpp (libllama of llama-cpp-python 0.3.36)"
+                    .into();
+            r.reference = Some(Reference { by: "libllama".into(), verdict, detail, vocab_only });
+            out.push(r);
+        }
+    }
+    let split_manifest = corpus.join("split").join("manifest.json");
+    if split_manifest.exists() {
+        let sets: Vec<SplitEntry> = read_json(&split_manifest)?;
+        for e in sets {
+            let mut files = e.files.iter().map(|f| format!("split/{}/{f}", e.dir));
+            let Some(first) = files.next() else { continue };
+            let mut r = row(first, "split", "split sets".into(), e.verdict, true);
+            r.shards = files.collect();
+            r.description = e.description;
+            r.citation = e.citation;
+            r.rules = e.rules;
+            out.push(r);
+        }
+    }
+    for r in &mut out {
+        r.offset = offset_of(&corpus.join(&r.file), &r.rules);
+    }
     Ok(out)
+}
+
+/// Every case file under the case directories of `corpus/` (paths relative
+/// to `corpus/`): everything but the manifests, sidecars and notes.
+pub fn case_files(root: &Path) -> Vec<String> {
+    fn walk(dir: &Path, rel: &str, out: &mut Vec<String>) {
+        let Ok(rd) = std::fs::read_dir(dir) else { return };
+        for e in rd.flatten() {
+            let name = e.file_name().to_string_lossy().into_owned();
+            let path = e.path();
+            let rel_name = format!("{rel}/{name}");
+            if path.is_dir() {
+                walk(&path, &rel_name, out);
+            } else if !matches!(path.extension().and_then(|x| x.to_str()), Some("json" | "md" | "txt" | "py")) {
+                out.push(rel_name);
+            }
+        }
+    }
+    let mut out = Vec::new();
+    for d in CASE_DIRS {
+        walk(&root.join("corpus").join(d), d, &mut out);
+    }
+    out.sort();
+    out
+}
+
+/// Case files of the corpus that no row of `m` covers (as a row's file or a
+/// shard of a split row), and rows whose file is gone.
+pub fn coverage(root: &Path, m: &Matrix) -> (Vec<String>, Vec<String>) {
+    let covered: std::collections::BTreeSet<&str> = m
+        .rows
+        .iter()
+        .flat_map(|r| std::iter::once(r.file.file.as_str()).chain(r.file.shards.iter().map(String::as_str)))
+        .collect();
+    let files = case_files(root);
+    let missing = files.iter().filter(|f| !covered.contains(f.as_str())).cloned().collect();
+    let on_disk: std::collections::BTreeSet<&str> = files.iter().map(String::as_str).collect();
+    let gone = covered.iter().filter(|f| !on_disk.contains(**f)).map(|f| f.to_string()).collect();
+    (missing, gone)
 }
 
 /// What a reader did with a file.
@@ -289,39 +493,180 @@ fn shell(command: &str, arg: Option<&Path>) -> Command {
     cmd
 }
 
+/// The name of a signal a reader died of.
+fn signal_name(sig: i32) -> &'static str {
+    match sig {
+        4 => "SIGILL",
+        5 => "SIGTRAP",
+        6 => "SIGABRT",
+        7 => "SIGBUS",
+        8 => "SIGFPE",
+        9 => "SIGKILL",
+        11 => "SIGSEGV",
+        15 => "SIGTERM",
+        _ => "signal",
+    }
+}
+
 fn describe(status: ExitStatus) -> (Outcome, Option<String>) {
     use std::os::unix::process::ExitStatusExt;
     match (status.code(), status.signal()) {
         (Some(0), _) => (Outcome::Accept, None),
         (Some(1), _) => (Outcome::Reject, None),
-        (Some(c), _) if c > 128 && c < 160 => (Outcome::Crash, Some(format!("exit {c} (signal {})", c - 128))),
+        // a shell between the runner and the program reports its signal as 128 + N
+        (Some(c), _) if c > 128 && c < 160 => {
+            (Outcome::Crash, Some(format!("signal {} ({})", c - 128, signal_name(c - 128))))
+        }
+        (Some(101), _) => (Outcome::Crash, Some("exit 101 (Rust panic)".into())),
         (Some(c), _) => (Outcome::Crash, Some(format!("exit {c}"))),
-        (None, Some(s)) => (Outcome::Crash, Some(format!("signal {s}"))),
+        (None, Some(s)) => (Outcome::Crash, Some(format!("signal {s} ({})", signal_name(s)))),
         (None, None) => (Outcome::Crash, Some("unknown status".into())),
     }
 }
 
-/// Runs one reader on one file (path relative to `root`).
-pub fn run_one(root: &Path, reader: &ReaderConfig, file: &Path, limit: Duration) -> (Outcome, Option<String>) {
+/// The line of a crashed reader's output that says why: an assertion or
+/// abort message, a Rust panic, a Python exception, a sanitizer report.
+pub fn crash_line(output: &str) -> Option<String> {
+    const MARKS: [&str; 9] = [
+        "GGML_ASSERT",
+        "GGML_ABORT",
+        "Assertion",
+        "panicked at",
+        "terminate called",
+        "AddressSanitizer",
+        "Segmentation fault",
+        "Fatal Python error",
+        "Error:",
+    ];
+    let lines: Vec<&str> = output.lines().map(str::trim).filter(|l| !l.is_empty()).collect();
+    for mark in MARKS {
+        if let Some(i) = lines.iter().position(|l| l.contains(mark)) {
+            let mut line = lines.get(i).copied().unwrap_or_default().to_string();
+            // a Rust panic puts its message on the next line
+            if mark == "panicked at" {
+                if let Some(next) = lines.get(i + 1) {
+                    line = format!("{line} {next}");
+                }
+            }
+            return Some(clip(&line, 200));
+        }
+    }
+    // a Python traceback ends in the exception
+    if lines.iter().any(|l| l.starts_with("Traceback")) {
+        return lines.last().map(|l| clip(l, 200));
+    }
+    None
+}
+
+/// At most `n` characters of `s` (an ellipsis marks a cut).
+fn clip(s: &str, n: usize) -> String {
+    if s.chars().count() <= n {
+        return s.to_string();
+    }
+    let mut out: String = s.chars().take(n.saturating_sub(1)).collect();
+    out.push('…');
+    out
+}
+
+/// The excerpt of a reader's output kept in a cell: its last non-empty
+/// lines, made readable, at most `EXCERPT_CHARS` characters.
+pub const EXCERPT_CHARS: usize = 320;
+
+fn excerpt(output: &str, root: &str) -> Option<String> {
+    let text = crate::readable::readable(output, Some(root));
+    let lines: Vec<&str> = text.lines().map(str::trim_end).filter(|l| !l.trim().is_empty()).collect();
+    let mut kept: Vec<&str> = Vec::new();
+    let mut len = 0;
+    for l in lines.iter().rev() {
+        len += l.chars().count() + 1;
+        kept.push(l);
+        if len >= EXCERPT_CHARS || kept.len() >= 6 {
+            break;
+        }
+    }
+    kept.reverse();
+    let joined = kept.join("\n");
+    if joined.is_empty() {
+        return None;
+    }
+    let n = joined.chars().count();
+    Some(if n > EXCERPT_CHARS {
+        format!("…{}", joined.chars().skip(n - EXCERPT_CHARS + 1).collect::<String>())
+    } else {
+        joined
+    })
+}
+
+/// Reads at most the last `max` bytes of a file.
+fn tail(path: &Path, max: u64) -> String {
+    use std::io::{Read, Seek, SeekFrom};
+    let Ok(mut f) = std::fs::File::open(path) else { return String::new() };
+    let len = f.metadata().map(|m| m.len()).unwrap_or(0);
+    if len > max {
+        let _ = f.seek(SeekFrom::Start(len - max));
+    }
+    let mut buf = Vec::new();
+    let _ = f.take(max).read_to_end(&mut buf);
+    String::from_utf8_lossy(&buf).into_owned()
+}
+
+static CAPTURE: AtomicUsize = AtomicUsize::new(0);
+
+/// What one run of a reader on one file gave.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct RunResult {
+    /// Accept, reject, crash, timeout.
+    pub outcome: Outcome,
+    /// For a crash or timeout: the status and the line that says why.
+    pub detail: Option<String>,
+    /// The end of what the reader printed (stdout and stderr), readable.
+    pub excerpt: Option<String>,
+}
+
+/// Runs one reader on one file (path relative to `root`), capturing what
+/// it prints (stdout and stderr together, the last 64 KiB).
+pub fn run_one(root: &Path, reader: &ReaderConfig, file: &Path, limit: Duration) -> RunResult {
     let mut cmd = shell(&reader.command, Some(file));
-    cmd.current_dir(root).stdin(Stdio::null()).stdout(Stdio::null()).stderr(Stdio::null());
+    let log = std::env::temp_dir().join(format!(
+        "gguf-matrix-{}-{}.log",
+        std::process::id(),
+        CAPTURE.fetch_add(1, Ordering::SeqCst)
+    ));
+    let (out, err) = match std::fs::File::create(&log).and_then(|f| f.try_clone().map(|g| (f, g))) {
+        Ok((f, g)) => (Stdio::from(f), Stdio::from(g)),
+        Err(_) => (Stdio::null(), Stdio::null()),
+    };
+    cmd.current_dir(root).stdin(Stdio::null()).stdout(out).stderr(err);
+    let root_text = root.canonicalize().unwrap_or_else(|_| root.to_path_buf()).to_string_lossy().into_owned();
     let mut child = match cmd.spawn() {
         Ok(c) => c,
-        Err(e) => return (Outcome::Crash, Some(format!("cannot start: {e}"))),
+        Err(e) => {
+            let _ = std::fs::remove_file(&log);
+            return RunResult { outcome: Outcome::Crash, detail: Some(format!("cannot start: {e}")), excerpt: None };
+        }
     };
     let start = Instant::now();
-    loop {
+    let (outcome, mut detail) = loop {
         match child.try_wait() {
-            Ok(Some(status)) => return describe(status),
+            Ok(Some(status)) => break describe(status),
             Ok(None) if start.elapsed() >= limit => {
                 let _ = child.kill();
                 let _ = child.wait();
-                return (Outcome::Timeout, Some(format!("killed after {} s", limit.as_secs())));
+                break (Outcome::Timeout, Some(format!("killed after {} s", limit.as_secs())));
             }
             Ok(None) => std::thread::sleep(Duration::from_millis(5)),
-            Err(e) => return (Outcome::Crash, Some(format!("wait failed: {e}"))),
+            Err(e) => break (Outcome::Crash, Some(format!("wait failed: {e}"))),
+        }
+    };
+    let output = tail(&log, 64 * 1024);
+    let _ = std::fs::remove_file(&log);
+    if outcome == Outcome::Crash {
+        if let (Some(d), Some(line)) = (detail.as_mut(), crash_line(&output)) {
+            d.push_str(": ");
+            d.push_str(&crate::readable::readable(&line, Some(&root_text)));
         }
     }
+    RunResult { outcome, detail, excerpt: excerpt(&output, &root_text) }
 }
 
 /// The first line a reader's version command prints (or why there is none).
@@ -344,9 +689,13 @@ pub struct Cell {
     pub outcome: Outcome,
     /// How that is scored.
     pub class: Class,
-    /// Exit status or signal for crashes and timeouts.
+    /// Exit status or signal for crashes and timeouts, with the abort,
+    /// assertion or panic line when the reader printed one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub detail: Option<String>,
+    /// The end of what the reader printed, readable (see [`crate::readable`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub excerpt: Option<String>,
 }
 
 /// A reader as recorded in the results.
@@ -383,11 +732,20 @@ pub struct Matrix {
 }
 
 /// Runs every reader over every file, `jobs` processes at a time.
-pub fn run(root: &Path, readers: &[ReaderConfig], files: Vec<CorpusFile>, limit: Duration, jobs: usize) -> Matrix {
+/// `progress` is called after each run with (done, total).
+pub fn run(
+    root: &Path,
+    readers: &[ReaderConfig],
+    files: Vec<CorpusFile>,
+    limit: Duration,
+    jobs: usize,
+    progress: &(dyn Fn(usize, usize) + Sync),
+) -> Matrix {
     let corpus = Path::new("corpus");
-    let tasks: Vec<(usize, usize)> = (0..readers.len()).flat_map(|r| (0..files.len()).map(move |f| (r, f))).collect();
+    let tasks: Vec<(usize, usize)> = (0..files.len()).flat_map(|f| (0..readers.len()).map(move |r| (r, f))).collect();
     let results: Mutex<BTreeMap<(usize, usize), Cell>> = Mutex::new(BTreeMap::new());
     let next = AtomicUsize::new(0);
+    let done = AtomicUsize::new(0);
     std::thread::scope(|s| {
         for _ in 0..jobs.max(1) {
             s.spawn(|| {
@@ -395,26 +753,29 @@ pub fn run(root: &Path, readers: &[ReaderConfig], files: Vec<CorpusFile>, limit:
                     let i = next.fetch_add(1, Ordering::SeqCst);
                     let Some(&(r, f)) = tasks.get(i) else { break };
                     let (Some(reader), Some(file)) = (readers.get(r), files.get(f)) else { break };
-                    let (outcome, detail) = run_one(root, reader, &corpus.join(&file.file), limit);
-                    let class = classify(expectation(file, reader), &outcome);
+                    let limit = reader.timeout_secs.map_or(limit, Duration::from_secs);
+                    let res = run_one(root, reader, &corpus.join(&file.file), limit);
+                    let class = classify(expectation(file, reader), &res.outcome);
                     if let Ok(mut m) = results.lock() {
-                        m.insert((r, f), Cell { outcome, class, detail });
+                        m.insert(
+                            (r, f),
+                            Cell { outcome: res.outcome, class, detail: res.detail, excerpt: res.excerpt },
+                        );
                     }
+                    progress(done.fetch_add(1, Ordering::SeqCst) + 1, tasks.len());
                 }
             });
         }
     });
     let mut cells = results.into_inner().unwrap_or_default();
-    let mut out_readers = Vec::new();
-    for (r, config) in readers.iter().enumerate() {
-        let mut summary: BTreeMap<Class, usize> = Class::ALL.iter().map(|c| (*c, 0)).collect();
-        for f in 0..files.len() {
-            if let Some(c) = cells.get(&(r, f)) {
-                *summary.entry(c.class).or_default() += 1;
-            }
-        }
-        out_readers.push(ReaderResult { config: config.clone(), version_found: reader_version(root, config), summary });
-    }
+    let out_readers = readers
+        .iter()
+        .map(|config| ReaderResult {
+            config: config.clone(),
+            version_found: reader_version(root, config),
+            summary: BTreeMap::new(),
+        })
+        .collect();
     let rows = files
         .into_iter()
         .enumerate()
@@ -427,10 +788,116 @@ pub fn run(root: &Path, readers: &[ReaderConfig], files: Vec<CorpusFile>, limit:
             Row { file, results }
         })
         .collect();
-    Matrix { timeout_secs: limit.as_secs(), readers: out_readers, rows }
+    let mut m = Matrix { timeout_secs: limit.as_secs(), readers: out_readers, rows };
+    m.summarise();
+    m
+}
+
+/// The loader contract of one reader: what it does with the tiny models
+/// (`corpus/models/`) against libllama's verdict.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct LoaderContract {
+    /// Models libllama refuses, and how many of them this reader rejects.
+    pub refused: usize,
+    /// Of `refused`, rejected by this reader.
+    pub refused_rejected: usize,
+    /// Models libllama crashes on.
+    pub crash: usize,
+    /// Of `crash`, rejected by this reader.
+    pub crash_rejected: usize,
+    /// Models libllama loads.
+    pub loads: usize,
+    /// Of `loads`, rejected by this reader (or crashed on).
+    pub loads_rejected: usize,
 }
 
 impl Matrix {
+    /// Recomputes every reader's count per class from the rows.
+    pub fn summarise(&mut self) {
+        for r in &mut self.readers {
+            let mut summary: BTreeMap<Class, usize> = Class::ALL.iter().map(|c| (*c, 0)).collect();
+            for row in &self.rows {
+                if let Some(c) = row.results.get(&r.config.name) {
+                    *summary.entry(c.class).or_default() += 1;
+                }
+            }
+            r.summary = summary;
+        }
+    }
+
+    /// Reads `matrix.json`.
+    pub fn from_json(text: &str) -> Result<Matrix, String> {
+        serde_json::from_str(text).map_err(|e| format!("matrix.json: {e}"))
+    }
+
+    /// `self` (a new run over `rows`, of some readers) merged into `old`:
+    /// the rows are the new run's (the corpus as it is now), each keeping
+    /// `old`'s cells for the readers this run did not run; readers in
+    /// `order` (by name; others after).
+    pub fn merged_into(self, old: Matrix, order: &[String]) -> Matrix {
+        let ran: Vec<String> = self.readers.iter().map(|r| r.config.name.clone()).collect();
+        let mut readers: Vec<ReaderResult> =
+            old.readers.into_iter().filter(|r| !ran.contains(&r.config.name)).chain(self.readers).collect();
+        readers.sort_by_key(|r| order.iter().position(|n| *n == r.config.name).unwrap_or(usize::MAX));
+        let mut old_rows: BTreeMap<String, Row> = old.rows.into_iter().map(|r| (r.file.file.clone(), r)).collect();
+        let rows = self
+            .rows
+            .into_iter()
+            .map(|mut row| {
+                if let Some(prev) = old_rows.remove(&row.file.file) {
+                    for (name, cell) in prev.results {
+                        if !ran.contains(&name) {
+                            row.results.entry(name).or_insert(cell);
+                        }
+                    }
+                }
+                row
+            })
+            .collect();
+        let mut m = Matrix { timeout_secs: self.timeout_secs, readers, rows };
+        m.summarise();
+        m
+    }
+
+    /// The loader contract of `reader` (see [`LoaderContract`]).
+    pub fn loader_contract(&self, reader: &str) -> LoaderContract {
+        let mut c = LoaderContract::default();
+        for row in self.rows.iter().filter(|r| r.file.set == "models") {
+            let (Some(reference), Some(cell)) = (&row.file.reference, row.results.get(reader)) else { continue };
+            let rejected = cell.outcome != Outcome::Accept;
+            match reference.verdict.as_str() {
+                "yes" => {
+                    c.loads += 1;
+                    c.loads_rejected += usize::from(rejected);
+                }
+                "crash" => {
+                    c.crash += 1;
+                    c.crash_rejected += usize::from(cell.outcome == Outcome::Reject);
+                }
+                _ => {
+                    c.refused += 1;
+                    c.refused_rejected += usize::from(cell.outcome == Outcome::Reject);
+                }
+            }
+        }
+        c
+    }
+
+    /// Rows whose expectation a `gguf-validate` profile reader misses
+    /// (only where the case states that profile's verdict).
+    pub fn own_failures(&self) -> Vec<String> {
+        let mut out = Vec::new();
+        for row in &self.rows {
+            for r in self.readers.iter().filter(|r| r.config.profile.is_some()) {
+                let stated = r.config.profile.as_ref().is_some_and(|p| row.file.expected.contains_key(p));
+                if let Some(c) = row.results.get(&r.config.name).filter(|c| c.class.is_failure() && stated) {
+                    out.push(format!("{}: {}: {}", r.config.name, row.file.file, c.class.name()));
+                }
+            }
+        }
+        out
+    }
+
     /// `matrix.json`.
     pub fn to_json(&self) -> String {
         let mut s = serde_json::to_string_pretty(self).unwrap_or_default();
@@ -469,7 +936,7 @@ impl Matrix {
         let _ = writeln!(o, "## Readers\n\n| reader | version | command |\n|---|---|---|");
         for r in &self.readers {
             let _ =
-                writeln!(o, "| {} | {} | `{}` |", r.config.name, r.version_found, r.config.command.replace('|', "\\|"));
+                writeln!(o, "| {} | {} | `{}` |", r.config.name, md_cell(&r.version_found), md_cell(&r.config.command));
         }
         let _ = write!(o, "\n## Summary\n\n| reader |");
         for c in Class::ALL {
@@ -484,6 +951,73 @@ impl Matrix {
             let _ = write!(o, "| {} |", r.config.name);
             for c in Class::ALL {
                 let _ = write!(o, " {} |", r.summary.get(&c).copied().unwrap_or(0));
+            }
+            let _ = writeln!(o);
+        }
+        let _ =
+            writeln!(o, "\n## Cases by corpus directory\n\n| directory | cases | y | n | i |\n|---|---|---|---|---|");
+        let mut sets: Vec<&str> = Vec::new();
+        for row in &self.rows {
+            if !sets.contains(&row.file.set.as_str()) {
+                sets.push(&row.file.set);
+            }
+        }
+        for set in &sets {
+            let rows: Vec<&Row> = self.rows.iter().filter(|r| r.file.set == *set).collect();
+            let n = |p: &str| rows.iter().filter(|r| r.file.prefix == p).count();
+            let _ = writeln!(o, "| `{set}/` | {} | {} | {} | {} |", rows.len(), n("y"), n("n"), n("i"));
+        }
+        let _ = writeln!(
+            o,
+            "\n## Crashes\n\nEvery crash (an exit status other than 0 and 1, or a signal) with its class: the status or signal and \
+             the abort, assertion or panic line the reader printed.\n\n| reader | file | crash |\n|---|---|---|"
+        );
+        let mut crashes = 0;
+        for r in &self.readers {
+            for row in &self.rows {
+                if let Some(c) = row.results.get(&r.config.name).filter(|c| c.outcome == Outcome::Crash) {
+                    crashes += 1;
+                    let _ = writeln!(
+                        o,
+                        "| {} | `{}` | {} |",
+                        r.config.name,
+                        row.file.file,
+                        md_cell(c.detail.as_deref().unwrap_or("crash"))
+                    );
+                }
+            }
+        }
+        if crashes == 0 {
+            let _ = writeln!(o, "| (none) | | |");
+        }
+        let _ = writeln!(
+            o,
+            "\n## Loader contract (`corpus/models/`)\n\nThe tiny models against libllama's verdict (its manifest): of the files \
+             llama.cpp's loader refuses or crashes on, how many each reader rejects; of those it loads, how many each reader \
+             rejects or crashes on.\n\n| reader | refused by libllama: rejected | crash in libllama: rejected | loaded by libllama: rejected |\n|---|---|---|---|"
+        );
+        for r in &self.readers {
+            let c = self.loader_contract(&r.config.name);
+            let _ = writeln!(
+                o,
+                "| {} | {} of {} | {} of {} | {} of {} |",
+                r.config.name, c.refused_rejected, c.refused, c.crash_rejected, c.crash, c.loads_rejected, c.loads
+            );
+        }
+        let _ = write!(o, "\nPer file (libllama refuses or crashes on it; A accept, R reject):\n\n| file | libllama |");
+        for r in &self.readers {
+            let _ = write!(o, " {} |", r.config.name);
+        }
+        let _ = write!(o, "\n|---|---|");
+        for _ in &self.readers {
+            let _ = write!(o, "---|");
+        }
+        let _ = writeln!(o);
+        for row in self.rows.iter().filter(|r| r.file.reference.as_ref().is_some_and(|x| x.verdict != "yes")) {
+            let verdict = row.file.reference.as_ref().map_or("", |x| x.verdict.as_str());
+            let _ = write!(o, "| `{}` | {verdict} |", row.file.file);
+            for r in &self.readers {
+                let _ = write!(o, " {} |", row.results.get(&r.config.name).map_or("-", Self::code));
             }
             let _ = writeln!(o);
         }
@@ -612,11 +1146,12 @@ impl Matrix {
                 match row.results.get(&r.config.name) {
                     Some(c) => {
                         let title = format!(
-                            "{} — {}: {}{}",
+                            "{} — {}: {}{}{}",
                             row.file.file,
                             r.config.name,
                             c.class.label(),
-                            c.detail.as_deref().map(|d| format!(" ({d})")).unwrap_or_default()
+                            c.detail.as_deref().map(|d| format!(" ({d})")).unwrap_or_default(),
+                            c.excerpt.as_deref().map(|d| format!("\n{d}")).unwrap_or_default()
                         );
                         let _ = write!(
                             o,
@@ -636,6 +1171,11 @@ impl Matrix {
         let _ = writeln!(o, "</table>\n</body></html>");
         o
     }
+}
+
+/// Text for a markdown table cell.
+fn md_cell(s: &str) -> String {
+    s.replace('|', "\\|").replace('\n', " ")
 }
 
 fn esc(s: &str) -> String {
@@ -670,6 +1210,11 @@ mod tests {
                 .collect(),
             gguf: true,
             description: String::new(),
+            rules: Vec::new(),
+            citation: String::new(),
+            shards: Vec::new(),
+            reference: None,
+            offset: None,
         };
         let mut reader = ReaderConfig {
             name: "r".into(),
@@ -677,6 +1222,7 @@ mod tests {
             version: None,
             profile: None,
             description: String::new(),
+            timeout_secs: None,
         };
         assert_eq!(expectation(&file, &reader), Expect::Either);
         reader.profile = Some("strict".into());
@@ -698,14 +1244,86 @@ mod tests {
             version: None,
             profile: None,
             description: String::new(),
+            timeout_secs: None,
         };
-        assert_eq!(run_one(root, &r("sh -c 'exit 0'"), Path::new("x"), limit).0, Outcome::Accept);
-        assert_eq!(run_one(root, &r("sh -c 'exit 1'"), Path::new("x"), limit).0, Outcome::Reject);
-        assert_eq!(run_one(root, &r("sh -c 'exit 2'"), Path::new("x"), limit).0, Outcome::Crash);
-        assert_eq!(run_one(root, &r("sh -c 'kill -ABRT $$'"), Path::new("x"), limit).0, Outcome::Crash);
+        assert_eq!(run_one(root, &r("sh -c 'exit 0'"), Path::new("x"), limit).outcome, Outcome::Accept);
+        assert_eq!(run_one(root, &r("sh -c 'exit 1'"), Path::new("x"), limit).outcome, Outcome::Reject);
+        assert_eq!(run_one(root, &r("sh -c 'exit 2'"), Path::new("x"), limit).outcome, Outcome::Crash);
+        assert_eq!(run_one(root, &r("sh -c 'kill -ABRT $$'"), Path::new("x"), limit).outcome, Outcome::Crash);
         assert_eq!(
-            run_one(root, &r("sh -c 'sleep 5' --"), Path::new("x"), Duration::from_millis(200)).0,
+            run_one(root, &r("sh -c 'sleep 5' --"), Path::new("x"), Duration::from_millis(200)).outcome,
             Outcome::Timeout
         );
+    }
+
+    #[test]
+    fn crashes_keep_their_class_and_output_its_end() {
+        let root = Path::new(".");
+        let r = |cmd: &str| ReaderConfig {
+            name: "t".into(),
+            command: cmd.into(),
+            version: None,
+            profile: None,
+            description: String::new(),
+            timeout_secs: None,
+        };
+        let limit = Duration::from_secs(5);
+        let abort = run_one(
+            root,
+            &r(
+                "sh -c 'echo loading >&2; echo \"/tmp/pip-req-build-ab12/vendor/llama.cpp/ggml/src/gguf.cpp:12: GGML_ASSERT(x) failed\" >&2; kill -ABRT $$'",
+            ),
+            Path::new("x"),
+            limit,
+        );
+        assert_eq!(abort.outcome, Outcome::Crash);
+        assert_eq!(abort.detail.as_deref(), Some("signal 6 (SIGABRT): ggml/src/gguf.cpp:12: GGML_ASSERT(x) failed"));
+        let e = abort.excerpt.unwrap_or_default();
+        assert!(e.starts_with("loading\nggml/src/gguf.cpp:12: GGML_ASSERT(x) failed"), "{e}");
+        let panic = run_one(
+            root,
+            &r("sh -c 'echo \"thread main panicked at src/file.rs:9:5:\"; echo \"index out of range\"; exit 101'"),
+            Path::new("x"),
+            limit,
+        );
+        assert_eq!(
+            panic.detail.as_deref(),
+            Some("exit 101 (Rust panic): thread main panicked at src/file.rs:9:5: index out of range")
+        );
+        let quiet = run_one(root, &r("sh -c 'exit 0'"), Path::new("x"), limit);
+        assert_eq!((quiet.detail, quiet.excerpt), (None, None));
+        // a long output keeps its end, within the bound
+        let long = run_one(root, &r("sh -c 'seq 1 5000; echo last line; exit 1'"), Path::new("x"), limit);
+        let e = long.excerpt.unwrap_or_default();
+        assert!(e.ends_with("last line") && e.chars().count() <= EXCERPT_CHARS, "{e}");
+    }
+
+    #[test]
+    fn every_case_file_of_the_corpus_is_a_row() {
+        let root = crate::workspace_root();
+        let files = load_corpus(&root).expect("corpus");
+        let m = Matrix {
+            timeout_secs: 1,
+            readers: Vec::new(),
+            rows: files.into_iter().map(|file| Row { file, results: BTreeMap::new() }).collect(),
+        };
+        let (missing, gone) = coverage(&root, &m);
+        assert!(missing.is_empty(), "case files without a row: {missing:?}");
+        assert!(gone.is_empty(), "rows without a file: {gone:?}");
+        for set in ["gguf", "models", "split", "legacy", "samples"] {
+            assert!(m.rows.iter().any(|r| r.file.set == set), "no row of {set}");
+        }
+        // a split set is one row: its first shard, the others listed
+        let split = m.rows.iter().find(|r| r.file.file.starts_with("split/y_valid/")).expect("y_valid");
+        assert_eq!(split.file.shards.len(), 2);
+        // a model's expectation is libllama's verdict
+        let complete = m.rows.iter().find(|r| r.file.file == "models/llama__complete.gguf").expect("llama");
+        assert_eq!(
+            (complete.file.prefix.as_str(), complete.file.reference.as_ref().map(|r| r.verdict.as_str())),
+            ("y", Some("yes"))
+        );
+        // an n_ case names where its finding is
+        let empty_key = m.rows.iter().find(|r| r.file.file == "gguf/n_key_empty.gguf").expect("n_key_empty");
+        assert!(empty_key.file.offset.is_some_and(|o| o > 0));
     }
 }

@@ -4,11 +4,16 @@ campaign directories written by campaign.sh, and copies each finding's
 shrunk reproducer into conformance/writers/findings/<campaign>/.
 
     python3 conformance/writers/matrix.py OUT_DIR
+    python3 conformance/writers/matrix.py --readable-only   # rewrite the committed files' messages
+
+Messages are made readable (no build directory, temporary file or home
+directory of the machine that ran the campaign: `readable`).
 
 The analysis of the findings (which are upstream bugs, which are API
 limits) is hand-written in conformance/writers/NOTES.md and included.
 """
 import json
+import re
 import shutil
 import statistics
 import sys
@@ -31,6 +36,60 @@ QUANTIZERS = [
 REPRO_FILES = ["model.json", "out.gguf", "report.txt", "row.f32", "expected.bin", "got.bin"]
 
 
+# Readable messages: keep what identifies a failure, drop what identifies the
+# machine that built the program (the same rewrite as the conformance crate's
+# `readable`, conformance/src/readable.rs): a source path inside a pip build
+# tree becomes its path in the project (`ggml/src/gguf.cpp:1637`), an
+# installed package's path starts at `site-packages/`, a temporary file is
+# `<tmp>`, a home directory `~`.
+_PATH_CHARS = r"[^\s\"'`(\[<=,]*"
+_READABLE = [
+    (re.compile(_PATH_CHARS + r"/vendor/llama\.cpp/"), ""),
+    (re.compile(_PATH_CHARS + r"/site-packages/"), "site-packages/"),
+    (re.compile(r"(?<![\w.])/tmp/pip-[^/\s]*/"), ""),
+    (re.compile(r"(?<![\w.])/tmp/[^/\s\"'`)\]>,:]+"), "<tmp>"),
+    (re.compile(r"(?<![\w./])/root/"), "~/"),
+    (re.compile(r"(?<![\w./])/home/[^/\s]+"), "~"),
+]
+
+
+def readable(text):
+    for pattern, repl in _READABLE:
+        text = pattern.sub(repl, text)
+    return text
+
+
+def readable_slug(slug):
+    """A finding folder named after a message: without the pip build directory."""
+    return re.sub(r"tmp-pip-req-build-[a-z0-9_]+-(vendor-llama-cpp-)?", "", slug)
+
+
+def readable_doc(x):
+    if isinstance(x, str):
+        return readable_slug(readable(x)) if x.startswith("writers/findings/") else readable(x)
+    if isinstance(x, list):
+        return [readable_doc(v) for v in x]
+    if isinstance(x, dict):
+        return {k: readable_doc(v) for k, v in x.items()}
+    return x
+
+
+def readable_committed():
+    """Applies the rewrite to the committed WRITERS.md, WRITERS.json and
+    findings (folder names and report.txt), without the campaign directories."""
+    for name in ("WRITERS.md", "WRITERS.json"):
+        path = CONF / name
+        text = path.read_text()
+        text = re.sub(r"writers/findings/[^)\s\"]+", lambda m: readable_slug(m.group(0)), text)
+        path.write_text(readable(text))
+    for d in sorted((HERE / "findings").glob("*/*"), reverse=True):
+        new = d.with_name(readable_slug(d.name))
+        if new != d:
+            d.rename(new)
+    for f in (HERE / "findings").glob("*/*/report.txt"):
+        f.write_text(readable_slug(readable(f.read_text())))
+
+
 def secs(x):
     return f"{x:.1f} s" if x < 120 else f"{x / 60:.1f} min"
 
@@ -38,15 +97,20 @@ def secs(x):
 def copy_repro(src_dir, name, sub):
     if not sub:
         return None
-    dst = HERE / "findings" / name / sub
+    dst = HERE / "findings" / name / readable_slug(sub)
     dst.mkdir(parents=True, exist_ok=True)
     for f in REPRO_FILES:
         if (src_dir / sub / f).exists():
             shutil.copy(src_dir / sub / f, dst / f)
-    return f"writers/findings/{name}/{sub}/"
+    if (dst / "report.txt").exists():
+        (dst / "report.txt").write_text(readable_slug(readable((dst / "report.txt").read_text())))
+    return f"writers/findings/{name}/{readable_slug(sub)}/"
 
 
 def main():
+    if sys.argv[1:] == ["--readable-only"]:
+        readable_committed()
+        return
     out = Path(sys.argv[1])
     versions = {}
     if (out / "versions.txt").exists():
@@ -142,8 +206,8 @@ def main():
     notes = HERE / "NOTES.md"
     if notes.exists():
         md += ["## Analysis", "", notes.read_text().strip(), ""]
-    (CONF / "WRITERS.md").write_text("\n".join(md) + "\n")
-    (CONF / "WRITERS.json").write_text(json.dumps(doc, indent=2) + "\n")
+    (CONF / "WRITERS.md").write_text(readable("\n".join(md) + "\n"))
+    (CONF / "WRITERS.json").write_text(json.dumps(readable_doc(doc), indent=2) + "\n")
 
 
 if __name__ == "__main__":

@@ -1,0 +1,102 @@
+//! The committed results are kept current and readable:
+//! - `matrix.json` has a row for every case file of the corpus (the test
+//!   lists the missing ones) and no row for a file that is gone; MATRIX.md,
+//!   matrix.html and TEMPLATES.md are what their JSON gives (the same check
+//!   as `gguf-conformance matrix --check`);
+//! - no committed result (matrix, templates, writers and their findings)
+//!   names the machine that produced it: no pip build directory, temporary
+//!   directory, home directory or installed package path.
+
+use std::path::Path;
+
+use gguf_conformance::matrix::{Matrix, coverage};
+use gguf_conformance::readable::names_a_machine;
+use gguf_conformance::templates::TemplateMatrix;
+
+fn conformance() -> std::path::PathBuf {
+    gguf_conformance::workspace_root().join("conformance")
+}
+
+fn read(name: &str) -> String {
+    std::fs::read_to_string(conformance().join(name)).unwrap_or_else(|e| panic!("conformance/{name}: {e}"))
+}
+
+#[test]
+fn the_matrix_covers_every_corpus_case() {
+    let m = Matrix::from_json(&read("matrix.json")).expect("matrix.json");
+    let (missing, gone) = coverage(&gguf_conformance::workspace_root(), &m);
+    assert!(
+        missing.is_empty(),
+        "{} corpus case files are not in conformance/matrix.json (run `cargo run --release -p gguf-conformance -- matrix`, \
+         see conformance/README.md):\n  {}",
+        missing.len(),
+        missing.join("\n  ")
+    );
+    assert!(gone.is_empty(), "rows for files that are gone: {gone:?}");
+    assert!(m.readers.len() >= 12, "{} readers", m.readers.len());
+    // every row has every reader's result
+    for row in &m.rows {
+        for r in &m.readers {
+            assert!(row.results.contains_key(&r.config.name), "{}: no result of {}", row.file.file, r.config.name);
+        }
+    }
+}
+
+#[test]
+fn markdown_and_html_are_regenerated_from_the_json() {
+    let m = Matrix::from_json(&read("matrix.json")).expect("matrix.json");
+    let mut fresh = m.clone();
+    fresh.summarise();
+    assert_eq!(fresh.readers, m.readers, "the readers' summaries in matrix.json do not match its rows");
+    assert!(read("MATRIX.md") == m.to_markdown(), "MATRIX.md is stale: run `gguf-conformance matrix --render`");
+    assert!(read("matrix.html") == m.to_html(), "matrix.html is stale: run `gguf-conformance matrix --render`");
+    let t = TemplateMatrix::from_json(&read("templates.json")).expect("templates.json");
+    assert!(read("TEMPLATES.md") == t.to_markdown(), "TEMPLATES.md is stale: run `gguf-conformance matrix --render`");
+    assert!(t.scanners.len() >= 4, "{} template scanners", t.scanners.len());
+}
+
+fn walk(dir: &Path, out: &mut Vec<std::path::PathBuf>) {
+    for e in std::fs::read_dir(dir).into_iter().flatten().flatten() {
+        let p = e.path();
+        if p.is_dir() {
+            walk(&p, out);
+        }
+        out.push(p);
+    }
+}
+
+#[test]
+fn no_committed_result_names_a_machine() {
+    let mut bad = Vec::new();
+    for name in
+        ["MATRIX.md", "matrix.json", "matrix.html", "TEMPLATES.md", "templates.json", "WRITERS.md", "WRITERS.json"]
+    {
+        let text = read(name);
+        for (i, line) in text.lines().enumerate() {
+            let found = names_a_machine(line);
+            if !found.is_empty() {
+                bad.push(format!(
+                    "conformance/{name}:{}: {found:?}: {}",
+                    i + 1,
+                    line.chars().take(160).collect::<String>()
+                ));
+            }
+        }
+    }
+    let mut files = Vec::new();
+    walk(&conformance().join("writers/findings"), &mut files);
+    for p in files {
+        let rel = p.strip_prefix(conformance()).unwrap_or(&p).display().to_string();
+        if !names_a_machine(&format!("/{rel}")).is_empty() || rel.contains("pip-req-build") {
+            bad.push(format!("{rel}: the name"));
+        }
+        if p.extension().is_some_and(|x| x == "txt" || x == "json") {
+            let text = std::fs::read_to_string(&p).unwrap_or_default();
+            let found = names_a_machine(&text);
+            if !found.is_empty() {
+                bad.push(format!("{rel}: {found:?}"));
+            }
+        }
+    }
+    assert!(bad.is_empty(), "machine-identifying text in committed results:\n{}", bad.join("\n"));
+}
