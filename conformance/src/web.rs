@@ -384,8 +384,9 @@ function hexView(h, offset) {
   return pre;
 }
 
-function caseDetail(id) {
-  const r = D.rows.find(x => x.file === id);
+function caseDetail(id, view) {
+  const t = D.templates && view === "templates" ? D.templates.rows.find(x => x.id === id) : null;
+  const r = t ? null : D.rows.find(x => x.file === id);
   const kids = [el("button", {onclick: () => go({case: ""})}, "close")];
   if (r) {
     kids.push(el("h2", {id: "detail-title"}, r.file), el("p", {}, r.description || el("span", {class: "muted"}, "no description")));
@@ -400,7 +401,6 @@ function caseDetail(id) {
     kids.push(el("h3", {}, "Readers"), res, el("h3", {}, "Bytes" + (r.offset !== null && r.offset !== undefined ? " around offset " + r.offset + " (0x" + r.offset.toString(16) + ")" : " (start of file)")), hexView(r.hex, r.offset));
     return kids;
   }
-  const t = D.templates && D.templates.rows.find(x => x.id === id);
   if (t) {
     kids.push(el("h2", {id: "detail-title"}, t.id), el("p", {}, t.description), el("p", {}, "class: " + t.class + "; want: " + t.want + (t.rules.length ? "; strict rules: " + t.rules.join(", ") : "")));
     const res = el("table", {id: "detail-results"}, el("tr", {}, el("th", {}, "scanner"), el("th", {}, "score"), el("th", {}, "output excerpt")));
@@ -427,7 +427,7 @@ function render() {
   const view = s.view || "overview";
   for (const a of document.querySelectorAll("nav a")) a.className = a.dataset.view === view ? "on" : "";
   main.replaceChildren(...({overview, readers: x => readersView(x, D.rows, "readers"), contract: contractView, templates: templatesView, writers: writersView}[view] || overview)(s));
-  if (s.case) { detail.replaceChildren(...caseDetail(s.case)); detail.hidden = false; } else { detail.hidden = true; }
+  if (s.case) { detail.replaceChildren(...caseDetail(s.case, view)); detail.hidden = false; } else { detail.hidden = true; }
   document.body.dataset.ready = view;
 }
 window.addEventListener("hashchange", render);

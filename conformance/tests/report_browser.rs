@@ -228,6 +228,14 @@ fn the_web_report_in_headless_chromium() {
         check_page(&dom, &log, "templates filtered");
         let want = t.rows.iter().filter(|r| r.case.class == class).count();
         assert_eq!(shown_rows(&dom, "templates"), want, "template rows of {class}");
+        let row = t.rows.iter().find(|r| r.case.class == class).expect("a code execution case");
+        let frag = format!("view=templates&case={}", row.case.id.replace('/', "%2F"));
+        let (dom, log) = browse(&chrome, &page, &frag, &["--dump-dom".into()]);
+        check_page(&dom, &log, &frag);
+        assert!(dom.contains(&format!("id=\"detail-title\">{}<", row.case.id)), "{frag}: detail");
+        let results = &dom[dom.find("<table id=\"detail-results\"").expect("scanner results")..];
+        let results = &results[..results.find("</table>").unwrap_or(0)];
+        assert_eq!(results.matches("<tr>").count(), 1 + row.results.len(), "one line per scanner");
     }
     if let Ok(text) = std::fs::read_to_string(root.join("conformance/WRITERS.json")) {
         let w: serde_json::Value = serde_json::from_str(&text).expect("WRITERS.json");

@@ -163,7 +163,8 @@ fn run_matrix(a: MatrixArgs) -> Result<String, String> {
     if config.is_empty() {
         return Err("no readers selected".into());
     }
-    let mut files = matrix::load_corpus(&root)?;
+    let corpus = matrix::load_corpus(&root)?;
+    let mut files = corpus.clone();
     if let Some(f) = &a.filter {
         files.retain(|c| c.file.contains(f.as_str()));
     }
@@ -171,7 +172,7 @@ fn run_matrix(a: MatrixArgs) -> Result<String, String> {
     let mut m = matrix::run(&root, &config, files, Duration::from_secs(a.timeout), a.jobs, &progress);
     if a.merge {
         let old = std::fs::read_to_string(out.join("matrix.json")).map_err(|e| format!("matrix.json: {e}"))?;
-        m = m.merged_into(matrix::Matrix::from_json(&old)?, &order);
+        m = m.merged_into(matrix::Matrix::from_json(&old)?, &order, corpus);
     }
     write_matrix_files(&out, &m)?;
     let summary = summary_of(&m, &out);
@@ -215,7 +216,7 @@ fn check_matrix(out: PathBuf) -> Result<String, String> {
     let (missing, gone) = matrix::coverage(&root, &m);
     if !missing.is_empty() {
         problems.push(format!(
-            "{} corpus cases are missing from matrix.json (run the matrix, see conformance/README.md):\n  {}",
+            "{} corpus case files are missing from matrix.json (run the matrix, see conformance/README.md):\n  {}",
             missing.len(),
             missing.join("\n  ")
         ));
