@@ -9,6 +9,7 @@ vocab_only, as llama.cpp's tools load one; anything else is loaded in full
 Exit 0 loaded, 1 refused (the loader's error line on stderr); an abort
 (GGML_ASSERT) or a segfault kills the process with a signal, which the
 matrix runner records as a crash, with the abort message from stderr.
+On a refusal the loader's last error lines are printed on stderr.
 `--version` prints the package version and llama.cpp's commit."""
 import os
 import struct
@@ -38,24 +39,45 @@ def declares_no_tensor(path: str) -> bool:
 
 def main() -> int:
     if len(sys.argv) == 2 and sys.argv[1] == "--version":
-        from importlib.metadata import PackageNotFoundError, version
+        import ctypes
 
-        try:
-            pkg = f"llama-cpp-python {version('llama_cpp_python')}"
-        except PackageNotFoundError:
-            pkg = f"libllama from {load.lib_dir()}"
         load.open_libllama()  # fails here, not on the first file, when the library is missing
-        print(f"{pkg} (libllama, llama_model_load_from_file)")
+        base = ctypes.CDLL(str(load.lib_dir() / "libggml-base.so"))
+        base.ggml_version.restype = ctypes.c_char_p
+        base.ggml_commit.restype = ctypes.c_char_p
+        print(f"libllama llama_model_load_from_file (ggml {base.ggml_version().decode()}, commit {base.ggml_commit().decode()})")
         return 0
     if len(sys.argv) != 2:
         print("usage: llama_model.py FILE | --version", file=sys.stderr)
         return 2
-    args = ["load.py", sys.argv[1], "--quiet"]
-    if declares_no_tensor(sys.argv[1]):
-        args.append("--vocab-only")
+    path = sys.argv[1]
+    vocab_only = declares_no_tensor(path)
+    try:
+        lib = load.open_libllama()
+    except OSError as e:
+        print(f"cannot open libllama: {e}", file=sys.stderr)
+        return 2
+    log = load.Log(echo=False)
+    lib.llama_log_set(log.callback, None)
+    lib.llama_backend_init()
+    params = lib.llama_model_default_params()
+    params.n_gpu_layers = 0
+    params.load_mode = load.LLAMA_LOAD_MODE_MMAP
+    params.vocab_only = vocab_only
+    if vocab_only:
         print("libllama: vocab_only load (no tensor declared)", file=sys.stderr)
-    # load.main prints "error: <loader line>" on stdout; the runner keeps both streams.
-    return load.main(args)
+    sys.stderr.flush()
+    model = lib.llama_model_load_from_file(path.encode(), params)
+    if not model:
+        # the loader's error lines, the cause first (gguf's, then llama_model_load's)
+        for line in log.errors[-4:] or ["llama_model_load_from_file returned NULL"]:
+            print(f"error: {line}", file=sys.stderr)
+        lib.llama_backend_free()
+        return 1
+    print(f"loaded: {lib.llama_model_n_params(model)} parameters", file=sys.stderr)
+    lib.llama_model_free(model)
+    lib.llama_backend_free()
+    return 0
 
 
 if __name__ == "__main__":

@@ -18,7 +18,11 @@ SCANNER is one of:
                  (MET005 architecture/quantization and the like) are not about
                  templates and do not count.
   glyphhound     `glyphhound scan --source gguf --format json FILE` (PyPI
-                 glyphhound==0.1.0): an alarm is any finding.
+                 glyphhound==0.1.0): an alarm is any finding. When it cannot
+                 scan (exit 2 without a report), a template it refuses (does
+                 not parse, nests too deeply, is not a string) is an alarm:
+                 its CI gate fails closed; a file where it finds no
+                 `tokenizer.chat_template` is no alarm (it scanned nothing).
   modelaudit     modelaudit's GGUF scanner (PyPI modelaudit==0.2.54, in process,
                  no telemetry): an alarm is a warning or critical issue about the
                  template (its message names SSTI, a template, Jinja, or hidden
@@ -76,6 +80,12 @@ def c4nary(path):
 def glyphhound(path):
     p = run([str(BIN / "glyphhound"), "scan", "--source", "gguf", "--format", "json", path])
     if not p.stdout.strip():
+        why = p.stderr.strip().splitlines()[-1] if p.stderr.strip() else ""
+        if p.returncode == 2 and "no 'tokenizer.chat_template' found" in why:
+            print(f"glyphhound: nothing scanned: {why}", file=sys.stderr)
+            return []
+        if p.returncode == 2 and any(m in why for m in ("did not parse", "too deeply nested", "is not a string")):
+            return [f"refused (fails closed): {why}"]
         raise RuntimeError(f"glyphhound exited {p.returncode}: {p.stderr.strip()[-300:]}")
     report = json.loads(p.stdout)
     return [f"{f.get('rule_id')} {f.get('severity')} {f.get('sink_kind')}: {f.get('evidence')}" for f in report.get("findings", [])]

@@ -13,6 +13,9 @@
 //! look-alike or a real template, and either otherwise (a template that
 //! does not parse, a value of the wrong type, an analysis limit: flagged or
 //! not, never scored). Each cell is caught / missed / false alarm / clean.
+//! `conformance/template-probes.json` adds attack shapes outside the corpus
+//! (class `probe: …`), written to find what another scanner catches and
+//! gguf-validate misses.
 #![forbid(unsafe_code)]
 
 use std::collections::BTreeMap;
@@ -253,6 +256,45 @@ pub fn real_cases(dir: &Path, out: &Path) -> Result<Vec<(TemplateCase, PathBuf)>
                     "llama.cpp models/templates/{name} ({} bytes), wrapped as tokenizer.chat_template",
                     text.len()
                 ),
+                rules: Vec::new(),
+            },
+            file,
+        ));
+    }
+    Ok(cases)
+}
+
+/// `conformance/template-probes.json`: attack shapes outside the corpus.
+#[derive(Debug, Deserialize)]
+struct Probes {
+    probes: Vec<Probe>,
+}
+
+#[derive(Debug, Deserialize)]
+struct Probe {
+    name: String,
+    class: String,
+    want: Want,
+    description: String,
+    template: String,
+}
+
+/// The probes of `path`, each written wrapped into `out` as
+/// `probe-<name>.gguf`: (case, file). Their class is `probe: <class>`.
+pub fn probe_cases(path: &Path, out: &Path) -> Result<Vec<(TemplateCase, PathBuf)>, String> {
+    let text = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
+    let p: Probes = serde_json::from_str(&text).map_err(|e| format!("{}: {e}", path.display()))?;
+    std::fs::create_dir_all(out).map_err(|e| format!("{}: {e}", out.display()))?;
+    let mut cases = Vec::new();
+    for probe in p.probes {
+        let file = out.join(format!("probe-{}.gguf", probe.name));
+        std::fs::write(&file, wrap_template(&probe.template)).map_err(|e| format!("{}: {e}", file.display()))?;
+        cases.push((
+            TemplateCase {
+                id: format!("probe/{}", probe.name),
+                class: format!("probe: {}", probe.class),
+                want: probe.want,
+                description: probe.description,
                 rules: Vec::new(),
             },
             file,
@@ -557,6 +599,24 @@ mod tests {
                 _ => {}
             }
         }
+    }
+
+    #[test]
+    fn the_probes_are_valid_files_with_their_template() {
+        let root = crate::workspace_root();
+        let out = std::env::temp_dir().join(format!("gguf-probes-{}", std::process::id()));
+        let cases = probe_cases(&root.join("conformance/template-probes.json"), &out).expect("probes");
+        assert!(cases.len() >= 10);
+        for (case, file) in &cases {
+            assert!(case.class.starts_with("probe: ") && case.id.starts_with("probe/"), "{case:?}");
+            let bytes = std::fs::read(file).expect("written");
+            let r = gguf_validate::validate_bytes(
+                &bytes,
+                &gguf_validate::Options::new(gguf_validate::rules::Profile::Spec),
+            );
+            assert!(r.valid, "{}: {:?}", case.id, r.diagnostics);
+        }
+        let _ = std::fs::remove_dir_all(&out);
     }
 
     #[test]

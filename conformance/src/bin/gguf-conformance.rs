@@ -107,6 +107,12 @@ fn report(ok: bool, msg: &str) {
     }
 }
 
+/// The workspace root, without `..` (captured paths are shown relative to it).
+fn root() -> PathBuf {
+    let r = gguf_conformance::workspace_root();
+    r.canonicalize().unwrap_or(r)
+}
+
 fn abs(root: &std::path::Path, p: PathBuf) -> PathBuf {
     if p.is_absolute() { p } else { root.join(p) }
 }
@@ -148,7 +154,7 @@ struct MatrixArgs {
 }
 
 fn run_matrix(a: MatrixArgs) -> Result<String, String> {
-    let root = gguf_conformance::workspace_root();
+    let root = root();
     let readers_path = abs(&root, a.readers);
     let all = matrix::read_readers(&readers_path)?.readers;
     let order: Vec<String> = all.iter().map(|r| r.name.clone()).collect();
@@ -197,7 +203,7 @@ fn read_results(out: &std::path::Path) -> Result<(matrix::Matrix, Option<templat
 }
 
 fn render_matrix(out: PathBuf) -> Result<String, String> {
-    let root = gguf_conformance::workspace_root();
+    let root = root();
     let out = abs(&root, out);
     let (mut m, t) = read_results(&out)?;
     m.summarise();
@@ -209,7 +215,7 @@ fn render_matrix(out: PathBuf) -> Result<String, String> {
 }
 
 fn check_matrix(out: PathBuf) -> Result<String, String> {
-    let root = gguf_conformance::workspace_root();
+    let root = root();
     let out = abs(&root, out);
     let (m, t) = read_results(&out)?;
     let mut problems = Vec::new();
@@ -266,7 +272,7 @@ struct TemplateArgs {
 }
 
 fn run_templates(a: TemplateArgs) -> Result<String, String> {
-    let root = gguf_conformance::workspace_root();
+    let root = root();
     let mut config = templates::read_scanners(&abs(&root, a.scanners))?;
     if !a.only.is_empty() {
         config.retain(|r| a.only.contains(&r.name));
@@ -288,7 +294,9 @@ fn run_templates(a: TemplateArgs) -> Result<String, String> {
             (c, file)
         })
         .collect();
-    cases.extend(templates::real_cases(&dir, &abs(&root, a.work))?);
+    let work = abs(&root, a.work);
+    cases.extend(templates::probe_cases(&root.join("conformance/template-probes.json"), &work)?);
+    cases.extend(templates::real_cases(&dir, &work)?);
     let source = "llama-cpp-python 0.3.36 sdist, vendor/llama.cpp models/templates".to_string();
     let t = templates::run(&root, &config, cases, source, Duration::from_secs(a.timeout), a.jobs, &progress);
     let out = abs(&root, a.out);
@@ -337,7 +345,7 @@ fn main() -> ExitCode {
             run_templates(TemplateArgs { scanners, templates, work, only, timeout, jobs, out })
         }
         Command::Report { out } => {
-            let root = gguf_conformance::workspace_root();
+            let root = root();
             web::write_report(&root, &abs(&root, out))
         }
     };
