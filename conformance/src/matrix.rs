@@ -825,6 +825,22 @@ impl Matrix {
         }
     }
 
+    /// Applies [`readable`](crate::readable::readable) to every captured
+    /// text again (results of older runs, or adapters that printed paths
+    /// the runner's root did not cover).
+    pub fn make_readable(&mut self) {
+        use crate::readable::readable;
+        for row in &mut self.rows {
+            for c in row.results.values_mut() {
+                c.detail = c.detail.as_deref().map(|d| readable(d, None));
+                c.excerpt = c.excerpt.as_deref().map(|d| readable(d, None));
+            }
+        }
+        for r in &mut self.readers {
+            r.version_found = readable(&r.version_found, None);
+        }
+    }
+
     /// Reads `matrix.json`.
     pub fn from_json(text: &str) -> Result<Matrix, String> {
         serde_json::from_str(text).map_err(|e| format!("matrix.json: {e}"))

@@ -21,6 +21,7 @@ const MARKERS: &[(&str, &str, bool)] = &[
     ("/dist-packages/", "dist-packages/", false),
     ("/.cargo/registry/src/", "", true),
     ("/node_modules/", "node_modules/", false),
+    ("/rustc/", "", true),
 ];
 
 /// Where a path that contains byte `at` of `s` starts: after the last
@@ -122,7 +123,28 @@ pub fn readable(text: &str, root: Option<&str>) -> String {
     s = replace_dir(&s, "/tmp/", "<tmp>", true);
     s = replace_dir(&s, "/root/", "~/", false);
     s = replace_dir(&s, "/home/", "~", true);
-    s
+    drop_thread_ids(&s)
+}
+
+/// `thread 'main' (12904) panicked at`: the thread's id differs from run to
+/// run and says nothing about the failure.
+fn drop_thread_ids(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    let mut rest = s;
+    while let Some(at) = rest.find("' (") {
+        let after = rest.get(at + 3..).unwrap_or_default();
+        let digits = after.chars().take_while(char::is_ascii_digit).count();
+        let tail = after.get(digits..).unwrap_or_default();
+        if digits > 0 && tail.starts_with(") panicked") {
+            out.push_str(rest.get(..at + 1).unwrap_or_default());
+            rest = tail.get(1..).unwrap_or_default();
+        } else {
+            out.push_str(rest.get(..at + 3).unwrap_or_default());
+            rest = after;
+        }
+    }
+    out.push_str(rest);
+    out
 }
 
 /// True when `text` still names a machine: a pip build directory, a
@@ -178,6 +200,11 @@ mod tests {
             "panicked at ggus-0.5.1/src/file.rs:9:5"
         );
         assert_eq!(readable("open /tmp/gguflib-adapter-AbC123 failed", None), "open <tmp> failed");
+        assert_eq!(
+            readable("thread 'main' (19709) panicked at /rustc/5980761/library/alloc/src/raw_vec/mod.rs:28:5:", None),
+            "thread 'main' panicked at library/alloc/src/raw_vec/mod.rs:28:5:"
+        );
+        assert_eq!(readable("f('x' (3) items) and 'y' (z)", None), "f('x' (3) items) and 'y' (z)");
         assert_eq!(readable("copy to /tmp/tmpab12/out.gguf", None), "copy to <tmp>/out.gguf");
         assert_eq!(readable("see /home/alice/x.txt", None), "see ~/x.txt");
         assert_eq!(readable("ratio 3/tmp/ and a/root/b stay", None), "ratio 3/tmp/ and a/root/b stay");

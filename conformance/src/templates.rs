@@ -452,6 +452,17 @@ impl TemplateMatrix {
         s
     }
 
+    /// Applies [`readable`](crate::readable::readable) to every captured text again.
+    pub fn make_readable(&mut self) {
+        use crate::readable::readable;
+        for row in &mut self.rows {
+            for c in row.results.values_mut() {
+                c.detail = c.detail.as_deref().map(|d| readable(d, None));
+                c.excerpt = c.excerpt.as_deref().map(|d| readable(d, None));
+            }
+        }
+    }
+
     /// Reads `templates.json`.
     pub fn from_json(text: &str) -> Result<TemplateMatrix, String> {
         serde_json::from_str(text).map_err(|e| format!("templates.json: {e}"))

@@ -157,13 +157,22 @@ fn gguf_py_manifest_lists_every_file() {
 
 #[test]
 fn the_matrix_corpus_loads_with_expectations() {
-    // Every file the matrix runs (gguf, gguf-py, regressions, legacy) has
-    // a verdict for every profile.
+    // Every case the matrix runs has an expectation: a verdict for every
+    // profile (gguf, gguf-py, regressions, legacy, split sets), libllama's
+    // verdict (the tiny models), or a valid model (the bundled sample).
     let files = gguf_conformance::matrix::load_corpus(&gguf_conformance::workspace_root()).expect("corpus loads");
     assert!(files.len() >= all_cases().len());
     for f in &files {
-        for p in Profile::ALL {
-            assert!(f.expected.contains_key(p.name()), "{}: no {p} verdict", f.file);
+        match f.set.as_str() {
+            "models" => {
+                assert!(f.reference.as_ref().is_some_and(|r| r.by == "libllama"), "{}: no libllama verdict", f.file)
+            }
+            "samples" => assert_eq!(f.prefix, "y", "{}", f.file),
+            _ => {
+                for p in Profile::ALL {
+                    assert!(f.expected.contains_key(p.name()), "{}: no {p} verdict", f.file);
+                }
+            }
         }
     }
 }

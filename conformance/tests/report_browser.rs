@@ -101,7 +101,7 @@ fn shown_rows(dom: &str, table: &str) -> usize {
     dom[start..end]
         .split("<tr ")
         .skip(1)
-        .filter(|tr| tr.starts_with("data-case=") && !tr.split('>').next().unwrap_or("").contains("hidden"))
+        .filter(|tr| tr.starts_with("data-case=") && !tr.split('>').next().unwrap_or("").contains(" hidden=\"\""))
         .count()
 }
 

@@ -58,7 +58,8 @@ enum Command {
         #[arg(long, conflicts_with_all = ["render", "merge"])]
         check: bool,
         /// Run nothing: rewrite MATRIX.md, matrix.html and TEMPLATES.md from
-        /// matrix.json and templates.json.
+        /// matrix.json and templates.json (whose captured texts are made
+        /// readable again).
         #[arg(long)]
         render: bool,
     },
@@ -207,9 +208,12 @@ fn render_matrix(out: PathBuf) -> Result<String, String> {
     let out = abs(&root, out);
     let (mut m, t) = read_results(&out)?;
     m.summarise();
+    m.make_readable();
     write_matrix_files(&out, &m)?;
-    if let Some(t) = t {
+    if let Some(mut t) = t {
+        t.make_readable();
         std::fs::write(out.join("TEMPLATES.md"), t.to_markdown()).map_err(|e| format!("TEMPLATES.md: {e}"))?;
+        std::fs::write(out.join("templates.json"), t.to_json()).map_err(|e| format!("templates.json: {e}"))?;
     }
     Ok(format!("rendered {} from its JSON", out.display()))
 }
