@@ -162,6 +162,27 @@ fn row(file: String, set: &str, group: String, expected: BTreeMap<String, Verdic
     }
 }
 
+/// True for a GGUF v2/v3 file (either byte order) whose header declares no
+/// tensor: a vocabulary file, which llama.cpp's tools load with `vocab_only`.
+pub fn declares_no_tensor(path: &Path) -> bool {
+    use std::io::Read;
+    let mut head = [0u8; 16];
+    let ok = std::fs::File::open(path).and_then(|mut f| f.read_exact(&mut head)).is_ok();
+    if !ok || head.get(..4) != Some(b"GGUF".as_slice()) {
+        return false;
+    }
+    let word = |b: &[u8], le: bool| -> u64 {
+        b.iter().enumerate().fold(0u64, |acc, (i, x)| {
+            let shift = if le { 8 * i } else { 8 * (b.len() - 1 - i) };
+            acc | (u64::from(*x) << shift)
+        })
+    };
+    [true, false].into_iter().any(|le| {
+        let version = word(head.get(4..8).unwrap_or_default(), le);
+        (version == 2 || version == 3) && word(head.get(8..16).unwrap_or_default(), le) == 0
+    })
+}
+
 /// `corpus/models/manifest.json` and `corpus/models/converter/manifest.json`.
 #[derive(Debug, Deserialize)]
 struct ModelsManifest {
@@ -264,9 +285,11 @@ pub fn load_corpus(root: &Path) -> Result<Vec<CorpusFile>, String> {
         }
         let m: ModelsManifest = read_json(&path)?;
         for e in m.models {
+            // the vocab_only verdict counts for a vocabulary file (no tensor), as the libllama adapter loads it
+            let vocab_file = declares_no_tensor(&corpus.join(sub).join(&e.file));
             let (verdict, detail, vocab_only) = match (&e.loads_vocab_only, &e.detail_vocab_only) {
-                (Some(v), d) => (v.clone(), d.clone().unwrap_or_default(), true),
-                (None, _) => (e.loads.clone(), e.detail.clone(), false),
+                (Some(v), d) if vocab_file => (v.clone(), d.clone().unwrap_or_default(), true),
+                _ => (e.loads.clone(), e.detail.clone(), false),
             };
             let mut r = row(format!("{sub}/{}", e.file), "models", group.to_string(), BTreeMap::new(), true);
             // Valid containers: a reader must accept what the loader loads;
@@ -825,6 +848,24 @@ impl Matrix {
         }
     }
 
+    /// Refreshes every row's case (description, expectation, reference)
+    /// from `corpus` and classifies its cells again: what a change of
+    /// expectation does to results already run.
+    pub fn refresh(&mut self, corpus: Vec<CorpusFile>) {
+        let mut by_file: BTreeMap<String, CorpusFile> = corpus.into_iter().map(|f| (f.file.clone(), f)).collect();
+        for row in &mut self.rows {
+            if let Some(file) = by_file.remove(&row.file.file) {
+                row.file = file;
+            }
+            for r in &self.readers {
+                if let Some(c) = row.results.get_mut(&r.config.name) {
+                    c.class = classify(expectation(&row.file, &r.config), &c.outcome);
+                }
+            }
+        }
+        self.summarise();
+    }
+
     /// Applies [`readable`](crate::readable::readable) to every captured
     /// text again (results of older runs, or adapters that printed paths
     /// the runner's root did not cover).
@@ -1329,7 +1370,13 @@ mod tests {
         // a split set is one row: its first shard, the others listed
         let split = m.rows.iter().find(|r| r.file.file.starts_with("split/y_valid/")).expect("y_valid");
         assert_eq!(split.file.shards.len(), 2);
-        // a model's expectation is libllama's verdict
+        // a model's expectation is libllama's verdict, vocab_only for a vocabulary file only
+        let vocab = m.rows.iter().find(|r| r.file.file == "models/llama__vocab_only.gguf").expect("vocab");
+        assert!(vocab.file.reference.as_ref().is_some_and(|r| r.vocab_only && r.verdict == "yes"));
+        let full =
+            m.rows.iter().find(|r| r.file.file == "models/converter/deepseek2_no_q_lora.gguf").expect("deepseek2");
+        assert!(full.file.reference.as_ref().is_some_and(|r| !r.vocab_only && r.verdict == "refused"));
+        assert_eq!(full.file.prefix, "i");
         let complete = m.rows.iter().find(|r| r.file.file == "models/llama__complete.gguf").expect("llama");
         assert_eq!(
             (complete.file.prefix.as_str(), complete.file.reference.as_ref().map(|r| r.verdict.as_str())),

@@ -58,8 +58,9 @@ enum Command {
         #[arg(long, conflicts_with_all = ["render", "merge"])]
         check: bool,
         /// Run nothing: rewrite MATRIX.md, matrix.html and TEMPLATES.md from
-        /// matrix.json and templates.json (whose captured texts are made
-        /// readable again).
+        /// matrix.json and templates.json (the cases' expectations refreshed
+        /// from the corpus and the cells classified again; captured texts
+        /// made readable again).
         #[arg(long)]
         render: bool,
     },
@@ -207,7 +208,7 @@ fn render_matrix(out: PathBuf) -> Result<String, String> {
     let root = root();
     let out = abs(&root, out);
     let (mut m, t) = read_results(&out)?;
-    m.summarise();
+    m.refresh(matrix::load_corpus(&root)?);
     m.make_readable();
     write_matrix_files(&out, &m)?;
     if let Some(mut t) = t {
