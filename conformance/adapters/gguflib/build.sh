@@ -10,5 +10,6 @@ if [ ! -f "$src/gguflib.c" ]; then
   git -C "$src" checkout --quiet "${GGUF_TOOLS_COMMIT:-8fa6eb6}"
 fi
 mkdir -p "$here/build"
-${CC:-cc} -O2 -g -w -I"$src" "$here/adapter.c" "$src/gguflib.c" "$src/sds.c" "$src/fp16.c" -lm -o "$here/build/gguflib-adapter"
+# -ffile-prefix-map: an assertion names gguf-tools/gguflib.c, not the checkout on this machine
+${CC:-cc} -O2 -g -w -ffile-prefix-map="$src"=gguf-tools -I"$src" "$here/adapter.c" "$src/gguflib.c" "$src/sds.c" "$src/fp16.c" -lm -o "$here/build/gguflib-adapter"
 "$here/build/gguflib-adapter" --version
