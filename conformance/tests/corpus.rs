@@ -189,9 +189,12 @@ const NOT_IN_CORPUS: &[(&str, &str)] = &[
     ("array-length-limit", "needs an array over 2^30 elements; parser/tests/limits.rs builds one in memory"),
     (
         "metadata-limit",
-        "needs metadata past this tool's caps (256 MiB by default); parser/tests/metadata_limits.rs breaks each cap at its boundary in memory and with sparse files",
+        "needs metadata past this tool's caps (256 MiB by default); parser/cli/tests/metadata_limits.rs breaks each cap at its boundary in memory and with sparse files",
     ),
-    ("suppression-not-applied", "about the run's config, not the file: parser/tests/config.rs breaks it (expiry, pin)"),
+    (
+        "suppression-not-applied",
+        "about the run's config, not the file: parser/cli/tests/config.rs breaks it (expiry, pin)",
+    ),
 ];
 
 #[test]

@@ -11,16 +11,14 @@
 //!   `?` or `#` (or `%3F`, `%23`) whatever comes before it (a space, a
 //!   tab, a newline), and any user name and password ([`Url::shown`],
 //!   [`shown`], [`redact_text`] all use it);
-//! - [`http`] (feature `remote`) is the I/O layer: [`http::HttpSource`]
-//!   is a [`crate::io::ByteSource`] over HTTP range requests, so every
-//!   layer above it (validation, split sets, `--check-data`, hashing)
+//! - the `gguf-validate-http` crate (`parser/http/`) is the I/O layer: its
+//!   `HttpSource` is a [`crate::io::ByteSource`] over HTTP range requests,
+//!   so every layer above it (validation, split sets, data scans, hashing)
 //!   works unchanged on a remote file, and counts what it cost in a
-//!   [`RemoteSummary`] (which reports carry).
+//!   [`RemoteSummary`] (which reports carry). This crate has no HTTP
+//!   client.
 #![forbid(unsafe_code)]
 #![deny(clippy::indexing_slicing, clippy::arithmetic_side_effects, clippy::cast_possible_truncation)]
-
-#[cfg(feature = "remote")]
-pub mod http;
 
 use serde::Serialize;
 
@@ -28,7 +26,7 @@ use crate::limits;
 use crate::split_name;
 
 /// How a remote file was read: what it cost and what the server said
-/// (`http::HttpSource::summary` fills it in; a report carries it in
+/// (`gguf_validate_http::HttpSource::summary` fills it in; a report carries it in
 /// `report::Summary::remote`). A plain record here, beside the source that
 /// counts it, so the reading layer needs nothing from the reporting one.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]

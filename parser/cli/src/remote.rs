@@ -1,0 +1,248 @@
+//! Remote inputs on the command line: `http(s)://` URLs and `hf://` names
+//! resolved (`HF_ENDPOINT`), the HTTP client built from `--header`,
+//! `--ca-cert`, `--retries`, `--http-timeout`, `--http-deadline` and
+//! `HF_TOKEN`, and sources opened for validation and hashing. Without the
+//! `remote` feature a URL is refused with a message saying so. A
+//! malformed `--header` is refused by [`RemoteArgs::check`] with what is
+//! wrong, never with its value (clap would echo it).
+
+use std::ffi::OsString;
+
+use clap::builder::TypedValueParser;
+use std::path::{Path, PathBuf};
+
+use clap::Args;
+
+/// Options for files given as URLs (validation and `hash`).
+#[derive(Clone, Args)]
+pub struct RemoteArgs {
+    /// For URLs: send this request header (`'Name: value'`, repeatable) to
+    /// the URL's own host; it is never sent after a redirect to another
+    /// host, and never printed.
+    #[arg(long = "header", value_name = "NAME: VALUE",
+          value_parser = clap::builder::OsStringValueParser::new().map(parse_header))]
+    pub headers: Vec<HeaderArg>,
+    /// For https URLs: also trust the certificates in this PEM file
+    /// (repeatable), beside the system's roots.
+    #[arg(long = "ca-cert", value_name = "FILE")]
+    pub ca_certs: Vec<PathBuf>,
+    /// For URLs: retries of a request that failed in a way that may pass
+    /// (connection errors, timeouts, HTTP 408, 429, 5xx gateway errors),
+    /// with exponential backoff.
+    #[arg(long, value_name = "N", default_value_t = gguf_validate::limits::REMOTE_RETRIES,
+          value_parser = clap::value_parser!(u32).range(0..=10))]
+    pub retries: u32,
+    /// For URLs: seconds to connect, and to wait for any read; a whole
+    /// request (redirects, headers, body) gets at most 4 times this.
+    #[arg(long, value_name = "DURATION", default_value_t = gguf_validate::limits::REMOTE_TIMEOUT_SECS as f64,
+          value_parser = parse_secs)]
+    pub http_timeout: f64,
+    /// For URLs: give up on a remote file after this many seconds in all
+    /// (requests, retries, waits), however slowly the server sends; a
+    /// split set named by URL shares one such deadline for all its shards.
+    /// Raise it for --check-data or hash of large files.
+    #[arg(long, value_name = "DURATION", default_value_t = gguf_validate::limits::REMOTE_FILE_DEADLINE_SECS as f64,
+          value_parser = parse_secs)]
+    pub http_deadline: f64,
+}
+
+/// A `--header` as given: the name and value, or what is wrong with it
+/// (never the value: it may be a credential).
+#[derive(Clone)]
+pub struct HeaderArg(Result<(String, String), &'static str>);
+
+impl HeaderArg {
+    fn name(&self) -> Option<&str> {
+        self.0.as_ref().ok().map(|(k, _)| k.as_str())
+    }
+}
+
+impl RemoteArgs {
+    /// Refuses a malformed `--header`, saying what is wrong and which one
+    /// (by position), never its value.
+    pub fn check(&self) -> Result<(), String> {
+        for (i, h) in self.headers.iter().enumerate() {
+            if let Err(why) = &h.0 {
+                return Err(format!("--header number {}: {why}; the value given is not shown", i.saturating_add(1)));
+            }
+        }
+        Ok(())
+    }
+
+    /// The headers, when all are well formed.
+    #[cfg(feature = "remote")]
+    fn header_pairs(&self) -> Result<Vec<(String, String)>, String> {
+        self.check()?;
+        Ok(self.headers.iter().filter_map(|h| h.0.clone().ok()).collect())
+    }
+}
+
+/// Header names only: values may be credentials.
+impl std::fmt::Debug for RemoteArgs {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("RemoteArgs")
+            .field("headers", &self.headers.iter().map(HeaderArg::name).collect::<Vec<_>>())
+            .field("ca_certs", &self.ca_certs)
+            .field("retries", &self.retries)
+            .field("http_timeout", &self.http_timeout)
+            .field("http_deadline", &self.http_deadline)
+            .finish()
+    }
+}
+
+/// Never fails (a failure would have clap echo the value): what is wrong
+/// is kept and reported by [`RemoteArgs::check`].
+fn parse_header(s: OsString) -> HeaderArg {
+    HeaderArg(header_of(s))
+}
+
+fn header_of(s: OsString) -> Result<(String, String), &'static str> {
+    let s = s.into_string().map_err(|_| "a --header is text (UTF-8)")?;
+    let (name, value) = s.split_once(':').ok_or("a --header needs `Name: value` (no colon was given)")?;
+    let (name, value) = (name.trim(), value.trim());
+    let token = |b: u8| b.is_ascii_alphanumeric() || b"!#$%&'*+-.^_`|~".contains(&b);
+    if name.is_empty() || !name.bytes().all(token) {
+        return Err("a --header name is letters, digits and !#$%&'*+-.^_`|~ before the colon");
+    }
+    if value.bytes().any(|b| b < b' ' && b != b'\t' || b == 0x7f) {
+        return Err("a --header value has no control characters (newline, NUL, ...)");
+    }
+    Ok((name.to_string(), value.to_string()))
+}
+
+/// A duration of at most 10^6 seconds (`30`, `500ms`, `2m`).
+fn parse_secs(s: &str) -> Result<f64, String> {
+    crate::units::parse_duration(s, 1e6)
+}
+
+/// The URL text of an input, when it is one.
+pub fn url_of(path: &Path) -> Option<&str> {
+    path.to_str().filter(|s| gguf_validate::remote::is_url(s))
+}
+
+/// The path config globs see for an input: a URL as shown (no query).
+pub fn config_path(path: &Path) -> PathBuf {
+    match url_of(path) {
+        Some(u) => PathBuf::from(gguf_validate::remote::shown(u)),
+        None => std::path::absolute(path).unwrap_or_else(|_| path.to_path_buf()),
+    }
+}
+
+/// The sibling shards of a remote shard, in position order, or why they
+/// are not read (a name saying more than `REMOTE_MAX_SET_SHARDS`).
+pub fn shard_inputs(path: &Path) -> Option<Result<Vec<PathBuf>, String>> {
+    match gguf_validate::remote::shard_inputs(url_of(path)?)? {
+        Ok(shards) => Some(Ok(shards.into_iter().map(PathBuf::from).collect())),
+        Err(too_many) => Some(Err(too_many.to_string())),
+    }
+}
+
+/// A shard's name as a split set's report shows it: a URL as shown
+/// without the query marker (the set's name is made from it), a path as
+/// it is.
+pub fn shard_name(path: &Path) -> String {
+    match url_of(path) {
+        Some(u) => {
+            let shown = gguf_validate::remote::shown(u);
+            shown.strip_suffix(gguf_validate::remote::REDACTED_QUERY).map(str::to_string).unwrap_or(shown)
+        }
+        None => path.to_string_lossy().into_owned(),
+    }
+}
+
+#[cfg(feature = "remote")]
+pub use enabled::*;
+
+#[cfg(not(feature = "remote"))]
+pub use disabled::*;
+
+#[cfg(feature = "remote")]
+mod enabled {
+    use std::time::{Duration, Instant};
+
+    use gguf_validate::remote::{self, Url};
+    use gguf_validate_http::{Client, HttpOptions, HttpSource, RemoteErrorKind};
+
+    use super::RemoteArgs;
+
+    /// The HTTP client of a run and the hub it resolves `hf://` against.
+    #[derive(Clone, Debug)]
+    pub struct Remote {
+        client: Client,
+        endpoint: Option<String>,
+    }
+
+    /// Why an input could not be opened; `not_found` for `404`/`410` (a
+    /// sibling shard that is not there is left out of its set).
+    #[derive(Debug)]
+    pub struct OpenFailure {
+        pub message: String,
+        pub not_found: bool,
+    }
+
+    impl Remote {
+        /// The client for a run: `--header`, `--ca-cert`, `--retries`,
+        /// `--http-timeout`, `HF_TOKEN` for the hub (`HF_ENDPOINT`, else
+        /// huggingface.co) only, `connections` per host.
+        pub fn new(args: &RemoteArgs, connections: usize) -> Result<Remote, String> {
+            let endpoint = std::env::var("HF_ENDPOINT").ok().filter(|e| !e.is_empty());
+            let hub = Url::parse(endpoint.as_deref().unwrap_or(remote::HF_DEFAULT_ENDPOINT))
+                .map_err(|e| format!("HF_ENDPOINT: {e}"))?;
+            let token =
+                std::env::var("HF_TOKEN").ok().filter(|t| !t.trim().is_empty()).map(|t| (hub, t.trim().to_string()));
+            let mut extra_roots_pem = Vec::new();
+            for f in &args.ca_certs {
+                let pem = std::fs::read(f).map_err(|e| format!("--ca-cert {}: {e}", crate::render::display_path(f)))?;
+                extra_roots_pem.push(pem);
+            }
+            let opts = HttpOptions {
+                headers: args.header_pairs()?,
+                token,
+                extra_roots_pem,
+                retries: args.retries,
+                timeout: Duration::from_secs_f64(args.http_timeout),
+                request_deadline: Duration::from_secs_f64(args.http_timeout)
+                    .saturating_mul(gguf_validate::limits::REMOTE_REQUEST_DEADLINE_READS),
+                file_deadline: Duration::from_secs_f64(args.http_deadline),
+                connections,
+                ..HttpOptions::default()
+            };
+            let client = Client::new(opts).map_err(|e| format!("--ca-cert: {e}"))?;
+            Ok(Remote { client, endpoint })
+        }
+
+        /// Opens a URL or `hf://` name, to be read by `deadline` when one
+        /// is given (a split set's) and by `--http-deadline` from now.
+        pub fn open(&self, input: &str, deadline: Option<Instant>) -> Result<HttpSource, OpenFailure> {
+            let target = remote::resolve(input, self.endpoint.as_deref())
+                .map_err(|message| OpenFailure { message, not_found: false })?;
+            self.client
+                .open_until(&target.url, deadline)
+                .map_err(|e| OpenFailure { message: e.to_string(), not_found: e.kind == RemoteErrorKind::NotFound })
+        }
+
+        /// The time allowed for one remote file, or one split set named by URL.
+        pub fn file_deadline(&self) -> Duration {
+            self.client.options().file_deadline
+        }
+    }
+}
+
+#[cfg(not(feature = "remote"))]
+mod disabled {
+    use super::RemoteArgs;
+
+    /// Without the `remote` feature there is no client.
+    #[derive(Clone, Debug)]
+    pub struct Remote;
+
+    impl Remote {
+        pub fn file_deadline(&self) -> std::time::Duration {
+            std::time::Duration::ZERO
+        }
+
+        pub fn new(_: &RemoteArgs, _: usize) -> Result<Remote, String> {
+            Err("this gguf-validate was built without the `remote` feature: URLs cannot be read".into())
+        }
+    }
+}
