@@ -227,7 +227,7 @@ impl Config {
             if !floors.is_empty() {
                 let names: Vec<&str> = floors.iter().map(|(r, _)| r.id()).collect();
                 ignored.push(format!(
-                    "{}: profile `{}` does not lower the security rules {} here: a config found next to the files keeps them at their strict levels (give it with --config)",
+                    "{}: profile `{}` does not lower the security rules {} here: a config found next to the files keeps them at their strict levels (name the config explicitly to trust it)",
                     path.display(),
                     p.name(),
                     names.join(", ")
@@ -240,7 +240,7 @@ impl Config {
         let container_only = match raw.container_only {
             Some(true) if origin == Origin::Discovered => {
                 ignored.push(format!(
-                    "{}: container-only = true ignored: a config found next to the files cannot turn off the model and template checks (give it with --config)",
+                    "{}: container-only = true ignored: a config found next to the files cannot turn off the model and template checks (name the config explicitly to trust it)",
                     path.display()
                 ));
                 None
@@ -251,7 +251,7 @@ impl Config {
             let lowers = level < rule.rule().levels.strict.min(Level::Error);
             if origin == Origin::Discovered && SECURITY_RULES.contains(&rule) && lowers {
                 ignored.push(format!(
-                    "{}: {what} `{}` = {} ignored: a config found next to the files cannot lower a security rule (give it with --config)",
+                    "{}: {what} `{}` = {} ignored: a config found next to the files cannot lower a security rule (name the config explicitly to trust it)",
                     path.display(),
                     rule.id(),
                     level.name()

@@ -134,7 +134,7 @@ fn one(
         }
         if gguf_numerics::requires_imatrix(q.ty) {
             return not(format!(
-                "{} is quantized only with an importance matrix (ggml_quantize_requires_imatrix): give --imatrix",
+                "{} is quantized only with an importance matrix (ggml_quantize_requires_imatrix): give an importance matrix",
                 q.ty.name()
             ));
         }

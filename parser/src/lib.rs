@@ -26,7 +26,12 @@
 //!    whole), [`config`] (`gguf-validate.toml`), [`imatrix`] (llama.cpp
 //!    importance-matrix files), [`derive`](mod@derive) (provenance of a quant),
 //!    [`write`](mod@write) (a minimal writer) and `smith` (feature
-//!    `arbitrary`: valid files and single faults).
+//!    `arbitrary`: valid files and single faults);
+//! 7. [`pipeline`]: what front ends run: an [`pipeline::Input`] (path, URL
+//!    or bytes) and the settings in, a typed [`pipeline::Outcome`] per file
+//!    and a report per split set out, in input order, with the config's
+//!    policy applied; URLs are opened through a [`remote::UrlOpener`] the
+//!    front end passes in.
 #![forbid(unsafe_code)]
 #![deny(clippy::unwrap_used, clippy::expect_used, clippy::panic, clippy::todo, clippy::unimplemented)]
 #![warn(missing_docs)]
@@ -45,6 +50,7 @@ pub mod limits;
 /// Dequantize / quantize for every ggml type: the `gguf-numerics` crate.
 pub use gguf_numerics as numerics;
 pub mod parse;
+pub mod pipeline;
 pub mod remote;
 pub mod report;
 pub mod rules;

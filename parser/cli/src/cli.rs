@@ -3,7 +3,9 @@
 
 use std::path::PathBuf;
 
-use clap::{Args, Parser, Subcommand, ValueEnum};
+use clap::{Args, Parser, Subcommand};
+
+use crate::values::{ColorArg, Format, ProfileArg, RulesFormat};
 
 pub const AFTER_HELP: &str = "\
 Examples:
@@ -388,32 +390,6 @@ pub struct ValidateArgs {
     pub remote: crate::remote::RemoteArgs,
 }
 
-#[derive(Clone, Copy, Debug, ValueEnum, PartialEq, Eq)]
-pub enum ProfileArg {
-    /// Valid by the spec AND loadable by ggml (default).
-    Strict,
-    /// Exactly the spec's requirements.
-    Spec,
-    /// ggml's reader's verdict (with documented safety divergences).
-    Ggml,
-}
-
-#[derive(Clone, Copy, Debug, ValueEnum, PartialEq, Eq)]
-pub enum Format {
-    /// Verdict, summary and diagnostics for people.
-    Human,
-    /// One JSON document for machines (written as files finish).
-    Json,
-    /// One JSON object per file per line, as each file finishes.
-    Jsonl,
-    /// SARIF 2.1.0 (code-scanning dashboards), one run, written at the end.
-    Sarif,
-    /// JUnit XML (CI test tabs): one test case per file, written at the end.
-    Junit,
-    /// GitHub Actions annotations: one workflow command per finding.
-    Github,
-}
-
 fn parse_max_data_findings(s: &str) -> Result<usize, String> {
     let max = gguf_validate::limits::MAX_DATA_FINDINGS;
     match s.parse::<usize>() {
@@ -421,25 +397,4 @@ fn parse_max_data_findings(s: &str) -> Result<usize, String> {
         Ok(n) => Err(format!("{n} is above the limit of {max} findings listed per tensor")),
         Err(e) => Err(e.to_string()),
     }
-}
-
-#[derive(Clone, Copy, Debug, ValueEnum, PartialEq, Eq)]
-pub enum RulesFormat {
-    /// Aligned text.
-    Text,
-    /// JSON array.
-    Json,
-    /// The book's rules reference (parser/docs/rules.md): Markdown, one
-    /// anchor per rule id.
-    Markdown,
-}
-
-#[derive(Clone, Copy, Debug, ValueEnum, PartialEq, Eq)]
-pub enum ColorArg {
-    /// Colour when stdout is a terminal and NO_COLOR is unset.
-    Auto,
-    /// Always colour.
-    Always,
-    /// Never colour.
-    Never,
 }

@@ -12,8 +12,8 @@ use gguf_validate_harness::quant::{self, CommandQuantizer, QuantOptions};
 use gguf_validate_harness::shrink::Budget;
 use gguf_validate_harness::writer::{self, CampaignOptions, CommandWriter, Event};
 
-use crate::cli::ProfileArg;
 use crate::render;
+use crate::values::ProfileArg;
 
 const EXIT_OK: u8 = 0;
 const EXIT_FINDINGS: u8 = 1;
@@ -116,14 +116,6 @@ pub struct QuantArgs {
     json: bool,
 }
 
-fn profile(p: ProfileArg) -> Profile {
-    match p {
-        ProfileArg::Strict => Profile::Strict,
-        ProfileArg::Spec => Profile::Spec,
-        ProfileArg::Ggml => Profile::Ggml,
-    }
-}
-
 fn work_dir(kind: &str) -> PathBuf {
     std::env::temp_dir().join(format!("gguf-validate-{kind}-{}", std::process::id()))
 }
@@ -160,7 +152,7 @@ pub fn fuzz_writer(args: &WriterArgs) -> u8 {
         cases: args.cases,
         seed: args.seed,
         time: args.time.map(Duration::from_secs),
-        profile: profile(args.profile),
+        profile: Profile::from(args.profile),
         caps,
         shrink: Budget { max_runs: args.shrink_runs, ..Budget::default() },
         work_dir: work_dir("fuzz-writer"),

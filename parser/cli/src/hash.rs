@@ -4,11 +4,14 @@
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
+use std::time::Instant;
 
 use clap::{Args, ValueEnum};
 use gguf_validate::hash::{self, Algo, Algos, HashOptions, Manifest, ModelDigests, Part};
 use gguf_validate::io::{self as gio, ByteSource};
 use gguf_validate::limits::MAX_SPLIT_SHARDS;
+use gguf_validate::pipeline::Input;
+use gguf_validate::remote::{RemoteSource, UrlOpener};
 use gguf_validate::split_name;
 
 use crate::render;
@@ -95,7 +98,7 @@ impl From<AlgoArg> for Algo {
 #[derive(Debug)]
 struct Model {
     name: String,
-    files: Vec<PathBuf>,
+    files: Vec<Input>,
     /// Why the model is not hashed (a split set named by URL with more
     /// shards than are read): no request is made for it.
     refused: Option<String>,
@@ -114,26 +117,28 @@ fn split_shard(path: &Path) -> Option<(String, u32)> {
 }
 
 /// The models the arguments name: a file, or (unless `no_split`) the split
-/// set a shard belongs to, once however many of its shards are named.
-fn models(files: &[PathBuf], no_split: bool) -> Vec<Model> {
+/// set a shard belongs to, once however many of its shards are named. A
+/// local set is every name its count gives (a missing shard is an error);
+/// a set named by URL is [`Input::shards`].
+fn models(files: &[Input], no_split: bool) -> Vec<Model> {
     let mut out: Vec<Model> = Vec::new();
     for f in files {
-        let remote_set = if no_split { None } else { crate::remote::shard_inputs(f) };
-        let set = if no_split || remote_set.is_some() { None } else { split_shard(f) };
-        let model = match (remote_set, set) {
-            (Some(Ok(files)), _) => {
-                let name = files.first().map(|p| render::display_path(p)).unwrap_or_default();
-                Model { name, files, refused: None }
-            }
-            (Some(Err(why)), _) => Model { name: render::display_path(f), files: vec![f.clone()], refused: Some(why) },
-            (None, Some((prefix, n))) => {
-                let files: Vec<PathBuf> =
-                    (0..n).map(|k| PathBuf::from(split_name::shard_name(&prefix, k, n))).collect();
-                let name = files.first().map(|p| render::display_path(p)).unwrap_or_default();
-                Model { name, files, refused: None }
-            }
-            (None, None) => Model { name: render::display_path(f), files: vec![f.clone()], refused: None },
+        let (files, refused) = match f {
+            _ if no_split => (vec![f.clone()], None),
+            Input::Url(_) => match f.shards() {
+                Ok(shards) => (shards, None),
+                Err(why) => (vec![f.clone()], Some(why)),
+            },
+            Input::Path(p) => match split_shard(p) {
+                Some((prefix, n)) => {
+                    ((0..n).map(|k| Input::Path(PathBuf::from(split_name::shard_name(&prefix, k, n)))).collect(), None)
+                }
+                None => (vec![f.clone()], None),
+            },
+            Input::Bytes { .. } => (vec![f.clone()], None),
         };
+        let name = files.first().map_or_else(|| f.shown(), Input::shown);
+        let model = Model { name, files, refused };
         if model.files.len() > 1 && out.iter().any(|m| m.files == model.files) {
             continue;
         }
@@ -142,14 +147,31 @@ fn models(files: &[PathBuf], no_split: bool) -> Vec<Model> {
     out
 }
 
+/// One opened file of a model.
+enum Opened {
+    Local(gio::Source),
+    Remote(Box<dyn RemoteSource>),
+}
+
+impl Opened {
+    fn as_source(&self) -> &dyn ByteSource {
+        match self {
+            Opened::Local(s) => s,
+            Opened::Remote(s) => s.as_ref(),
+        }
+    }
+
+    /// Before the data is read, a remote source drops the metadata it kept.
+    fn before_data(&self) {
+        if let Opened::Remote(s) = self {
+            s.release_cache();
+        }
+    }
+}
+
 /// Opens one file of a model: a path, or a URL (read in ranges).
-fn open(
-    f: &Path,
-    model: &Model,
-    remote: Option<&crate::remote::Remote>,
-    deadline: Option<std::time::Instant>,
-) -> Result<Box<dyn Opened>, String> {
-    let shown = render::display_path(f);
+fn open(f: &Input, model: &Model, opener: Option<&dyn UrlOpener>, deadline: Option<Instant>) -> Result<Opened, String> {
+    let shown = f.shown();
     let missing = |e: &dyn std::fmt::Display| {
         if model.files.len() > 1 {
             format!("{shown}: shard of the split set {} is missing: {e}", model.name)
@@ -157,69 +179,41 @@ fn open(
             format!("{shown}: {e}")
         }
     };
-    if let Some(url) = crate::remote::url_of(f) {
-        #[cfg(feature = "remote")]
-        {
-            let Some(remote) = remote else { return Err(format!("{shown}: no HTTP client")) };
-            return match remote.open(url, deadline) {
+    match f {
+        Input::Url(url) => {
+            let Some(opener) = opener else { return Err(format!("{shown}: no HTTP client")) };
+            match opener.open(url, deadline) {
                 Ok(src) if !src.supports_ranges() => Err(format!(
                     "{shown}: the server ignores range requests: hashing reads the data in ranges (download the file)"
                 )),
-                Ok(src) => Ok(Box::new(src)),
+                Ok(src) => Ok(Opened::Remote(src)),
                 Err(e) if e.not_found => Err(missing(&e.message)),
                 Err(e) => Err(format!("{shown}: {}", e.message)),
-            };
+            }
         }
-        #[cfg(not(feature = "remote"))]
-        {
-            let _ = (url, remote, deadline);
-            return Err(format!("{shown}: this gguf-validate was built without the `remote` feature"));
-        }
-    }
-    gio::open(f, &gio::OpenPolicy::default())
-        .map(|s| Box::new(s) as Box<dyn Opened>)
-        .map_err(|e| if model.files.len() > 1 && !f.exists() { missing(&e) } else { format!("{shown}: {e}") })
-}
-
-/// A source to hash: before the data is read, a remote one drops the
-/// metadata it kept.
-trait Opened: ByteSource {
-    fn before_data(&self) {}
-    fn as_source(&self) -> &dyn ByteSource;
-}
-
-impl Opened for gio::Source {
-    fn as_source(&self) -> &dyn ByteSource {
-        self
-    }
-}
-
-#[cfg(feature = "remote")]
-impl Opened for gguf_validate_http::HttpSource {
-    fn before_data(&self) {
-        self.release_cache();
-    }
-    fn as_source(&self) -> &dyn ByteSource {
-        self
+        Input::Path(p) => gio::open(p, &gio::OpenPolicy::default())
+            .map(Opened::Local)
+            .map_err(|e| if model.files.len() > 1 && !p.exists() { missing(&e) } else { format!("{shown}: {e}") }),
+        Input::Bytes { .. } => Err(format!("{shown}: bytes in memory are hashed through the library")),
     }
 }
 
 /// Opens and hashes one model; errors are messages for `render::error`.
-fn hash_one(model: &Model, opts: &HashOptions, remote: Option<&crate::remote::Remote>) -> Result<ModelDigests, String> {
+fn hash_one(model: &Model, opts: &HashOptions, opener: Option<&dyn UrlOpener>) -> Result<ModelDigests, String> {
     if let Some(why) = &model.refused {
         return Err(format!("{}: {why}", model.name));
     }
     // A split set named by URL: one deadline for all its shards.
-    let deadline = match remote {
-        Some(r) if model.files.len() > 1 && model.files.iter().any(|f| crate::remote::url_of(f).is_some()) => {
-            let now = std::time::Instant::now();
-            Some(now.checked_add(r.file_deadline()).unwrap_or(now))
+    let deadline = match opener {
+        Some(o) if model.files.len() > 1 && model.files.iter().any(|f| f.url().is_some()) => {
+            let now = Instant::now();
+            Some(now.checked_add(o.file_deadline()).unwrap_or(now))
         }
         _ => None,
     };
     let mut sources = Vec::with_capacity(model.files.len());
     for f in &model.files {
-        sources.push((render::display_path(f), open(f, model, remote, deadline)?));
+        sources.push((f.shown(), open(f, model, opener, deadline)?));
     }
     let mut parts = Vec::with_capacity(sources.len());
     let mut total = 0u64;
@@ -252,10 +246,11 @@ pub fn run(args: &HashArgs) -> u8 {
         render::error(&e);
         return EXIT_USAGE;
     }
-    let remote = if args.files.iter().any(|f| crate::remote::url_of(f).is_some()) {
+    let files: Vec<Input> = args.files.iter().cloned().map(Input::from_path).collect();
+    let opener = if files.iter().any(|f| f.url().is_some()) {
         let connections = std::thread::available_parallelism().map_or(1, std::num::NonZeroUsize::get);
-        match crate::remote::Remote::new(&args.remote, connections) {
-            Ok(r) => Some(r),
+        match crate::remote::opener(&args.remote, connections) {
+            Ok(o) => Some(o),
             Err(e) => {
                 render::error(&e);
                 return EXIT_USAGE;
@@ -265,12 +260,12 @@ pub fn run(args: &HashArgs) -> u8 {
         None
     };
     match &args.check {
-        Some(manifest) => check(args, manifest, remote.as_ref()),
-        None => print(args, remote.as_ref()),
+        Some(manifest) => check(args, &files, manifest, opener.as_deref()),
+        None => print(args, &files, opener.as_deref()),
     }
 }
 
-fn print(args: &HashArgs, remote: Option<&crate::remote::Remote>) -> u8 {
+fn print(args: &HashArgs, files: &[Input], opener: Option<&dyn UrlOpener>) -> u8 {
     let chosen = chosen_algos(args);
     let algos = if chosen.is_empty() { Algos::DEFAULT } else { chosen };
     let opts = HashOptions { algos, per_tensor: !args.no_layer };
@@ -279,8 +274,8 @@ fn print(args: &HashArgs, remote: Option<&crate::remote::Remote>) -> u8 {
         Err(e) => return crate::report_io(Err(e)),
     };
     let mut code = EXIT_VALID;
-    for model in models(&args.files, args.no_split) {
-        match hash_one(&model, &opts, remote) {
+    for model in models(files, args.no_split) {
+        match hash_one(&model, &opts, opener) {
             Ok(d) => {
                 let text: String = d.lines(&model.name).iter().map(|l| format!("{l}\n")).collect();
                 if let Err(e) = out.write_all(text.as_bytes()).and_then(|()| out.flush()) {
@@ -296,7 +291,7 @@ fn print(args: &HashArgs, remote: Option<&crate::remote::Remote>) -> u8 {
     code
 }
 
-fn check(args: &HashArgs, manifest_path: &Path, remote: Option<&crate::remote::Remote>) -> u8 {
+fn check(args: &HashArgs, files: &[Input], manifest_path: &Path, opener: Option<&dyn UrlOpener>) -> u8 {
     let shown = render::display_path(manifest_path);
     let text = match read_manifest(manifest_path) {
         Ok(t) => t,
@@ -318,7 +313,7 @@ fn check(args: &HashArgs, manifest_path: &Path, remote: Option<&crate::remote::R
         Err(e) => return crate::report_io(Err(e)),
     };
     let mut code = EXIT_VALID;
-    for model in models(&args.files, args.no_split) {
+    for model in models(files, args.no_split) {
         let Some(entries) = manifest.model_for(&model.name) else {
             render::error(&format!("{}: {shown} has no entries for this model", model.name));
             code = code.max(EXIT_INVALID);
@@ -326,7 +321,7 @@ fn check(args: &HashArgs, manifest_path: &Path, remote: Option<&crate::remote::R
         };
         let algos = if chosen.is_empty() { entries.algos() } else { chosen };
         let per_tensor = !args.no_layer && algos.iter().any(|a| entries.tensors.contains_key(&a));
-        let digests = match hash_one(&model, &HashOptions { algos, per_tensor }, remote) {
+        let digests = match hash_one(&model, &HashOptions { algos, per_tensor }, opener) {
             Ok(d) => d,
             Err(msg) => {
                 render::error(&msg);

@@ -17,6 +17,7 @@ use std::path::{Path, PathBuf};
 
 use gguf_validate::io::{self as gio, ByteSource};
 use gguf_validate::parse::{self, Detected};
+use gguf_validate::pipeline::Input;
 
 /// How directories are walked.
 #[derive(Clone, Copy, Debug, Default)]
@@ -29,7 +30,7 @@ pub struct WalkOptions {
 /// directory entry that cannot be read).
 #[derive(Debug)]
 pub struct InputError {
-    pub path: PathBuf,
+    pub input: Input,
     pub message: String,
 }
 
@@ -37,12 +38,12 @@ pub struct InputError {
 #[derive(Debug, Default)]
 pub struct Expanded {
     /// The files to validate, in order.
-    pub files: Vec<PathBuf>,
+    pub files: Vec<Input>,
     /// Inputs that could not be expanded.
     pub errors: Vec<InputError>,
     /// `*.gguf` files under the walked directories that ignore files or
     /// hidden names kept out of the walk (without `--no-ignore`).
-    pub skipped_by_ignore: Vec<PathBuf>,
+    pub skipped_by_ignore: Vec<Input>,
 }
 
 /// Expands the command line's paths and `--files-from` into the files to
@@ -55,17 +56,18 @@ pub fn expand(paths: &[PathBuf], files_from: Option<&Path>, walk: WalkOptions) -
         named.extend(read_list(list)?);
     }
     let mut x = Expanded::default();
-    for p in named {
+    for input in named.into_iter().map(Input::from_path) {
         // A directory named on the command line (or a link to one) is walked.
-        if std::fs::metadata(&p).is_ok_and(|m| m.is_dir()) {
-            let before = x.files.len();
-            walk_dir(&p, walk, &mut x.files, &mut x.errors);
-            if !walk.no_ignore {
-                let found = x.files.get(before..).unwrap_or_default().to_vec();
-                x.skipped_by_ignore.extend(ignored_gguf(&p, &found));
+        match input {
+            Input::Path(p) if std::fs::metadata(&p).is_ok_and(|m| m.is_dir()) => {
+                let mut found = Vec::new();
+                walk_dir(&p, walk, &mut found, &mut x.errors);
+                if !walk.no_ignore {
+                    x.skipped_by_ignore.extend(ignored_gguf(&p, &found).into_iter().map(Input::Path));
+                }
+                x.files.extend(found.into_iter().map(Input::Path));
             }
-        } else {
-            x.files.push(p);
+            other => x.files.push(other),
         }
     }
     Ok(x)
@@ -133,7 +135,7 @@ fn walk_dir(dir: &Path, opts: WalkOptions, out: &mut Vec<PathBuf>, errors: &mut 
         let entry = match entry {
             Ok(e) => e,
             Err(e) => {
-                errors.push(InputError { path: dir.to_path_buf(), message: e.to_string() });
+                errors.push(InputError { input: Input::Path(dir.to_path_buf()), message: e.to_string() });
                 continue;
             }
         };

@@ -1,17 +1,18 @@
-//! Remote inputs on the command line: `http(s)://` URLs and `hf://` names
-//! resolved (`HF_ENDPOINT`), the HTTP client built from `--header`,
-//! `--ca-cert`, `--retries`, `--http-timeout`, `--http-deadline` and
-//! `HF_TOKEN`, and sources opened for validation and hashing. Without the
+//! Remote inputs on the command line: the options of URLs, and the run's
+//! [`UrlOpener`] (the `gguf-validate-http` crate's) built from `--header`,
+//! `--ca-cert`, `--retries`, `--http-timeout`, `--http-deadline`,
+//! `HF_TOKEN` and `HF_ENDPOINT`. Without the
 //! `remote` feature a URL is refused with a message saying so. A
 //! malformed `--header` is refused by [`RemoteArgs::check`] with what is
 //! wrong, never with its value (clap would echo it).
 
 use std::ffi::OsString;
-
-use clap::builder::TypedValueParser;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
+use std::sync::Arc;
 
 use clap::Args;
+use clap::builder::TypedValueParser;
+use gguf_validate::remote::UrlOpener;
 
 /// Options for files given as URLs (validation and `hash`).
 #[derive(Clone, Args)]
@@ -115,134 +116,43 @@ fn parse_secs(s: &str) -> Result<f64, String> {
     crate::units::parse_duration(s, 1e6)
 }
 
-/// The URL text of an input, when it is one.
-pub fn url_of(path: &Path) -> Option<&str> {
-    path.to_str().filter(|s| gguf_validate::remote::is_url(s))
-}
-
-/// The path config globs see for an input: a URL as shown (no query).
-pub fn config_path(path: &Path) -> PathBuf {
-    match url_of(path) {
-        Some(u) => PathBuf::from(gguf_validate::remote::shown(u)),
-        None => std::path::absolute(path).unwrap_or_else(|_| path.to_path_buf()),
-    }
-}
-
-/// The sibling shards of a remote shard, in position order, or why they
-/// are not read (a name saying more than `REMOTE_MAX_SET_SHARDS`).
-pub fn shard_inputs(path: &Path) -> Option<Result<Vec<PathBuf>, String>> {
-    match gguf_validate::remote::shard_inputs(url_of(path)?)? {
-        Ok(shards) => Some(Ok(shards.into_iter().map(PathBuf::from).collect())),
-        Err(too_many) => Some(Err(too_many.to_string())),
-    }
-}
-
-/// A shard's name as a split set's report shows it: a URL as shown
-/// without the query marker (the set's name is made from it), a path as
-/// it is.
-pub fn shard_name(path: &Path) -> String {
-    match url_of(path) {
-        Some(u) => {
-            let shown = gguf_validate::remote::shown(u);
-            shown.strip_suffix(gguf_validate::remote::REDACTED_QUERY).map(str::to_string).unwrap_or(shown)
-        }
-        None => path.to_string_lossy().into_owned(),
-    }
-}
-
+/// The run's URL opener: the HTTP client with `--header`, `--ca-cert`,
+/// `--retries`, `--http-timeout`, `--http-deadline`, `HF_TOKEN` for the hub
+/// (`HF_ENDPOINT`, else huggingface.co) only, `connections` per host.
 #[cfg(feature = "remote")]
-pub use enabled::*;
-
-#[cfg(not(feature = "remote"))]
-pub use disabled::*;
-
-#[cfg(feature = "remote")]
-mod enabled {
-    use std::time::{Duration, Instant};
+pub fn opener(args: &RemoteArgs, connections: usize) -> Result<Arc<dyn UrlOpener>, String> {
+    use std::time::Duration;
 
     use gguf_validate::remote::{self, Url};
-    use gguf_validate_http::{Client, HttpOptions, HttpSource, RemoteErrorKind};
+    use gguf_validate_http::{Client, HttpOptions, Opener};
 
-    use super::RemoteArgs;
-
-    /// The HTTP client of a run and the hub it resolves `hf://` against.
-    #[derive(Clone, Debug)]
-    pub struct Remote {
-        client: Client,
-        endpoint: Option<String>,
+    let endpoint = std::env::var("HF_ENDPOINT").ok().filter(|e| !e.is_empty());
+    let hub = Url::parse(endpoint.as_deref().unwrap_or(remote::HF_DEFAULT_ENDPOINT))
+        .map_err(|e| format!("HF_ENDPOINT: {e}"))?;
+    let token = std::env::var("HF_TOKEN").ok().filter(|t| !t.trim().is_empty()).map(|t| (hub, t.trim().to_string()));
+    let mut extra_roots_pem = Vec::new();
+    for f in &args.ca_certs {
+        let pem = std::fs::read(f).map_err(|e| format!("--ca-cert {}: {e}", crate::render::display_path(f)))?;
+        extra_roots_pem.push(pem);
     }
-
-    /// Why an input could not be opened; `not_found` for `404`/`410` (a
-    /// sibling shard that is not there is left out of its set).
-    #[derive(Debug)]
-    pub struct OpenFailure {
-        pub message: String,
-        pub not_found: bool,
-    }
-
-    impl Remote {
-        /// The client for a run: `--header`, `--ca-cert`, `--retries`,
-        /// `--http-timeout`, `HF_TOKEN` for the hub (`HF_ENDPOINT`, else
-        /// huggingface.co) only, `connections` per host.
-        pub fn new(args: &RemoteArgs, connections: usize) -> Result<Remote, String> {
-            let endpoint = std::env::var("HF_ENDPOINT").ok().filter(|e| !e.is_empty());
-            let hub = Url::parse(endpoint.as_deref().unwrap_or(remote::HF_DEFAULT_ENDPOINT))
-                .map_err(|e| format!("HF_ENDPOINT: {e}"))?;
-            let token =
-                std::env::var("HF_TOKEN").ok().filter(|t| !t.trim().is_empty()).map(|t| (hub, t.trim().to_string()));
-            let mut extra_roots_pem = Vec::new();
-            for f in &args.ca_certs {
-                let pem = std::fs::read(f).map_err(|e| format!("--ca-cert {}: {e}", crate::render::display_path(f)))?;
-                extra_roots_pem.push(pem);
-            }
-            let opts = HttpOptions {
-                headers: args.header_pairs()?,
-                token,
-                extra_roots_pem,
-                retries: args.retries,
-                timeout: Duration::from_secs_f64(args.http_timeout),
-                request_deadline: Duration::from_secs_f64(args.http_timeout)
-                    .saturating_mul(gguf_validate::limits::REMOTE_REQUEST_DEADLINE_READS),
-                file_deadline: Duration::from_secs_f64(args.http_deadline),
-                connections,
-                ..HttpOptions::default()
-            };
-            let client = Client::new(opts).map_err(|e| format!("--ca-cert: {e}"))?;
-            Ok(Remote { client, endpoint })
-        }
-
-        /// Opens a URL or `hf://` name, to be read by `deadline` when one
-        /// is given (a split set's) and by `--http-deadline` from now.
-        pub fn open(&self, input: &str, deadline: Option<Instant>) -> Result<HttpSource, OpenFailure> {
-            let target = remote::resolve(input, self.endpoint.as_deref())
-                .map_err(|message| OpenFailure { message, not_found: false })?;
-            self.client
-                .open_until(&target.url, deadline)
-                .map_err(|e| OpenFailure { message: e.to_string(), not_found: e.kind == RemoteErrorKind::NotFound })
-        }
-
-        /// The time allowed for one remote file, or one split set named by URL.
-        pub fn file_deadline(&self) -> Duration {
-            self.client.options().file_deadline
-        }
-    }
+    let opts = HttpOptions {
+        headers: args.header_pairs()?,
+        token,
+        extra_roots_pem,
+        retries: args.retries,
+        timeout: Duration::from_secs_f64(args.http_timeout),
+        request_deadline: Duration::from_secs_f64(args.http_timeout)
+            .saturating_mul(gguf_validate::limits::REMOTE_REQUEST_DEADLINE_READS),
+        file_deadline: Duration::from_secs_f64(args.http_deadline),
+        connections,
+        ..HttpOptions::default()
+    };
+    let client = Client::new(opts).map_err(|e| format!("--ca-cert: {e}"))?;
+    Ok(Arc::new(Opener::new(client, endpoint)))
 }
 
+/// Without the `remote` feature there is no HTTP client: URLs are refused.
 #[cfg(not(feature = "remote"))]
-mod disabled {
-    use super::RemoteArgs;
-
-    /// Without the `remote` feature there is no client.
-    #[derive(Clone, Debug)]
-    pub struct Remote;
-
-    impl Remote {
-        pub fn file_deadline(&self) -> std::time::Duration {
-            std::time::Duration::ZERO
-        }
-
-        pub fn new(_: &RemoteArgs, _: usize) -> Result<Remote, String> {
-            Err("this gguf-validate was built without the `remote` feature: URLs cannot be read".into())
-        }
-    }
+pub fn opener(_: &RemoteArgs, _: usize) -> Result<Arc<dyn UrlOpener>, String> {
+    Err("this gguf-validate was built without the `remote` feature: URLs cannot be read".into())
 }

@@ -56,7 +56,7 @@ use ureq::tls::{Certificate, PemItem, RootCerts, TlsConfig, TlsProvider};
 
 use gguf_validate::io::{ByteSource, ReadError};
 use gguf_validate::limits;
-use gguf_validate::remote::{RemoteSummary, Url, redact_text};
+use gguf_validate::remote::{OpenFailure, RemoteSource, RemoteSummary, Url, UrlOpener, redact_text};
 
 /// How remote files are fetched.
 #[derive(Clone)]
@@ -1083,5 +1083,54 @@ pub mod scripted {
         let config = agent_config(&opts, None, None);
         let agent = ureq::Agent::with_parts(config, ScriptConnector(script), Loopback);
         (Client { inner: Arc::new(ClientInner { agent, opts, roots: 0 }) }, served)
+    }
+}
+
+impl RemoteSource for HttpSource {
+    fn supports_ranges(&self) -> bool {
+        HttpSource::supports_ranges(self)
+    }
+
+    fn release_cache(&self) {
+        HttpSource::release_cache(self);
+    }
+
+    fn summary(&self) -> RemoteSummary {
+        HttpSource::summary(self)
+    }
+}
+
+/// The [`UrlOpener`] front ends pass to the library's pipeline: a
+/// [`Client`] and the hub `hf://` names resolve against.
+#[derive(Clone, Debug)]
+pub struct Opener {
+    client: Client,
+    endpoint: Option<String>,
+}
+
+impl Opener {
+    /// An opener with `client`, resolving `hf://` against `endpoint`
+    /// (`HF_ENDPOINT`; huggingface.co when `None`).
+    pub fn new(client: Client, endpoint: Option<String>) -> Opener {
+        Opener { client, endpoint }
+    }
+
+    /// Opens a URL or `hf://` name as an [`HttpSource`].
+    pub fn open_http(&self, input: &str, deadline: Option<Instant>) -> Result<HttpSource, OpenFailure> {
+        let target = gguf_validate::remote::resolve(input, self.endpoint.as_deref())
+            .map_err(|message| OpenFailure { message, not_found: false })?;
+        self.client
+            .open_until(&target.url, deadline)
+            .map_err(|e| OpenFailure { message: e.to_string(), not_found: e.kind == RemoteErrorKind::NotFound })
+    }
+}
+
+impl UrlOpener for Opener {
+    fn open(&self, input: &str, deadline: Option<Instant>) -> Result<Box<dyn RemoteSource>, OpenFailure> {
+        Ok(Box::new(self.open_http(input, deadline)?))
+    }
+
+    fn file_deadline(&self) -> Duration {
+        self.client.options().file_deadline
     }
 }

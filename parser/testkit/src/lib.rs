@@ -4,7 +4,7 @@
 //! ([`tmp`]), the loopback HTTP server ([`http`]), the reference files
 //! ([`reference`]) and the workspace root ([`root`]).
 #![forbid(unsafe_code)]
-#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic, missing_docs)]
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic, clippy::len_without_is_empty, missing_docs)]
 
 pub mod cli;
 pub mod http;
