@@ -466,13 +466,11 @@ pub fn set_aside(
 }
 
 /// The sha256 of a GGUF file's metadata (header, key/values and tensor
-/// infos: the bytes before the end of the last tensor info), which config
-/// pins name; `None` for other formats or an undecodable file.
-pub fn metadata_sha256(metadata: &[u8], file_len: u64) -> Option<String> {
+/// infos: the first `metadata_end` bytes, `validate::Layout::metadata_end`),
+/// which config pins name; `None` when `metadata` is shorter.
+pub fn metadata_sha256(metadata: &[u8], metadata_end: u64) -> Option<String> {
     use sha2::Digest;
-    let parsed = crate::parse::parse_prefix(metadata, file_len)?;
-    let end = usize::try_from(parsed.file.infos_end).ok()?;
-    let bytes = metadata.get(..end)?;
+    let bytes = metadata.get(..usize::try_from(metadata_end).ok()?)?;
     let digest = sha2::Sha256::digest(bytes);
     Some(digest.iter().map(|b| format!("{b:02x}")).collect())
 }

@@ -69,7 +69,7 @@ fn not(reason: impl Into<String>) -> Verdict {
 }
 
 /// Compares every tensor of `quant` with the base's tensor of the same name
-/// (tensors described by [`crate::check_data::data_tensors`] of each file),
+/// (tensors described by [`crate::validate::layout`] of each file),
 /// quantizing with the weights `imatrix` holds for each tensor, if any.
 pub fn derive(
     base: &dyn ByteSource,

@@ -254,7 +254,7 @@ pub fn dump_tensor(path: &Path, name: &str, dequant: bool, output: &Path) -> u8 
         Err(e) => return usage(&format!("{shown}: {e}")),
     };
     let parsed = parse::parse_prefix(&metadata, len);
-    let tensors = gguf_validate::check_data::data_tensors(&metadata, len);
+    let tensors = gguf_validate::validate::layout(&metadata, len).tensors;
     let quoted = parse::quote_bytes(name.as_bytes());
     let Some(t) = tensors.iter().find(|t| t.name == name) else {
         let listed = parsed.as_ref().is_some_and(|p| p.file.tensors.iter().any(|t| t.name.bytes == name.as_bytes()));

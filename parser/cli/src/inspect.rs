@@ -3,8 +3,8 @@
 
 use std::path::Path;
 
+use gguf_validate::Options;
 use gguf_validate::io::{self as gio, ByteSource};
-use gguf_validate::{Options, parse};
 
 use crate::{EXIT_INVALID, EXIT_USAGE, EXIT_VALID, convert, render, report_io};
 
@@ -14,7 +14,7 @@ pub fn derive(base: &Path, quant: &Path, json: bool, imatrix: Option<&Path>) -> 
         let shown = render::display_path(path);
         let src = gio::open(path, &gio::OpenPolicy::default()).map_err(|e| format!("{shown}: {e}"))?;
         let v = gguf_validate::validate_source(&src, &Options::default()).map_err(|e| format!("{shown}: {e}"))?;
-        let tensors = gguf_validate::check_data::data_tensors(&v.metadata, src.len());
+        let tensors = gguf_validate::validate::layout(&v.metadata, src.len()).tensors;
         Ok((src, tensors))
     };
     let ((bsrc, btensors), (qsrc, qtensors)) = match (open(base), open(quant)) {
@@ -59,30 +59,16 @@ pub fn dump(path: &Path, full: bool) -> u8 {
             return EXIT_USAGE;
         }
     };
-    let Some(parsed) = parse::parse_prefix(&metadata, file_len) else {
-        // rwkv.cpp, GGML, GGMF and GGJT files have their own description
-        // (their metadata is the whole file, which validation read).
-        if let Some(mut value) = gguf_validate::legacy::dump(&metadata) {
-            if let Some(o) = value.as_object_mut() {
-                o.insert("path".into(), serde_json::json!(render::json_path(path)));
-                o.insert("file_size".into(), serde_json::json!(file_len));
-            }
-            let complete = value.get("complete").and_then(serde_json::Value::as_bool) != Some(false);
-            return match report_io(render::json(&value)) {
-                EXIT_VALID if !complete => EXIT_INVALID,
-                other => other,
-            };
-        }
+    let Some((mut value, complete)) = gguf_validate::dump::describe(&metadata, file_len, full) else {
         render::error(&format!("{shown}: not a GGUF v2/v3 file (run `gguf-validate` on it for details)"));
         return EXIT_INVALID;
     };
-    let mut value = gguf_validate::dump::dump(&parsed, full);
     if let Some(o) = value.as_object_mut() {
         o.insert("path".into(), serde_json::json!(render::json_path(path)));
         o.insert("file_size".into(), serde_json::json!(file_len));
     }
     match report_io(render::json(&value)) {
-        EXIT_VALID if parsed.fatal.is_some() => EXIT_INVALID,
+        EXIT_VALID if !complete => EXIT_INVALID,
         other => other,
     }
 }

@@ -463,7 +463,7 @@ fn padding_in_the_data_section_is_read_for_a_few_regions_then_noted() {
     }
     m.canonical();
     let mut bytes = m.to_bytes();
-    let tensors = gguf_validate::check_data::data_tensors(&bytes, bytes.len() as u64);
+    let tensors = gguf_validate::validate::layout(&bytes, bytes.len() as u64).tensors;
     let gap = (tensors[1].offset + tensors[1].nbytes) as usize;
     bytes[gap + 3] = 0x5a;
     let server = Server::start();

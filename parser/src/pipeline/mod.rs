@@ -266,9 +266,14 @@ fn validate_open(
         Err(e) => return Validation::unreadable(e.to_string()),
     };
     let mut report = validated.report;
-    let tensors = settings.check_data.as_ref().map(|_| check_data::data_tensors(&validated.metadata, src.len()));
-    let metadata_sha256 =
-        if settings.metadata_hash { config::metadata_sha256(&validated.metadata, src.len()) } else { None };
+    // One parse after validation, and only when a later step needs it.
+    let layout = (settings.check_data.is_some() || settings.metadata_hash)
+        .then(|| crate::validate::layout(&validated.metadata, src.len()));
+    let metadata_sha256 = match (&layout, settings.metadata_hash) {
+        (Some(l), true) => l.metadata_end.and_then(|end| config::metadata_sha256(&validated.metadata, end)),
+        _ => None,
+    };
+    let tensors = settings.check_data.as_ref().and(layout.map(|l| l.tensors));
     // Only a shard's metadata is kept (for the set's checks).
     let metadata = report.summary.split.is_some().then(|| (validated.metadata, src.len()));
     let done = |outcome| Validation { outcome, metadata, metadata_sha256, not_found: false, started: Instant::now() };

@@ -2,7 +2,7 @@
 //! test file has `use gguf_validate_testkit as support;`): the binary runner
 //! and its output readers ([`cli`]), temporary directories removed on drop
 //! ([`tmp`]), the loopback HTTP server ([`http`]), the reference files
-//! ([`reference`]) and the workspace root ([`root`]).
+//! ([`reference`](mod@reference)) and the workspace root ([`root`]).
 #![forbid(unsafe_code)]
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic, clippy::len_without_is_empty, missing_docs)]
 
