@@ -12,6 +12,27 @@
 //! thread that is abandoned when the limit passes; without one, nothing is
 //! spawned. Nothing here prints or exits: a front end renders what
 //! [`Pipeline::run`] hands it.
+//!
+//! ```
+//! use std::ops::ControlFlow;
+//! use gguf_validate::pipeline::{Input, Item, Pipeline, Settings};
+//!
+//! let sample = concat!(env!("CARGO_MANIFEST_DIR"), "/../corpus/samples/tiny-llama.gguf");
+//! let pipeline = Pipeline::new(Settings::default());
+//! // One input...
+//! let bytes = std::fs::read(sample).unwrap();
+//! assert!(pipeline.validate(&Input::bytes("tiny-llama.gguf", bytes)).outcome.is_valid());
+//! // ... or many, in input order, with two workers.
+//! let inputs = vec![Input::from_path(sample.into()); 3];
+//! let mut valid = 0;
+//! let _ = pipeline.run::<()>(&inputs, 2, |item| {
+//!     if let Item::File { outcome, .. } = item {
+//!         valid += usize::from(outcome.is_valid());
+//!     }
+//!     ControlFlow::Continue(())
+//! });
+//! assert_eq!(valid, 3);
+//! ```
 #![forbid(unsafe_code)]
 
 pub mod input;
