@@ -247,17 +247,13 @@ pub fn run(args: &HashArgs) -> u8 {
         return EXIT_USAGE;
     }
     let files: Vec<Input> = args.files.iter().cloned().map(Input::from_path).collect();
-    let opener = if files.iter().any(|f| f.url().is_some()) {
-        let connections = std::thread::available_parallelism().map_or(1, std::num::NonZeroUsize::get);
-        match crate::remote::opener(&args.remote, connections) {
-            Ok(o) => Some(o),
-            Err(e) => {
-                render::error(&e);
-                return EXIT_USAGE;
-            }
+    let connections = std::thread::available_parallelism().map_or(1, std::num::NonZeroUsize::get);
+    let opener = match crate::remote::opener_for(&args.remote, &files, connections) {
+        Ok(o) => o,
+        Err(e) => {
+            render::error(&e);
+            return EXIT_USAGE;
         }
-    } else {
-        None
     };
     match &args.check {
         Some(manifest) => check(args, &files, manifest, opener.as_deref()),

@@ -12,6 +12,7 @@ use std::sync::Arc;
 
 use clap::Args;
 use clap::builder::TypedValueParser;
+use gguf_validate::pipeline::Input;
 use gguf_validate::remote::UrlOpener;
 
 /// Options for files given as URLs (validation and `hash`).
@@ -114,6 +115,16 @@ fn header_of(s: OsString) -> Result<(String, String), &'static str> {
 /// A duration of at most 10^6 seconds (`30`, `500ms`, `2m`).
 fn parse_secs(s: &str) -> Result<f64, String> {
     crate::units::parse_duration(s, 1e6)
+}
+
+/// The run's URL opener when an input is a URL (`None` otherwise: no
+/// client is built for local files).
+pub fn opener_for(
+    args: &RemoteArgs,
+    inputs: &[Input],
+    connections: usize,
+) -> Result<Option<Arc<dyn UrlOpener>>, String> {
+    if inputs.iter().any(|i| i.url().is_some()) { opener(args, connections).map(Some) } else { Ok(None) }
 }
 
 /// The run's URL opener: the HTTP client with `--header`, `--ca-cert`,

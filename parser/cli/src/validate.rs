@@ -127,16 +127,12 @@ pub fn run(args: &ValidateArgs, matches: &clap::ArgMatches) -> u8 {
         .jobs
         .map_or_else(|| std::thread::available_parallelism().map_or(1, std::num::NonZeroUsize::get), usize::from);
     // URLs: one HTTP client for the run, one connection per job and host.
-    let opener = if files.iter().any(|f| f.url().is_some()) {
-        match crate::remote::opener(&args.remote, jobs) {
-            Ok(o) => Some(o),
-            Err(e) => {
-                render::error(&e);
-                return EXIT_USAGE;
-            }
+    let opener = match crate::remote::opener_for(&args.remote, &files, jobs) {
+        Ok(o) => o,
+        Err(e) => {
+            render::error(&e);
+            return EXIT_USAGE;
         }
-    } else {
-        None
     };
     let settings = Settings {
         options: Options {

@@ -7,8 +7,10 @@ use std::io::{self, Write};
 use gguf_validate::check_data::{DataReport, TensorStatus};
 use gguf_validate::parse::{LegacyFormat, escape_bytes, quote_bytes};
 use gguf_validate::pipeline::Outcome;
-use gguf_validate::report::{CONTAINER_ONLY, DATA_NOT_ASKED, Diagnostic, Examined, FileFormat, Report, Summary};
-use gguf_validate::rules::Level;
+use gguf_validate::report::{
+    CONTAINER_ONLY, Counts, DATA_NOT_ASKED, Diagnostic, Examined, FileFormat, Report, Summary,
+};
+use gguf_validate::rules::{Level, Profile};
 use gguf_validate::split_set::SetReport;
 
 use super::{FileEntry, Renderer, RunEnd};
@@ -161,16 +163,18 @@ fn examined_line(examined: &[Examined]) -> Option<String> {
     }
 }
 
-fn human_report(out: &mut dyn Write, path: &str, r: &Report, style: Style) -> io::Result<()> {
-    let verdict = if r.valid { style.paint("1;32", "valid") } else { style.paint("1;31", "INVALID") };
-    let c = r.counts;
-    writeln!(
-        out,
-        "{path}: {verdict} (profile {}): {}, {}",
-        r.profile,
+/// `NAME: [KIND]valid (profile strict): 0 errors, 1 warning`.
+fn verdict_line(name: &str, kind: &str, valid: bool, profile: Profile, c: Counts, style: Style) -> String {
+    let verdict = if valid { style.paint("1;32", "valid") } else { style.paint("1;31", "INVALID") };
+    format!(
+        "{name}: {kind}{verdict} (profile {profile}): {}, {}",
         plural(c.errors, "error"),
         plural(c.warnings, "warning")
-    )?;
+    )
+}
+
+fn human_report(out: &mut dyn Write, path: &str, r: &Report, style: Style) -> io::Result<()> {
+    writeln!(out, "{}", verdict_line(path, "", r.valid, r.profile, r.counts, style))?;
     writeln!(out, "  {}", summary_line(r))?;
     if let Some(line) = remote_line(r) {
         writeln!(out, "  {line}")?;
@@ -241,16 +245,8 @@ fn human_diagnostics(
 
 /// A split set: verdict, the set's facts, its shards, its findings.
 fn human_set(out: &mut dyn Write, set: &SetReport, style: Style) -> io::Result<()> {
-    let verdict = if set.valid { style.paint("1;32", "valid") } else { style.paint("1;31", "INVALID") };
-    let c = set.counts;
     let name = escape_bytes(set.name.as_bytes(), true);
-    writeln!(
-        out,
-        "{name}: split set {verdict} (profile {}): {}, {}",
-        set.profile,
-        plural(c.errors, "error"),
-        plural(c.warnings, "warning")
-    )?;
+    writeln!(out, "{}", verdict_line(&name, "split set ", set.valid, set.profile, set.counts, style))?;
     let s = &set.summary;
     let mut parts = Vec::new();
     parts.push(match s.shard_count {

@@ -2,46 +2,11 @@
 //! built with `quick-junit`: one test case per file, written at the end of
 //! the run.
 
-use std::io::{self, Write};
-
 use gguf_validate::report::Diagnostic;
 use gguf_validate::rules::Profile;
-use gguf_validate::split_set::SetReport;
 use quick_junit::{NonSuccessKind, TestCase, TestCaseStatus, TestSuite};
 
-use super::{Entry, EntryOutcome, FileEntry, Renderer, RunEnd, Skipped};
-
-/// The JUnit renderer: collects every entry, writes the report at the end.
-pub struct Junit {
-    profile: Profile,
-    entries: Vec<Entry>,
-}
-
-impl Junit {
-    pub fn new(profile: Profile) -> Junit {
-        Junit { profile, entries: Vec::new() }
-    }
-}
-
-impl Renderer for Junit {
-    fn file(&mut self, _out: &mut dyn Write, file: &FileEntry<'_>) -> io::Result<()> {
-        self.entries.push(Entry::of_file(file));
-        Ok(())
-    }
-
-    fn set(&mut self, _out: &mut dyn Write, set: &SetReport) -> io::Result<()> {
-        self.entries.push(Entry::of_set(set));
-        Ok(())
-    }
-
-    fn finish(&mut self, out: &mut dyn Write, end: &RunEnd<'_>) -> io::Result<()> {
-        out.write_all(junit(&self.entries, self.profile, &end.skipped).as_bytes())
-    }
-
-    fn quiet_applies(&self) -> bool {
-        false
-    }
-}
+use super::{Entry, EntryOutcome, Skipped};
 
 /// One finding as a line of the JUnit failure text.
 fn finding_line(d: &Diagnostic) -> String {
@@ -51,7 +16,7 @@ fn finding_line(d: &Diagnostic) -> String {
 
 /// One JUnit report: one `testsuite`, one `testcase` per file; an invalid
 /// file is a `failure` listing its findings, an unreadable one an `error`.
-fn junit(entries: &[Entry], profile: Profile, skipped: &Skipped<'_>) -> String {
+pub fn junit(entries: &[Entry], profile: Profile, skipped: &Skipped<'_>) -> String {
     let mut suite = TestSuite::new(format!("gguf-validate --profile {profile}"));
     if skipped.count > 0 {
         suite.add_property(quick_junit::Property::new("skipped-by-ignore", skipped.count.to_string()));

@@ -69,14 +69,43 @@ pub trait Renderer {
     }
 }
 
+/// A report of the whole run (SARIF, JUnit): every entry collected, the
+/// report written at the end by `report`.
+pub struct WholeRun {
+    profile: Profile,
+    entries: Vec<Entry>,
+    report: fn(&[Entry], Profile, &Skipped<'_>) -> String,
+}
+
+impl Renderer for WholeRun {
+    fn file(&mut self, _out: &mut dyn Write, file: &FileEntry<'_>) -> io::Result<()> {
+        self.entries.push(Entry::of_file(file));
+        Ok(())
+    }
+
+    fn set(&mut self, _out: &mut dyn Write, set: &SetReport) -> io::Result<()> {
+        self.entries.push(Entry::of_set(set));
+        Ok(())
+    }
+
+    fn finish(&mut self, out: &mut dyn Write, end: &RunEnd<'_>) -> io::Result<()> {
+        out.write_all((self.report)(&self.entries, self.profile, &end.skipped).as_bytes())
+    }
+
+    /// Every file is listed, valid or not.
+    fn quiet_applies(&self) -> bool {
+        false
+    }
+}
+
 /// The renderer of `format`.
 pub fn renderer(format: Format, profile: Profile, style: Style) -> Box<dyn Renderer> {
     match format {
         Format::Human => Box::new(human::Human::new(style)),
         Format::Json => Box::new(json::Json::new(profile)),
         Format::Jsonl => Box::new(jsonl::Jsonl::new(profile)),
-        Format::Sarif => Box::new(sarif::Sarif::new(profile)),
-        Format::Junit => Box::new(junit::Junit::new(profile)),
+        Format::Sarif => Box::new(WholeRun { profile, entries: Vec::new(), report: sarif::sarif }),
+        Format::Junit => Box::new(WholeRun { profile, entries: Vec::new(), report: junit::junit }),
         Format::Github => Box::new(github::Github),
     }
 }

@@ -4,51 +4,17 @@
 //! the end of the run.
 
 use std::collections::BTreeMap;
-use std::io::{self, Write};
 
 use gguf_validate::report::Diagnostic;
 use gguf_validate::rules::{Level, Profile, RULES, RuleId};
-use gguf_validate::split_set::SetReport;
 use serde_sarif::sarif;
 
-use super::{Entry, EntryOutcome, FileEntry, Renderer, RunEnd, Skipped};
+use super::{Entry, EntryOutcome, Skipped};
 
 /// Where the rules reference of the book (`parser/docs/`, chapter
 /// `rules.md`) is published: each rule's SARIF `helpUri` is this with
 /// `#<rule id>`, an anchor `gguf-validate rules --format markdown` writes.
 pub const RULES_REFERENCE_URL: &str = "https://gguf-validate.github.io/gguf-validate/rules.html";
-
-/// The SARIF renderer: collects every entry, writes the log at the end.
-pub struct Sarif {
-    profile: Profile,
-    entries: Vec<Entry>,
-}
-
-impl Sarif {
-    pub fn new(profile: Profile) -> Sarif {
-        Sarif { profile, entries: Vec::new() }
-    }
-}
-
-impl Renderer for Sarif {
-    fn file(&mut self, _out: &mut dyn Write, file: &FileEntry<'_>) -> io::Result<()> {
-        self.entries.push(Entry::of_file(file));
-        Ok(())
-    }
-
-    fn set(&mut self, _out: &mut dyn Write, set: &SetReport) -> io::Result<()> {
-        self.entries.push(Entry::of_set(set));
-        Ok(())
-    }
-
-    fn finish(&mut self, out: &mut dyn Write, end: &RunEnd<'_>) -> io::Result<()> {
-        out.write_all(sarif(&self.entries, self.profile, &end.skipped).as_bytes())
-    }
-
-    fn quiet_applies(&self) -> bool {
-        false
-    }
-}
 
 /// The stable identity of a finding across runs: rule, file and field
 /// path, never offsets (a finding keeps its identity when bytes move).
@@ -144,7 +110,7 @@ fn sarif_result(d: &Diagnostic, file: &str, artifact: i64) -> sarif::Result {
 /// One SARIF log with one run: the tool with its whole rule catalogue, one
 /// artifact per file, one result per finding, and a notification per file
 /// that could not be read.
-fn sarif(entries: &[Entry], profile: Profile, skipped: &Skipped<'_>) -> String {
+pub fn sarif(entries: &[Entry], profile: Profile, skipped: &Skipped<'_>) -> String {
     let rules: Vec<_> = RULES.iter().map(|r| rule_descriptor(r, profile)).collect();
     let driver = sarif::ToolComponent::builder()
         .name("gguf-validate")
