@@ -84,7 +84,7 @@ cmd_install() {
     if ! command -v cargo >/dev/null 2>&1; then
         refuse "cargo is not on PATH: this action builds gguf-validate with cargo install; add a Rust toolchain step (e.g. dtolnay/rust-toolchain@stable) before it"
     fi
-    cargo install --locked --path "$GITHUB_ACTION_PATH/parser" --root "$install_root"
+    cargo install --locked --path "$GITHUB_ACTION_PATH/parser/cli" --root "$install_root"
 }
 
 cmd_validate() {

@@ -1,5 +1,5 @@
 //! Remote response handling on arbitrary server answers: the real
-//! [`HttpSource`](gguf_validate::remote::http::HttpSource) path (ureq's parser, redirects, retries with
+//! [`HttpSource`](gguf_validate_http::HttpSource) path (ureq's parser, redirects, retries with
 //! `Retry-After`, deadlines, `Content-Range` / `Content-Length`, the range
 //! cache, validation over it) against a scripted in-memory server
 //! ([`scripted::client`]) that answers each connection with the next raw
@@ -24,7 +24,7 @@ use std::time::{Duration, Instant};
 
 use gguf_validate::io::ByteSource;
 use gguf_validate::remote::Url;
-use gguf_validate::remote::http::{HttpOptions, scripted};
+use gguf_validate_http::{HttpOptions, scripted};
 
 /// Between two responses of the input.
 pub const SEPARATOR: &[u8] = b"\n~~~\n";

@@ -20,8 +20,9 @@
 
 use std::time::{Duration, Instant};
 
-use gguf_validate::check_data::{DataOptions, check_data, data_tensors};
+use gguf_validate::check_data::{DataOptions, check_data};
 use gguf_validate::io::{ByteSource, OpenPolicy, SliceSource, open};
+use gguf_validate::validate::layout;
 use gguf_validate::{Options, validate_source};
 
 const RUNS: usize = 11;
@@ -69,7 +70,7 @@ fn main() {
     for _ in 0..RUNS {
         let src = SliceSource(&whole_file);
         let meta = validate_source(&src, &opts).expect("read").metadata;
-        let tensors = data_tensors(&meta, src.len());
+        let tensors = layout(&meta, src.len()).tensors;
         let t = Instant::now();
         let r = check_data(&src, &tensors, &dopts, &|_| {}, None).expect("read");
         in_memory.push(t.elapsed());
@@ -86,7 +87,7 @@ fn main() {
         let src = open(&path, &OpenPolicy::default()).expect("open");
         let v = validate_source(&src, &opts).expect("read");
         let mut report = v.report;
-        let tensors = data_tensors(&v.metadata, src.len());
+        let tensors = layout(&v.metadata, src.len()).tensors;
         let mut r = check_data(&src, &tensors, &dopts, &|_| {}, None).expect("read");
         r.merge_into(&mut report, &opts);
         whole.push(t.elapsed());

@@ -3,7 +3,7 @@
 //! CPU, and the gemma-3-270m file alone, in files per second.
 //!
 //! ```text
-//! GGUF_VALIDATE_GEMMA=path/to/gemma-3-270m-q4_k_m.gguf cargo bench -p gguf-validate --bench many
+//! GGUF_VALIDATE_GEMMA=path/to/gemma-3-270m-q4_k_m.gguf cargo bench -p gguf-validate-lib --bench many
 //! ```
 //! Figures are medians of 5 runs of the release binary; the machine may be
 //! shared, so compare the ratio within one run.

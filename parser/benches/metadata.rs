@@ -5,7 +5,7 @@
 //! ```text
 //! GGUF_VALIDATE_GEMMA=path/to/gemma-3-270m-q4_k_m.gguf \
 //! GGUF_REF_PYTHON=path/to/venv/bin/python \
-//!   cargo bench -p gguf-validate --bench metadata
+//!   cargo bench -p gguf-validate-lib --bench metadata
 //! ```
 //! Without `GGUF_VALIDATE_GEMMA` it measures the largest gguf-py sample.
 //! Figures are medians; the machine may be shared, so compare the ratio.

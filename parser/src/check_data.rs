@@ -196,17 +196,6 @@ pub struct DataReport {
     pub issues: Vec<DataIssue>,
 }
 
-/// The tensors whose data can be scanned, for a file of `file_len` bytes
-/// whose metadata is `metadata` (what [`crate::validate_source`] read: for
-/// GGUF the header, key/values and tensor infos; for the legacy formats,
-/// which interleave headers and data, the whole file).
-pub fn data_tensors(metadata: &[u8], file_len: u64) -> Vec<DataTensor> {
-    match crate::parse::parse_prefix(metadata, file_len) {
-        Some(parsed) => crate::data::gguf_tensors(&parsed, file_len),
-        None => crate::legacy::data_tensors(metadata),
-    }
-}
-
 /// The rule a finding breaks; `None` for a partial block, which the
 /// layout rules own.
 pub fn rule_for(kind: FindingKind, field: &str) -> Option<RuleId> {

@@ -227,7 +227,7 @@ impl Config {
             if !floors.is_empty() {
                 let names: Vec<&str> = floors.iter().map(|(r, _)| r.id()).collect();
                 ignored.push(format!(
-                    "{}: profile `{}` does not lower the security rules {} here: a config found next to the files keeps them at their strict levels (give it with --config)",
+                    "{}: profile `{}` does not lower the security rules {} here: a config found next to the files keeps them at their strict levels (name the config explicitly to trust it)",
                     path.display(),
                     p.name(),
                     names.join(", ")
@@ -240,7 +240,7 @@ impl Config {
         let container_only = match raw.container_only {
             Some(true) if origin == Origin::Discovered => {
                 ignored.push(format!(
-                    "{}: container-only = true ignored: a config found next to the files cannot turn off the model and template checks (give it with --config)",
+                    "{}: container-only = true ignored: a config found next to the files cannot turn off the model and template checks (name the config explicitly to trust it)",
                     path.display()
                 ));
                 None
@@ -251,7 +251,7 @@ impl Config {
             let lowers = level < rule.rule().levels.strict.min(Level::Error);
             if origin == Origin::Discovered && SECURITY_RULES.contains(&rule) && lowers {
                 ignored.push(format!(
-                    "{}: {what} `{}` = {} ignored: a config found next to the files cannot lower a security rule (give it with --config)",
+                    "{}: {what} `{}` = {} ignored: a config found next to the files cannot lower a security rule (name the config explicitly to trust it)",
                     path.display(),
                     rule.id(),
                     level.name()
@@ -466,13 +466,11 @@ pub fn set_aside(
 }
 
 /// The sha256 of a GGUF file's metadata (header, key/values and tensor
-/// infos: the bytes before the end of the last tensor info), which config
-/// pins name; `None` for other formats or an undecodable file.
-pub fn metadata_sha256(metadata: &[u8], file_len: u64) -> Option<String> {
+/// infos: the first `metadata_end` bytes, `validate::Layout::metadata_end`),
+/// which config pins name; `None` when `metadata` is shorter.
+pub fn metadata_sha256(metadata: &[u8], metadata_end: u64) -> Option<String> {
     use sha2::Digest;
-    let parsed = crate::parse::parse_prefix(metadata, file_len)?;
-    let end = usize::try_from(parsed.file.infos_end).ok()?;
-    let bytes = metadata.get(..end)?;
+    let bytes = metadata.get(..usize::try_from(metadata_end).ok()?)?;
     let digest = sha2::Sha256::digest(bytes);
     Some(digest.iter().map(|b| format!("{b:02x}")).collect())
 }

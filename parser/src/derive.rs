@@ -69,7 +69,7 @@ fn not(reason: impl Into<String>) -> Verdict {
 }
 
 /// Compares every tensor of `quant` with the base's tensor of the same name
-/// (tensors described by [`crate::check_data::data_tensors`] of each file),
+/// (tensors described by [`crate::validate::layout`] of each file),
 /// quantizing with the weights `imatrix` holds for each tensor, if any.
 pub fn derive(
     base: &dyn ByteSource,
@@ -134,7 +134,7 @@ fn one(
         }
         if gguf_numerics::requires_imatrix(q.ty) {
             return not(format!(
-                "{} is quantized only with an importance matrix (ggml_quantize_requires_imatrix): give --imatrix",
+                "{} is quantized only with an importance matrix (ggml_quantize_requires_imatrix): give an importance matrix",
                 q.ty.name()
             ));
         }

@@ -365,11 +365,14 @@ impl fmt::Display for OpenError {
             OpenError::NotRegular(FileKind::Directory) => write!(f, "is a directory"),
             OpenError::NotRegular(kind) => write!(
                 f,
-                "is {}, not a regular file; not read (pass --allow-special-files to read it, up to a size limit)",
+                "is {}, not a regular file; not read (allow special files to read it, up to a size limit)",
                 kind.describe()
             ),
             OpenError::TooLarge { limit } => {
-                write!(f, "special file yields more than {limit} bytes (--special-file-limit); not read further")
+                write!(
+                    f,
+                    "special file yields more than {limit} bytes (the size limit of special files); not read further"
+                )
             }
             OpenError::Io(e) => write!(f, "{e}"),
         }

@@ -1,4 +1,4 @@
-//! `gguf-validate`: a strict validator for GGUF model files.
+//! `gguf_validate` (the `gguf-validate-lib` package): a strict validator for GGUF model files.
 //!
 //! Layers, each depending only on the ones above it (ARCHITECTURE.md,
 //! "Layers of the library"; `tests/module_graph.rs` checks both lists
@@ -11,8 +11,8 @@
 //!    is the only module that opens files and defines the
 //!    [`io::ByteSource`] every layer reads through (positioned reads, no
 //!    memory map, no `unsafe`); [`remote`] resolves URLs (`http(s)://`,
-//!    `hf://`) and redacts them, and with the `remote` feature is the
-//!    [`io::ByteSource`] over HTTP range requests; [`split_name`] names the
+//!    `hf://`) and redacts them (the [`io::ByteSource`] over HTTP range
+//!    requests is the `gguf-validate-http` crate); [`split_name`] names the
 //!    shards of a split set and finds a shard's siblings;
 //! 3. [`parse`], [`data`]: a nom parser over `&[u8]` that builds a borrowed
 //!    [`parse::GgufFile`], and where each tensor's bytes lie;
@@ -25,9 +25,13 @@
 //!    llama-gguf-hash's layout), [`split_set`] (split sets validated as a
 //!    whole), [`config`] (`gguf-validate.toml`), [`imatrix`] (llama.cpp
 //!    importance-matrix files), [`derive`](mod@derive) (provenance of a quant),
-//!    [`write`](mod@write) (a minimal writer), `smith` (feature `arbitrary`: valid
-//!    files and single faults) and `harness` (feature `harness`: fuzzing
-//!    of third-party GGUF writers and quantizers).
+//!    [`write`](mod@write) (a minimal writer) and `smith` (feature
+//!    `arbitrary`: valid files and single faults);
+//! 7. [`pipeline`]: what front ends run: an [`pipeline::Input`] (path, URL
+//!    or bytes) and the settings in, a typed [`pipeline::Outcome`] per file
+//!    and a report per split set out, in input order, with the config's
+//!    policy applied; URLs are opened through a [`remote::UrlOpener`] the
+//!    front end passes in.
 #![forbid(unsafe_code)]
 #![deny(clippy::unwrap_used, clippy::expect_used, clippy::panic, clippy::todo, clippy::unimplemented)]
 #![warn(missing_docs)]
@@ -38,8 +42,6 @@ pub mod config;
 pub mod data;
 pub mod derive;
 pub mod dump;
-#[cfg(feature = "harness")]
-pub mod harness;
 pub mod hash;
 pub mod imatrix;
 pub mod io;
@@ -48,6 +50,7 @@ pub mod limits;
 /// Dequantize / quantize for every ggml type: the `gguf-numerics` crate.
 pub use gguf_numerics as numerics;
 pub mod parse;
+pub mod pipeline;
 pub mod remote;
 pub mod report;
 pub mod rules;

@@ -173,6 +173,13 @@ pub struct Examined {
     pub note: Option<String>,
 }
 
+/// The note of a layer left out because only containers were checked
+/// (`Options::container_only`).
+pub const CONTAINER_ONLY: &str = "container-only";
+
+/// The note of the data layer when no data scan was asked for.
+pub const DATA_NOT_ASKED: &str = "no data scan asked for";
+
 impl Examined {
     /// A layer that ran in full.
     pub fn checked(layer: &'static str) -> Examined {

@@ -331,8 +331,11 @@ catalogue! {
         cite: "llama.cpp#24997, ggml#1516 (GGML_PAD overflow on 32-bit hosts)",
         "`general.alignment` is at most 1 MiB.";
     ArchitectureMissing = "architecture-missing", Keys, [Error, Error, Allow],
-        cite: "gguf.md Required: general.architecture; llama.cpp tools/gguf-split (metadata in the first shard only); llama.cpp tools/imatrix (imatrix files carry general.type = imatrix and no architecture)",
-        "`general.architecture` is present (in a split set, in the first shard: gguf-split writes the metadata there only, and later shards are exempt). Under strict, importance-matrix files (`general.type` = `imatrix`, which llama-imatrix writes without an architecture and no model loader reads) are exempt; the spec profile still requires the key.";
+        cite: "gguf.md Required: general.architecture; llama.cpp tools/gguf-split (metadata in the first shard only)",
+        "`general.architecture` is present (in a split set, in the first shard: gguf-split writes the metadata there only, and later shards are exempt). Importance matrices have their own rule (`imatrix-architecture-missing`).";
+    ImatrixArchitectureMissing = "imatrix-architecture-missing", Keys, [Allow, Error, Allow],
+        cite: "gguf.md Required: general.architecture; llama.cpp tools/imatrix (imatrix files carry general.type = imatrix and no architecture)",
+        "An importance matrix (`general.type` = `imatrix`) has `general.architecture`. llama-imatrix writes none, and no model loader reads the file, so only the spec profile requires the key.";
     ArchitectureType = "architecture-type", Keys, [Error, Error, Allow],
         cite: "gguf.md general.architecture: string",
         "`general.architecture` is a string.";

@@ -184,7 +184,7 @@ pub fn check_set(shards: &[ShardInput<'_>], opts: &Options) -> SetReport {
     let mut shape = check::SetShape::default();
     if opts.container_only {
         for layer in ["split", "model", "tokenizer"] {
-            examined.push(Examined::skipped(layer, "--container-only"));
+            examined.push(Examined::skipped(layer, crate::report::CONTAINER_ONLY));
         }
     } else {
         shape = check::check_split_set(&ordered, prefix, &mut sink);

@@ -194,3 +194,26 @@ mod tests {
         assert!((v.metadata.len() as u64) <= limits::METADATA_FIRST_READ, "data was not read into memory");
     }
 }
+
+/// Where a validated file's tensor data lies and where its metadata ends,
+/// from the metadata [`validate_source`] read: the one format dispatch
+/// after validation (GGUF, else the legacy formats, which interleave
+/// headers and data), one parse for everything a later step needs.
+#[derive(Clone, Debug, Default)]
+pub struct Layout {
+    /// The tensors whose data can be read ([`crate::data::gguf_tensors`],
+    /// [`crate::legacy::data_tensors`]).
+    pub tensors: Vec<crate::data::DataTensor>,
+    /// The end of a GGUF file's tensor infos (what a metadata hash covers).
+    pub metadata_end: Option<u64>,
+}
+
+/// The [`Layout`] of a file of `file_len` bytes whose metadata is `metadata`.
+pub fn layout(metadata: &[u8], file_len: u64) -> Layout {
+    match parse::parse_prefix(metadata, file_len) {
+        Some(parsed) => {
+            Layout { tensors: crate::data::gguf_tensors(&parsed, file_len), metadata_end: Some(parsed.file.infos_end) }
+        }
+        None => Layout { tensors: crate::legacy::data_tensors(metadata), metadata_end: None },
+    }
+}

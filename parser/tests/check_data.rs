@@ -3,7 +3,7 @@
 //! chunking invariance, the per-tensor listing cap, big-endian files,
 //! profile levels, and (with `GGUF_VALIDATE_GEMMA=path`) a real model.
 
-mod support;
+use gguf_validate_testkit as support;
 
 use std::sync::atomic::{AtomicU64, Ordering};
 

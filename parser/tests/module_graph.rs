@@ -1,7 +1,8 @@
-//! The library's module graph has no cycle (ARCHITECTURE.md, "Layers of the
-//! library": each layer uses only the layers above it).
+//! The library's module graph has no cycle and no arrow back up its layers
+//! (ARCHITECTURE.md, "Layers of the library"), and no crate of the workspace
+//! has a module cycle.
 //!
-//! Every `parser/src/**/*.rs` file of the library (not `src/bin/`) is read,
+//! Every `parser/src/**/*.rs` file of the library is read,
 //! comments and literals blanked, and every path that starts with `crate::`,
 //! `super::` or `self::` (in `use` trees, in expressions, and in strings
 //! that are a whole path, like serde's `serialize_with`) resolved to the
@@ -32,8 +33,15 @@ fn src_dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("src")
 }
 
-/// Every library source file (not `src/bin/`), with its module.
+/// Every library source file, with its module.
 fn library_files() -> Vec<(PathBuf, Module)> {
+    crate_files(&src_dir())
+}
+
+/// Every source file of the crate whose root (`lib.rs` or `main.rs`) is in
+/// `src`, with its module; `src/bin/` (other crates: binaries of their own)
+/// aside.
+fn crate_files(src: &Path) -> Vec<(PathBuf, Module)> {
     fn walk(dir: &Path, out: &mut Vec<PathBuf>) {
         for e in std::fs::read_dir(dir).expect("read src") {
             let p = e.expect("entry").path();
@@ -44,22 +52,36 @@ fn library_files() -> Vec<(PathBuf, Module)> {
             }
         }
     }
-    let src = src_dir();
     let mut files = Vec::new();
-    walk(&src, &mut files);
+    walk(src, &mut files);
     files.sort();
     files
         .into_iter()
         .filter(|p| !p.starts_with(src.join("bin")))
         .map(|p| {
-            let rel = p.strip_prefix(&src).unwrap();
+            let rel = p.strip_prefix(src).unwrap();
             let mut m: Module = rel.iter().map(|c| c.to_string_lossy().into_owned()).collect();
             let last = m.pop().unwrap();
-            if last != "mod.rs" && last != "lib.rs" {
+            let root = m.is_empty() && (last == "lib.rs" || last == "main.rs");
+            if last != "mod.rs" && !root {
                 m.push(last.trim_end_matches(".rs").to_string());
             }
             (p, m)
         })
+        .collect()
+}
+
+/// The `src/` folder of every member of the workspace (its root
+/// `Cargo.toml`'s `members`).
+fn workspace_crates() -> Vec<PathBuf> {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+    let manifest = std::fs::read_to_string(root.join("Cargo.toml")).unwrap();
+    let members = manifest.split("members = [").nth(1).and_then(|m| m.split(']').next()).expect("workspace members");
+    members
+        .split(',')
+        .map(|m| m.trim().trim_matches('"'))
+        .filter(|m| !m.is_empty())
+        .map(|m| root.join(m).join("src"))
         .collect()
 }
 
@@ -449,9 +471,15 @@ type Arrows = BTreeMap<(Module, Module), String>;
 /// The arrows between file modules of the library (parent and child
 /// arrows left out).
 fn arrows() -> Arrows {
-    let files = library_files();
-    let src = src_dir();
-    let lib = std::fs::read_to_string(src.join("lib.rs")).expect("lib.rs");
+    arrows_in(&src_dir())
+}
+
+/// The arrows between file modules of the crate in `src`.
+fn arrows_in(src: &Path) -> Arrows {
+    let files = crate_files(src);
+    let src = src.to_path_buf();
+    let root = ["lib.rs", "main.rs"].iter().map(|r| src.join(r)).find(|p| p.exists()).expect("lib.rs or main.rs");
+    let lib = std::fs::read_to_string(root).expect("the crate root");
     let reexports = lib_reexports(&lib);
     let scanned: Vec<(PathBuf, Module, Scanned)> = files
         .iter()
@@ -614,16 +642,13 @@ fn code_spans(text: &str) -> impl Iterator<Item = &str> {
 
 /// Each top-level module's layer in ARCHITECTURE.md: the first item of
 /// "Layers of the library" that names it as a path (`x.rs`, `x/`,
-/// `x/y.rs`); the binary's item (`src/bin/`) aside.
+/// `x/y.rs`).
 fn architecture_layers(modules: &BTreeSet<String>) -> BTreeMap<String, usize> {
     let doc = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("../ARCHITECTURE.md")).unwrap();
     let section = doc.split("\n## Layers of the library\n").nth(1).expect("the layers section");
     let section = section.split("\n## ").next().unwrap();
     let mut layers = BTreeMap::new();
     for (n, text) in numbered_items(section.lines()) {
-        if text.contains("src/bin/") {
-            continue;
-        }
         for span in code_spans(&text).filter(|s| s.ends_with(".rs") || s.contains('/')) {
             let first = span.split('/').next().unwrap().trim_end_matches(".rs");
             if modules.contains(first) {
@@ -679,6 +704,21 @@ fn no_arrow_goes_back_up_the_layers() {
 fn the_library_has_no_module_cycle() {
     let found = cycles(&arrows());
     assert!(found.is_empty(), "module cycles (see ARCHITECTURE.md, \"Layers of the library\"):\n{}", found.join("\n"));
+}
+
+/// No crate of the workspace (the CLI, the HTTP source, the harness, the
+/// numerics, conformance, fuzz, the test kit) has a module cycle either.
+#[test]
+fn no_crate_of_the_workspace_has_a_module_cycle() {
+    let crates = workspace_crates();
+    assert!(crates.len() >= 8, "{crates:?}");
+    let mut found = Vec::new();
+    for src in &crates {
+        for c in cycles(&arrows_in(src)) {
+            found.push(format!("{}: {c}", src.display()));
+        }
+    }
+    assert!(found.is_empty(), "module cycles:\n{}", found.join("\n"));
 }
 
 /// The scanner itself: paths in use trees, in expressions, through

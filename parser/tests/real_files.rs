@@ -3,7 +3,7 @@
 //! under the default profile. The gemma-3-270m model (253 MB, from PyPI:
 //! see README) is checked too when `GGUF_VALIDATE_GEMMA` points at it.
 
-mod support;
+use gguf_validate_testkit as support;
 
 use gguf_validate::{Level, Options, Profile, validate_bytes};
 use support::root;

@@ -12,7 +12,7 @@
 //! looks in the usual places and otherwise skips with a notice.
 #![allow(clippy::disallowed_macros)]
 
-mod support;
+use gguf_validate_testkit as support;
 
 use std::path::{Path, PathBuf};
 

@@ -417,20 +417,19 @@ pub fn table_cases(v: &mut Vec<Case>) {
         "model_imatrix_without_architecture",
         [A, R, A],
         &["model-not-checked"],
-        "An importance matrix as llama-imatrix writes it: general.type = imatrix, imatrix.* keys, `NAME.in_sum2` / `NAME.counts` tensors and no general.architecture. Not a model: strict exempts it from architecture-missing (the spec profile does not).",
+        "An importance matrix as llama-imatrix writes it: general.type = imatrix, imatrix.* keys, `NAME.in_sum2` / `NAME.counts` tensors and no general.architecture. Not a model: imatrix-architecture-missing, allowed by strict, an error under the spec profile.",
         "llama.cpp tools/imatrix/imatrix.cpp (save_imatrix)",
-        || {
-            let mut m = Model::new();
-            m.kv("general.type", V::str("imatrix"));
-            m.kv("imatrix.datasets", array(T::String, vec![V::str("wiki.train.raw")]));
-            m.kv("imatrix.chunk_count", V::U32(10));
-            m.kv("imatrix.chunk_size", V::U32(512));
-            m.tensor(f32_tensor("blk.0.attn_q.weight.in_sum2", &[16, 1]));
-            m.tensor(f32_tensor("blk.0.attn_q.weight.counts", &[1, 1]));
-            bytes(m)
-        },
+        || bytes(imatrix(None)),
     )
-    .also_under(Profile::Spec, "architecture-missing"));
+    .also_under(Profile::Spec, "imatrix-architecture-missing"));
+    v.push(case(
+        "model_imatrix_with_architecture",
+        [A, A, A],
+        &["model-not-checked"],
+        "The boundary of imatrix-architecture-missing: an importance matrix that names the architecture it was computed for is valid under every profile.",
+        "llama.cpp tools/imatrix/imatrix.cpp (save_imatrix)",
+        || bytes(imatrix(Some("llama"))),
+    ));
     v.push(case(
         "model_vocab_only",
         [A, A, A],
@@ -618,4 +617,21 @@ pub fn table_cases(v: &mut Vec<Case>) {
         "llama.cpp src/llama-vocab.cpp load",
         || vocab(&[b"<unk>", b"ab", b"Ab", b"AB"], &[2, 1, 1, 1]),
     ));
+}
+
+/// An importance matrix as llama-imatrix writes it (general.type = imatrix,
+/// imatrix.* keys, `NAME.in_sum2` / `NAME.counts` tensors), with an
+/// architecture when one is given.
+fn imatrix(architecture: Option<&str>) -> Model {
+    let mut m = Model::new();
+    if let Some(a) = architecture {
+        m.kv("general.architecture", V::str(a));
+    }
+    m.kv("general.type", V::str("imatrix"));
+    m.kv("imatrix.datasets", array(T::String, vec![V::str("wiki.train.raw")]));
+    m.kv("imatrix.chunk_count", V::U32(10));
+    m.kv("imatrix.chunk_size", V::U32(512));
+    m.tensor(f32_tensor("blk.0.attn_q.weight.in_sum2", &[16, 1]));
+    m.tensor(f32_tensor("blk.0.attn_q.weight.counts", &[1, 1]));
+    m
 }

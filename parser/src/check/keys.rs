@@ -262,13 +262,12 @@ pub(crate) fn check_required(file: &GgufFile<'_>, tensors: &TensorFacts, sink: &
         return;
     }
     // An importance matrix (general.type = imatrix, written by
-    // llama-imatrix) is not a model and has no architecture; llama.cpp's
-    // tools read it without one. Strict ("loads everywhere" for what the
-    // file is) accepts it; the spec profile still requires the key.
+    // llama-imatrix) is not a model and has no architecture: its own rule,
+    // whose levels per profile the catalogue gives.
     let imatrix = file.get("general.type").and_then(|kv| kv.value.as_string()).is_some_and(|s| s.bytes == b"imatrix");
-    let exempt = imatrix && sink.options().profile == crate::rules::Profile::Strict;
-    if file.get("general.architecture").is_none() && !exempt {
-        sink.emit(RuleId::ArchitectureMissing, KV_SECTION, || "kv".into(), || "general.architecture is missing".into());
+    if file.get("general.architecture").is_none() {
+        let rule = if imatrix { RuleId::ImatrixArchitectureMissing } else { RuleId::ArchitectureMissing };
+        sink.emit(rule, KV_SECTION, || "kv".into(), || "general.architecture is missing".into());
     }
     match file.get("general.quantization_version") {
         None if tensors.any_quantized => {

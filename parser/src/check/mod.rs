@@ -37,7 +37,7 @@ use std::cell::Cell;
 use crate::io::{ByteSource, ReadError};
 use crate::limits;
 use crate::parse::{self, Detected, NeedMoreData, ParseOutcome, Parsed};
-use crate::report::{Examined, FileFormat, Options, Report, Sink, Summary};
+use crate::report::{CONTAINER_ONLY, DATA_NOT_ASKED, Examined, FileFormat, Options, Report, Sink, Summary};
 
 /// Offset reported for a missing key: the header's kv_count field. Here,
 /// not in one family's module, because several families report missing
@@ -89,7 +89,7 @@ pub(crate) fn gguf(
         // A remote source declined to fetch padding inside the data section.
         let n = declined.get();
         let note = format!(
-            "{n} padding {} inside the data section not read (a remote file: fetched only with --check-data)",
+            "{n} padding {} inside the data section not read (a remote file: fetched only by a data scan)",
             if n == 1 { "region" } else { "regions" }
         );
         if let Some(e) = summary.examined.iter_mut().find(|e| e.layer == "container" && e.checked) {
@@ -183,12 +183,12 @@ fn check_parsed(
     summary.split = split::role(file).map(|r| crate::report::Shard { no: r.no, count: r.count });
     model::check_layer(file, key_facts.architecture.as_deref(), sink, &mut summary.examined);
     if sink.options().container_only {
-        summary.examined.push(Examined::skipped("template", "--container-only"));
+        summary.examined.push(Examined::skipped("template", CONTAINER_ONLY));
     } else {
         template::check(file, sink);
         summary.examined.push(Examined::checked("template"));
     }
-    summary.examined.push(Examined::skipped("data", "use --check-data"));
+    summary.examined.push(Examined::skipped("data", DATA_NOT_ASKED));
     const ORDER: [&str; 6] = ["container", "model", "tokenizer", "split", "template", "data"];
     summary.examined.sort_by_key(|e| ORDER.iter().position(|l| *l == e.layer));
     Ok(())

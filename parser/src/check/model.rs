@@ -69,7 +69,7 @@ impl FileKind {
 pub(crate) fn check_layer(file: &GgufFile<'_>, arch: Option<&str>, sink: &mut Sink<'_>, examined: &mut Vec<Examined>) {
     if sink.options().container_only {
         for layer in ["model", "tokenizer", "split"] {
-            examined.push(Examined::skipped(layer, "--container-only"));
+            examined.push(Examined::skipped(layer, crate::report::CONTAINER_ONLY));
         }
         return;
     }

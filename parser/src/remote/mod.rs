@@ -11,24 +11,26 @@
 //!   `?` or `#` (or `%3F`, `%23`) whatever comes before it (a space, a
 //!   tab, a newline), and any user name and password ([`Url::shown`],
 //!   [`shown`], [`redact_text`] all use it);
-//! - [`http`] (feature `remote`) is the I/O layer: [`http::HttpSource`]
-//!   is a [`crate::io::ByteSource`] over HTTP range requests, so every
-//!   layer above it (validation, split sets, `--check-data`, hashing)
+//! - the `gguf-validate-http` crate (`parser/http/`) is the I/O layer: its
+//!   `HttpSource` is a [`crate::io::ByteSource`] over HTTP range requests,
+//!   so every layer above it (validation, split sets, data scans, hashing)
 //!   works unchanged on a remote file, and counts what it cost in a
-//!   [`RemoteSummary`] (which reports carry).
+//!   [`RemoteSummary`] (which reports carry). This crate has no HTTP
+//!   client.
 #![forbid(unsafe_code)]
 #![deny(clippy::indexing_slicing, clippy::arithmetic_side_effects, clippy::cast_possible_truncation)]
 
-#[cfg(feature = "remote")]
-pub mod http;
+use std::time::{Duration, Instant};
 
 use serde::Serialize;
+
+use crate::io::ByteSource;
 
 use crate::limits;
 use crate::split_name;
 
 /// How a remote file was read: what it cost and what the server said
-/// (`http::HttpSource::summary` fills it in; a report carries it in
+/// (`gguf_validate_http::HttpSource::summary` fills it in; a report carries it in
 /// `report::Summary::remote`). A plain record here, beside the source that
 /// counts it, so the reading layer needs nothing from the reporting one.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
@@ -50,6 +52,39 @@ pub struct RemoteSummary {
     /// The `ETag` of the file (every range request was conditional on it).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub etag: Option<String>,
+}
+
+/// A [`ByteSource`] over the network: what the pipeline asks of it beyond
+/// reading (the `gguf-validate-http` crate implements it).
+pub trait RemoteSource: ByteSource {
+    /// Whether the server honours range requests (a data scan needs them).
+    fn supports_ranges(&self) -> bool;
+    /// Drops the ranges kept so far (before a data scan, whose reads are
+    /// served once each).
+    fn release_cache(&self);
+    /// What reading it cost so far.
+    fn summary(&self) -> RemoteSummary;
+}
+
+/// Opens URLs for a run (the library has no HTTP client: a front end
+/// passes one in, e.g. `gguf_validate_http::Opener`).
+pub trait UrlOpener: Send + Sync + std::fmt::Debug {
+    /// Opens `input` (an `http(s)://` URL or `hf://` name), to be read by
+    /// `deadline` when one is given (a split set's) and by the opener's own
+    /// per-file deadline from now.
+    fn open(&self, input: &str, deadline: Option<Instant>) -> Result<Box<dyn RemoteSource>, OpenFailure>;
+    /// The time allowed for one remote file, or one split set named by URL.
+    fn file_deadline(&self) -> Duration;
+}
+
+/// Why a URL could not be opened.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct OpenFailure {
+    /// What went wrong (no credentials, no query string).
+    pub message: String,
+    /// The server says the file is not there (`404`/`410`): a sibling
+    /// shard that is left out of its set, like a file not in the folder.
+    pub not_found: bool,
 }
 
 /// The hub `hf://` names resolve against when `HF_ENDPOINT` is not set.
@@ -106,7 +141,7 @@ impl Url {
         let cut = rest.find(['/', '?']).unwrap_or(rest.len());
         let (authority, tail) = rest.split_at(cut);
         if authority.contains('@') {
-            return Err("URLs with a user name or password are refused; pass credentials with --header".into());
+            return Err("URLs with a user name or password are refused; pass credentials in a request header".into());
         }
         let (host, port) = split_authority(authority)?;
         let (path, query) = match tail.split_once('?') {
@@ -438,7 +473,7 @@ mod tests {
         let v6 = Url::parse("http://[::1]:80/x").unwrap();
         assert_eq!((v6.host.as_str(), v6.port_or_default()), ("[::1]", 80));
         assert_eq!(Url::parse("http://h").unwrap().path, "/");
-        assert!(Url::parse("https://user:pw@h/x").unwrap_err().contains("--header"));
+        assert!(Url::parse("https://user:pw@h/x").unwrap_err().contains("request header"));
         assert!(Url::parse("http://h:99999/x").is_err());
         assert!(Url::parse("http://h/a b").is_err());
         assert!(Url::parse("http:///x").is_err());

@@ -1,0 +1,341 @@
+//! `dequant`, `quantize` and `dump --tensor`: raw little-endian buffers in
+//! and out, through the library's numerics. Nothing here prints: messages
+//! and JSON go through `render`.
+
+use std::io::{self, Read, Write};
+use std::path::{Path, PathBuf};
+
+use gguf_validate::data::DataTensor;
+use gguf_validate::io::{self as gio, ByteSource};
+use gguf_validate::numerics::{self, NumericsError};
+use gguf_validate::parse::{self, ByteOrder};
+use gguf_validate::types::GgmlType;
+
+use crate::render;
+use crate::{EXIT_INVALID, EXIT_USAGE, EXIT_VALID};
+
+/// Input bytes decoded per step, so that output buffers stay small.
+const STEP_BYTES: usize = 1 << 20;
+
+fn all_names(filter: impl Fn(GgmlType) -> bool) -> String {
+    GgmlType::ALL.iter().copied().filter(|t| filter(*t)).map(GgmlType::name).collect::<Vec<_>>().join(", ")
+}
+
+fn parse_type(name: &str) -> Result<GgmlType, String> {
+    GgmlType::from_name(name).ok_or_else(|| format!("unknown type `{name}`; valid types: {}", all_names(|_| true)))
+}
+
+fn read_input(path: &Path) -> io::Result<Vec<u8>> {
+    if path.as_os_str() == "-" {
+        let mut buf = Vec::new();
+        io::stdin().lock().read_to_end(&mut buf)?;
+        Ok(buf)
+    } else {
+        std::fs::read(path)
+    }
+}
+
+fn usage(msg: &str) -> u8 {
+    render::error(msg);
+    EXIT_USAGE
+}
+
+/// Exit status for a failed write: a closed pipe is not worth a message.
+fn write_failed(e: &io::Error, path: &Path) -> u8 {
+    if e.kind() == io::ErrorKind::BrokenPipe {
+        return EXIT_VALID;
+    }
+    usage(&format!("writing {}: {e}", path.display()))
+}
+
+/// Decodes whole blocks of `ty` in steps and writes f32 little-endian.
+fn write_dequantized(ty: GgmlType, src: &[u8], out: &mut dyn Write) -> io::Result<u64> {
+    let ts = ty.type_size() as usize;
+    let step = (STEP_BYTES / ts).max(1) * ts;
+    let mut values = Vec::new();
+    let mut bytes = Vec::new();
+    let mut written = 0u64;
+    for chunk in src.chunks(step) {
+        let n = numerics::element_count(ty, chunk.len()).unwrap_or(0);
+        values.clear();
+        values.resize(n, 0.0f32);
+        numerics::dequantize(ty, chunk, &mut values).map_err(io::Error::other)?;
+        bytes.clear();
+        bytes.extend(values.iter().flat_map(|v| v.to_le_bytes()));
+        out.write_all(&bytes)?;
+        written += bytes.len() as u64;
+    }
+    out.flush()?;
+    Ok(written)
+}
+
+/// `gguf-validate dequant --type T --input BLOCKS --output F32`.
+pub fn dequant(ty: &str, input: &Path, output: &Path) -> u8 {
+    let ty = match parse_type(ty) {
+        Ok(t) => t,
+        Err(e) => return usage(&e),
+    };
+    let src = match read_input(input) {
+        Ok(b) => b,
+        Err(e) => return usage(&format!("{}: {e}", input.display())),
+    };
+    if numerics::element_count(ty, src.len()).is_none() {
+        let e = NumericsError::PartialBlock { ty, len: src.len(), type_size: ty.type_size() as usize };
+        return usage(&format!("{}: {e}", input.display()));
+    }
+    let mut out = match render::output(output) {
+        Ok(o) => o,
+        Err(e) => return usage(&format!("{}: {e}", output.display())),
+    };
+    match write_dequantized(ty, &src, &mut out) {
+        Ok(_) => EXIT_VALID,
+        Err(e) => write_failed(&e, output),
+    }
+}
+
+/// The optional arguments of `quantize`.
+pub struct QuantizeOpts {
+    /// `--row-length N`.
+    pub row_length: Option<usize>,
+    /// `--imatrix WEIGHTS`.
+    pub imatrix: Option<PathBuf>,
+    /// `--imatrix-tensor NAME`: `imatrix` is a llama.cpp imatrix file.
+    pub imatrix_tensor: Option<String>,
+    /// `--reference chunk|row`.
+    pub reference: String,
+}
+
+fn read_f32s(path: &Path) -> Result<Vec<f32>, String> {
+    let raw = read_input(path).map_err(|e| format!("{}: {e}", path.display()))?;
+    if raw.len() % 4 != 0 {
+        return Err(format!("{}: {} bytes is not a whole number of f32 values", path.display(), raw.len()));
+    }
+    Ok(raw.chunks_exact(4).map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]])).collect())
+}
+
+/// Reads a llama.cpp importance-matrix file (GGUF or legacy `.dat`).
+pub fn read_imatrix_file(path: &Path) -> Result<gguf_validate::imatrix::Imatrix, String> {
+    let shown = render::display_path(path);
+    let src = gio::open(path, &gio::OpenPolicy::default()).map_err(|e| format!("{shown}: {e}"))?;
+    gguf_validate::imatrix::Imatrix::read(&src)
+        .map_err(|e| format!("{shown}: not an importance matrix llama-quantize accepts: {e}"))
+}
+
+/// The weights of `name` in an imatrix file, and its number of expert slices.
+fn imatrix_entry(path: &Path, name: &str) -> Result<(Vec<f32>, usize), String> {
+    let mut m = read_imatrix_file(path)?;
+    let Some(e) = m.entries.remove(name) else {
+        let some: Vec<&str> = m.entries.keys().take(5).map(String::as_str).collect();
+        return Err(format!(
+            "{}: no entry `{}` (it has {} entries, e.g. {})",
+            render::display_path(path),
+            parse::quote_bytes(name.as_bytes()),
+            m.entries.len(),
+            some.join(", ")
+        ));
+    };
+    Ok((e.weights, usize::try_from(e.n_mat).unwrap_or(usize::MAX)))
+}
+
+/// Quantizes `values` as `n_mat` expert slices of equal row counts, slice `e`
+/// with weights `w[e·n_per_row..]` (what llama_model_quantize does for a 3-D
+/// tensor).
+fn quantize_experts(
+    ty: GgmlType,
+    reference: numerics::Reference,
+    values: &[f32],
+    n_per_row: usize,
+    w: &[f32],
+    n_mat: usize,
+    blocks: &mut Vec<u8>,
+) -> Result<(), NumericsError> {
+    let rows = values.len().checked_div(n_per_row).unwrap_or(0);
+    if w.len() != n_per_row.saturating_mul(n_mat) {
+        return Err(NumericsError::ImatrixLength { expected: n_per_row.saturating_mul(n_mat), actual: w.len() });
+    }
+    // Each expert gets the same number of whole rows.
+    if n_per_row == 0 || rows % n_mat != 0 || values.len() % n_per_row != 0 {
+        return Err(NumericsError::RowLength { ty, n_per_row: n_per_row.saturating_mul(n_mat), len: values.len() });
+    }
+    let per_expert = (rows / n_mat).saturating_mul(n_per_row);
+    let mut one = Vec::new();
+    for (x, wx) in values.chunks(per_expert.max(1)).zip(w.chunks(n_per_row)) {
+        numerics::quantize_with(ty, reference, x, n_per_row, Some(wx), &mut one)?;
+        blocks.extend_from_slice(&one);
+    }
+    Ok(())
+}
+
+/// `gguf-validate quantize --type T --input F32 --output BLOCKS [--row-length N]
+/// [--imatrix WEIGHTS] [--reference chunk|row]`.
+pub fn quantize(ty: &str, input: &Path, output: &Path, opts: &QuantizeOpts) -> u8 {
+    let ty = match parse_type(ty) {
+        Ok(t) => t,
+        Err(e) => return usage(&e),
+    };
+    let reference = match opts.reference.to_ascii_lowercase().as_str() {
+        "chunk" => numerics::Reference::Chunk,
+        "row" => numerics::Reference::Row,
+        other => return usage(&format!("--reference {other}: expected `chunk` or `row`")),
+    };
+    let quantizable = |t| numerics::has_reference_quantizer(t) || numerics::has_chunk_quantizer(t);
+    if !quantizable(ty) {
+        return usage(&format!(
+            "{ty} has no quantizer (the type has no conversion from f32); types with one: {}",
+            all_names(quantizable)
+        ));
+    }
+    if numerics::requires_imatrix(ty) && opts.imatrix.is_none() {
+        return usage(&format!(
+            "{ty} needs an importance matrix (--imatrix): ggml quantizes it only with one (ggml_quantize_requires_imatrix)"
+        ));
+    }
+    if reference == numerics::Reference::Row && opts.imatrix.is_some() {
+        return usage("--imatrix needs --reference chunk (ggml's row references take no importance matrix)");
+    }
+    let values = match read_f32s(input) {
+        Ok(v) => v,
+        Err(e) => return usage(&e),
+    };
+    let (imatrix, n_mat) = match (opts.imatrix.as_deref(), opts.imatrix_tensor.as_deref()) {
+        (Some(path), Some(name)) => match imatrix_entry(path, name) {
+            Ok((w, n_mat)) => (Some(w), n_mat),
+            Err(e) => return usage(&e),
+        },
+        (path, _) => match path.map(read_f32s).transpose() {
+            Ok(w) => (w, 1),
+            Err(e) => return usage(&e),
+        },
+    };
+    let n_per_row = match (opts.row_length, &imatrix) {
+        (Some(n), _) => n,
+        (None, Some(w)) => w.len() / n_mat.max(1),
+        (None, None) => values.len(),
+    };
+    let mut blocks = Vec::new();
+    let result = if numerics::has_chunk_quantizer(ty) {
+        match &imatrix {
+            // One slice of weights per expert, the rows split evenly.
+            Some(w) if n_mat > 1 => quantize_experts(ty, reference, &values, n_per_row, w, n_mat, &mut blocks),
+            _ => numerics::quantize_with(ty, reference, &values, n_per_row, imatrix.as_deref(), &mut blocks),
+        }
+    } else if imatrix.is_some() {
+        // Q8_1 / Q8_K: not in ggml_quantize_chunk; their row reference takes no weights.
+        Err(numerics::NumericsError::Unsupported { ty, what: "quantizer with an importance matrix" })
+    } else {
+        numerics::quantize_row_ref(ty, &values, &mut blocks)
+    };
+    if let Err(e) = result {
+        return usage(&format!("{}: {e}", input.display()));
+    }
+    let written = render::output(output).and_then(|mut out| {
+        out.write_all(&blocks)?;
+        out.flush()
+    });
+    match written {
+        Ok(()) => EXIT_VALID,
+        Err(e) => write_failed(&e, output),
+    }
+}
+
+/// `gguf-validate dump FILE --tensor NAME [--dequant] --output PATH`: the
+/// tensor's bytes as stored, or decoded to f32, read and written in steps
+/// (a tensor of any size costs a few MB). Exit 1 when the file has no
+/// readable tensor of that name or its data cannot be decoded.
+pub fn dump_tensor(path: &Path, name: &str, dequant: bool, output: &Path) -> u8 {
+    let shown = render::display_path(path);
+    let src = match gio::open(path, &gio::OpenPolicy::default()) {
+        Ok(s) => s,
+        Err(e) => return usage(&format!("{shown}: {e}")),
+    };
+    let len = src.len();
+    let metadata = match gguf_validate::validate_source(&src, &gguf_validate::Options::default()) {
+        Ok(v) => v.metadata,
+        Err(e) => return usage(&format!("{shown}: {e}")),
+    };
+    let parsed = parse::parse_prefix(&metadata, len);
+    let tensors = gguf_validate::validate::layout(&metadata, len).tensors;
+    let quoted = parse::quote_bytes(name.as_bytes());
+    let Some(t) = tensors.iter().find(|t| t.name == name) else {
+        let listed = parsed.as_ref().is_some_and(|p| p.file.tensors.iter().any(|t| t.name.bytes == name.as_bytes()));
+        render::error(&if listed {
+            format!(
+                "{shown}: tensor `{quoted}` has no readable data (invalid type, shape or range; run `gguf-validate` on the file)"
+            )
+        } else {
+            format!("{shown}: no tensor named `{quoted}`")
+        });
+        return EXIT_INVALID;
+    };
+    if t.offset.checked_add(t.nbytes).is_none_or(|end| end > len) {
+        render::error(&format!("{shown}: tensor `{quoted}` lies outside the file"));
+        return EXIT_INVALID;
+    }
+    if dequant && t.order == ByteOrder::BigEndian && t.ty.is_quantized() {
+        render::error(&format!(
+            "{shown}: tensor `{quoted}` is {} data of a big-endian file, which has no agreed layout to decode",
+            t.ty
+        ));
+        return EXIT_INVALID;
+    }
+    let mut out = match render::output(output) {
+        Ok(o) => o,
+        Err(e) => return usage(&format!("{}: {e}", render::display_path(output))),
+    };
+    let written = copy_tensor(&src, t, dequant, &mut out);
+    drop(out);
+    let written = match written {
+        Ok(n) => n,
+        Err(CopyError::Read(e)) => return usage(&format!("{shown}: {e}")),
+        Err(CopyError::Write(e)) => return write_failed(&e, output),
+    };
+    if output.as_os_str() == "-" {
+        return EXIT_VALID;
+    }
+    let summary = serde_json::json!({
+        "path": render::json_path(path),
+        "tensor": t.name,
+        "type": t.ty.name(),
+        "dims": t.dims,
+        "offset": t.offset,
+        "n_bytes": t.nbytes,
+        "output": render::json_path(output),
+        "output_format": if dequant { "f32-le" } else { "raw" },
+        "bytes_written": written,
+    });
+    crate::report_io(render::json(&summary))
+}
+
+enum CopyError {
+    Read(gio::ReadError),
+    Write(io::Error),
+}
+
+/// Copies a tensor's bytes (or their f32 decoding) from `src` to `out` in
+/// steps of whole blocks.
+fn copy_tensor(src: &dyn ByteSource, t: &DataTensor, dequant: bool, out: &mut dyn Write) -> Result<u64, CopyError> {
+    let ts = u64::from(t.ty.type_size()).max(1);
+    let step = (u64::try_from(STEP_BYTES).unwrap_or(u64::MAX) / ts).max(1) * ts;
+    let mut buf = Vec::new();
+    let mut done = 0u64;
+    let mut written = 0u64;
+    while done < t.nbytes {
+        let n = step.min(t.nbytes - done);
+        buf.resize(usize::try_from(n).unwrap_or(0), 0);
+        src.read_exact_at(t.offset + done, &mut buf).map_err(CopyError::Read)?;
+        if dequant {
+            if t.order == ByteOrder::BigEndian {
+                for e in buf.chunks_exact_mut(t.ty.type_size() as usize) {
+                    e.reverse();
+                }
+            }
+            written += write_dequantized(t.ty, &buf, out).map_err(CopyError::Write)?;
+        } else {
+            out.write_all(&buf).map_err(CopyError::Write)?;
+            written += n;
+        }
+        done += n;
+    }
+    out.flush().map_err(CopyError::Write)?;
+    Ok(written)
+}

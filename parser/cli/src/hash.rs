@@ -1,0 +1,389 @@
+//! `gguf-validate hash`: digests of tensor data in llama-gguf-hash's
+//! layout, and `--check MANIFEST`. The work is in `gguf_validate::hash`;
+//! this module resolves files and split sets and writes the lines.
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+use clap::{Args, ValueEnum};
+use gguf_validate::hash::{self, Algo, Algos, HashOptions, Manifest, ModelDigests, Part};
+use gguf_validate::io::{self as gio, ByteSource};
+use gguf_validate::limits::MAX_SPLIT_SHARDS;
+use gguf_validate::pipeline::Input;
+use gguf_validate::remote::{RemoteSource, UrlOpener};
+use gguf_validate::split_name;
+
+use crate::render;
+use crate::{EXIT_INVALID, EXIT_USAGE, EXIT_VALID};
+
+const AFTER_HELP: &str = "\
+Only tensor data is hashed (never the header or metadata), so editing
+metadata leaves every digest unchanged. The text is llama.cpp's
+llama-gguf-hash's, line for line: per tensor `ALGO  HEX  FILE:TENSOR`, then
+`ALGO  HEX  FILE` for the whole model (all tensor data in order); `uuid` is
+the UUIDv5 of all tensor data under llama.cpp's namespace.
+
+A shard named NAME-0000k-of-0000n.gguf stands for its whole split set: the
+shards' tensors are hashed as one model, in set order, named after the
+first shard (the whole-model digests are those of the merged file).
+--no-split hashes each file on its own, as llama-gguf-hash does.
+
+Examples:
+  gguf-validate hash model.gguf
+  gguf-validate hash --all --uuid model.gguf > model.manifest
+  gguf-validate hash --check model.manifest model.gguf
+
+Exit status:
+  0  hashed; with --check, every digest compared matches
+  1  --check: a digest differs, or a tensor or digest is missing on one side
+  2  usage error, or a file or manifest that cannot be read or hashed";
+
+#[derive(Debug, Args)]
+#[command(after_help = AFTER_HELP)]
+pub struct HashArgs {
+    /// Models to hash: files, or http(s):// and hf:// URLs (their tensor
+    /// data is streamed in ranges, never stored).
+    #[arg(required = true, value_name = "FILE|URL")]
+    pub files: Vec<PathBuf>,
+    /// Digest algorithm (repeatable, or comma-separated); xxh64 unless
+    /// --all, --uuid or, with --check, what the manifest holds.
+    #[arg(long, value_enum, value_delimiter = ',', value_name = "ALGO")]
+    pub algo: Vec<AlgoArg>,
+    /// xxh64, sha1 and sha256 (llama-gguf-hash --all).
+    #[arg(long)]
+    pub all: bool,
+    /// Also the UUIDv5 line (same as --algo uuid).
+    #[arg(long)]
+    pub uuid: bool,
+    /// Whole-model digests only: no per-tensor lines.
+    #[arg(long)]
+    pub no_layer: bool,
+    /// Hash each shard of a split set as a model of its own.
+    #[arg(long)]
+    pub no_split: bool,
+    /// Verify against a manifest (this command's output, or
+    /// llama-gguf-hash's) instead of printing digests: every algorithm the
+    /// manifest has, unless --algo/--all/--uuid choose.
+    #[arg(long, short = 'c', value_name = "MANIFEST")]
+    pub check: Option<PathBuf>,
+    #[command(flatten)]
+    pub remote: crate::remote::RemoteArgs,
+}
+
+#[derive(Clone, Copy, Debug, ValueEnum, PartialEq, Eq)]
+pub enum AlgoArg {
+    /// XXH64, seed 0 (fast; not secure).
+    Xxh64,
+    /// SHA-1.
+    Sha1,
+    /// SHA-256.
+    Sha256,
+    /// UUIDv5 of all tensor data (whole model only).
+    Uuid,
+}
+
+impl From<AlgoArg> for Algo {
+    fn from(a: AlgoArg) -> Algo {
+        match a {
+            AlgoArg::Xxh64 => Algo::Xxh64,
+            AlgoArg::Sha1 => Algo::Sha1,
+            AlgoArg::Sha256 => Algo::Sha256,
+            AlgoArg::Uuid => Algo::Uuid,
+        }
+    }
+}
+
+/// One model to hash: its name in the output and its files in order.
+#[derive(Debug)]
+struct Model {
+    name: String,
+    files: Vec<Input>,
+    /// Why the model is not hashed (a split set named by URL with more
+    /// shards than are read): no request is made for it.
+    refused: Option<String>,
+}
+
+/// `PREFIX-KKKKK-of-NNNNN.gguf` (`llama_split_path`, parsed by the
+/// library's [`split_name`]): the prefix and the shard count, for a shard
+/// of a set of at least two and at most [`MAX_SPLIT_SHARDS`] (a count from
+/// a name never sizes more than that).
+fn split_shard(path: &Path) -> Option<(String, u32)> {
+    let s = path.to_str()?;
+    let name = split_name::parse(s)?;
+    let count = name.count;
+    (count >= 2 && usize::try_from(count).is_ok_and(|c| c <= MAX_SPLIT_SHARDS))
+        .then(|| (name.prefix.to_string(), count))
+}
+
+/// The models the arguments name: a file, or (unless `no_split`) the split
+/// set a shard belongs to, once however many of its shards are named. A
+/// local set is every name its count gives (a missing shard is an error);
+/// a set named by URL is [`Input::shards`].
+fn models(files: &[Input], no_split: bool) -> Vec<Model> {
+    let mut out: Vec<Model> = Vec::new();
+    for f in files {
+        let (files, refused) = match f {
+            _ if no_split => (vec![f.clone()], None),
+            Input::Url(_) => match f.shards() {
+                Ok(shards) => (shards, None),
+                Err(why) => (vec![f.clone()], Some(why)),
+            },
+            Input::Path(p) => match split_shard(p) {
+                Some((prefix, n)) => {
+                    ((0..n).map(|k| Input::Path(PathBuf::from(split_name::shard_name(&prefix, k, n)))).collect(), None)
+                }
+                None => (vec![f.clone()], None),
+            },
+            Input::Bytes { .. } => (vec![f.clone()], None),
+        };
+        let name = files.first().map_or_else(|| f.shown(), Input::shown);
+        let model = Model { name, files, refused };
+        if model.files.len() > 1 && out.iter().any(|m| m.files == model.files) {
+            continue;
+        }
+        out.push(model);
+    }
+    out
+}
+
+/// One opened file of a model.
+enum Opened {
+    Local(gio::Source),
+    Remote(Box<dyn RemoteSource>),
+}
+
+impl Opened {
+    fn as_source(&self) -> &dyn ByteSource {
+        match self {
+            Opened::Local(s) => s,
+            Opened::Remote(s) => s.as_ref(),
+        }
+    }
+
+    /// Before the data is read, a remote source drops the metadata it kept.
+    fn before_data(&self) {
+        if let Opened::Remote(s) = self {
+            s.release_cache();
+        }
+    }
+}
+
+/// Opens one file of a model: a path, or a URL (read in ranges).
+fn open(f: &Input, model: &Model, opener: Option<&dyn UrlOpener>, deadline: Option<Instant>) -> Result<Opened, String> {
+    let shown = f.shown();
+    let missing = |e: &dyn std::fmt::Display| {
+        if model.files.len() > 1 {
+            format!("{shown}: shard of the split set {} is missing: {e}", model.name)
+        } else {
+            format!("{shown}: {e}")
+        }
+    };
+    match f {
+        Input::Url(url) => {
+            let Some(opener) = opener else { return Err(format!("{shown}: no HTTP client")) };
+            match opener.open(url, deadline) {
+                Ok(src) if !src.supports_ranges() => Err(format!(
+                    "{shown}: the server ignores range requests: hashing reads the data in ranges (download the file)"
+                )),
+                Ok(src) => Ok(Opened::Remote(src)),
+                Err(e) if e.not_found => Err(missing(&e.message)),
+                Err(e) => Err(format!("{shown}: {}", e.message)),
+            }
+        }
+        Input::Path(p) => gio::open(p, &gio::OpenPolicy::default())
+            .map(Opened::Local)
+            .map_err(|e| if model.files.len() > 1 && !p.exists() { missing(&e) } else { format!("{shown}: {e}") }),
+        Input::Bytes { .. } => Err(format!("{shown}: bytes in memory are hashed through the library")),
+    }
+}
+
+/// Opens and hashes one model; errors are messages for `render::error`.
+fn hash_one(model: &Model, opts: &HashOptions, opener: Option<&dyn UrlOpener>) -> Result<ModelDigests, String> {
+    if let Some(why) = &model.refused {
+        return Err(format!("{}: {why}", model.name));
+    }
+    // A split set named by URL: one deadline for all its shards.
+    let deadline = match opener {
+        Some(o) if model.files.len() > 1 && model.files.iter().any(|f| f.url().is_some()) => {
+            let now = Instant::now();
+            Some(now.checked_add(o.file_deadline()).unwrap_or(now))
+        }
+        _ => None,
+    };
+    let mut sources = Vec::with_capacity(model.files.len());
+    for f in &model.files {
+        sources.push((f.shown(), open(f, model, opener, deadline)?));
+    }
+    let mut parts = Vec::with_capacity(sources.len());
+    let mut total = 0u64;
+    for (shown, src) in &sources {
+        let tensors = hash::tensor_ranges(src.as_source()).map_err(|e| format!("{shown}: {e}"))?;
+        total = tensors.iter().fold(total, |t, r| t.saturating_add(r.nbytes));
+        src.before_data();
+        parts.push(Part { source: src.as_source(), tensors });
+    }
+    let bar = render::Progress::new(total, &model.name);
+    let digests = hash::hash_model(&parts, opts, &|n| bar.inc(n), None).map_err(|e| format!("{}: {e}", model.name));
+    bar.finish();
+    digests
+}
+
+fn chosen_algos(args: &HashArgs) -> Algos {
+    let mut algos: Algos = args.algo.iter().map(|a| Algo::from(*a)).collect();
+    if args.all {
+        algos = Algos::ALL_HASHES.iter().fold(algos, Algos::with);
+    }
+    if args.uuid {
+        algos = algos.with(Algo::Uuid);
+    }
+    algos
+}
+
+/// `gguf-validate hash ...`.
+pub fn run(args: &HashArgs) -> u8 {
+    if let Err(e) = args.remote.check() {
+        render::error(&e);
+        return EXIT_USAGE;
+    }
+    let files: Vec<Input> = args.files.iter().cloned().map(Input::from_path).collect();
+    let connections = std::thread::available_parallelism().map_or(1, std::num::NonZeroUsize::get);
+    let opener = match crate::remote::opener_for(&args.remote, &files, connections) {
+        Ok(o) => o,
+        Err(e) => {
+            render::error(&e);
+            return EXIT_USAGE;
+        }
+    };
+    match &args.check {
+        Some(manifest) => check(args, &files, manifest, opener.as_deref()),
+        None => print(args, &files, opener.as_deref()),
+    }
+}
+
+fn print(args: &HashArgs, files: &[Input], opener: Option<&dyn UrlOpener>) -> u8 {
+    let chosen = chosen_algos(args);
+    let algos = if chosen.is_empty() { Algos::DEFAULT } else { chosen };
+    let opts = HashOptions { algos, per_tensor: !args.no_layer };
+    let mut out = match render::output(Path::new("-")) {
+        Ok(o) => o,
+        Err(e) => return crate::report_io(Err(e)),
+    };
+    let mut code = EXIT_VALID;
+    for model in models(files, args.no_split) {
+        match hash_one(&model, &opts, opener) {
+            Ok(d) => {
+                let text: String = d.lines(&model.name).iter().map(|l| format!("{l}\n")).collect();
+                if let Err(e) = out.write_all(text.as_bytes()).and_then(|()| out.flush()) {
+                    return crate::report_io(Err(e));
+                }
+            }
+            Err(msg) => {
+                render::error(&msg);
+                code = EXIT_USAGE;
+            }
+        }
+    }
+    code
+}
+
+fn check(args: &HashArgs, files: &[Input], manifest_path: &Path, opener: Option<&dyn UrlOpener>) -> u8 {
+    let shown = render::display_path(manifest_path);
+    let text = match read_manifest(manifest_path) {
+        Ok(t) => t,
+        Err(e) => {
+            render::error(&format!("{shown}: {e}"));
+            return EXIT_USAGE;
+        }
+    };
+    let manifest = match Manifest::parse(&text) {
+        Ok(m) => m,
+        Err(e) => {
+            render::error(&format!("{shown}: {e}"));
+            return EXIT_USAGE;
+        }
+    };
+    let chosen = chosen_algos(args);
+    let mut out = match render::output(Path::new("-")) {
+        Ok(o) => o,
+        Err(e) => return crate::report_io(Err(e)),
+    };
+    let mut code = EXIT_VALID;
+    for model in models(files, args.no_split) {
+        let Some(entries) = manifest.model_for(&model.name) else {
+            render::error(&format!("{}: {shown} has no entries for this model", model.name));
+            code = code.max(EXIT_INVALID);
+            continue;
+        };
+        let algos = if chosen.is_empty() { entries.algos() } else { chosen };
+        let per_tensor = !args.no_layer && algos.iter().any(|a| entries.tensors.contains_key(&a));
+        let digests = match hash_one(&model, &HashOptions { algos, per_tensor }, opener) {
+            Ok(d) => d,
+            Err(msg) => {
+                render::error(&msg);
+                code = EXIT_USAGE;
+                continue;
+            }
+        };
+        let report = entries.check(&digests, algos);
+        let text = check_text(&model.name, &report);
+        if let Err(e) = out.write_all(text.as_bytes()).and_then(|()| out.flush()) {
+            return crate::report_io(Err(e));
+        }
+        if !report.ok() {
+            code = code.max(EXIT_INVALID);
+        }
+    }
+    code
+}
+
+fn read_manifest(path: &Path) -> Result<String, String> {
+    let src = gio::open(path, &gio::OpenPolicy::default()).map_err(|e| e.to_string())?;
+    if src.len() > gguf_validate::limits::MAX_MANIFEST_BYTES {
+        return Err(format!(
+            "{} bytes is more than the {} a manifest may have",
+            src.len(),
+            gguf_validate::limits::MAX_MANIFEST_BYTES
+        ));
+    }
+    let bytes = gio::read_range(&src, 0, src.len()).map_err(|e| e.to_string())?;
+    String::from_utf8(bytes).map_err(|_| "not UTF-8 text".to_string())
+}
+
+/// The lines of a check: one per difference, then the verdict.
+fn check_text(name: &str, r: &hash::CheckReport) -> String {
+    let what = |t: &Option<String>| match t {
+        Some(t) => format!("tensor `{t}`"),
+        None => "whole model".to_string(),
+    };
+    let mut s = String::new();
+    for m in &r.mismatched {
+        s.push_str(&format!(
+            "{name}: {} MISMATCH {}: manifest {}, file {}\n",
+            m.algo,
+            what(&m.tensor),
+            m.expected,
+            m.actual
+        ));
+    }
+    for (algo, t) in &r.missing {
+        s.push_str(&format!("{name}: {algo} {} is in the manifest but not in the file\n", what(t)));
+    }
+    for (algo, t) in &r.extra {
+        s.push_str(&format!("{name}: {algo} {} is in the file but not in the manifest\n", what(t)));
+    }
+    let algos: Vec<&str> = r.algos.iter().map(|a| a.name()).collect();
+    let algos = algos.join(", ");
+    if r.ok() {
+        s.push_str(&format!("{name}: OK ({algos}: {} digests match)\n", r.matched));
+    } else {
+        s.push_str(&format!(
+            "{name}: FAILED ({algos}: {} mismatched, {} missing from the file, {} not in the manifest, {} match)\n",
+            r.mismatched.len(),
+            r.missing.len(),
+            r.extra.len(),
+            r.matched
+        ));
+    }
+    s
+}

@@ -1,0 +1,225 @@
+//! The validate command (no subcommand): the arguments resolved into the
+//! library's [`Pipeline`] (config, profile, levels, baseline, inputs, the
+//! URL opener), the pipeline run over the inputs, each result rendered as
+//! it comes, and the exit code.
+
+use std::io::IsTerminal;
+use std::ops::ControlFlow;
+use std::sync::Arc;
+use std::time::Duration;
+
+use gguf_validate::Options;
+use gguf_validate::check_data::DataOptions;
+use gguf_validate::config::{self, Baseline, Config};
+use gguf_validate::io::OpenPolicy;
+use gguf_validate::limits::MetadataLimits;
+use gguf_validate::pipeline::{Item, Outcome, Pipeline, Settings};
+use gguf_validate::rules::{Level, Profile, RuleId};
+
+use crate::cli::ValidateArgs;
+use crate::output::{SideOutputs, Stream, Style};
+use crate::values::ColorArg;
+use crate::{EXIT_INVALID, EXIT_USAGE, EXIT_VALID, inputs, render, report_io};
+
+/// Collects `--allow/--warn/--deny` in command-line order.
+fn overrides(args: &ValidateArgs, matches: &clap::ArgMatches) -> Result<Vec<(RuleId, Level)>, String> {
+    let mut all = Vec::new();
+    for (name, level, values) in
+        [("allow", Level::Allow, &args.allow), ("warn", Level::Warning, &args.warn), ("deny", Level::Error, &args.deny)]
+    {
+        let indices: Vec<usize> = matches.indices_of(name).map(|i| i.collect()).unwrap_or_default();
+        for (i, id) in values.iter().enumerate() {
+            let rule = RuleId::from_id(id)
+                .ok_or_else(|| format!("unknown rule `{id}` in --{name} (see `gguf-validate rules`)"))?;
+            if rule.rule().fatal && level != Level::Error {
+                return Err(format!(
+                    "rule `{id}` is a decoding error and cannot be --{name}ed: the rest of the file cannot be read"
+                ));
+            }
+            all.push((indices.get(i).copied().unwrap_or(usize::MAX), rule, level));
+        }
+    }
+    all.sort_by_key(|(i, _, _)| *i);
+    Ok(all.into_iter().map(|(_, r, l)| (r, l)).collect())
+}
+
+/// The config: `--config` (trusted), else the nearest `gguf-validate.toml`
+/// (unless `--no-config`).
+fn load_config(args: &ValidateArgs) -> Result<Option<Config>, String> {
+    if args.no_config {
+        return Ok(None);
+    }
+    if let Some(p) = &args.config {
+        let p = std::path::absolute(p).unwrap_or_else(|_| p.clone());
+        return Config::load(&p, config::Origin::Explicit).map(Some);
+    }
+    let cwd = std::env::current_dir().unwrap_or_default();
+    Config::discover(&cwd).map(|p| Config::load(&p, config::Origin::Discovered)).transpose()
+}
+
+/// The exit code one file's outcome asks for.
+fn file_code(outcome: &Outcome) -> u8 {
+    match outcome {
+        Outcome::Report(r, _) if r.valid => EXIT_VALID,
+        Outcome::Report(..) => EXIT_INVALID,
+        Outcome::Unreadable(_) => EXIT_USAGE,
+    }
+}
+
+/// `gguf-validate [OPTIONS] FILE...`.
+pub fn run(args: &ValidateArgs, matches: &clap::ArgMatches) -> u8 {
+    if let Err(e) = args.remote.check() {
+        render::error(&e);
+        return EXIT_USAGE;
+    }
+    let config = match load_config(args) {
+        Ok(c) => c,
+        Err(e) => {
+            render::error(&e);
+            return EXIT_USAGE;
+        }
+    };
+    if let Some(c) = &config {
+        for m in &c.ignored {
+            render::warning(m);
+        }
+    }
+    let profile = match args.profile {
+        Some(p) => Profile::from(p),
+        None => config.as_ref().and_then(|c| c.profile).unwrap_or_default(),
+    };
+    let baseline = match &args.baseline {
+        None => None,
+        Some(p) => match std::fs::read_to_string(p) {
+            Ok(text) => Some(Baseline::parse(&text)),
+            Err(e) => {
+                render::error(&format!("--baseline {}: {e}", p.display()));
+                return EXIT_USAGE;
+            }
+        },
+    };
+    let overrides = match overrides(args, matches) {
+        Ok(o) => o,
+        Err(e) => {
+            render::error(&e);
+            return EXIT_USAGE;
+        }
+    };
+    let color = match args.color {
+        ColorArg::Always => true,
+        ColorArg::Never => false,
+        ColorArg::Auto => std::io::stdout().is_terminal() && std::env::var_os("NO_COLOR").is_none(),
+    };
+    let deny_warnings = args.deny_warnings || config.as_ref().and_then(|c| c.deny_warnings).unwrap_or(false);
+    let container_only = args.container_only || config.as_ref().and_then(|c| c.container_only).unwrap_or(false);
+    let inputs::Expanded { files, errors: input_errors, skipped_by_ignore } = match inputs::expand(
+        &args.files,
+        args.files_from.as_deref(),
+        inputs::WalkOptions { no_ignore: args.no_ignore },
+    ) {
+        Ok(x) => x,
+        Err(e) => {
+            render::error(&e);
+            return EXIT_USAGE;
+        }
+    };
+    let jobs = args
+        .jobs
+        .map_or_else(|| std::thread::available_parallelism().map_or(1, std::num::NonZeroUsize::get), usize::from);
+    // URLs: one HTTP client for the run, one connection per job and host.
+    let opener = match crate::remote::opener_for(&args.remote, &files, jobs) {
+        Ok(o) => o,
+        Err(e) => {
+            render::error(&e);
+            return EXIT_USAGE;
+        }
+    };
+    let settings = Settings {
+        options: Options {
+            profile,
+            overrides,
+            deny_warnings,
+            container_only,
+            limits: args.max_metadata.map_or_else(MetadataLimits::default, MetadataLimits::with_total),
+        },
+        policy: OpenPolicy { special_files: args.allow_special_files, max_special_bytes: args.special_file_limit },
+        check_data: args.check_data.then(|| DataOptions::listing(args.max_data_findings)),
+        timeout: args.timeout.map(Duration::from_secs_f64),
+        metadata_hash: config.as_ref().is_some_and(Config::has_pins),
+        opener,
+        progress: Some(Arc::new(render::Bars)),
+        deadline: None,
+    };
+    let pipeline =
+        Pipeline { settings, config, baseline, collect_baseline: args.write_baseline.is_some(), ..Pipeline::default() };
+    let side = SideOutputs { sarif: args.output_sarif.clone(), junit: args.output_junit.clone() };
+    let mut out = match Stream::begin(args.format, profile, Style::new(color), side, args.quiet) {
+        Ok(o) => o,
+        Err(e) => return report_io(Err(e)),
+    };
+    out.skipped(&skipped_by_ignore);
+    let mut code = EXIT_VALID;
+    // A run that validates nothing is no pass: a release gate over a
+    // folder whose models are all ignored, or an empty list, must fail.
+    if files.is_empty() && input_errors.is_empty() && !args.allow_empty {
+        render::error(&nothing_to_validate(skipped_by_ignore.len()));
+        code = EXIT_USAGE;
+    }
+    for e in input_errors {
+        code = EXIT_USAGE;
+        if let Err(e) = out.file(&e.input, &Outcome::Unreadable(e.message), None) {
+            return report_io(Err(e));
+        }
+    }
+    let ran = pipeline.run(&files, jobs, |item| {
+        let written = match item {
+            Item::File { input, outcome, set } => {
+                code = code.max(file_code(outcome));
+                out.file(input, outcome, set)
+            }
+            Item::Set(set) => {
+                code = code.max(if set.valid { EXIT_VALID } else { EXIT_INVALID });
+                out.set(set)
+            }
+        };
+        match written {
+            Ok(()) => ControlFlow::Continue(()),
+            Err(e) => ControlFlow::Break(e),
+        }
+    });
+    let baseline_out = match ran {
+        Ok(b) => b,
+        Err(e) => return report_io(Err(e)),
+    };
+    if let Some(p) = &args.write_baseline {
+        let mut text = String::from("# gguf-validate baseline: rule|file|field path of each accepted finding\n");
+        for id in &baseline_out {
+            text.push_str(id);
+            text.push('\n');
+        }
+        if let Err(e) = std::fs::write(p, text) {
+            render::error(&format!("--write-baseline {}: {e}", p.display()));
+            return EXIT_USAGE;
+        }
+    }
+    match report_io(out.finish()) {
+        EXIT_VALID => code,
+        other => other,
+    }
+}
+
+/// Why an empty run fails, and how to accept it.
+fn nothing_to_validate(skipped: usize) -> String {
+    let mut msg = String::from("nothing to validate: the arguments name no file");
+    if skipped > 0 {
+        let one = skipped == 1;
+        msg.push_str(&format!(
+            " ({skipped} .gguf {} under the given directories {} skipped by ignore rules: .gitignore, .ignore or a hidden name; pass --no-ignore to validate {}, or name the files)",
+            if one { "file" } else { "files" },
+            if one { "is" } else { "are" },
+            if one { "it" } else { "them" },
+        ));
+    }
+    msg.push_str("; --allow-empty accepts an empty run");
+    msg
+}

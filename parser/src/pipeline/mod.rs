@@ -1,0 +1,502 @@
+//! The pipeline every front end runs (the command line, the Python
+//! bindings): [`Input`]s and [`Settings`] in, one typed [`Outcome`] per
+//! file and one [`SetReport`] per split set out, in input order.
+//!
+//! For each input: open it (a file under the [`OpenPolicy`], a URL through
+//! the run's [`UrlOpener`], bytes in memory), validate its metadata
+//! ([`crate::validate_source`]), scan its data when asked
+//! ([`crate::check_data`], merged into the same report), record what
+//! reading a URL cost, apply the config's levels, suppressions and
+//! baseline; a shard of a split set brings its siblings and the set's own
+//! checks ([`crate::split_set`]). A time limit runs a file in a worker
+//! thread that is abandoned when the limit passes; without one, nothing is
+//! spawned. Nothing here prints or exits: a front end renders what
+//! [`Pipeline::run`] hands it.
+//!
+//! ```
+//! use std::ops::ControlFlow;
+//! use gguf_validate::pipeline::{Input, Item, Pipeline, Settings};
+//!
+//! let sample = concat!(env!("CARGO_MANIFEST_DIR"), "/../corpus/samples/tiny-llama.gguf");
+//! let pipeline = Pipeline::new(Settings::default());
+//! // One input...
+//! let bytes = std::fs::read(sample).unwrap();
+//! assert!(pipeline.validate(&Input::bytes("tiny-llama.gguf", bytes)).outcome.is_valid());
+//! // ... or many, in input order, with two workers.
+//! let inputs = vec![Input::from_path(sample.into()); 3];
+//! let mut valid = 0;
+//! let _ = pipeline.run::<()>(&inputs, 2, |item| {
+//!     if let Item::File { outcome, .. } = item {
+//!         valid += usize::from(outcome.is_valid());
+//!     }
+//!     ControlFlow::Continue(())
+//! });
+//! assert_eq!(valid, 3);
+//! ```
+#![forbid(unsafe_code)]
+
+pub mod input;
+pub mod json;
+
+use std::collections::HashSet;
+use std::ops::ControlFlow;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::mpsc;
+use std::time::{Duration, Instant};
+
+pub use input::Input;
+
+use crate::check_data::{self, DataOptions, DataReport};
+use crate::config::{self, Baseline, Config};
+use crate::io::{self as gio, ByteSource, FileKind, OpenPolicy};
+use crate::remote::{RemoteSource, UrlOpener};
+use crate::report::{Examined, Options, Report};
+use crate::rules::{Level, RuleId};
+use crate::split_set::{self, SetReport, ShardInput};
+
+/// Time allowed to read a FIFO, socket or device (when special files are
+/// allowed) when no time limit is given: a writer that never comes must
+/// not hang the run.
+pub const SPECIAL_FILE_TIMEOUT: Duration = Duration::from_secs(60);
+
+/// Files validated per worker in one window of [`Pipeline::run`]: results
+/// are handed out in input order as each window completes, so memory holds
+/// one window's reports whatever the number of inputs.
+pub const WINDOW_PER_JOB: usize = 4;
+
+/// The outcome for one file.
+#[derive(Clone, Debug)]
+pub enum Outcome {
+    /// Validated (with the data scan's per-tensor results, when asked for).
+    Report(Box<Report>, Option<Box<DataReport>>),
+    /// Could not be read: why.
+    Unreadable(String),
+}
+
+impl Outcome {
+    /// The report, when the file was read.
+    pub fn report(&self) -> Option<&Report> {
+        match self {
+            Outcome::Report(r, _) => Some(r),
+            Outcome::Unreadable(_) => None,
+        }
+    }
+
+    /// Whether the file was read and is valid.
+    pub fn is_valid(&self) -> bool {
+        self.report().is_some_and(|r| r.valid)
+    }
+}
+
+/// Shows the progress of a long data scan (the CLI's progress bar).
+pub trait ScanProgress: Send + Sync + std::fmt::Debug {
+    /// A scan of `total` bytes of the input shown as `name` begins.
+    fn begin(&self, name: &str, total: u64) -> Box<dyn ScanBar>;
+}
+
+/// One data scan's progress.
+pub trait ScanBar: Send + Sync {
+    /// `n` more bytes were scanned (called from any thread).
+    fn inc(&self, n: u64);
+    /// The scan ended.
+    fn finish(&self);
+}
+
+/// What every file of one run is validated with.
+#[derive(Clone, Debug, Default)]
+pub struct Settings {
+    /// Profile, levels, limits.
+    pub options: Options,
+    /// Which local files may be opened.
+    pub policy: OpenPolicy,
+    /// Scan tensor data too.
+    pub check_data: Option<DataOptions>,
+    /// Give up on a file after this long.
+    pub timeout: Option<Duration>,
+    /// Hash each file's metadata (for config suppressions pinned by sha256).
+    pub metadata_hash: bool,
+    /// Opens URLs; without one, a URL is unreadable.
+    pub opener: Option<Arc<dyn UrlOpener>>,
+    /// Shows long data scans.
+    pub progress: Option<Arc<dyn ScanProgress>>,
+    /// A deadline for remote reads earlier than the file's own: that of the
+    /// split set (named by URL) being read.
+    pub deadline: Option<Instant>,
+}
+
+/// One file's result, with what a split set needs of it.
+#[derive(Debug)]
+pub struct Validation {
+    /// What is reported for the file.
+    pub outcome: Outcome,
+    /// Its metadata prefix and length, when it is a shard.
+    pub metadata: Option<(Vec<u8>, u64)>,
+    /// The sha256 of its metadata, when asked for ([`Settings::metadata_hash`]).
+    pub metadata_sha256: Option<String>,
+    /// A URL the server says is not there (`404`/`410`): a sibling shard
+    /// that is left out of its set, as a file that is not in the folder.
+    pub not_found: bool,
+    /// When its validation started (a split set named by URL has one
+    /// deadline from its first shard's start).
+    pub started: Instant,
+}
+
+impl Validation {
+    /// Whether the file is a shard of a split set (`split.count` above 1).
+    pub fn is_shard(&self) -> bool {
+        self.outcome.report().is_some_and(|r| r.summary.split.is_some())
+    }
+
+    fn unreadable(why: String) -> Validation {
+        Validation {
+            outcome: Outcome::Unreadable(why),
+            metadata: None,
+            metadata_sha256: None,
+            not_found: false,
+            started: Instant::now(),
+        }
+    }
+}
+
+/// A split set: its shards (given or found by name) and the set's report.
+#[derive(Debug)]
+pub struct SetRun {
+    /// Each shard and its result, in position order.
+    pub members: Vec<(Input, Validation)>,
+    /// The set's own report.
+    pub report: SetReport,
+}
+
+/// One step of a run, in input order: a file (`set`: the name of the
+/// split set it is a shard of), then after a set's shards the set.
+#[derive(Debug)]
+pub enum Item<'a> {
+    /// A file's outcome.
+    File {
+        /// The input.
+        input: &'a Input,
+        /// Its outcome.
+        outcome: &'a Outcome,
+        /// The split set it is a shard of.
+        set: Option<&'a str>,
+    },
+    /// A split set's own report (after its shards).
+    Set(&'a SetReport),
+}
+
+/// Validates one input under the time limit: a worker thread when there is
+/// one (told to stop when the limit passes, then abandoned: a read blocked
+/// in the kernel cannot be interrupted, but it cannot keep the process
+/// alive either), on the calling thread otherwise.
+pub fn validate_input(input: &Input, settings: &Settings) -> Validation {
+    let started = Instant::now();
+    Validation { started, ..validate_timed(input, settings) }
+}
+
+fn validate_timed(input: &Input, settings: &Settings) -> Validation {
+    let special = input
+        .path()
+        .is_some_and(|p| gio::kind_of(p).is_ok_and(|k| !matches!(k, FileKind::Regular | FileKind::Directory)));
+    let timeout =
+        settings.timeout.or_else(|| (special && settings.policy.special_files).then_some(SPECIAL_FILE_TIMEOUT));
+    let cancel = Arc::new(AtomicBool::new(false));
+    let Some(timeout) = timeout else {
+        // No time limit: nothing to give up on, so no worker thread (a
+        // thread per file is most of the cost of a folder of small files).
+        return validate_now(input, settings, &cancel);
+    };
+    let (tx, rx) = mpsc::sync_channel(1);
+    let job = (input.clone(), settings.clone(), Arc::clone(&cancel));
+    let spawned = std::thread::Builder::new().name("validate".into()).spawn(move || {
+        let (input, settings, cancel) = job;
+        // The receiver is gone when the time limit passed first.
+        let _ = tx.send(validate_now(&input, &settings, &cancel));
+    });
+    if spawned.is_err() {
+        // No thread to be had: validate here, without a time limit.
+        return validate_now(input, settings, &cancel);
+    }
+    match rx.recv_timeout(timeout) {
+        Ok(v) => v,
+        Err(mpsc::RecvTimeoutError::Timeout) => {
+            cancel.store(true, Ordering::Relaxed);
+            let secs = timeout.as_secs_f64();
+            Validation::unreadable(if special && settings.timeout.is_none() {
+                format!("no answer from the special file within {secs} s; gave up on it")
+            } else {
+                format!("timed out after {secs} s (the time limit per file); gave up on the file")
+            })
+        }
+        Err(mpsc::RecvTimeoutError::Disconnected) => {
+            Validation::unreadable("the validation worker stopped without a result".into())
+        }
+    }
+}
+
+fn validate_now(input: &Input, settings: &Settings, cancel: &AtomicBool) -> Validation {
+    match input {
+        Input::Path(p) => match gio::open(p, &settings.policy) {
+            Ok(src) => validate_open(&src, input, settings, cancel, &|| Ok(())),
+            Err(e) => Validation::unreadable(e.to_string()),
+        },
+        Input::Bytes { bytes, .. } => validate_open(&gio::SliceSource(bytes), input, settings, cancel, &|| Ok(())),
+        Input::Url(url) => validate_url(url, input, settings, cancel),
+    }
+}
+
+/// A URL: opened through the run's opener, validated as a file, with what
+/// it cost in the summary. A data scan needs a server that honours `Range`
+/// (the data section is read in parallel ranges, never kept).
+fn validate_url(url: &str, input: &Input, settings: &Settings, cancel: &AtomicBool) -> Validation {
+    let Some(opener) = &settings.opener else {
+        return Validation::unreadable("URLs cannot be read: no HTTP source was set up for this run".into());
+    };
+    // The file's time limit and the set's deadline, besides the opener's.
+    let now = Instant::now();
+    let until = [settings.deadline, settings.timeout.and_then(|t| now.checked_add(t))].into_iter().flatten().min();
+    let src: Box<dyn RemoteSource> = match opener.open(url, until) {
+        Ok(s) => s,
+        Err(f) => return Validation { not_found: f.not_found, ..Validation::unreadable(f.message) },
+    };
+    let before_data = || {
+        if !src.supports_ranges() {
+            return Err("the server ignores range requests, and a data scan reads the data section in ranges (download the file to scan it)".to_string());
+        }
+        src.release_cache();
+        Ok(())
+    };
+    let mut v = validate_open(&*src, input, settings, cancel, &before_data);
+    if let Outcome::Report(r, _) = &mut v.outcome {
+        r.summary.remote = Some(src.summary());
+    }
+    v
+}
+
+/// Validates an open source: metadata, then the data scan when asked
+/// (after `before_data` agrees).
+fn validate_open(
+    src: &dyn ByteSource,
+    input: &Input,
+    settings: &Settings,
+    cancel: &AtomicBool,
+    before_data: &dyn Fn() -> Result<(), String>,
+) -> Validation {
+    let validated = match crate::validate_source(src, &settings.options) {
+        Ok(v) => v,
+        Err(e) => return Validation::unreadable(e.to_string()),
+    };
+    let mut report = validated.report;
+    // One parse after validation, and only when a later step needs it.
+    let layout = (settings.check_data.is_some() || settings.metadata_hash)
+        .then(|| crate::validate::layout(&validated.metadata, src.len()));
+    let metadata_sha256 = match (&layout, settings.metadata_hash) {
+        (Some(l), true) => l.metadata_end.and_then(|end| config::metadata_sha256(&validated.metadata, end)),
+        _ => None,
+    };
+    let tensors = settings.check_data.as_ref().and(layout.map(|l| l.tensors));
+    // Only a shard's metadata is kept (for the set's checks).
+    let metadata = report.summary.split.is_some().then(|| (validated.metadata, src.len()));
+    let done = |outcome| Validation { outcome, metadata, metadata_sha256, not_found: false, started: Instant::now() };
+    let (Some(data_opts), Some(tensors)) = (&settings.check_data, tensors) else {
+        return done(Outcome::Report(Box::new(report), None));
+    };
+    if let Err(why) = before_data() {
+        return Validation::unreadable(why);
+    }
+    let total: u64 = tensors.iter().map(|t| t.nbytes).fold(0, u64::saturating_add);
+    let bar = settings.progress.as_ref().map(|p| p.begin(&input.shown(), total.min(src.len())));
+    let inc = |n| {
+        if let Some(b) = &bar {
+            b.inc(n);
+        }
+    };
+    let scanned = check_data::check_data(src, &tensors, data_opts, &inc, Some(cancel));
+    if let Some(b) = &bar {
+        b.finish();
+    }
+    match scanned {
+        Ok(mut data) => {
+            data.merge_into(&mut report, &settings.options);
+            done(Outcome::Report(Box::new(report), Some(Box::new(data))))
+        }
+        Err(e) => Validation::unreadable(format!("during the data scan: {e}")),
+    }
+}
+
+/// Validates the split set `input` (already validated as `first`) belongs
+/// to: its shards ([`Input::shards`]; for a URL, a `404` means absent, and
+/// all are read by one deadline from the first shard's start), each as a
+/// file under the time limit, then the set. A set named by URL with too
+/// many shards is the given shard alone, the others missing, with the
+/// reason in the set's `examined`.
+pub fn validate_set(input: &Input, first: Validation, settings: &Settings) -> SetRun {
+    let (shards, refused) = match input.shards() {
+        Ok(shards) => (shards, None),
+        Err(why) => (vec![input.clone()], Some(why)),
+    };
+    // A set named by URL: one deadline for all its shards.
+    let mut settings = settings.clone();
+    if let (Some(opener), Input::Url(_)) = (&settings.opener, input) {
+        let until = first.started.checked_add(opener.file_deadline()).unwrap_or(first.started);
+        settings.deadline = Some(settings.deadline.map_or(until, |d| d.min(until)));
+    }
+    let settings = &settings;
+    let mut first = Some(first);
+    let members: Vec<(Input, Validation)> = shards
+        .into_iter()
+        .map(|shard| {
+            let v = if &shard == input { first.take() } else { None };
+            let v = v.unwrap_or_else(|| match settings.deadline {
+                Some(d) if Instant::now() >= d => Validation::unreadable(
+                    "not requested: the split set's deadline passed (one deadline for all its shards)".into(),
+                ),
+                _ => validate_input(&shard, settings),
+            });
+            (shard, v)
+        })
+        .filter(|(shard, v)| shard == input || !v.not_found)
+        .collect();
+    let names: Vec<String> = members.iter().map(|(shard, _)| shard.shard_name()).collect();
+    let inputs: Vec<ShardInput<'_>> = members
+        .iter()
+        .zip(&names)
+        .map(|((_, v), name)| {
+            let (metadata, file_len) = v.metadata.as_ref().map_or((&[][..], 0), |(m, l)| (m.as_slice(), *l));
+            ShardInput { name, file_len, report: v.outcome.report(), metadata }
+        })
+        .collect();
+    let mut report = split_set::check_set(&inputs, &settings.options);
+    if let Some(why) = refused {
+        report.valid = false;
+        report.summary.examined.retain(|e| e.layer != "split");
+        report.summary.examined.insert(0, Examined::partly("split", why));
+    }
+    SetRun { members, report }
+}
+
+/// A run: the settings, and the policy applied to each report after
+/// validation (the config's levels per path, its suppressions and pins,
+/// then a baseline).
+#[derive(Debug, Default)]
+pub struct Pipeline {
+    /// What every file is validated with (the options' levels are those of
+    /// the command line; the config's come first for each path).
+    pub settings: Settings,
+    /// `gguf-validate.toml`, when one applies.
+    pub config: Option<Config>,
+    /// Findings accepted earlier, set aside.
+    pub baseline: Option<Baseline>,
+    /// Collect the identities of every finding for a new baseline
+    /// ([`Pipeline::run`] returns them).
+    pub collect_baseline: bool,
+    /// Set to stop a run before its next file (files under way finish).
+    pub cancel: Arc<AtomicBool>,
+}
+
+impl Pipeline {
+    /// A run with `settings` and no config.
+    pub fn new(settings: Settings) -> Pipeline {
+        Pipeline { settings, ..Pipeline::default() }
+    }
+
+    /// The settings for one input: the config's levels for its path first,
+    /// then the run's own overrides.
+    pub fn settings_for(&self, input: &Input) -> Settings {
+        let mut s = self.settings.clone();
+        if let Some(c) = &self.config {
+            let mut levels: Vec<(RuleId, Level)> = c.levels_for(&input.config_path());
+            levels.extend(self.settings.options.overrides.iter().copied());
+            s.options.overrides = levels;
+        }
+        s
+    }
+
+    /// Validates one input (a shard without its set).
+    pub fn validate(&self, input: &Input) -> Validation {
+        let mut v = validate_input(input, &self.settings_for(input));
+        self.finish(input, &mut v, &mut Vec::new());
+        v
+    }
+
+    /// After validation: the config's suppressions, then the baseline.
+    fn finish(&self, input: &Input, v: &mut Validation, baseline_out: &mut Vec<String>) {
+        let Outcome::Report(report, _) = &mut v.outcome else { return };
+        let opts = self.settings_for(input).options;
+        if let Some(c) = &self.config {
+            c.apply(&input.config_path(), report, &opts, v.metadata_sha256.as_deref(), config::today());
+        }
+        let shown = input.json_name();
+        if let Some(b) = &self.baseline {
+            b.apply(&shown, report, &opts);
+        }
+        if self.collect_baseline {
+            baseline_out.extend(Baseline::of_report(&shown, report));
+        }
+    }
+
+    /// Validates `inputs` with `jobs` workers (one input, or one job: on
+    /// the calling thread) and hands each file, then each split set after
+    /// its shards, to `each` in input order. A shard brings its siblings
+    /// (unless only containers are checked); a set named again through
+    /// another of its shards is not validated twice. `each` may stop the
+    /// run with `ControlFlow::Break`, and so may [`Pipeline::cancel`]
+    /// between windows. Returns the baseline identities when
+    /// [`Pipeline::collect_baseline`] is set.
+    pub fn run<E>(
+        &self,
+        inputs: &[Input],
+        jobs: usize,
+        mut each: impl FnMut(Item<'_>) -> ControlFlow<E>,
+    ) -> Result<Vec<String>, E> {
+        let mut baseline_out = Vec::new();
+        let mut done: HashSet<Input> = HashSet::new();
+        let pool = if jobs > 1 && inputs.len() > 1 {
+            rayon::ThreadPoolBuilder::new().num_threads(jobs).build().ok()
+        } else {
+            None
+        };
+        for window in inputs.chunks(jobs.saturating_mul(WINDOW_PER_JOB).max(1)) {
+            if self.cancel.load(Ordering::Relaxed) {
+                break;
+            }
+            let one = |input: &Input| validate_input(input, &self.settings_for(input));
+            let validations: Vec<Validation> = match &pool {
+                Some(pool) => {
+                    use rayon::prelude::*;
+                    pool.install(|| window.par_iter().map(one).collect())
+                }
+                None => window.iter().map(one).collect(),
+            };
+            for (input, mut v) in window.iter().zip(validations) {
+                if done.contains(&input.identity()) {
+                    continue;
+                }
+                self.finish(input, &mut v, &mut baseline_out);
+                if self.settings.options.container_only || !v.is_shard() {
+                    if let ControlFlow::Break(e) = each(Item::File { input, outcome: &v.outcome, set: None }) {
+                        return Err(e);
+                    }
+                    continue;
+                }
+                let mut set = validate_set(input, v, &self.settings);
+                for (member, v) in &mut set.members {
+                    if member != input {
+                        self.finish(member, v, &mut baseline_out);
+                    }
+                }
+                for (member, v) in &set.members {
+                    done.insert(member.identity());
+                    let item = Item::File { input: member, outcome: &v.outcome, set: Some(&set.report.name) };
+                    if let ControlFlow::Break(e) = each(item) {
+                        return Err(e);
+                    }
+                }
+                if let ControlFlow::Break(e) = each(Item::Set(&set.report)) {
+                    return Err(e);
+                }
+            }
+        }
+        Ok(baseline_out)
+    }
+}

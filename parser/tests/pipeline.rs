@@ -1,0 +1,122 @@
+//! The library's pipeline as a caller that is not the CLI uses it (the
+//! Python bindings will): inputs in, typed outcomes out, in input order,
+//! nothing printed, stoppable.
+
+use std::ops::ControlFlow;
+use std::path::PathBuf;
+use std::sync::atomic::Ordering;
+
+use gguf_validate::pipeline::{Input, Item, Outcome, Pipeline, Settings, json};
+use gguf_validate::rules::Profile;
+use gguf_validate_testkit as support;
+
+fn sample() -> PathBuf {
+    support::root().join("corpus/samples/tiny-llama.gguf")
+}
+
+fn set_shards(set: &str) -> Vec<Input> {
+    let dir = support::root().join("corpus/split").join(set);
+    (1..=3).map(|k| Input::Path(dir.join(format!("tiny-0000{k}-of-00003.gguf")))).collect()
+}
+
+/// What `run` hands out, as `(kind, name, valid)`.
+fn run_all(pipeline: &Pipeline, inputs: &[Input], jobs: usize) -> Vec<(&'static str, String, bool)> {
+    let mut seen = Vec::new();
+    let r: Result<Vec<String>, ()> = pipeline.run(inputs, jobs, |item| {
+        seen.push(match item {
+            Item::File { input, outcome, .. } => ("file", input.json_name(), outcome.is_valid()),
+            Item::Set(s) => ("set", s.name.clone(), s.valid),
+        });
+        ControlFlow::Continue(())
+    });
+    assert!(r.is_ok());
+    seen
+}
+
+#[test]
+fn bytes_in_memory_give_the_report_of_the_file_on_disk() {
+    let pipeline = Pipeline::new(Settings::default());
+    let on_disk = pipeline.validate(&Input::Path(sample()));
+    let bytes = std::fs::read(sample()).unwrap();
+    let in_memory = pipeline.validate(&Input::bytes("tiny-llama.gguf", bytes));
+    let as_json = |o: &Outcome| json::file("x", o, Profile::Strict, None);
+    assert!(on_disk.outcome.is_valid());
+    assert_eq!(as_json(&on_disk.outcome), as_json(&in_memory.outcome));
+}
+
+#[test]
+fn a_shard_brings_its_set_once_in_input_order() {
+    let pipeline = Pipeline::new(Settings::default());
+    let shards = set_shards("y_valid");
+    // The second shard named first, then all three again, then a file.
+    let inputs = vec![shards[1].clone(), shards[0].clone(), shards[2].clone(), Input::Path(sample())];
+    for jobs in [1, 2] {
+        let seen = run_all(&pipeline, &inputs, jobs);
+        let kinds: Vec<&str> = seen.iter().map(|s| s.0).collect();
+        assert_eq!(kinds, ["file", "file", "file", "set", "file"], "jobs {jobs}: {seen:?}");
+        assert!(seen[0].1.ends_with("tiny-00001-of-00003.gguf"), "shards in position order: {seen:?}");
+        assert!(seen.iter().all(|s| s.2), "{seen:?}");
+        assert!(seen[4].1.ends_with("tiny-llama.gguf"));
+    }
+}
+
+#[test]
+fn container_only_runs_validate_shards_alone() {
+    let mut settings = Settings::default();
+    settings.options.container_only = true;
+    let seen = run_all(&Pipeline::new(settings), &set_shards("y_valid")[..1], 1);
+    assert_eq!(seen.len(), 1, "{seen:?}");
+}
+
+#[test]
+fn a_url_without_an_opener_is_unreadable_not_a_panic() {
+    let v = Pipeline::new(Settings::default()).validate(&Input::from_path("https://127.0.0.1:9/x.gguf".into()));
+    match v.outcome {
+        Outcome::Unreadable(why) => assert!(why.contains("no HTTP source"), "{why}"),
+        other => panic!("{other:?}"),
+    }
+}
+
+#[test]
+fn a_missing_file_is_unreadable() {
+    let v = Pipeline::new(Settings::default()).validate(&Input::Path("/nonexistent/x.gguf".into()));
+    assert!(matches!(v.outcome, Outcome::Unreadable(_)), "{:?}", v.outcome);
+}
+
+#[test]
+fn the_caller_stops_a_run() {
+    let pipeline = Pipeline::new(Settings::default());
+    let inputs = vec![Input::Path(sample()); 5];
+    let mut n = 0;
+    let r = pipeline.run(&inputs, 1, |_| {
+        n += 1;
+        if n == 2 { ControlFlow::Break("enough") } else { ControlFlow::Continue(()) }
+    });
+    assert_eq!(r, Err("enough"));
+    assert_eq!(n, 2);
+    // Cancelled before it starts: nothing is validated.
+    pipeline.cancel.store(true, Ordering::Relaxed);
+    assert!(run_all(&pipeline, &inputs, 1).is_empty());
+}
+
+#[test]
+fn a_time_limit_gives_up_on_a_file_that_never_comes() {
+    // A FIFO with no writer: opened only because special files are
+    // allowed, and given up on at the time limit.
+    let dir = support::tmp::TempDir::new("pipeline-fifo");
+    let fifo = dir.join("never.gguf");
+    let made = std::process::Command::new("mkfifo").arg(&fifo).status();
+    if !made.is_ok_and(|s| s.success()) {
+        return;
+    }
+    let mut settings = Settings::default();
+    settings.policy.special_files = true;
+    settings.timeout = Some(std::time::Duration::from_millis(300));
+    let started = std::time::Instant::now();
+    let v = Pipeline::new(settings).validate(&Input::Path(fifo));
+    assert!(started.elapsed() < std::time::Duration::from_secs(10));
+    match v.outcome {
+        Outcome::Unreadable(why) => assert!(why.contains("timed out") || why.contains("no answer"), "{why}"),
+        other => panic!("{other:?}"),
+    }
+}
