@@ -102,9 +102,10 @@ fn check_model(file: &GgufFile<'_>, needs_vocab: bool, sink: &mut Sink<'_>) {
 /// makes that bit *hot* (a duplicate, or a collision in the bitmap: a few
 /// percent of a real vocabulary). No hot bit, no duplicate. Otherwise the
 /// bitmap is set again at the hot bits only, the tokens that land on one
-/// are taken from the hashes, and those with equal hashes are compared
-/// byte for byte. The bitmap (at most 2^[`MAX_SEEN_BITS`] bits, 256 KiB)
-/// stays in cache, and nothing is sorted but the few candidates.
+/// are taken from the hashes, and those with equal hashes (counted in a
+/// map) are compared byte for byte. The bitmap (at most
+/// 2^[`MAX_SEEN_BITS`] bits, 256 KiB) stays in cache, and nothing is
+/// sorted but the few candidates.
 struct Duplicates {
     hasher: foldhash::fast::RandomState,
     /// log2 of the bitmap's bits.
@@ -185,18 +186,19 @@ impl Duplicates {
                 hashed.push((*h, i));
             }
         }
-        hashed.sort_unstable();
-        // Runs of equal hashes: (token index, run id), in token order.
-        let mut candidates: Vec<(u64, u32)> = Vec::new();
-        let mut run_id = 0u32;
-        for run in hashed.chunk_by(|a, b| a.0 == b.0).filter(|r| r.len() > 1) {
-            candidates.extend(run.iter().map(|(_, i)| (*i, run_id)));
-            run_id = run_id.saturating_add(1);
+        // Equal hashes among those, counted: the candidates, in token
+        // order, each with its hash as the id of its run.
+        let mut counts: std::collections::HashMap<u32, u32, foldhash::fast::RandomState> =
+            std::collections::HashMap::with_capacity_and_hasher(hashed.len(), Default::default());
+        for (h, _) in &hashed {
+            let c = counts.entry(*h).or_insert(0);
+            *c = c.saturating_add(1);
         }
+        let candidates: Vec<(u64, u32)> =
+            hashed.iter().filter(|(h, _)| counts.get(h).is_some_and(|c| *c > 1)).map(|(h, i)| (*i, *h)).collect();
         if candidates.is_empty() {
             return;
         }
-        candidates.sort_unstable();
         // A walk for the candidates' texts, then equal texts within a run.
         let mut texts: Vec<(u32, u64, Str<'_>)> = Vec::with_capacity(candidates.len());
         let mut want = candidates.iter().peekable();
