@@ -221,8 +221,9 @@ pub const METADATA_FIRST_READ: u64 = 4 << 20;
 
 /// Smallest read after the first when the metadata's reads are sized by a
 /// walk of it (`validate_source` on a local file): each read adds at least
-/// this much, or an eighth of what was read, so a file with many small
-/// tensor infos past the first read takes a few reads, not one per info.
+/// this much, so small items past the first read (key/value pairs, the
+/// first tensor info, before the walk can extrapolate their size) take a
+/// few reads, not one each.
 pub const METADATA_MIN_STEP: u64 = 64 << 10;
 
 /// Bytes read at a time when a check scans a range beyond the metadata

@@ -94,11 +94,8 @@ fn read_to_extent(src: &dyn ByteSource, prefix: &mut Vec<u8>, caps: &limits::Met
         let have = u64::try_from(prefix.len()).unwrap_or(u64::MAX);
         let want = match extent.advance(prefix) {
             parse::Reach::End(n) => n,
-            // At least an eighth more (and 64 KiB): a few reads, not one
-            // per tensor info.
-            parse::Reach::Need(n) => {
-                n.max(have.saturating_add(have.checked_div(8).unwrap_or(0).max(limits::METADATA_MIN_STEP)))
-            }
+            // At least 64 KiB more: a few reads, not one per small item.
+            parse::Reach::Need(n) => n.max(have.saturating_add(limits::METADATA_MIN_STEP)),
             parse::Reach::Unknown => return Ok(()),
         };
         let want = want.min(cap).min(file_len);
@@ -227,7 +224,7 @@ mod tests {
         assert!(!v.report.diagnostics.iter().any(|d| d.rule.id() == "metadata-limit"));
         assert_eq!(v.report, validate_bytes(&bytes, &opts));
         let read = src.2.load(std::sync::atomic::Ordering::Relaxed);
-        assert!(read >= end && read <= end + end / 8 + 4096, "read {read} bytes of a metadata of {end}");
+        assert!(read >= end && read <= end + limits::METADATA_MIN_STEP, "read {read} bytes of a metadata of {end}");
         assert!(src.1.load(std::sync::atomic::Ordering::Relaxed) <= 8, "a few reads");
     }
 

@@ -108,8 +108,8 @@ fn check_model(file: &GgufFile<'_>, needs_vocab: bool, sink: &mut Sink<'_>) {
 /// sorted but the few candidates.
 struct Duplicates {
     hasher: foldhash::fast::RandomState,
-    /// log2 of the bitmap's bits.
-    bits: u32,
+    /// 32 minus log2 of the bitmap's bits: a hash's bit is `h >> shift`.
+    shift: u32,
     seen: Vec<u64>,
     /// The 32-bit hash of every token, in order.
     hashes: Vec<u32>,
@@ -131,7 +131,7 @@ impl Duplicates {
         let words = 1usize << bits.saturating_sub(6);
         let hashes = Vec::with_capacity(usize::try_from(len).unwrap_or(0));
         let hasher = foldhash::fast::RandomState::default();
-        Duplicates { hasher, bits, seen: vec![0; words], hashes, hot: Vec::new() }
+        Duplicates { hasher, shift: 32u32.saturating_sub(bits), seen: vec![0; words], hashes, hot: Vec::new() }
     }
 
     /// The text llama.cpp keys token `i` by (an empty one is renamed).
@@ -141,7 +141,7 @@ impl Duplicates {
 
     /// The bitmap word and mask of a hash (its top bits).
     fn slot(&self, h: u32) -> (usize, u64) {
-        let bit = h.checked_shr(32u32.saturating_sub(self.bits)).unwrap_or(0);
+        let bit = h.checked_shr(self.shift).unwrap_or(0);
         (usize::try_from(bit >> 6).unwrap_or(0), 1 << (bit & 63))
     }
 

@@ -42,8 +42,8 @@ enum Item {
     /// Inside the string array of a pair: `left` strings, the next at `at`
     /// (the array's elements started at `start`, `len` strings in all).
     Strings { index: u64, at: u64, left: u64, start: u64, len: u64 },
-    /// Tensor info `index` starts at `at`.
-    Tensor { index: u64, at: u64 },
+    /// Tensor info `index` starts at `at` (the first at `start`).
+    Tensor { index: u64, at: u64, start: u64 },
     /// Walked to the end, at this offset.
     End(u64),
     /// Given up.
@@ -58,6 +58,9 @@ pub struct Extent {
     limits: limits::MetadataLimits,
     kv_count: u64,
     tensor_count: u64,
+    /// Index and offset of the first pair after the last array: pairs
+    /// from there on are small, and the rest is extrapolated from them.
+    run: (u64, u64),
     item: Item,
 }
 
@@ -70,7 +73,15 @@ enum Step {
 impl Extent {
     /// A walk of a GGUF v2/v3 file of `file_len` bytes in `order`.
     pub fn new(order: ByteOrder, file_len: u64, limits: &limits::MetadataLimits) -> Extent {
-        Extent { order, file_len, limits: *limits, kv_count: 0, tensor_count: 0, item: Item::Counts }
+        Extent {
+            order,
+            file_len,
+            limits: *limits,
+            kv_count: 0,
+            tensor_count: 0,
+            run: (0, limits::HEADER_SIZE),
+            item: Item::Counts,
+        }
     }
 
     /// Walks on through `buf` (the file's first `buf.len()` bytes, the
@@ -131,8 +142,14 @@ impl Extent {
         }
     }
 
+    /// [`Extent::after_kv`] for an array: a new run of small pairs.
+    fn after_array(&mut self, index: u64, at: u64) -> Item {
+        self.run = (index.saturating_add(1), at);
+        self.after_kv(index, at)
+    }
+
     fn tensors_from(&self, at: u64) -> Item {
-        if self.tensor_count == 0 { Item::End(at) } else { Item::Tensor { index: 0, at } }
+        if self.tensor_count == 0 { Item::End(at) } else { Item::Tensor { index: 0, at, start: at } }
     }
 
     /// One item; `None` where the walk gives up.
@@ -160,6 +177,8 @@ impl Extent {
                 }
             }
             Item::Kv { index, at } => {
+                let (from, left) = (self.run, self.kv_count.saturating_sub(index));
+                let need = |n| Some(Step::Need(extrapolate(at, from.1, index.saturating_sub(from.0), left, n)));
                 let key_end = match self.string_end(buf, at) {
                     Ok(e) => e?,
                     Err(n) => return need(n),
@@ -189,44 +208,50 @@ impl Extent {
                             ValueType::String => Item::Strings { index, at: start, left: len, start, len },
                             ValueType::Array => return None,
                             // Stepped over: its bytes are not needed here.
-                            _ => self.after_kv(index, min_end),
+                            _ => self.after_array(index, min_end),
                         }
                     }
                     fixed => self.after_kv(index, self.span(value, u64_of(fixed.min_size()))?),
                 }
             }
             Item::Strings { index, mut at, mut left, start, len } => {
-                // The hot loop: only the length fields are read.
+                // The hot loop: only the length fields are read, from a
+                // slice that follows `at` (empty once past the buffer).
+                let limit = self.file_len.min(self.limits.bytes);
+                let mut rest = usize::try_from(at).ok().and_then(|a| buf.get(a..)).unwrap_or_default();
                 while left > 0 {
-                    match self.string_end(buf, at) {
-                        Ok(end) => at = end?,
-                        Err(n) => {
-                            self.item = Item::Strings { index, at, left, start, len };
-                            // The rest of the array extrapolated from the
-                            // strings walked so far, plus a sixteenth.
-                            let done = len.saturating_sub(left).max(1);
-                            let per = at.saturating_sub(start).checked_div(done).unwrap_or(0).max(8);
-                            let rest = left.saturating_mul(per.saturating_add(per.checked_div(16).unwrap_or(0)));
-                            return need(at.saturating_add(rest).max(n));
-                        }
+                    let Some((len_bytes, tail)) = rest.split_first_chunk::<8>() else {
+                        self.item = Item::Strings { index, at, left, start, len };
+                        return need(extrapolate(at, start, len.saturating_sub(left), left, at.saturating_add(8)));
+                    };
+                    let n = match self.order {
+                        ByteOrder::LittleEndian => u64::from_le_bytes(*len_bytes),
+                        ByteOrder::BigEndian => u64::from_be_bytes(*len_bytes),
+                    };
+                    let end = at.checked_add(8)?.checked_add(n)?;
+                    if n > self.limits.string_bytes || end > limit {
+                        return None;
                     }
+                    at = end;
                     left = left.saturating_sub(1);
+                    rest = usize::try_from(n).ok().and_then(|n| tail.get(n..)).unwrap_or_default();
                 }
-                self.after_kv(index, at)
+                self.after_array(index, at)
             }
-            Item::Tensor { index, at } => {
+            Item::Tensor { index, at, start } => {
+                let left = self.tensor_count.saturating_sub(index);
                 let name_end = match self.string_end(buf, at) {
                     Ok(e) => e?,
-                    Err(n) => return need(n),
+                    Err(n) => return need(extrapolate(at, start, index, left, n)),
                 };
                 let n_dims = match self.u32_at(buf, name_end) {
                     Ok(n) => u64::from(n),
-                    Err(n) => return need(n),
+                    Err(n) => return need(extrapolate(at, start, index, left, n)),
                 };
                 // n_dims, the dims, the type and the offset.
                 let end = self.span(name_end, n_dims.checked_mul(8)?.checked_add(16)?)?;
                 match index.checked_add(1) {
-                    Some(next) if next < self.tensor_count => Item::Tensor { index: next, at: end },
+                    Some(next) if next < self.tensor_count => Item::Tensor { index: next, at: end, start },
                     _ => Item::End(end),
                 }
             }
@@ -234,6 +259,17 @@ impl Extent {
         };
         Some(Step::Next(next))
     }
+}
+
+/// Where `left` more items of a run will end, extrapolated from the `done`
+/// walked from `start` to `at`, plus a sixteenth; at least `need`.
+fn extrapolate(at: u64, start: u64, done: u64, left: u64, need: u64) -> u64 {
+    if done == 0 {
+        return need;
+    }
+    let per = at.saturating_sub(start).checked_div(done).unwrap_or(0);
+    let rest = left.saturating_mul(per.saturating_add(per.checked_div(16).unwrap_or(0)));
+    at.saturating_add(rest).max(need)
 }
 
 #[cfg(test)]
@@ -245,7 +281,7 @@ mod tests {
     fn model() -> Vec<u8> {
         let mut m = GgufModel::new();
         m.kv("general.architecture", V::str("plain"));
-        let tokens = (0..5000).map(|i| V::str(&"t".repeat(1 + i % 13))).collect();
+        let tokens = (1..=5000usize).map(|i| V::str(&"t".repeat(i.rem_euclid(13).saturating_add(1)))).collect();
         m.kv("tokenizer.ggml.tokens", V::Array(ValueType::String, tokens));
         m.kv("x.scores", V::Array(ValueType::F32, vec![V::F32(0.5); 5000]));
         m.kv("x.name", V::str("after the arrays"));
@@ -263,8 +299,9 @@ mod tests {
         for steps in 0..1000 {
             match e.advance(&bytes[..have]) {
                 Reach::Need(n) => {
-                    assert!(n as usize > have, "asks for more than it has");
-                    have = (n as usize).min(bytes.len());
+                    let n = usize::try_from(n).unwrap();
+                    assert!(n > have, "asks for more than it has");
+                    have = n.min(bytes.len());
                 }
                 done => return (done, steps),
             }
