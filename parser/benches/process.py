@@ -9,7 +9,7 @@ with `--container-only`, and ggml's `gguf_init_from_file` (no_alloc: the
 metadata-only load llama.cpp does) in-process through ctypes. Then files
 per second over the corpus with `--jobs 1` and `--jobs 2`. Runs alternate
 between the contenders so a noisy machine hurts them alike; minimum and
-median of N runs are printed.
+median of N runs are printed, and the peak RSS of one run of each.
 
     python3 parser/benches/process.py --bin target/release/gguf-validate \\
         [--bin OLD_BINARY] [--gemma PATH] [--runs 25] [--libggml PATH]
@@ -73,6 +73,16 @@ def run(cmd):
     return go
 
 
+def peak_rss_mib(cmd):
+    """Peak resident set of one run of `cmd`, from GNU time: a child of
+    this process would report this process's size (Linux keeps the peak of
+    the forked image across exec), a child of `time` does not."""
+    if not os.path.exists("/usr/bin/time"):
+        return float("nan")
+    r = subprocess.run(["/usr/bin/time", "-f", "%M", *cmd], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    return int(r.stderr.strip().splitlines()[-1]) / 1024
+
+
 def many_keys(path, n):
     """A GGUF v3 file of `n` u32 keys and no tensors (about 30 bytes each)."""
     with open(path, "wb") as f:
@@ -82,6 +92,10 @@ def many_keys(path, n):
         for i in range(n):
             k = b"bench.k%07d" % i
             f.write(struct.pack("<Q", len(k)) + k + struct.pack("<II", 4, 1))
+
+
+def help_of(binary):
+    return subprocess.run([binary, "--help"], capture_output=True, text=True).stdout
 
 
 def stats(xs):
@@ -114,8 +128,7 @@ def main():
         for i, b in enumerate(args.bin):
             # The 1M-key file is past the default key cap: raise it (builds
             # before the caps have no such option and no cap).
-            help_text = subprocess.run([b, "--help"], capture_output=True, text=True).stdout
-            extra = ["--max-metadata", "4GiB"] if label == "1M keys" and "--max-metadata" in help_text else []
+            extra = ["--max-metadata", "4GiB"] if label == "1M keys" and "--max-metadata" in help_of(b) else []
             name = "current" if i == 0 else f"binary {i + 1}"
             contenders.append((f"{name} --version", run([b, "--version"])))
             contenders.append((f"{name} full strict", run([b, *extra, path])))
@@ -138,6 +151,9 @@ def main():
                     line += f"   ggml/this (medians) {g / max(statistics.median(work), 1e-6):5.1f}x"
                 print(line)
             print(f"  {name:10} {'--version':18} {stats(base)}")
+            extra = ["--max-metadata", "4GiB"] if label == "1M keys" and "--max-metadata" in help_of(b) else []
+            rss = [peak_rss_mib([b, *extra, *m, path]) for m in ([], ["--container-only"], ["--version"])]
+            print(f"  {name:10} {'peak RSS (MiB)':18} full {rss[0]:.1f}, --container-only {rss[1]:.1f}, --version {rss[2]:.1f}")
         if load:
             print(f"  {'ggml':10} {'gguf_init_from_file':18} {stats(times['ggml gguf_init_from_file'])}")
 

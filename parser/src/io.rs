@@ -54,6 +54,14 @@ pub trait ByteSource: Send + Sync + fmt::Debug {
         crate::limits::METADATA_FIRST_READ
     }
 
+    /// Whether reads are cheap enough to read the metadata in a few reads
+    /// sized by a walk of it ([`crate::parse::Extent`]) instead of by
+    /// doubling: true for a local file and for memory. A remote source
+    /// (one request per read) keeps doubling.
+    fn sized_reads(&self) -> bool {
+        false
+    }
+
     /// Appends the `len` bytes at `offset` to `buf`. The default fills
     /// zeroed space with [`ByteSource::read_exact_at`]; a file reads into
     /// the vector's spare capacity directly (no zeroing pass: the metadata
@@ -145,6 +153,10 @@ impl ByteSource for SliceSource<'_> {
         u64::try_from(self.0.len()).unwrap_or(u64::MAX)
     }
 
+    fn sized_reads(&self) -> bool {
+        true
+    }
+
     fn read_exact_at(&self, offset: u64, buf: &mut [u8]) -> Result<(), ReadError> {
         read_slice_at(self.0, offset, buf)
     }
@@ -174,6 +186,10 @@ impl ByteSource for MemSource {
         u64::try_from(self.0.len()).unwrap_or(u64::MAX)
     }
 
+    fn sized_reads(&self) -> bool {
+        true
+    }
+
     fn read_exact_at(&self, offset: u64, buf: &mut [u8]) -> Result<(), ReadError> {
         read_slice_at(&self.0, offset, buf)
     }
@@ -199,6 +215,10 @@ impl FileSource {
 impl ByteSource for FileSource {
     fn len(&self) -> u64 {
         self.len
+    }
+
+    fn sized_reads(&self) -> bool {
+        true
     }
 
     fn read_append(&self, offset: u64, len: u64, buf: &mut Vec<u8>) -> Result<(), ReadError> {
@@ -396,6 +416,10 @@ impl ByteSource for Source {
             Source::File(f) => f.len(),
             Source::Memory(m) => m.len(),
         }
+    }
+
+    fn sized_reads(&self) -> bool {
+        true
     }
 
     fn is_hole(&self, offset: u64, len: u64) -> bool {

@@ -213,10 +213,18 @@ pub const LEGACY_VOCAB_PREVIEW: usize = 16;
 // Reading (see `crate::io`): what the tool holds in memory and reads at once.
 
 /// First read of a file's metadata: most models' header, key/values and
-/// tensor infos fit in it (a 262,144-token vocabulary takes about 6.5 MB,
-/// so two reads); a larger metadata section is read by doubling. Each read
-/// that falls short costs a parse of the prefix, each byte read a copy.
+/// tensor infos fit in it (a 262,144-token vocabulary takes about 6.5 MB).
+/// A larger metadata section is read on to its end as a walk of it says
+/// (local files, see [`METADATA_MIN_STEP`]) or by doubling (remote files,
+/// where each read that falls short costs a parse of the prefix).
 pub const METADATA_FIRST_READ: u64 = 4 << 20;
+
+/// Smallest read after the first when the metadata's reads are sized by a
+/// walk of it (`validate_source` on a local file): each read adds at least
+/// this much, so small items past the first read (key/value pairs, the
+/// first tensor info, before the walk can extrapolate their size) take a
+/// few reads, not one each.
+pub const METADATA_MIN_STEP: u64 = 64 << 10;
 
 /// Bytes read at a time when a check scans a range beyond the metadata
 /// (padding and gaps between tensors).

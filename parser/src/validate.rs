@@ -3,8 +3,8 @@
 //! replaced go to [`crate::legacy`].
 //!
 //! [`validate_source`] validates a file read through a [`ByteSource`] (the
-//! CLI: the metadata is read into memory by doubling reads, padding is
-//! read in place), [`validate_bytes`] a whole file in memory, and
+//! CLI: the metadata is read into memory, to its end as a walk of it says
+//! or by doubling reads, padding is read in place), [`validate_bytes`] a whole file in memory, and
 //! [`validate_prefix`] a prefix of a file of known length (it asks for more
 //! bytes when the metadata, or a padding region, runs past the prefix).
 #![forbid(unsafe_code)]
@@ -32,7 +32,8 @@ pub struct Validated {
 
 /// Validates a file read through `src`: reads its metadata with positioned
 /// reads, starting with [`ByteSource::first_read`] bytes
-/// ([`limits::METADATA_FIRST_READ`] for a file) and doubling
+/// ([`limits::METADATA_FIRST_READ`] for a file), then to the end of the
+/// metadata as a walk of it says ([`ByteSource::sized_reads`]) or doubling
 /// while the parser asks for more (never past the file), and reads padding
 /// and gaps in place in chunks. Memory follows the metadata, not the file.
 ///
@@ -44,6 +45,9 @@ pub fn validate_source(src: &dyn ByteSource, opts: &Options) -> Result<Validated
     // parser stops at the cap with `metadata-limit`).
     let cap = opts.limits.bytes.max(limits::HEADER_SIZE);
     let mut prefix = crate::io::read_range(src, 0, src.first_read().max(1).min(file_len).min(cap))?;
+    if src.sized_reads() {
+        read_to_extent(src, &mut prefix, &limits::MetadataLimits { bytes: cap, ..opts.limits })?;
+    }
     loop {
         match validate_in(&prefix, file_len, Some(src), opts) {
             Ok(report) => return Ok(Validated { report, metadata: prefix }),
@@ -74,6 +78,31 @@ pub fn validate_source(src: &dyn ByteSource, opts: &Options) -> Result<Validated
                 src.read_append(have, u64::try_from(to.saturating_sub(from)).unwrap_or(u64::MAX), &mut prefix)?;
             }
         }
+    }
+}
+
+/// Reads the rest of a GGUF v2/v3 file's metadata onto `prefix`, as far as
+/// a walk of it ([`parse::Extent`]) says it reaches, and no further than
+/// the metadata cap or the file: a few reads, each walked once, so the metadata is
+/// parsed once. Where the walk cannot say, the bytes are left as they are
+/// and the caller reads by doubling while the parser asks.
+fn read_to_extent(src: &dyn ByteSource, prefix: &mut Vec<u8>, caps: &limits::MetadataLimits) -> Result<(), ReadError> {
+    let (file_len, cap) = (src.len(), caps.bytes);
+    let Detected::Gguf { version: 2.., order } = parse::detect(prefix) else { return Ok(()) };
+    let mut extent = parse::Extent::new(order, file_len, caps);
+    loop {
+        let have = u64::try_from(prefix.len()).unwrap_or(u64::MAX);
+        let want = match extent.advance(prefix) {
+            parse::Reach::End(n) => n,
+            // At least 64 KiB more: a few reads, not one per small item.
+            parse::Reach::Need(n) => n.max(have.saturating_add(limits::METADATA_MIN_STEP)),
+            parse::Reach::Unknown => return Ok(()),
+        };
+        let want = want.min(cap).min(file_len);
+        if want <= have {
+            return Ok(());
+        }
+        src.read_append(have, want.saturating_sub(have), prefix)?;
     }
 }
 
@@ -158,6 +187,45 @@ mod tests {
         let v = validate_source(&SliceSource(&bytes), &opts).unwrap();
         assert_eq!(v.report, validate_bytes(&bytes, &opts));
         assert!(v.metadata.len() <= bytes.len());
+    }
+
+    /// A source that counts what it reads.
+    #[derive(Debug)]
+    struct Counting<'a>(&'a [u8], std::sync::atomic::AtomicU64, std::sync::atomic::AtomicU64);
+
+    impl ByteSource for Counting<'_> {
+        fn len(&self) -> u64 {
+            self.0.len() as u64
+        }
+        fn sized_reads(&self) -> bool {
+            true
+        }
+        fn read_exact_at(&self, offset: u64, buf: &mut [u8]) -> Result<(), ReadError> {
+            self.1.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+            self.2.fetch_add(buf.len() as u64, std::sync::atomic::Ordering::Relaxed);
+            SliceSource(self.0).read_exact_at(offset, buf)
+        }
+    }
+
+    #[test]
+    fn a_local_source_reads_the_metadata_to_its_end_and_no_further() {
+        let mut m = crate::write::GgufModel::new();
+        m.kv("general.architecture", crate::write::OwnedValue::str("plain"));
+        for i in 0..300_000 {
+            m.kv(&format!("x.k{i}"), crate::write::OwnedValue::U32(1));
+        }
+        m.tensor(crate::write::OwnedTensor::zeroed("w", &[1 << 22], crate::types::GgmlType::F32).unwrap());
+        let bytes = m.to_bytes();
+        let end = parse::parse_bytes(&bytes).unwrap().file.infos_end;
+        assert!(end > limits::METADATA_FIRST_READ && (bytes.len() as u64) > 2 * end);
+        let src = Counting(&bytes, Default::default(), Default::default());
+        let opts = Options { limits: limits::MetadataLimits::with_total(2 << 30), ..Options::default() };
+        let v = validate_source(&src, &opts).unwrap();
+        assert!(!v.report.diagnostics.iter().any(|d| d.rule.id() == "metadata-limit"));
+        assert_eq!(v.report, validate_bytes(&bytes, &opts));
+        let read = src.2.load(std::sync::atomic::Ordering::Relaxed);
+        assert!(read >= end && read <= end + limits::METADATA_MIN_STEP, "read {read} bytes of a metadata of {end}");
+        assert!(src.1.load(std::sync::atomic::Ordering::Relaxed) <= 8, "a few reads");
     }
 
     #[test]

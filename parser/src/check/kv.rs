@@ -210,12 +210,11 @@ fn check_array(kv: &KeyValue<'_>, a: &Array<'_>, indices: &mut Vec<u64>, sink: &
 /// call over the raw bytes, since ASCII separators cannot start, continue
 /// or end a multi-byte sequence. Exact: any false is re-checked per string.
 fn strings_fast_ok(a: &Array<'_>) -> bool {
-    const HIGH_BITS: u64 = 0x8080_8080_8080_8080;
     let data = a.data;
-    let mut pos = 0usize;
+    let mut rest = data;
     let mut run_start = 0usize;
     let run_ok = |from: usize, to: usize| data.get(from..to).is_some_and(|run| simdutf8::basic::from_utf8(run).is_ok());
-    while let Some((len_bytes, _)) = data.get(pos..).and_then(|r| r.split_first_chunk::<8>()) {
+    while let Some((len_bytes, tail)) = rest.split_first_chunk::<8>() {
         let n = match a.order {
             crate::parse::ByteOrder::LittleEndian => u64::from_le_bytes(*len_bytes),
             crate::parse::ByteOrder::BigEndian => u64::from_be_bytes(*len_bytes),
@@ -223,17 +222,18 @@ fn strings_fast_ok(a: &Array<'_>) -> bool {
         if n > limits::MAX_STRING_LEN {
             return false;
         }
-        let Some(start) = pos.checked_add(8) else { return false };
-        let Some(end) = usize::try_from(n).ok().and_then(|n| start.checked_add(n)) else { return false };
-        if n & HIGH_BITS != 0 {
+        let Ok(n) = usize::try_from(n) else { return false };
+        if u64::from_ne_bytes(*len_bytes) & 0x8080_8080_8080_8080 != 0 {
             // This length field could pair with a neighbour's bytes: close
             // the run before it and check this string on its own.
-            if !run_ok(run_start, pos) || !run_ok(start, end) {
+            let pos = data.len().saturating_sub(rest.len());
+            let Some(end) = pos.checked_add(8).and_then(|s| s.checked_add(n)) else { return false };
+            if !run_ok(run_start, pos) || !run_ok(pos.saturating_add(8), end) {
                 return false;
             }
             run_start = end;
         }
-        pos = end;
+        rest = tail.get(n..).unwrap_or_default();
     }
     run_ok(run_start, data.len())
 }

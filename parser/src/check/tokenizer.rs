@@ -96,31 +96,42 @@ fn check_model(file: &GgufFile<'_>, needs_vocab: bool, sink: &mut Sink<'_>) {
 /// (GGML_ASSERT) when the map has fewer entries than the vocabulary. An
 /// empty text counts as `[EMPTY_i]`, as llama.cpp renames it.
 ///
-/// One 64-bit word per token, sorted: the top 44 bits hash the text
-/// (per-process seed), the low 20 bits hold the token's index. Equal hashes
-/// are candidates, compared byte for byte in a second walk over just those
-/// tokens. Two linear passes and a bucket sort of plain `u64`s: a fraction
-/// of inserting 10^5 tokens into a hash map. Vocabularies past 2^20 tokens
-/// (none known) keep the index beside the hash.
+/// One walk over the token array hashes each text (per-process seed) to
+/// 32 bits, kept in token order (4 bytes a token), and sets one bit of a
+/// bitmap of 8 to 16 bits per token; a token whose bit is already set
+/// makes that bit *hot* (a duplicate, or a collision in the bitmap: a few
+/// percent of a real vocabulary). No hot bit, no duplicate. Otherwise the
+/// bitmap is set again at the hot bits only, the tokens that land on one
+/// are taken from the hashes, and those with equal hashes (counted in a
+/// map) are compared byte for byte. The bitmap (at most
+/// 2^[`MAX_SEEN_BITS`] bits, 256 KiB) stays in cache, and nothing is
+/// sorted but the few candidates.
 struct Duplicates {
     hasher: foldhash::fast::RandomState,
-    keys: Vec<u64>,
-    wide: Vec<(u64, u32)>,
-    n: u32,
+    /// 32 minus log2 of the bitmap's bits: a hash's bit is `h >> shift`.
+    shift: u32,
+    seen: Vec<u64>,
+    /// The 32-bit hash of every token, in order.
+    hashes: Vec<u32>,
+    /// Bits set more than once.
+    hot: Vec<u32>,
 }
 
-/// Index bits of a packed key.
-const INDEX_BITS: u32 = 20;
+/// log2 of the largest bitmap of [`Duplicates`].
+const MAX_SEEN_BITS: u32 = 21;
 
 impl Duplicates {
-    fn new(len: u64) -> Duplicates {
-        let cap = usize::try_from(len).unwrap_or(0).min(1 << INDEX_BITS);
-        Duplicates {
-            hasher: foldhash::fast::RandomState::default(),
-            keys: Vec::with_capacity(cap),
-            wide: Vec::new(),
-            n: 0,
-        }
+    /// For a string array.
+    fn new(tokens: &Array<'_>) -> Duplicates {
+        // Every token takes at least its 8-byte length in the array's
+        // bytes, which are in memory: the hashes are sized once, by bytes
+        // that exist.
+        let len = tokens.len.min(u64::try_from(tokens.data.len() / 8).unwrap_or(0));
+        let bits = (len.saturating_mul(8).max(64).next_power_of_two().trailing_zeros()).min(MAX_SEEN_BITS);
+        let words = 1usize << bits.saturating_sub(6);
+        let hashes = Vec::with_capacity(usize::try_from(len).unwrap_or(0));
+        let hasher = foldhash::fast::RandomState::default();
+        Duplicates { hasher, shift: 32u32.saturating_sub(bits), seen: vec![0; words], hashes, hot: Vec::new() }
     }
 
     /// The text llama.cpp keys token `i` by (an empty one is renamed).
@@ -128,61 +139,82 @@ impl Duplicates {
         if bytes.is_empty() { format!("[EMPTY_{i}]").into_bytes().into() } else { bytes.into() }
     }
 
-    fn push(&mut self, bytes: &[u8]) {
-        use std::hash::BuildHasher;
-        let i = self.n;
-        // The bytes alone through one hasher state (no length prefix, no
-        // copy); an empty token hashes as the name llama.cpp gives it.
+    /// The bitmap word and mask of a hash (its top bits).
+    fn slot(&self, h: u32) -> (usize, u64) {
+        let bit = h.checked_shr(self.shift).unwrap_or(0);
+        (usize::try_from(bit >> 6).unwrap_or(0), 1 << (bit & 63))
+    }
+
+    /// Token `i` with text `bytes`: its bytes alone through one hasher
+    /// state (no length prefix, no copy); an empty token hashes as the
+    /// name llama.cpp gives it.
+    fn push(&mut self, i: u64, bytes: &[u8]) {
+        use std::hash::{BuildHasher, Hasher};
         let mut state = self.hasher.build_hasher();
         if bytes.is_empty() {
-            std::hash::Hasher::write(&mut state, &Self::text(u64::from(i), bytes));
+            state.write(&Self::text(i, bytes));
         } else {
-            std::hash::Hasher::write(&mut state, bytes);
+            state.write(bytes);
         }
-        let h = std::hash::Hasher::finish(&state);
-        if i < (1 << INDEX_BITS) {
-            self.keys.push((h >> INDEX_BITS << INDEX_BITS) | u64::from(i));
-        } else {
-            self.wide.push((h >> INDEX_BITS, i));
+        let h = u32::try_from(state.finish() >> 32).unwrap_or(0);
+        self.hashes.push(h);
+        let (word, mask) = self.slot(h);
+        if let Some(w) = self.seen.get_mut(word) {
+            if *w & mask != 0 {
+                self.hot.push(h);
+            }
+            *w |= mask;
         }
-        self.n = self.n.saturating_add(1);
     }
 
     fn report(mut self, kv: &KeyValue<'_>, tokens: &Array<'_>, sink: &mut Sink<'_>) {
-        self.keys = bucket_sort(std::mem::take(&mut self.keys));
-        self.wide.sort_unstable();
-        // Runs of equal hashes: (run id, token index), in token order.
-        let mut candidates: Vec<(u32, u32)> = Vec::new();
-        let index = |k: u64| u32::try_from(k & ((1 << INDEX_BITS) - 1)).unwrap_or(0);
-        let mut run_id = 0u32;
-        for run in self.keys.chunk_by(|a, b| a >> INDEX_BITS == b >> INDEX_BITS).filter(|r| r.len() > 1) {
-            candidates.extend(run.iter().map(|k| (index(*k), run_id)));
-            run_id = run_id.saturating_add(1);
+        if self.hot.is_empty() {
+            return;
         }
-        for run in self.wide.chunk_by(|a, b| a.0 == b.0).filter(|r| r.len() > 1) {
-            candidates.extend(run.iter().map(|(_, i)| (*i, run_id)));
-            run_id = run_id.saturating_add(1);
+        // The tokens on hot bits, with their hash.
+        self.seen.fill(0);
+        for h in &self.hot {
+            let (word, mask) = self.slot(*h);
+            if let Some(w) = self.seen.get_mut(word) {
+                *w |= mask;
+            }
         }
+        let mut hashed: Vec<(u32, u64)> = Vec::with_capacity(self.hot.len().saturating_mul(2));
+        for (i, h) in (0u64..).zip(&self.hashes) {
+            let (word, mask) = self.slot(*h);
+            if self.seen.get(word).is_some_and(|w| w & mask != 0) {
+                hashed.push((*h, i));
+            }
+        }
+        // Equal hashes among those, counted: the candidates, in token
+        // order, each with its hash as the id of its run.
+        let mut counts: std::collections::HashMap<u32, u32, foldhash::fast::RandomState> =
+            std::collections::HashMap::with_capacity_and_hasher(hashed.len(), Default::default());
+        for (h, _) in &hashed {
+            let c = counts.entry(*h).or_insert(0);
+            *c = c.saturating_add(1);
+        }
+        let candidates: Vec<(u64, u32)> =
+            hashed.iter().filter(|(h, _)| counts.get(h).is_some_and(|c| *c > 1)).map(|(h, i)| (*i, *h)).collect();
         if candidates.is_empty() {
             return;
         }
-        candidates.sort_unstable();
-        // Second walk: the candidates' texts, then equal texts within a run.
-        let mut texts: Vec<(u32, u32, Str<'_>)> = Vec::with_capacity(candidates.len());
+        // A walk for the candidates' texts, then equal texts within a run.
+        let mut texts: Vec<(u32, u64, Str<'_>)> = Vec::with_capacity(candidates.len());
         let mut want = candidates.iter().peekable();
         for (i, s) in tokens.strings() {
             let Some(&&(c, run)) = want.peek() else { break };
-            if u64::from(c) == i {
+            if c == i {
                 texts.push((run, c, s));
                 want.next();
             }
         }
         texts.sort_by_key(|(run, i, _)| (*run, *i));
-        let mut found: Vec<(u32, u32, Str<'_>)> = Vec::new();
+        let mut found: Vec<(u64, u64, Str<'_>)> = Vec::new();
         for run in texts.chunk_by(|a, b| a.0 == b.0) {
-            let mut firsts: Vec<(u32, std::borrow::Cow<'_, [u8]>)> = Vec::new();
+            let mut firsts: Vec<(u64, std::borrow::Cow<'_, [u8]>)> = Vec::new();
             for (_, i, s) in run {
-                let t = Self::text(u64::from(*i), s.bytes);
+                let t = Self::text(*i, s.bytes);
                 match firsts.iter().find(|(_, f)| *f == t) {
                     Some((first, _)) => found.push((*i, *first, *s)),
                     None => firsts.push((*i, t)),
@@ -201,50 +233,6 @@ impl Duplicates {
             });
         }
     }
-}
-
-/// Sorts random 64-bit keys: one counting pass on the top 16 bits scatters
-/// them into 65,536 buckets (a few keys each for a real vocabulary), then
-/// each bucket is sorted alone. Two linear passes instead of a comparison
-/// sort of the whole vocabulary.
-fn bucket_sort(keys: Vec<u64>) -> Vec<u64> {
-    const BUCKET_BITS: u32 = 16;
-    if keys.len() < 4096 {
-        let mut keys = keys;
-        keys.sort_unstable();
-        return keys;
-    }
-    let bucket = |k: u64| usize::try_from(k >> (64 - BUCKET_BITS)).unwrap_or(0);
-    let mut starts = vec![0usize; (1 << BUCKET_BITS) + 1];
-    for &k in &keys {
-        if let Some(c) = starts.get_mut(bucket(k).saturating_add(1)) {
-            *c = c.saturating_add(1);
-        }
-    }
-    for i in 1..starts.len() {
-        let prev = starts.get(i.saturating_sub(1)).copied().unwrap_or(0);
-        if let Some(c) = starts.get_mut(i) {
-            *c = c.saturating_add(prev);
-        }
-    }
-    let mut out = vec![0u64; keys.len()];
-    let mut next = starts.clone();
-    for &k in &keys {
-        if let Some(at) = next.get_mut(bucket(k)) {
-            if let Some(slot) = out.get_mut(*at) {
-                *slot = k;
-            }
-            *at = at.saturating_add(1);
-        }
-    }
-    for w in starts.windows(2) {
-        if let [a, b] = *w
-            && let Some(run) = out.get_mut(a..b)
-        {
-            run.sort_unstable();
-        }
-    }
-    out
 }
 
 /// One i32 in the file's byte order.
@@ -298,9 +286,9 @@ fn check_tokens(kv: &KeyValue<'_>, tokens: &Array<'_>, types: Option<Array<'_>>,
         let b: [u8; 4] = a.data.get(at..at.checked_add(4)?)?.try_into().ok()?;
         Some(i32_of(b, a.order))
     };
-    let mut dups = Duplicates::new(tokens.len);
+    let mut dups = Duplicates::new(tokens);
     for (i, s) in tokens.strings() {
-        dups.push(s.bytes);
+        dups.push(i, s.bytes);
         let text = s.bytes;
         if !text.starts_with(b"<0x") || is_byte_token(text) {
             continue;

@@ -12,10 +12,12 @@
 #![forbid(unsafe_code)]
 #![deny(clippy::indexing_slicing, clippy::arithmetic_side_effects, clippy::cast_possible_truncation)]
 
+pub mod extent;
 pub mod header;
 pub mod input;
 pub mod value;
 
+pub use extent::{Extent, Reach};
 pub use header::{Detected, LegacyFormat, detect};
 pub use input::{ByteOrder, Ctx, DecodeKind, Str, escape_bytes, is_invisible_format, quote_bytes};
 pub use value::{Array, Element, Value};

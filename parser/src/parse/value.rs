@@ -312,6 +312,10 @@ fn walk_elements<'a>(ctx: &Ctx<'a>, mut rest: &'a [u8], ty: ValueType, len: u64,
 /// strings with the same checks as [`Ctx::string`], without nom's per-call
 /// overhead. The loop bound was checked against the file size by the caller.
 fn walk_strings<'a>(ctx: &Ctx<'a>, mut rest: &'a [u8], len: u64) -> PResult<'a, &'a [u8]> {
+    // A string that ends inside the buffer is inside the file; when the
+    // buffer also ends within the metadata cap, so does the string, and
+    // only the string cap is left to check.
+    let in_cap = ctx.base.saturating_add(u64_of(ctx.buf.len())) <= ctx.limits.bytes;
     let mut index = 0u64;
     while index < len {
         let fail = |kind| Err(nom::Err::Failure(PError { rem: rest.len(), kind, element: Some(index) }));
@@ -322,6 +326,14 @@ fn walk_strings<'a>(ctx: &Ctx<'a>, mut rest: &'a [u8], len: u64) -> PResult<'a, 
             ByteOrder::LittleEndian => u64::from_le_bytes(*len_bytes),
             ByteOrder::BigEndian => u64::from_be_bytes(*len_bytes),
         };
+        if in_cap
+            && n <= ctx.limits.string_bytes
+            && let Some(after) = usize::try_from(n).ok().and_then(|n| tail.get(n..))
+        {
+            rest = after;
+            index = index.saturating_add(1);
+            continue;
+        }
         // Bytes of the file after the length field.
         let remaining = ctx.remaining(tail);
         if n > remaining {

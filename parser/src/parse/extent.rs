@@ -1,0 +1,342 @@
+//! How far the metadata of a GGUF v2/v3 file reaches, found by a walk that
+//! builds nothing and resumes where the bytes at hand ran out.
+//!
+//! It sizes the reads of the metadata: after each read [`Extent::advance`]
+//! walks only the new bytes and says where the metadata ends, or how much
+//! more to read (exact past a fixed-size array, which it steps over
+//! without its bytes; extrapolated inside a string array). So the metadata
+//! is read to its end in a few reads and parsed once, where doubling reads
+//! re-parsed the prefix after each one and read past the end.
+//!
+//! The walk only sizes: it judges nothing, and wherever the parser would
+//! stop (a count or length the file cannot hold, a cap of
+//! [`limits::MetadataLimits`], an unknown type) or where it does not
+//! follow the file (arrays of arrays), it answers [`Reach::Unknown`] and
+//! the caller reads as before, by doubling while the parser asks.
+#![forbid(unsafe_code)]
+#![deny(clippy::indexing_slicing, clippy::arithmetic_side_effects, clippy::cast_possible_truncation)]
+
+use super::input::{ByteOrder, u64_of};
+use crate::limits;
+use crate::types::ValueType;
+
+/// What the walk knows after the bytes at hand.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Reach {
+    /// The metadata (the last tensor info) ends at this offset.
+    End(u64),
+    /// A prefix of at least this length is needed to go on (more than the
+    /// bytes at hand).
+    Need(u64),
+    /// The walk cannot say: the parser decides from the bytes at hand.
+    Unknown,
+}
+
+/// Where the walk stands.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Item {
+    /// The two counts of the header.
+    Counts,
+    /// Key/value pair `index` starts at `at`.
+    Kv { index: u64, at: u64 },
+    /// Inside the string array of a pair: `left` strings, the next at `at`
+    /// (the array's elements started at `start`, `len` strings in all).
+    Strings { index: u64, at: u64, left: u64, start: u64, len: u64 },
+    /// Tensor info `index` starts at `at` (the first at `start`).
+    Tensor { index: u64, at: u64, start: u64 },
+    /// Walked to the end, at this offset.
+    End(u64),
+    /// Given up.
+    Unknown,
+}
+
+/// A resumable walk of the metadata's extent (see the module).
+#[derive(Clone, Copy, Debug)]
+pub struct Extent {
+    order: ByteOrder,
+    file_len: u64,
+    limits: limits::MetadataLimits,
+    kv_count: u64,
+    tensor_count: u64,
+    /// Index and offset of the first pair after the last array: pairs
+    /// from there on are small, and the rest is extrapolated from them.
+    run: (u64, u64),
+    item: Item,
+}
+
+/// One step: the item after it, or how long a prefix it needs.
+enum Step {
+    Next(Item),
+    Need(u64),
+}
+
+impl Extent {
+    /// A walk of a GGUF v2/v3 file of `file_len` bytes in `order`.
+    pub fn new(order: ByteOrder, file_len: u64, limits: &limits::MetadataLimits) -> Extent {
+        Extent {
+            order,
+            file_len,
+            limits: *limits,
+            kv_count: 0,
+            tensor_count: 0,
+            run: (0, limits::HEADER_SIZE),
+            item: Item::Counts,
+        }
+    }
+
+    /// Walks on through `buf` (the file's first `buf.len()` bytes, the
+    /// same bytes as before plus more).
+    pub fn advance(&mut self, buf: &[u8]) -> Reach {
+        loop {
+            match self.item {
+                Item::End(end) => return Reach::End(end),
+                Item::Unknown => return Reach::Unknown,
+                _ => {}
+            }
+            match self.step(buf) {
+                Some(Step::Next(item)) => self.item = item,
+                Some(Step::Need(n)) if n > u64_of(buf.len()) => return Reach::Need(n),
+                // Asking for bytes at hand would never end.
+                Some(Step::Need(_)) | None => self.item = Item::Unknown,
+            }
+        }
+    }
+
+    fn u64_at(&self, buf: &[u8], at: u64) -> Result<u64, u64> {
+        let need = at.saturating_add(8);
+        let bytes = usize::try_from(at).ok().and_then(|a| buf.get(a..)).and_then(|b| b.first_chunk::<8>());
+        match (bytes, self.order) {
+            (Some(b), ByteOrder::LittleEndian) => Ok(u64::from_le_bytes(*b)),
+            (Some(b), ByteOrder::BigEndian) => Ok(u64::from_be_bytes(*b)),
+            (None, _) => Err(need),
+        }
+    }
+
+    fn u32_at(&self, buf: &[u8], at: u64) -> Result<u32, u64> {
+        let need = at.saturating_add(4);
+        let bytes = usize::try_from(at).ok().and_then(|a| buf.get(a..)).and_then(|b| b.first_chunk::<4>());
+        match (bytes, self.order) {
+            (Some(b), ByteOrder::LittleEndian) => Ok(u32::from_le_bytes(*b)),
+            (Some(b), ByteOrder::BigEndian) => Ok(u32::from_be_bytes(*b)),
+            (None, _) => Err(need),
+        }
+    }
+
+    /// `n` bytes from `at` on, if the file and the caps hold them.
+    fn span(&self, at: u64, n: u64) -> Option<u64> {
+        let end = at.checked_add(n)?;
+        (end <= self.file_len && end <= self.limits.bytes).then_some(end)
+    }
+
+    /// The end of a string whose length field is at `at`.
+    fn string_end(&self, buf: &[u8], at: u64) -> Result<Option<u64>, u64> {
+        let len = self.u64_at(buf, at)?;
+        Ok((len <= self.limits.string_bytes).then(|| self.span(at.saturating_add(8), len)).flatten())
+    }
+
+    /// The item after pair `index`, or after the last pair.
+    fn after_kv(&self, index: u64, at: u64) -> Item {
+        match index.checked_add(1) {
+            Some(next) if next < self.kv_count => Item::Kv { index: next, at },
+            _ => self.tensors_from(at),
+        }
+    }
+
+    /// [`Extent::after_kv`] for an array: a new run of small pairs.
+    fn after_array(&mut self, index: u64, at: u64) -> Item {
+        self.run = (index.saturating_add(1), at);
+        self.after_kv(index, at)
+    }
+
+    fn tensors_from(&self, at: u64) -> Item {
+        if self.tensor_count == 0 { Item::End(at) } else { Item::Tensor { index: 0, at, start: at } }
+    }
+
+    /// One item; `None` where the walk gives up.
+    fn step(&mut self, buf: &[u8]) -> Option<Step> {
+        let need = |n| Some(Step::Need(n));
+        let next = match self.item {
+            Item::Counts => {
+                let (tensors, kvs) = match (self.u64_at(buf, 8), self.u64_at(buf, 16)) {
+                    (Ok(t), Ok(k)) => (t, k),
+                    (Err(n), _) | (_, Err(n)) => return need(n),
+                };
+                // The parser's checks on the counts: past them, it stops.
+                let min = kvs
+                    .checked_mul(limits::MIN_KV_SIZE)?
+                    .checked_add(tensors.checked_mul(limits::MIN_TENSOR_INFO_SIZE)?)?;
+                self.span(limits::HEADER_SIZE, min)?;
+                if kvs > self.limits.kv_count || tensors > self.limits.tensor_count {
+                    return None;
+                }
+                (self.kv_count, self.tensor_count) = (kvs, tensors);
+                if kvs == 0 {
+                    self.tensors_from(limits::HEADER_SIZE)
+                } else {
+                    Item::Kv { index: 0, at: limits::HEADER_SIZE }
+                }
+            }
+            Item::Kv { index, at } => {
+                let (from, left) = (self.run, self.kv_count.saturating_sub(index));
+                let need = |n| Some(Step::Need(extrapolate(at, from.1, index.saturating_sub(from.0), left, n)));
+                let key_end = match self.string_end(buf, at) {
+                    Ok(e) => e?,
+                    Err(n) => return need(n),
+                };
+                let ty = match self.u32_at(buf, key_end) {
+                    Ok(t) => ValueType::from_id(t)?,
+                    Err(n) => return need(n),
+                };
+                let value = key_end.saturating_add(4);
+                match ty {
+                    ValueType::String => match self.string_end(buf, value) {
+                        Ok(end) => self.after_kv(index, end?),
+                        Err(n) => return need(n),
+                    },
+                    ValueType::Array => {
+                        let (elem, len) = match (self.u32_at(buf, value), self.u64_at(buf, value.saturating_add(4))) {
+                            (Ok(e), Ok(l)) => (ValueType::from_id(e)?, l),
+                            (Err(n), _) | (_, Err(n)) => return need(n),
+                        };
+                        let start = value.saturating_add(12);
+                        let min = len.checked_mul(u64_of(elem.min_size()))?;
+                        if len > self.limits.array_len {
+                            return None;
+                        }
+                        let min_end = self.span(start, min)?;
+                        match elem {
+                            ValueType::String => Item::Strings { index, at: start, left: len, start, len },
+                            ValueType::Array => return None,
+                            // Stepped over: its bytes are not needed here.
+                            _ => self.after_array(index, min_end),
+                        }
+                    }
+                    fixed => self.after_kv(index, self.span(value, u64_of(fixed.min_size()))?),
+                }
+            }
+            Item::Strings { index, mut at, mut left, start, len } => {
+                // The hot loop: only the length fields are read, from a
+                // slice that follows `at` (empty once past the buffer).
+                let limit = self.file_len.min(self.limits.bytes);
+                let mut rest = usize::try_from(at).ok().and_then(|a| buf.get(a..)).unwrap_or_default();
+                while left > 0 {
+                    let Some((len_bytes, tail)) = rest.split_first_chunk::<8>() else {
+                        self.item = Item::Strings { index, at, left, start, len };
+                        return need(extrapolate(at, start, len.saturating_sub(left), left, at.saturating_add(8)));
+                    };
+                    let n = match self.order {
+                        ByteOrder::LittleEndian => u64::from_le_bytes(*len_bytes),
+                        ByteOrder::BigEndian => u64::from_be_bytes(*len_bytes),
+                    };
+                    let end = at.checked_add(8)?.checked_add(n)?;
+                    if n > self.limits.string_bytes || end > limit {
+                        return None;
+                    }
+                    at = end;
+                    left = left.saturating_sub(1);
+                    rest = usize::try_from(n).ok().and_then(|n| tail.get(n..)).unwrap_or_default();
+                }
+                self.after_array(index, at)
+            }
+            Item::Tensor { index, at, start } => {
+                let left = self.tensor_count.saturating_sub(index);
+                let name_end = match self.string_end(buf, at) {
+                    Ok(e) => e?,
+                    Err(n) => return need(extrapolate(at, start, index, left, n)),
+                };
+                let n_dims = match self.u32_at(buf, name_end) {
+                    Ok(n) => u64::from(n),
+                    Err(n) => return need(extrapolate(at, start, index, left, n)),
+                };
+                // n_dims, the dims, the type and the offset.
+                let end = self.span(name_end, n_dims.checked_mul(8)?.checked_add(16)?)?;
+                match index.checked_add(1) {
+                    Some(next) if next < self.tensor_count => Item::Tensor { index: next, at: end, start },
+                    _ => Item::End(end),
+                }
+            }
+            Item::End(_) | Item::Unknown => return None,
+        };
+        Some(Step::Next(next))
+    }
+}
+
+/// Where `left` more items of a run will end, extrapolated from the `done`
+/// walked from `start` to `at`, plus a sixteenth; at least `need`.
+fn extrapolate(at: u64, start: u64, done: u64, left: u64, need: u64) -> u64 {
+    if done == 0 {
+        return need;
+    }
+    let per = at.saturating_sub(start).checked_div(done).unwrap_or(0);
+    let rest = left.saturating_mul(per.saturating_add(per.checked_div(16).unwrap_or(0)));
+    at.saturating_add(rest).max(need)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::types::GgmlType;
+    use crate::write::{GgufModel, OwnedTensor, OwnedValue as V};
+
+    fn model() -> Vec<u8> {
+        let mut m = GgufModel::new();
+        m.kv("general.architecture", V::str("plain"));
+        let tokens = (1..=5000usize).map(|i| V::str(&"t".repeat(i.rem_euclid(13).saturating_add(1)))).collect();
+        m.kv("tokenizer.ggml.tokens", V::Array(ValueType::String, tokens));
+        m.kv("x.scores", V::Array(ValueType::F32, vec![V::F32(0.5); 5000]));
+        m.kv("x.name", V::str("after the arrays"));
+        for i in 0..40 {
+            m.tensor(OwnedTensor::zeroed(&format!("w{i}"), &[4, 2], GgmlType::F32).unwrap());
+        }
+        m.to_bytes()
+    }
+
+    /// Walks prefixes of `bytes` from `first` bytes on as [`Reach::Need`]
+    /// asks; the reach and the number of steps.
+    fn walk(bytes: &[u8], first: usize, limits: &limits::MetadataLimits) -> (Reach, usize) {
+        let mut e = Extent::new(ByteOrder::LittleEndian, bytes.len() as u64, limits);
+        let mut have = first;
+        for steps in 0..1000 {
+            match e.advance(&bytes[..have]) {
+                Reach::Need(n) => {
+                    let n = usize::try_from(n).unwrap();
+                    assert!(n > have, "asks for more than it has");
+                    have = n.min(bytes.len());
+                }
+                done => return (done, steps),
+            }
+        }
+        panic!("never ends");
+    }
+
+    #[test]
+    fn the_walk_ends_where_the_parser_does_from_any_first_read() {
+        let bytes = model();
+        let end = crate::parse::parse_bytes(&bytes).unwrap().file.infos_end;
+        for first in [0, 24, 100, 1000, 30_000, 70_000, bytes.len()] {
+            let (reach, steps) = walk(&bytes, first, &limits::MetadataLimits::DEFAULT);
+            assert_eq!(reach, Reach::End(end), "first read {first}");
+            assert!(steps <= 100, "{steps} steps from {first}");
+        }
+    }
+
+    #[test]
+    fn it_leaves_to_the_parser_what_the_parser_stops_at() {
+        let bytes = model();
+        let mut tight = limits::MetadataLimits::DEFAULT;
+        tight.array_len = 4999;
+        assert_eq!(walk(&bytes, 1000, &tight).0, Reach::Unknown);
+        tight = limits::MetadataLimits { string_bytes: 12, ..limits::MetadataLimits::DEFAULT };
+        assert_eq!(walk(&bytes, 1000, &tight).0, Reach::Unknown);
+        tight = limits::MetadataLimits { bytes: 2000, ..limits::MetadataLimits::DEFAULT };
+        assert_eq!(walk(&bytes, 1000, &tight).0, Reach::Unknown);
+        let mut m = GgufModel::new();
+        let inner = V::Array(ValueType::U8, vec![V::U8(1)]);
+        m.kv("x.nested", V::Array(ValueType::Array, vec![inner]));
+        assert_eq!(walk(&m.to_bytes(), 24, &limits::MetadataLimits::DEFAULT).0, Reach::Unknown);
+        // A count the file cannot hold.
+        let mut cut = bytes.clone();
+        cut[16..24].copy_from_slice(&u64::MAX.to_le_bytes());
+        assert_eq!(walk(&cut, 24, &limits::MetadataLimits::DEFAULT).0, Reach::Unknown);
+    }
+}
