@@ -325,7 +325,11 @@ function templatesView(s) {
   const classes = []; for (const r of T.rows) if (!classes.includes(r.class)) classes.push(r.class);
   const show = r => (!s.family || r.class === s.family) && (!s.class || shown.some(x => r.results[x.name] && r.results[x.name].score === s.class));
   const rates = el("table", {id: "template-rates"}, el("tr", {}, el("th", {}, "class"), el("th", {}, "cases"), ...T.scanners.map(x => el("th", {}, x.name))));
-  for (const c of classes) rates.append(el("tr", {}, el("td", {}, c), el("td", {class: "n"}, T.rows.filter(r => r.class === c).length), ...T.scanners.map(x => { const p = x.per_class[c]; return el("td", {}, p.rates.attacks ? "detects " + p.detection : p.rates.benign ? "false alarms " + p.false_alarm : ""); })));
+  for (const c of classes) {
+    const rows = T.rows.filter(r => r.class === c);
+    const flags = x => rows.filter(r => r.results[x.name] && r.results[x.name].score === "flagged").length + "/" + rows.length;
+    rates.append(el("tr", {}, el("td", {}, c), el("td", {class: "n"}, rows.length), ...T.scanners.map(x => { const p = x.per_class[c]; return el("td", {}, p.rates.attacks ? "detects " + p.detection : p.rates.benign ? "false alarms " + p.false_alarm : "flags " + flags(x)); })));
+  }
   const t = el("table", {id: "templates"}, el("tr", {}, el("th", {}, "case"), el("th", {}, "class"), el("th", {}, "want"), ...shown.map(x => el("th", {}, x.name))));
   const visible = T.rows.filter(show);
   for (const r of T.rows) {
@@ -402,7 +406,7 @@ function caseDetail(id, view) {
     return kids;
   }
   if (t) {
-    kids.push(el("h2", {id: "detail-title"}, t.id), el("p", {}, t.description), el("p", {}, "class: " + t.class + "; want: " + t.want + (t.rules.length ? "; strict rules: " + t.rules.join(", ") : "")));
+    kids.push(el("h2", {id: "detail-title"}, t.id), el("p", {}, t.description), el("p", {}, "class: " + t.class + "; want: " + t.want + ((t.rules || []).length ? "; strict rules: " + t.rules.join(", ") : "")));
     const res = el("table", {id: "detail-results"}, el("tr", {}, el("th", {}, "scanner"), el("th", {}, "score"), el("th", {}, "output excerpt")));
     for (const x of D.templates.scanners) { const c = t.results[x.name]; if (c) res.append(el("tr", {}, el("td", {}, x.name), el("td", {style: colour(SCORE[c.score].colour)}, c.score + (c.detail ? " (" + c.detail + ")" : "")), el("td", {}, c.excerpt ? el("pre", {}, c.excerpt) : ""))); }
     kids.push(res);

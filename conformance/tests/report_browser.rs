@@ -217,6 +217,20 @@ fn the_web_report_in_headless_chromium() {
         assert!(dom.contains(&format!("<code>{id}</code>")), "rule {id}");
     }
 
+    // One case of every corpus directory opens without an error (a model
+    // with libllama's reference, a split set with its shards, legacy
+    // files, a case without an offset).
+    let mut sets: Vec<&str> = m.rows.iter().map(|r| r.file.set.as_str()).collect();
+    sets.dedup();
+    for set in sets {
+        let row = m.rows.iter().find(|r| r.file.set == set).expect("a row");
+        let frag = format!("view=readers&family={set}&case={}", row.file.file.replace('/', "%2F"));
+        let (dom, log) = browse(&chrome, &page, &frag, &["--dump-dom".into()]);
+        check_page(&dom, &log, &frag);
+        assert!(dom.contains(&format!("id=\"detail-title\">{}<", row.file.file)), "{frag}: detail");
+        assert!(dom.contains("id=\"hex\""), "{frag}: hex view");
+    }
+
     // The template scanners and the writers, when their JSON is there.
     if let Ok(text) = std::fs::read_to_string(root.join("conformance/templates.json")) {
         let t = TemplateMatrix::from_json(&text).expect("templates");
@@ -228,14 +242,21 @@ fn the_web_report_in_headless_chromium() {
         check_page(&dom, &log, "templates filtered");
         let want = t.rows.iter().filter(|r| r.case.class == class).count();
         assert_eq!(shown_rows(&dom, "templates"), want, "template rows of {class}");
-        let row = t.rows.iter().find(|r| r.case.class == class).expect("a code execution case");
-        let frag = format!("view=templates&case={}", row.case.id.replace('/', "%2F"));
-        let (dom, log) = browse(&chrome, &page, &frag, &["--dump-dom".into()]);
-        check_page(&dom, &log, &frag);
-        assert!(dom.contains(&format!("id=\"detail-title\">{}<", row.case.id)), "{frag}: detail");
-        let results = &dom[dom.find("<table id=\"detail-results\"").expect("scanner results")..];
-        let results = &results[..results.find("</table>").unwrap_or(0)];
-        assert_eq!(results.matches("<tr>").count(), 1 + row.results.len(), "one line per scanner");
+        // a corpus case (with its rules), a probe and a real template (without)
+        let picks = [
+            t.rows.iter().find(|r| r.case.class == class),
+            t.rows.iter().find(|r| r.case.id.starts_with("probe/")),
+            t.rows.iter().find(|r| r.case.id.starts_with("llama.cpp/")),
+        ];
+        for row in picks.into_iter().flatten() {
+            let frag = format!("view=templates&case={}", row.case.id.replace('/', "%2F"));
+            let (dom, log) = browse(&chrome, &page, &frag, &["--dump-dom".into()]);
+            check_page(&dom, &log, &frag);
+            assert!(dom.contains(&format!("id=\"detail-title\">{}<", row.case.id)), "{frag}: detail");
+            let results = &dom[dom.find("<table id=\"detail-results\"").expect("scanner results")..];
+            let results = &results[..results.find("</table>").unwrap_or(0)];
+            assert_eq!(results.matches("<tr>").count(), 1 + row.results.len(), "{frag}: one line per scanner");
+        }
     }
     if let Ok(text) = std::fs::read_to_string(root.join("conformance/WRITERS.json")) {
         let w: serde_json::Value = serde_json::from_str(&text).expect("WRITERS.json");
@@ -249,8 +270,12 @@ fn the_web_report_in_headless_chromium() {
         check_page(&dom, &log, "writers");
         assert_eq!(number_after(&dom, "id=\"shown-count\">"), Some(findings.values().sum()));
         if let Some((name, n)) = findings.iter().find(|(_, n)| **n > 0) {
-            let (dom, _) = browse(&chrome, &page, &format!("view=writers&reader={name}"), &["--dump-dom".into()]);
+            let (dom, log) = browse(&chrome, &page, &format!("view=writers&reader={name}"), &["--dump-dom".into()]);
+            check_page(&dom, &log, "writers filtered");
             assert_eq!(shown_rows(&dom, "writers"), *n, "findings of {name}");
+            let (dom, log) = browse(&chrome, &page, &format!("view=writers&case={name}%231"), &["--dump-dom".into()]);
+            check_page(&dom, &log, "writers detail");
+            assert!(dom.contains(&format!("id=\"detail-title\">{name}#1: ")), "finding detail");
         }
     }
 
