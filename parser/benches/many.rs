@@ -20,7 +20,9 @@ fn median(mut v: Vec<f64>) -> f64 {
 
 fn bin() -> PathBuf {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
-    let b = root.join("target/release/gguf-validate");
+    // Where cargo builds (CARGO_TARGET_DIR when set, as cargo itself does).
+    let target = std::env::var_os("CARGO_TARGET_DIR").map_or_else(|| root.join("target"), PathBuf::from);
+    let b = target.join("release/gguf-validate");
     if !b.exists() {
         let ok = Command::new("cargo")
             .args(["build", "--release", "-q", "-p", "gguf-validate"])
