@@ -673,6 +673,9 @@ catalogue! {
     TemplateTrigger = "template-trigger", Template, [Warning, Warning, Warning],
         cite: "hidden-instruction backdoors in chat templates (a branch on the user's text or the date that injects instructions, links or install commands)",
         "No branch that tests the user's message content or the date (`strftime_now`) emits constant text holding a system instruction, a URL or an install / download / exfiltration command: such a branch injects instructions only when a trigger appears.";
+    TemplateInjectedInstruction = "template-injected-instruction", Template, [Warning, Warning, Warning],
+        cite: "hidden-instruction backdoors in chat templates (a system turn that overrides the user's instructions, or a download-and-run command, written into every prompt)",
+        "A template writes into the prompt no constant text that tells the model to ignore, disregard or forget its instructions, and no download-and-run command (`curl ... | sh`, `bash -c`, `/dev/tcp/`, `nc -e`): such text reaches the model in every conversation, unseen by the user. (Text under a branch on the message content, the date, a custom role or a message field is judged by `template-trigger` and `template-role-branch`.)";
     TemplateRoleBranch = "template-role-branch", Template, [Warning, Warning, Warning],
         cite: "hidden-instruction backdoors in chat templates (a branch on a role the conversation never uses, or on a message's name, that swaps what the message says for text the template wrote)",
         "No branch on a message role outside the chat roles a template is written for (`system`, `user`, `assistant`, `tool`, `ipython`, `developer`, ...), or on another field of a message (`name`), emits constant text in place of the message's content, or constant text holding an instruction, a URL or a command: such a branch turns a message sent under a chosen role or name into text the template's author wrote.";

@@ -129,6 +129,7 @@ fn a_template_finding_is_never_silent() {
         Kind::Syntax,
         Kind::HiddenText,
         Kind::Trigger,
+        Kind::Injected,
         Kind::RoleBranch,
         Kind::AnalysisLimit,
     ] {

@@ -200,6 +200,9 @@ pub(super) struct Walker<'t, 's> {
     /// the needle of `.startswith()` / `.split()` / `|replace`'s first
     /// argument. Its constants are not a branch's emitted text.
     quiet: u32,
+    /// Inside a macro's body walked at its definition (with unknown
+    /// arguments): what it emits is judged where it is called.
+    defining: u32,
     /// What was reported, to report it once.
     seen: HashSet<(Kind, usize, String)>,
     /// Findings: kind, byte offset in the template, message.
@@ -250,6 +253,7 @@ impl<'t, 's> Walker<'t, 's> {
             negated: false,
             trig: 0,
             quiet: 0,
+            defining: 0,
             seen: HashSet::new(),
             findings: Vec::new(),
             emitted: Vec::new(),
@@ -295,6 +299,17 @@ impl<'t, 's> Walker<'t, 's> {
         tokens::candidates(text, at, &mut self.emitted);
         if self.quiet > 0 {
             return;
+        }
+        // Outside a watched branch (which its judgment covers), constant
+        // text reaches every prompt.
+        if self.collectors.is_empty() && self.defining == 0 {
+            if let Some(what) = hidden::injected(text) {
+                self.finding(
+                    Kind::Injected,
+                    at,
+                    format!("the template writes constant text holding {what} into the prompt, whatever the conversation: an instruction the user never sees"),
+                );
+            }
         }
         for c in &mut self.collectors {
             if c.text.len() < MAX_COLLECTED {
@@ -602,9 +617,12 @@ impl<'t, 's> Walker<'t, 's> {
         for name in ["varargs", "kwargs", "caller"] {
             saved.push((name.to_string(), self.env.insert(name.to_string(), Val::runtime())));
         }
+        let defining = u32::from(args.is_none());
+        self.defining = self.defining.saturating_add(defining);
         self.cond = self.cond.saturating_add(1);
         self.stmts(&m.body);
         self.cond = self.cond.saturating_sub(1);
+        self.defining = self.defining.saturating_sub(defining);
         for (k, old) in saved.into_iter().rev() {
             match old {
                 Some(v) => self.env.insert(k, v),

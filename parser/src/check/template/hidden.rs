@@ -131,6 +131,52 @@ const INSTRUCTIONS: [&str; 44] = [
     "private key",
 ];
 
+/// Phrases that override the model's instructions: never in a benign
+/// template's own text (a subset of [`INSTRUCTIONS`] without the words
+/// benign system prompts use: Qwen3-Coder's tool prompt says "do not tell
+/// the user about function calls").
+const OVERRIDES: [&str; 14] = [
+    "ignore previous",
+    "ignore all previous",
+    "ignore the previous",
+    "ignore prior",
+    "ignore your instructions",
+    "ignore all instructions",
+    "ignore any instructions",
+    "ignore the above",
+    "disregard previous",
+    "disregard all",
+    "disregard your",
+    "disregard the above",
+    "forget your instructions",
+    "forget all previous",
+];
+
+/// Download-and-run commands (a subset of [`COMMANDS`] without the
+/// install commands a tool-use template may document).
+const DOWNLOAD_AND_RUN: [&str; 10] =
+    ["| sh", "|sh", "| bash", "|bash", "bash -c", "invoke-webrequest", "/dev/tcp/", "nc -e", "curl -s", "wget -q"];
+
+/// What in constant text emitted into every prompt is an injection: an
+/// instruction override or a download-and-run command. The matched
+/// snippet, shortened.
+pub fn injected(text: &str) -> Option<String> {
+    let lower = text.to_lowercase();
+    let find = |needles: &[&str]| needles.iter().find_map(|n| lower.find(n).map(|at| (at, n.len())));
+    let (what, (at, len)) = if let Some(m) = find(&OVERRIDES) {
+        ("an instruction override", m)
+    } else if let Some(m) = find(&DOWNLOAD_AND_RUN) {
+        ("a download-and-run command", m)
+    } else {
+        return None;
+    };
+    // The whole line the phrase is on, shortened.
+    let start = lower.get(..at).and_then(|h| h.rfind('\n')).map_or(0, |n| n.saturating_add(1));
+    let line: String =
+        text.get(start..).unwrap_or_default().lines().next().unwrap_or_default().chars().take(len.max(80)).collect();
+    Some(format!("{what} (`{}`)", line.trim()))
+}
+
 /// What in `text` makes an injected branch dangerous: a URL, an
 /// install / download / exfiltration command, or an instruction to the
 /// model. The matched snippet, shortened.

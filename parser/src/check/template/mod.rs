@@ -54,6 +54,9 @@ pub enum Kind {
     HiddenText,
     /// A trigger branch emitting an instruction, URL or command (`template-trigger`).
     Trigger,
+    /// Constant text, emitted whatever the conversation, that overrides the
+    /// model's instructions or runs a download (`template-injected-instruction`).
+    Injected,
     /// A branch on a custom role or another message field that replaces
     /// the message's content with constant text (`template-role-branch`).
     RoleBranch,
@@ -70,6 +73,7 @@ impl Kind {
             Kind::Syntax => RuleId::TemplateSyntax,
             Kind::HiddenText => RuleId::TemplateHiddenText,
             Kind::Trigger => RuleId::TemplateTrigger,
+            Kind::Injected => RuleId::TemplateInjectedInstruction,
             Kind::RoleBranch => RuleId::TemplateRoleBranch,
             Kind::AnalysisLimit => RuleId::TemplateAnalysisLimit,
         }
