@@ -9,7 +9,8 @@ SCANNER is one of:
   gguf-validate  `gguf-validate --profile strict --format json FILE`
                  ($GGUF_VALIDATE_BIN, default target/release/gguf-validate):
                  an alarm is a finding (any severity) of template-code-execution,
-                 template-hidden-text, template-trigger or template-role-branch.
+                 template-hidden-text, template-trigger, template-role-branch or
+                 template-injected-instruction.
   c4nary         `c4nary scan --json FILE` (PyPI c4nary==0.3.1): an alarm is a
                  FAIL or WARN finding of a template rule (TPL*, but TPL100
                  "matches a known-good template" and TPL101 "no template") or of
@@ -41,7 +42,13 @@ import sys
 from pathlib import Path
 
 BIN = Path(os.environ.get("GGUF_PEERS_BIN", Path(sys.executable).parent))
-ALARM_RULES = {"template-code-execution", "template-hidden-text", "template-trigger", "template-role-branch"}
+ALARM_RULES = {
+    "template-code-execution",
+    "template-hidden-text",
+    "template-trigger",
+    "template-role-branch",
+    "template-injected-instruction",
+}
 MODELAUDIT_TEMPLATE = re.compile(r"ssti|template|jinja|hidden|invisible|zero-width|bidi|unicode", re.I)
 
 

@@ -30,8 +30,13 @@ use serde::{Deserialize, Serialize};
 use crate::matrix::{Outcome, ReaderConfig, read_readers, reader_version, run_one};
 
 /// The rules of `gguf-validate` that are an alarm about a template.
-pub const ALARM_RULES: [&str; 4] =
-    ["template-code-execution", "template-hidden-text", "template-trigger", "template-role-branch"];
+pub const ALARM_RULES: [&str; 5] = [
+    "template-code-execution",
+    "template-hidden-text",
+    "template-trigger",
+    "template-role-branch",
+    "template-injected-instruction",
+];
 
 /// What a scanner should say about a case.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -186,6 +191,8 @@ pub fn class_of(file: &str) -> &'static str {
         "trigger"
     } else if name.contains("_template_role_branch_") {
         "role branch"
+    } else if name.contains("_template_injected_") {
+        "hidden instruction"
     } else if name.contains("_template_benign_") {
         "benign look-alike"
     } else {
@@ -603,7 +610,7 @@ mod tests {
         assert!(count(Want::Alarm) >= 50 && count(Want::Clean) >= 10, "{cases:?}");
         for c in &cases {
             match c.class.as_str() {
-                "code execution" | "obfuscation" | "trigger" | "role branch" => {
+                "code execution" | "obfuscation" | "trigger" | "role branch" | "hidden instruction" => {
                     assert_eq!(c.want, Want::Alarm, "{}", c.id)
                 }
                 "benign look-alike" => assert_eq!(c.want, Want::Clean, "{}", c.id),
