@@ -97,7 +97,7 @@ def test_url_against_a_loopback_server(cli: list[str], server: str) -> None:
 def test_unreadable_and_usage_errors() -> None:
     with pytest.raises(gv.UnreadableError) as e:
         gv.validate("corpus/no-such-file.gguf")
-    assert e.value.code == 2 and "no-such-file" in str(e.value)
+    assert e.value.code == 2 and "no-such-file.gguf: No such file" in str(e.value)
     assert isinstance(e.value, gv.GGUFValidateError)
     with pytest.raises(gv.UsageError):
         gv.validate("corpus/gguf/i_alignment_1.gguf", profile="lenient")
@@ -176,15 +176,22 @@ def test_rules_dump_hash(cli: list[str]) -> None:
     rules = gv.rules()
     assert rules == json.loads(run_cli(cli, "rules", "--format", "json").stdout)
     assert {"id", "group", "strict", "spec", "ggml", "description"} <= set(rules[0])
-    f = "corpus/gguf/" + next(p.name for p in sorted((ROOT / "corpus/gguf").glob("y_*.gguf")))
+    f = "corpus/samples/tiny-llama.gguf"
     d = gv.dump(f)
     assert d == json.loads(run_cli(cli, "dump", f).stdout)
     assert d["file_size"] == (ROOT / f).stat().st_size
     with pytest.raises(gv.UnreadableError):
         gv.dump("corpus/missing.gguf")
-    line = run_cli(cli, "hash", "--sha256", f).stdout.split()
-    assert gv.hash(f, "sha256") == line[line.index("sha256") + 1]
+    with pytest.raises(gv.NotGGUFError) as e:
+        gv.dump(next((ROOT / "corpus/legacy").glob("*")))
+    assert e.value.code == 1
+    for algo in ("xxh64", "sha1", "sha256", "uuid"):
+        lines = run_cli(cli, "hash", "--algo", algo, f).stdout.splitlines()
+        model = lines[-1].split()
+        assert model[0] == algo and model[2] == f
+        assert gv.hash(f, algo) == model[1]
     per = gv.hash(f, "xxh64", per_tensor=True)
-    assert isinstance(per, dict) and "" in per
+    lines = [line.split() for line in run_cli(cli, "hash", f).stdout.splitlines()]
+    assert per == {(name.split(":", 1)[1] if ":" in name else ""): digest for _, digest, name in lines}
     with pytest.raises(gv.UsageError):
         gv.hash(f, "md5")

@@ -186,6 +186,10 @@ def _options(
     )
 
 
+def _unreadable(entry: Mapping[str, Any]) -> UnreadableError:
+    return UnreadableError(f"{entry['path']}: {entry.get('error', 'unreadable')}")
+
+
 def validate(
     source: Source,
     *,
@@ -216,7 +220,7 @@ def validate(
     unreadable, text = _call(_native.validate, _source(source), *opts)
     entry = json.loads(text)
     if unreadable:
-        raise UnreadableError(entry.get("error", "unreadable"))
+        raise _unreadable(entry)
     return Report._of(entry)
 
 
@@ -248,7 +252,7 @@ def validate_many(
     results = _call(_native.validate_many, [_source(s) for s in sources], n, *opts)
     for unreadable, text in results:
         entry = json.loads(text)
-        yield UnreadableError(entry.get("error", "unreadable")) if unreadable else Report._of(entry)
+        yield _unreadable(entry) if unreadable else Report._of(entry)
 
 
 def rules() -> list[dict[str, Any]]:
