@@ -47,7 +47,7 @@ pub fn main_with_args(args: Vec<OsString>) -> u8 {
             return u8::try_from(e.exit_code()).unwrap_or(EXIT_USAGE);
         }
     };
-    let code = match cli.command {
+    match cli.command {
         Some(Command::Rules { format }) => report_io(render::rules(format)),
         Some(Command::Dump { file, tensor: Some(name), dequant, output: Some(out), .. }) => {
             convert::dump_tensor(&file, &name, dequant, &out)
@@ -66,8 +66,7 @@ pub fn main_with_args(args: Vec<OsString>) -> u8 {
             inspect::derive(&base, &quant, json, imatrix.as_deref())
         }
         None => validate::run(&cli.validate, &matches),
-    };
-    code
+    }
 }
 
 pub fn report_io(r: std::io::Result<()>) -> u8 {

@@ -7,11 +7,11 @@
 //! classes and raises its own exceptions (`gguf_validate._errors`), so
 //! everything a caller sees is picklable.
 //!
-//! `unsafe_code` is denied (not forbidden, as in the other crates): pyo3's
-//! `#[pymodule]`/`#[pyfunction]`/`#[pyclass]` macros expand to FFI glue
-//! that carries `#[allow(unsafe_code)]`, which `forbid` would reject. This
-//! file itself has no `unsafe` block.
-#![deny(unsafe_code)]
+//! Like every crate of the workspace, `#![forbid(unsafe_code)]`: pyo3
+//! 0.30's macros expand without `unsafe` in this crate, the buffer is
+//! copied with `PyBuffer::to_vec` and NumPy arrays are read through
+//! `PyReadonlyArray::as_slice` (both safe).
+#![forbid(unsafe_code)]
 
 use std::ops::ControlFlow;
 use std::path::{Path, PathBuf};
