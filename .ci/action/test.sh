@@ -13,7 +13,8 @@
 #   (d) run.sh install from a built wheel (GGUF_VALIDATE_TEST_WHEEL), as the
 #       action installs the released one: checksum verified, then validate
 #       runs the installed command; a wrong checksum and the cargo
-#       fallback without cargo are refused.
+#       fallback without cargo are refused; pre-commit installs the hook
+#       (`language: python`, the root pyproject.toml) from that wheel.
 #
 #   python3 -m pip install -r .ci/action/requirements.txt
 #   GGUF_VALIDATE_BIN=target/release/gguf-validate [GGUF_VALIDATE_TEST_WHEEL=WHEEL] bash .ci/action/test.sh
@@ -282,6 +283,17 @@ if [ -n "${GGUF_VALIDATE_TEST_WHEEL:-}" ]; then
     check "$name: nothing was installed" test ! -e "$work/t2/gguf-validate/bin/gguf-validate"
     summary=$work/s
     summary_has "$name" "SHA-256 is not the expected one"
+    name="pre-commit hook (language: python) from the wheel"
+    if command -v git >/dev/null && git rev-parse --git-dir >/dev/null 2>&1; then
+        rc=0
+        PIP_FIND_LINKS=$(dirname "$wheel") PRE_COMMIT_HOME="$work/pre-commit" python3 -m pre_commit try-repo "$root" \
+            gguf-validate --files corpus/samples/tiny-llama.gguf "corpus/gguf/$invalid_case" >"$work/pc.log" 2>&1 || rc=$?
+        check "$name: fails on the invalid file (exit 1)" test "$rc" = 1
+        check "$name: ran the installed command on both files" has "$work/pc.log" "2 files: 1 valid, 1 invalid"
+    else
+        skipped=$((skipped + 1))
+        echo "skip $name: not a git checkout"
+    fi
 else
     skipped=$((skipped + 1))
     echo "skip (d): GGUF_VALIDATE_TEST_WHEEL is not set (a built wheel)"
