@@ -195,3 +195,29 @@ def test_rules_dump_hash(cli: list[str]) -> None:
     assert per == {(name.split(":", 1)[1] if ":" in name else ""): digest for _, digest, name in lines}
     with pytest.raises(gv.UsageError):
         gv.hash(f, "md5")
+
+
+def test_config_explicit_discovered_or_none(cli: list[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import shutil
+
+    shutil.copy(ROOT / "corpus/gguf/i_alignment_1.gguf", tmp_path / "m.gguf")
+    (tmp_path / "gguf-validate.toml").write_text('[rules]\nalignment-multiple-of-8 = "allow"\n')
+    monkeypatch.chdir(tmp_path)
+    assert not gv.validate("m.gguf").valid  # no config by default
+    assert gv.validate("m.gguf", config=True).valid  # discovered, as the CLI does
+    assert gv.validate("m.gguf", config=tmp_path / "gguf-validate.toml").valid
+    out = run_cli(cli, "--format", "json", "m.gguf", cwd=tmp_path)
+    assert gv.validate("m.gguf", config=True).to_dict() == __import__("json").loads(out.stdout)["files"][0]
+    (tmp_path / "bad.toml").write_text("[rules\n")
+    with pytest.raises(gv.UsageError):
+        gv.validate("m.gguf", config=tmp_path / "bad.toml")
+
+
+def test_timeout_and_options_reach_the_pipeline() -> None:
+    f = "corpus/gguf/i_alignment_1.gguf"
+    assert gv.validate(f, timeout=30).to_dict() == gv.validate(f).to_dict()
+    assert gv.validate(f, profile="spec").profile == "spec"
+    r = gv.validate("corpus/samples/tiny-llama.gguf", check_data=True)
+    assert {"layer": "data", "checked": True} in [dict(e) for e in r.examined] or r.to_dict().get("data")
+    c = gv.validate("corpus/samples/tiny-llama.gguf", container_only=True)
+    assert any(e["layer"] == "model" and not e["checked"] for e in c.examined)
