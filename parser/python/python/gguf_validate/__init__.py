@@ -11,9 +11,9 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, NamedTuple, Union
+from typing import TYPE_CHECKING, Any, NamedTuple, ParamSpec, TypeVar, Union, cast
 
 from gguf_validate import _native
 from gguf_validate._errors import GGUFValidateError, NotGGUFError, UnreadableError, UsageError, _translate
@@ -109,7 +109,7 @@ class Report:
 
     def to_dict(self) -> dict[str, Any]:
         """The command line's JSON entry of this file, as Python objects."""
-        return json.loads(json.dumps(self._entry))
+        return cast(dict[str, Any], json.loads(json.dumps(self._entry)))
 
     def to_json(self, indent: int | None = None) -> str:
         """The command line's JSON entry of this file, as text."""
@@ -129,7 +129,11 @@ class GGMLType(NamedTuple):
     status: str
 
 
-def _call(fn: Any, *args: Any, **kwargs: Any) -> Any:
+_P = ParamSpec("_P")
+_T = TypeVar("_T")
+
+
+def _call(fn: Callable[_P, _T], *args: _P.args, **kwargs: _P.kwargs) -> _T:
     try:
         return fn(*args, **kwargs)
     except ValueError as e:
@@ -259,7 +263,7 @@ def rules() -> list[dict[str, Any]]:
     """The rule catalogue (`gguf-validate rules --format json`): id, group,
     whether it is fatal, its level under each profile, citation,
     description and divergence from ggml."""
-    return json.loads(_native.rules())
+    return cast(list[dict[str, Any]], json.loads(_native.rules()))
 
 
 def dump(source: str | os.PathLike[str], *, full: bool = False) -> dict[str, Any]:
@@ -267,7 +271,7 @@ def dump(source: str | os.PathLike[str], *, full: bool = False) -> dict[str, Any
     long arrays are cut unless `full`. Raises `NotGGUFError` for a file that
     is not GGUF v2/v3."""
     text, _complete = _call(_native.dump, os.fspath(source), full)
-    return json.loads(text)
+    return cast(dict[str, Any], json.loads(text))
 
 
 def hash(  # noqa: A001 - the command line's name
@@ -292,9 +296,8 @@ def derive(
     `base`'s tensor of the same name (with `imatrix`'s weights when given):
     one dict per tensor with `name`, `type` and `verdict` (`identical`,
     `differs` or `not-derivable`, with details)."""
-    return json.loads(
-        _call(_native.derive, os.fspath(base), os.fspath(quant), None if imatrix is None else os.fspath(imatrix))
-    )
+    text = _call(_native.derive, os.fspath(base), os.fspath(quant), None if imatrix is None else os.fspath(imatrix))
+    return cast(list[dict[str, Any]], json.loads(text))
 
 
 def ggml_types() -> list[GGMLType]:
