@@ -20,7 +20,14 @@ INPUT_ENV = {
     "sarif-upload": "GGUF_VALIDATE_SARIF_UPLOAD",
 }
 
+# input name -> the variable run.sh's install reads it from
+INSTALL_ENV = {"install": "GGUF_VALIDATE_INSTALL"}
+
 results = []
+
+
+def by_name(steps, name):
+    return next((s for s in steps if s.get("name") == name), {})
 
 
 def check(name, ok, why=""):
@@ -49,8 +56,16 @@ def main(path):
         if env.get(var, "").replace(" ", "") != "${{inputs.%s}}" % name
     ]
     check("every input reaches the validate step through env:", not missing, f"missing {missing}")
-    unknown = set(action.get("inputs", {})) - set(INPUT_ENV)
-    check("no input that the validate step does not receive", not unknown, f"{unknown}")
+    install_env = by_name(steps, "Install gguf-validate").get("env", {})
+    missing = [
+        f"{name} -> {var}"
+        for name, var in INSTALL_ENV.items()
+        if install_env.get(var, "").replace(" ", "") != "${{inputs.%s}}" % name
+    ]
+    check("the install input reaches the install step through env:", not missing, f"missing {missing}")
+    unknown = set(action.get("inputs", {})) - set(INPUT_ENV) - set(INSTALL_ENV)
+    check("no input that the validate or install step does not receive", not unknown, f"{unknown}")
+    check("install defaults to the wheel", action["inputs"]["install"].get("default") == "wheel")
 
     for name in ("paths", "args"):
         desc = action["inputs"][name]["description"]

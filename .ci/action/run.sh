@@ -2,7 +2,10 @@
 # The steps of the composite action (action.yml), kept here so that they can
 # be linted and run locally (.ci/action/test.sh does).
 #
-#   run.sh install         cargo install gguf-validate from this checkout
+#   run.sh install         install gguf-validate: the released wheel of this
+#                          action's version (pip, into a virtual environment,
+#                          binary only, its SHA-256 checked), or with cargo
+#                          install from this checkout when asked
 #   run.sh validate        validate, annotate, write the job summary and outputs
 #   run.sh upload-failed   explain a failed SARIF upload in the job summary
 #
@@ -15,6 +18,10 @@
 #   GGUF_VALIDATE_PR_HEAD_REPO  owner/name of a pull request's head repository
 #   GGUF_VALIDATE_BIN           a gguf-validate binary to use instead of
 #                               installing one (the local tests set it)
+#   GGUF_VALIDATE_INSTALL       wheel (default) or cargo (the explicit
+#                               fallback: compiles, needs a Rust toolchain)
+#   GGUF_VALIDATE_WHEEL         a wheel file to install instead of PyPI's
+#   GGUF_VALIDATE_WHEEL_SHA256  the SHA-256 that wheel must have
 # and the runner's RUNNER_TEMP, GITHUB_OUTPUT, GITHUB_STEP_SUMMARY,
 # GITHUB_ACTION_PATH, GITHUB_REPOSITORY, GITHUB_ACTOR.
 #
@@ -75,16 +82,57 @@ junit_total() {
     sed -n "s/.*<testsuites[^>]* $2=\"\\([0-9][0-9]*\\)\".*/\\1/p" "$1" | head -n 1
 }
 
+# The action's own version: the workspace's (the wheel of the same tag).
+action_version() {
+    sed -n 's/^version = "\(.*\)"$/\1/p' "$GITHUB_ACTION_PATH/Cargo.toml" | head -n 1
+}
+
+# The wheel into a virtual environment under RUNNER_TEMP: a pinned version
+# from PyPI (pip checks the SHA-256 the index lists for the file, and
+# never builds from source), or GGUF_VALIDATE_WHEEL checked against
+# GGUF_VALIDATE_WHEEL_SHA256.
+install_wheel() {
+    local req
+    command -v python3 >/dev/null 2>&1 ||
+        refuse "python3 is not on PATH: add actions/setup-python (3.11 or newer) before this action, or set install: cargo"
+    python3 -c 'import sys; sys.exit(sys.version_info < (3, 11))' ||
+        refuse "the gguf-validate wheel needs Python 3.11 or newer (found $(python3 --version 2>&1)): add actions/setup-python, or set install: cargo"
+    if [ -n "${GGUF_VALIDATE_WHEEL:-}" ]; then
+        if [ -n "${GGUF_VALIDATE_WHEEL_SHA256:-}" ]; then
+            printf '%s  %s\n' "$GGUF_VALIDATE_WHEEL_SHA256" "$GGUF_VALIDATE_WHEEL" | sha256sum -c --quiet - ||
+                refuse "the wheel's SHA-256 is not the expected one: not installed"
+        fi
+        req=$GGUF_VALIDATE_WHEEL
+    else
+        : "${GITHUB_ACTION_PATH:?GITHUB_ACTION_PATH is not set}"
+        req="gguf-validate==$(action_version)"
+    fi
+    python3 -m venv "$install_root/venv"
+    "$install_root/venv/bin/python" -m pip install --disable-pip-version-check --quiet --only-binary :all: "$req" ||
+        refuse "pip could not install $req (set install: cargo to build it instead)"
+    mkdir -p "$install_root/bin"
+    ln -sf "$install_root/venv/bin/gguf-validate" "$install_root/bin/gguf-validate"
+    "$install_root/bin/gguf-validate" --version
+}
+
+install_cargo() {
+    : "${GITHUB_ACTION_PATH:?GITHUB_ACTION_PATH is not set}"
+    if ! command -v cargo >/dev/null 2>&1; then
+        refuse "cargo is not on PATH: install: cargo builds gguf-validate with cargo install; add a Rust toolchain step (e.g. dtolnay/rust-toolchain@stable) before it"
+    fi
+    cargo install --locked --path "$GITHUB_ACTION_PATH/parser/cli" --root "$install_root"
+}
+
 cmd_install() {
     if [ -n "${GGUF_VALIDATE_BIN:-}" ]; then
         echo "GGUF_VALIDATE_BIN is set: using $GGUF_VALIDATE_BIN, nothing to install"
         return 0
     fi
-    : "${GITHUB_ACTION_PATH:?GITHUB_ACTION_PATH is not set}"
-    if ! command -v cargo >/dev/null 2>&1; then
-        refuse "cargo is not on PATH: this action builds gguf-validate with cargo install; add a Rust toolchain step (e.g. dtolnay/rust-toolchain@stable) before it"
-    fi
-    cargo install --locked --path "$GITHUB_ACTION_PATH/parser/cli" --root "$install_root"
+    case "${GGUF_VALIDATE_INSTALL:-wheel}" in
+        wheel) install_wheel ;;
+        cargo) install_cargo ;;
+        *) refuse "input install must be wheel or cargo" ;;
+    esac
 }
 
 cmd_validate() {

@@ -9,10 +9,15 @@
 #   (c) run.sh run locally as the action runs it (fake RUNNER_TEMP,
 #       GITHUB_OUTPUT, GITHUB_STEP_SUMMARY; a prebuilt binary) on paths with
 #       spaces and hostile inputs: no injected command runs, the exit codes
-#       and the job summary are right.
+#       and the job summary are right;
+#   (d) run.sh install from a built wheel (GGUF_VALIDATE_TEST_WHEEL), as the
+#       action installs the released one: checksum verified, then validate
+#       runs the installed command; a wrong checksum and the cargo
+#       fallback without cargo are refused; pre-commit installs the hook
+#       (`language: python`, the root pyproject.toml) from that wheel.
 #
 #   python3 -m pip install -r .ci/action/requirements.txt
-#   GGUF_VALIDATE_BIN=target/release/gguf-validate bash .ci/action/test.sh
+#   GGUF_VALIDATE_BIN=target/release/gguf-validate [GGUF_VALIDATE_TEST_WHEEL=WHEEL] bash .ci/action/test.sh
 #
 # Closes with `N passed, M failed` (`, K skipped` when shellcheck is absent);
 # exits 1 when anything failed.
@@ -253,6 +258,62 @@ name="upload-failed"
 check "$name: explains in the summary" quiet env -i PATH="$PATH" RUNNER_TEMP="$work/t" GITHUB_STEP_SUMMARY="$work/s" bash "$run_sh" upload-failed
 summary=$work/s
 summary_has "$name" "security-events: write"
+
+echo "== (d) install: the wheel (as released), checksum verified; the fallback's refusals"
+if [ -n "${GGUF_VALIDATE_TEST_WHEEL:-}" ]; then
+    case $GGUF_VALIDATE_TEST_WHEEL in /*) wheel=$GGUF_VALIDATE_TEST_WHEEL ;; *) wheel=$root/$GGUF_VALIDATE_TEST_WHEEL ;; esac
+    sum=$(sha256sum "$wheel" | cut -d' ' -f1)
+    t=$work/wheel
+    name="install from the wheel"
+    check "$name: pip installs it into a virtual environment" quiet env -i PATH="$PATH" HOME="$work" \
+        RUNNER_TEMP="$t" GGUF_VALIDATE_WHEEL="$wheel" GGUF_VALIDATE_WHEEL_SHA256="$sum" bash "$run_sh" install
+    installed=$t/gguf-validate/bin/gguf-validate
+    check "$name: the installed command reports the version" quiet "$installed" --version
+    run_case "$name: validate runs the installed command" 0 GGUF_VALIDATE_PATHS="my models/tiny llama.gguf" \
+        GGUF_VALIDATE_BIN="$installed"
+    summary_has "$name: validate runs the installed command" "| 1 | 1 | 0 | 0 |"
+    run_case "$name: an invalid file still fails the step" 1 GGUF_VALIDATE_PATHS="$root/corpus/gguf/$invalid_case" \
+        GGUF_VALIDATE_BIN="$installed"
+    name="install from a wheel with another checksum"
+    : >"$work/s"
+    rc=0
+    env -i PATH="$PATH" HOME="$work" RUNNER_TEMP="$work/t2" GITHUB_STEP_SUMMARY="$work/s" GGUF_VALIDATE_WHEEL="$wheel" \
+        GGUF_VALIDATE_WHEEL_SHA256="$(printf '0%.0s' {1..64})" bash "$run_sh" install >/dev/null 2>&1 || rc=$?
+    check "$name: is refused (exit 2)" test "$rc" = 2
+    check "$name: nothing was installed" test ! -e "$work/t2/gguf-validate/bin/gguf-validate"
+    summary=$work/s
+    summary_has "$name" "SHA-256 is not the expected one"
+    name="pre-commit hook (language: python) from the wheel"
+    if command -v git >/dev/null && git rev-parse --git-dir >/dev/null 2>&1; then
+        rc=0
+        PIP_FIND_LINKS=$(dirname "$wheel") PRE_COMMIT_HOME="$work/pre-commit" python3 -m pre_commit try-repo "$root" \
+            gguf-validate --files corpus/samples/tiny-llama.gguf "corpus/gguf/$invalid_case" >"$work/pc.log" 2>&1 || rc=$?
+        check "$name: fails on the invalid file (exit 1)" test "$rc" = 1
+        check "$name: ran the installed command on both files" has "$work/pc.log" "2 files: 1 valid, 1 invalid"
+    else
+        skipped=$((skipped + 1))
+        echo "skip $name: not a git checkout"
+    fi
+else
+    skipped=$((skipped + 1))
+    echo "skip (d): GGUF_VALIDATE_TEST_WHEEL is not set (a built wheel)"
+fi
+name="install: cargo without cargo on PATH"
+: >"$work/s"
+rc=0
+env -i PATH=/nonexistent RUNNER_TEMP="$work/t3" GITHUB_STEP_SUMMARY="$work/s" GITHUB_ACTION_PATH="$root" \
+    GGUF_VALIDATE_INSTALL=cargo /bin/bash "$run_sh" install >/dev/null 2>&1 || rc=$?
+check "$name: is refused (exit 2)" test "$rc" = 2
+summary=$work/s
+summary_has "$name" "cargo is not on PATH"
+name="install: an unknown method"
+: >"$work/s"
+rc=0
+env -i PATH="$PATH" RUNNER_TEMP="$work/t4" GITHUB_STEP_SUMMARY="$work/s" GGUF_VALIDATE_INSTALL=npm \
+    bash "$run_sh" install >/dev/null 2>&1 || rc=$?
+check "$name: is refused (exit 2)" test "$rc" = 2
+summary=$work/s
+summary_has "$name" "input install must be wheel or cargo"
 
 echo
 echo "== what a run shows on hostile inputs (log, then job summary):"

@@ -329,6 +329,21 @@ impl Config {
         dir.ancestors().map(|d| d.join(CONFIG_FILE_NAME)).find(|p| p.is_file())
     }
 
+    /// The config of a run: `explicit` (trusted) when given, else the
+    /// nearest `gguf-validate.toml` from the working directory up when
+    /// `discover`, else none. Every front end resolves its config here.
+    pub fn for_run(explicit: Option<&Path>, discover: bool) -> Result<Option<Config>, String> {
+        if let Some(p) = explicit {
+            let p = std::path::absolute(p).unwrap_or_else(|_| p.to_path_buf());
+            return Config::load(&p, Origin::Explicit).map(Some);
+        }
+        if !discover {
+            return Ok(None);
+        }
+        let cwd = std::env::current_dir().unwrap_or_default();
+        Config::discover(&cwd).map(|p| Config::load(&p, Origin::Discovered)).transpose()
+    }
+
     /// The rule levels of the config for a file at `path`, to apply before
     /// the command line's (`[rules]`, then matching `[[overrides]]`).
     pub fn levels_for(&self, path: &Path) -> Vec<(RuleId, Level)> {

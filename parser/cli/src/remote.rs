@@ -134,22 +134,10 @@ pub fn opener_for(
 pub fn opener(args: &RemoteArgs, connections: usize) -> Result<Arc<dyn UrlOpener>, String> {
     use std::time::Duration;
 
-    use gguf_validate::remote::{self, Url};
-    use gguf_validate_http::{Client, HttpOptions, Opener};
+    use gguf_validate_http::{HttpOptions, Opener};
 
-    let endpoint = std::env::var("HF_ENDPOINT").ok().filter(|e| !e.is_empty());
-    let hub = Url::parse(endpoint.as_deref().unwrap_or(remote::HF_DEFAULT_ENDPOINT))
-        .map_err(|e| format!("HF_ENDPOINT: {e}"))?;
-    let token = std::env::var("HF_TOKEN").ok().filter(|t| !t.trim().is_empty()).map(|t| (hub, t.trim().to_string()));
-    let mut extra_roots_pem = Vec::new();
-    for f in &args.ca_certs {
-        let pem = std::fs::read(f).map_err(|e| format!("--ca-cert {}: {e}", crate::render::display_path(f)))?;
-        extra_roots_pem.push(pem);
-    }
     let opts = HttpOptions {
         headers: args.header_pairs()?,
-        token,
-        extra_roots_pem,
         retries: args.retries,
         timeout: Duration::from_secs_f64(args.http_timeout),
         request_deadline: Duration::from_secs_f64(args.http_timeout)
@@ -158,8 +146,7 @@ pub fn opener(args: &RemoteArgs, connections: usize) -> Result<Arc<dyn UrlOpener
         connections,
         ..HttpOptions::default()
     };
-    let client = Client::new(opts).map_err(|e| format!("--ca-cert: {e}"))?;
-    Ok(Arc::new(Opener::new(client, endpoint)))
+    Ok(Arc::new(Opener::from_env(opts, &args.ca_certs)?))
 }
 
 /// Without the `remote` feature there is no HTTP client: URLs are refused.

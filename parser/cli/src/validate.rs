@@ -10,7 +10,7 @@ use std::time::Duration;
 
 use gguf_validate::Options;
 use gguf_validate::check_data::DataOptions;
-use gguf_validate::config::{self, Baseline, Config};
+use gguf_validate::config::{Baseline, Config};
 use gguf_validate::io::OpenPolicy;
 use gguf_validate::limits::MetadataLimits;
 use gguf_validate::pipeline::{Item, Outcome, Pipeline, Settings};
@@ -43,20 +43,6 @@ fn overrides(args: &ValidateArgs, matches: &clap::ArgMatches) -> Result<Vec<(Rul
     Ok(all.into_iter().map(|(_, r, l)| (r, l)).collect())
 }
 
-/// The config: `--config` (trusted), else the nearest `gguf-validate.toml`
-/// (unless `--no-config`).
-fn load_config(args: &ValidateArgs) -> Result<Option<Config>, String> {
-    if args.no_config {
-        return Ok(None);
-    }
-    if let Some(p) = &args.config {
-        let p = std::path::absolute(p).unwrap_or_else(|_| p.clone());
-        return Config::load(&p, config::Origin::Explicit).map(Some);
-    }
-    let cwd = std::env::current_dir().unwrap_or_default();
-    Config::discover(&cwd).map(|p| Config::load(&p, config::Origin::Discovered)).transpose()
-}
-
 /// The exit code one file's outcome asks for.
 fn file_code(outcome: &Outcome) -> u8 {
     match outcome {
@@ -72,7 +58,7 @@ pub fn run(args: &ValidateArgs, matches: &clap::ArgMatches) -> u8 {
         render::error(&e);
         return EXIT_USAGE;
     }
-    let config = match load_config(args) {
+    let config = match Config::for_run(args.config.as_deref(), !args.no_config) {
         Ok(c) => c,
         Err(e) => {
             render::error(&e);

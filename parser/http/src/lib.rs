@@ -1115,6 +1115,27 @@ impl Opener {
         Opener { client, endpoint }
     }
 
+    /// The opener a front end builds for a run: `opts` with the
+    /// certificates of the PEM files `ca_certs` trusted too, `hf://` names
+    /// resolved against `HF_ENDPOINT` (huggingface.co when unset), and
+    /// `HF_TOKEN` sent to that hub only (unless `opts` has a token). The
+    /// command line and the Python bindings both build theirs here.
+    pub fn from_env(mut opts: HttpOptions, ca_certs: &[std::path::PathBuf]) -> Result<Opener, String> {
+        let endpoint = std::env::var("HF_ENDPOINT").ok().filter(|e| !e.is_empty());
+        let hub = Url::parse(endpoint.as_deref().unwrap_or(gguf_validate::remote::HF_DEFAULT_ENDPOINT))
+            .map_err(|e| format!("HF_ENDPOINT: {e}"))?;
+        if opts.token.is_none() {
+            opts.token =
+                std::env::var("HF_TOKEN").ok().filter(|t| !t.trim().is_empty()).map(|t| (hub, t.trim().to_string()));
+        }
+        for f in ca_certs {
+            let shown = gguf_validate::pipeline::Input::Path(f.clone()).shown();
+            opts.extra_roots_pem.push(std::fs::read(f).map_err(|e| format!("--ca-cert {shown}: {e}"))?);
+        }
+        let client = Client::new(opts).map_err(|e| format!("--ca-cert: {e}"))?;
+        Ok(Opener::new(client, endpoint))
+    }
+
     /// Opens a URL or `hf://` name as an [`HttpSource`].
     pub fn open_http(&self, input: &str, deadline: Option<Instant>) -> Result<HttpSource, OpenFailure> {
         let target = gguf_validate::remote::resolve(input, self.endpoint.as_deref())

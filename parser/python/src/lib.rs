@@ -1,0 +1,418 @@
+//! `gguf_validate._native`: the extension module of the `gguf-validate`
+//! wheel. It is a thin layer: every call goes to the library's pipeline,
+//! the command line's own functions (`main_with_args`, `dump`, `derive`,
+//! the rule rows) or the numerics, with the GIL released while Rust works.
+//! Results cross as JSON text (the same JSON the command line prints) or
+//! NumPy arrays; the Python package `gguf_validate` wraps them in typed
+//! classes and raises its own exceptions (`gguf_validate._errors`), so
+//! everything a caller sees is picklable.
+//!
+//! Like every crate of the workspace, `#![forbid(unsafe_code)]`: pyo3
+//! 0.30's macros expand without `unsafe` in this crate, the buffer is
+//! copied with `PyBuffer::to_vec` and NumPy arrays are read through
+//! `PyReadonlyArray::as_slice` (both safe).
+#![forbid(unsafe_code)]
+
+use std::ops::ControlFlow;
+use std::path::{Path, PathBuf};
+use std::sync::mpsc::{Receiver, SyncSender, sync_channel};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use gguf_numerics::{GgmlType, TypeStatus};
+use gguf_validate::Options;
+use gguf_validate::check_data::{DEFAULT_MAX_LISTED_PER_TENSOR, DataOptions};
+use gguf_validate::config::Config;
+use gguf_validate::hash::{Algo, Algos, HashOptions, Part};
+use gguf_validate::io as gio;
+use gguf_validate::limits::MetadataLimits;
+use gguf_validate::pipeline::{Input, Item, Outcome, Pipeline, Settings};
+use gguf_validate::remote::UrlOpener;
+use gguf_validate::rules::Profile;
+use gguf_validate_http::{HttpOptions, Opener};
+use numpy::{PyArray1, PyReadonlyArray1};
+use pyo3::buffer::PyBuffer;
+use pyo3::exceptions::PyStopIteration;
+use pyo3::prelude::*;
+
+/// What goes wrong, as the Python package's exceptions name it: a kind
+/// (`usage`, `unreadable`) and a message. The package raises
+/// `UsageError`/`UnreadableError` from it.
+fn failure(kind: &str, message: impl Into<String>) -> PyErr {
+    pyo3::exceptions::PyValueError::new_err((kind.to_string(), message.into()))
+}
+
+fn usage(message: impl Into<String>) -> PyErr {
+    failure("usage", message)
+}
+
+fn unreadable(message: impl Into<String>) -> PyErr {
+    failure("unreadable", message)
+}
+
+/// A source as the package passes it: a path or URL, or bytes (a
+/// one-byte-item buffer: the package casts other buffers to bytes).
+#[derive(FromPyObject)]
+enum Source {
+    Path(PathBuf),
+    Bytes(PyBuffer<u8>),
+}
+
+impl Source {
+    fn input(&self, py: Python<'_>) -> PyResult<Input> {
+        match self {
+            Source::Path(p) => Ok(Input::from_path(p.clone())),
+            Source::Bytes(b) => Ok(Input::bytes("<bytes>", b.to_vec(py)?)),
+        }
+    }
+}
+
+/// A run's settings from the keyword arguments of `validate`.
+#[derive(Clone, Debug)]
+struct RunOptions {
+    profile: Option<String>,
+    check_data: bool,
+    container_only: bool,
+    config: Option<PathBuf>,
+    discover_config: bool,
+    deny_warnings: bool,
+    timeout: Option<f64>,
+    headers: Vec<(String, String)>,
+    ca_certs: Vec<PathBuf>,
+    http_timeout: Option<f64>,
+}
+
+/// The pipeline of a run, as the command line's `validate` builds it
+/// (config, profile, options, URL opener only when an input is a URL).
+fn pipeline(o: &RunOptions, inputs: &[Input], jobs: usize) -> PyResult<(Pipeline, Profile)> {
+    let config = Config::for_run(o.config.as_deref(), o.discover_config).map_err(usage)?;
+    let profile = match &o.profile {
+        Some(name) => Profile::ALL
+            .into_iter()
+            .find(|p| p.name() == name)
+            .ok_or_else(|| usage(format!("profile `{name}`: expected `strict`, `spec` or `ggml`")))?,
+        None => config.as_ref().and_then(|c| c.profile).unwrap_or_default(),
+    };
+    let timeout = match o.timeout {
+        Some(t) if !(t.is_finite() && t > 0.0) => {
+            return Err(usage(format!("timeout {t}: a positive number of seconds")));
+        }
+        t => t.map(Duration::from_secs_f64),
+    };
+    let opener: Option<Arc<dyn UrlOpener>> = if inputs.iter().any(|i| i.url().is_some()) {
+        let mut http = HttpOptions { headers: o.headers.clone(), connections: jobs, ..HttpOptions::default() };
+        if let Some(t) = o.http_timeout.filter(|t| t.is_finite() && *t > 0.0) {
+            http.timeout = Duration::from_secs_f64(t);
+            http.request_deadline = http.timeout.saturating_mul(gguf_validate::limits::REMOTE_REQUEST_DEADLINE_READS);
+        }
+        Some(Arc::new(Opener::from_env(http, &o.ca_certs).map_err(usage)?))
+    } else {
+        None
+    };
+    let settings = Settings {
+        options: Options {
+            profile,
+            overrides: Vec::new(),
+            deny_warnings: o.deny_warnings || config.as_ref().and_then(|c| c.deny_warnings).unwrap_or(false),
+            container_only: o.container_only || config.as_ref().and_then(|c| c.container_only).unwrap_or(false),
+            limits: MetadataLimits::default(),
+        },
+        check_data: o.check_data.then(|| DataOptions::listing(DEFAULT_MAX_LISTED_PER_TENSOR)),
+        timeout,
+        metadata_hash: config.as_ref().is_some_and(Config::has_pins),
+        opener,
+        ..Settings::default()
+    };
+    Ok((Pipeline { settings, config, ..Pipeline::default() }, profile))
+}
+
+/// One file's JSON entry (`pipeline::json::file`) as text.
+fn entry(input: &Input, outcome: &Outcome, profile: Profile, set: Option<&str>) -> String {
+    gguf_validate::pipeline::json::file(&input.json_name(), outcome, profile, set).to_string()
+}
+
+#[pyfunction]
+#[pyo3(signature = (source, profile, check_data, container_only, config, discover_config, deny_warnings, timeout, headers, ca_certs, http_timeout))]
+#[allow(clippy::too_many_arguments)]
+fn validate(
+    py: Python<'_>,
+    source: Source,
+    profile: Option<String>,
+    check_data: bool,
+    container_only: bool,
+    config: Option<PathBuf>,
+    discover_config: bool,
+    deny_warnings: bool,
+    timeout: Option<f64>,
+    headers: Vec<(String, String)>,
+    ca_certs: Vec<PathBuf>,
+    http_timeout: Option<f64>,
+) -> PyResult<(bool, String)> {
+    let o = RunOptions {
+        profile,
+        check_data,
+        container_only,
+        config,
+        discover_config,
+        deny_warnings,
+        timeout,
+        headers,
+        ca_certs,
+        http_timeout,
+    };
+    let input = source.input(py)?;
+    py.detach(|| {
+        let (p, profile) = pipeline(&o, std::slice::from_ref(&input), 1)?;
+        let v = p.validate(&input);
+        Ok((matches!(v.outcome, Outcome::Unreadable(_)), entry(&input, &v.outcome, profile, None)))
+    })
+}
+
+/// One entry of a `validate_many` run: whether the file was unreadable,
+/// and its JSON.
+type Entry = (bool, String);
+
+/// The results of `validate_many`, in input order, as the pipeline's
+/// worker thread produces them (at most `2 * jobs` ahead of the reader).
+#[pyclass(module = "gguf_validate._native")]
+struct Results {
+    rx: Mutex<Receiver<PyResult<Entry>>>,
+}
+
+#[pymethods]
+impl Results {
+    fn __iter__(slf: PyRef<'_, Self>) -> PyRef<'_, Self> {
+        slf
+    }
+
+    fn __next__(&self, py: Python<'_>) -> PyResult<Entry> {
+        let next = py.detach(|| self.rx.lock().map(|rx| rx.recv().ok()).unwrap_or(None));
+        next.unwrap_or_else(|| Err(PyStopIteration::new_err(())))
+    }
+}
+
+#[pyfunction]
+#[pyo3(signature = (sources, jobs, profile, check_data, container_only, config, discover_config, deny_warnings, timeout, headers, ca_certs, http_timeout))]
+#[allow(clippy::too_many_arguments)]
+fn validate_many(
+    py: Python<'_>,
+    sources: Vec<Source>,
+    jobs: usize,
+    profile: Option<String>,
+    check_data: bool,
+    container_only: bool,
+    config: Option<PathBuf>,
+    discover_config: bool,
+    deny_warnings: bool,
+    timeout: Option<f64>,
+    headers: Vec<(String, String)>,
+    ca_certs: Vec<PathBuf>,
+    http_timeout: Option<f64>,
+) -> PyResult<Results> {
+    let o = RunOptions {
+        profile,
+        check_data,
+        container_only,
+        config,
+        discover_config,
+        deny_warnings,
+        timeout,
+        headers,
+        ca_certs,
+        http_timeout,
+    };
+    let inputs = sources.iter().map(|s| s.input(py)).collect::<PyResult<Vec<Input>>>()?;
+    let jobs = jobs.max(1);
+    let (p, profile) = py.detach(|| pipeline(&o, &inputs, jobs))?;
+    let (tx, rx): (SyncSender<PyResult<Entry>>, _) = sync_channel(jobs.saturating_mul(2));
+    std::thread::spawn(move || {
+        // A reader that went away (the iterator dropped) stops the run.
+        let _ = p.run::<()>(&inputs, jobs, |item| match item {
+            Item::File { input, outcome, set } => {
+                let e = (matches!(outcome, Outcome::Unreadable(_)), entry(input, outcome, profile, set));
+                if tx.send(Ok(e)).is_ok() { ControlFlow::Continue(()) } else { ControlFlow::Break(()) }
+            }
+            Item::Set(_) => ControlFlow::Continue(()),
+        });
+    });
+    Ok(Results { rx: Mutex::new(rx) })
+}
+
+/// The command line on `argv` (program name first); the exit code.
+#[pyfunction]
+fn main(py: Python<'_>, argv: Vec<std::ffi::OsString>) -> u8 {
+    py.detach(|| gguf_validate_cli::main_with_args(argv))
+}
+
+/// The rule catalogue, as `gguf-validate rules --format json` prints it.
+#[pyfunction]
+fn rules() -> String {
+    serde_json::Value::Array(gguf_validate_cli::render::rule_rows()).to_string()
+}
+
+/// `dump`'s JSON and whether the file was read completely.
+#[pyfunction]
+#[pyo3(signature = (path, full=false))]
+fn dump(py: Python<'_>, path: PathBuf, full: bool) -> PyResult<(String, bool)> {
+    use gguf_validate_cli::inspect::{DumpError, dump_value};
+    py.detach(|| match dump_value(&path, full) {
+        Ok((v, complete)) => Ok((v.to_string(), complete)),
+        Err(DumpError::Unreadable(e)) => Err(unreadable(e)),
+        Err(DumpError::NotGguf(e)) => Err(failure("invalid", e)),
+    })
+}
+
+/// `derive`'s per-tensor results as JSON.
+#[pyfunction]
+#[pyo3(signature = (base, quant, imatrix=None))]
+fn derive(py: Python<'_>, base: PathBuf, quant: PathBuf, imatrix: Option<PathBuf>) -> PyResult<String> {
+    py.detach(|| {
+        let results =
+            gguf_validate_cli::inspect::derive_results(&base, &quant, imatrix.as_deref()).map_err(unreadable)?;
+        serde_json::to_string(&results).map_err(|e| unreadable(e.to_string()))
+    })
+}
+
+/// The digest of a file's tensor data (llama-gguf-hash's model line), and
+/// per tensor when asked.
+#[pyfunction]
+#[pyo3(signature = (path, algo, per_tensor=false))]
+fn hash(py: Python<'_>, path: PathBuf, algo: &str, per_tensor: bool) -> PyResult<(String, Vec<(String, String)>)> {
+    let algo = Algo::from_name(algo).ok_or_else(|| {
+        usage(format!(
+            "algorithm `{algo}`: expected one of {}",
+            Algo::ALL.iter().map(|a| a.name()).collect::<Vec<_>>().join(", ")
+        ))
+    })?;
+    py.detach(|| {
+        let shown = Input::Path(path.clone()).shown();
+        let src = gio::open(&path, &gio::OpenPolicy::default()).map_err(|e| unreadable(format!("{shown}: {e}")))?;
+        let tensors = gguf_validate::hash::tensor_ranges(&src).map_err(|e| unreadable(format!("{shown}: {e}")))?;
+        let opts = HashOptions { algos: Algos::NONE.with(algo), per_tensor };
+        let d = gguf_validate::hash::hash_model(&[Part { source: &src, tensors }], &opts, &|_| {}, None)
+            .map_err(|e| unreadable(format!("{shown}: {e}")))?;
+        let model = d.model.first().map(ToString::to_string).unwrap_or_default();
+        let per = d.tensors.iter().filter_map(|t| Some((t.name.clone(), t.digests.first()?.to_string()))).collect();
+        Ok((model, per))
+    })
+}
+
+fn ggml_type(name: &str) -> PyResult<GgmlType> {
+    GgmlType::from_name(name).ok_or_else(|| usage(format!("ggml type `{name}`: see ggml_types()")))
+}
+
+/// `(name, id, block_size, type_size, status)` of every ggml type id.
+#[pyfunction]
+fn ggml_types() -> Vec<(&'static str, u32, u32, u32, &'static str)> {
+    gguf_numerics::GGML_TYPES
+        .iter()
+        .map(|t| {
+            let status = match t.status {
+                TypeStatus::Live => "live",
+                TypeStatus::Removed => "removed",
+                _ => "intermediate",
+            };
+            (t.name, t.id, t.block_size, t.type_size, status)
+        })
+        .collect()
+}
+
+/// Blocks of `ggml_type` to float32 (zero-copy input).
+#[pyfunction]
+fn dequantize<'py>(
+    py: Python<'py>,
+    ggml_type_name: &str,
+    data: PyReadonlyArray1<'py, u8>,
+) -> PyResult<Bound<'py, PyArray1<f32>>> {
+    let ty = ggml_type(ggml_type_name)?;
+    let src = data.as_slice().map_err(|e| usage(e.to_string()))?;
+    let out = py.detach(|| gguf_numerics::dequantize_to_vec(ty, src)).map_err(|e| usage(e.to_string()))?;
+    Ok(PyArray1::from_vec(py, out))
+}
+
+/// Rows of `n_per_row` float32 values to blocks of `ggml_type`, as
+/// `ggml_quantize_chunk` writes them.
+#[pyfunction]
+#[pyo3(signature = (ggml_type_name, data, n_per_row, imatrix=None))]
+fn quantize<'py>(
+    py: Python<'py>,
+    ggml_type_name: &str,
+    data: PyReadonlyArray1<'py, f32>,
+    n_per_row: usize,
+    imatrix: Option<PyReadonlyArray1<'py, f32>>,
+) -> PyResult<Bound<'py, PyArray1<u8>>> {
+    let ty = ggml_type(ggml_type_name)?;
+    let src = data.as_slice().map_err(|e| usage(e.to_string()))?;
+    let weights = imatrix.as_ref().map(|w| w.as_slice()).transpose().map_err(|e| usage(e.to_string()))?;
+    let out = py
+        .detach(|| {
+            let mut dst = Vec::new();
+            gguf_numerics::quantize_chunk(ty, src, n_per_row, weights, &mut dst).map(|()| dst)
+        })
+        .map_err(|e| usage(e.to_string()))?;
+    Ok(PyArray1::from_vec(py, out))
+}
+
+/// A writer fuzzing campaign against a Python callable
+/// `write(model_json_path, out_path)`; the report as JSON and its text.
+#[pyfunction]
+#[pyo3(signature = (write, cases, seed, profile, work_dir, findings_dir=None))]
+fn fuzz_writer(
+    py: Python<'_>,
+    write: Py<PyAny>,
+    cases: u64,
+    seed: u64,
+    profile: &str,
+    work_dir: PathBuf,
+    findings_dir: Option<PathBuf>,
+) -> PyResult<(String, String)> {
+    use gguf_validate_harness::process::RunOutcome;
+    use gguf_validate_harness::writer::{CampaignOptions, FnWriter, campaign_text, run_campaign};
+    let profile = Profile::ALL
+        .into_iter()
+        .find(|p| p.name() == profile)
+        .ok_or_else(|| usage(format!("profile `{profile}`: expected `strict`, `spec` or `ggml`")))?;
+    let opts = CampaignOptions {
+        cases,
+        seed,
+        time: None,
+        profile,
+        caps: Default::default(),
+        shrink: Default::default(),
+        work_dir,
+        findings_dir,
+    };
+    let name = write.bind(py).repr().map(|r| r.to_string()).unwrap_or_else(|_| "python writer".into());
+    // The writer is Python: each call takes the GIL, the rest runs without.
+    let call = |model: &Path, out: &Path| -> RunOutcome {
+        Python::attach(|py| match write.call1(py, (model, out)) {
+            Ok(_) => RunOutcome::Success,
+            Err(e) => RunOutcome::Failed { code: None, stderr: e.to_string() },
+        })
+    };
+    let mut w = FnWriter { name, f: call };
+    let report = py.detach(|| run_campaign(&mut w, &opts, &mut |_| {})).map_err(|e| usage(e.0))?;
+    let json = serde_json::to_string(&report).map_err(|e| usage(e.to_string()))?;
+    Ok((json, campaign_text(&report, true)))
+}
+
+/// The package version (the workspace's).
+const VERSION: &str = env!("CARGO_PKG_VERSION");
+
+#[pymodule]
+fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add("__version__", VERSION)?;
+    m.add_class::<Results>()?;
+    m.add_function(wrap_pyfunction!(validate, m)?)?;
+    m.add_function(wrap_pyfunction!(validate_many, m)?)?;
+    m.add_function(wrap_pyfunction!(main, m)?)?;
+    m.add_function(wrap_pyfunction!(rules, m)?)?;
+    m.add_function(wrap_pyfunction!(dump, m)?)?;
+    m.add_function(wrap_pyfunction!(derive, m)?)?;
+    m.add_function(wrap_pyfunction!(hash, m)?)?;
+    m.add_function(wrap_pyfunction!(ggml_types, m)?)?;
+    m.add_function(wrap_pyfunction!(dequantize, m)?)?;
+    m.add_function(wrap_pyfunction!(quantize, m)?)?;
+    m.add_function(wrap_pyfunction!(fuzz_writer, m)?)?;
+    Ok(())
+}

@@ -1,0 +1,223 @@
+"""`validate`, `validate_many` and the console script against the command
+line: same verdicts, same JSON, same exit codes."""
+
+from __future__ import annotations
+
+import os
+import pickle
+import subprocess
+import sys
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import gguf_validate as gv
+from conftest import ROOT, cli_entries, run_cli
+
+
+def corpus_files() -> list[str]:
+    files = sorted((ROOT / "corpus" / "gguf").glob("*.gguf")) + sorted((ROOT / "corpus" / "legacy").glob("*"))
+    return [str(p.relative_to(ROOT)) for p in files if p.is_file()]
+
+
+@pytest.fixture(autouse=True)
+def at_root(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(ROOT)
+
+
+@pytest.mark.parametrize("profile", ["strict", "spec", "ggml"])
+def test_corpus_json_equals_the_cli(cli: list[str], profile: str) -> None:
+    files = corpus_files()
+    assert len(files) > 300
+    expected = cli_entries(cli, files, "--profile", profile)
+    got = {}
+    for item in gv.validate_many(files, jobs=2, profile=profile):
+        assert isinstance(item, gv.Report), item
+        got[item.path] = item
+    assert list(got) == list(expected)  # input order
+    for path, report in got.items():
+        assert report.to_dict() == expected[path], path
+        assert report.valid == expected[path]["valid"]
+    # Both verdicts occur, so the comparison means something.
+    assert {r.valid for r in got.values()} == {True, False}
+
+
+def test_validate_one_equals_validate_many(cli: list[str]) -> None:
+    files = corpus_files()[:40]
+    many = [r.to_dict() for r in gv.validate_many(files, jobs=3)]
+    one = [gv.validate(f).to_dict() for f in files]
+    assert many == one
+
+
+def test_report_fields_follow_the_entry() -> None:
+    r = gv.validate("corpus/gguf/i_alignment_1.gguf")
+    d = r.to_dict()
+    assert r.path == d["path"] and r.profile == "strict" and r.format == "gguf"
+    assert not r.valid and not bool(r)
+    assert r.errors == d["counts"]["errors"] == sum(x.severity == "error" for x in r.diagnostics)
+    assert [x.rule for x in r.diagnostics] == [x["rule"] for x in d["diagnostics"]]
+    assert "alignment-multiple-of-8" in {x.rule for x in r.diagnostics}
+    assert r.examined[0]["layer"] == "container"
+    assert r.remote is None
+    assert gv.Report._of(__import__("json").loads(r.to_json())) == r
+
+
+def test_bytes_like_inputs_match_the_path() -> None:
+    path = ROOT / "corpus/gguf/i_alignment_1.gguf"
+    data = path.read_bytes()
+    want = gv.validate(path).to_dict()
+    del want["path"]
+    as_f32 = np.frombuffer(data[: len(data) // 4 * 4], dtype=np.uint8).copy()
+    inputs = [data, bytearray(data), memoryview(data), np.frombuffer(data, dtype=np.uint8)]
+    for src in inputs:
+        got = gv.validate(src).to_dict()
+        assert got.pop("path") == "<bytes>"
+        assert got == want, type(src)
+    # A buffer of another item type is read as its bytes.
+    f32 = as_f32.view(np.float32)
+    r = gv.validate(f32)
+    assert r.to_dict()["summary"]["file_size"] == f32.nbytes
+
+
+def test_url_against_a_loopback_server(cli: list[str], server: str) -> None:
+    url = f"{server}/gguf/i_alignment_1.gguf"
+    r = gv.validate(url)
+    expected = cli_entries(cli, [url])[url]
+    assert r.to_dict() == expected
+    assert r.remote is not None and r.remote["bytes_fetched"] > 0
+    local = gv.validate("corpus/gguf/i_alignment_1.gguf")
+    assert [d.rule for d in r.diagnostics] == [d.rule for d in local.diagnostics]
+    with pytest.raises(gv.UnreadableError) as e:
+        gv.validate(f"{server}/gguf/no-such-file.gguf")
+    assert e.value.code == 2
+
+
+def test_unreadable_and_usage_errors() -> None:
+    with pytest.raises(gv.UnreadableError) as e:
+        gv.validate("corpus/no-such-file.gguf")
+    assert e.value.code == 2 and "no-such-file.gguf: No such file" in str(e.value)
+    assert isinstance(e.value, gv.GGUFValidateError)
+    with pytest.raises(gv.UsageError):
+        gv.validate("corpus/gguf/i_alignment_1.gguf", profile="lenient")
+    with pytest.raises(gv.UsageError):
+        gv.validate(12345)  # type: ignore[arg-type]
+    with pytest.raises(gv.UsageError):
+        gv.validate("corpus/gguf/i_alignment_1.gguf", timeout=-1)
+    with pytest.raises(gv.UsageError):
+        gv.validate("corpus/gguf/i_alignment_1.gguf", config="corpus/no-such-config.toml")
+
+
+def test_garbage_is_a_report_not_an_exception() -> None:
+    for data in [b"", b"GGUF", b"\x00" * 100, b"GGUF\x03\x00\x00\x00" + b"\xff" * 64]:
+        r = gv.validate(data)
+        assert not r.valid and r.errors >= 1
+
+
+def test_validate_many_streams_unreadable_items_in_order() -> None:
+    files = ["corpus/gguf/i_alignment_1.gguf", "corpus/missing.gguf", b"GGUF"]
+    items = list(gv.validate_many(files, jobs=2))
+    assert isinstance(items[0], gv.Report) and items[0].path == files[0]
+    assert isinstance(items[1], gv.UnreadableError) and items[1].code == 2
+    assert isinstance(items[2], gv.Report) and not items[2].valid
+    # Stopping early is fine (the worker stops with the reader).
+    it = gv.validate_many(corpus_files(), jobs=2)
+    assert isinstance(next(it), gv.Report)
+    del it
+
+
+def test_threads_give_the_same_results() -> None:
+    files = corpus_files()[:60]
+    sequential = [gv.validate(f).to_dict() for f in files]
+    with ThreadPoolExecutor(max_workers=4) as pool:
+        threaded = list(pool.map(lambda f: gv.validate(f).to_dict(), files))
+    assert threaded == sequential
+
+
+def test_pickling_reports_and_errors() -> None:
+    r = gv.validate("corpus/gguf/i_alignment_1.gguf")
+    back = pickle.loads(pickle.dumps(r))
+    assert back == r and back.to_dict() == r.to_dict()
+    for err in [gv.UnreadableError("gone"), gv.UsageError("bad"), gv.NotGGUFError("no")]:
+        back = pickle.loads(pickle.dumps(err))
+        assert type(back) is type(err) and back.args == err.args and back.code == err.code
+
+
+def test_console_script_exit_codes_match(cli: list[str]) -> None:
+    valid = next(f for f, e in cli_entries(cli, corpus_files()).items() if e["valid"])
+    cases = [
+        [valid],
+        ["corpus/gguf/i_alignment_1.gguf"],
+        ["corpus/missing.gguf"],
+        ["--help"],
+        ["--version"],
+        ["--no-such-flag"],
+        ["rules", "--format", "json"],
+    ]
+    want_codes = [0, 1, 2, 0, 0, 2, 0]
+    for args, want in zip(cases, want_codes, strict=True):
+        script = run_cli(cli, *args)
+        module = subprocess.run(
+            [sys.executable, "-m", "gguf_validate", *args], cwd=ROOT, capture_output=True, text=True, check=False
+        )
+        assert script.returncode == module.returncode == want, (args, script.stderr)
+        assert script.stdout == module.stdout, args
+    binary = os.environ.get("GGUF_VALIDATE_CARGO_BIN")
+    if binary:
+        for args, want in zip(cases, want_codes, strict=True):
+            out = subprocess.run([binary, *args], cwd=ROOT, capture_output=True, text=True, check=False)
+            assert out.returncode == want, args
+
+
+def test_rules_dump_hash(cli: list[str]) -> None:
+    import json
+
+    rules = gv.rules()
+    assert rules == json.loads(run_cli(cli, "rules", "--format", "json").stdout)
+    assert {"id", "group", "strict", "spec", "ggml", "description"} <= set(rules[0])
+    f = "corpus/samples/tiny-llama.gguf"
+    d = gv.dump(f)
+    assert d == json.loads(run_cli(cli, "dump", f).stdout)
+    assert d["file_size"] == (ROOT / f).stat().st_size
+    with pytest.raises(gv.UnreadableError):
+        gv.dump("corpus/missing.gguf")
+    with pytest.raises(gv.NotGGUFError) as e:
+        gv.dump(next((ROOT / "corpus/legacy").glob("*")))
+    assert e.value.code == 1
+    for algo in ("xxh64", "sha1", "sha256", "uuid"):
+        lines = run_cli(cli, "hash", "--algo", algo, f).stdout.splitlines()
+        model = lines[-1].split()
+        assert model[0] == algo and model[2] == f
+        assert gv.hash(f, algo) == model[1]
+    per = gv.hash(f, "xxh64", per_tensor=True)
+    lines = [line.split() for line in run_cli(cli, "hash", f).stdout.splitlines()]
+    assert per == {(name.split(":", 1)[1] if ":" in name else ""): digest for _, digest, name in lines}
+    with pytest.raises(gv.UsageError):
+        gv.hash(f, "md5")
+
+
+def test_config_explicit_discovered_or_none(cli: list[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import shutil
+
+    shutil.copy(ROOT / "corpus/gguf/i_alignment_1.gguf", tmp_path / "m.gguf")
+    (tmp_path / "gguf-validate.toml").write_text('[rules]\nalignment-multiple-of-8 = "allow"\n')
+    monkeypatch.chdir(tmp_path)
+    assert not gv.validate("m.gguf").valid  # no config by default
+    assert gv.validate("m.gguf", config=True).valid  # discovered, as the CLI does
+    assert gv.validate("m.gguf", config=tmp_path / "gguf-validate.toml").valid
+    out = run_cli(cli, "--format", "json", "m.gguf", cwd=tmp_path)
+    assert gv.validate("m.gguf", config=True).to_dict() == __import__("json").loads(out.stdout)["files"][0]
+    (tmp_path / "bad.toml").write_text("[rules\n")
+    with pytest.raises(gv.UsageError):
+        gv.validate("m.gguf", config=tmp_path / "bad.toml")
+
+
+def test_timeout_and_options_reach_the_pipeline() -> None:
+    f = "corpus/gguf/i_alignment_1.gguf"
+    assert gv.validate(f, timeout=30).to_dict() == gv.validate(f).to_dict()
+    assert gv.validate(f, profile="spec").profile == "spec"
+    r = gv.validate("corpus/samples/tiny-llama.gguf", check_data=True)
+    assert {"layer": "data", "checked": True} in [dict(e) for e in r.examined] or r.to_dict().get("data")
+    c = gv.validate("corpus/samples/tiny-llama.gguf", container_only=True)
+    assert any(e["layer"] == "model" and not e["checked"] for e in c.examined)
