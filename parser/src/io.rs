@@ -62,6 +62,15 @@ pub trait ByteSource: Send + Sync + fmt::Debug {
         false
     }
 
+    /// Whether each read is a round trip (a request to a server): then the
+    /// metadata's reads are sized by where the walk projects the metadata
+    /// to end ([`crate::parse::Extent::projection`]), not only by what it
+    /// needs next, so a large vocabulary takes a few reads, not one per
+    /// section. Implies [`ByteSource::sized_reads`].
+    fn round_trips(&self) -> bool {
+        false
+    }
+
     /// Appends the `len` bytes at `offset` to `buf`. The default fills
     /// zeroed space with [`ByteSource::read_exact_at`]; a file reads into
     /// the vector's spare capacity directly (no zeroing pass: the metadata

@@ -299,6 +299,17 @@ pub const REMOTE_MAX_RETRY_AFTER_SECS: u64 = 5;
 /// given shard is read, and the set's report says why).
 pub const REMOTE_MAX_SET_SHARDS: usize = 256;
 
+/// Longest pause a server's `RateLimit` header (no requests left until its
+/// reset) imposes on later requests to its host (a `Retry-After` pauses
+/// them for at most [`REMOTE_MAX_RETRY_AFTER_SECS`]); a rate cap per host
+/// never spaces requests further apart than this either.
+pub const REMOTE_MAX_RATE_LIMIT_WAIT_SECS: u64 = 60;
+
+/// Hosts whose next request time is remembered (a rate cap, a pause): a
+/// run naming more hosts than this forgets those whose time passed, and
+/// does not pace the rest.
+pub const REMOTE_MAX_PACED_HOSTS: usize = 1024;
+
 /// Most bytes read from a FIFO, socket or device (only with
 /// `--allow-special-files`; `--special-file-limit` changes it).
 pub const MAX_SPECIAL_FILE_BYTES: u64 = 1 << 30;

@@ -45,7 +45,7 @@ pub fn validate_source(src: &dyn ByteSource, opts: &Options) -> Result<Validated
     // parser stops at the cap with `metadata-limit`).
     let cap = opts.limits.bytes.max(limits::HEADER_SIZE);
     let mut prefix = crate::io::read_range(src, 0, src.first_read().max(1).min(file_len).min(cap))?;
-    if src.sized_reads() {
+    if src.sized_reads() || src.round_trips() {
         read_to_extent(src, &mut prefix, &limits::MetadataLimits { bytes: cap, ..opts.limits })?;
     }
     loop {
@@ -90,10 +90,18 @@ fn read_to_extent(src: &dyn ByteSource, prefix: &mut Vec<u8>, caps: &limits::Met
     let (file_len, cap) = (src.len(), caps.bytes);
     let Detected::Gguf { version: 2.., order } = parse::detect(prefix) else { return Ok(()) };
     let mut extent = parse::Extent::new(order, file_len, caps);
+    let round_trips = src.round_trips();
     loop {
         let have = u64::try_from(prefix.len()).unwrap_or(u64::MAX);
         let want = match extent.advance(prefix) {
+            // Past the end by the bytes a scan of the padding reads, so a
+            // remote file needs no request for them.
+            parse::Reach::End(n) if round_trips => n.saturating_add(limits::DEFAULT_ALIGNMENT),
             parse::Reach::End(n) => n,
+            // As far as the walk projects the metadata to reach.
+            parse::Reach::Need(n) if round_trips => {
+                extent.projection(n).max(have.saturating_add(limits::METADATA_MIN_STEP))
+            }
             // At least 64 KiB more: a few reads, not one per small item.
             parse::Reach::Need(n) => n.max(have.saturating_add(limits::METADATA_MIN_STEP)),
             parse::Reach::Unknown => return Ok(()),

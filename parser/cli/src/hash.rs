@@ -147,30 +147,51 @@ fn models(files: &[Input], no_split: bool) -> Vec<Model> {
     out
 }
 
-/// One opened file of a model.
-enum Opened {
+/// One opened file: a local file, a URL (read in ranges) or bytes in
+/// memory (the Python bindings' `hash`, `dump` and `derive` open theirs
+/// here too).
+pub enum Opened<'a> {
     Local(gio::Source),
     Remote(Box<dyn RemoteSource>),
+    Memory(gio::SliceSource<'a>),
 }
 
-impl Opened {
-    fn as_source(&self) -> &dyn ByteSource {
+impl std::fmt::Debug for Opened<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let kind = match self {
+            Opened::Local(_) => "Local",
+            Opened::Remote(_) => "Remote",
+            Opened::Memory(_) => "Memory",
+        };
+        write!(f, "Opened::{kind}({} bytes)", self.as_source().len())
+    }
+}
+
+impl Opened<'_> {
+    /// The file's bytes.
+    pub fn as_source(&self) -> &dyn ByteSource {
         match self {
             Opened::Local(s) => s,
             Opened::Remote(s) => s.as_ref(),
+            Opened::Memory(s) => s,
         }
     }
 
     /// Before the data is read, a remote source drops the metadata it kept.
-    fn before_data(&self) {
+    pub fn before_data(&self) {
         if let Opened::Remote(s) = self {
             s.release_cache();
         }
     }
 }
 
-/// Opens one file of a model: a path, or a URL (read in ranges).
-fn open(f: &Input, model: &Model, opener: Option<&dyn UrlOpener>, deadline: Option<Instant>) -> Result<Opened, String> {
+/// Opens one file of a model: a path, a URL (read in ranges) or bytes.
+fn open<'a>(
+    f: &'a Input,
+    model: &Model,
+    opener: Option<&dyn UrlOpener>,
+    deadline: Option<Instant>,
+) -> Result<Opened<'a>, String> {
     let shown = f.shown();
     let missing = |e: &dyn std::fmt::Display| {
         if model.files.len() > 1 {
@@ -184,7 +205,7 @@ fn open(f: &Input, model: &Model, opener: Option<&dyn UrlOpener>, deadline: Opti
             let Some(opener) = opener else { return Err(format!("{shown}: no HTTP client")) };
             match opener.open(url, deadline) {
                 Ok(src) if !src.supports_ranges() => Err(format!(
-                    "{shown}: the server ignores range requests: hashing reads the data in ranges (download the file)"
+                    "{shown}: the server ignores range requests: the data is read in ranges (download the file)"
                 )),
                 Ok(src) => Ok(Opened::Remote(src)),
                 Err(e) if e.not_found => Err(missing(&e.message)),
@@ -194,12 +215,42 @@ fn open(f: &Input, model: &Model, opener: Option<&dyn UrlOpener>, deadline: Opti
         Input::Path(p) => gio::open(p, &gio::OpenPolicy::default())
             .map(Opened::Local)
             .map_err(|e| if model.files.len() > 1 && !p.exists() { missing(&e) } else { format!("{shown}: {e}") }),
-        Input::Bytes { .. } => Err(format!("{shown}: bytes in memory are hashed through the library")),
+        Input::Bytes { bytes, .. } => Ok(Opened::Memory(gio::SliceSource(&bytes[..]))),
     }
 }
 
+/// Opens one file on its own (not as a shard of a set); errors are
+/// messages naming it.
+pub fn open_input<'a>(f: &'a Input, opener: Option<&dyn UrlOpener>) -> Result<Opened<'a>, String> {
+    let model = Model { name: f.shown(), files: Vec::new(), refused: None };
+    open(f, &model, opener, None)
+}
+
+/// The digests of the model `input` names, as `hash` prints them: the
+/// model's name (the first shard's for a split set) and its digests. A
+/// shard stands for its whole split set unless `no_split`. No progress bar
+/// (the Python bindings' `hash()`).
+pub fn model_digests(
+    input: &Input,
+    no_split: bool,
+    opts: &HashOptions,
+    opener: Option<&dyn UrlOpener>,
+) -> Result<(String, ModelDigests), String> {
+    let model = models(std::slice::from_ref(input), no_split)
+        .into_iter()
+        .next()
+        .ok_or_else(|| format!("{}: nothing to hash", input.shown()))?;
+    let digests = hash_one(&model, opts, opener, false)?;
+    Ok((model.name, digests))
+}
+
 /// Opens and hashes one model; errors are messages for `render::error`.
-fn hash_one(model: &Model, opts: &HashOptions, opener: Option<&dyn UrlOpener>) -> Result<ModelDigests, String> {
+fn hash_one(
+    model: &Model,
+    opts: &HashOptions,
+    opener: Option<&dyn UrlOpener>,
+    progress: bool,
+) -> Result<ModelDigests, String> {
     if let Some(why) = &model.refused {
         return Err(format!("{}: {why}", model.name));
     }
@@ -222,6 +273,9 @@ fn hash_one(model: &Model, opts: &HashOptions, opener: Option<&dyn UrlOpener>) -
         total = tensors.iter().fold(total, |t, r| t.saturating_add(r.nbytes));
         src.before_data();
         parts.push(Part { source: src.as_source(), tensors });
+    }
+    if !progress {
+        return hash::hash_model(&parts, opts, &|_| {}, None).map_err(|e| format!("{}: {e}", model.name));
     }
     let bar = render::Progress::new(total, &model.name);
     let digests = hash::hash_model(&parts, opts, &|n| bar.inc(n), None).map_err(|e| format!("{}: {e}", model.name));
@@ -271,7 +325,7 @@ fn print(args: &HashArgs, files: &[Input], opener: Option<&dyn UrlOpener>) -> u8
     };
     let mut code = EXIT_VALID;
     for model in models(files, args.no_split) {
-        match hash_one(&model, &opts, opener) {
+        match hash_one(&model, &opts, opener, true) {
             Ok(d) => {
                 let text: String = d.lines(&model.name).iter().map(|l| format!("{l}\n")).collect();
                 if let Err(e) = out.write_all(text.as_bytes()).and_then(|()| out.flush()) {
@@ -317,7 +371,7 @@ fn check(args: &HashArgs, files: &[Input], manifest_path: &Path, opener: Option<
         };
         let algos = if chosen.is_empty() { entries.algos() } else { chosen };
         let per_tensor = !args.no_layer && algos.iter().any(|a| entries.tensors.contains_key(&a));
-        let digests = match hash_one(&model, &HashOptions { algos, per_tensor }, opener) {
+        let digests = match hash_one(&model, &HashOptions { algos, per_tensor }, opener, true) {
             Ok(d) => d,
             Err(msg) => {
                 render::error(&msg);

@@ -9,7 +9,7 @@
 mod cli;
 mod convert;
 mod fuzz;
-mod hash;
+pub mod hash;
 mod inputs;
 pub mod inspect;
 mod output;

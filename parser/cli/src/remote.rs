@@ -53,6 +53,16 @@ pub struct RemoteArgs {
 #[derive(Clone)]
 pub struct HeaderArg(Result<(String, String), &'static str>);
 
+/// The name only: the value may be a credential.
+impl std::fmt::Debug for HeaderArg {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match &self.0 {
+            Ok((name, _)) => write!(f, "HeaderArg({name}: [redacted])"),
+            Err(why) => write!(f, "HeaderArg(invalid: {why})"),
+        }
+    }
+}
+
 impl HeaderArg {
     fn name(&self) -> Option<&str> {
         self.0.as_ref().ok().map(|(k, _)| k.as_str())

@@ -92,6 +92,11 @@ pub struct HttpOptions {
     /// Longest `Retry-After` waited for (asking for more than the deadline
     /// leaves fails at once).
     pub retry_after_cap: Duration,
+    /// Most requests per second to one host (origin), across every source
+    /// of this client; `None` for no cap. A server's `RateLimit` headers
+    /// saying no requests are left pause that host until their reset (at
+    /// most [`limits::REMOTE_MAX_RATE_LIMIT_WAIT_SECS`]), whatever the cap.
+    pub max_rate_per_host: Option<f64>,
 }
 
 impl Default for HttpOptions {
@@ -110,6 +115,7 @@ impl Default for HttpOptions {
             first_read: limits::REMOTE_FIRST_READ,
             optional_requests: limits::REMOTE_OPTIONAL_REQUESTS,
             retry_after_cap: Duration::from_secs(limits::REMOTE_MAX_RETRY_AFTER_SECS),
+            max_rate_per_host: None,
         }
     }
 }
@@ -130,6 +136,7 @@ impl fmt::Debug for HttpOptions {
             .field("first_read", &self.first_read)
             .field("optional_requests", &self.optional_requests)
             .field("retry_after_cap", &self.retry_after_cap)
+            .field("max_rate_per_host", &self.max_rate_per_host)
             .finish()
     }
 }
@@ -183,6 +190,23 @@ impl RemoteError {
     }
 }
 
+impl RemoteError {
+    /// A stable name of what went wrong, for tables of many files:
+    /// `not_found`, `rate_limited` (a `429` that retries did not get past),
+    /// `http_status`, `network`, `protocol`, `refused`, `timeout`.
+    pub fn class(&self) -> &'static str {
+        match (self.kind, self.status) {
+            (RemoteErrorKind::NotFound, _) => "not_found",
+            (RemoteErrorKind::Status | RemoteErrorKind::Deadline, Some(429)) => "rate_limited",
+            (RemoteErrorKind::Status, _) => "http_status",
+            (RemoteErrorKind::Network, _) => "network",
+            (RemoteErrorKind::Protocol, _) => "protocol",
+            (RemoteErrorKind::Refused, _) => "refused",
+            (RemoteErrorKind::Deadline, _) => "timeout",
+        }
+    }
+}
+
 impl fmt::Display for RemoteError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(&self.message)
@@ -202,6 +226,10 @@ struct ClientInner {
     agent: Agent,
     opts: HttpOptions,
     roots: usize,
+    /// When each host (`scheme://host:port`) may next be sent a request
+    /// (the rate cap, and `RateLimit`/`Retry-After` pauses); at most
+    /// [`limits::REMOTE_MAX_PACED_HOSTS`] hosts are remembered.
+    pacer: Mutex<BTreeMap<String, Instant>>,
 }
 
 impl fmt::Debug for Client {
@@ -241,7 +269,8 @@ impl Client {
             .unversioned_rustls_crypto_provider(provider)
             .build();
         let config = agent_config(&opts, ureq::Proxy::try_from_env(), Some(tls));
-        Ok(Client { inner: Arc::new(ClientInner { agent: config.new_agent(), opts, roots: n_roots }) })
+        let pacer = Mutex::new(BTreeMap::new());
+        Ok(Client { inner: Arc::new(ClientInner { agent: config.new_agent(), opts, roots: n_roots, pacer }) })
     }
 
     /// The options.
@@ -262,13 +291,23 @@ impl Client {
         let now = Instant::now();
         let own = now.checked_add(self.inner.opts.file_deadline).unwrap_or(now);
         let deadline = deadline.map_or(own, |d| d.min(own));
-        HttpSource::open(self.clone(), url.clone(), deadline)
+        HttpSource::open(self.clone(), url.clone(), None, deadline)
     }
 
-    /// Sends a GET (following redirects, retrying what may pass) and
-    /// returns the final answer, where it came from, and the first
-    /// `X-Repo-Commit` of the chain.
-    fn get(&self, req: &Req<'_>, stats: &Stats) -> Result<(Response<Body>, Url, Option<String>), RemoteError> {
+    /// [`Client::open_until`] for a file already [probed](Client::probe):
+    /// its first request goes straight to where the probe's redirect
+    /// pointed (one round trip less), and what the hub said is kept.
+    pub fn open_probed(&self, url: &Url, probe: &Probe, deadline: Option<Instant>) -> Result<HttpSource, RemoteError> {
+        let now = Instant::now();
+        let own = now.checked_add(self.inner.opts.file_deadline).unwrap_or(now);
+        let deadline = deadline.map_or(own, |d| d.min(own));
+        HttpSource::open(self.clone(), url.clone(), Some(probe), deadline)
+    }
+
+    /// Sends the request (following redirects, retrying what may pass) and
+    /// returns the final answer, where it came from, and what the hub said
+    /// on the way.
+    fn get(&self, req: &Req<'_>, stats: &Stats) -> Result<(Response<Body>, Url, Hub), RemoteError> {
         let opts = &self.inner.opts;
         let mut attempt = 0u32;
         loop {
@@ -312,11 +351,12 @@ impl Client {
         }
     }
 
-    /// One request and its redirects.
-    fn chain(&self, req: &Req<'_>, stats: &Stats) -> Result<(Response<Body>, Url, Option<String>), RemoteError> {
+    /// One request and its redirects (up to the first one to another
+    /// origin when `req.same_origin_only`, whose answer is returned).
+    fn chain(&self, req: &Req<'_>, stats: &Stats) -> Result<(Response<Body>, Url, Hub), RemoteError> {
         let opts = &self.inner.opts;
         let mut at = req.url.clone();
-        let mut revision = None;
+        let mut hub = Hub::default();
         let start = Instant::now();
         let until = start.checked_add(opts.request_deadline).map_or(req.deadline, |d| d.min(req.deadline));
         for _ in 0..=limits::REMOTE_MAX_REDIRECTS {
@@ -324,14 +364,19 @@ impl Client {
             if left.is_zero() {
                 return Err(deadline_error(req, &at, until));
             }
-            let mut r = self
-                .inner
-                .agent
-                .get(at.as_request())
-                .config()
-                .timeout_global(Some(left))
-                .build()
-                .header("Accept-Encoding", "identity");
+            self.pace(&at, until).map_err(|wait| {
+                RemoteError::new(
+                    RemoteErrorKind::Deadline,
+                    format!(
+                        "{} asks for a pause of {} s (rate limit), past this file's deadline; gave up at once",
+                        at.authority(),
+                        wait.as_secs()
+                    ),
+                )
+            })?;
+            let request =
+                if req.head { self.inner.agent.head(at.as_request()) } else { self.inner.agent.get(at.as_request()) };
+            let mut r = request.config().timeout_global(Some(left)).build().header("Accept-Encoding", "identity");
             if let Some((a, b)) = req.range {
                 r = r.header("Range", format!("bytes={a}-{b}"));
             }
@@ -356,12 +401,11 @@ impl Client {
                 ureq::Error::Timeout(ureq::Timeout::Global) => deadline_error(req, &at, until),
                 e => transport_error(&e, &at),
             })?;
-            if revision.is_none() {
-                revision = header(&resp, "x-repo-commit");
-            }
+            self.note_limits(&at, &resp);
+            hub.note(&resp);
             let status = resp.status().as_u16();
             if !matches!(status, 301 | 302 | 303 | 307 | 308) {
-                return Ok((resp, at, revision));
+                return Ok((resp, at, hub));
             }
             let location = header(&resp, "location").ok_or_else(|| {
                 RemoteError::new(RemoteErrorKind::Protocol, format!("HTTP {status} without a Location"))
@@ -375,12 +419,173 @@ impl Client {
                     format!("refused a redirect from https to http (to {})", next.authority()),
                 ));
             }
+            if req.same_origin_only && !next.same_origin(&at) {
+                hub.location = Some(next);
+                return Ok((resp, at, hub));
+            }
             at = next;
         }
         Err(RemoteError::new(
             RemoteErrorKind::Protocol,
             format!("more than {} redirects", limits::REMOTE_MAX_REDIRECTS),
         ))
+    }
+}
+
+impl Client {
+    /// Waits until `at`'s host may be sent a request (the rate cap and any
+    /// pause a server asked for), and books the next slot. Fails with the
+    /// wait when it would pass `until`.
+    fn pace(&self, at: &Url, until: Instant) -> Result<(), Duration> {
+        let opts = &self.inner.opts;
+        let gap = opts
+            .max_rate_per_host
+            .filter(|r| r.is_finite() && *r > 0.0)
+            .map(|r| Duration::from_secs_f64((1.0 / r).min(limits::REMOTE_MAX_RATE_LIMIT_WAIT_SECS as f64)));
+        let key = format!("{}://{}", at.scheme, at.authority());
+        let slot = {
+            let mut pacer = self.inner.pacer.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+            let now = Instant::now();
+            let free = pacer.get(&key).copied().filter(|t| *t > now).unwrap_or(now);
+            if gap.is_some() || free > now {
+                if pacer.len() >= limits::REMOTE_MAX_PACED_HOSTS && !pacer.contains_key(&key) {
+                    // Forget the hosts whose slots passed; never grow past the bound.
+                    pacer.retain(|_, t| *t > now);
+                }
+                if pacer.len() < limits::REMOTE_MAX_PACED_HOSTS || pacer.contains_key(&key) {
+                    pacer.insert(key, free.checked_add(gap.unwrap_or_default()).unwrap_or(free));
+                }
+            }
+            free
+        };
+        let now = Instant::now();
+        if slot <= now {
+            return Ok(());
+        }
+        if slot >= until {
+            return Err(slot.saturating_duration_since(now));
+        }
+        std::thread::sleep(slot.saturating_duration_since(now));
+        Ok(())
+    }
+
+    /// A server's word on its rate limit: `RateLimit` (`r=` requests left,
+    /// `t=` seconds to the reset; the IETF draft's structured form) or
+    /// `RateLimit-Remaining` with `RateLimit-Reset`, and a `429`'s or
+    /// `503`'s `Retry-After`: when nothing is left, the host is paused for
+    /// other requests too (at most [`limits::REMOTE_MAX_RATE_LIMIT_WAIT_SECS`]
+    /// for `RateLimit`, [`HttpOptions::retry_after_cap`] for `Retry-After`).
+    fn note_limits(&self, at: &Url, resp: &Response<Body>) {
+        let status = resp.status().as_u16();
+        let pause = match rate_limit(resp) {
+            Some((0, reset)) => Some(reset.min(Duration::from_secs(limits::REMOTE_MAX_RATE_LIMIT_WAIT_SECS))),
+            // The retry's own wait, as `get` honours it.
+            _ if matches!(status, 429 | 503) => retry_after(resp).map(|a| a.min(self.inner.opts.retry_after_cap)),
+            _ => None,
+        };
+        let Some(pause) = pause else { return };
+        let Some(until) = Instant::now().checked_add(pause) else { return };
+        let key = format!("{}://{}", at.scheme, at.authority());
+        let mut pacer = self.inner.pacer.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        if pacer.len() < limits::REMOTE_MAX_PACED_HOSTS || pacer.contains_key(&key) {
+            let slot = pacer.entry(key).or_insert(until);
+            *slot = (*slot).max(until);
+        }
+    }
+
+    /// Sends a `HEAD` for `url` (following redirects within its origin, not
+    /// to another: the hub's redirect to its content server carries what
+    /// the hub knows) and says what it learnt: one request per hop, no
+    /// body. `404`/`410` are [`RemoteErrorKind::NotFound`].
+    pub fn probe(&self, url: &Url, deadline: Option<Instant>) -> Result<Probe, RemoteError> {
+        let now = Instant::now();
+        let own = now.checked_add(self.inner.opts.file_deadline).unwrap_or(now);
+        let deadline = deadline.map_or(own, |d| d.min(own));
+        let stats = Stats::default();
+        let req = Req { url, origin: url, range: None, if_range: None, deadline, head: true, same_origin_only: true };
+        let (resp, at, hub) = self.get(&req, &stats)?;
+        let status = resp.status().as_u16();
+        if !matches!(status, 200..=299 | 301 | 302 | 303 | 307 | 308) {
+            return Err(RemoteError::status(status, &at, url));
+        }
+        let len = header(&resp, "content-length").and_then(|v| v.trim().parse::<u64>().ok());
+        Ok(Probe {
+            size: hub.linked_size.or(if hub.location.is_none() { len } else { None }),
+            revision: hub.revision,
+            sha256: hub.linked_etag.as_deref().and_then(sha256_of_etag),
+            location: hub.location,
+            requests: stats.requests.load(Ordering::Relaxed),
+        })
+    }
+}
+
+/// What a `HEAD` said of a file ([`Client::probe`]).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Probe {
+    /// Its length: `X-Linked-Size`, or the `Content-Length` of a file
+    /// served where it was asked for.
+    pub size: Option<u64>,
+    /// The revision the hub resolved it to (`X-Repo-Commit`).
+    pub revision: Option<String>,
+    /// Its SHA-256 (lowercase hex), from `X-Linked-Etag` (LFS files).
+    pub sha256: Option<String>,
+    /// Where its bytes are (the redirect to another origin), if elsewhere.
+    pub location: Option<Url>,
+    /// Requests sent.
+    pub requests: u64,
+}
+
+/// The SHA-256 in an `ETag` (`"<64 hex>"`, maybe weak), if it is one.
+fn sha256_of_etag(etag: &str) -> Option<String> {
+    let v = etag.trim().trim_start_matches("W/").trim_matches('"');
+    (v.len() == 64 && v.bytes().all(|b| b.is_ascii_hexdigit())).then(|| v.to_ascii_lowercase())
+}
+
+/// `RateLimit: ...;r=REMAINING;t=RESET` (or `remaining=`/`reset=`), else
+/// `RateLimit-Remaining` and `RateLimit-Reset`: requests left and seconds
+/// to the reset.
+fn rate_limit(resp: &Response<Body>) -> Option<(u64, Duration)> {
+    let num = |v: &str| v.trim().trim_matches('"').parse::<u64>().ok();
+    if let Some(v) = header(resp, "ratelimit") {
+        let (mut left, mut reset) = (None, None);
+        for part in v.split([';', ',']) {
+            let Some((k, val)) = part.split_once('=') else { continue };
+            match k.trim().to_ascii_lowercase().as_str() {
+                "r" | "remaining" => left = num(val),
+                "t" | "reset" => reset = num(val),
+                _ => {}
+            }
+        }
+        if let (Some(l), Some(t)) = (left, reset) {
+            return Some((l, Duration::from_secs(t)));
+        }
+    }
+    let left = header(resp, "ratelimit-remaining").and_then(|v| num(&v))?;
+    let reset = header(resp, "ratelimit-reset").and_then(|v| num(&v))?;
+    Some((left, Duration::from_secs(reset)))
+}
+
+/// What a hub says on the way to a file (the first of each in a chain).
+#[derive(Clone, Debug, Default)]
+struct Hub {
+    revision: Option<String>,
+    linked_etag: Option<String>,
+    linked_size: Option<u64>,
+    /// A redirect to another origin not followed (a probe's).
+    location: Option<Url>,
+}
+
+impl Hub {
+    fn note(&mut self, resp: &Response<Body>) {
+        if self.revision.is_none() {
+            self.revision = header(resp, "x-repo-commit");
+        }
+        if self.linked_etag.is_none() {
+            self.linked_etag = header(resp, "x-linked-etag");
+        }
+        if self.linked_size.is_none() {
+            self.linked_size = header(resp, "x-linked-size").and_then(|v| v.trim().parse::<u64>().ok());
+        }
     }
 }
 
@@ -414,6 +619,10 @@ struct Req<'a> {
     if_range: Option<&'a str>,
     /// The source's deadline: no request, retry or sleep goes past it.
     deadline: Instant,
+    /// A `HEAD` rather than a `GET`.
+    head: bool,
+    /// Stop at a redirect to another origin (and return it).
+    same_origin_only: bool,
 }
 
 /// The error for a request that ran out of time: the source's deadline
@@ -567,6 +776,7 @@ pub struct HttpSource {
     etag: Option<String>,
     last_modified: Option<String>,
     revision: Option<String>,
+    sha256: Option<String>,
     ranges: bool,
     state: Mutex<State>,
     stats: Stats,
@@ -586,7 +796,7 @@ impl fmt::Debug for HttpSource {
 }
 
 impl HttpSource {
-    fn open(client: Client, url: Url, deadline: Instant) -> Result<HttpSource, RemoteError> {
+    fn open(client: Client, url: Url, probe: Option<&Probe>, deadline: Instant) -> Result<HttpSource, RemoteError> {
         if url.scheme == "https" && client.inner.roots == 0 {
             return Err(RemoteError::new(
                 RemoteErrorKind::Refused,
@@ -595,8 +805,22 @@ impl HttpSource {
         }
         let stats = Stats::default();
         let first = client.inner.opts.first_read.max(1);
-        let req = Req { url: &url, origin: &url, range: Some((0, first.saturating_sub(1))), if_range: None, deadline };
-        let (resp, location, revision) = client.get(&req, &stats)?;
+        let start = probe.and_then(|p| p.location.clone()).unwrap_or_else(|| url.clone());
+        let req = Req {
+            url: &start,
+            origin: &url,
+            range: Some((0, first.saturating_sub(1))),
+            if_range: None,
+            deadline,
+            head: false,
+            same_origin_only: false,
+        };
+        let (resp, location, mut hub) = client.get(&req, &stats)?;
+        if let Some(p) = probe {
+            hub.revision = hub.revision.or_else(|| p.revision.clone());
+            hub.linked_etag = hub.linked_etag.or_else(|| p.sha256.clone());
+        }
+        let (revision, sha256) = (hub.revision, hub.linked_etag.as_deref().and_then(sha256_of_etag));
         let status = resp.status().as_u16();
         let etag = header(&resp, "etag");
         let last_modified = header(&resp, "last-modified");
@@ -645,6 +869,7 @@ impl HttpSource {
             etag,
             last_modified,
             revision,
+            sha256,
             ranges,
             state: Mutex::new(state),
             stats,
@@ -676,6 +901,7 @@ impl HttpSource {
             range_requests: self.ranges,
             revision: self.revision.clone(),
             etag: self.etag.clone(),
+            sha256: self.sha256.clone(),
         }
     }
 
@@ -715,6 +941,8 @@ impl HttpSource {
                 range: Some((at, to.saturating_sub(1))),
                 if_range: self.if_range(),
                 deadline: self.deadline,
+                head: false,
+                same_origin_only: false,
             };
             let (resp, final_url, _) = self.client.get(&req, &self.stats).map_err(|e| io_error(at, &e.to_string()))?;
             if final_url != location {
@@ -900,6 +1128,10 @@ impl ByteSource for HttpSource {
         self.client.inner.opts.first_read.max(1)
     }
 
+    fn round_trips(&self) -> bool {
+        true
+    }
+
     fn read_optional_at(&self, offset: u64, buf: &mut [u8]) -> Result<bool, ReadError> {
         self.read_with(offset, buf, true)
     }
@@ -1082,7 +1314,7 @@ pub mod scripted {
         let script = Arc::new(Script { responses: Mutex::new(responses.into()), served: Arc::clone(&served) });
         let config = agent_config(&opts, None, None);
         let agent = ureq::Agent::with_parts(config, ScriptConnector(script), Loopback);
-        (Client { inner: Arc::new(ClientInner { agent, opts, roots: 0 }) }, served)
+        (Client { inner: Arc::new(ClientInner { agent, opts, roots: 0, pacer: Mutex::default() }) }, served)
     }
 }
 
@@ -1136,6 +1368,16 @@ impl Opener {
         Ok(Opener::new(client, endpoint))
     }
 
+    /// The client (for [`Client::probe`] and [`Client::open_probed`]).
+    pub fn client(&self) -> &Client {
+        &self.client
+    }
+
+    /// The URL an input names (`hf://` resolved against the hub).
+    pub fn resolve(&self, input: &str) -> Result<Url, String> {
+        gguf_validate::remote::resolve(input, self.endpoint.as_deref()).map(|t| t.url)
+    }
+
     /// Opens a URL or `hf://` name as an [`HttpSource`].
     pub fn open_http(&self, input: &str, deadline: Option<Instant>) -> Result<HttpSource, OpenFailure> {
         let target = gguf_validate::remote::resolve(input, self.endpoint.as_deref())
@@ -1153,5 +1395,83 @@ impl UrlOpener for Opener {
 
     fn file_deadline(&self) -> Duration {
         self.client.options().file_deadline
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn answer(head: &str) -> Vec<u8> {
+        format!("{head}\r\nContent-Length: 0\r\n\r\n").into_bytes()
+    }
+
+    fn url() -> Url {
+        Url::parse("http://hub.test/org/model/resolve/main/m.gguf").unwrap()
+    }
+
+    #[test]
+    fn a_probe_stops_at_the_redirect_to_another_origin_with_what_the_hub_said() {
+        let sha = "ab".repeat(32);
+        let redirect = answer(&format!(
+            "HTTP/1.1 302 Found\r\nLocation: http://cdn.test/blob?sig=secret\r\nX-Repo-Commit: {}\r\nX-Linked-Etag: \"{sha}\"\r\nX-Linked-Size: 1234",
+            "c".repeat(40)
+        ));
+        let (client, served) = scripted::client(HttpOptions::default(), vec![redirect]);
+        let p = client.probe(&url(), None).unwrap();
+        assert_eq!(p.sha256.as_deref(), Some(sha.as_str()));
+        assert_eq!(p.size, Some(1234));
+        assert_eq!(p.revision.as_deref(), Some("c".repeat(40).as_str()));
+        assert_eq!(p.location.as_ref().map(|l| l.host.as_str()), Some("cdn.test"));
+        assert_eq!((p.requests, served.connections.load(Ordering::Relaxed)), (1, 1));
+        // A file served where it was asked for: its own length, no location.
+        let (client, _) =
+            scripted::client(HttpOptions::default(), vec![b"HTTP/1.1 200 OK\r\nContent-Length: 77\r\n\r\n".to_vec()]);
+        let p = client.probe(&url(), None).unwrap();
+        assert_eq!((p.size, p.location, p.sha256), (Some(77), None, None));
+    }
+
+    #[test]
+    fn probe_failures_have_stable_classes() {
+        let (client, _) = scripted::client(HttpOptions::default(), vec![answer("HTTP/1.1 404 Not Found")]);
+        assert_eq!(client.probe(&url(), None).unwrap_err().class(), "not_found");
+        let opts = HttpOptions { retries: 1, backoff: Duration::from_millis(1), ..HttpOptions::default() };
+        let busy = answer("HTTP/1.1 429 Too Many Requests\r\nRetry-After: 0");
+        let (client, served) = scripted::client(opts, vec![busy.clone(), busy]);
+        assert_eq!(client.probe(&url(), None).unwrap_err().class(), "rate_limited");
+        assert_eq!(served.connections.load(Ordering::Relaxed), 2, "one retry");
+    }
+
+    #[test]
+    fn a_rate_cap_spaces_the_requests_to_a_host() {
+        let ok = answer("HTTP/1.1 200 OK");
+        let opts = HttpOptions { max_rate_per_host: Some(20.0), ..HttpOptions::default() };
+        let (client, _) = scripted::client(opts, vec![ok; 5]);
+        let t = Instant::now();
+        for _ in 0..5 {
+            client.probe(&url(), None).unwrap();
+        }
+        // Five requests at 20 a second: four gaps of 50 ms at least.
+        assert!(t.elapsed() >= Duration::from_millis(195), "{:?}", t.elapsed());
+    }
+
+    #[test]
+    fn a_server_out_of_requests_pauses_its_host_within_the_bound() {
+        let spent = answer("HTTP/1.1 200 OK\r\nRateLimit: \"api\";r=0;t=1");
+        let (client, _) = scripted::client(HttpOptions::default(), vec![spent, answer("HTTP/1.1 200 OK")]);
+        client.probe(&url(), None).unwrap();
+        let t = Instant::now();
+        client.probe(&url(), None).unwrap();
+        assert!(t.elapsed() >= Duration::from_millis(900), "{:?}", t.elapsed());
+        // A pause past the file's deadline fails at once, as a timeout.
+        let long = answer("HTTP/1.1 200 OK\r\nRateLimit-Remaining: 0\r\nRateLimit-Reset: 3600");
+        let (client, served) = scripted::client(HttpOptions::default(), vec![long, answer("HTTP/1.1 200 OK")]);
+        client.probe(&url(), None).unwrap();
+        let t = Instant::now();
+        let deadline = Instant::now().checked_add(Duration::from_secs(2));
+        let e = client.probe(&url(), deadline).unwrap_err();
+        assert_eq!(e.class(), "timeout", "{e}");
+        assert!(t.elapsed() < Duration::from_secs(1), "{:?}", t.elapsed());
+        assert_eq!(served.connections.load(Ordering::Relaxed), 1, "no request after the pause was asked");
     }
 }

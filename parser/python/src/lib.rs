@@ -23,8 +23,7 @@ use gguf_numerics::{GgmlType, TypeStatus};
 use gguf_validate::Options;
 use gguf_validate::check_data::{DEFAULT_MAX_LISTED_PER_TENSOR, DataOptions};
 use gguf_validate::config::Config;
-use gguf_validate::hash::{Algo, Algos, HashOptions, Part};
-use gguf_validate::io as gio;
+use gguf_validate::hash::{Algo, Algos, HashOptions};
 use gguf_validate::limits::MetadataLimits;
 use gguf_validate::pipeline::{Input, Item, Outcome, Pipeline, Settings};
 use gguf_validate::remote::UrlOpener;
@@ -34,6 +33,8 @@ use numpy::{PyArray1, PyReadonlyArray1};
 use pyo3::buffer::PyBuffer;
 use pyo3::exceptions::PyStopIteration;
 use pyo3::prelude::*;
+
+mod scan;
 
 /// What goes wrong, as the Python package's exceptions name it: a kind
 /// (`usage`, `unreadable`) and a message. The package raises
@@ -67,8 +68,41 @@ impl Source {
     }
 }
 
-/// A run's settings from the keyword arguments of `validate`.
-#[derive(Clone, Debug)]
+/// The HTTP settings of a call that may read URLs: items of the options
+/// dict the package builds (`gguf_validate._options`).
+#[derive(Clone, Debug, FromPyObject)]
+#[pyo3(from_item_all)]
+struct HttpArgs {
+    headers: Vec<(String, String)>,
+    ca_certs: Vec<PathBuf>,
+    http_timeout: Option<f64>,
+}
+
+impl HttpArgs {
+    /// The URL opener for `inputs`, only when one of them is a URL (as the
+    /// command line does), `connections` per host.
+    fn opener<'a>(
+        &self,
+        inputs: impl IntoIterator<Item = &'a Input>,
+        connections: usize,
+    ) -> PyResult<Option<Arc<dyn UrlOpener>>> {
+        if !inputs.into_iter().any(|i| i.url().is_some()) {
+            return Ok(None);
+        }
+        let mut http = HttpOptions { headers: self.headers.clone(), connections, ..HttpOptions::default() };
+        if let Some(t) = self.http_timeout.filter(|t| t.is_finite() && *t > 0.0) {
+            http.timeout = Duration::from_secs_f64(t);
+            http.request_deadline = http.timeout.saturating_mul(gguf_validate::limits::REMOTE_REQUEST_DEADLINE_READS);
+        }
+        Ok(Some(Arc::new(Opener::from_env(http, &self.ca_certs).map_err(usage)?)))
+    }
+}
+
+/// A run's settings: the options dict the package builds from the keyword
+/// arguments of `validate` / `validate_many` (one definition, shared by
+/// both; the HTTP items are read as [`HttpArgs`]).
+#[derive(Clone, Debug, FromPyObject)]
+#[pyo3(from_item_all)]
 struct RunOptions {
     profile: Option<String>,
     check_data: bool,
@@ -77,20 +111,14 @@ struct RunOptions {
     discover_config: bool,
     deny_warnings: bool,
     timeout: Option<f64>,
-    headers: Vec<(String, String)>,
-    ca_certs: Vec<PathBuf>,
-    http_timeout: Option<f64>,
 }
 
 /// The pipeline of a run, as the command line's `validate` builds it
 /// (config, profile, options, URL opener only when an input is a URL).
-fn pipeline(o: &RunOptions, inputs: &[Input], jobs: usize) -> PyResult<(Pipeline, Profile)> {
+fn pipeline(o: &RunOptions, http: &HttpArgs, inputs: &[Input], jobs: usize) -> PyResult<(Pipeline, Profile)> {
     let config = Config::for_run(o.config.as_deref(), o.discover_config).map_err(usage)?;
     let profile = match &o.profile {
-        Some(name) => Profile::ALL
-            .into_iter()
-            .find(|p| p.name() == name)
-            .ok_or_else(|| usage(format!("profile `{name}`: expected `strict`, `spec` or `ggml`")))?,
+        Some(name) => profile_named(name)?,
         None => config.as_ref().and_then(|c| c.profile).unwrap_or_default(),
     };
     let timeout = match o.timeout {
@@ -98,16 +126,6 @@ fn pipeline(o: &RunOptions, inputs: &[Input], jobs: usize) -> PyResult<(Pipeline
             return Err(usage(format!("timeout {t}: a positive number of seconds")));
         }
         t => t.map(Duration::from_secs_f64),
-    };
-    let opener: Option<Arc<dyn UrlOpener>> = if inputs.iter().any(|i| i.url().is_some()) {
-        let mut http = HttpOptions { headers: o.headers.clone(), connections: jobs, ..HttpOptions::default() };
-        if let Some(t) = o.http_timeout.filter(|t| t.is_finite() && *t > 0.0) {
-            http.timeout = Duration::from_secs_f64(t);
-            http.request_deadline = http.timeout.saturating_mul(gguf_validate::limits::REMOTE_REQUEST_DEADLINE_READS);
-        }
-        Some(Arc::new(Opener::from_env(http, &o.ca_certs).map_err(usage)?))
-    } else {
-        None
     };
     let settings = Settings {
         options: Options {
@@ -120,57 +138,39 @@ fn pipeline(o: &RunOptions, inputs: &[Input], jobs: usize) -> PyResult<(Pipeline
         check_data: o.check_data.then(|| DataOptions::listing(DEFAULT_MAX_LISTED_PER_TENSOR)),
         timeout,
         metadata_hash: config.as_ref().is_some_and(Config::has_pins),
-        opener,
+        opener: http.opener(inputs, jobs)?,
         ..Settings::default()
     };
     Ok((Pipeline { settings, config, ..Pipeline::default() }, profile))
 }
 
-/// One file's JSON entry (`pipeline::json::file`) as text.
-fn entry(input: &Input, outcome: &Outcome, profile: Profile, set: Option<&str>) -> String {
-    gguf_validate::pipeline::json::file(&input.json_name(), outcome, profile, set).to_string()
+fn profile_named(name: &str) -> PyResult<Profile> {
+    Profile::ALL
+        .into_iter()
+        .find(|p| p.name() == name)
+        .ok_or_else(|| usage(format!("profile `{name}`: expected `strict`, `spec` or `ggml`")))
+}
+
+/// One entry of a run: its kind (`file`, `unreadable` or `set`, a split
+/// set's own entry after its shards') and its JSON (`pipeline::json`), the
+/// command line's entry.
+type Entry = (&'static str, String);
+
+fn file_entry(input: &Input, outcome: &Outcome, profile: Profile, set: Option<&str>) -> Entry {
+    let kind = if matches!(outcome, Outcome::Unreadable(_)) { "unreadable" } else { "file" };
+    (kind, gguf_validate::pipeline::json::file(&input.json_name(), outcome, profile, set).to_string())
 }
 
 #[pyfunction]
-#[pyo3(signature = (source, profile, check_data, container_only, config, discover_config, deny_warnings, timeout, headers, ca_certs, http_timeout))]
-#[allow(clippy::too_many_arguments)]
-fn validate(
-    py: Python<'_>,
-    source: Source,
-    profile: Option<String>,
-    check_data: bool,
-    container_only: bool,
-    config: Option<PathBuf>,
-    discover_config: bool,
-    deny_warnings: bool,
-    timeout: Option<f64>,
-    headers: Vec<(String, String)>,
-    ca_certs: Vec<PathBuf>,
-    http_timeout: Option<f64>,
-) -> PyResult<(bool, String)> {
-    let o = RunOptions {
-        profile,
-        check_data,
-        container_only,
-        config,
-        discover_config,
-        deny_warnings,
-        timeout,
-        headers,
-        ca_certs,
-        http_timeout,
-    };
+fn validate(py: Python<'_>, source: Source, options: &Bound<'_, PyAny>) -> PyResult<Entry> {
+    let (o, http): (RunOptions, HttpArgs) = (options.extract()?, options.extract()?);
     let input = source.input(py)?;
     py.detach(|| {
-        let (p, profile) = pipeline(&o, std::slice::from_ref(&input), 1)?;
+        let (p, profile) = pipeline(&o, &http, std::slice::from_ref(&input), 1)?;
         let v = p.validate(&input);
-        Ok((matches!(v.outcome, Outcome::Unreadable(_)), entry(&input, &v.outcome, profile, None)))
+        Ok(file_entry(&input, &v.outcome, profile, None))
     })
 }
-
-/// One entry of a `validate_many` run: whether the file was unreadable,
-/// and its JSON.
-type Entry = (bool, String);
 
 /// The results of `validate_many`, in input order, as the pipeline's
 /// worker thread produces them (at most `2 * jobs` ahead of the reader).
@@ -192,47 +192,20 @@ impl Results {
 }
 
 #[pyfunction]
-#[pyo3(signature = (sources, jobs, profile, check_data, container_only, config, discover_config, deny_warnings, timeout, headers, ca_certs, http_timeout))]
-#[allow(clippy::too_many_arguments)]
-fn validate_many(
-    py: Python<'_>,
-    sources: Vec<Source>,
-    jobs: usize,
-    profile: Option<String>,
-    check_data: bool,
-    container_only: bool,
-    config: Option<PathBuf>,
-    discover_config: bool,
-    deny_warnings: bool,
-    timeout: Option<f64>,
-    headers: Vec<(String, String)>,
-    ca_certs: Vec<PathBuf>,
-    http_timeout: Option<f64>,
-) -> PyResult<Results> {
-    let o = RunOptions {
-        profile,
-        check_data,
-        container_only,
-        config,
-        discover_config,
-        deny_warnings,
-        timeout,
-        headers,
-        ca_certs,
-        http_timeout,
-    };
+fn validate_many(py: Python<'_>, sources: Vec<Source>, jobs: usize, options: &Bound<'_, PyAny>) -> PyResult<Results> {
+    let (o, http): (RunOptions, HttpArgs) = (options.extract()?, options.extract()?);
     let inputs = sources.iter().map(|s| s.input(py)).collect::<PyResult<Vec<Input>>>()?;
     let jobs = jobs.max(1);
-    let (p, profile) = py.detach(|| pipeline(&o, &inputs, jobs))?;
+    let (p, profile) = py.detach(|| pipeline(&o, &http, &inputs, jobs))?;
     let (tx, rx): (SyncSender<PyResult<Entry>>, _) = sync_channel(jobs.saturating_mul(2));
     std::thread::spawn(move || {
         // A reader that went away (the iterator dropped) stops the run.
-        let _ = p.run::<()>(&inputs, jobs, |item| match item {
-            Item::File { input, outcome, set } => {
-                let e = (matches!(outcome, Outcome::Unreadable(_)), entry(input, outcome, profile, set));
-                if tx.send(Ok(e)).is_ok() { ControlFlow::Continue(()) } else { ControlFlow::Break(()) }
-            }
-            Item::Set(_) => ControlFlow::Continue(()),
+        let _ = p.run::<()>(&inputs, jobs, |item| {
+            let e = match item {
+                Item::File { input, outcome, set } => file_entry(input, outcome, profile, set),
+                Item::Set(set) => ("set", gguf_validate::pipeline::json::set(set).to_string()),
+            };
+            if tx.send(Ok(e)).is_ok() { ControlFlow::Continue(()) } else { ControlFlow::Break(()) }
         });
     });
     Ok(Results { rx: Mutex::new(rx) })
@@ -252,45 +225,59 @@ fn rules() -> String {
 
 /// `dump`'s JSON and whether the file was read completely.
 #[pyfunction]
-#[pyo3(signature = (path, full=false))]
-fn dump(py: Python<'_>, path: PathBuf, full: bool) -> PyResult<(String, bool)> {
-    use gguf_validate_cli::inspect::{DumpError, dump_value};
-    py.detach(|| match dump_value(&path, full) {
-        Ok((v, complete)) => Ok((v.to_string(), complete)),
-        Err(DumpError::Unreadable(e)) => Err(unreadable(e)),
-        Err(DumpError::NotGguf(e)) => Err(failure("invalid", e)),
+#[pyo3(signature = (source, full, http))]
+fn dump(py: Python<'_>, source: Source, full: bool, http: HttpArgs) -> PyResult<(String, bool)> {
+    use gguf_validate_cli::inspect::{DumpError, dump_input};
+    let input = source.input(py)?;
+    py.detach(|| {
+        let opener = http.opener([&input], 1)?;
+        match dump_input(&input, full, opener.as_deref()) {
+            Ok((v, complete)) => Ok((v.to_string(), complete)),
+            Err(DumpError::Unreadable(e)) => Err(unreadable(e)),
+            Err(DumpError::NotGguf(e)) => Err(failure("invalid", e)),
+        }
     })
 }
 
 /// `derive`'s per-tensor results as JSON.
 #[pyfunction]
-#[pyo3(signature = (base, quant, imatrix=None))]
-fn derive(py: Python<'_>, base: PathBuf, quant: PathBuf, imatrix: Option<PathBuf>) -> PyResult<String> {
+#[pyo3(signature = (base, quant, imatrix, http))]
+fn derive(py: Python<'_>, base: Source, quant: Source, imatrix: Option<Source>, http: HttpArgs) -> PyResult<String> {
+    let (base, quant) = (base.input(py)?, quant.input(py)?);
+    let imatrix = imatrix.map(|s| s.input(py)).transpose()?;
     py.detach(|| {
-        let results =
-            gguf_validate_cli::inspect::derive_results(&base, &quant, imatrix.as_deref()).map_err(unreadable)?;
+        let opener = http.opener([&base, &quant].into_iter().chain(imatrix.as_ref()), 2)?;
+        let results = gguf_validate_cli::inspect::derive_inputs(&base, &quant, imatrix.as_ref(), opener.as_deref())
+            .map_err(unreadable)?;
         serde_json::to_string(&results).map_err(|e| unreadable(e.to_string()))
     })
 }
 
-/// The digest of a file's tensor data (llama-gguf-hash's model line), and
-/// per tensor when asked.
+/// The digest of a model's tensor data (llama-gguf-hash's model line: a
+/// shard stands for its split set, as the command line has it), and per
+/// tensor when asked.
 #[pyfunction]
-#[pyo3(signature = (path, algo, per_tensor=false))]
-fn hash(py: Python<'_>, path: PathBuf, algo: &str, per_tensor: bool) -> PyResult<(String, Vec<(String, String)>)> {
+#[pyo3(signature = (source, algo, per_tensor, http))]
+fn hash(
+    py: Python<'_>,
+    source: Source,
+    algo: &str,
+    per_tensor: bool,
+    http: HttpArgs,
+) -> PyResult<(String, Vec<(String, String)>)> {
     let algo = Algo::from_name(algo).ok_or_else(|| {
         usage(format!(
             "algorithm `{algo}`: expected one of {}",
             Algo::ALL.iter().map(|a| a.name()).collect::<Vec<_>>().join(", ")
         ))
     })?;
+    let input = source.input(py)?;
     py.detach(|| {
-        let shown = Input::Path(path.clone()).shown();
-        let src = gio::open(&path, &gio::OpenPolicy::default()).map_err(|e| unreadable(format!("{shown}: {e}")))?;
-        let tensors = gguf_validate::hash::tensor_ranges(&src).map_err(|e| unreadable(format!("{shown}: {e}")))?;
+        let connections = std::thread::available_parallelism().map_or(1, std::num::NonZeroUsize::get);
+        let opener = http.opener([&input], connections)?;
         let opts = HashOptions { algos: Algos::NONE.with(algo), per_tensor };
-        let d = gguf_validate::hash::hash_model(&[Part { source: &src, tensors }], &opts, &|_| {}, None)
-            .map_err(|e| unreadable(format!("{shown}: {e}")))?;
+        let (_, d) =
+            gguf_validate_cli::hash::model_digests(&input, false, &opts, opener.as_deref()).map_err(unreadable)?;
         let model = d.model.first().map(ToString::to_string).unwrap_or_default();
         let per = d.tensors.iter().filter_map(|t| Some((t.name.clone(), t.digests.first()?.to_string()))).collect();
         Ok((model, per))
@@ -368,10 +355,7 @@ fn fuzz_writer(
 ) -> PyResult<(String, String)> {
     use gguf_validate_harness::process::RunOutcome;
     use gguf_validate_harness::writer::{CampaignOptions, FnWriter, campaign_text, run_campaign};
-    let profile = Profile::ALL
-        .into_iter()
-        .find(|p| p.name() == profile)
-        .ok_or_else(|| usage(format!("profile `{profile}`: expected `strict`, `spec` or `ggml`")))?;
+    let profile = profile_named(profile)?;
     let opts = CampaignOptions {
         cases,
         seed,
@@ -414,5 +398,6 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(dequantize, m)?)?;
     m.add_function(wrap_pyfunction!(quantize, m)?)?;
     m.add_function(wrap_pyfunction!(fuzz_writer, m)?)?;
+    scan::register(m)?;
     Ok(())
 }

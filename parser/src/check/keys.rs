@@ -4,6 +4,9 @@
 #![forbid(unsafe_code)]
 #![deny(clippy::indexing_slicing, clippy::arithmetic_side_effects, clippy::cast_possible_truncation)]
 
+use std::collections::HashMap;
+use std::sync::OnceLock;
+
 use crate::limits;
 use crate::parse::{GgufFile, KeyValue, Value, type_label};
 use crate::report::Sink;
@@ -153,9 +156,43 @@ fn type_name(v: &Value<'_>) -> String {
     }
 }
 
-/// The types llama.cpp reads `key` with, for a file of architecture `arch`.
-fn loader_types(key: &str, arch: Option<&str>) -> Option<&'static [&'static str]> {
-    if let Some((_, t)) = LOADER_FIXED.iter().find(|(k, _)| *k == key) {
+/// The type tables as maps, built once per process: a file of a million
+/// keys looks each key up once instead of scanning the tables.
+struct Tables {
+    /// [`LOADER_FIXED`].
+    fixed: HashMap<&'static str, &'static [&'static str], foldhash::fast::RandomState>,
+    /// [`SPEC_ONLY`].
+    spec: HashMap<&'static str, &'static str, foldhash::fast::RandomState>,
+    /// The `{arch}.` keys of `LOADER_KEY_TYPES`, by the rest of the key.
+    per_arch: HashMap<&'static str, &'static [&'static str], foldhash::fast::RandomState>,
+}
+
+fn tables() -> &'static Tables {
+    static TABLES: OnceLock<Tables> = OnceLock::new();
+    TABLES.get_or_init(|| {
+        // The first entry of a key wins, as a scan of the table finds it.
+        let mut fixed = HashMap::with_hasher(foldhash::fast::RandomState::default());
+        for (k, t) in LOADER_FIXED {
+            fixed.entry(*k).or_insert(*t);
+        }
+        let mut spec = HashMap::with_hasher(foldhash::fast::RandomState::default());
+        for (k, t) in SPEC_ONLY {
+            spec.entry(*k).or_insert(*t);
+        }
+        let mut per_arch = HashMap::with_hasher(foldhash::fast::RandomState::default());
+        for (k, t) in super::llama_arch_table::LOADER_KEY_TYPES {
+            if let Some(rest) = k.strip_prefix("{arch}.") {
+                per_arch.entry(rest).or_insert(*t);
+            }
+        }
+        Tables { fixed, spec, per_arch }
+    })
+}
+
+/// The types llama.cpp reads `key` with, for a file of architecture `arch`
+/// (`arch`: only one llama.cpp knows).
+fn loader_types(tables: &Tables, key: &str, arch: Option<&str>) -> Option<&'static [&'static str]> {
+    if let Some(t) = tables.fixed.get(key) {
         return Some(t);
     }
     if key.starts_with("tokenizer.ggml.") {
@@ -166,12 +203,8 @@ fn loader_types(key: &str, arch: Option<&str>) -> Option<&'static [&'static str]
             return Some(&["bool"]);
         }
     }
-    let arch = arch.filter(|a| super::llama_arches::LLAMA_ARCHES.contains(a))?;
-    let rest = key.strip_prefix(arch)?.strip_prefix('.')?;
-    super::llama_arch_table::LOADER_KEY_TYPES
-        .iter()
-        .find(|(k, _)| k.strip_prefix("{arch}.") == Some(rest))
-        .map(|(_, t)| *t)
+    let rest = key.strip_prefix(arch?)?.strip_prefix('.')?;
+    tables.per_arch.get(rest).copied()
 }
 
 fn check_standard_types(file: &GgufFile<'_>, arch: Option<&str>, sink: &mut Sink<'_>) {
@@ -180,13 +213,15 @@ fn check_standard_types(file: &GgufFile<'_>, arch: Option<&str>, sink: &mut Sink
     if !loader && !spec {
         return;
     }
+    let arch = arch.filter(|a| super::llama_arches::LLAMA_ARCHES.contains(a));
+    let tables = tables();
     for kv in &file.kvs {
         // A template key holding a non-string is template-value-type's.
         if super::template::is_template_key(kv.key.bytes) {
             continue;
         }
         let Some(key) = kv.key.as_str() else { continue };
-        if let Some(types) = loader_types(key, arch) {
+        if let Some(types) = loader_types(tables, key, arch) {
             let actual = type_name(&kv.value);
             if !types.contains(&actual.as_str()) {
                 sink.emit(
@@ -201,7 +236,7 @@ fn check_standard_types(file: &GgufFile<'_>, arch: Option<&str>, sink: &mut Sink
                     },
                 );
             }
-        } else if let Some((_, t)) = SPEC_ONLY.iter().find(|(k, _)| *k == key) {
+        } else if let Some(t) = tables.spec.get(key) {
             let actual = type_name(&kv.value);
             if actual != *t {
                 sink.emit(

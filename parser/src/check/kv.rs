@@ -44,9 +44,27 @@ pub(crate) fn check_pairs(file: &GgufFile<'_>, sink: &mut Sink<'_>) {
     }
 }
 
+/// Whether a key is well formed: non-empty segments of `[a-z0-9_]`
+/// between dots, in one pass over its bytes (the common case of
+/// [`check_key`], which then has only the length to check).
+fn key_well_formed(key: &[u8]) -> bool {
+    let mut after_dot = true;
+    for b in key {
+        match b {
+            b'a'..=b'z' | b'0'..=b'9' | b'_' => after_dot = false,
+            b'.' if !after_dot => after_dot = true,
+            _ => return false,
+        }
+    }
+    !after_dot
+}
+
 fn check_key(kv: &KeyValue<'_>, sink: &mut Sink<'_>) {
     let key = kv.key.bytes;
     let at = kv.key.offset;
+    if key.len() <= limits::MAX_KEY_LEN && key_well_formed(key) {
+        return;
+    }
     if key.is_empty() {
         sink.emit(RuleId::KeyEmpty, at, || kv_path(kv), || "the key is empty".into());
         return;
@@ -158,6 +176,12 @@ fn check_array(kv: &KeyValue<'_>, a: &Array<'_>, indices: &mut Vec<u64>, sink: &
             if !(check_len || check_utf8) {
                 return;
             }
+            // No length field with a byte of 0x80 or above (as the parser
+            // saw them) and none over the cap: the strings are valid exactly
+            // when all their bytes, separators included, are.
+            if a.plain_lengths && simdutf8::basic::from_utf8(a.data).is_ok() {
+                return;
+            }
             if strings_fast_ok(a) {
                 return;
             }
@@ -236,4 +260,19 @@ fn strings_fast_ok(a: &Array<'_>) -> bool {
         rest = tail.get(n..).unwrap_or_default();
     }
     run_ok(run_start, data.len())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::key_well_formed;
+
+    #[test]
+    fn well_formed_keys_are_dot_separated_non_empty_lower_snake_case_segments() {
+        for ok in [&b"a"[..], b"general.name", b"llama.rope.freq_base", b"a_1.b2"] {
+            assert!(key_well_formed(ok), "{ok:?}");
+        }
+        for bad in [&b""[..], b".", b"a.", b".a", b"a..b", b"A", b"a.B", b"a-b", b"a b", b"a\0", "é".as_bytes()] {
+            assert!(!key_well_formed(bad), "{bad:?}");
+        }
+    }
 }

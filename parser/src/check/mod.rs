@@ -217,9 +217,45 @@ pub(crate) fn check_set_model(
 }
 
 /// Positions, in increasing order, of the items whose key equals the key
-/// of an earlier item. Sort-based: one `usize` per item, where a hash set
-/// of millions of keys costs several times more memory and rehashes.
+/// of an earlier item. Each key is hashed once (per-process seed) to 32
+/// bits, packed above its position in one `u64` (8 bytes an item, where a
+/// hash set of millions of keys costs several times more), and the `u64`s
+/// are sorted; only items of equal hashes compare their keys.
 pub(crate) fn later_duplicates<T>(items: &[T], key: impl Fn(&T) -> &[u8]) -> Vec<usize> {
+    use std::hash::BuildHasher;
+    let hasher = foldhash::fast::RandomState::default();
+    let mut packed = Vec::with_capacity(items.len());
+    for (i, item) in items.iter().enumerate() {
+        let Ok(i) = u32::try_from(i) else { return later_duplicates_sorted(items, key) };
+        let h = hasher.hash_one(key(item)) >> 32;
+        packed.push(h << 32 | u64::from(i));
+    }
+    packed.sort_unstable();
+    let position = |p: &u64| usize::try_from(p & u64::from(u32::MAX)).unwrap_or(usize::MAX);
+    let key_of = |p: &u64| items.get(position(p)).map_or(&[][..], &key);
+    let mut later = Vec::new();
+    for run in packed.chunk_by(|a, b| a >> 32 == b >> 32) {
+        let [first, rest @ ..] = run else { continue };
+        if rest.is_empty() {
+            continue;
+        }
+        // In position order: each distinct key of the run once, by its first.
+        let mut firsts: Vec<&[u8]> = vec![key_of(first)];
+        for p in rest {
+            let k = key_of(p);
+            if firsts.contains(&k) {
+                later.push(position(p));
+            } else {
+                firsts.push(k);
+            }
+        }
+    }
+    later.sort_unstable();
+    later
+}
+
+/// [`later_duplicates`] by sorting the positions by key (more than 2^32 items).
+fn later_duplicates_sorted<T>(items: &[T], key: impl Fn(&T) -> &[u8]) -> Vec<usize> {
     let key_of = |i: usize| items.get(i).map_or(&[][..], &key);
     let mut order: Vec<usize> = (0..items.len()).collect();
     order.sort_unstable_by(|&a, &b| key_of(a).cmp(key_of(b)).then(a.cmp(&b)));
@@ -244,6 +280,11 @@ mod tests {
         let keys: [&[u8]; 6] = [b"b", b"a", b"b", b"c", b"a", b"b"];
         assert_eq!(later_duplicates(&keys, |k| k), vec![2, 4, 5]);
         assert!(later_duplicates::<&[u8]>(&[], |k| k).is_empty());
+        assert_eq!(later_duplicates_sorted(&keys, |k| k), vec![2, 4, 5]);
+        let many: Vec<Vec<u8>> = (0..5000u32).map(|i| format!("k{}", i % 1700).into_bytes()).collect();
+        let want: Vec<usize> = (1700..5000).collect();
+        assert_eq!(later_duplicates(&many, |k| k), want);
+        assert_eq!(later_duplicates_sorted(&many, |k| k), want);
     }
 
     #[test]

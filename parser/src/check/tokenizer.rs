@@ -96,17 +96,21 @@ fn check_model(file: &GgufFile<'_>, needs_vocab: bool, sink: &mut Sink<'_>) {
 /// (GGML_ASSERT) when the map has fewer entries than the vocabulary. An
 /// empty text counts as `[EMPTY_i]`, as llama.cpp renames it.
 ///
-/// One walk over the token array hashes each text (per-process seed) to
+/// One walk over the token array hashes each text (per-process seeds) to
 /// 32 bits, kept in token order (4 bytes a token), and sets one bit of a
 /// bitmap of 8 to 16 bits per token; a token whose bit is already set
 /// makes that bit *hot* (a duplicate, or a collision in the bitmap: a few
 /// percent of a real vocabulary). No hot bit, no duplicate. Otherwise the
 /// bitmap is set again at the hot bits only, the tokens that land on one
 /// are taken from the hashes, and those with equal hashes (counted in a
-/// map) are compared byte for byte. The bitmap (at most
+/// map) are compared byte for byte, each text found from the offset of
+/// every [`CHECKPOINT`]th token kept by the walk. The bitmap (at most
 /// 2^[`MAX_SEEN_BITS`] bits, 256 KiB) stays in cache, and nothing is
 /// sorted but the few candidates.
 struct Duplicates {
+    /// Seeds of the hash of texts of at most 16 bytes.
+    seeds: [u64; 3],
+    /// The hash of longer texts.
     hasher: foldhash::fast::RandomState,
     /// 32 minus log2 of the bitmap's bits: a hash's bit is `h >> shift`.
     shift: u32,
@@ -115,14 +119,28 @@ struct Duplicates {
     hashes: Vec<u32>,
     /// Bits set more than once.
     hot: Vec<u32>,
+    /// The string of every [`CHECKPOINT`]th token (its absolute offset).
+    checkpoints: Vec<u64>,
 }
 
 /// log2 of the largest bitmap of [`Duplicates`].
 const MAX_SEEN_BITS: u32 = 21;
 
+/// [`Duplicates`] keeps the offset of one token in this many (a power of two).
+const CHECKPOINT: u64 = 64;
+
+/// The high and low halves of a full product, xored.
+fn folded_multiply(x: u64, y: u64) -> u64 {
+    let full = u128::from(x).wrapping_mul(u128::from(y));
+    let low = u64::try_from(full & u128::from(u64::MAX)).unwrap_or(0);
+    let high = u64::try_from(full >> 64).unwrap_or(0);
+    low ^ high
+}
+
 impl Duplicates {
     /// For a string array.
     fn new(tokens: &Array<'_>) -> Duplicates {
+        use std::hash::BuildHasher;
         // Every token takes at least its 8-byte length in the array's
         // bytes, which are in memory: the hashes are sized once, by bytes
         // that exist.
@@ -130,13 +148,47 @@ impl Duplicates {
         let bits = (len.saturating_mul(8).max(64).next_power_of_two().trailing_zeros()).min(MAX_SEEN_BITS);
         let words = 1usize << bits.saturating_sub(6);
         let hashes = Vec::with_capacity(usize::try_from(len).unwrap_or(0));
+        let checkpoints = Vec::with_capacity(
+            usize::try_from(len.checked_div(CHECKPOINT).unwrap_or(0)).unwrap_or(0).saturating_add(1),
+        );
         let hasher = foldhash::fast::RandomState::default();
-        Duplicates { hasher, shift: 32u32.saturating_sub(bits), seen: vec![0; words], hashes, hot: Vec::new() }
+        let seeds = [hasher.hash_one(1u64), hasher.hash_one(2u64), hasher.hash_one(3u64) | 1];
+        Duplicates {
+            seeds,
+            hasher,
+            shift: 32u32.saturating_sub(bits),
+            seen: vec![0; words],
+            hashes,
+            hot: Vec::new(),
+            checkpoints,
+        }
     }
 
     /// The text llama.cpp keys token `i` by (an empty one is renamed).
     fn text(i: u64, bytes: &[u8]) -> std::borrow::Cow<'_, [u8]> {
         if bytes.is_empty() { format!("[EMPTY_{i}]").into_bytes().into() } else { bytes.into() }
+    }
+
+    /// The 32-bit hash of a text. Up to 16 bytes: its bytes (all of them,
+    /// read as two possibly overlapping words) and its length through two
+    /// seeded folded multiplies; longer texts through foldhash.
+    fn hash(&self, bytes: &[u8]) -> u32 {
+        let n = bytes.len();
+        let [s0, s1, s2] = self.seeds;
+        let (a, b) = if n > 16 {
+            use std::hash::BuildHasher;
+            return u32::try_from(self.hasher.hash_one(bytes) >> 32).unwrap_or(0);
+        } else if let (Some(first), Some(last)) = (bytes.first_chunk::<8>(), bytes.last_chunk::<8>()) {
+            (u64::from_le_bytes(*first), u64::from_le_bytes(*last))
+        } else if let (Some(first), Some(last)) = (bytes.first_chunk::<4>(), bytes.last_chunk::<4>()) {
+            (u64::from(u32::from_le_bytes(*first)), u64::from(u32::from_le_bytes(*last)))
+        } else {
+            let at = |i: usize| u64::from(bytes.get(i).copied().unwrap_or(0));
+            (at(0) | at(n >> 1) << 8 | at(n.saturating_sub(1)) << 16, 0)
+        };
+        let x = folded_multiply(a ^ s0, b ^ s1);
+        let h = folded_multiply(x ^ u64::try_from(n).unwrap_or(0), s2);
+        u32::try_from(h >> 32).unwrap_or(0)
     }
 
     /// The bitmap word and mask of a hash (its top bits).
@@ -145,18 +197,13 @@ impl Duplicates {
         (usize::try_from(bit >> 6).unwrap_or(0), 1 << (bit & 63))
     }
 
-    /// Token `i` with text `bytes`: its bytes alone through one hasher
-    /// state (no length prefix, no copy); an empty token hashes as the
-    /// name llama.cpp gives it.
-    fn push(&mut self, i: u64, bytes: &[u8]) {
-        use std::hash::{BuildHasher, Hasher};
-        let mut state = self.hasher.build_hasher();
-        if bytes.is_empty() {
-            state.write(&Self::text(i, bytes));
-        } else {
-            state.write(bytes);
+    /// Token `i`, string `s`: its text hashed (an empty token as the name
+    /// llama.cpp gives it), its bit set.
+    fn push(&mut self, i: u64, s: Str<'_>) {
+        if i & (CHECKPOINT - 1) == 0 {
+            self.checkpoints.push(s.offset);
         }
-        let h = u32::try_from(state.finish() >> 32).unwrap_or(0);
+        let h = if s.bytes.is_empty() { self.hash(&Self::text(i, s.bytes)) } else { self.hash(s.bytes) };
         self.hashes.push(h);
         let (word, mask) = self.slot(h);
         if let Some(w) = self.seen.get_mut(word) {
@@ -167,9 +214,33 @@ impl Duplicates {
         }
     }
 
-    fn report(mut self, kv: &KeyValue<'_>, tokens: &Array<'_>, sink: &mut Sink<'_>) {
+    /// The string of token `i`, from the nearest checkpoint before it.
+    fn string<'a>(&self, tokens: &Array<'a>, i: u64) -> Option<Str<'a>> {
+        let at = *self.checkpoints.get(usize::try_from(i.checked_div(CHECKPOINT)?).ok()?)?;
+        let rel = usize::try_from(at.checked_sub(tokens.data_offset())?).ok()?;
+        let from = Array { offset: at.checked_sub(12)?, data: tokens.data.get(rel..)?, ..*tokens };
+        let (_, s) = from.strings().nth(usize::try_from(i & (CHECKPOINT - 1)).ok()?)?;
+        Some(s)
+    }
+
+    fn report(self, kv: &KeyValue<'_>, tokens: &Array<'_>, sink: &mut Sink<'_>) {
+        for (i, first, s) in self.found(tokens) {
+            let shown = if s.bytes.is_empty() {
+                format!("(empty, renamed `[EMPTY_{i}]`)")
+            } else {
+                format!("`{}`", s.display())
+            };
+            sink.emit(RuleId::TokenizerDuplicateToken, s.offset, || format!("{}[{i}]", kv_path(kv)), || {
+                format!("token {i} {shown} repeats token {first}; llama.cpp aborts (GGML_ASSERT: every token text maps to one id)")
+            });
+        }
+    }
+
+    /// The tokens whose text an earlier token has, in order: each with
+    /// the first token of that text and its string.
+    fn found<'a>(mut self, tokens: &Array<'a>) -> Vec<(u64, u64, Str<'a>)> {
         if self.hot.is_empty() {
-            return;
+            return Vec::new();
         }
         // The tokens on hot bits, with their hash.
         self.seen.fill(0);
@@ -194,23 +265,17 @@ impl Duplicates {
             let c = counts.entry(*h).or_insert(0);
             *c = c.saturating_add(1);
         }
-        let candidates: Vec<(u64, u32)> =
-            hashed.iter().filter(|(h, _)| counts.get(h).is_some_and(|c| *c > 1)).map(|(h, i)| (*i, *h)).collect();
-        if candidates.is_empty() {
-            return;
-        }
-        // A walk for the candidates' texts, then equal texts within a run.
-        let mut texts: Vec<(u32, u64, Str<'_>)> = Vec::with_capacity(candidates.len());
-        let mut want = candidates.iter().peekable();
-        for (i, s) in tokens.strings() {
-            let Some(&&(c, run)) = want.peek() else { break };
-            if c == i {
-                texts.push((run, c, s));
-                want.next();
-            }
+        // The candidates' texts, then equal texts within a run.
+        let mut texts: Vec<(u32, u64, Str<'a>)> = hashed
+            .iter()
+            .filter(|(h, _)| counts.get(h).is_some_and(|c| *c > 1))
+            .filter_map(|(h, i)| Some((*h, *i, self.string(tokens, *i)?)))
+            .collect();
+        if texts.is_empty() {
+            return Vec::new();
         }
         texts.sort_by_key(|(run, i, _)| (*run, *i));
-        let mut found: Vec<(u64, u64, Str<'_>)> = Vec::new();
+        let mut found: Vec<(u64, u64, Str<'a>)> = Vec::new();
         for run in texts.chunk_by(|a, b| a.0 == b.0) {
             let mut firsts: Vec<(u64, std::borrow::Cow<'_, [u8]>)> = Vec::new();
             for (_, i, s) in run {
@@ -222,16 +287,7 @@ impl Duplicates {
             }
         }
         found.sort_by_key(|(i, _, _)| *i);
-        for (i, first, s) in found {
-            let shown = if s.bytes.is_empty() {
-                format!("(empty, renamed `[EMPTY_{i}]`)")
-            } else {
-                format!("`{}`", s.display())
-            };
-            sink.emit(RuleId::TokenizerDuplicateToken, s.offset, || format!("{}[{i}]", kv_path(kv)), || {
-                format!("token {i} {shown} repeats token {first}; llama.cpp aborts (GGML_ASSERT: every token text maps to one id)")
-            });
-        }
+        found
     }
 }
 
@@ -288,7 +344,7 @@ fn check_tokens(kv: &KeyValue<'_>, tokens: &Array<'_>, types: Option<Array<'_>>,
     };
     let mut dups = Duplicates::new(tokens);
     for (i, s) in tokens.strings() {
-        dups.push(i, s.bytes);
+        dups.push(i, s);
         let text = s.bytes;
         if !text.starts_with(b"<0x") || is_byte_token(text) {
             continue;
@@ -349,5 +405,66 @@ fn check_name_quirk(file: &GgufFile<'_>, sink: &mut Sink<'_>) {
                 missing.join(", ")
             )
         });
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::indexing_slicing, clippy::arithmetic_side_effects)]
+mod tests {
+    use super::*;
+
+    /// A string array of `texts` at absolute offset 1000.
+    fn array(texts: &[Vec<u8>]) -> (Vec<u8>, u64) {
+        let mut data = Vec::new();
+        for t in texts {
+            data.extend_from_slice(&u64::try_from(t.len()).unwrap().to_le_bytes());
+            data.extend_from_slice(t);
+        }
+        (data, u64::try_from(texts.len()).unwrap())
+    }
+
+    #[test]
+    fn duplicates_are_found_across_checkpoints_as_a_naive_search_finds_them() {
+        // Texts of every length class of the hash (empty, 1..=3, 4..=8,
+        // 9..=16, longer), repeats near and far, across checkpoints.
+        let mut texts: Vec<Vec<u8>> = (0..3000u32).map(|i| format!("t{}", i * 7919 % 100_003).into_bytes()).collect();
+        let stems = ["a", "ab", "abc", "abcd", "abcdefgh", "abcdefghi", "abcdefghijklmnop", "abcdefghijklmnopq"];
+        for (k, stem) in stems.iter().enumerate() {
+            texts[k * 300 + 5] = stem.as_bytes().to_vec();
+            texts[k * 300 + 64] = stem.as_bytes().to_vec();
+            texts[2999 - k] = stem.as_bytes().to_vec();
+        }
+        texts[128] = Vec::new();
+        texts[1280] = Vec::new();
+        texts[2000] = b"[EMPTY_128]".to_vec();
+        let (data, len) = array(&texts);
+        let tokens = Array {
+            offset: 1000,
+            elem_type: ValueType::String,
+            len,
+            data: &data,
+            order: ByteOrder::LittleEndian,
+            depth: 1,
+            plain_lengths: false,
+        };
+        let mut dups = Duplicates::new(&tokens);
+        for (i, s) in tokens.strings() {
+            dups.push(i, s);
+        }
+        for (i, s) in tokens.strings() {
+            assert_eq!(dups.string(&tokens, i), Some(s), "token {i} from its checkpoint");
+        }
+        let got: Vec<(u64, u64)> = dups.found(&tokens).iter().map(|(i, first, _)| (*i, *first)).collect();
+        let mut want = Vec::new();
+        for (i, t) in texts.iter().enumerate() {
+            let i = u64::try_from(i).unwrap();
+            let text = Duplicates::text(i, t);
+            let first = (0u64..i).find(|j| Duplicates::text(*j, &texts[usize::try_from(*j).unwrap()]) == text);
+            if let Some(first) = first {
+                want.push((i, first));
+            }
+        }
+        assert!(want.len() >= 17, "{want:?}");
+        assert_eq!(got, want);
     }
 }

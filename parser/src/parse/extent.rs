@@ -62,6 +62,11 @@ pub struct Extent {
     /// from there on are small, and the rest is extrapolated from them.
     run: (u64, u64),
     item: Item,
+    /// The vocabulary (`tokenizer.ggml.tokens`): its pair's index and its
+    /// length, once its header was walked; and how many fixed-size arrays
+    /// of that length (scores, token types) were stepped over since.
+    vocab: Option<(u64, u64)>,
+    vocab_arrays: u64,
 }
 
 /// One step: the item after it, or how long a prefix it needs.
@@ -81,7 +86,57 @@ impl Extent {
             tensor_count: 0,
             run: (0, limits::HEADER_SIZE),
             item: Item::Counts,
+            vocab: None,
+            vocab_arrays: 0,
         }
+    }
+
+    /// Where the metadata is projected to end, for a reader that pays a
+    /// round trip per read (a remote file): the current item's end as
+    /// [`Extent::advance`] extrapolates it, then the pairs still to come at
+    /// the size of the small pairs walked so far (48 bytes before any), the
+    /// arrays a vocabulary brings that were not walked yet (scores and token
+    /// types, 4 bytes a token each), and the tensor infos (80 bytes each
+    /// before any was walked), plus a quarter of all that. A projection is
+    /// a guess that only sizes a read: the walk still decides
+    /// where the metadata ends, so a short guess costs one more read and a
+    /// long one some bytes of the data section. At least `need`, and past
+    /// the file or the metadata cap only when `need` is.
+    pub fn projection(&self, need: u64) -> u64 {
+        let limit = self.file_len.min(self.limits.bytes);
+        let pair =
+            |walked: u64, bytes: u64| bytes.checked_div(walked).unwrap_or(PROJECTED_PAIR_BYTES).max(MIN_KV_BYTES);
+        let small = |index: u64, at: u64| {
+            let (first, from) = self.run;
+            pair(index.saturating_sub(first), at.saturating_sub(from))
+        };
+        let tensors = |walked: u64, bytes: u64| {
+            let per = bytes.checked_div(walked).unwrap_or(PROJECTED_TENSOR_INFO_BYTES);
+            self.tensor_count.saturating_sub(walked).saturating_mul(per)
+        };
+        let (at, end) = match self.item {
+            Item::Counts | Item::Unknown => return need,
+            Item::End(end) => return end,
+            Item::Kv { index, at } => {
+                let left = self.kv_count.saturating_sub(index);
+                (at, at.saturating_add(left.saturating_mul(small(index, at))).saturating_add(tensors(0, 0)))
+            }
+            Item::Strings { index, at, left, start, len } => {
+                let here = extrapolate(at, start, len.saturating_sub(left), left, need);
+                let pairs = self.kv_count.saturating_sub(index.saturating_add(1));
+                (at, here.saturating_add(pairs.saturating_mul(small(index, start))).saturating_add(tensors(0, 0)))
+            }
+            Item::Tensor { index, at, start } => (at, at.saturating_add(tensors(index, at.saturating_sub(start)))),
+        };
+        let vocab = match self.vocab {
+            Some((_, n)) => VOCAB_ARRAYS.saturating_sub(self.vocab_arrays).saturating_mul(n).saturating_mul(4),
+            None => 0,
+        };
+        // What is still to come, plus a margin: the first entries of a
+        // vocabulary are often shorter than the rest (special and byte tokens).
+        let rest = end.saturating_add(vocab).saturating_sub(at);
+        let margin = rest.checked_div(PROJECTION_MARGIN_DIVISOR).unwrap_or(0);
+        at.saturating_add(rest).saturating_add(margin).min(limit).max(need)
     }
 
     /// Walks on through `buf` (the file's first `buf.len()` bytes, the
@@ -204,6 +259,15 @@ impl Extent {
                             return None;
                         }
                         let min_end = self.span(start, min)?;
+                        let key = usize::try_from(at.saturating_add(8))
+                            .ok()
+                            .zip(usize::try_from(key_end).ok())
+                            .and_then(|(a, b)| buf.get(a..b));
+                        if elem == ValueType::String && key == Some(VOCAB_KEY.as_bytes()) {
+                            self.vocab = Some((index, len));
+                        } else if self.vocab.is_some_and(|(_, n)| n == len) && elem != ValueType::String {
+                            self.vocab_arrays = self.vocab_arrays.saturating_add(1);
+                        }
                         match elem {
                             ValueType::String => Item::Strings { index, at: start, left: len, start, len },
                             ValueType::Array => return None,
@@ -260,6 +324,29 @@ impl Extent {
         Some(Step::Next(next))
     }
 }
+
+/// The key of the vocabulary, whose length other arrays share.
+const VOCAB_KEY: &str = "tokenizer.ggml.tokens";
+
+/// Fixed-size arrays a vocabulary usually brings (scores, token types).
+const VOCAB_ARRAYS: u64 = 2;
+
+/// A projection adds a `1/PROJECTION_MARGIN_DIVISOR` of what it projects
+/// is still to come (remote reads: a short guess costs a round trip, a long
+/// one bytes; a quarter keeps a remote read within 1.25x of the metadata
+/// when the guess is right, and gemma-3's vocabulary in two reads).
+const PROJECTION_MARGIN_DIVISOR: u64 = 4;
+
+/// Bytes a small key/value pair is projected to take before any was walked
+/// ([`Extent::projection`]).
+const PROJECTED_PAIR_BYTES: u64 = 48;
+
+/// The least a pair takes (an empty key of a one-byte value).
+const MIN_KV_BYTES: u64 = limits::MIN_KV_SIZE;
+
+/// Bytes a tensor info is projected to take before any was walked: a name
+/// of about 30 bytes, 2 to 4 dimensions, the type and the offset.
+const PROJECTED_TENSOR_INFO_BYTES: u64 = 80;
 
 /// Where `left` more items of a run will end, extrapolated from the `done`
 /// walked from `start` to `at`, plus a sixteenth; at least `need`.
@@ -318,6 +405,27 @@ mod tests {
             assert_eq!(reach, Reach::End(end), "first read {first}");
             assert!(steps <= 100, "{steps} steps from {first}");
         }
+    }
+
+    #[test]
+    fn a_projection_reaches_past_the_vocabulary_and_its_arrays_but_not_far() {
+        let bytes = model();
+        let end = crate::parse::parse_bytes(&bytes).unwrap().file.infos_end;
+        // From inside the token strings: the rest of them, the scores
+        // (not walked yet), the small pairs and the tensor infos.
+        let mut e = Extent::new(ByteOrder::LittleEndian, bytes.len() as u64, &limits::MetadataLimits::DEFAULT);
+        let Reach::Need(n) = e.advance(&bytes[..20_000]) else { panic!("more is needed") };
+        let p = e.projection(n);
+        assert!(p >= end && p <= end + end / 2, "projected {p} for an end at {end}");
+        // Never past the cap or the file, never short of what is needed.
+        let tight = limits::MetadataLimits { bytes: 60_000, ..limits::MetadataLimits::DEFAULT };
+        let mut e = Extent::new(ByteOrder::LittleEndian, bytes.len() as u64, &tight);
+        assert!(matches!(e.advance(&bytes[..20_000]), Reach::Need(_)));
+        assert_eq!(e.projection(20_008), 60_000);
+        assert_eq!(e.projection(70_000), 70_000);
+        // Before the counts are known: only what is needed.
+        let e = Extent::new(ByteOrder::LittleEndian, bytes.len() as u64, &limits::MetadataLimits::DEFAULT);
+        assert_eq!(e.projection(24), 24);
     }
 
     #[test]

@@ -97,6 +97,11 @@ pub struct Array<'a> {
     pub order: ByteOrder,
     /// Nesting depth of this array (1 for a top-level array).
     pub depth: u32,
+    /// A string array whose length fields have no byte of 0x80 or above
+    /// and give no length over [`limits::MAX_STRING_LEN`] (false for other
+    /// arrays). A bool, where the array's padding has room: a `u64` here
+    /// made every key/value pair 8 bytes larger.
+    pub(crate) plain_lengths: bool,
 }
 
 /// One element of an array, with its absolute offset.
@@ -269,22 +274,26 @@ fn parse_array<'a>(ctx: &Ctx<'a>, i: &'a [u8], depth: u32) -> PResult<'a, Array<
         return ctx.fail(count_at, DecodeKind::ArrayExceedsFile { len, min_elem, remaining });
     }
     ctx.within_limits(count_at, rest, "array length", len, ctx.limits.array_len, len.saturating_mul(min_elem))?;
-    let after = match elem_type.fixed_size() {
+    let (after, lengths_or) = match elem_type.fixed_size() {
         Some(size) => {
             // len * size <= remaining was checked above.
             let bytes = len.saturating_mul(u64_of(size));
-            ctx.take(rest, bytes, "array elements")?.0
+            (ctx.take(rest, bytes, "array elements")?.0, 0)
         }
-        None => walk_elements(ctx, rest, elem_type, len, depth)?.0,
+        None => walk_elements(ctx, rest, elem_type, len, depth)?,
     };
     let used = rest.len().saturating_sub(after.len());
     let data = rest.get(..used).unwrap_or_default();
-    Ok((after, Array { offset, elem_type, len, data, order: ctx.order, depth }))
+    let plain_lengths = elem_type == ValueType::String
+        && lengths_or & 0x8080_8080_8080_8080 == 0
+        && lengths_or <= limits::MAX_STRING_LEN;
+    Ok((after, Array { offset, elem_type, len, data, order: ctx.order, depth, plain_lengths }))
 }
 
 /// Walks `len` variable-size elements (strings or arrays), returning the
-/// input after the last one. Errors carry the failing element's index.
-fn walk_elements<'a>(ctx: &Ctx<'a>, mut rest: &'a [u8], ty: ValueType, len: u64, depth: u32) -> PResult<'a, &'a [u8]> {
+/// input after the last one and, for strings, the OR of their lengths.
+/// Errors carry the failing element's index.
+fn walk_elements<'a>(ctx: &Ctx<'a>, mut rest: &'a [u8], ty: ValueType, len: u64, depth: u32) -> PResult<'a, u64> {
     if ty == ValueType::String {
         return walk_strings(ctx, rest, len);
     }
@@ -305,18 +314,20 @@ fn walk_elements<'a>(ctx: &Ctx<'a>, mut rest: &'a [u8], ty: ValueType, len: u64,
         }
         index = index.saturating_add(1);
     }
-    Ok((rest, rest))
+    Ok((rest, 0))
 }
 
 /// The hot loop of real files (a tokenizer's vocabulary): walks `len`
 /// strings with the same checks as [`Ctx::string`], without nom's per-call
 /// overhead. The loop bound was checked against the file size by the caller.
-fn walk_strings<'a>(ctx: &Ctx<'a>, mut rest: &'a [u8], len: u64) -> PResult<'a, &'a [u8]> {
+/// Gives the OR of the lengths.
+fn walk_strings<'a>(ctx: &Ctx<'a>, mut rest: &'a [u8], len: u64) -> PResult<'a, u64> {
     // A string that ends inside the buffer is inside the file; when the
     // buffer also ends within the metadata cap, so does the string, and
     // only the string cap is left to check.
     let in_cap = ctx.base.saturating_add(u64_of(ctx.buf.len())) <= ctx.limits.bytes;
     let mut index = 0u64;
+    let mut lengths_or = 0u64;
     while index < len {
         let fail = |kind| Err(nom::Err::Failure(PError { rem: rest.len(), kind, element: Some(index) }));
         let Some((len_bytes, tail)) = rest.split_first_chunk::<8>() else {
@@ -331,6 +342,7 @@ fn walk_strings<'a>(ctx: &Ctx<'a>, mut rest: &'a [u8], len: u64) -> PResult<'a, 
             && let Some(after) = usize::try_from(n).ok().and_then(|n| tail.get(n..))
         {
             rest = after;
+            lengths_or |= n;
             index = index.saturating_add(1);
             continue;
         }
@@ -348,9 +360,10 @@ fn walk_strings<'a>(ctx: &Ctx<'a>, mut rest: &'a [u8], len: u64) -> PResult<'a, 
             Some(after) => rest = after,
             None => return fail(DecodeKind::Truncated { what: "string" }),
         }
+        lengths_or |= n;
         index = index.saturating_add(1);
     }
-    Ok((rest, rest))
+    Ok((rest, lengths_or))
 }
 
 #[cfg(test)]
@@ -360,6 +373,11 @@ mod tests {
 
     /// Offsets inside nested arrays are absolute file offsets, like every
     /// other offset (they were relative to the outer array's elements).
+    #[test]
+    fn a_flag_for_plain_lengths_keeps_values_as_small_as_before() {
+        assert!(std::mem::size_of::<super::Array<'_>>() <= 48);
+    }
+
     #[test]
     fn nested_array_offsets_are_absolute() {
         let inner = V::Array(T::U8, vec![V::U8(1), V::U8(2)]);

@@ -37,6 +37,7 @@
 
 pub mod input;
 pub mod json;
+pub mod scan;
 
 use std::collections::HashSet;
 use std::ops::ControlFlow;

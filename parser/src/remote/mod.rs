@@ -52,6 +52,10 @@ pub struct RemoteSummary {
     /// The `ETag` of the file (every range request was conditional on it).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub etag: Option<String>,
+    /// The file's SHA-256 as its hub gives it (`X-Linked-Etag` of a
+    /// Hugging Face hub's LFS file), not checked against the bytes.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub sha256: Option<String>,
 }
 
 /// A [`ByteSource`] over the network: what the pipeline asks of it beyond

@@ -9,11 +9,12 @@ and for bad arguments.
 
 from __future__ import annotations
 
+import inspect
 import json
 import os
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, NamedTuple, ParamSpec, TypeVar, Union, cast
+from typing import TYPE_CHECKING, Any, NamedTuple, ParamSpec, TypedDict, TypeVar, Union, Unpack, cast
 
 from gguf_validate import _native
 from gguf_validate._errors import GGUFValidateError, NotGGUFError, UnreadableError, UsageError, _translate
@@ -27,7 +28,9 @@ __all__ = [
     "GGMLType",
     "GGUFValidateError",
     "NotGGUFError",
+    "Options",
     "Report",
+    "SetReport",
     "Source",
     "UnreadableError",
     "UsageError",
@@ -69,8 +72,27 @@ class Diagnostic:
         return cls(d["rule"], d["severity"], d.get("offset"), d.get("length"), d.get("path"), d["message"])
 
 
+class _Entry:
+    """What a file's and a set's reports share: the command line's JSON entry."""
+
+    __slots__ = ()
+    valid: bool
+    _entry: Mapping[str, Any]
+
+    def to_dict(self) -> dict[str, Any]:
+        """The command line's JSON entry (`--format json`'s `files[i]`), as Python objects."""
+        return cast(dict[str, Any], json.loads(json.dumps(self._entry)))
+
+    def to_json(self, indent: int | None = None) -> str:
+        """The command line's JSON entry, as text."""
+        return json.dumps(self._entry, indent=indent, ensure_ascii=False)
+
+    def __bool__(self) -> bool:
+        return self.valid
+
+
 @dataclass(frozen=True, slots=True)
-class Report:
+class Report(_Entry):
     """The verdict on one file, as the command line's JSON entry has it.
 
     `to_dict()` and `to_json()` give that entry exactly (`gguf-validate
@@ -107,16 +129,45 @@ class Report:
             _entry=entry,
         )
 
-    def to_dict(self) -> dict[str, Any]:
-        """The command line's JSON entry of this file, as Python objects."""
-        return cast(dict[str, Any], json.loads(json.dumps(self._entry)))
 
-    def to_json(self, indent: int | None = None) -> str:
-        """The command line's JSON entry of this file, as text."""
-        return json.dumps(self._entry, indent=indent, ensure_ascii=False)
 
-    def __bool__(self) -> bool:
-        return self.valid
+@dataclass(frozen=True, slots=True)
+class SetReport(_Entry):
+    """The verdict on a split set as a whole (`validate_many` yields it
+    after the set's shards, each a `Report` whose `split_set` is this
+    `path`): the command line's `"kind": "split-set"` entry.
+
+    `valid` holds when the set's own findings have no error and every shard
+    is readable and valid; `shards` lists each shard (`name`, `position`, `readable`,
+    `valid`, ...) in set order; `diagnostics` are the set's own findings
+    (shard count, tensors across shards, ...). `to_dict()` and `to_json()`
+    give the entry exactly.
+    """
+
+    path: str
+    valid: bool
+    profile: str
+    shards: tuple[Mapping[str, Any], ...]
+    errors: int
+    warnings: int
+    diagnostics: tuple[Diagnostic, ...]
+    summary: Mapping[str, Any]
+    _entry: Mapping[str, Any] = field(repr=False, compare=False)
+
+    @classmethod
+    def _of(cls, entry: Mapping[str, Any]) -> SetReport:
+        counts = entry.get("counts") or {}
+        return cls(
+            path=entry["path"],
+            valid=bool(entry["valid"]),
+            profile=entry["profile"],
+            shards=tuple(entry.get("shards", ())),
+            errors=int(counts.get("errors", 0)),
+            warnings=int(counts.get("warnings", 0)),
+            diagnostics=tuple(Diagnostic._of(d) for d in entry.get("diagnostics", ())),
+            summary=entry.get("summary") or {},
+            _entry=entry,
+        )
 
 
 class GGMLType(NamedTuple):
@@ -159,39 +210,67 @@ def _source(source: Source) -> Any:
     return view if view.format == "B" and view.ndim == 1 else view.cast("B")
 
 
-def _options(
-    profile: str | None,
-    check_data: bool,
-    container_only: bool,
-    config: str | os.PathLike[str] | bool | None,
-    deny_warnings: bool,
-    timeout: float | None,
-    headers: Mapping[str, str] | None,
-    ca_certs: Sequence[str | os.PathLike[str]] | None,
-    http_timeout: float | None,
-) -> tuple[Any, ...]:
+class Options(TypedDict, total=False):
+    """The options of a run: the keyword arguments of `validate`, which
+    `validate_many` takes too (same names, same defaults)."""
+
+    profile: str | None
+    check_data: bool
+    container_only: bool
+    config: str | os.PathLike[str] | bool | None
+    deny_warnings: bool
+    timeout: float | None
+    headers: Mapping[str, str] | None
+    ca_certs: Sequence[str | os.PathLike[str]] | None
+    http_timeout: float | None
+
+
+def _http(
+    headers: Mapping[str, str] | None, ca_certs: Sequence[str | os.PathLike[str]] | None, http_timeout: float | None
+) -> dict[str, Any]:
+    """The HTTP items of `_native`'s options (read for URLs only)."""
+    return {
+        "headers": [(str(k), str(v)) for k, v in (headers or {}).items()],
+        "ca_certs": [os.fspath(c) for c in (ca_certs or ())],
+        "http_timeout": None if http_timeout is None else float(http_timeout),
+    }
+
+
+def _options(given: Mapping[str, Any]) -> dict[str, Any]:
+    """`_native`'s options from a run's keyword arguments (`Options`), the
+    ones not given at `validate`'s defaults: the one place they are read."""
+    unknown = set(given) - set(_DEFAULTS)
+    if unknown:
+        raise TypeError(f"unexpected keyword argument {sorted(unknown)[0]!r}")
+    o = {**_DEFAULTS, **given}
+    profile, config = o["profile"], o["config"]
     if profile is not None and profile not in _PROFILES:
         raise UsageError(f"profile {profile!r}: expected one of {', '.join(_PROFILES)}")
     if config is None or isinstance(config, bool):
         explicit, discover = None, config is True
     else:
         explicit, discover = os.fspath(config), False
-    return (
-        profile,
-        bool(check_data),
-        bool(container_only),
-        explicit,
-        discover,
-        bool(deny_warnings),
-        None if timeout is None else float(timeout),
-        [(str(k), str(v)) for k, v in (headers or {}).items()],
-        [os.fspath(c) for c in (ca_certs or ())],
-        None if http_timeout is None else float(http_timeout),
-    )
+    return {
+        "profile": profile,
+        "check_data": bool(o["check_data"]),
+        "container_only": bool(o["container_only"]),
+        "config": explicit,
+        "discover_config": discover,
+        "deny_warnings": bool(o["deny_warnings"]),
+        "timeout": None if o["timeout"] is None else float(o["timeout"]),
+        **_http(o["headers"], o["ca_certs"], o["http_timeout"]),
+    }
 
 
 def _unreadable(entry: Mapping[str, Any]) -> UnreadableError:
     return UnreadableError(f"{entry['path']}: {entry.get('error', 'unreadable')}")
+
+
+def _result(kind: str, text: str) -> Report | SetReport | UnreadableError:
+    entry = json.loads(text)
+    if kind == "unreadable":
+        return _unreadable(entry)
+    return SetReport._of(entry) if kind == "set" else Report._of(entry)
 
 
 def validate(
@@ -220,43 +299,39 @@ def validate(
     Raises `UnreadableError` when the input cannot be read and `UsageError`
     for bad arguments; an invalid file is a report, never an exception.
     """
-    opts = _options(profile, check_data, container_only, config, deny_warnings, timeout, headers, ca_certs, http_timeout)
-    unreadable, text = _call(_native.validate, _source(source), *opts)
-    entry = json.loads(text)
-    if unreadable:
-        raise _unreadable(entry)
-    return Report._of(entry)
+    opts = _options({k: v for k, v in locals().items() if k != "source"})
+    result = _result(*_call(_native.validate, _source(source), opts))
+    if isinstance(result, UnreadableError):
+        raise result
+    return cast(Report, result)
+
+
+#: `validate`'s keyword arguments and their defaults: the options of a run.
+_DEFAULTS: dict[str, Any] = {
+    p.name: p.default for p in inspect.signature(validate).parameters.values() if p.kind is p.KEYWORD_ONLY
+}
 
 
 def validate_many(
-    sources: Iterable[Source],
-    jobs: int | None = None,
-    *,
-    profile: str | None = "strict",
-    check_data: bool = False,
-    container_only: bool = False,
-    config: str | os.PathLike[str] | bool | None = None,
-    deny_warnings: bool = False,
-    timeout: float | None = None,
-    headers: Mapping[str, str] | None = None,
-    ca_certs: Sequence[str | os.PathLike[str]] | None = None,
-    http_timeout: float | None = None,
-) -> Iterator[Report | UnreadableError]:
+    sources: Iterable[Source], jobs: int | None = None, **options: Unpack[Options]
+) -> Iterator[Report | SetReport | UnreadableError]:
     """Validates many files, `jobs` at a time (default: the CPUs), and
     yields each file's `Report` in input order as soon as it and those
-    before it are done. A file that cannot be read is yielded as an
-    `UnreadableError` (not raised), so one bad input does not end the run.
-    A shard of a split set brings its sibling shards, each yielded with
-    `split_set` set, as the command line does.
+    before it are done. `options` are `validate`'s keyword arguments
+    (`profile`, `check_data`, ..., with the same defaults).
+
+    A file that cannot be read is yielded as an `UnreadableError` (not
+    raised), so one bad input does not end the run. A shard of a split set
+    brings its sibling shards, each yielded with `split_set` set, then the
+    set's own `SetReport`, in the command line's order.
     """
-    opts = _options(profile, check_data, container_only, config, deny_warnings, timeout, headers, ca_certs, http_timeout)
+    opts = _options(options)
     n = jobs if jobs is not None else (os.cpu_count() or 1)
     if n < 1:
         raise UsageError(f"jobs {n}: at least 1")
-    results = _call(_native.validate_many, [_source(s) for s in sources], n, *opts)
-    for unreadable, text in results:
-        entry = json.loads(text)
-        yield _unreadable(entry) if unreadable else Report._of(entry)
+    results = _call(_native.validate_many, [_source(s) for s in sources], n, opts)
+    for kind, text in results:
+        yield _result(kind, text)
 
 
 def rules() -> list[dict[str, Any]]:
@@ -266,37 +341,66 @@ def rules() -> list[dict[str, Any]]:
     return cast(list[dict[str, Any]], json.loads(_native.rules()))
 
 
-def dump(source: str | os.PathLike[str], *, full: bool = False) -> dict[str, Any]:
+def dump(
+    source: Source,
+    *,
+    full: bool = False,
+    headers: Mapping[str, str] | None = None,
+    ca_certs: Sequence[str | os.PathLike[str]] | None = None,
+    http_timeout: float | None = None,
+) -> dict[str, Any]:
     """A GGUF file's header, metadata and tensor table (`gguf-validate dump`):
-    long arrays are cut unless `full`. Raises `NotGGUFError` for a file that
-    is not GGUF v2/v3."""
-    text, _complete = _call(_native.dump, os.fspath(source), full)
+    long arrays are cut unless `full`. `source` is a path, a URL or
+    bytes-like, as for `validate` (`headers`, `ca_certs`, `http_timeout`
+    for URLs). Raises `NotGGUFError` for a file that is not GGUF v2/v3 and
+    `UnreadableError` for one that cannot be read."""
+    text, _complete = _call(_native.dump, _source(source), full, _http(headers, ca_certs, http_timeout))
     return cast(dict[str, Any], json.loads(text))
 
 
 def hash(  # noqa: A001 - the command line's name
-    source: str | os.PathLike[str], algo: str = "sha256", *, per_tensor: bool = False
+    source: Source,
+    algo: str = "sha256",
+    *,
+    per_tensor: bool = False,
+    headers: Mapping[str, str] | None = None,
+    ca_certs: Sequence[str | os.PathLike[str]] | None = None,
+    http_timeout: float | None = None,
 ) -> str | dict[str, str]:
     """The digest of a file's tensor data as `llama-gguf-hash` computes it
-    (`xxh64`, `sha1`, `sha256`, or `uuid`), in lower-case hex. With
-    `per_tensor`, a dict of tensor name to digest, and the whole model under
-    the key `""`."""
-    model, tensors = _call(_native.hash, os.fspath(source), algo, per_tensor)
+    (`xxh64`, `sha1`, `sha256`, or `uuid`), in lower-case hex, equal to
+    `gguf-validate hash`'s model line. `source` is a path, a URL (read in
+    ranges) or bytes-like, as for `validate`; a shard
+    (`NAME-0000k-of-0000n.gguf`) stands for its whole split set, as on the
+    command line. With `per_tensor`, a dict of tensor name to digest, and
+    the whole model under the key `""`."""
+    model, tensors = _call(_native.hash, _source(source), algo, per_tensor, _http(headers, ca_certs, http_timeout))
     if not per_tensor:
         return model
     return {**dict(tensors), "": model}
 
 
 def derive(
-    base: str | os.PathLike[str],
-    quant: str | os.PathLike[str],
-    imatrix: str | os.PathLike[str] | None = None,
+    base: Source,
+    quant: Source,
+    imatrix: Source | None = None,
+    *,
+    headers: Mapping[str, str] | None = None,
+    ca_certs: Sequence[str | os.PathLike[str]] | None = None,
+    http_timeout: float | None = None,
 ) -> list[dict[str, Any]]:
     """Whether each tensor of `quant` is `ggml_quantize_chunk` of the
     `base`'s tensor of the same name (with `imatrix`'s weights when given):
-    one dict per tensor with `name`, `type` and `verdict` (`identical`,
-    `differs` or `not-derivable`, with details)."""
-    text = _call(_native.derive, os.fspath(base), os.fspath(quant), None if imatrix is None else os.fspath(imatrix))
+    one dict per tensor with `name`, `type` and `status` (`identical`,
+    `differs` or `not-derivable`, with details). Each of the three is a
+    path, a URL or bytes-like, as for `validate`."""
+    text = _call(
+        _native.derive,
+        _source(base),
+        _source(quant),
+        None if imatrix is None else _source(imatrix),
+        _http(headers, ca_certs, http_timeout),
+    )
     return cast(list[dict[str, Any]], json.loads(text))
 
 
@@ -315,11 +419,24 @@ def _type_name(ggml_type: str | int) -> str:
     return str(ggml_type)
 
 
+def _no_numpy(function: str) -> ImportError:
+    """Why a numerics function cannot run: NumPy (the `numpy` extra) is not
+    installed; nothing else needs it."""
+    return ImportError(
+        f"gguf_validate.{function} needs NumPy, which is not installed: "
+        "pip install 'gguf-validate[numpy]' (validation does not need it)"
+    )
+
+
 def dequantize(ggml_type: str | int, data: Any) -> np.ndarray[Any, np.dtype[np.float32]]:
     """Blocks of `ggml_type` (a name such as `"q4_K"` or an id) to a 1-D
     float32 array, bit-exact with ggml's `to_float`. `data` is any
-    bytes-like object, read without copying."""
-    import numpy as np
+    bytes-like object, read without copying. Needs NumPy (the `numpy`
+    extra); raises `ImportError` without it."""
+    try:
+        import numpy as np
+    except ImportError as e:
+        raise _no_numpy("dequantize") from e
 
     buf = np.frombuffer(_source(data), dtype=np.uint8)
     return _call(_native.dequantize, _type_name(ggml_type), buf)
@@ -331,8 +448,12 @@ def quantize(
     """Float values to blocks of `ggml_type`, byte for byte what
     `ggml_quantize_chunk` writes. A 2-D `array` is rows (its last axis a
     multiple of the block size); a 1-D array is one row. `imatrix` is one
-    importance weight per column (required by some IQ types)."""
-    import numpy as np
+    importance weight per column (required by some IQ types). Needs NumPy
+    (the `numpy` extra); raises `ImportError` without it."""
+    try:
+        import numpy as np
+    except ImportError as e:
+        raise _no_numpy("quantize") from e
 
     a = np.ascontiguousarray(array, dtype=np.float32)
     if a.ndim not in (1, 2):

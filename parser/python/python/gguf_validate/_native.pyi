@@ -8,46 +8,23 @@ import numpy as np
 __version__: str
 
 _Source = str | memoryview
-_Opts = tuple[
-    str | None, bool, bool, str | None, bool, bool, float | None, list[tuple[str, str]], list[str], float | None
-]
+# The options dict of `gguf_validate._options` (the run's settings and the
+# HTTP items) and of `_http` (the HTTP items alone).
+_Options = dict[str, Any]
+# (kind, JSON entry): kind is "file", "unreadable" or "set".
+_Entry = tuple[str, str]
 
-class Results(Iterator[tuple[bool, str]]):
+class Results(Iterator[_Entry]):
     def __iter__(self) -> Results: ...
-    def __next__(self) -> tuple[bool, str]: ...
+    def __next__(self) -> _Entry: ...
 
-def validate(
-    source: _Source,
-    profile: str | None,
-    check_data: bool,
-    container_only: bool,
-    config: str | None,
-    discover_config: bool,
-    deny_warnings: bool,
-    timeout: float | None,
-    headers: list[tuple[str, str]],
-    ca_certs: list[str],
-    http_timeout: float | None,
-) -> tuple[bool, str]: ...
-def validate_many(
-    sources: list[_Source],
-    jobs: int,
-    profile: str | None,
-    check_data: bool,
-    container_only: bool,
-    config: str | None,
-    discover_config: bool,
-    deny_warnings: bool,
-    timeout: float | None,
-    headers: list[tuple[str, str]],
-    ca_certs: list[str],
-    http_timeout: float | None,
-) -> Results: ...
+def validate(source: _Source, options: _Options) -> _Entry: ...
+def validate_many(sources: list[_Source], jobs: int, options: _Options) -> Results: ...
 def main(argv: list[str]) -> int: ...
 def rules() -> str: ...
-def dump(path: str, full: bool = False) -> tuple[str, bool]: ...
-def derive(base: str, quant: str, imatrix: str | None = None) -> str: ...
-def hash(path: str, algo: str, per_tensor: bool = False) -> tuple[str, list[tuple[str, str]]]: ...
+def dump(source: _Source, full: bool, http: _Options) -> tuple[str, bool]: ...
+def derive(base: _Source, quant: _Source, imatrix: _Source | None, http: _Options) -> str: ...
+def hash(source: _Source, algo: str, per_tensor: bool, http: _Options) -> tuple[str, list[tuple[str, str]]]: ...
 def ggml_types() -> list[tuple[str, int, int, int, str]]: ...
 def dequantize(ggml_type_name: str, data: np.ndarray[Any, np.dtype[np.uint8]]) -> np.ndarray[Any, np.dtype[np.float32]]: ...
 def quantize(
@@ -64,3 +41,10 @@ def fuzz_writer(
     work_dir: str,
     findings_dir: str | None = None,
 ) -> tuple[str, str]: ...
+
+class Scanner:
+    """One HTTP client per process for `gguf_validate.scan` (see src/scan.rs)."""
+
+    def __init__(self, rate_per_host: float | None = None, timeout: float | None = None, connections: int = 8) -> None: ...
+    def probe(self, url: str) -> str: ...
+    def scan(self, url: str, profiles: list[str]) -> str: ...

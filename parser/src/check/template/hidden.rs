@@ -3,6 +3,8 @@
 //! emits constant text holding an instruction, a link or a command).
 #![forbid(unsafe_code)]
 
+use std::sync::OnceLock;
+
 use minijinja::machinery::ast::{self, Expr};
 
 use crate::parse::is_invisible_format;
@@ -157,15 +159,37 @@ const OVERRIDES: [&str; 14] = [
 const DOWNLOAD_AND_RUN: [&str; 10] =
     ["| sh", "|sh", "| bash", "|bash", "bash -c", "invoke-webrequest", "/dev/tcp/", "nc -e", "curl -s", "wget -q"];
 
+/// A list of phrases searched for in order, each with a searcher built
+/// once per process (`str::find` prepares its searcher on every call, which
+/// cost more than the search in the short texts of a template).
+struct Needles {
+    texts: &'static [&'static str],
+    finders: OnceLock<Vec<memchr::memmem::Finder<'static>>>,
+}
+
+impl Needles {
+    const fn new(texts: &'static [&'static str]) -> Needles {
+        Needles { texts, finders: OnceLock::new() }
+    }
+
+    /// The first phrase of the list found in `hay`: where (as `str::find`
+    /// gives it) and its length.
+    fn first(&self, hay: &str) -> Option<(usize, usize)> {
+        let finders = self.finders.get_or_init(|| self.texts.iter().map(memchr::memmem::Finder::new).collect());
+        self.texts.iter().zip(finders).find_map(|(n, f)| f.find(hay.as_bytes()).map(|at| (at, n.len())))
+    }
+}
+
 /// What in constant text emitted into every prompt is an injection: an
 /// instruction override or a download-and-run command. The matched
 /// snippet, shortened.
 pub fn injected(text: &str) -> Option<String> {
+    static OVERRIDE_NEEDLES: Needles = Needles::new(&OVERRIDES);
+    static DOWNLOAD_NEEDLES: Needles = Needles::new(&DOWNLOAD_AND_RUN);
     let lower = text.to_lowercase();
-    let find = |needles: &[&str]| needles.iter().find_map(|n| lower.find(n).map(|at| (at, n.len())));
-    let (what, (at, len)) = if let Some(m) = find(&OVERRIDES) {
+    let (what, (at, len)) = if let Some(m) = OVERRIDE_NEEDLES.first(&lower) {
         ("an instruction override", m)
-    } else if let Some(m) = find(&DOWNLOAD_AND_RUN) {
+    } else if let Some(m) = DOWNLOAD_NEEDLES.first(&lower) {
         ("a download-and-run command", m)
     } else {
         return None;
@@ -181,13 +205,15 @@ pub fn injected(text: &str) -> Option<String> {
 /// install / download / exfiltration command, or an instruction to the
 /// model. The matched snippet, shortened.
 pub fn suspicious(text: &str) -> Option<String> {
+    static URL_NEEDLES: Needles = Needles::new(&URLS);
+    static COMMAND_NEEDLES: Needles = Needles::new(&COMMANDS);
+    static INSTRUCTION_NEEDLES: Needles = Needles::new(&INSTRUCTIONS);
     let lower = text.to_lowercase();
-    let find = |needles: &[&str]| needles.iter().find_map(|n| lower.find(n).map(|at| (at, n.len())));
-    let (what, (at, len)) = if let Some(m) = find(&URLS) {
+    let (what, (at, len)) = if let Some(m) = URL_NEEDLES.first(&lower) {
         ("a URL", m)
-    } else if let Some(m) = find(&COMMANDS) {
+    } else if let Some(m) = COMMAND_NEEDLES.first(&lower) {
         ("a command", m)
-    } else if let Some(m) = find(&INSTRUCTIONS) {
+    } else if let Some(m) = INSTRUCTION_NEEDLES.first(&lower) {
         ("an instruction", m)
     } else {
         return None;

@@ -129,7 +129,7 @@ impl<'s> Lines<'s> {
     fn new(src: &'s str) -> Lines<'s> {
         let starts = (src.len() <= limits::MAX_TEMPLATE_BYTES).then(|| {
             let mut v = vec![0];
-            v.extend(src.match_indices('\n').map(|(i, _)| i.saturating_add(1)));
+            v.extend(memchr::memchr_iter(b'\n', src.as_bytes()).map(|i| i.saturating_add(1)));
             v
         });
         Lines { src, starts }
@@ -153,6 +153,23 @@ impl<'s> Lines<'s> {
         let col = self.src.get(start..offset).map_or(1, |s| s.chars().count().saturating_add(1));
         (line, col)
     }
+}
+
+/// The characters of the template's widest line, when some line has more
+/// than [`limits::MAX_TEMPLATE_LINE_CHARS`] (a line has at most as many
+/// characters as bytes, so only longer lines are counted); otherwise at
+/// most that bound.
+fn widest_line(src: &str) -> usize {
+    let bytes = src.as_bytes();
+    let mut widest = 0usize;
+    let mut start = 0usize;
+    for end in memchr::memchr_iter(b'\n', bytes).chain(std::iter::once(bytes.len())) {
+        if end.saturating_sub(start) > limits::MAX_TEMPLATE_LINE_CHARS {
+            widest = widest.max(src.get(start..end).map_or(0, |l| l.chars().count()));
+        }
+        start = end.saturating_add(1);
+    }
+    widest
 }
 
 /// Analyses one template: code-execution chains, parse failures, hidden
@@ -179,7 +196,7 @@ pub fn analyse(src: &str) -> Analysis {
     // minijinja counts columns in a u16 (saturating), and a syntax error at
     // a saturated column overflows it (a panic with overflow checks): a
     // line that long is never handed to it.
-    let widest = src.split('\n').map(|l| l.chars().count()).max().unwrap_or(0);
+    let widest = widest_line(src);
     if widest > limits::MAX_TEMPLATE_LINE_CHARS {
         raw.push((
             Kind::AnalysisLimit,

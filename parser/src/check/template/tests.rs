@@ -348,3 +348,13 @@ mod injected {
         }
     }
 }
+
+#[test]
+fn the_widest_line_is_counted_in_characters_when_it_passes_the_bound() {
+    let bound = crate::limits::MAX_TEMPLATE_LINE_CHARS;
+    assert!(super::widest_line("a\nbc\n") <= bound);
+    let long = "é".repeat(bound + 1);
+    assert_eq!(super::widest_line(&format!("x\n{long}\ny")), bound + 1);
+    assert_eq!(super::widest_line(&long), bound + 1);
+    assert!(super::widest_line(&"é".repeat(bound / 2 + 1)) <= bound, "more bytes than the bound, fewer characters");
+}

@@ -1,0 +1,179 @@
+//! `gguf_validate._native.Scanner`: what `gguf_validate.scan` calls for
+//! each file of a fleet. One `Scanner` per process holds one HTTP client,
+//! so its rate cap per host and the pauses servers ask for (`RateLimit`,
+//! `Retry-After`) hold across every thread of the process.
+//!
+//! - `probe(url)`: one `HEAD` (the hub's answer: revision, SHA-256, size)
+//!   so the scan can tell a copy it has judged already without fetching it.
+//! - `scan(url, profiles)`: the metadata read once (starting where the
+//!   probe's redirect pointed), validated under each profile
+//!   (`pipeline::scan::judge`), with the facts a scan tabulates.
+//!
+//! Both return JSON text and never raise for a file that cannot be read:
+//! the answer carries an `error_class` and an `error` (no credentials, no
+//! query strings) instead.
+#![forbid(unsafe_code)]
+
+use std::collections::HashMap;
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
+use gguf_validate::Options;
+use gguf_validate::pipeline::Outcome;
+use gguf_validate::pipeline::scan::judge;
+use gguf_validate::remote::redact_text;
+use gguf_validate::rules::Profile;
+use gguf_validate_http::{HttpOptions, Opener, Probe};
+use pyo3::prelude::*;
+use serde_json::{Value, json};
+
+/// Probes kept for the `scan` that follows them (one per file in flight);
+/// past this many the oldest are forgotten (a scan then probes again).
+const MAX_KEPT_PROBES: usize = 4096;
+
+/// A fleet scanner: one HTTP client for the process (see the module).
+#[pyclass(frozen, module = "gguf_validate._native")]
+pub struct Scanner {
+    opener: Opener,
+    timeout: Option<Duration>,
+    probes: Mutex<HashMap<String, Probe>>,
+}
+
+/// The timeout only: kept probes hold signed URLs, never shown.
+impl std::fmt::Debug for Scanner {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Scanner").field("timeout", &self.timeout).finish_non_exhaustive()
+    }
+}
+
+fn usage(message: impl Into<String>) -> PyErr {
+    pyo3::exceptions::PyValueError::new_err(("usage".to_string(), message.into()))
+}
+
+/// The answer for a file that could not be read, and what trying cost.
+fn failed(class: &str, message: &str, requests: u64, bytes: u64) -> String {
+    json!({ "error_class": class, "error": redact_text(message), "requests": requests, "bytes": bytes }).to_string()
+}
+
+#[pymethods]
+impl Scanner {
+    /// `rate_per_host`: most requests per second to one host from this
+    /// process; `timeout`: seconds per file (its requests, retries and
+    /// waits); `connections`: idle connections kept per host.
+    #[new]
+    #[pyo3(signature = (rate_per_host=None, timeout=None, connections=8))]
+    fn new(rate_per_host: Option<f64>, timeout: Option<f64>, connections: usize) -> PyResult<Scanner> {
+        if let Some(r) = rate_per_host.filter(|r| !(r.is_finite() && *r > 0.0)) {
+            return Err(usage(format!("rate {r}: a positive number of requests per second")));
+        }
+        let timeout = match timeout {
+            Some(t) if !(t.is_finite() && t > 0.0) => {
+                return Err(usage(format!("timeout {t}: a positive number of seconds")));
+            }
+            t => t.map(Duration::from_secs_f64),
+        };
+        let opts =
+            HttpOptions { max_rate_per_host: rate_per_host, connections: connections.max(1), ..HttpOptions::default() };
+        let opener = Opener::from_env(opts, &[]).map_err(usage)?;
+        Ok(Scanner { opener, timeout, probes: Mutex::new(HashMap::new()) })
+    }
+
+    /// One `HEAD`: `{"size", "revision", "sha256", "requests"}`, or
+    /// `{"error_class", "error", "requests"}`.
+    fn probe(&self, py: Python<'_>, url: &str) -> String {
+        py.detach(|| self.probe_now(url))
+    }
+
+    /// The file judged under each profile: `{"entries": [the command
+    /// line's JSON entry per profile], "facts": {"file_type", "templates":
+    /// [[key, sha256], ...]}, "remote": {...}, "requests", "bytes"}`, or
+    /// `{"error_class", "error", "requests", "bytes"}`.
+    fn scan(&self, py: Python<'_>, url: &str, profiles: Vec<String>) -> PyResult<String> {
+        let profiles = profiles
+            .iter()
+            .map(|name| {
+                Profile::ALL.into_iter().find(|p| p.name() == name).ok_or_else(|| usage(format!("profile `{name}`")))
+            })
+            .collect::<PyResult<Vec<Profile>>>()?;
+        Ok(py.detach(|| self.scan_now(url, &profiles)))
+    }
+}
+
+impl Scanner {
+    fn deadline(&self) -> Option<Instant> {
+        self.timeout.and_then(|t| Instant::now().checked_add(t))
+    }
+
+    fn probe_now(&self, url: &str) -> String {
+        let target = match self.opener.resolve(url) {
+            Ok(u) => u,
+            Err(e) => return failed("refused", &e, 0, 0),
+        };
+        match self.opener.client().probe(&target, self.deadline()) {
+            Ok(p) => {
+                let answer = json!({
+                    "size": p.size, "revision": p.revision, "sha256": p.sha256, "requests": p.requests,
+                })
+                .to_string();
+                let mut kept = self.probes.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+                if kept.len() >= MAX_KEPT_PROBES {
+                    kept.clear();
+                }
+                kept.insert(url.to_string(), p);
+                answer
+            }
+            Err(e) => failed(e.class(), &e.to_string(), 1, 0),
+        }
+    }
+
+    fn scan_now(&self, url: &str, profiles: &[Profile]) -> String {
+        let target = match self.opener.resolve(url) {
+            Ok(u) => u,
+            Err(e) => return failed("refused", &e, 0, 0),
+        };
+        let probe = self.probes.lock().unwrap_or_else(std::sync::PoisonError::into_inner).remove(url);
+        let client = self.opener.client();
+        let deadline = self.deadline();
+        let opened = match &probe {
+            Some(p) => client.open_probed(&target, p, deadline),
+            None => client.open_until(&target, deadline),
+        };
+        let src = match opened {
+            Ok(s) => s,
+            Err(e) => return failed(e.class(), &e.to_string(), 1, 0),
+        };
+        let judged = judge(&src, &Options::default(), profiles);
+        let summary = src.summary();
+        let (requests, bytes) = (summary.requests, summary.bytes_fetched);
+        let judged = match judged {
+            Ok(j) => j,
+            Err(e) => {
+                let class = if matches!(e, gguf_validate::io::ReadError::Changed { .. }) { "changed" } else { "read" };
+                return failed(class, &e.to_string(), requests, bytes);
+            }
+        };
+        let name = target.shown();
+        let entries: Vec<Value> = profiles
+            .iter()
+            .zip(judged.reports)
+            .map(|(p, r)| {
+                let mut r = r;
+                r.summary.remote = Some(summary.clone());
+                gguf_validate::pipeline::json::file(&name, &Outcome::Report(Box::new(r), None), *p, None)
+            })
+            .collect();
+        json!({
+            "entries": entries,
+            "facts": { "file_type": judged.facts.file_type, "templates": judged.facts.templates },
+            "remote": summary,
+            "requests": requests,
+            "bytes": bytes,
+        })
+        .to_string()
+    }
+}
+
+/// Adds the scanner to the module.
+pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_class::<Scanner>()
+}
