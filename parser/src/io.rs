@@ -1,10 +1,10 @@
 //! Reading: the one module that opens files, and the random-access byte
 //! source every other layer reads through.
 //!
-//! Nothing here maps memory. Validation reads the metadata with positioned
-//! reads (`pread`) into a buffer that grows only as far as the metadata
-//! does, and `--check-data`, `dump --tensor` and the padding checks read
-//! the ranges they need in bounded chunks. So:
+//! No file is mapped into memory. Validation reads the metadata with
+//! positioned reads (`pread`) into a buffer ([`MetadataBytes`]) that grows
+//! only as far as the metadata does, and `--check-data`, `dump --tensor`
+//! and the padding checks read the ranges they need in bounded chunks. So:
 //! - memory follows the metadata, not the file: a 100 GB model costs a few
 //!   MB, with or without `--no-mmap`;
 //! - a file that shrinks while it is read gives a [`ReadError::Shrunk`]
@@ -508,6 +508,112 @@ fn read_special(path: &Path, limit: u64) -> Result<Source, OpenError> {
     Ok(Source::Memory(MemSource(buf)))
 }
 
+/// Metadata read into memory, growing as far as the walk of it asks: on
+/// the heap, or, when a local file's first read is at least
+/// [`limits::PAGED_METADATA_MIN`], in anonymous memory reserved up to what
+/// the file and the metadata cap allow and advised for transparent huge
+/// pages (Linux). The reservation is address space only (no swap is
+/// reserved either): a page exists once bytes are read into it, so memory
+/// still follows the metadata (at most one huge page more). Gemma-3-270m's
+/// 6.5 MB of metadata took about 1,600 page faults on the heap, a fifth of
+/// the time of validating it; in huge pages, four. Where the system
+/// refuses the mapping or the advice, the bytes stay on the heap.
+#[derive(Debug, Default)]
+pub struct MetadataBytes {
+    heap: Vec<u8>,
+    /// The reserved pages and how many of their bytes were read.
+    pages: Option<(memmap2::MmapMut, usize)>,
+}
+
+impl MetadataBytes {
+    /// Bytes already in memory.
+    pub fn from_vec(bytes: Vec<u8>) -> MetadataBytes {
+        MetadataBytes { heap: bytes, pages: None }
+    }
+
+    /// The bytes read.
+    pub fn as_slice(&self) -> &[u8] {
+        match &self.pages {
+            Some((map, n)) => map.get(..*n).unwrap_or_default(),
+            None => &self.heap,
+        }
+    }
+
+    /// The bytes read, as a vector (a copy when they are in pages).
+    pub fn into_vec(self) -> Vec<u8> {
+        match self.pages {
+            Some((map, n)) => map.get(..n).unwrap_or_default().to_vec(),
+            None => self.heap,
+        }
+    }
+
+    /// Whether the bytes are in reserved pages (not the heap).
+    pub fn is_paged(&self) -> bool {
+        self.pages.is_some()
+    }
+
+    /// Moves the bytes into pages with room for `bound` bytes (rounded up
+    /// to [`limits::HUGE_PAGE_BYTES`]); nothing changes if they already
+    /// are, or the system refuses.
+    pub(crate) fn reserve_pages(&mut self, bound: u64) {
+        if self.pages.is_some() {
+            return;
+        }
+        let Some(len) = bound.checked_next_multiple_of(crate::limits::HUGE_PAGE_BYTES) else { return };
+        let Ok(len) = usize::try_from(len) else { return };
+        let Ok(mut map) = memmap2::MmapOptions::new().len(len).no_reserve_swap().map_anon() else { return };
+        #[cfg(target_os = "linux")]
+        {
+            // Only a hint: without it (THP off) the pages are 4 KiB ones.
+            let _ = map.advise(memmap2::Advice::HugePage);
+        }
+        let n = self.heap.len();
+        let Some(dst) = map.get_mut(..n) else { return };
+        dst.copy_from_slice(&self.heap);
+        self.heap = Vec::new();
+        self.pages = Some((map, n));
+    }
+
+    /// Appends the `len` bytes of `src` at `offset`: into the pages while
+    /// they have room (back to the heap past them; the caller's bounds
+    /// keep GGUF metadata inside them).
+    pub(crate) fn read_append(&mut self, src: &dyn ByteSource, offset: u64, len: u64) -> Result<(), ReadError> {
+        if let Some((map, n)) = &mut self.pages {
+            let end = usize::try_from(len).ok().and_then(|want| n.checked_add(want));
+            if let Some(end) = end
+                && let Some(dst) = map.get_mut(*n..end)
+            {
+                src.read_exact_at(offset, dst)?;
+                *n = end;
+                return Ok(());
+            }
+            self.heap = map.get(..*n).unwrap_or_default().to_vec();
+            self.pages = None;
+        }
+        src.read_append(offset, len, &mut self.heap)
+    }
+}
+
+impl std::ops::Deref for MetadataBytes {
+    type Target = [u8];
+
+    fn deref(&self) -> &[u8] {
+        self.as_slice()
+    }
+}
+
+impl AsRef<[u8]> for MetadataBytes {
+    fn as_ref(&self) -> &[u8] {
+        self.as_slice()
+    }
+}
+
+impl From<Vec<u8>> for MetadataBytes {
+    fn from(bytes: Vec<u8>) -> MetadataBytes {
+        MetadataBytes::from_vec(bytes)
+    }
+}
+
 /// Reads `[offset, offset + len)` of `src` into a new buffer.
 pub fn read_range(src: &dyn ByteSource, offset: u64, len: u64) -> Result<Vec<u8>, ReadError> {
     let mut buf = Vec::new();
@@ -528,6 +634,35 @@ mod tests {
         let e = s.read_exact_at(4, &mut b).unwrap_err();
         assert!(matches!(e, ReadError::Shrunk { offset: 4, len: 3, opened_len: 6 }), "{e:?}");
         assert!(s.read_exact_at(u64::MAX, &mut b).is_err());
+    }
+
+    #[test]
+    fn metadata_bytes_read_the_same_in_pages_and_on_the_heap_and_leave_pages_they_outgrow() {
+        let data: Vec<u8> = (0..5_000_000u32).map(|i| (i.wrapping_mul(2_654_435_761) >> 24) as u8).collect();
+        let src = SliceSource(&data);
+        let mut heap = MetadataBytes::default();
+        let mut paged = MetadataBytes::default();
+        heap.read_append(&src, 0, 1000).unwrap();
+        paged.read_append(&src, 0, 1000).unwrap();
+        paged.reserve_pages(4_000_000);
+        assert!(paged.is_paged() && !heap.is_paged());
+        for (at, n) in [(1000, 3_000_000), (3_001_000, 999_000)] {
+            heap.read_append(&src, at, n).unwrap();
+            paged.read_append(&src, at, n).unwrap();
+            assert_eq!(paged.as_slice(), heap.as_slice());
+        }
+        // Reserved in whole huge pages: 4 MB fit in 4 MiB, 5 MB do not.
+        paged.read_append(&src, 4_000_000, 190_304).unwrap();
+        assert!(paged.is_paged(), "4 MiB are still inside the reservation");
+        paged.read_append(&src, 4_190_304, 809_696).unwrap();
+        assert!(!paged.is_paged(), "past the reservation the bytes go back to the heap");
+        assert_eq!(&*paged, &data[..]);
+        // A failed read leaves what was read.
+        let mut short = MetadataBytes::default();
+        short.reserve_pages(4_000_000);
+        short.read_append(&src, 0, 10).unwrap();
+        assert!(short.read_append(&src, 4_999_990, 20).is_err());
+        assert_eq!(short.into_vec(), data[..10].to_vec());
     }
 
     #[test]

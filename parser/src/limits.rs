@@ -212,6 +212,16 @@ pub const LEGACY_VOCAB_PREVIEW: usize = 16;
 
 // Reading (see `crate::io`): what the tool holds in memory and reads at once.
 
+/// A first read of a local file's metadata at least this large goes into
+/// anonymous pages advised for transparent huge pages (`io::MetadataBytes`)
+/// rather than the heap: one page fault per 2 MiB instead of 512.
+pub const PAGED_METADATA_MIN: u64 = 2 << 20;
+
+/// The size of a transparent huge page on x86-64 and most arm64 kernels:
+/// a paged metadata buffer is reserved in multiples of it, so the kernel
+/// can align it and back all of it with huge pages.
+pub const HUGE_PAGE_BYTES: u64 = 2 << 20;
+
 /// First read of a file's metadata: most models' header, key/values and
 /// tensor infos fit in it (a 262,144-token vocabulary takes about 6.5 MB).
 /// A larger metadata section is read on to its end as a walk of it says

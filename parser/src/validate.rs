@@ -11,7 +11,7 @@
 #![deny(clippy::indexing_slicing, clippy::arithmetic_side_effects, clippy::cast_possible_truncation)]
 
 use crate::check::{self, Stop};
-use crate::io::{ByteSource, ReadError};
+use crate::io::{ByteSource, MetadataBytes, ReadError};
 use crate::limits;
 use crate::parse::{self, Detected};
 use crate::report::{FileFormat, Options, Report, Sink, Summary};
@@ -27,7 +27,7 @@ pub struct Validated {
     /// The report.
     pub report: Report,
     /// A prefix of the file holding all of its metadata.
-    pub metadata: Vec<u8>,
+    pub metadata: MetadataBytes,
 }
 
 /// Validates a file read through `src`: reads its metadata with positioned
@@ -44,7 +44,12 @@ pub fn validate_source(src: &dyn ByteSource, opts: &Options) -> Result<Validated
     // Never more than the metadata cap, whatever the file declares (the
     // parser stops at the cap with `metadata-limit`).
     let cap = opts.limits.bytes.max(limits::HEADER_SIZE);
-    let mut prefix = crate::io::read_range(src, 0, src.first_read().max(1).min(file_len).min(cap))?;
+    let first = src.first_read().max(1).min(file_len).min(cap);
+    let mut prefix = MetadataBytes::default();
+    if src.sized_reads() && first >= limits::PAGED_METADATA_MIN {
+        prefix.reserve_pages(file_len.min(cap));
+    }
+    prefix.read_append(src, 0, first)?;
     if src.sized_reads() || src.round_trips() {
         read_to_extent(src, &mut prefix, &limits::MetadataLimits { bytes: cap, ..opts.limits })?;
     }
@@ -75,7 +80,7 @@ pub fn validate_source(src: &dyn ByteSource, opts: &Options) -> Result<Validated
                 let (Ok(from), Ok(to)) = (usize::try_from(have), usize::try_from(next)) else {
                     return Err(ReadError::TooLarge { need: next, limit: u64::MAX, what: "the metadata" });
                 };
-                src.read_append(have, u64::try_from(to.saturating_sub(from)).unwrap_or(u64::MAX), &mut prefix)?;
+                prefix.read_append(src, have, u64::try_from(to.saturating_sub(from)).unwrap_or(u64::MAX))?;
             }
         }
     }
@@ -86,7 +91,11 @@ pub fn validate_source(src: &dyn ByteSource, opts: &Options) -> Result<Validated
 /// the metadata cap or the file: a few reads, each walked once, so the metadata is
 /// parsed once. Where the walk cannot say, the bytes are left as they are
 /// and the caller reads by doubling while the parser asks.
-fn read_to_extent(src: &dyn ByteSource, prefix: &mut Vec<u8>, caps: &limits::MetadataLimits) -> Result<(), ReadError> {
+fn read_to_extent(
+    src: &dyn ByteSource,
+    prefix: &mut MetadataBytes,
+    caps: &limits::MetadataLimits,
+) -> Result<(), ReadError> {
     let (file_len, cap) = (src.len(), caps.bytes);
     let Detected::Gguf { version: 2.., order } = parse::detect(prefix) else { return Ok(()) };
     let mut extent = parse::Extent::new(order, file_len, caps);
@@ -110,7 +119,7 @@ fn read_to_extent(src: &dyn ByteSource, prefix: &mut Vec<u8>, caps: &limits::Met
         if want <= have {
             return Ok(());
         }
-        src.read_append(have, want.saturating_sub(have), prefix)?;
+        prefix.read_append(src, have, want.saturating_sub(have))?;
     }
 }
 
@@ -229,6 +238,10 @@ mod tests {
         let src = Counting(&bytes, Default::default(), Default::default());
         let opts = Options { limits: limits::MetadataLimits::with_total(2 << 30), ..Options::default() };
         let v = validate_source(&src, &opts).unwrap();
+        // A first read of 4 MiB goes into pages (huge ones where the
+        // system has them), holding the file's bytes as the heap would.
+        assert!(cfg!(not(unix)) || v.metadata.is_paged());
+        assert_eq!(&v.metadata[..], &bytes[..v.metadata.len()]);
         assert!(!v.report.diagnostics.iter().any(|d| d.rule.id() == "metadata-limit"));
         assert_eq!(v.report, validate_bytes(&bytes, &opts));
         let read = src.2.load(std::sync::atomic::Ordering::Relaxed);

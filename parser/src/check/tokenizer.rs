@@ -119,7 +119,8 @@ struct Duplicates {
     hashes: Vec<u32>,
     /// Bits set more than once.
     hot: Vec<u32>,
-    /// The string of every [`CHECKPOINT`]th token (its absolute offset).
+    /// Where the string of every [`CHECKPOINT`]th token starts in the
+    /// array's bytes.
     checkpoints: Vec<u64>,
 }
 
@@ -172,6 +173,7 @@ impl Duplicates {
     /// The 32-bit hash of a text. Up to 16 bytes: its bytes (all of them,
     /// read as two possibly overlapping words) and its length through two
     /// seeded folded multiplies; longer texts through foldhash.
+    #[inline]
     fn hash(&self, bytes: &[u8]) -> u32 {
         let n = bytes.len();
         let [s0, s1, s2] = self.seeds;
@@ -192,18 +194,22 @@ impl Duplicates {
     }
 
     /// The bitmap word and mask of a hash (its top bits).
+    #[inline]
     fn slot(&self, h: u32) -> (usize, u64) {
-        let bit = h.checked_shr(self.shift).unwrap_or(0);
+        // `shift` is at most 26 (the bitmap has at least 64 bits).
+        let bit = h.wrapping_shr(self.shift);
         (usize::try_from(bit >> 6).unwrap_or(0), 1 << (bit & 63))
     }
 
-    /// Token `i`, string `s`: its text hashed (an empty token as the name
+    /// Token `i`, text `bytes` at `pos` in the array's bytes (where its
+    /// length field starts): its text hashed (an empty token as the name
     /// llama.cpp gives it), its bit set.
-    fn push(&mut self, i: u64, s: Str<'_>) {
+    #[inline]
+    fn push(&mut self, i: u64, pos: usize, bytes: &[u8]) {
         if i & (CHECKPOINT - 1) == 0 {
-            self.checkpoints.push(s.offset);
+            self.checkpoints.push(u64::try_from(pos).unwrap_or(u64::MAX));
         }
-        let h = if s.bytes.is_empty() { self.hash(&Self::text(i, s.bytes)) } else { self.hash(s.bytes) };
+        let h = if bytes.is_empty() { self.hash(&Self::text(i, bytes)) } else { self.hash(bytes) };
         self.hashes.push(h);
         let (word, mask) = self.slot(h);
         if let Some(w) = self.seen.get_mut(word) {
@@ -216,9 +222,10 @@ impl Duplicates {
 
     /// The string of token `i`, from the nearest checkpoint before it.
     fn string<'a>(&self, tokens: &Array<'a>, i: u64) -> Option<Str<'a>> {
-        let at = *self.checkpoints.get(usize::try_from(i.checked_div(CHECKPOINT)?).ok()?)?;
-        let rel = usize::try_from(at.checked_sub(tokens.data_offset())?).ok()?;
-        let from = Array { offset: at.checked_sub(12)?, data: tokens.data.get(rel..)?, ..*tokens };
+        let rel = *self.checkpoints.get(usize::try_from(i.checked_div(CHECKPOINT)?).ok()?)?;
+        let at = tokens.data_offset().checked_add(rel)?;
+        let from =
+            Array { offset: at.checked_sub(12)?, data: tokens.data.get(usize::try_from(rel).ok()?..)?, ..*tokens };
         let (_, s) = from.strings().nth(usize::try_from(i & (CHECKPOINT - 1)).ok()?)?;
         Some(s)
     }
@@ -343,21 +350,33 @@ fn check_tokens(kv: &KeyValue<'_>, tokens: &Array<'_>, types: Option<Array<'_>>,
         Some(i32_of(b, a.order))
     };
     let mut dups = Duplicates::new(tokens);
-    for (i, s) in tokens.strings() {
-        dups.push(i, s);
-        let text = s.bytes;
-        if !text.starts_with(b"<0x") || is_byte_token(text) {
-            continue;
+    // One walk over the array's bytes (lengths already checked by the
+    // parser); a token's absolute offset is worked out only where needed.
+    let (data, big) = (tokens.data, tokens.order == ByteOrder::BigEndian);
+    let at = |rest: &[u8]| data.len().saturating_sub(rest.len());
+    let mut rest = data;
+    let mut i = 0u64;
+    while let Some((len_bytes, tail)) = rest.split_first_chunk::<8>() {
+        let len = if big { u64::from_be_bytes(*len_bytes) } else { u64::from_le_bytes(*len_bytes) };
+        let Some((text, next)) = usize::try_from(len).ok().and_then(|n| tail.split_at_checked(n)) else { break };
+        dups.push(i, at(rest), text);
+        if text.starts_with(b"<0x") && !is_byte_token(text) {
+            let is_byte_type = type_of(i) == Some(limits::LLAMA_TOKEN_TYPE_BYTE);
+            if is_byte_type || has_byte_token_shape(text) {
+                let s = Str {
+                    offset: tokens.data_offset().saturating_add(u64::try_from(at(rest)).unwrap_or(0)),
+                    bytes: text,
+                };
+                sink.emit(
+                    RuleId::TokenizerByteToken,
+                    s.offset,
+                    || format!("{}[{i}]", kv_path(kv)),
+                    || format!("token {i} `{}` is not a byte token `<0xHH>`", s.display()),
+                );
+            }
         }
-        let is_byte_type = type_of(i) == Some(limits::LLAMA_TOKEN_TYPE_BYTE);
-        if is_byte_type || has_byte_token_shape(text) {
-            sink.emit(
-                RuleId::TokenizerByteToken,
-                s.offset,
-                || format!("{}[{i}]", kv_path(kv)),
-                || format!("token {i} `{}` is not a byte token `<0xHH>`", s.display()),
-            );
-        }
+        rest = next;
+        i = i.wrapping_add(1);
     }
     dups.report(kv, tokens, sink);
 }
@@ -449,7 +468,7 @@ mod tests {
         };
         let mut dups = Duplicates::new(&tokens);
         for (i, s) in tokens.strings() {
-            dups.push(i, s);
+            dups.push(i, usize::try_from(s.offset - tokens.data_offset()).unwrap(), s.bytes);
         }
         for (i, s) in tokens.strings() {
             assert_eq!(dups.string(&tokens, i), Some(s), "token {i} from its checkpoint");

@@ -132,7 +132,7 @@ pub struct Validation {
     /// What is reported for the file.
     pub outcome: Outcome,
     /// Its metadata prefix and length, when it is a shard.
-    pub metadata: Option<(Vec<u8>, u64)>,
+    pub metadata: Option<(crate::io::MetadataBytes, u64)>,
     /// The sha256 of its metadata, when asked for ([`Settings::metadata_hash`]).
     pub metadata_sha256: Option<String>,
     /// A URL the server says is not there (`404`/`410`): a sibling shard
