@@ -50,11 +50,17 @@ pub fn validate_source(src: &dyn ByteSource, opts: &Options) -> Result<Validated
         prefix.reserve_pages(file_len.min(cap));
     }
     prefix.read_append(src, 0, first)?;
+    let caps = limits::MetadataLimits { bytes: cap, ..opts.limits };
+    let mut spans = Vec::new();
     if src.sized_reads() || src.round_trips() {
-        read_to_extent(src, &mut prefix, &limits::MetadataLimits { bytes: cap, ..opts.limits })?;
+        spans = read_to_extent(src, &mut prefix, &caps)?;
+    }
+    if caps != opts.limits {
+        // Walked under other caps: the parser walks every array itself.
+        spans.clear();
     }
     loop {
-        match validate_in(&prefix, file_len, Some(src), opts) {
+        match validate_in(&prefix, file_len, Some(src), &spans, opts) {
             Ok(report) => return Ok(Validated { report, metadata: prefix }),
             Err(Stop::Read(e)) => return Err(e),
             Err(Stop::More(want)) => {
@@ -95,9 +101,9 @@ fn read_to_extent(
     src: &dyn ByteSource,
     prefix: &mut MetadataBytes,
     caps: &limits::MetadataLimits,
-) -> Result<(), ReadError> {
+) -> Result<Vec<parse::StringSpan>, ReadError> {
     let (file_len, cap) = (src.len(), caps.bytes);
-    let Detected::Gguf { version: 2.., order } = parse::detect(prefix) else { return Ok(()) };
+    let Detected::Gguf { version: 2.., order } = parse::detect(prefix) else { return Ok(Vec::new()) };
     let mut extent = parse::Extent::new(order, file_len, caps);
     let round_trips = src.round_trips();
     loop {
@@ -113,11 +119,12 @@ fn read_to_extent(
             }
             // At least 64 KiB more: a few reads, not one per small item.
             parse::Reach::Need(n) => n.max(have.saturating_add(limits::METADATA_MIN_STEP)),
-            parse::Reach::Unknown => return Ok(()),
+            // The arrays walked before the walk gave up are still sound.
+            parse::Reach::Unknown => return Ok(extent.spans().to_vec()),
         };
         let want = want.min(cap).min(file_len);
         if want <= have {
-            return Ok(());
+            return Ok(extent.spans().to_vec());
         }
         prefix.read_append(src, have, want.saturating_sub(have))?;
     }
@@ -143,7 +150,7 @@ pub fn validate_bytes(buf: &[u8], opts: &Options) -> Report {
 /// supply; the same call with more bytes gives the same report as with
 /// the whole file.
 pub fn validate_prefix(prefix: &[u8], file_len: u64, opts: &Options) -> Result<Report, NeedMoreData> {
-    match validate_in(prefix, file_len, None, opts) {
+    match validate_in(prefix, file_len, None, &[], opts) {
         Ok(r) => Ok(r),
         Err(Stop::More(n)) => Err(NeedMoreData(n)),
         // Without a source nothing is read, so this cannot happen; asking
@@ -154,7 +161,13 @@ pub fn validate_prefix(prefix: &[u8], file_len: u64, opts: &Options) -> Result<R
 
 /// [`validate_prefix`], reading what lies past the prefix from `source`
 /// when there is one: the format dispatch.
-fn validate_in(prefix: &[u8], file_len: u64, source: Option<&dyn ByteSource>, opts: &Options) -> Result<Report, Stop> {
+fn validate_in(
+    prefix: &[u8],
+    file_len: u64,
+    source: Option<&dyn ByteSource>,
+    spans: &[parse::StringSpan],
+    opts: &Options,
+) -> Result<Report, Stop> {
     let prefix_len = u64::try_from(prefix.len()).unwrap_or(u64::MAX);
     if prefix_len < file_len && prefix_len < limits::HEADER_SIZE {
         return Err(Stop::More(limits::HEADER_SIZE.min(file_len)));
@@ -164,7 +177,7 @@ fn validate_in(prefix: &[u8], file_len: u64, source: Option<&dyn ByteSource>, op
         Detected::Legacy { format, version } => {
             crate::legacy::validate(prefix, file_len, format, version, opts).map_err(Stop::from)
         }
-        detected => check::gguf(prefix, file_len, detected, source, opts),
+        detected => check::gguf(prefix, file_len, detected, source, spans, opts),
     }
 }
 #[cfg(test)]
@@ -247,6 +260,32 @@ mod tests {
         let read = src.2.load(std::sync::atomic::Ordering::Relaxed);
         assert!(read >= end && read <= end + limits::METADATA_MIN_STEP, "read {read} bytes of a metadata of {end}");
         assert!(src.1.load(std::sync::atomic::Ordering::Relaxed) <= 8, "a few reads");
+    }
+
+    #[test]
+    fn a_vocabulary_the_extent_walked_is_stepped_over_with_the_same_report() {
+        // Duplicate and malformed tokens (findings inside the stepped-over
+        // array), a vocabulary past the first read: the report of the
+        // source (walked once) equals that of the bytes (parsed alone).
+        let mut m = crate::write::GgufModel::new();
+        m.kv("general.architecture", crate::write::OwnedValue::str("llama"));
+        m.kv("tokenizer.ggml.model", crate::write::OwnedValue::str("llama"));
+        let tokens = (0..400_000u32)
+            .map(|i| match i {
+                7 | 300_007 => crate::write::OwnedValue::str("dup"),
+                9 => crate::write::OwnedValue::str("<0xZZ>"),
+                _ => crate::write::OwnedValue::str(&format!("tok{i}")),
+            })
+            .collect();
+        m.kv("tokenizer.ggml.tokens", crate::write::OwnedValue::Array(crate::types::ValueType::String, tokens));
+        let bytes = m.to_bytes();
+        assert!(bytes.len() as u64 > limits::METADATA_FIRST_READ);
+        let src = Counting(&bytes, Default::default(), Default::default());
+        let opts = Options::default();
+        let v = validate_source(&src, &opts).unwrap();
+        assert_eq!(v.report, validate_bytes(&bytes, &opts));
+        let rules: Vec<&str> = v.report.diagnostics.iter().map(|d| d.rule.id()).collect();
+        assert!(rules.contains(&"tokenizer-duplicate-token") && rules.contains(&"tokenizer-byte-token"), "{rules:?}");
     }
 
     #[test]

@@ -61,12 +61,14 @@ impl From<NeedMoreData> for Stop {
 
 /// Checks a file detected as GGUF (or as nothing known) whose first
 /// `prefix.len()` bytes are `prefix`, reading past them from `source` when
-/// there is one.
+/// there is one; `spans` are string arrays a walk of the prefix under
+/// `opts.limits` went through (see [`parse::parse_gguf_spanned`]).
 pub(crate) fn gguf(
     prefix: &[u8],
     file_len: u64,
     detected: Detected,
     source: Option<&dyn ByteSource>,
+    spans: &[parse::StringSpan],
     opts: &Options,
 ) -> Result<Report, Stop> {
     let prefix_len = u64::try_from(prefix.len()).unwrap_or(u64::MAX);
@@ -77,7 +79,7 @@ pub(crate) fn gguf(
             return Ok(sink.finish(opts.profile, format, version, order, *summary));
         }
     };
-    let parsed = match parse::parse_gguf(prefix, file_len, version, order, &opts.limits) {
+    let parsed = match parse::parse_gguf_spanned(prefix, file_len, version, order, &opts.limits, spans) {
         ParseOutcome::Done(p) => p,
         ParseOutcome::NeedMoreData(n) => return Err(Stop::More(n)),
     };

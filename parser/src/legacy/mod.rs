@@ -85,6 +85,7 @@ impl<'a> Reader<'a> {
                 order: ByteOrder::LittleEndian,
                 base: 0,
                 limits: crate::limits::MetadataLimits::UNBOUNDED,
+                spans: &[],
             },
             rest: buf,
         }

@@ -32,6 +32,26 @@ pub enum Reach {
     Unknown,
 }
 
+/// A string array the walk went through to its end, every string within
+/// the file and the caps it was given: the parser, given the same caps
+/// and bytes, steps over it instead of walking it again
+/// ([`crate::parse::Ctx::spans`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct StringSpan {
+    /// Absolute offset of the first string's length field.
+    pub start: u64,
+    /// Absolute offset just past the last string.
+    pub end: u64,
+    /// How many strings.
+    pub len: u64,
+    /// The OR of their lengths.
+    pub lengths_or: u64,
+}
+
+/// String arrays shorter than this are not recorded as [`StringSpan`]s
+/// (walking them again costs less than looking them up).
+const MIN_SPAN_STRINGS: u64 = 256;
+
 /// Where the walk stands.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Item {
@@ -40,8 +60,9 @@ enum Item {
     /// Key/value pair `index` starts at `at`.
     Kv { index: u64, at: u64 },
     /// Inside the string array of a pair: `left` strings, the next at `at`
-    /// (the array's elements started at `start`, `len` strings in all).
-    Strings { index: u64, at: u64, left: u64, start: u64, len: u64 },
+    /// (the array's elements started at `start`, `len` strings in all, the
+    /// lengths walked OR-ed in `or`).
+    Strings { index: u64, at: u64, left: u64, start: u64, len: u64, or: u64 },
     /// Tensor info `index` starts at `at` (the first at `start`).
     Tensor { index: u64, at: u64, start: u64 },
     /// Walked to the end, at this offset.
@@ -51,7 +72,7 @@ enum Item {
 }
 
 /// A resumable walk of the metadata's extent (see the module).
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Debug)]
 pub struct Extent {
     order: ByteOrder,
     file_len: u64,
@@ -67,6 +88,8 @@ pub struct Extent {
     /// of that length (scores, token types) were stepped over since.
     vocab: Option<(u64, u64)>,
     vocab_arrays: u64,
+    /// The large string arrays walked to their end, in file order.
+    spans: Vec<StringSpan>,
 }
 
 /// One step: the item after it, or how long a prefix it needs.
@@ -88,7 +111,14 @@ impl Extent {
             item: Item::Counts,
             vocab: None,
             vocab_arrays: 0,
+            spans: Vec::new(),
         }
+    }
+
+    /// The string arrays of at least 256 strings walked to their end, in
+    /// file order, for the parser to step over under the same caps.
+    pub fn spans(&self) -> &[StringSpan] {
+        &self.spans
     }
 
     /// Where the metadata is projected to end, for a reader that pays a
@@ -121,7 +151,7 @@ impl Extent {
                 let left = self.kv_count.saturating_sub(index);
                 (at, at.saturating_add(left.saturating_mul(small(index, at))).saturating_add(tensors(0, 0)))
             }
-            Item::Strings { index, at, left, start, len } => {
+            Item::Strings { index, at, left, start, len, .. } => {
                 let here = extrapolate(at, start, len.saturating_sub(left), left, need);
                 let pairs = self.kv_count.saturating_sub(index.saturating_add(1));
                 (at, here.saturating_add(pairs.saturating_mul(small(index, start))).saturating_add(tensors(0, 0)))
@@ -269,7 +299,7 @@ impl Extent {
                             self.vocab_arrays = self.vocab_arrays.saturating_add(1);
                         }
                         match elem {
-                            ValueType::String => Item::Strings { index, at: start, left: len, start, len },
+                            ValueType::String => Item::Strings { index, at: start, left: len, start, len, or: 0 },
                             ValueType::Array => return None,
                             // Stepped over: its bytes are not needed here.
                             _ => self.after_array(index, min_end),
@@ -278,14 +308,14 @@ impl Extent {
                     fixed => self.after_kv(index, self.span(value, u64_of(fixed.min_size()))?),
                 }
             }
-            Item::Strings { index, mut at, mut left, start, len } => {
+            Item::Strings { index, mut at, mut left, start, len, mut or } => {
                 // The hot loop: only the length fields are read, from a
                 // slice that follows `at` (empty once past the buffer).
                 let limit = self.file_len.min(self.limits.bytes);
                 let mut rest = usize::try_from(at).ok().and_then(|a| buf.get(a..)).unwrap_or_default();
                 while left > 0 {
                     let Some((len_bytes, tail)) = rest.split_first_chunk::<8>() else {
-                        self.item = Item::Strings { index, at, left, start, len };
+                        self.item = Item::Strings { index, at, left, start, len, or };
                         return need(extrapolate(at, start, len.saturating_sub(left), left, at.saturating_add(8)));
                     };
                     let n = match self.order {
@@ -297,8 +327,12 @@ impl Extent {
                         return None;
                     }
                     at = end;
+                    or |= n;
                     left = left.saturating_sub(1);
                     rest = usize::try_from(n).ok().and_then(|n| tail.get(n..)).unwrap_or_default();
+                }
+                if len >= MIN_SPAN_STRINGS {
+                    self.spans.push(StringSpan { start, end: at, len, lengths_or: or });
                 }
                 self.after_array(index, at)
             }
@@ -405,6 +439,51 @@ mod tests {
             assert_eq!(reach, Reach::End(end), "first read {first}");
             assert!(steps <= 100, "{steps} steps from {first}");
         }
+    }
+
+    #[test]
+    fn large_string_arrays_walked_to_their_end_are_spans_the_parser_steps_over_alike() {
+        let bytes = model();
+        let mut e = Extent::new(ByteOrder::LittleEndian, bytes.len() as u64, &limits::MetadataLimits::DEFAULT);
+        let mut have = 1000;
+        while let Reach::Need(n) = e.advance(&bytes[..have]) {
+            have = usize::try_from(n).unwrap().min(bytes.len());
+        }
+        let parsed = crate::parse::parse_bytes(&bytes).unwrap();
+        let tokens = parsed.file.get("tokenizer.ggml.tokens").unwrap().value.as_array().copied().unwrap();
+        let or = tokens.strings().fold(0, |or, (_, s)| or | s.bytes.len() as u64);
+        let end = tokens.data_offset() + tokens.data.len() as u64;
+        // The vocabulary only: the other arrays are fixed-size or short.
+        assert_eq!(e.spans(), [StringSpan { start: tokens.data_offset(), end, len: 5000, lengths_or: or }]);
+        let spanned = |buf: &[u8], spans: &[StringSpan]| {
+            format!(
+                "{:?}",
+                crate::parse::parse_gguf_spanned(
+                    buf,
+                    bytes.len() as u64,
+                    3,
+                    ByteOrder::LittleEndian,
+                    &limits::MetadataLimits::DEFAULT,
+                    spans
+                )
+            )
+        };
+        let plain = |buf: &[u8]| spanned(buf, &[]);
+        assert_eq!(spanned(&bytes, e.spans()), plain(&bytes));
+        // A prefix that ends inside the array: walked, asking for more, as
+        // without the span.
+        let cut = usize::try_from(end).unwrap() - 3;
+        assert_eq!(spanned(&bytes[..cut], e.spans()), plain(&bytes[..cut]));
+        assert!(plain(&bytes[..cut]).starts_with("NeedMoreData"));
+        // A span of another length, or elsewhere, is not used: a span at
+        // the right place but of the wrong length would change the walk.
+        let wrong = [StringSpan { len: 4999, ..e.spans()[0] }, StringSpan { start: 1, ..e.spans()[0] }];
+        assert_eq!(spanned(&bytes, &wrong), plain(&bytes));
+        // Under caps the walk gives up at: no span.
+        let tight = limits::MetadataLimits { string_bytes: 12, ..limits::MetadataLimits::DEFAULT };
+        let mut e = Extent::new(ByteOrder::LittleEndian, bytes.len() as u64, &tight);
+        assert_eq!(e.advance(&bytes), Reach::Unknown);
+        assert!(e.spans().is_empty());
     }
 
     #[test]

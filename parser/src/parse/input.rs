@@ -135,6 +135,11 @@ pub struct Ctx<'a> {
     pub base: u64,
     /// What the metadata may declare.
     pub limits: limits::MetadataLimits,
+    /// String arrays a walk of the same bytes under the same limits went
+    /// through without fault ([`super::Extent::spans`]), in file order: the
+    /// parser steps over them instead of walking them again. Empty unless
+    /// the caller has them.
+    pub spans: &'a [super::extent::StringSpan],
 }
 
 /// `usize` to `u64`; lossless on every platform Rust supports.

@@ -17,7 +17,7 @@ pub mod header;
 pub mod input;
 pub mod value;
 
-pub use extent::{Extent, Reach};
+pub use extent::{Extent, Reach, StringSpan};
 pub use header::{Detected, LegacyFormat, detect};
 pub use input::{ByteOrder, Ctx, DecodeKind, Str, escape_bytes, is_invisible_format, quote_bytes};
 pub use value::{Array, Element, Value};
@@ -236,7 +236,21 @@ pub fn parse_gguf<'a>(
     order: ByteOrder,
     limits: &limits::MetadataLimits,
 ) -> ParseOutcome<'a> {
-    let ctx = Ctx { buf, file_len, order, base: 0, limits: *limits };
+    parse_gguf_spanned(buf, file_len, version, order, limits, &[])
+}
+
+/// [`parse_gguf`], stepping over the string arrays of `spans`: those an
+/// [`Extent`] walk of the same bytes under the same `limits` went through
+/// (the same outcome, without walking them twice).
+pub fn parse_gguf_spanned<'a>(
+    buf: &'a [u8],
+    file_len: u64,
+    version: u32,
+    order: ByteOrder,
+    limits: &limits::MetadataLimits,
+    spans: &'a [StringSpan],
+) -> ParseOutcome<'a> {
+    let ctx = Ctx { buf, file_len, order, base: 0, limits: *limits, spans };
     let header = Header { version, byte_order: order, tensor_count: 0, kv_count: 0 };
     let mut file = GgufFile { header, kvs: Vec::new(), tensors: Vec::new(), infos_end: 0, file_len };
     let mut section = Section::Header("tensor_count");

@@ -178,6 +178,7 @@ impl<'a> Iterator for ArrayIter<'a> {
             order: self.array.order,
             base,
             limits: limits::MetadataLimits::UNBOUNDED,
+            spans: &[],
         };
         let offset = ctx.offset(self.rest);
         let (rest, value) = parse_value(&ctx, self.rest, self.array.elem_type, self.array.depth).ok()?;
@@ -322,6 +323,17 @@ fn walk_elements<'a>(ctx: &Ctx<'a>, mut rest: &'a [u8], ty: ValueType, len: u64,
 /// overhead. The loop bound was checked against the file size by the caller.
 /// Gives the OR of the lengths.
 fn walk_strings<'a>(ctx: &Ctx<'a>, mut rest: &'a [u8], len: u64) -> PResult<'a, u64> {
+    // An array the extent's walk already went through under these limits:
+    // every string fits the file and the caps, so the walk below would
+    // reach its end with these lengths; only its bytes must be at hand.
+    let start = ctx.offset(rest);
+    if let Ok(i) = ctx.spans.binary_search_by_key(&start, |s| s.start)
+        && let Some(span) = ctx.spans.get(i)
+        && span.len == len
+        && let Some(after) = usize::try_from(span.end.saturating_sub(start)).ok().and_then(|n| rest.get(n..))
+    {
+        return Ok((after, span.lengths_or));
+    }
     // A string that ends inside the buffer is inside the file; when the
     // buffer also ends within the metadata cap, so does the string, and
     // only the string cap is left to check.
