@@ -16,7 +16,7 @@
 #![forbid(unsafe_code)]
 #![deny(clippy::indexing_slicing, clippy::arithmetic_side_effects, clippy::cast_possible_truncation)]
 
-use super::input::{ByteOrder, u64_of};
+use super::input::{ByteOrder, StringSpan, u64_of};
 use crate::limits;
 use crate::types::ValueType;
 
@@ -30,22 +30,6 @@ pub enum Reach {
     Need(u64),
     /// The walk cannot say: the parser decides from the bytes at hand.
     Unknown,
-}
-
-/// A string array the walk went through to its end, every string within
-/// the file and the caps it was given: the parser, given the same caps
-/// and bytes, steps over it instead of walking it again
-/// ([`crate::parse::Ctx::spans`]).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct StringSpan {
-    /// Absolute offset of the first string's length field.
-    pub start: u64,
-    /// Absolute offset just past the last string.
-    pub end: u64,
-    /// How many strings.
-    pub len: u64,
-    /// The OR of their lengths.
-    pub lengths_or: u64,
 }
 
 /// String arrays shorter than this are not recorded as [`StringSpan`]s

@@ -120,6 +120,22 @@ impl ParseError<&[u8]> for PError {
 /// Parser result over a byte slice.
 pub type PResult<'a, T> = IResult<&'a [u8], T, PError>;
 
+/// A string array an [`super::Extent`] walk went through to its end,
+/// every string within the file and the caps it was given: the parser, given the same caps
+/// and bytes, steps over it instead of walking it again
+/// ([`crate::parse::Ctx::spans`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct StringSpan {
+    /// Absolute offset of the first string's length field.
+    pub start: u64,
+    /// Absolute offset just past the last string.
+    pub end: u64,
+    /// How many strings.
+    pub len: u64,
+    /// The OR of their lengths.
+    pub lengths_or: u64,
+}
+
 /// Context shared by all parsers of one file: the whole buffer (a prefix of
 /// the file, or all of it), the file's real length and its byte order.
 #[derive(Clone, Copy, Debug)]
@@ -139,7 +155,7 @@ pub struct Ctx<'a> {
     /// through without fault ([`super::Extent::spans`]), in file order: the
     /// parser steps over them instead of walking them again. Empty unless
     /// the caller has them.
-    pub spans: &'a [super::extent::StringSpan],
+    pub spans: &'a [StringSpan],
 }
 
 /// `usize` to `u64`; lossless on every platform Rust supports.

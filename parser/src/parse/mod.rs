@@ -17,9 +17,9 @@ pub mod header;
 pub mod input;
 pub mod value;
 
-pub use extent::{Extent, Reach, StringSpan};
+pub use extent::{Extent, Reach};
 pub use header::{Detected, LegacyFormat, detect};
-pub use input::{ByteOrder, Ctx, DecodeKind, Str, escape_bytes, is_invisible_format, quote_bytes};
+pub use input::{ByteOrder, Ctx, DecodeKind, Str, StringSpan, escape_bytes, is_invisible_format, quote_bytes};
 pub use value::{Array, Element, Value};
 
 use crate::limits;
