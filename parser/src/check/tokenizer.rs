@@ -220,6 +220,39 @@ impl Duplicates {
         }
     }
 
+    /// One walk over the array's bytes (lengths already checked by the
+    /// parser): every token pushed, and the tokens that start with `<0x`
+    /// but are not byte tokens noted in `odd` (index, position). Kept out
+    /// of line, so its few values stay in registers.
+    #[inline(never)]
+    fn walk(&mut self, tokens: &Array<'_>, odd: &mut Vec<(u64, usize)>) {
+        let (data, big) = (tokens.data, tokens.order == ByteOrder::BigEndian);
+        let mut rest = data;
+        let mut i = 0u64;
+        while let Some((len_bytes, tail)) = rest.split_first_chunk::<8>() {
+            let len = if big { u64::from_be_bytes(*len_bytes) } else { u64::from_le_bytes(*len_bytes) };
+            let Some((text, next)) = usize::try_from(len).ok().and_then(|n| tail.split_at_checked(n)) else { break };
+            let pos = data.len().saturating_sub(rest.len());
+            self.push(i, pos, text);
+            if text.starts_with(b"<0x") && !is_byte_token(text) {
+                odd.push((i, pos));
+            }
+            rest = next;
+            i = i.wrapping_add(1);
+        }
+    }
+
+    /// The string whose length field is at `pos` in the array's bytes.
+    fn string_at<'a>(tokens: &Array<'a>, pos: usize) -> Option<Str<'a>> {
+        let (len_bytes, tail) = tokens.data.get(pos..)?.split_first_chunk::<8>()?;
+        let len = match tokens.order {
+            ByteOrder::LittleEndian => u64::from_le_bytes(*len_bytes),
+            ByteOrder::BigEndian => u64::from_be_bytes(*len_bytes),
+        };
+        let bytes = tail.get(..usize::try_from(len).ok()?)?;
+        Some(Str { offset: tokens.data_offset().checked_add(u64::try_from(pos).ok()?)?, bytes })
+    }
+
     /// The string of token `i`, from the nearest checkpoint before it.
     fn string<'a>(&self, tokens: &Array<'a>, i: u64) -> Option<Str<'a>> {
         let rel = *self.checkpoints.get(usize::try_from(i.checked_div(CHECKPOINT)?).ok()?)?;
@@ -350,33 +383,19 @@ fn check_tokens(kv: &KeyValue<'_>, tokens: &Array<'_>, types: Option<Array<'_>>,
         Some(i32_of(b, a.order))
     };
     let mut dups = Duplicates::new(tokens);
-    // One walk over the array's bytes (lengths already checked by the
-    // parser); a token's absolute offset is worked out only where needed.
-    let (data, big) = (tokens.data, tokens.order == ByteOrder::BigEndian);
-    let at = |rest: &[u8]| data.len().saturating_sub(rest.len());
-    let mut rest = data;
-    let mut i = 0u64;
-    while let Some((len_bytes, tail)) = rest.split_first_chunk::<8>() {
-        let len = if big { u64::from_be_bytes(*len_bytes) } else { u64::from_le_bytes(*len_bytes) };
-        let Some((text, next)) = usize::try_from(len).ok().and_then(|n| tail.split_at_checked(n)) else { break };
-        dups.push(i, at(rest), text);
-        if text.starts_with(b"<0x") && !is_byte_token(text) {
-            let is_byte_type = type_of(i) == Some(limits::LLAMA_TOKEN_TYPE_BYTE);
-            if is_byte_type || has_byte_token_shape(text) {
-                let s = Str {
-                    offset: tokens.data_offset().saturating_add(u64::try_from(at(rest)).unwrap_or(0)),
-                    bytes: text,
-                };
-                sink.emit(
-                    RuleId::TokenizerByteToken,
-                    s.offset,
-                    || format!("{}[{i}]", kv_path(kv)),
-                    || format!("token {i} `{}` is not a byte token `<0xHH>`", s.display()),
-                );
-            }
+    let mut odd = Vec::new();
+    dups.walk(tokens, &mut odd);
+    for (i, pos) in odd {
+        let Some(s) = Duplicates::string_at(tokens, pos) else { continue };
+        let is_byte_type = type_of(i) == Some(limits::LLAMA_TOKEN_TYPE_BYTE);
+        if is_byte_type || has_byte_token_shape(s.bytes) {
+            sink.emit(
+                RuleId::TokenizerByteToken,
+                s.offset,
+                || format!("{}[{i}]", kv_path(kv)),
+                || format!("token {i} `{}` is not a byte token `<0xHH>`", s.display()),
+            );
         }
-        rest = next;
-        i = i.wrapping_add(1);
     }
     dups.report(kv, tokens, sink);
 }
