@@ -510,7 +510,7 @@ fn read_special(path: &Path, limit: u64) -> Result<Source, OpenError> {
 
 /// Metadata read into memory, growing as far as the walk of it asks: on
 /// the heap, or, when a local file's first read is at least
-/// [`limits::PAGED_METADATA_MIN`], in anonymous memory reserved up to what
+/// [`crate::limits::PAGED_METADATA_MIN`], in anonymous memory reserved up to what
 /// the file and the metadata cap allow and advised for transparent huge
 /// pages (Linux). The reservation is address space only (no swap is
 /// reserved either): a page exists once bytes are read into it, so memory
@@ -553,7 +553,7 @@ impl MetadataBytes {
     }
 
     /// Moves the bytes into pages with room for `bound` bytes (rounded up
-    /// to [`limits::HUGE_PAGE_BYTES`]); nothing changes if they already
+    /// to [`crate::limits::HUGE_PAGE_BYTES`]); nothing changes if they already
     /// are, or the system refuses.
     pub(crate) fn reserve_pages(&mut self, bound: u64) {
         if self.pages.is_some() {
