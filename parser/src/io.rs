@@ -512,7 +512,7 @@ fn read_special(path: &Path, limit: u64) -> Result<Source, OpenError> {
 /// the heap, or, when a local file's first read is at least
 /// [`crate::limits::PAGED_METADATA_MIN`], in anonymous memory reserved up to what
 /// the file and the metadata cap allow and advised for transparent huge
-/// pages (Linux). The reservation is address space only (no swap is
+/// pages (on Linux; the heap elsewhere). The reservation is address space only (no swap is
 /// reserved either): a page exists once bytes are read into it, so memory
 /// still follows the metadata (at most one huge page more). Gemma-3-270m's
 /// 6.5 MB of metadata took about 1,600 page faults on the heap, a fifth of
@@ -556,17 +556,17 @@ impl MetadataBytes {
     /// to [`crate::limits::HUGE_PAGE_BYTES`]); nothing changes if they already
     /// are, or the system refuses.
     pub(crate) fn reserve_pages(&mut self, bound: u64) {
-        if self.pages.is_some() {
+        // Elsewhere there is no advice to give (and Windows would charge
+        // the whole reservation to the commit limit): the heap.
+        if self.pages.is_some() || !cfg!(target_os = "linux") {
             return;
         }
         let Some(len) = bound.checked_next_multiple_of(crate::limits::HUGE_PAGE_BYTES) else { return };
         let Ok(len) = usize::try_from(len) else { return };
         let Ok(mut map) = memmap2::MmapOptions::new().len(len).no_reserve_swap().map_anon() else { return };
+        // Only a hint: without it (THP off) the pages are 4 KiB ones.
         #[cfg(target_os = "linux")]
-        {
-            // Only a hint: without it (THP off) the pages are 4 KiB ones.
-            let _ = map.advise(memmap2::Advice::HugePage);
-        }
+        let _ = map.advise(memmap2::Advice::HugePage);
         let n = self.heap.len();
         let Some(dst) = map.get_mut(..n) else { return };
         dst.copy_from_slice(&self.heap);
@@ -636,6 +636,7 @@ mod tests {
         assert!(s.read_exact_at(u64::MAX, &mut b).is_err());
     }
 
+    #[cfg(target_os = "linux")]
     #[test]
     fn metadata_bytes_read_the_same_in_pages_and_on_the_heap_and_leave_pages_they_outgrow() {
         let data: Vec<u8> = (0..5_000_000u32).map(|i| (i.wrapping_mul(2_654_435_761) >> 24) as u8).collect();
