@@ -296,6 +296,20 @@ impl Extent {
                 // The hot loop: only the length fields are read, from a
                 // slice that follows `at` (empty once past the buffer).
                 let limit = self.file_len.min(self.limits.bytes);
+                // First the strings whose bytes are at hand and inside the
+                // limit, in a lean loop; the loop below takes over where
+                // one is not (it asks for more, or gives up), as before.
+                let window = usize::try_from(limit)
+                    .ok()
+                    .and_then(|l| usize::try_from(at).ok().and_then(|a| buf.get(a..l.min(buf.len()))))
+                    .unwrap_or_default();
+                let (walked, strings, lengths) = match self.order {
+                    ByteOrder::LittleEndian => lean_strings::<false>(window, left, self.limits.string_bytes),
+                    ByteOrder::BigEndian => lean_strings::<true>(window, left, self.limits.string_bytes),
+                };
+                at = at.saturating_add(u64_of(walked));
+                left = left.saturating_sub(strings);
+                or |= lengths;
                 let mut rest = usize::try_from(at).ok().and_then(|a| buf.get(a..)).unwrap_or_default();
                 while left > 0 {
                     let Some((len_bytes, tail)) = rest.split_first_chunk::<8>() else {
@@ -341,6 +355,25 @@ impl Extent {
         };
         Some(Step::Next(next))
     }
+}
+
+/// Walks up to `left` strings from the start of `window` while each one's
+/// length is at most `max_len` and its bytes lie in `window`: the bytes
+/// walked, the strings walked and the OR of their lengths.
+fn lean_strings<const BIG: bool>(window: &[u8], left: u64, max_len: u64) -> (usize, u64, u64) {
+    let (mut rest, mut done, mut or) = (window, 0u64, 0u64);
+    while done < left {
+        let Some((len_bytes, tail)) = rest.split_first_chunk::<8>() else { break };
+        let n = if BIG { u64::from_be_bytes(*len_bytes) } else { u64::from_le_bytes(*len_bytes) };
+        if n > max_len {
+            break;
+        }
+        let Some(next) = usize::try_from(n).ok().and_then(|n| tail.get(n..)) else { break };
+        or |= n;
+        done = done.wrapping_add(1);
+        rest = next;
+    }
+    (window.len().saturating_sub(rest.len()), done, or)
 }
 
 /// The key of the vocabulary, whose length other arrays share.
@@ -422,6 +455,33 @@ mod tests {
             let (reach, steps) = walk(&bytes, first, &limits::MetadataLimits::DEFAULT);
             assert_eq!(reach, Reach::End(end), "first read {first}");
             assert!(steps <= 100, "{steps} steps from {first}");
+        }
+    }
+
+    #[test]
+    fn the_lean_loop_stops_where_the_careful_one_must_decide() {
+        let strings = |big: bool, texts: &[&str]| -> Vec<u8> {
+            let mut b = Vec::new();
+            for t in texts {
+                let n = t.len() as u64;
+                b.extend_from_slice(&if big { n.to_be_bytes() } else { n.to_le_bytes() });
+                b.extend_from_slice(t.as_bytes());
+            }
+            b
+        };
+        for big in [false, true] {
+            let lean = if big { lean_strings::<true> } else { lean_strings::<false> };
+            let b = strings(big, &["ab", "cdef", "", "ghijklmnop", "q"]);
+            // All of them; then only as many as are left.
+            assert_eq!(lean(&b, 5, 100), (b.len(), 5, 2 | 4 | 10 | 1));
+            assert_eq!(lean(&b, 2, 100), (22, 2, 2 | 4));
+            // A string over the length cap stops it before that string.
+            assert_eq!(lean(&b, 5, 9), (30, 3, 2 | 4));
+            // A string whose bytes are not all in the window, or a length
+            // field cut short, stops it before that string.
+            assert_eq!(lean(&b[..b.len() - 1], 5, 100), (b.len() - 9, 4, 2 | 4 | 10));
+            assert_eq!(lean(&b[..20], 5, 100), (10, 1, 2));
+            assert_eq!(lean(&[], 5, 100), (0, 0, 0));
         }
     }
 
