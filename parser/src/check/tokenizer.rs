@@ -242,25 +242,23 @@ impl Duplicates {
         }
     }
 
+    /// The strings of the array from the one whose length field is at
+    /// `pos` in its bytes on.
+    fn strings_from<'a>(tokens: &Array<'a>, pos: u64) -> Option<impl Iterator<Item = Str<'a>> + 'a> {
+        let offset = tokens.data_offset().checked_add(pos)?.checked_sub(12)?;
+        let from = Array { offset, data: tokens.data.get(usize::try_from(pos).ok()?..)?, ..*tokens };
+        Some(from.strings().map(|(_, s)| s))
+    }
+
     /// The string whose length field is at `pos` in the array's bytes.
     fn string_at<'a>(tokens: &Array<'a>, pos: usize) -> Option<Str<'a>> {
-        let (len_bytes, tail) = tokens.data.get(pos..)?.split_first_chunk::<8>()?;
-        let len = match tokens.order {
-            ByteOrder::LittleEndian => u64::from_le_bytes(*len_bytes),
-            ByteOrder::BigEndian => u64::from_be_bytes(*len_bytes),
-        };
-        let bytes = tail.get(..usize::try_from(len).ok()?)?;
-        Some(Str { offset: tokens.data_offset().checked_add(u64::try_from(pos).ok()?)?, bytes })
+        Self::strings_from(tokens, u64::try_from(pos).ok()?)?.next()
     }
 
     /// The string of token `i`, from the nearest checkpoint before it.
     fn string<'a>(&self, tokens: &Array<'a>, i: u64) -> Option<Str<'a>> {
-        let rel = *self.checkpoints.get(usize::try_from(i.checked_div(CHECKPOINT)?).ok()?)?;
-        let at = tokens.data_offset().checked_add(rel)?;
-        let from =
-            Array { offset: at.checked_sub(12)?, data: tokens.data.get(usize::try_from(rel).ok()?..)?, ..*tokens };
-        let (_, s) = from.strings().nth(usize::try_from(i & (CHECKPOINT - 1)).ok()?)?;
-        Some(s)
+        let pos = *self.checkpoints.get(usize::try_from(i.checked_div(CHECKPOINT)?).ok()?)?;
+        Self::strings_from(tokens, pos)?.nth(usize::try_from(i & (CHECKPOINT - 1)).ok()?)
     }
 
     fn report(self, kv: &KeyValue<'_>, tokens: &Array<'_>, sink: &mut Sink<'_>) {

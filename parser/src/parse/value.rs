@@ -128,7 +128,7 @@ impl<'a> Array<'a> {
     }
 
     /// For a string array, iterates the strings only (fast path: no [`Value`]).
-    pub fn strings(&self) -> impl Iterator<Item = (u64, Str<'a>)> + 'a {
+    pub fn strings(&self) -> impl Iterator<Item = (u64, Str<'a>)> + use<'a> {
         let arr = *self;
         let is_string = arr.elem_type == ValueType::String;
         let mut rest = if is_string { arr.data } else { &[][..] };
