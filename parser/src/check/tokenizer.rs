@@ -97,16 +97,18 @@ fn check_model(file: &GgufFile<'_>, needs_vocab: bool, sink: &mut Sink<'_>) {
 /// empty text counts as `[EMPTY_i]`, as llama.cpp renames it.
 ///
 /// One walk over the token array hashes each text (per-process seeds) to
-/// 32 bits, kept in token order (4 bytes a token), and sets one bit of a
-/// bitmap of 8 to 16 bits per token; a token whose bit is already set
-/// makes that bit *hot* (a duplicate, or a collision in the bitmap: a few
-/// percent of a real vocabulary). No hot bit, no duplicate. Otherwise the
-/// bitmap is set again at the hot bits only, the tokens that land on one
-/// are taken from the hashes, and those with equal hashes (counted in a
-/// map) are compared byte for byte, each text found from the offset of
-/// every [`CHECKPOINT`]th token kept by the walk. The bitmap (at most
-/// 2^[`MAX_SEEN_BITS`] bits, 256 KiB) stays in cache, and nothing is
-/// sorted but the few candidates.
+/// 32 bits, kept in token order (4 bytes a token); then each hash sets one
+/// bit of a bitmap of 16 to 32 bits per token, and a token whose bit is
+/// already set makes that bit *hot* (a duplicate, or a collision in the
+/// bitmap: about 3% of a real vocabulary). No hot bit, no duplicate.
+/// Otherwise the bitmap is set again at the hot bits only, the tokens that
+/// land on one are taken from the hashes, and those with equal hashes
+/// (counted in a map) are compared byte for byte, each text found from the
+/// offset of every [`CHECKPOINT`]th token kept by the walk. The bitmap (at
+/// most 2^[`MAX_SEEN_BITS`] bits, 512 KiB) stays in cache, and nothing is
+/// sorted but the few candidates. (A bitmap of 8 bits a token left twice
+/// the candidates, and one of 64 bits a token fell out of cache: both were
+/// slower on gemma-3's 262,144 tokens.)
 struct Duplicates {
     /// Seeds of the hash of texts of at most 16 bytes.
     seeds: [u64; 3],
@@ -125,10 +127,49 @@ struct Duplicates {
 }
 
 /// log2 of the largest bitmap of [`Duplicates`].
-const MAX_SEEN_BITS: u32 = 21;
+const MAX_SEEN_BITS: u32 = 22;
 
 /// [`Duplicates`] keeps the offset of one token in this many (a power of two).
 const CHECKPOINT: u64 = 64;
+
+/// Texts of at most this many bytes are hashed as two words.
+const SHORT: usize = 16;
+
+/// For a text of `n` bytes (index), the masks that keep its bytes of the
+/// two little-endian words read from where it starts.
+// Evaluated by the compiler: an index or a shift out of range fails the build.
+#[allow(clippy::indexing_slicing, clippy::arithmetic_side_effects)]
+const MASKS: [[u64; 2]; SHORT + 1] = {
+    /// The mask of the first `bytes` bytes of a little-endian word.
+    const fn keep(bytes: usize) -> u64 {
+        if bytes >= 8 { u64::MAX } else { (1u64 << (bytes * 8)) - 1 }
+    }
+    let mut masks = [[0u64; 2]; SHORT + 1];
+    let mut n = 0;
+    while n <= SHORT {
+        masks[n] = [keep(n), keep(n.saturating_sub(8))];
+        n += 1;
+    }
+    masks
+};
+
+/// The two little-endian words of 16 bytes.
+#[inline]
+fn words(bytes: &[u8; SHORT]) -> (u64, u64) {
+    let (lo, hi) = bytes
+        .split_first_chunk::<8>()
+        .map_or(([0; 8], [0; 8]), |(lo, rest)| (*lo, rest.first_chunk::<8>().copied().unwrap_or([0; 8])));
+    (u64::from_le_bytes(lo), u64::from_le_bytes(hi))
+}
+
+/// The 32-bit hash of a short text of `n` bytes given as two words.
+#[inline]
+fn short_hash(seeds: &[u64; 3], lo: u64, hi: u64, n: usize) -> u32 {
+    let [s0, s1, s2] = *seeds;
+    let x = folded_multiply(lo ^ s0, hi ^ s1);
+    let h = folded_multiply(x ^ u64::try_from(n).unwrap_or(0), s2);
+    u32::try_from(h >> 32).unwrap_or(0)
+}
 
 /// The high and low halves of a full product, xored.
 fn folded_multiply(x: u64, y: u64) -> u64 {
@@ -146,7 +187,7 @@ impl Duplicates {
         // bytes, which are in memory: the hashes are sized once, by bytes
         // that exist.
         let len = tokens.len.min(u64::try_from(tokens.data.len() / 8).unwrap_or(0));
-        let bits = (len.saturating_mul(8).max(64).next_power_of_two().trailing_zeros()).min(MAX_SEEN_BITS);
+        let bits = (len.saturating_mul(16).max(64).next_power_of_two().trailing_zeros()).min(MAX_SEEN_BITS);
         let words = 1usize << bits.saturating_sub(6);
         let hashes = Vec::with_capacity(usize::try_from(len).unwrap_or(0));
         let checkpoints = Vec::with_capacity(
@@ -170,27 +211,27 @@ impl Duplicates {
         if bytes.is_empty() { format!("[EMPTY_{i}]").into_bytes().into() } else { bytes.into() }
     }
 
-    /// The 32-bit hash of a text. Up to 16 bytes: its bytes (all of them,
-    /// read as two possibly overlapping words) and its length through two
+    /// The 32-bit hash of a text. Up to 16 bytes: its bytes as two
+    /// little-endian words padded with zeros, and its length, through two
     /// seeded folded multiplies; longer texts through foldhash.
     #[inline]
     fn hash(&self, bytes: &[u8]) -> u32 {
-        let n = bytes.len();
-        let [s0, s1, s2] = self.seeds;
-        let (a, b) = if n > 16 {
-            use std::hash::BuildHasher;
-            return u32::try_from(self.hasher.hash_one(bytes) >> 32).unwrap_or(0);
-        } else if let (Some(first), Some(last)) = (bytes.first_chunk::<8>(), bytes.last_chunk::<8>()) {
-            (u64::from_le_bytes(*first), u64::from_le_bytes(*last))
-        } else if let (Some(first), Some(last)) = (bytes.first_chunk::<4>(), bytes.last_chunk::<4>()) {
-            (u64::from(u32::from_le_bytes(*first)), u64::from(u32::from_le_bytes(*last)))
-        } else {
-            let at = |i: usize| u64::from(bytes.get(i).copied().unwrap_or(0));
-            (at(0) | at(n >> 1) << 8 | at(n.saturating_sub(1)) << 16, 0)
-        };
-        let x = folded_multiply(a ^ s0, b ^ s1);
-        let h = folded_multiply(x ^ u64::try_from(n).unwrap_or(0), s2);
-        u32::try_from(h >> 32).unwrap_or(0)
+        if bytes.len() > SHORT {
+            return self.long_hash(bytes);
+        }
+        let mut padded = [0u8; SHORT];
+        if let Some(head) = padded.get_mut(..bytes.len()) {
+            head.copy_from_slice(bytes);
+        }
+        let (lo, hi) = words(&padded);
+        short_hash(&self.seeds, lo, hi, bytes.len())
+    }
+
+    /// The hash of a text longer than [`SHORT`] bytes.
+    #[inline(never)]
+    fn long_hash(&self, bytes: &[u8]) -> u32 {
+        use std::hash::BuildHasher;
+        u32::try_from(self.hasher.hash_one(bytes) >> 32).unwrap_or(0)
     }
 
     /// The bitmap word and mask of a hash (its top bits).
@@ -203,8 +244,9 @@ impl Duplicates {
 
     /// Token `i`, text `bytes` at `pos` in the array's bytes (where its
     /// length field starts): its text hashed (an empty token as the name
-    /// llama.cpp gives it), its bit set.
-    #[inline]
+    /// llama.cpp gives it), its bit set. One token at a time, plainly: what
+    /// [`Duplicates::walk`] must equal.
+    #[cfg(test)]
     fn push(&mut self, i: u64, pos: usize, bytes: &[u8]) {
         if i & (CHECKPOINT - 1) == 0 {
             self.checkpoints.push(u64::try_from(pos).unwrap_or(u64::MAX));
@@ -221,24 +263,70 @@ impl Duplicates {
     }
 
     /// One walk over the array's bytes (lengths already checked by the
-    /// parser): every token pushed, and the tokens that start with `<0x`
-    /// but are not byte tokens noted in `odd` (index, position). Kept out
-    /// of line, so its few values stay in registers.
+    /// parser): every token's text hashed (an empty one as the name
+    /// llama.cpp gives it) and every [`CHECKPOINT`]th position kept,
+    /// and the tokens that start with `<0x` but are not byte tokens noted
+    /// in `odd` (index, position); then the hashes marked in the bitmap
+    /// ([`Duplicates::mark`]). The byte order is decided once; a short
+    /// text is read as two masked words from the bytes that follow its
+    /// length (the next length field is there), so texts of mixed lengths
+    /// take no branch of their own. Kept out of line, so its few values
+    /// stay in registers.
     #[inline(never)]
-    fn walk(&mut self, tokens: &Array<'_>, odd: &mut Vec<(u64, usize)>) {
-        let (data, big) = (tokens.data, tokens.order == ByteOrder::BigEndian);
+    fn walk<const BIG: bool>(&mut self, data: &[u8], odd: &mut Vec<(u64, usize)>) {
+        /// `<0x` in the low bytes of a little-endian word.
+        const BYTE_TOKEN_START: u64 = 0x78_30_3c;
+        let mut hashes = std::mem::take(&mut self.hashes);
+        let mut checkpoints = std::mem::take(&mut self.checkpoints);
         let mut rest = data;
         let mut i = 0u64;
         while let Some((len_bytes, tail)) = rest.split_first_chunk::<8>() {
-            let len = if big { u64::from_be_bytes(*len_bytes) } else { u64::from_le_bytes(*len_bytes) };
+            let len = if BIG { u64::from_be_bytes(*len_bytes) } else { u64::from_le_bytes(*len_bytes) };
             let Some((text, next)) = usize::try_from(len).ok().and_then(|n| tail.split_at_checked(n)) else { break };
             let pos = data.len().saturating_sub(rest.len());
-            self.push(i, pos, text);
-            if text.starts_with(b"<0x") && !is_byte_token(text) {
-                odd.push((i, pos));
+            if i & (CHECKPOINT - 1) == 0 {
+                checkpoints.push(u64::try_from(pos).unwrap_or(u64::MAX));
             }
+            let n = text.len();
+            let h = match (tail.first_chunk::<SHORT>(), MASKS.get(n)) {
+                (Some(window), Some([mask_lo, mask_hi])) if n > 0 => {
+                    let (lo, hi) = words(window);
+                    let lo = lo & mask_lo;
+                    if lo & 0xff_ff_ff == BYTE_TOKEN_START && !is_byte_token(text) {
+                        odd.push((i, pos));
+                    }
+                    short_hash(&self.seeds, lo, hi & mask_hi, n)
+                }
+                _ => {
+                    if text.starts_with(b"<0x") && !is_byte_token(text) {
+                        odd.push((i, pos));
+                    }
+                    if text.is_empty() { self.hash(&Self::text(i, text)) } else { self.hash(text) }
+                }
+            };
+            hashes.push(h);
             rest = next;
             i = i.wrapping_add(1);
+        }
+        (self.hashes, self.checkpoints) = (hashes, checkpoints);
+        self.mark(0);
+    }
+
+    /// Sets the bits of the hashes from the `from`th on, noting those
+    /// already set as hot. Apart from the walk, so the bitmap's words are
+    /// loaded many at a time (their addresses are in the hashes, not at
+    /// the end of a token's hashing).
+    fn mark(&mut self, from: usize) {
+        let shift = self.shift;
+        for h in self.hashes.get(from..).unwrap_or_default() {
+            let bit = h.wrapping_shr(shift);
+            let (word, mask) = (usize::try_from(bit >> 6).unwrap_or(0), 1u64 << (bit & 63));
+            if let Some(w) = self.seen.get_mut(word) {
+                if *w & mask != 0 {
+                    self.hot.push(*h);
+                }
+                *w |= mask;
+            }
         }
     }
 
@@ -382,7 +470,10 @@ fn check_tokens(kv: &KeyValue<'_>, tokens: &Array<'_>, types: Option<Array<'_>>,
     };
     let mut dups = Duplicates::new(tokens);
     let mut odd = Vec::new();
-    dups.walk(tokens, &mut odd);
+    match tokens.order {
+        ByteOrder::LittleEndian => dups.walk::<false>(tokens.data, &mut odd),
+        ByteOrder::BigEndian => dups.walk::<true>(tokens.data, &mut odd),
+    }
     for (i, pos) in odd {
         let Some(s) = Duplicates::string_at(tokens, pos) else { continue };
         let is_byte_type = type_of(i) == Some(limits::LLAMA_TOKEN_TYPE_BYTE);
@@ -459,6 +550,21 @@ mod tests {
         (data, u64::try_from(texts.len()).unwrap())
     }
 
+    /// Every token whose text (as llama.cpp names it) an earlier one has,
+    /// with the first such token: by comparing every pair.
+    fn naive_duplicates(texts: &[Vec<u8>]) -> Vec<(u64, u64)> {
+        let mut want = Vec::new();
+        for (i, t) in texts.iter().enumerate() {
+            let i = u64::try_from(i).unwrap();
+            let text = Duplicates::text(i, t);
+            let first = (0u64..i).find(|j| Duplicates::text(*j, &texts[usize::try_from(*j).unwrap()]) == text);
+            if let Some(first) = first {
+                want.push((i, first));
+            }
+        }
+        want
+    }
+
     #[test]
     fn duplicates_are_found_across_checkpoints_as_a_naive_search_finds_them() {
         // Texts of every length class of the hash (empty, 1..=3, 4..=8,
@@ -484,23 +590,78 @@ mod tests {
             plain_lengths: false,
         };
         let mut dups = Duplicates::new(&tokens);
-        for (i, s) in tokens.strings() {
-            dups.push(i, usize::try_from(s.offset - tokens.data_offset()).unwrap(), s.bytes);
-        }
+        let mut odd = Vec::new();
+        dups.walk::<false>(tokens.data, &mut odd);
+        assert!(odd.is_empty());
         for (i, s) in tokens.strings() {
             assert_eq!(dups.string(&tokens, i), Some(s), "token {i} from its checkpoint");
         }
         let got: Vec<(u64, u64)> = dups.found(&tokens).iter().map(|(i, first, _)| (*i, *first)).collect();
-        let mut want = Vec::new();
-        for (i, t) in texts.iter().enumerate() {
-            let i = u64::try_from(i).unwrap();
-            let text = Duplicates::text(i, t);
-            let first = (0u64..i).find(|j| Duplicates::text(*j, &texts[usize::try_from(*j).unwrap()]) == text);
-            if let Some(first) = first {
-                want.push((i, first));
-            }
-        }
+        let want = naive_duplicates(&texts);
         assert!(want.len() >= 17, "{want:?}");
         assert_eq!(got, want);
+    }
+
+    /// The walk over an array's bytes in the file's byte order: hashes,
+    /// checkpoints, hot bits and odd `<0x` tokens all as one token at a
+    /// time gives them, for texts of every length up to past the two-word
+    /// hash (read from the bytes after the text, or copied near the end of
+    /// the array), empty texts, and `<0x` texts of every kind.
+    #[test]
+    fn the_walk_equals_one_token_at_a_time_in_either_byte_order() {
+        let mut texts: Vec<Vec<u8>> = Vec::new();
+        for n in 0..=40usize {
+            for k in 0..3u8 {
+                texts.push((0..n).map(|j| b'a' + ((u8::try_from(j).unwrap()).wrapping_mul(7) ^ k) % 26).collect());
+            }
+        }
+        for t in ["<0x41>", "<0xZZ>", "<0x", "<0x4", "<0x41", "<0x41>x", "<0x0A>", "<0xab>", "<0x41><0x41><0x41>x"] {
+            texts.push(t.as_bytes().to_vec());
+            texts.push(t.as_bytes().to_vec());
+        }
+        // The last texts end the array: fewer than 16 bytes follow them.
+        texts.extend([b"ab".to_vec(), Vec::new(), b"<0x4".to_vec(), b"abcdefghijk".to_vec()]);
+        for big in [false, true] {
+            let mut data = Vec::new();
+            for t in &texts {
+                let n = u64::try_from(t.len()).unwrap();
+                data.extend_from_slice(&if big { n.to_be_bytes() } else { n.to_le_bytes() });
+                data.extend_from_slice(t);
+            }
+            let order = if big { ByteOrder::BigEndian } else { ByteOrder::LittleEndian };
+            let tokens = Array {
+                offset: 1000,
+                elem_type: ValueType::String,
+                len: u64::try_from(texts.len()).unwrap(),
+                data: &data,
+                order,
+                depth: 1,
+                plain_lengths: false,
+            };
+            let mut walked = Duplicates::new(&tokens);
+            let mut odd = Vec::new();
+            if big {
+                walked.walk::<true>(&data, &mut odd);
+            } else {
+                walked.walk::<false>(&data, &mut odd);
+            }
+            let mut one = Duplicates { seeds: walked.seeds, hasher: walked.hasher.clone(), ..Duplicates::new(&tokens) };
+            let mut want_odd = Vec::new();
+            for (i, s) in tokens.strings() {
+                let pos = usize::try_from(s.offset - tokens.data_offset()).unwrap();
+                one.push(i, pos, s.bytes);
+                if s.bytes.starts_with(b"<0x") && !is_byte_token(s.bytes) {
+                    want_odd.push((i, pos));
+                }
+            }
+            assert_eq!(walked.hashes.len(), texts.len());
+            assert_eq!((&walked.hashes, &walked.checkpoints, &walked.hot), (&one.hashes, &one.checkpoints, &one.hot));
+            assert_eq!(odd, want_odd);
+            // Six odd texts twice, and the last but one.
+            assert_eq!(odd.len(), 2 * 6 + 1, "{odd:?}");
+            let found: Vec<(u64, u64)> = walked.found(&tokens).iter().map(|(i, f, _)| (*i, *f)).collect();
+            assert_eq!(found, naive_duplicates(&texts));
+            assert!(found.len() >= 10, "{found:?}");
+        }
     }
 }
