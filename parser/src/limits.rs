@@ -365,6 +365,13 @@ pub const LLAMA_TOKEN_TYPES: std::ops::RangeInclusive<i32> = 0..=6;
 /// `LLAMA_TOKEN_TYPE_BYTE`.
 pub const LLAMA_TOKEN_TYPE_BYTE: i32 = 6;
 
+/// A vocabulary of at least this many tokens has its duplicate search's
+/// walk split between two threads (the second half on a thread of its own,
+/// which first steps over the first half's length fields); a smaller one is
+/// walked on the caller's thread, where a thread would cost more than it
+/// saves. One extra thread per file at most, for the walk's time only.
+pub const VOCAB_SPLIT_MIN_TOKENS: u64 = 1 << 16;
+
 // Split sets (`gguf-split`; see `crate::split_set`).
 
 /// Most shards of one split set that are read. `split.count` is a u16 and

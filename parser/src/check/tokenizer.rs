@@ -126,6 +126,29 @@ struct Duplicates {
     checkpoints: Vec<u64>,
 }
 
+/// What a walk over (part of) a vocabulary gives besides the hashes: the
+/// tokens walked, the checkpoints and the odd `<0x` tokens (index,
+/// position).
+#[derive(Debug, Default)]
+struct Walked {
+    count: usize,
+    checkpoints: Vec<u64>,
+    odd: Vec<(u64, usize)>,
+}
+
+/// The position of the length field of string `n` of a string array's
+/// bytes, stepping over the length fields before it; `None` if the bytes
+/// end first.
+fn skip_strings<const BIG: bool>(data: &[u8], n: u64) -> Option<usize> {
+    let mut rest = data;
+    for _ in 0..n {
+        let (len_bytes, tail) = rest.split_first_chunk::<8>()?;
+        let len = if BIG { u64::from_be_bytes(*len_bytes) } else { u64::from_le_bytes(*len_bytes) };
+        rest = tail.get(usize::try_from(len).ok()?..)?;
+    }
+    Some(data.len().saturating_sub(rest.len()))
+}
+
 /// log2 of the largest bitmap of [`Duplicates`].
 const MAX_SEEN_BITS: u32 = 22;
 
@@ -184,15 +207,11 @@ impl Duplicates {
     fn new(tokens: &Array<'_>) -> Duplicates {
         use std::hash::BuildHasher;
         // Every token takes at least its 8-byte length in the array's
-        // bytes, which are in memory: the hashes are sized once, by bytes
-        // that exist.
+        // bytes, which are in memory: the bitmap is sized by bytes that
+        // exist (and the hashes by the walk).
         let len = tokens.len.min(u64::try_from(tokens.data.len() / 8).unwrap_or(0));
         let bits = (len.saturating_mul(16).max(64).next_power_of_two().trailing_zeros()).min(MAX_SEEN_BITS);
         let words = 1usize << bits.saturating_sub(6);
-        let hashes = Vec::with_capacity(usize::try_from(len).unwrap_or(0));
-        let checkpoints = Vec::with_capacity(
-            usize::try_from(len.checked_div(CHECKPOINT).unwrap_or(0)).unwrap_or(0).saturating_add(1),
-        );
         let hasher = foldhash::fast::RandomState::default();
         let seeds = [hasher.hash_one(1u64), hasher.hash_one(2u64), hasher.hash_one(3u64) | 1];
         Duplicates {
@@ -200,9 +219,9 @@ impl Duplicates {
             hasher,
             shift: 32u32.saturating_sub(bits),
             seen: vec![0; words],
-            hashes,
+            hashes: Vec::new(),
             hot: Vec::new(),
-            checkpoints,
+            checkpoints: Vec::new(),
         }
     }
 
@@ -264,23 +283,95 @@ impl Duplicates {
 
     /// One walk over the array's bytes (lengths already checked by the
     /// parser): every token's text hashed (an empty one as the name
-    /// llama.cpp gives it) and every [`CHECKPOINT`]th position kept,
-    /// and the tokens that start with `<0x` but are not byte tokens noted
-    /// in `odd` (index, position); then the hashes marked in the bitmap
-    /// ([`Duplicates::mark`]). The byte order is decided once; a short
-    /// text is read as two masked words from the bytes that follow its
-    /// length (the next length field is there), so texts of mixed lengths
-    /// take no branch of their own. Kept out of line, so its few values
-    /// stay in registers.
+    /// llama.cpp gives it), every [`CHECKPOINT`]th position kept, and the
+    /// tokens that start with `<0x` but are not byte tokens noted in `odd`
+    /// (index, position); then the hashes marked in the bitmap
+    /// ([`Duplicates::mark`]). A vocabulary of at least `split_at` tokens
+    /// is walked in two parts at once ([`Duplicates::walk_split`]), with
+    /// the same result.
+    fn walk<const BIG: bool>(&mut self, data: &[u8], len: u64, split_at: u64, odd: &mut Vec<(u64, usize)>) {
+        // Every token takes at least its 8-byte length field: the hashes
+        // are sized by bytes that exist (zeroed pages, none touched yet).
+        let most = len.min(u64::try_from(data.len() / 8).unwrap_or(u64::MAX));
+        let mut hashes = vec![0u32; usize::try_from(most).unwrap_or(0)];
+        let mut walked = None;
+        if len >= split_at {
+            // The second thread starts later and first steps over the
+            // length fields before its part (about a quarter of the cost of
+            // hashing them), so the first part is the larger; it ends at a
+            // checkpoint, so the second part's checkpoints are the walk's.
+            let mid = (most / 5).saturating_mul(3) & !(CHECKPOINT - 1);
+            walked = self.walk_split::<BIG>(data, mid, &mut hashes);
+        }
+        let mut walked = walked.unwrap_or_else(|| {
+            let mut w = Walked::default();
+            (_, w.count) = self.walk_part::<BIG>(data, 0, 0, &mut hashes, &mut w.checkpoints, &mut w.odd);
+            w
+        });
+        hashes.truncate(walked.count);
+        odd.append(&mut walked.odd);
+        (self.hashes, self.checkpoints) = (hashes, walked.checkpoints);
+        self.mark(0);
+    }
+
+    /// The walk of tokens `..mid` on this thread and of `mid..` on another,
+    /// which first steps over the length fields before token `mid`, each
+    /// writing its part of `hashes`: the tokens walked, the checkpoints and
+    /// the odd tokens. `None` where that thread cannot be had or the parts
+    /// do not meet, and the caller walks the whole array itself.
+    fn walk_split<const BIG: bool>(&self, data: &[u8], mid: u64, hashes: &mut [u32]) -> Option<Walked> {
+        let (first_hashes, second_hashes) = hashes.split_at_mut_checked(usize::try_from(mid).ok()?)?;
+        std::thread::scope(|scope| {
+            let second = std::thread::Builder::new()
+                .name("gguf-validate vocabulary".into())
+                .spawn_scoped(scope, || {
+                    let from = skip_strings::<BIG>(data, mid)?;
+                    let mut w = Walked::default();
+                    (_, w.count) =
+                        self.walk_part::<BIG>(data, from, mid, second_hashes, &mut w.checkpoints, &mut w.odd);
+                    Some(w)
+                })
+                .ok()?;
+            let mut w = Walked::default();
+            let end;
+            (end, w.count) = self.walk_part::<BIG>(data, 0, 0, first_hashes, &mut w.checkpoints, &mut w.odd);
+            let second = second.join().ok().flatten()?;
+            if w.count != first_hashes.len() || second.checkpoints.first().copied() != u64::try_from(end).ok() {
+                return None;
+            }
+            w.count = w.count.saturating_add(second.count);
+            w.checkpoints.extend_from_slice(&second.checkpoints);
+            w.odd.extend_from_slice(&second.odd);
+            Some(w)
+        })
+    }
+
+    /// Walks as many tokens as `hashes` holds (fewer if the bytes end), the
+    /// first of index `first` with its length field at `from` in `data`:
+    /// their hashes into `hashes`, the checkpoints and odd tokens pushed.
+    /// Gives the position after the last token and the tokens walked. The
+    /// byte order is decided once; a short text is read as two masked
+    /// words from the bytes that follow its length (the next length field
+    /// is there), so texts of mixed lengths take no branch of their own.
+    /// Kept out of line, so its few values stay in registers.
     #[inline(never)]
-    fn walk<const BIG: bool>(&mut self, data: &[u8], odd: &mut Vec<(u64, usize)>) {
+    fn walk_part<const BIG: bool>(
+        &self,
+        data: &[u8],
+        from: usize,
+        first: u64,
+        hashes: &mut [u32],
+        checkpoints: &mut Vec<u64>,
+        odd: &mut Vec<(u64, usize)>,
+    ) -> (usize, usize) {
         /// `<0x` in the low bytes of a little-endian word.
         const BYTE_TOKEN_START: u64 = 0x78_30_3c;
-        let mut hashes = std::mem::take(&mut self.hashes);
-        let mut checkpoints = std::mem::take(&mut self.checkpoints);
-        let mut rest = data;
-        let mut i = 0u64;
-        while let Some((len_bytes, tail)) = rest.split_first_chunk::<8>() {
+        checkpoints.reserve(hashes.len().checked_div(64).unwrap_or(0).saturating_add(1));
+        let mut rest = data.get(from..).unwrap_or_default();
+        let mut i = first;
+        let mut count = 0usize;
+        for slot in hashes.iter_mut() {
+            let Some((len_bytes, tail)) = rest.split_first_chunk::<8>() else { break };
             let len = if BIG { u64::from_be_bytes(*len_bytes) } else { u64::from_le_bytes(*len_bytes) };
             let Some((text, next)) = usize::try_from(len).ok().and_then(|n| tail.split_at_checked(n)) else { break };
             let pos = data.len().saturating_sub(rest.len());
@@ -288,7 +379,7 @@ impl Duplicates {
                 checkpoints.push(u64::try_from(pos).unwrap_or(u64::MAX));
             }
             let n = text.len();
-            let h = match (tail.first_chunk::<SHORT>(), MASKS.get(n)) {
+            *slot = match (tail.first_chunk::<SHORT>(), MASKS.get(n)) {
                 (Some(window), Some([mask_lo, mask_hi])) if n > 0 => {
                     let (lo, hi) = words(window);
                     let lo = lo & mask_lo;
@@ -304,12 +395,11 @@ impl Duplicates {
                     if text.is_empty() { self.hash(&Self::text(i, text)) } else { self.hash(text) }
                 }
             };
-            hashes.push(h);
             rest = next;
             i = i.wrapping_add(1);
+            count = count.wrapping_add(1);
         }
-        (self.hashes, self.checkpoints) = (hashes, checkpoints);
-        self.mark(0);
+        (data.len().saturating_sub(rest.len()), count)
     }
 
     /// Sets the bits of the hashes from the `from`th on, noting those
@@ -471,8 +561,10 @@ fn check_tokens(kv: &KeyValue<'_>, tokens: &Array<'_>, types: Option<Array<'_>>,
     let mut dups = Duplicates::new(tokens);
     let mut odd = Vec::new();
     match tokens.order {
-        ByteOrder::LittleEndian => dups.walk::<false>(tokens.data, &mut odd),
-        ByteOrder::BigEndian => dups.walk::<true>(tokens.data, &mut odd),
+        ByteOrder::LittleEndian => {
+            dups.walk::<false>(tokens.data, tokens.len, limits::VOCAB_SPLIT_MIN_TOKENS, &mut odd)
+        }
+        ByteOrder::BigEndian => dups.walk::<true>(tokens.data, tokens.len, limits::VOCAB_SPLIT_MIN_TOKENS, &mut odd),
     }
     for (i, pos) in odd {
         let Some(s) = Duplicates::string_at(tokens, pos) else { continue };
@@ -589,17 +681,20 @@ mod tests {
             depth: 1,
             plain_lengths: false,
         };
-        let mut dups = Duplicates::new(&tokens);
-        let mut odd = Vec::new();
-        dups.walk::<false>(tokens.data, &mut odd);
-        assert!(odd.is_empty());
-        for (i, s) in tokens.strings() {
-            assert_eq!(dups.string(&tokens, i), Some(s), "token {i} from its checkpoint");
-        }
-        let got: Vec<(u64, u64)> = dups.found(&tokens).iter().map(|(i, first, _)| (*i, *first)).collect();
         let want = naive_duplicates(&texts);
         assert!(want.len() >= 17, "{want:?}");
-        assert_eq!(got, want);
+        // Walked on one thread, and in two parts (tokens 1792.. on another).
+        for split_at in [u64::MAX, 0] {
+            let mut dups = Duplicates::new(&tokens);
+            let mut odd = Vec::new();
+            dups.walk::<false>(tokens.data, tokens.len, split_at, &mut odd);
+            assert!(odd.is_empty());
+            for (i, s) in tokens.strings() {
+                assert_eq!(dups.string(&tokens, i), Some(s), "token {i} from its checkpoint");
+            }
+            let got: Vec<(u64, u64)> = dups.found(&tokens).iter().map(|(i, first, _)| (*i, *first)).collect();
+            assert_eq!(got, want, "split at {split_at}");
+        }
     }
 
     /// The walk over an array's bytes in the file's byte order: hashes,
@@ -638,30 +733,89 @@ mod tests {
                 depth: 1,
                 plain_lengths: false,
             };
-            let mut walked = Duplicates::new(&tokens);
-            let mut odd = Vec::new();
-            if big {
-                walked.walk::<true>(&data, &mut odd);
-            } else {
-                walked.walk::<false>(&data, &mut odd);
-            }
-            let mut one = Duplicates { seeds: walked.seeds, hasher: walked.hasher.clone(), ..Duplicates::new(&tokens) };
-            let mut want_odd = Vec::new();
-            for (i, s) in tokens.strings() {
-                let pos = usize::try_from(s.offset - tokens.data_offset()).unwrap();
-                one.push(i, pos, s.bytes);
-                if s.bytes.starts_with(b"<0x") && !is_byte_token(s.bytes) {
-                    want_odd.push((i, pos));
+            for split_at in [u64::MAX, 0] {
+                let mut walked = Duplicates::new(&tokens);
+                let mut odd = Vec::new();
+                if big {
+                    walked.walk::<true>(&data, tokens.len, split_at, &mut odd);
+                } else {
+                    walked.walk::<false>(&data, tokens.len, split_at, &mut odd);
                 }
+                let mut one =
+                    Duplicates { seeds: walked.seeds, hasher: walked.hasher.clone(), ..Duplicates::new(&tokens) };
+                let mut want_odd = Vec::new();
+                for (i, s) in tokens.strings() {
+                    let pos = usize::try_from(s.offset - tokens.data_offset()).unwrap();
+                    one.push(i, pos, s.bytes);
+                    if s.bytes.starts_with(b"<0x") && !is_byte_token(s.bytes) {
+                        want_odd.push((i, pos));
+                    }
+                }
+                assert_eq!(walked.hashes.len(), texts.len());
+                assert_eq!(
+                    (&walked.hashes, &walked.checkpoints, &walked.hot),
+                    (&one.hashes, &one.checkpoints, &one.hot)
+                );
+                assert_eq!(odd, want_odd);
+                // Six odd texts twice, and the last but one.
+                assert_eq!(odd.len(), 2 * 6 + 1, "{odd:?}");
+                let found: Vec<(u64, u64)> = walked.found(&tokens).iter().map(|(i, f, _)| (*i, *f)).collect();
+                assert_eq!(found, naive_duplicates(&texts));
+                assert!(found.len() >= 10, "{found:?}");
             }
-            assert_eq!(walked.hashes.len(), texts.len());
-            assert_eq!((&walked.hashes, &walked.checkpoints, &walked.hot), (&one.hashes, &one.checkpoints, &one.hot));
-            assert_eq!(odd, want_odd);
-            // Six odd texts twice, and the last but one.
-            assert_eq!(odd.len(), 2 * 6 + 1, "{odd:?}");
-            let found: Vec<(u64, u64)> = walked.found(&tokens).iter().map(|(i, f, _)| (*i, *f)).collect();
-            assert_eq!(found, naive_duplicates(&texts));
-            assert!(found.len() >= 10, "{found:?}");
+        }
+    }
+
+    /// The parts meet where one walk would pass: the second part's start
+    /// is found by stepping over the first's length fields, in either byte
+    /// order, and the hashes are one walk's; an array whose bytes end
+    /// before the middle gives no parts.
+    #[test]
+    fn the_parts_of_a_split_walk_meet() {
+        let texts: Vec<Vec<u8>> = (0..300u32).map(|i| format!("token {}", i * 31).into_bytes()).collect();
+        for big in [false, true] {
+            let mut data = Vec::new();
+            let mut starts = Vec::new();
+            for t in &texts {
+                starts.push(data.len());
+                let n = u64::try_from(t.len()).unwrap();
+                data.extend_from_slice(&if big { n.to_be_bytes() } else { n.to_le_bytes() });
+                data.extend_from_slice(t);
+            }
+            let skip = if big { skip_strings::<true> } else { skip_strings::<false> };
+            assert_eq!(skip(&data, 0), Some(0));
+            assert_eq!(skip(&data, 128), Some(starts[128]));
+            assert_eq!(skip(&data, 300), Some(data.len()));
+            assert_eq!(skip(&data, 301), None);
+            assert_eq!(skip(&data[..starts[128] - 1], 128), None);
+            let order = if big { ByteOrder::BigEndian } else { ByteOrder::LittleEndian };
+            let tokens = Array {
+                offset: 0,
+                elem_type: ValueType::String,
+                len: 300,
+                data: &data,
+                order,
+                depth: 1,
+                plain_lengths: false,
+            };
+            let dups = Duplicates::new(&tokens);
+            let mut hashes = vec![0u32; 300];
+            let split = |d: &[u8], mid: u64, h: &mut [u32]| {
+                if big { dups.walk_split::<true>(d, mid, h) } else { dups.walk_split::<false>(d, mid, h) }
+            };
+            let w = split(&data, 128, &mut hashes).expect("two parts");
+            assert_eq!((w.count, w.odd.len()), (300, 0));
+            assert_eq!(w.checkpoints, [0, starts[64], starts[128], starts[192], starts[256]].map(|p| p as u64));
+            let mut one = Duplicates { seeds: dups.seeds, hasher: dups.hasher.clone(), ..Duplicates::new(&tokens) };
+            for (i, s) in tokens.strings() {
+                one.push(i, usize::try_from(s.offset).unwrap(), s.bytes);
+            }
+            assert_eq!(hashes, one.hashes);
+            // Cut inside the first part: the other thread finds no middle.
+            let cut = &data[..starts[100]];
+            assert!(split(cut, 128, &mut hashes).is_none());
+            // A middle past the hashes: no parts.
+            assert!(split(&data, 301, &mut hashes).is_none());
         }
     }
 }
