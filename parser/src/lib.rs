@@ -7,13 +7,15 @@
 //!    the rule catalogue (ids, citations, severities per profile); the
 //!    ggml type table and kernels are [`numerics`] (the `gguf-numerics`
 //!    crate);
-//! 2. [`io`], [`remote`], [`split_name`]: reading and naming inputs. [`io`]
+//! 2. [`io`], [`remote`], [`split_name`], `scratch`: reading and naming
+//!    inputs, and the memory that holds them. [`io`]
 //!    is the only module that opens files and defines the
 //!    [`io::ByteSource`] every layer reads through (positioned reads, no
 //!    memory map, no `unsafe`); [`remote`] resolves URLs (`http(s)://`,
 //!    `hf://`) and redacts them (the [`io::ByteSource`] over HTTP range
 //!    requests is the `gguf-validate-http` crate); [`split_name`] names the
-//!    shards of a split set and finds a shard's siblings;
+//!    shards of a split set and finds a shard's siblings; `scratch` gives
+//!    a check zeroed working memory in huge pages;
 //! 3. [`parse`], [`data`]: a nom parser over `&[u8]` that builds a borrowed
 //!    [`parse::GgufFile`], and where each tensor's bytes lie;
 //! 4. [`report`]: diagnostics, the reporting policy and the verdict;
@@ -54,6 +56,7 @@ pub mod pipeline;
 pub mod remote;
 pub mod report;
 pub mod rules;
+mod scratch;
 #[cfg(feature = "arbitrary")]
 pub mod smith;
 pub mod split_name;

@@ -222,6 +222,12 @@ pub const PAGED_METADATA_MIN: u64 = 2 << 20;
 /// can align it and back all of it with huge pages.
 pub const HUGE_PAGE_BYTES: u64 = 2 << 20;
 
+/// Working memory of a check at least this large (the hashes and bitmap of
+/// a vocabulary's duplicate search) is taken in huge pages rather than from
+/// the heap: a huge page costs about as much as 140 small page faults, so
+/// below about 1 MiB the heap's small pages are as cheap.
+pub const HUGE_SCRATCH_MIN: u64 = 1 << 20;
+
 /// First read of a file's metadata: most models' header, key/values and
 /// tensor infos fit in it (a 262,144-token vocabulary takes about 6.5 MB).
 /// A larger metadata section is read on to its end as a walk of it says

@@ -8,6 +8,7 @@ use crate::limits;
 use crate::parse::{Array, ByteOrder, GgufFile, KeyValue, Str};
 use crate::report::Sink;
 use crate::rules::RuleId;
+use crate::scratch::Zeroed;
 use crate::types::ValueType;
 
 use super::kv::kv_path;
@@ -110,20 +111,29 @@ fn check_model(file: &GgufFile<'_>, needs_vocab: bool, sink: &mut Sink<'_>) {
 /// the candidates, and one of 64 bits a token fell out of cache: both were
 /// slower on gemma-3's 262,144 tokens.)
 struct Duplicates {
-    /// Seeds of the hash of texts of at most 16 bytes.
-    seeds: [u64; 3],
-    /// The hash of longer texts.
-    hasher: foldhash::fast::RandomState,
+    text: TextHash,
     /// 32 minus log2 of the bitmap's bits: a hash's bit is `h >> shift`.
     shift: u32,
-    seen: Vec<u64>,
-    /// The 32-bit hash of every token, in order.
-    hashes: Vec<u32>,
+    /// Room for the 32-bit hash of every token, in order (`hash_room`
+    /// words, the first `count` of them walked), then the bitmap, in one
+    /// piece of zeroed memory (huge pages for a large vocabulary).
+    scratch: Zeroed,
+    hash_room: usize,
+    count: usize,
     /// Bits set more than once.
     hot: Vec<u32>,
     /// Where the string of every [`CHECKPOINT`]th token starts in the
     /// array's bytes.
     checkpoints: Vec<u64>,
+}
+
+/// The seeded hash of token texts (per-process seeds).
+#[derive(Clone, Debug)]
+struct TextHash {
+    /// Seeds of the hash of texts of at most 16 bytes.
+    seeds: [u64; 3],
+    /// The hash of longer texts.
+    hasher: foldhash::fast::RandomState,
 }
 
 /// What a walk over (part of) a vocabulary gives besides the hashes: the
@@ -202,34 +212,15 @@ fn folded_multiply(x: u64, y: u64) -> u64 {
     low ^ high
 }
 
-impl Duplicates {
-    /// For a string array.
-    fn new(tokens: &Array<'_>) -> Duplicates {
-        use std::hash::BuildHasher;
-        // Every token takes at least its 8-byte length in the array's
-        // bytes, which are in memory: the bitmap is sized by bytes that
-        // exist (and the hashes by the walk).
-        let len = tokens.len.min(u64::try_from(tokens.data.len() / 8).unwrap_or(0));
-        let bits = (len.saturating_mul(16).max(64).next_power_of_two().trailing_zeros()).min(MAX_SEEN_BITS);
-        let words = 1usize << bits.saturating_sub(6);
-        let hasher = foldhash::fast::RandomState::default();
-        let seeds = [hasher.hash_one(1u64), hasher.hash_one(2u64), hasher.hash_one(3u64) | 1];
-        Duplicates {
-            seeds,
-            hasher,
-            shift: 32u32.saturating_sub(bits),
-            seen: vec![0; words],
-            hashes: Vec::new(),
-            hot: Vec::new(),
-            checkpoints: Vec::new(),
-        }
-    }
+/// The bitmap word (of 32 bits) and mask of a hash: its top `32 - shift`
+/// bits (`shift` is at most 26: the bitmap has at least 64 bits).
+#[inline]
+fn slot(shift: u32, h: u32) -> (usize, u32) {
+    let bit = h.wrapping_shr(shift);
+    (usize::try_from(bit >> 5).unwrap_or(0), 1 << (bit & 31))
+}
 
-    /// The text llama.cpp keys token `i` by (an empty one is renamed).
-    fn text(i: u64, bytes: &[u8]) -> std::borrow::Cow<'_, [u8]> {
-        if bytes.is_empty() { format!("[EMPTY_{i}]").into_bytes().into() } else { bytes.into() }
-    }
-
+impl TextHash {
     /// The 32-bit hash of a text. Up to 16 bytes: its bytes as two
     /// little-endian words padded with zeros, and its length, through two
     /// seeded folded multiplies; longer texts through foldhash.
@@ -251,67 +242,6 @@ impl Duplicates {
     fn long_hash(&self, bytes: &[u8]) -> u32 {
         use std::hash::BuildHasher;
         u32::try_from(self.hasher.hash_one(bytes) >> 32).unwrap_or(0)
-    }
-
-    /// The bitmap word and mask of a hash (its top bits).
-    #[inline]
-    fn slot(&self, h: u32) -> (usize, u64) {
-        // `shift` is at most 26 (the bitmap has at least 64 bits).
-        let bit = h.wrapping_shr(self.shift);
-        (usize::try_from(bit >> 6).unwrap_or(0), 1 << (bit & 63))
-    }
-
-    /// Token `i`, text `bytes` at `pos` in the array's bytes (where its
-    /// length field starts): its text hashed (an empty token as the name
-    /// llama.cpp gives it), its bit set. One token at a time, plainly: what
-    /// [`Duplicates::walk`] must equal.
-    #[cfg(test)]
-    fn push(&mut self, i: u64, pos: usize, bytes: &[u8]) {
-        if i & (CHECKPOINT - 1) == 0 {
-            self.checkpoints.push(u64::try_from(pos).unwrap_or(u64::MAX));
-        }
-        let h = if bytes.is_empty() { self.hash(&Self::text(i, bytes)) } else { self.hash(bytes) };
-        self.hashes.push(h);
-        let (word, mask) = self.slot(h);
-        if let Some(w) = self.seen.get_mut(word) {
-            if *w & mask != 0 {
-                self.hot.push(h);
-            }
-            *w |= mask;
-        }
-    }
-
-    /// One walk over the array's bytes (lengths already checked by the
-    /// parser): every token's text hashed (an empty one as the name
-    /// llama.cpp gives it), every [`CHECKPOINT`]th position kept, and the
-    /// tokens that start with `<0x` but are not byte tokens noted in `odd`
-    /// (index, position); then the hashes marked in the bitmap
-    /// ([`Duplicates::mark`]). A vocabulary of at least `split_at` tokens
-    /// is walked in two parts at once ([`Duplicates::walk_split`]), with
-    /// the same result.
-    fn walk<const BIG: bool>(&mut self, data: &[u8], len: u64, split_at: u64, odd: &mut Vec<(u64, usize)>) {
-        // Every token takes at least its 8-byte length field: the hashes
-        // are sized by bytes that exist (zeroed pages, none touched yet).
-        let most = len.min(u64::try_from(data.len() / 8).unwrap_or(u64::MAX));
-        let mut hashes = vec![0u32; usize::try_from(most).unwrap_or(0)];
-        let mut walked = None;
-        if len >= split_at {
-            // The second thread starts later and first steps over the
-            // length fields before its part (about a quarter of the cost of
-            // hashing them), so the first part is the larger; it ends at a
-            // checkpoint, so the second part's checkpoints are the walk's.
-            let mid = (most / 5).saturating_mul(3) & !(CHECKPOINT - 1);
-            walked = self.walk_split::<BIG>(data, mid, &mut hashes);
-        }
-        let mut walked = walked.unwrap_or_else(|| {
-            let mut w = Walked::default();
-            (_, w.count) = self.walk_part::<BIG>(data, 0, 0, &mut hashes, &mut w.checkpoints, &mut w.odd);
-            w
-        });
-        hashes.truncate(walked.count);
-        odd.append(&mut walked.odd);
-        (self.hashes, self.checkpoints) = (hashes, walked.checkpoints);
-        self.mark(0);
     }
 
     /// The walk of tokens `..mid` on this thread and of `mid..` on another,
@@ -392,7 +322,7 @@ impl Duplicates {
                     if text.starts_with(b"<0x") && !is_byte_token(text) {
                         odd.push((i, pos));
                     }
-                    if text.is_empty() { self.hash(&Self::text(i, text)) } else { self.hash(text) }
+                    if text.is_empty() { self.hash(&Duplicates::text(i, text)) } else { self.hash(text) }
                 }
             };
             rest = next;
@@ -401,17 +331,109 @@ impl Duplicates {
         }
         (data.len().saturating_sub(rest.len()), count)
     }
+}
 
-    /// Sets the bits of the hashes from the `from`th on, noting those
-    /// already set as hot. Apart from the walk, so the bitmap's words are
-    /// loaded many at a time (their addresses are in the hashes, not at
-    /// the end of a token's hashing).
-    fn mark(&mut self, from: usize) {
+impl Duplicates {
+    /// For a string array.
+    fn new(tokens: &Array<'_>) -> Duplicates {
+        use std::hash::BuildHasher;
+        // Every token takes at least its 8-byte length in the array's
+        // bytes, which are in memory: the bitmap is sized by bytes that
+        // exist, and so are the hashes.
+        let len = tokens.len.min(u64::try_from(tokens.data.len() / 8).unwrap_or(0));
+        let bits = (len.saturating_mul(16).max(64).next_power_of_two().trailing_zeros()).min(MAX_SEEN_BITS);
+        let words = 1usize << bits.saturating_sub(5);
+        let hash_room = usize::try_from(len).unwrap_or(0);
+        let hasher = foldhash::fast::RandomState::default();
+        let seeds = [hasher.hash_one(1u64), hasher.hash_one(2u64), hasher.hash_one(3u64) | 1];
+        Duplicates {
+            text: TextHash { seeds, hasher },
+            shift: 32u32.saturating_sub(bits),
+            scratch: Zeroed::new(hash_room.saturating_add(words)),
+            hash_room,
+            count: 0,
+            hot: Vec::new(),
+            checkpoints: Vec::new(),
+        }
+    }
+
+    /// The hashes of the tokens walked.
+    #[cfg(test)]
+    fn hashes(&self) -> &[u32] {
+        self.scratch.as_slice().get(..self.count).unwrap_or_default()
+    }
+
+    /// The text llama.cpp keys token `i` by (an empty one is renamed).
+    fn text(i: u64, bytes: &[u8]) -> std::borrow::Cow<'_, [u8]> {
+        if bytes.is_empty() { format!("[EMPTY_{i}]").into_bytes().into() } else { bytes.into() }
+    }
+
+    /// Token `i`, text `bytes` at `pos` in the array's bytes (where its
+    /// length field starts): its text hashed (an empty token as the name
+    /// llama.cpp gives it), its bit set. One token at a time, plainly: what
+    /// [`Duplicates::walk`] must equal.
+    #[cfg(test)]
+    fn push(&mut self, i: u64, pos: usize, bytes: &[u8]) {
+        if i & (CHECKPOINT - 1) == 0 {
+            self.checkpoints.push(u64::try_from(pos).unwrap_or(u64::MAX));
+        }
+        let h = if bytes.is_empty() { self.text.hash(&Self::text(i, bytes)) } else { self.text.hash(bytes) };
+        let (word, mask) = slot(self.shift, h);
+        let (hashes, seen) = self.scratch.as_mut_slice().split_at_mut(self.hash_room);
+        if let Some(slot) = hashes.get_mut(self.count) {
+            *slot = h;
+            self.count = self.count.saturating_add(1);
+        }
+        if let Some(w) = seen.get_mut(word) {
+            if *w & mask != 0 {
+                self.hot.push(h);
+            }
+            *w |= mask;
+        }
+    }
+
+    /// One walk over the array's bytes (lengths already checked by the
+    /// parser): every token's text hashed (an empty one as the name
+    /// llama.cpp gives it), every [`CHECKPOINT`]th position kept, and the
+    /// tokens that start with `<0x` but are not byte tokens noted in `odd`
+    /// (index, position); then the hashes marked in the bitmap
+    /// ([`Duplicates::mark`]). A vocabulary of at least `split_at` tokens
+    /// is walked in two parts at once ([`Duplicates::walk_split`]), with
+    /// the same result.
+    fn walk<const BIG: bool>(&mut self, data: &[u8], len: u64, split_at: u64, odd: &mut Vec<(u64, usize)>) {
+        // The room for hashes was sized by the bytes that exist.
+        let Duplicates { text, scratch, hash_room, .. } = self;
+        let most = u64::try_from(*hash_room).unwrap_or(0);
+        let hashes = scratch.as_mut_slice().get_mut(..*hash_room).unwrap_or_default();
+        let mut walked = None;
+        if len >= split_at {
+            // The second thread starts later and first steps over the
+            // length fields before its part (about a quarter of the cost of
+            // hashing them), so the first part is the larger; it ends at a
+            // checkpoint, so the second part's checkpoints are the walk's.
+            let mid = (most / 5).saturating_mul(3) & !(CHECKPOINT - 1);
+            walked = text.walk_split::<BIG>(data, mid, hashes);
+        }
+        let mut walked = walked.unwrap_or_else(|| {
+            let mut w = Walked::default();
+            (_, w.count) = text.walk_part::<BIG>(data, 0, 0, hashes, &mut w.checkpoints, &mut w.odd);
+            w
+        });
+        odd.append(&mut walked.odd);
+        (self.count, self.checkpoints) = (walked.count, walked.checkpoints);
+        self.mark();
+    }
+
+    /// Sets the bits of the hashes walked, noting those already set as
+    /// hot. Apart from the walk, so the bitmap's words are loaded many at a
+    /// time (their addresses are in the hashes, not at the end of a
+    /// token's hashing).
+    fn mark(&mut self) {
         let shift = self.shift;
-        for h in self.hashes.get(from..).unwrap_or_default() {
-            let bit = h.wrapping_shr(shift);
-            let (word, mask) = (usize::try_from(bit >> 6).unwrap_or(0), 1u64 << (bit & 63));
-            if let Some(w) = self.seen.get_mut(word) {
+        let (hashes, seen) = self.scratch.as_mut_slice().split_at_mut_checked(self.hash_room).unwrap_or_default();
+        for h in hashes.get(..self.count).unwrap_or_default() {
+            let (word, mask) = slot(shift, *h);
+            if let Some(w) = seen.get_mut(word) {
                 if *w & mask != 0 {
                     self.hot.push(*h);
                 }
@@ -459,17 +481,20 @@ impl Duplicates {
             return Vec::new();
         }
         // The tokens on hot bits, with their hash.
-        self.seen.fill(0);
+        let shift = self.shift;
+        let (hashes, seen) = self.scratch.as_mut_slice().split_at_mut_checked(self.hash_room).unwrap_or_default();
+        let hashes = hashes.get(..self.count).unwrap_or_default();
+        seen.fill(0);
         for h in &self.hot {
-            let (word, mask) = self.slot(*h);
-            if let Some(w) = self.seen.get_mut(word) {
+            let (word, mask) = slot(shift, *h);
+            if let Some(w) = seen.get_mut(word) {
                 *w |= mask;
             }
         }
         let mut hashed: Vec<(u32, u64)> = Vec::with_capacity(self.hot.len().saturating_mul(2));
-        for (i, h) in (0u64..).zip(&self.hashes) {
-            let (word, mask) = self.slot(*h);
-            if self.seen.get(word).is_some_and(|w| w & mask != 0) {
+        for (i, h) in (0u64..).zip(hashes.iter()) {
+            let (word, mask) = slot(shift, *h);
+            if seen.get(word).is_some_and(|w| w & mask != 0) {
                 hashed.push((*h, i));
             }
         }
@@ -741,8 +766,7 @@ mod tests {
                 } else {
                     walked.walk::<false>(&data, tokens.len, split_at, &mut odd);
                 }
-                let mut one =
-                    Duplicates { seeds: walked.seeds, hasher: walked.hasher.clone(), ..Duplicates::new(&tokens) };
+                let mut one = Duplicates { text: walked.text.clone(), ..Duplicates::new(&tokens) };
                 let mut want_odd = Vec::new();
                 for (i, s) in tokens.strings() {
                     let pos = usize::try_from(s.offset - tokens.data_offset()).unwrap();
@@ -751,10 +775,10 @@ mod tests {
                         want_odd.push((i, pos));
                     }
                 }
-                assert_eq!(walked.hashes.len(), texts.len());
+                assert_eq!(walked.hashes().len(), texts.len());
                 assert_eq!(
-                    (&walked.hashes, &walked.checkpoints, &walked.hot),
-                    (&one.hashes, &one.checkpoints, &one.hot)
+                    (walked.hashes(), &walked.checkpoints, &walked.hot),
+                    (one.hashes(), &one.checkpoints, &one.hot)
                 );
                 assert_eq!(odd, want_odd);
                 // Six odd texts twice, and the last but one.
@@ -801,16 +825,16 @@ mod tests {
             let dups = Duplicates::new(&tokens);
             let mut hashes = vec![0u32; 300];
             let split = |d: &[u8], mid: u64, h: &mut [u32]| {
-                if big { dups.walk_split::<true>(d, mid, h) } else { dups.walk_split::<false>(d, mid, h) }
+                if big { dups.text.walk_split::<true>(d, mid, h) } else { dups.text.walk_split::<false>(d, mid, h) }
             };
             let w = split(&data, 128, &mut hashes).expect("two parts");
             assert_eq!((w.count, w.odd.len()), (300, 0));
             assert_eq!(w.checkpoints, [0, starts[64], starts[128], starts[192], starts[256]].map(|p| p as u64));
-            let mut one = Duplicates { seeds: dups.seeds, hasher: dups.hasher.clone(), ..Duplicates::new(&tokens) };
+            let mut one = Duplicates { text: dups.text.clone(), ..Duplicates::new(&tokens) };
             for (i, s) in tokens.strings() {
                 one.push(i, usize::try_from(s.offset).unwrap(), s.bytes);
             }
-            assert_eq!(hashes, one.hashes);
+            assert_eq!(hashes, one.hashes());
             // Cut inside the first part: the other thread finds no middle.
             let cut = &data[..starts[100]];
             assert!(split(cut, 128, &mut hashes).is_none());
