@@ -99,17 +99,19 @@ fn check_model(file: &GgufFile<'_>, needs_vocab: bool, sink: &mut Sink<'_>) {
 ///
 /// One walk over the token array hashes each text (per-process seeds) to
 /// 32 bits, kept in token order (4 bytes a token); then each hash sets one
-/// bit of a bitmap of 16 to 32 bits per token, and a token whose bit is
+/// bit of a bitmap of 32 to 64 bits per token, and a token whose bit is
 /// already set makes that bit *hot* (a duplicate, or a collision in the
-/// bitmap: about 3% of a real vocabulary). No hot bit, no duplicate.
+/// bitmap: about 1.5% of a real vocabulary). No hot bit, no duplicate.
 /// Otherwise the bitmap is set again at the hot bits only, the tokens that
 /// land on one are taken from the hashes, and those with equal hashes
 /// (counted in a map) are compared byte for byte, each text found from the
-/// offset of every [`CHECKPOINT`]th token kept by the walk. The bitmap (at
-/// most 2^[`MAX_SEEN_BITS`] bits, 512 KiB) stays in cache, and nothing is
-/// sorted but the few candidates. (A bitmap of 8 bits a token left twice
-/// the candidates, and one of 64 bits a token fell out of cache: both were
-/// slower on gemma-3's 262,144 tokens.)
+/// offset of every [`CHECKPOINT`]th token kept by the walk. The hashes and
+/// the bitmap (at most 2^[`MAX_SEEN_BITS`] bits, 1 MiB) share one piece of
+/// zeroed memory, a huge page for gemma-3's 262,144 tokens; nothing is
+/// sorted but the few candidates. (Bitmaps of 8 and 16 bits a token left
+/// four and two times the candidates, and were slower; sorting the
+/// candidates instead of counting them in a map took more instructions
+/// than the map's page faults cost.)
 struct Duplicates {
     text: TextHash,
     /// 32 minus log2 of the bitmap's bits: a hash's bit is `h >> shift`.
@@ -160,7 +162,7 @@ fn skip_strings<const BIG: bool>(data: &[u8], n: u64) -> Option<usize> {
 }
 
 /// log2 of the largest bitmap of [`Duplicates`].
-const MAX_SEEN_BITS: u32 = 22;
+const MAX_SEEN_BITS: u32 = 23;
 
 /// [`Duplicates`] keeps the offset of one token in this many (a power of two).
 const CHECKPOINT: u64 = 64;
@@ -341,7 +343,7 @@ impl Duplicates {
         // bytes, which are in memory: the bitmap is sized by bytes that
         // exist, and so are the hashes.
         let len = tokens.len.min(u64::try_from(tokens.data.len() / 8).unwrap_or(0));
-        let bits = (len.saturating_mul(16).max(64).next_power_of_two().trailing_zeros()).min(MAX_SEEN_BITS);
+        let bits = (len.saturating_mul(32).max(64).next_power_of_two().trailing_zeros()).min(MAX_SEEN_BITS);
         let words = 1usize << bits.saturating_sub(5);
         let hash_room = usize::try_from(len).unwrap_or(0);
         let hasher = foldhash::fast::RandomState::default();
