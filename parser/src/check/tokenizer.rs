@@ -548,7 +548,20 @@ fn i32s<'a>(a: &Array<'a>) -> impl Iterator<Item = i32> + 'a {
     a.data.chunks_exact(4).map(move |c| i32_of(c.try_into().unwrap_or([0; 4]), order))
 }
 
+/// Whether every type of the array is one of llama.cpp's: one pass with no
+/// branch per element (the compiler vectorises it), the common case.
+fn all_types_known(a: &Array<'_>) -> bool {
+    let known = |b: &[u8], order| limits::LLAMA_TOKEN_TYPES.contains(&i32_of(b.try_into().unwrap_or([0xff; 4]), order));
+    match a.order {
+        ByteOrder::LittleEndian => a.data.chunks_exact(4).fold(true, |ok, b| ok & known(b, ByteOrder::LittleEndian)),
+        ByteOrder::BigEndian => a.data.chunks_exact(4).fold(true, |ok, b| ok & known(b, ByteOrder::BigEndian)),
+    }
+}
+
 fn check_token_types(kv: &KeyValue<'_>, a: &Array<'_>, sink: &mut Sink<'_>) {
+    if all_types_known(a) {
+        return;
+    }
     for (i, t) in (0u64..).zip(i32s(a)) {
         if !limits::LLAMA_TOKEN_TYPES.contains(&t) {
             let off = a.data_offset().saturating_add(i.saturating_mul(4));
@@ -842,6 +855,37 @@ mod tests {
             assert!(split(cut, 128, &mut hashes).is_none());
             // A middle past the hashes: no parts.
             assert!(split(&data, 301, &mut hashes).is_none());
+        }
+    }
+
+    /// The branch-free pass over token types agrees with a plain one: all
+    /// known, or one type out of range (just past either end of it) at the
+    /// start, the middle or the end, in either byte order.
+    #[test]
+    fn token_types_are_all_known_only_when_each_is() {
+        for order in [ByteOrder::LittleEndian, ByteOrder::BigEndian] {
+            for bad in [None, Some((0, -1)), Some((500, 7)), Some((999, i32::MIN)), Some((999, 6))] {
+                let mut types: Vec<i32> = (0..1000).map(|i| i % 7).collect();
+                if let Some((at, t)) = bad {
+                    types[at] = t;
+                }
+                let data: Vec<u8> = types
+                    .iter()
+                    .flat_map(|t| if order == ByteOrder::BigEndian { t.to_be_bytes() } else { t.to_le_bytes() })
+                    .collect();
+                let a = Array {
+                    offset: 0,
+                    elem_type: ValueType::I32,
+                    len: 1000,
+                    data: &data,
+                    order,
+                    depth: 1,
+                    plain_lengths: false,
+                };
+                let plain = types.iter().all(|t| limits::LLAMA_TOKEN_TYPES.contains(t));
+                assert_eq!(all_types_known(&a), plain, "{order:?} {bad:?}");
+                assert_eq!(plain, bad.is_none_or(|(_, t)| t == 6));
+            }
         }
     }
 }
