@@ -108,13 +108,12 @@ fn main() {
         assert_eq!(rules(&f), rules(&lf), "same findings as on disk");
         let mut kinds = rules(&f);
         kinds.dedup();
-        println!(
-            "{:<34} {:>7.1}ms   (the same {} errors: {})",
-            "  the same bytes on disk",
-            t_local_cut * 1e3,
-            f["counts"]["errors"],
-            kinds.join(", ")
-        );
+        let findings = if kinds.is_empty() {
+            "no findings".to_string()
+        } else {
+            format!("{} errors: {}", f["counts"]["errors"], kinds.join(", "))
+        };
+        println!("{:<34} {:>7.1}ms   (the same {findings})", "  the same bytes on disk", t_local_cut * 1e3);
     }
     // The data scan: the data section in ranges, next to the file on disk.
     server.clear_log();
