@@ -111,7 +111,7 @@ fn main() {
         let findings = if kinds.is_empty() {
             "no findings".to_string()
         } else {
-            format!("{} errors: {}", f["counts"]["errors"], kinds.join(", "))
+            format!("{} errors, {} warnings: {}", f["counts"]["errors"], f["counts"]["warnings"], kinds.join(", "))
         };
         println!("{:<34} {:>7.1}ms   (the same {findings})", "  the same bytes on disk", t_local_cut * 1e3);
     }
