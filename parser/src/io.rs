@@ -556,17 +556,11 @@ impl MetadataBytes {
     /// to [`crate::limits::HUGE_PAGE_BYTES`]); nothing changes if they already
     /// are, or the system refuses.
     pub(crate) fn reserve_pages(&mut self, bound: u64) {
-        // Elsewhere there is no advice to give (and Windows would charge
-        // the whole reservation to the commit limit): the heap.
-        if self.pages.is_some() || !cfg!(target_os = "linux") {
+        if self.pages.is_some() {
             return;
         }
-        let Some(len) = bound.checked_next_multiple_of(crate::limits::HUGE_PAGE_BYTES) else { return };
-        let Ok(len) = usize::try_from(len) else { return };
-        let Ok(mut map) = memmap2::MmapOptions::new().len(len).no_reserve_swap().map_anon() else { return };
-        // Only a hint: without it (THP off) the pages are 4 KiB ones.
-        #[cfg(target_os = "linux")]
-        let _ = map.advise(memmap2::Advice::HugePage);
+        // Off Linux, or refused: the heap.
+        let Some(mut map) = crate::scratch::huge_page_map(bound) else { return };
         let n = self.heap.len();
         let Some(dst) = map.get_mut(..n) else { return };
         dst.copy_from_slice(&self.heap);

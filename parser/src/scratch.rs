@@ -59,16 +59,30 @@ impl Zeroed {
     }
 }
 
-/// An anonymous mapping of room for `len` words, rounded up to
-/// [`limits::HUGE_PAGE_BYTES`] and advised for huge pages; `None` below
-/// [`limits::HUGE_SCRATCH_MIN`], off Linux, or where the system refuses.
+/// An anonymous mapping of room for `len` words in huge pages
+/// ([`huge_page_map`]); `None` below [`limits::HUGE_SCRATCH_MIN`] or where
+/// there is none.
 fn huge_pages(len: usize) -> Option<memmap2::MmapMut> {
-    // Elsewhere there is no advice to give: the heap.
-    if !cfg!(target_os = "linux") {
-        return None;
-    }
     let bytes = u64::try_from(len).ok()?.checked_mul(4)?;
     if bytes < limits::HUGE_SCRATCH_MIN {
+        return None;
+    }
+    let map = huge_page_map(bytes)?;
+    // The mapping is page-aligned, so its bytes are words; checked anyway.
+    bytemuck::try_cast_slice::<u8, u32>(&map).ok()?;
+    Some(map)
+}
+
+/// Anonymous memory of at least `bytes`, rounded up to
+/// [`limits::HUGE_PAGE_BYTES`] (so the kernel can align it and back all of
+/// it with huge pages), with no swap reserved and advised for transparent
+/// huge pages: memmap2's safe `map_anon` and `advise`. A page exists once
+/// it is touched. `None` off Linux (there is no advice to give there, and
+/// Windows would charge the whole reservation to the commit limit) or
+/// where the system refuses. Shared by the metadata buffer
+/// ([`crate::io::MetadataBytes`]) and [`Zeroed`].
+pub(crate) fn huge_page_map(bytes: u64) -> Option<memmap2::MmapMut> {
+    if !cfg!(target_os = "linux") {
         return None;
     }
     let rounded = usize::try_from(bytes.checked_next_multiple_of(limits::HUGE_PAGE_BYTES)?).ok()?;
@@ -76,8 +90,6 @@ fn huge_pages(len: usize) -> Option<memmap2::MmapMut> {
     // Only a hint: without it (THP off) the pages are 4 KiB ones.
     #[cfg(target_os = "linux")]
     let _ = map.advise(memmap2::Advice::HugePage);
-    // The mapping is page-aligned, so its bytes are words; checked anyway.
-    bytemuck::try_cast_slice::<u8, u32>(&map).ok()?;
     Some(map)
 }
 

@@ -149,16 +149,12 @@ struct Walked {
 }
 
 /// The position of the length field of string `n` of a string array's
-/// bytes, stepping over the length fields before it; `None` if the bytes
-/// end first.
+/// bytes, stepping over the length fields before it (the extent's lean
+/// walk, with no cap of its own: the parser checked the lengths); `None` if
+/// the bytes end first.
 fn skip_strings<const BIG: bool>(data: &[u8], n: u64) -> Option<usize> {
-    let mut rest = data;
-    for _ in 0..n {
-        let (len_bytes, tail) = rest.split_first_chunk::<8>()?;
-        let len = if BIG { u64::from_be_bytes(*len_bytes) } else { u64::from_le_bytes(*len_bytes) };
-        rest = tail.get(usize::try_from(len).ok()?..)?;
-    }
-    Some(data.len().saturating_sub(rest.len()))
+    let (walked, strings, _) = crate::parse::lean_strings::<BIG>(data, n, u64::MAX);
+    (strings == n).then_some(walked)
 }
 
 /// log2 of the largest bitmap of [`Duplicates`].
@@ -298,11 +294,12 @@ impl TextHash {
     ) -> (usize, usize) {
         /// `<0x` in the low bytes of a little-endian word.
         const BYTE_TOKEN_START: u64 = 0x78_30_3c;
-        checkpoints.reserve(hashes.len().checked_div(64).unwrap_or(0).saturating_add(1));
+        let every = usize::try_from(CHECKPOINT).unwrap_or(usize::MAX);
+        checkpoints.reserve(hashes.len().checked_div(every).unwrap_or(0).saturating_add(1));
         let mut rest = data.get(from..).unwrap_or_default();
         let mut i = first;
         let mut count = 0usize;
-        for slot in hashes.iter_mut() {
+        for out in hashes.iter_mut() {
             let Some((len_bytes, tail)) = rest.split_first_chunk::<8>() else { break };
             let len = if BIG { u64::from_be_bytes(*len_bytes) } else { u64::from_le_bytes(*len_bytes) };
             let Some((text, next)) = usize::try_from(len).ok().and_then(|n| tail.split_at_checked(n)) else { break };
@@ -311,7 +308,7 @@ impl TextHash {
                 checkpoints.push(u64::try_from(pos).unwrap_or(u64::MAX));
             }
             let n = text.len();
-            *slot = match (tail.first_chunk::<SHORT>(), MASKS.get(n)) {
+            *out = match (tail.first_chunk::<SHORT>(), MASKS.get(n)) {
                 (Some(window), Some([mask_lo, mask_hi])) if n > 0 => {
                     let (lo, hi) = words(window);
                     let lo = lo & mask_lo;

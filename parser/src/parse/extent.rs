@@ -359,8 +359,9 @@ impl Extent {
 
 /// Walks up to `left` strings from the start of `window` while each one's
 /// length is at most `max_len` and its bytes lie in `window`: the bytes
-/// walked, the strings walked and the OR of their lengths.
-fn lean_strings<const BIG: bool>(window: &[u8], left: u64, max_len: u64) -> (usize, u64, u64) {
+/// walked, the strings walked and the OR of their lengths. (Also how the
+/// tokenizer's second thread steps over the first part of a vocabulary.)
+pub(crate) fn lean_strings<const BIG: bool>(window: &[u8], left: u64, max_len: u64) -> (usize, u64, u64) {
     let (mut rest, mut done, mut or) = (window, 0u64, 0u64);
     while done < left {
         let Some((len_bytes, tail)) = rest.split_first_chunk::<8>() else { break };

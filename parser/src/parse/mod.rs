@@ -17,6 +17,7 @@ pub mod header;
 pub mod input;
 pub mod value;
 
+pub(crate) use extent::lean_strings;
 pub use extent::{Extent, Reach};
 pub use header::{Detected, LegacyFormat, detect};
 pub use input::{ByteOrder, Ctx, DecodeKind, Str, StringSpan, escape_bytes, is_invisible_format, quote_bytes};
