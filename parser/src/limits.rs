@@ -140,6 +140,12 @@ impl Default for MetadataLimits {
 /// type, one byte of value. Counts are checked against this before any loop.
 pub const MIN_KV_SIZE: u64 = 8 + 4 + 1;
 
+/// `GgufFile::get` on a file of more pairs than this looks keys up in an
+/// index of their hashes (`parse::KeyIndex`, 8 bytes a pair, built once
+/// and shared with the duplicate-key rule) rather than comparing the key
+/// with every pair; below it the plain comparison is as fast.
+pub const KEY_INDEX_MIN_PAIRS: usize = 64;
+
 /// Smallest possible tensor info: u64 name length, empty name, u32 n_dims
 /// (0), u32 type, u64 offset.
 pub const MIN_TENSOR_INFO_SIZE: u64 = 8 + 4 + 4 + 8;

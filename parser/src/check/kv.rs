@@ -28,7 +28,10 @@ fn element_path(kv: &KeyValue<'_>, indices: &[u64]) -> String {
 /// Checks every pair as such: the key's grammar, duplicates, and each
 /// value (strings, bools, arrays), recursively.
 pub(crate) fn check_pairs(file: &GgufFile<'_>, sink: &mut Sink<'_>) {
-    let duplicates = super::later_duplicates(&file.kvs, |kv| kv.key.bytes);
+    let duplicates = match file.key_index() {
+        Some((_, packed)) => super::later_duplicates_packed(&file.kvs, packed, |kv| kv.key.bytes),
+        None => super::later_duplicates(&file.kvs, |kv| kv.key.bytes),
+    };
     let mut duplicates = duplicates.iter().peekable();
     for (i, kv) in file.kvs.iter().enumerate() {
         check_key(kv, sink);

@@ -146,6 +146,31 @@ pub struct GgufFile<'a> {
     pub infos_end: u64,
     /// Length of the whole file.
     pub file_len: u64,
+    /// The pairs by key, built on first use ([`GgufFile::key_index`]).
+    pub(crate) key_index: KeyIndex,
+}
+
+/// The pairs of a file by key: each key hashed once (per-process seeds)
+/// to 32 bits, packed above the pair's position in one `u64`, sorted (8
+/// bytes a pair). Built on first use, once: the duplicate-key rule reads
+/// the runs of equal hashes, and [`GgufFile::get`] on a file of more than
+/// [`limits::KEY_INDEX_MIN_PAIRS`] pairs finds a key by binary search
+/// instead of comparing it with every pair (the model layer looks up about
+/// a hundred keys: a file of a million keys took 40% of its time there).
+/// `None` inside for more pairs than a `u32` counts. Derived data: two
+/// files are equal whatever their indexes hold.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct KeyIndex(std::sync::OnceLock<Option<(foldhash::fast::RandomState, Vec<u64>)>>);
+
+impl PartialEq for KeyIndex {
+    fn eq(&self, _: &KeyIndex) -> bool {
+        true
+    }
+}
+
+/// The position of a pair in a packed entry of a [`KeyIndex`].
+pub(crate) fn key_index_position(packed: u64) -> usize {
+    usize::try_from(packed & u64::from(u32::MAX)).unwrap_or(usize::MAX)
 }
 
 impl<'a> GgufFile<'a> {
@@ -167,7 +192,41 @@ impl<'a> GgufFile<'a> {
 
     /// The first pair with this key.
     pub fn get(&self, key: &str) -> Option<&KeyValue<'a>> {
-        self.kvs.iter().find(|kv| kv.key.bytes == key.as_bytes())
+        let key = key.as_bytes();
+        let indexed = if self.kvs.len() > limits::KEY_INDEX_MIN_PAIRS { self.key_index() } else { None };
+        let Some((hasher, packed)) = indexed else { return self.kvs.iter().find(|kv| kv.key.bytes == key) };
+        use std::hash::BuildHasher;
+        let h = hasher.hash_one(key) >> 32;
+        // The run of this hash, in position order: its first pair with the
+        // key is the file's first.
+        let start = packed.partition_point(|p| p >> 32 < h);
+        packed
+            .get(start..)
+            .unwrap_or_default()
+            .iter()
+            .take_while(|p| *p >> 32 == h)
+            .filter_map(|p| self.kvs.get(key_index_position(*p)))
+            .find(|kv| kv.key.bytes == key)
+    }
+
+    /// The pairs' keys hashed to 32 bits above their positions, sorted, and
+    /// the hasher ([`KeyIndex`]); `None` for more pairs than a `u32`
+    /// counts.
+    pub(crate) fn key_index(&self) -> Option<&(foldhash::fast::RandomState, Vec<u64>)> {
+        self.key_index
+            .0
+            .get_or_init(|| {
+                use std::hash::BuildHasher;
+                let hasher = foldhash::fast::RandomState::default();
+                let mut packed = Vec::with_capacity(self.kvs.len());
+                for (i, kv) in self.kvs.iter().enumerate() {
+                    let i = u32::try_from(i).ok()?;
+                    packed.push((hasher.hash_one(kv.key.bytes) >> 32) << 32 | u64::from(i));
+                }
+                packed.sort_unstable();
+                Some((hasher, packed))
+            })
+            .as_ref()
     }
 }
 
@@ -253,7 +312,14 @@ pub fn parse_gguf_spanned<'a>(
 ) -> ParseOutcome<'a> {
     let ctx = Ctx { buf, file_len, order, base: 0, limits: *limits, spans };
     let header = Header { version, byte_order: order, tensor_count: 0, kv_count: 0 };
-    let mut file = GgufFile { header, kvs: Vec::new(), tensors: Vec::new(), infos_end: 0, file_len };
+    let mut file = GgufFile {
+        header,
+        kvs: Vec::new(),
+        tensors: Vec::new(),
+        infos_end: 0,
+        file_len,
+        key_index: KeyIndex::default(),
+    };
     let mut section = Section::Header("tensor_count");
     let result = parse_body(&ctx, &mut file, &mut section);
     match result {
@@ -449,6 +515,47 @@ mod tests {
     fn fatal_of(bytes: &[u8]) -> DecodeError {
         let p = parse_bytes(bytes).expect("GGUF v3");
         p.fatal.expect("a decoding failure")
+    }
+
+    /// A file of u32 pairs with these keys (value: the pair's position).
+    fn pairs(keys: &[String]) -> Vec<u8> {
+        let mut b = header(0, keys.len() as u64);
+        for (i, k) in keys.iter().enumerate() {
+            b.extend_from_slice(&u64le(k.len() as u64));
+            b.extend_from_slice(k.as_bytes());
+            b.extend_from_slice(&u32le(4));
+            b.extend_from_slice(&u32le(i as u32));
+        }
+        b
+    }
+
+    /// `get` finds what a comparison with every pair finds, the first of
+    /// repeated keys included, below and above the size from which it
+    /// uses the index; the index holds every pair once, sorted.
+    #[test]
+    fn get_finds_the_first_pair_of_a_key_with_or_without_the_index() {
+        for n in [3usize, limits::KEY_INDEX_MIN_PAIRS, limits::KEY_INDEX_MIN_PAIRS + 1, 5000] {
+            let mut keys: Vec<String> = (0..n).map(|i| format!("k.{}", i * 7 % (n + 1))).collect();
+            // Repeats: a key again later, twice.
+            keys.push(keys[n / 2].clone());
+            keys.push(keys[0].clone());
+            keys.push(keys[n / 2].clone());
+            let bytes = pairs(&keys);
+            let p = parse_bytes(&bytes).expect("GGUF v3");
+            assert!(p.fatal.is_none());
+            let file = &p.file;
+            for probe in keys.iter().map(String::as_str).chain(["k.", "missing", "", "k.00"]) {
+                let plain = file.kvs.iter().find(|kv| kv.key.bytes == probe.as_bytes());
+                assert_eq!(file.get(probe).map(|kv| kv.index), plain.map(|kv| kv.index), "{n} pairs, `{probe}`");
+            }
+            assert_eq!(file.get(&keys[0]).map(|kv| kv.index), Some(0));
+            let (_, packed) = file.key_index().expect("an index");
+            assert_eq!(packed.len(), keys.len());
+            assert!(packed.is_sorted());
+            let mut positions: Vec<usize> = packed.iter().map(|p| key_index_position(*p)).collect();
+            positions.sort_unstable();
+            assert_eq!(positions, (0..keys.len()).collect::<Vec<_>>());
+        }
     }
 
     #[test]
