@@ -524,7 +524,7 @@ mod tests {
             b.extend_from_slice(&u64le(k.len() as u64));
             b.extend_from_slice(k.as_bytes());
             b.extend_from_slice(&u32le(4));
-            b.extend_from_slice(&u32le(i as u32));
+            b.extend_from_slice(&u32le(u32::try_from(i).unwrap()));
         }
         b
     }
