@@ -138,7 +138,9 @@ impl TensorInfo<'_> {
 pub struct GgufFile<'a> {
     /// The header.
     pub header: Header,
-    /// The key/value pairs, in file order.
+    /// The key/value pairs, in file order. (Edit them before the first
+    /// [`GgufFile::get`], or on a copy: a file of many pairs indexes its
+    /// keys on that call.)
     pub kvs: Vec<KeyValue<'a>>,
     /// The tensor infos, in file order.
     pub tensors: Vec<TensorInfo<'a>>,
@@ -211,7 +213,8 @@ impl<'a> GgufFile<'a> {
 
     /// The pairs' keys hashed to 32 bits above their positions, sorted, and
     /// the hasher ([`KeyIndex`]); `None` for more pairs than a `u32`
-    /// counts.
+    /// counts, or if pairs were added or removed since it was built (the
+    /// callers then compare keys with every pair).
     pub(crate) fn key_index(&self) -> Option<&(foldhash::fast::RandomState, Vec<u64>)> {
         self.key_index
             .0
@@ -227,6 +230,7 @@ impl<'a> GgufFile<'a> {
                 Some((hasher, packed))
             })
             .as_ref()
+            .filter(|(_, packed)| packed.len() == self.kvs.len())
     }
 }
 
@@ -555,6 +559,11 @@ mod tests {
             let mut positions: Vec<usize> = packed.iter().map(|p| key_index_position(*p)).collect();
             positions.sort_unstable();
             assert_eq!(positions, (0..keys.len()).collect::<Vec<_>>());
+            // A pair added after the index was built is still found.
+            let mut edited = p.file.clone();
+            let extra = edited.kvs[1];
+            edited.kvs.insert(0, KeyValue { index: 0, ..extra });
+            assert_eq!(edited.get(&keys[1]).map(|kv| kv.key.offset), Some(edited.kvs[0].key.offset));
         }
     }
 
