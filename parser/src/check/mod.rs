@@ -239,7 +239,7 @@ pub(crate) fn later_duplicates<T>(items: &[T], key: impl Fn(&T) -> &[u8]) -> Vec
 /// [`later_duplicates`] from the items' keys hashed to 32 bits above their
 /// positions, sorted (as [`parse::GgufFile::key_index`] keeps them).
 pub(crate) fn later_duplicates_packed<T>(items: &[T], packed: &[u64], key: impl Fn(&T) -> &[u8]) -> Vec<usize> {
-    let position = |p: &u64| usize::try_from(p & u64::from(u32::MAX)).unwrap_or(usize::MAX);
+    let position = |p: &u64| parse::key_index_position(*p);
     let key_of = |p: &u64| items.get(position(p)).map_or(&[][..], &key);
     let mut later = Vec::new();
     for run in packed.chunk_by(|a, b| a >> 32 == b >> 32) {
