@@ -568,6 +568,37 @@ impl MetadataBytes {
         self.pages = Some((map, n));
     }
 
+    /// Moves the bytes into pages of the base size with room for `bound`
+    /// bytes, where ranges can be left unread ([`MetadataBytes::skip`]);
+    /// false (nothing changes) if they already are in pages, or the system
+    /// refuses.
+    pub(crate) fn reserve_sparse(&mut self, bound: u64) -> bool {
+        if self.pages.is_some() {
+            return false;
+        }
+        let Some(mut map) = crate::scratch::anonymous_map(bound) else { return false };
+        let n = self.heap.len();
+        let Some(dst) = map.get_mut(..n) else { return false };
+        dst.copy_from_slice(&self.heap);
+        self.heap = Vec::new();
+        self.pages = Some((map, n));
+        true
+    }
+
+    /// Leaves the next `len` bytes unread: in pages never written they
+    /// read as zeros and take no memory. False (nothing changes) unless the
+    /// bytes are in pages with room for them.
+    pub(crate) fn skip(&mut self, len: u64) -> bool {
+        if let Some((map, n)) = &mut self.pages
+            && let Some(end) = usize::try_from(len).ok().and_then(|len| n.checked_add(len))
+            && end <= map.len()
+        {
+            *n = end;
+            return true;
+        }
+        false
+    }
+
     /// Appends the `len` bytes of `src` at `offset`: into the pages while
     /// they have room (back to the heap past them; the caller's bounds
     /// keep GGUF metadata inside them).

@@ -218,6 +218,18 @@ pub const LEGACY_VOCAB_PREVIEW: usize = 16;
 
 // Reading (see `crate::io`): what the tool holds in memory and reads at once.
 
+/// A lean read (`--container-only` of a local file, nothing after the
+/// report needing the metadata) reads the metadata this much at a time,
+/// through one buffer it reuses for the large string arrays it walks and
+/// does not keep; a string longer than it ends the lean read (the
+/// metadata is then read whole).
+pub const LEAN_READ_CHUNK: u64 = 64 << 10;
+
+/// A lean read does not read the elements of a fixed-size array (not of
+/// bools) of at least this many bytes: the container's checks never read
+/// them.
+pub const LEAN_UNREAD_MIN_BYTES: u64 = 64 << 10;
+
 /// A first read of a local file's metadata at least this large goes into
 /// anonymous pages advised for transparent huge pages (`io::MetadataBytes`)
 /// rather than the heap: one page fault per 2 MiB instead of 512.

@@ -82,15 +82,23 @@ fn huge_pages(len: usize) -> Option<memmap2::MmapMut> {
 /// where the system refuses. Shared by the metadata buffer
 /// ([`crate::io::MetadataBytes`]) and [`Zeroed`].
 pub(crate) fn huge_page_map(bytes: u64) -> Option<memmap2::MmapMut> {
-    if !cfg!(target_os = "linux") {
-        return None;
-    }
-    let rounded = usize::try_from(bytes.checked_next_multiple_of(limits::HUGE_PAGE_BYTES)?).ok()?;
-    let map = memmap2::MmapOptions::new().len(rounded).no_reserve_swap().map_anon().ok()?;
+    let map = anonymous_map(bytes)?;
     // Only a hint: without it (THP off) the pages are 4 KiB ones.
     #[cfg(target_os = "linux")]
     let _ = map.advise(memmap2::Advice::HugePage);
     Some(map)
+}
+
+/// [`huge_page_map`] without the advice: pages of the system's base size,
+/// each one existing (zeroed by the kernel) only once it is written. A
+/// range never written reads as zeros and costs no memory (a lean read's
+/// unread arrays, [`crate::io::MetadataBytes::skip`]).
+pub(crate) fn anonymous_map(bytes: u64) -> Option<memmap2::MmapMut> {
+    if !cfg!(target_os = "linux") {
+        return None;
+    }
+    let rounded = usize::try_from(bytes.checked_next_multiple_of(limits::HUGE_PAGE_BYTES)?).ok()?;
+    memmap2::MmapOptions::new().len(rounded).no_reserve_swap().map_anon().ok()
 }
 
 #[cfg(test)]

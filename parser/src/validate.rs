@@ -92,6 +92,151 @@ pub fn validate_source(src: &dyn ByteSource, opts: &Options) -> Result<Validated
     }
 }
 
+/// The report of [`validate_source`], for callers that need nothing after
+/// it (not the metadata): the same report, for less. Under
+/// `--container-only` ([`Options::container_only`]), a local GGUF v2/v3
+/// file (a source of [`ByteSource::sized_reads`] without round trips) is
+/// read lean: the metadata [`limits::LEAN_READ_CHUNK`] at a time, each
+/// large string array (256 strings or more) walked as it streams through
+/// one reused buffer, where its lengths, the caps and UTF-8 are checked,
+/// and neither it nor the large fixed-size arrays other than bools
+/// ([`limits::LEAN_UNREAD_MIN_BYTES`]) copied into memory: nothing of the
+/// container's checks reads them. Where the lean read cannot vouch for an
+/// array (a string longer than a chunk, invalid UTF-8, a cap, the end of
+/// the file, a read error) or the walk gives up, the file is validated by [`validate_source`] instead, so
+/// the report is always the one it gives.
+pub fn validate_source_report(src: &dyn ByteSource, opts: &Options) -> Result<Report, ReadError> {
+    if opts.container_only
+        && src.sized_reads()
+        && !src.round_trips()
+        && let Some(report) = validate_lean(src, opts)?
+    {
+        return Ok(report);
+    }
+    validate_source(src, opts).map(|v| v.report)
+}
+
+/// The lean read of [`validate_source_report`]: `None` where it cannot go
+/// on (the caller validates as [`validate_source`] does).
+fn validate_lean(src: &dyn ByteSource, opts: &Options) -> Result<Option<Report>, ReadError> {
+    let file_len = src.len();
+    let cap = opts.limits.bytes.max(limits::HEADER_SIZE);
+    let caps = limits::MetadataLimits { bytes: cap, ..opts.limits };
+    let mut prefix = MetadataBytes::default();
+    // Pages of the base size: a range never written takes no memory.
+    if caps != opts.limits || !prefix.reserve_sparse(file_len.min(cap)) {
+        return Ok(None);
+    }
+    prefix.read_append(src, 0, limits::LEAN_READ_CHUNK.min(file_len).min(cap))?;
+    let Detected::Gguf { version: 2.., order } = parse::detect(&prefix) else { return Ok(None) };
+    let mut extent = parse::Extent::lean(order, file_len, &caps);
+    let mut chunk = Vec::new();
+    loop {
+        let have = u64::try_from(prefix.len()).unwrap_or(u64::MAX);
+        let want = match extent.advance(&prefix) {
+            parse::Reach::End(n) => n,
+            parse::Reach::Unknown => return Ok(None),
+            parse::Reach::Need(_) => match extent.pending_strings() {
+                Some((start, len)) => {
+                    let Some((end, lengths_or)) = stream_strings(src, &mut chunk, start, len, order, &caps) else {
+                        return Ok(None);
+                    };
+                    // The strings' bytes past those read: left unread.
+                    if end > have && !prefix.skip(end.saturating_sub(have)) {
+                        return Ok(None);
+                    }
+                    extent.streamed(end, lengths_or);
+                    continue;
+                }
+                // A chunk on, not as far as the walk projects (the next
+                // array's elements may not be needed): it asks again.
+                None => have.saturating_add(limits::LEAN_READ_CHUNK),
+            },
+        };
+        let want = want.min(cap).min(file_len);
+        if want <= have {
+            break;
+        }
+        if !read_around(src, &mut prefix, have, want, extent.unread())? {
+            return Ok(None);
+        }
+    }
+    match validate_in(&prefix, file_len, Some(src), extent.spans(), opts) {
+        Ok(report) => Ok(Some(report)),
+        Err(_) => Ok(None),
+    }
+}
+
+/// Reads `[from, to)` of `src` onto `prefix` (which holds `from` bytes),
+/// leaving the ranges of `unread` (in file order) unread. False where a
+/// range cannot be left unread.
+fn read_around(
+    src: &dyn ByteSource,
+    prefix: &mut MetadataBytes,
+    from: u64,
+    to: u64,
+    unread: &[(u64, u64)],
+) -> Result<bool, ReadError> {
+    let mut at = from;
+    for &(start, end) in unread.iter().filter(|(start, end)| *end > from && *start < to) {
+        if start > at {
+            prefix.read_append(src, at, start.saturating_sub(at))?;
+            at = start;
+        }
+        let past = end.min(to);
+        if past > at && !prefix.skip(past.saturating_sub(at)) {
+            return Ok(false);
+        }
+        at = at.max(past);
+    }
+    if to > at {
+        prefix.read_append(src, at, to.saturating_sub(at))?;
+    }
+    Ok(true)
+}
+
+/// Walks the `len` strings of a string array from `start` (its first
+/// length field) as they stream through `chunk` ([`limits::LEAN_READ_CHUNK`]
+/// bytes, reused): each within the file and the caps, every string valid
+/// UTF-8 of at most [`limits::MAX_STRING_LEN`] bytes. A chunk's strings are
+/// checked with their length fields in one UTF-8 check when no length has a
+/// byte of 0x80 or above (with ASCII between them, the whole is valid
+/// exactly when each string is), else in runs between such lengths
+/// (`check::strings_valid`). Gives where the array
+/// ends and the OR of the lengths; `None` where a string is not so, is
+/// longer than a chunk, or a read fails.
+fn stream_strings(
+    src: &dyn ByteSource,
+    chunk: &mut Vec<u8>,
+    start: u64,
+    len: u64,
+    order: parse::ByteOrder,
+    caps: &limits::MetadataLimits,
+) -> Option<(u64, u64)> {
+    let limit = src.len().min(caps.bytes);
+    let longest = caps.string_bytes.min(limits::MAX_STRING_LEN);
+    chunk.resize(usize::try_from(limits::LEAN_READ_CHUNK).ok()?, 0);
+    let (mut at, mut left, mut or) = (start, len, 0u64);
+    while left > 0 {
+        let n = usize::try_from(limit.saturating_sub(at).min(limits::LEAN_READ_CHUNK)).ok()?;
+        let window = chunk.get_mut(..n)?;
+        src.read_exact_at(at, window).ok()?;
+        let (walked, strings, lengths) = match order {
+            parse::ByteOrder::LittleEndian => parse::lean_strings::<false>(window, left, longest),
+            parse::ByteOrder::BigEndian => parse::lean_strings::<true>(window, left, longest),
+        };
+        let walked_bytes = window.get(..walked)?;
+        let plain = lengths & 0x8080_8080_8080_8080 == 0;
+        let valid =
+            (plain && simdutf8::basic::from_utf8(walked_bytes).is_ok()) || check::strings_valid(walked_bytes, order);
+        if strings == 0 || !valid {
+            return None;
+        }
+        (at, left, or) = (at.saturating_add(u64::try_from(walked).ok()?), left.saturating_sub(strings), or | lengths);
+    }
+    Some((at, or))
+}
+
 /// Reads the rest of a GGUF v2/v3 file's metadata onto `prefix`, as far as
 /// a walk of it ([`parse::Extent`]) says it reaches, and no further than
 /// the metadata cap or the file: a few reads, each walked once, so the metadata is
@@ -286,6 +431,120 @@ mod tests {
         assert_eq!(v.report, validate_bytes(&bytes, &opts));
         let rules: Vec<&str> = v.report.diagnostics.iter().map(|d| d.rule.id()).collect();
         assert!(rules.contains(&"tokenizer-duplicate-token") && rules.contains(&"tokenizer-byte-token"), "{rules:?}");
+    }
+
+    /// A vocabulary of `n` tokens (token `bad` replaced by `odd`), its
+    /// scores and token types, a large bool array, a small array, a tensor.
+    fn vocabulary(n: u32, odd: Option<(u32, Vec<u8>)>, order: parse::ByteOrder) -> Vec<u8> {
+        use crate::types::ValueType as T;
+        use crate::write::OwnedValue as V;
+        let mut m = crate::write::GgufModel::new();
+        m.order = order;
+        m.kv("general.architecture", V::str("llama"));
+        m.kv("tokenizer.ggml.model", V::str("llama"));
+        let tokens = (0..n)
+            .map(|i| match &odd {
+                Some((at, text)) if *at == i => V::String(text.clone()),
+                _ => V::str(&format!("tök{i}")),
+            })
+            .collect();
+        m.kv("tokenizer.ggml.tokens", V::Array(T::String, tokens));
+        m.kv("tokenizer.ggml.scores", V::Array(T::F32, (0..n).map(|i| V::F32(i as f32)).collect()));
+        m.kv("tokenizer.ggml.token_type", V::Array(T::I32, (0..n).map(|_| V::I32(1)).collect()));
+        m.kv("x.flags", V::Array(T::Bool, (0..70_000).map(|i| V::Bool(if i == 69_999 { 2 } else { 0 })).collect()));
+        m.kv("x.small", V::Array(T::U8, vec![V::U8(1); 10]));
+        m.tensor(crate::write::OwnedTensor::zeroed("w", &[64], crate::types::GgmlType::F32).unwrap());
+        m.to_bytes()
+    }
+
+    fn container_only() -> Options {
+        Options { container_only: true, ..Options::default() }
+    }
+
+    #[test]
+    fn a_lean_read_gives_the_report_of_the_whole_metadata_reading_less() {
+        for order in [parse::ByteOrder::LittleEndian, parse::ByteOrder::BigEndian] {
+            let n = 100_000;
+            let bytes = vocabulary(n, None, order);
+            let opts = container_only();
+            let src = Counting(&bytes, Default::default(), Default::default());
+            let lean = validate_lean(&src, &opts).unwrap().expect("read lean");
+            let whole = validate_source(&SliceSource(&bytes), &opts).unwrap();
+            assert_eq!(lean, whole.report);
+            assert_eq!(validate_source_report(&SliceSource(&bytes), &opts).unwrap(), whole.report);
+            // The bool array's finding is there: it was read.
+            let rules: Vec<&str> = lean.diagnostics.iter().map(|d| d.rule.id()).collect();
+            assert!(rules.contains(&"bool-value"), "{rules:?}");
+            // The scores and token types (4 bytes a token each) were not
+            // read, but for a chunk of each (read before the walk saw them);
+            // the tokens were (the first chunk twice, a chunk past them).
+            let read = src.2.load(std::sync::atomic::Ordering::Relaxed);
+            let unread = 2 * 4 * u64::from(n);
+            assert!(read <= whole.metadata.len() as u64 - unread + 4 * limits::LEAN_READ_CHUNK, "read {read}");
+            assert!(read >= whole.metadata.len() as u64 - unread, "read {read}");
+        }
+    }
+
+    #[test]
+    fn what_a_lean_read_cannot_vouch_for_is_read_whole_with_the_same_report() {
+        let order = parse::ByteOrder::LittleEndian;
+        let cases: Vec<(&str, Vec<u8>, Options)> = vec![
+            ("invalid UTF-8", vocabulary(20_000, Some((15_000, b"a\xffb".to_vec())), order), container_only()),
+            (
+                "a string longer than a chunk",
+                vocabulary(20_000, Some((15_000, vec![b'a'; 70_000])), order),
+                container_only(),
+            ),
+            (
+                "a string over the cap",
+                vocabulary(20_000, Some((15_000, vec![b'a'; 5000])), order),
+                Options {
+                    limits: limits::MetadataLimits { string_bytes: 4096, ..limits::MetadataLimits::DEFAULT },
+                    ..container_only()
+                },
+            ),
+            (
+                "the metadata cap inside the vocabulary",
+                vocabulary(20_000, None, order),
+                Options {
+                    limits: limits::MetadataLimits { bytes: 100_000, ..limits::MetadataLimits::DEFAULT },
+                    ..container_only()
+                },
+            ),
+        ];
+        // A token of 200 bytes (a length byte of 0xc8): checked one string
+        // at a time, still lean; with invalid UTF-8 in it, not.
+        let mut long = vec![b'a'; 200];
+        let bytes = vocabulary(20_000, Some((15_000, long.clone())), order);
+        let opts = container_only();
+        let lean = validate_lean(&SliceSource(&bytes), &opts).unwrap().expect("read lean");
+        assert_eq!(lean, validate_source(&SliceSource(&bytes), &opts).unwrap().report);
+        long[150] = 0xff;
+        let bytes = vocabulary(20_000, Some((15_000, long)), order);
+        assert!(validate_lean(&SliceSource(&bytes), &opts).unwrap().is_none());
+        let whole = validate_source(&SliceSource(&bytes), &opts).unwrap().report;
+        assert!(whole.diagnostics.iter().any(|d| d.rule.id() == "string-utf8"));
+        for (what, bytes, opts) in cases {
+            assert!(validate_lean(&SliceSource(&bytes), &opts).unwrap().is_none(), "{what}: not lean");
+            let whole = validate_source(&SliceSource(&bytes), &opts).unwrap().report;
+            assert_eq!(validate_source_report(&SliceSource(&bytes), &opts).unwrap(), whole, "{what}");
+        }
+        // Cut short: inside the vocabulary, the scores, the tensor infos.
+        let bytes = vocabulary(20_000, None, order);
+        let n = bytes.len();
+        for cut in [200_000, 300_000, n - 20, n - 300] {
+            let opts = container_only();
+            let cut_bytes = &bytes[..cut];
+            let whole = validate_source(&SliceSource(cut_bytes), &opts).unwrap().report;
+            assert_eq!(validate_source_report(&SliceSource(cut_bytes), &opts).unwrap(), whole, "cut at {cut}");
+        }
+        // Not container-only, or in memory without sized reads: as before.
+        let bytes = vocabulary(20_000, None, order);
+        let full = Options::default();
+        assert_eq!(
+            validate_source_report(&SliceSource(&bytes), &full).unwrap(),
+            validate_source(&SliceSource(&bytes), &full).unwrap().report
+        );
     }
 
     #[test]

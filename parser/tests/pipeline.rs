@@ -120,3 +120,41 @@ fn a_time_limit_gives_up_on_a_file_that_never_comes() {
         other => panic!("{other:?}"),
     }
 }
+
+/// A file with a vocabulary of 20,000 tokens (one of invalid UTF-8 when
+/// `bad`), written to a temporary file.
+fn vocabulary_file(name: &str, bad: bool) -> PathBuf {
+    use gguf_validate::types::ValueType as T;
+    use gguf_validate::write::{GgufModel, OwnedValue as V};
+    let mut m = GgufModel::new();
+    m.kv("general.architecture", V::str("llama"));
+    let tokens = (0..20_000)
+        .map(|i| if bad && i == 12_345 { V::String(b"\xff".to_vec()) } else { V::str(&format!("t{i}")) })
+        .collect();
+    m.kv("tokenizer.ggml.tokens", V::Array(T::String, tokens));
+    m.kv("tokenizer.ggml.scores", V::Array(T::F32, vec![V::F32(0.5); 20_000]));
+    let path = std::env::temp_dir().join(format!("gguf-validate-{}-{name}.gguf", std::process::id()));
+    std::fs::write(&path, m.to_bytes()).unwrap();
+    path
+}
+
+#[test]
+fn container_only_reads_lean_with_the_report_of_the_whole_metadata() {
+    let mut lean = Settings::default();
+    lean.options.container_only = true;
+    // A metadata hash needs the metadata: the whole of it is read.
+    let mut whole = lean.clone();
+    whole.metadata_hash = true;
+    for bad in [false, true] {
+        let path = vocabulary_file(if bad { "bad" } else { "good" }, bad);
+        let input = Input::Path(path.clone());
+        let (a, b) = (Pipeline::new(lean.clone()).validate(&input), Pipeline::new(whole.clone()).validate(&input));
+        let as_json = |o: &Outcome| json::file("x", o, Profile::Strict, None);
+        assert_eq!(as_json(&a.outcome), as_json(&b.outcome));
+        assert_eq!(a.outcome.is_valid(), !bad);
+        std::fs::remove_file(path).unwrap();
+    }
+    // A shard keeps its metadata for its set's checks.
+    let shard = Pipeline::new(lean).validate(&set_shards("y_valid")[0]);
+    assert!(shard.metadata.is_some_and(|(m, _)| !m.is_empty()));
+}

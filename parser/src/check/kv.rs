@@ -176,7 +176,8 @@ fn check_array(kv: &KeyValue<'_>, a: &Array<'_>, indices: &mut Vec<u64>, sink: &
         ValueType::String => {
             let check_len = sink.enabled(RuleId::StringTooLong);
             let check_utf8 = sink.enabled(RuleId::StringUtf8);
-            if !(check_len || check_utf8) {
+            // Checked as they streamed past (their bytes may not be here).
+            if !(check_len || check_utf8) || a.checked {
                 return;
             }
             // No length field with a byte of 0x80 or above (as the parser
@@ -237,12 +238,18 @@ fn check_array(kv: &KeyValue<'_>, a: &Array<'_>, indices: &mut Vec<u64>, sink: &
 /// call over the raw bytes, since ASCII separators cannot start, continue
 /// or end a multi-byte sequence. Exact: any false is re-checked per string.
 fn strings_fast_ok(a: &Array<'_>) -> bool {
-    let data = a.data;
+    strings_valid(a.data, a.order)
+}
+
+/// [`strings_fast_ok`] over strings with their length fields, `data`, in
+/// byte order `order` (also how a lean read checks the strings it streams,
+/// [`crate::validate_source_report`]).
+pub(crate) fn strings_valid(data: &[u8], order: crate::parse::ByteOrder) -> bool {
     let mut rest = data;
     let mut run_start = 0usize;
     let run_ok = |from: usize, to: usize| data.get(from..to).is_some_and(|run| simdutf8::basic::from_utf8(run).is_ok());
     while let Some((len_bytes, tail)) = rest.split_first_chunk::<8>() {
-        let n = match a.order {
+        let n = match order {
             crate::parse::ByteOrder::LittleEndian => u64::from_le_bytes(*len_bytes),
             crate::parse::ByteOrder::BigEndian => u64::from_be_bytes(*len_bytes),
         };

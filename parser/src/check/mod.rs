@@ -201,6 +201,7 @@ pub(crate) fn is_shard(file: &parse::GgufFile<'_>) -> bool {
     split::role(file).is_some()
 }
 
+pub(crate) use kv::strings_valid;
 pub(crate) use split::{Member as SetMember, Shape as SetShape, check_set as check_split_set};
 
 /// The model layer of a split set: the first shard's metadata against the

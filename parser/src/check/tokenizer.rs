@@ -717,6 +717,7 @@ mod tests {
             order: ByteOrder::LittleEndian,
             depth: 1,
             plain_lengths: false,
+            checked: false,
         };
         let want = naive_duplicates(&texts);
         assert!(want.len() >= 17, "{want:?}");
@@ -769,6 +770,7 @@ mod tests {
                 order,
                 depth: 1,
                 plain_lengths: false,
+                checked: false,
             };
             for split_at in [u64::MAX, 0] {
                 let mut walked = Duplicates::new(&tokens);
@@ -833,6 +835,7 @@ mod tests {
                 order,
                 depth: 1,
                 plain_lengths: false,
+                checked: false,
             };
             let dups = Duplicates::new(&tokens);
             let mut hashes = vec![0u32; 300];
@@ -878,6 +881,7 @@ mod tests {
                     order,
                     depth: 1,
                     plain_lengths: false,
+                    checked: false,
                 };
                 let plain = types.iter().all(|t| limits::LLAMA_TOKEN_TYPES.contains(t));
                 assert_eq!(all_types_known(&a), plain, "{order:?} {bad:?}");

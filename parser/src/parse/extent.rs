@@ -74,6 +74,14 @@ pub struct Extent {
     vocab_arrays: u64,
     /// The large string arrays walked to their end, in file order.
     spans: Vec<StringSpan>,
+    /// A lean walk ([`Extent::lean`]): large string arrays are left to the
+    /// caller to stream ([`Extent::pending_strings`]), and the large
+    /// fixed-size arrays stepped over are noted as not needed.
+    lean: bool,
+    /// The fixed-size arrays of at least [`limits::LEAN_UNREAD_MIN_BYTES`]
+    /// (not of bools) a lean walk stepped over: their elements' start and
+    /// end, in file order.
+    unread: Vec<(u64, u64)>,
 }
 
 /// One step: the item after it, or how long a prefix it needs.
@@ -96,6 +104,47 @@ impl Extent {
             vocab: None,
             vocab_arrays: 0,
             spans: Vec::new(),
+            lean: false,
+            unread: Vec::new(),
+        }
+    }
+
+    /// A lean walk, for a reader that keeps only what the container's
+    /// checks read (`--container-only`): the same walk, except that it
+    /// leaves each string array of at least 256 strings to the reader,
+    /// which walks it as it streams past ([`Extent::pending_strings`],
+    /// [`Extent::streamed`]), and notes the large fixed-size arrays other
+    /// than bools ([`Extent::unread`]), whose elements nothing reads there.
+    pub fn lean(order: ByteOrder, file_len: u64, limits: &limits::MetadataLimits) -> Extent {
+        Extent { lean: true, ..Extent::new(order, file_len, limits) }
+    }
+
+    /// The fixed-size arrays a lean walk stepped over that the container's
+    /// checks do not read: each one's elements' start and end, in file order.
+    pub fn unread(&self) -> &[(u64, u64)] {
+        &self.unread
+    }
+
+    /// In a lean walk, the string array of at least 256 strings the walk
+    /// stands in: where its first string's length field is and how many
+    /// strings it has. The reader walks it ([`Extent::streamed`]).
+    pub fn pending_strings(&self) -> Option<(u64, u64)> {
+        match self.item {
+            Item::Strings { start, len, .. } if self.lean && len >= MIN_SPAN_STRINGS => Some((start, len)),
+            _ => None,
+        }
+    }
+
+    /// The reader walked the pending string array ([`Extent::pending_strings`])
+    /// to `end`, every string valid UTF-8 within the file and the caps, the
+    /// OR of their lengths `lengths_or`: it becomes a checked span and the
+    /// walk goes on after it.
+    pub fn streamed(&mut self, end: u64, lengths_or: u64) {
+        if let Item::Strings { index, start, len, .. } = self.item
+            && self.pending_strings().is_some()
+        {
+            self.spans.push(StringSpan { start, end, len, lengths_or, checked: true });
+            self.item = self.after_array(index, end);
         }
     }
 
@@ -286,11 +335,20 @@ impl Extent {
                             ValueType::String => Item::Strings { index, at: start, left: len, start, len, or: 0 },
                             ValueType::Array => return None,
                             // Stepped over: its bytes are not needed here.
-                            _ => self.after_array(index, min_end),
+                            _ => {
+                                if self.lean && elem != ValueType::Bool && min >= limits::LEAN_UNREAD_MIN_BYTES {
+                                    self.unread.push((start, min_end));
+                                }
+                                self.after_array(index, min_end)
+                            }
                         }
                     }
                     fixed => self.after_kv(index, self.span(value, u64_of(fixed.min_size()))?),
                 }
+            }
+            // A lean walk leaves a large string array to its reader.
+            Item::Strings { start, len, .. } if self.lean && len >= MIN_SPAN_STRINGS => {
+                return need(start.saturating_add(8).max(u64_of(buf.len()).saturating_add(1)));
             }
             Item::Strings { index, mut at, mut left, start, len, mut or } => {
                 // The hot loop: only the length fields are read, from a
@@ -330,7 +388,7 @@ impl Extent {
                     rest = usize::try_from(n).ok().and_then(|n| tail.get(n..)).unwrap_or_default();
                 }
                 if len >= MIN_SPAN_STRINGS {
-                    self.spans.push(StringSpan { start, end: at, len, lengths_or: or });
+                    self.spans.push(StringSpan { start, end: at, len, lengths_or: or, checked: false });
                 }
                 self.after_array(index, at)
             }
@@ -415,6 +473,7 @@ fn extrapolate(at: u64, start: u64, done: u64, left: u64, need: u64) -> u64 {
 mod tests {
     use super::*;
     use crate::types::GgmlType;
+    use crate::types::ValueType as T;
     use crate::write::{GgufModel, OwnedTensor, OwnedValue as V};
 
     fn model() -> Vec<u8> {
@@ -487,6 +546,42 @@ mod tests {
     }
 
     #[test]
+    fn a_lean_walk_leaves_large_string_arrays_to_its_reader_and_notes_large_fixed_arrays() {
+        let mut m = GgufModel::new();
+        m.kv("general.architecture", V::str("x"));
+        m.kv("tokenizer.ggml.tokens", V::Array(T::String, (0..300).map(|i| V::str(&format!("t{i}"))).collect()));
+        m.kv("x.few", V::Array(T::String, (0..255).map(|_| V::str("a")).collect()));
+        m.kv("x.f32", V::Array(T::F32, vec![V::F32(1.0); 16_384]));
+        m.kv("x.small", V::Array(T::F32, vec![V::F32(1.0); 16_383]));
+        m.kv("x.bools", V::Array(T::Bool, vec![V::Bool(1); 70_000]));
+        let bytes = m.to_bytes();
+        let parsed = crate::parse::parse_bytes(&bytes).unwrap();
+        let tokens = *parsed.file.get("tokenizer.ggml.tokens").unwrap().value.as_array().unwrap();
+        let f32s = *parsed.file.get("x.f32").unwrap().value.as_array().unwrap();
+        let mut e = Extent::lean(ByteOrder::LittleEndian, bytes.len() as u64, &limits::MetadataLimits::DEFAULT);
+        // It stops at the vocabulary, whose bytes are all at hand.
+        assert!(matches!(e.advance(&bytes), Reach::Need(_)));
+        assert_eq!(e.pending_strings(), Some((tokens.data_offset(), 300)));
+        let end = tokens.data_offset() + tokens.data.len() as u64;
+        e.streamed(end, 7);
+        assert_eq!(e.pending_strings(), None);
+        assert_eq!(e.advance(&bytes), Reach::End(parsed.file.infos_end));
+        // Only the vocabulary is a checked span (255 strings are walked);
+        // only the f32 array of 64 KiB is not needed (not the smaller one,
+        // not the bools).
+        assert_eq!(
+            e.spans(),
+            [StringSpan { start: tokens.data_offset(), end, len: 300, lengths_or: 7, checked: true }]
+        );
+        assert_eq!(e.unread(), [(f32s.data_offset(), f32s.data_offset() + 65_536)]);
+        // A walk that is not lean walks the vocabulary itself.
+        let mut plain = Extent::new(ByteOrder::LittleEndian, bytes.len() as u64, &limits::MetadataLimits::DEFAULT);
+        assert_eq!(plain.advance(&bytes), Reach::End(parsed.file.infos_end));
+        assert_eq!((plain.pending_strings(), plain.unread()), (None, &[][..]));
+        assert!(plain.spans().iter().all(|s| !s.checked));
+    }
+
+    #[test]
     fn large_string_arrays_walked_to_their_end_are_spans_the_parser_steps_over_alike() {
         let bytes = model();
         let mut e = Extent::new(ByteOrder::LittleEndian, bytes.len() as u64, &limits::MetadataLimits::DEFAULT);
@@ -499,7 +594,10 @@ mod tests {
         let or = tokens.strings().fold(0, |or, (_, s)| or | s.bytes.len() as u64);
         let end = tokens.data_offset() + tokens.data.len() as u64;
         // The vocabulary only: the other arrays are fixed-size or short.
-        assert_eq!(e.spans(), [StringSpan { start: tokens.data_offset(), end, len: 5000, lengths_or: or }]);
+        assert_eq!(
+            e.spans(),
+            [StringSpan { start: tokens.data_offset(), end, len: 5000, lengths_or: or, checked: false }]
+        );
         let spanned = |buf: &[u8], spans: &[StringSpan]| {
             format!(
                 "{:?}",

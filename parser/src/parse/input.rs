@@ -134,6 +134,11 @@ pub struct StringSpan {
     pub len: u64,
     /// The OR of their lengths.
     pub lengths_or: u64,
+    /// Every string was found valid UTF-8 of at most
+    /// [`limits::MAX_STRING_LEN`] bytes as it streamed past (a lean read,
+    /// [`super::Extent::streamed`]): its bytes may never have been read into
+    /// the buffer, which then holds zeros there, and nothing may read them.
+    pub checked: bool,
 }
 
 /// Context shared by all parsers of one file: the whole buffer (a prefix of

@@ -102,6 +102,11 @@ pub struct Array<'a> {
     /// arrays). A bool, where the array's padding has room: a `u64` here
     /// made every key/value pair 8 bytes larger.
     pub(crate) plain_lengths: bool,
+    /// A string array whose strings a lean read found valid UTF-8 of at
+    /// most [`limits::MAX_STRING_LEN`] bytes as they streamed past
+    /// ([`super::StringSpan::checked`]): `data` may hold zeros in their
+    /// place, and the container's checks do not read it.
+    pub(crate) checked: bool,
 }
 
 /// One element of an array, with its absolute offset.
@@ -275,11 +280,11 @@ fn parse_array<'a>(ctx: &Ctx<'a>, i: &'a [u8], depth: u32) -> PResult<'a, Array<
         return ctx.fail(count_at, DecodeKind::ArrayExceedsFile { len, min_elem, remaining });
     }
     ctx.within_limits(count_at, rest, "array length", len, ctx.limits.array_len, len.saturating_mul(min_elem))?;
-    let (after, lengths_or) = match elem_type.fixed_size() {
+    let (after, (lengths_or, checked)) = match elem_type.fixed_size() {
         Some(size) => {
             // len * size <= remaining was checked above.
             let bytes = len.saturating_mul(u64_of(size));
-            (ctx.take(rest, bytes, "array elements")?.0, 0)
+            (ctx.take(rest, bytes, "array elements")?.0, (0, false))
         }
         None => walk_elements(ctx, rest, elem_type, len, depth)?,
     };
@@ -288,13 +293,20 @@ fn parse_array<'a>(ctx: &Ctx<'a>, i: &'a [u8], depth: u32) -> PResult<'a, Array<
     let plain_lengths = elem_type == ValueType::String
         && lengths_or & 0x8080_8080_8080_8080 == 0
         && lengths_or <= limits::MAX_STRING_LEN;
-    Ok((after, Array { offset, elem_type, len, data, order: ctx.order, depth, plain_lengths }))
+    Ok((after, Array { offset, elem_type, len, data, order: ctx.order, depth, plain_lengths, checked }))
 }
 
 /// Walks `len` variable-size elements (strings or arrays), returning the
-/// input after the last one and, for strings, the OR of their lengths.
+/// input after the last one and, for strings, the OR of their lengths and
+/// whether a lean read checked them ([`StringSpan::checked`]).
 /// Errors carry the failing element's index.
-fn walk_elements<'a>(ctx: &Ctx<'a>, mut rest: &'a [u8], ty: ValueType, len: u64, depth: u32) -> PResult<'a, u64> {
+fn walk_elements<'a>(
+    ctx: &Ctx<'a>,
+    mut rest: &'a [u8],
+    ty: ValueType,
+    len: u64,
+    depth: u32,
+) -> PResult<'a, (u64, bool)> {
     if ty == ValueType::String {
         return walk_strings(ctx, rest, len);
     }
@@ -315,14 +327,14 @@ fn walk_elements<'a>(ctx: &Ctx<'a>, mut rest: &'a [u8], ty: ValueType, len: u64,
         }
         index = index.saturating_add(1);
     }
-    Ok((rest, 0))
+    Ok((rest, (0, false)))
 }
 
 /// The hot loop of real files (a tokenizer's vocabulary): walks `len`
 /// strings with the same checks as [`Ctx::string`], without nom's per-call
 /// overhead. The loop bound was checked against the file size by the caller.
-/// Gives the OR of the lengths.
-fn walk_strings<'a>(ctx: &Ctx<'a>, mut rest: &'a [u8], len: u64) -> PResult<'a, u64> {
+/// Gives the OR of the lengths, and whether a lean read checked the strings.
+fn walk_strings<'a>(ctx: &Ctx<'a>, mut rest: &'a [u8], len: u64) -> PResult<'a, (u64, bool)> {
     // An array the extent's walk already went through under these limits:
     // every string fits the file and the caps, so the walk below would
     // reach its end with these lengths; only its bytes must be at hand.
@@ -332,7 +344,7 @@ fn walk_strings<'a>(ctx: &Ctx<'a>, mut rest: &'a [u8], len: u64) -> PResult<'a, 
         && span.len == len
         && let Some(after) = usize::try_from(span.end.saturating_sub(start)).ok().and_then(|n| rest.get(n..))
     {
-        return Ok((after, span.lengths_or));
+        return Ok((after, (span.lengths_or, span.checked)));
     }
     // A string that ends inside the buffer is inside the file; when the
     // buffer also ends within the metadata cap, so does the string, and
@@ -375,7 +387,7 @@ fn walk_strings<'a>(ctx: &Ctx<'a>, mut rest: &'a [u8], len: u64) -> PResult<'a, 
         lengths_or |= n;
         index = index.saturating_add(1);
     }
-    Ok((rest, lengths_or))
+    Ok((rest, (lengths_or, false)))
 }
 
 #[cfg(test)]

@@ -283,7 +283,18 @@ fn validate_open(
     cancel: &AtomicBool,
     before_data: &dyn Fn() -> Result<(), String>,
 ) -> Validation {
-    let validated = match crate::validate_source(src, &settings.options) {
+    // Nothing after the report needs the metadata: a lean read where
+    // there is one (`--container-only`), then the metadata only for a
+    // shard (its set's checks read it).
+    let lean = settings.options.container_only && settings.check_data.is_none() && !settings.metadata_hash;
+    let validated = match lean {
+        true => crate::validate_source_report(src, &settings.options).and_then(|report| match report.summary.split {
+            Some(_) => crate::validate_source(src, &settings.options),
+            None => Ok(crate::Validated { report, metadata: crate::io::MetadataBytes::default() }),
+        }),
+        false => crate::validate_source(src, &settings.options),
+    };
+    let validated = match validated {
         Ok(v) => v,
         Err(e) => return Validation::unreadable(e.to_string()),
     };
