@@ -396,6 +396,11 @@ pub const LLAMA_TOKEN_TYPE_BYTE: i32 = 6;
 /// saves. One extra thread per file at most, for the walk's time only.
 pub const VOCAB_SPLIT_MIN_TOKENS: u64 = 1 << 16;
 
+/// The middle of a vocabulary the extent's walk records
+/// ([`crate::parse::StringSpan::mid`]) is a multiple of this many tokens
+/// (the tokenizer keeps the offset of every this-many-th token).
+pub const VOCAB_SPLIT_ALIGN: u64 = 64;
+
 // Split sets (`gguf-split`; see `crate::split_set`).
 
 /// Most shards of one split set that are read. `split.count` is a u16 and

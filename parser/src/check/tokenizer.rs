@@ -27,7 +27,13 @@ pub(crate) fn check(file: &GgufFile<'_>, needs_vocab: bool, sink: &mut Sink<'_>)
     if let Some(kv) = file.get("tokenizer.ggml.tokens")
         && let Some(tokens) = kv.value.as_array()
     {
-        check_tokens(kv, tokens, types.map(|(_, a)| a), sink);
+        // Where the extent's walk found the middle token: the position of
+        // its length field in the array's bytes.
+        let middle = file.spans.0.iter().find(|s| s.start == tokens.data_offset() && s.len == tokens.len);
+        let middle = middle
+            .and_then(|s| s.mid)
+            .and_then(|(i, offset)| Some((i, usize::try_from(offset.checked_sub(tokens.data_offset())?).ok()?)));
+        check_tokens(kv, tokens, types.map(|(_, a)| a), middle, sink);
     }
 }
 
@@ -243,17 +249,27 @@ impl TextHash {
     }
 
     /// The walk of tokens `..mid` on this thread and of `mid..` on another,
-    /// which first steps over the length fields before token `mid`, each
+    /// which starts at `from` (the position of token `mid`'s length field)
+    /// or first steps over the length fields before token `mid`, each
     /// writing its part of `hashes`: the tokens walked, the checkpoints and
     /// the odd tokens. `None` where that thread cannot be had or the parts
     /// do not meet, and the caller walks the whole array itself.
-    fn walk_split<const BIG: bool>(&self, data: &[u8], mid: u64, hashes: &mut [u32]) -> Option<Walked> {
+    fn walk_split<const BIG: bool>(
+        &self,
+        data: &[u8],
+        mid: u64,
+        from: Option<usize>,
+        hashes: &mut [u32],
+    ) -> Option<Walked> {
         let (first_hashes, second_hashes) = hashes.split_at_mut_checked(usize::try_from(mid).ok()?)?;
         std::thread::scope(|scope| {
             let second = std::thread::Builder::new()
                 .name("gguf-validate vocabulary".into())
                 .spawn_scoped(scope, || {
-                    let from = skip_strings::<BIG>(data, mid)?;
+                    let from = match from {
+                        Some(from) => from,
+                        None => skip_strings::<BIG>(data, mid)?,
+                    };
                     let mut w = Walked::default();
                     (_, w.count) =
                         self.walk_part::<BIG>(data, from, mid, second_hashes, &mut w.checkpoints, &mut w.odd);
@@ -398,8 +414,18 @@ impl Duplicates {
     /// (index, position); then the hashes marked in the bitmap
     /// ([`Duplicates::mark`]). A vocabulary of at least `split_at` tokens
     /// is walked in two parts at once ([`Duplicates::walk_split`]), with
-    /// the same result.
-    fn walk<const BIG: bool>(&mut self, data: &[u8], len: u64, split_at: u64, odd: &mut Vec<(u64, usize)>) {
+    /// the same result: at `middle` (a token of index a multiple of
+    /// [`CHECKPOINT`] and the position of its length field) where the
+    /// extent's walk found it, else at three fifths, after the second
+    /// thread steps over the first part's length fields.
+    fn walk<const BIG: bool>(
+        &mut self,
+        data: &[u8],
+        len: u64,
+        split_at: u64,
+        middle: Option<(u64, usize)>,
+        odd: &mut Vec<(u64, usize)>,
+    ) {
         // The room for hashes was sized by the bytes that exist.
         let Duplicates { text, scratch, hash_room, .. } = self;
         let most = u64::try_from(*hash_room).unwrap_or(0);
@@ -410,8 +436,11 @@ impl Duplicates {
             // length fields before its part (about a quarter of the cost of
             // hashing them), so the first part is the larger; it ends at a
             // checkpoint, so the second part's checkpoints are the walk's.
-            let mid = (most / 5).saturating_mul(3) & !(CHECKPOINT - 1);
-            walked = text.walk_split::<BIG>(data, mid, hashes);
+            let known = middle.filter(|(i, _)| i & (CHECKPOINT - 1) == 0 && *i > 0 && *i < most);
+            walked = match known {
+                Some((mid, from)) => text.walk_split::<BIG>(data, mid, Some(from), hashes),
+                None => text.walk_split::<BIG>(data, (most / 5).saturating_mul(3) & !(CHECKPOINT - 1), None, hashes),
+            };
         }
         let mut walked = walked.unwrap_or_else(|| {
             let mut w = Walked::default();
@@ -583,7 +612,15 @@ fn has_byte_token_shape(text: &[u8]) -> bool {
     matches!(text, [b'<', b'0', b'x', _, _, b'>'])
 }
 
-fn check_tokens(kv: &KeyValue<'_>, tokens: &Array<'_>, types: Option<Array<'_>>, sink: &mut Sink<'_>) {
+/// `middle`: a token (index) whose length field's position in the array's
+/// bytes is known, where the walk may split ([`Duplicates::walk`]).
+fn check_tokens(
+    kv: &KeyValue<'_>,
+    tokens: &Array<'_>,
+    types: Option<Array<'_>>,
+    middle: Option<(u64, usize)>,
+    sink: &mut Sink<'_>,
+) {
     if tokens.elem_type != ValueType::String {
         return;
     }
@@ -599,9 +636,11 @@ fn check_tokens(kv: &KeyValue<'_>, tokens: &Array<'_>, types: Option<Array<'_>>,
     let mut odd = Vec::new();
     match tokens.order {
         ByteOrder::LittleEndian => {
-            dups.walk::<false>(tokens.data, tokens.len, limits::VOCAB_SPLIT_MIN_TOKENS, &mut odd)
+            dups.walk::<false>(tokens.data, tokens.len, limits::VOCAB_SPLIT_MIN_TOKENS, middle, &mut odd)
         }
-        ByteOrder::BigEndian => dups.walk::<true>(tokens.data, tokens.len, limits::VOCAB_SPLIT_MIN_TOKENS, &mut odd),
+        ByteOrder::BigEndian => {
+            dups.walk::<true>(tokens.data, tokens.len, limits::VOCAB_SPLIT_MIN_TOKENS, middle, &mut odd)
+        }
     }
     for (i, pos) in odd {
         let Some(s) = Duplicates::string_at(tokens, pos) else { continue };
@@ -722,10 +761,14 @@ mod tests {
         let want = naive_duplicates(&texts);
         assert!(want.len() >= 17, "{want:?}");
         // Walked on one thread, and in two parts (tokens 1792.. on another).
-        for split_at in [u64::MAX, 0] {
+        // The middle where the extent's walk found it, and a wrong one (the
+        // parts do not meet: one walk).
+        let at = |i: usize| usize::try_from(tokens.strings().nth(i).unwrap().1.offset - tokens.data_offset()).unwrap();
+        let middles = [None, None, Some((1024, at(1024))), Some((1024, at(1025))), Some((1000, at(1000)))];
+        for (split_at, middle) in [u64::MAX, 0, 0, 0, 0].into_iter().zip(middles) {
             let mut dups = Duplicates::new(&tokens);
             let mut odd = Vec::new();
-            dups.walk::<false>(tokens.data, tokens.len, split_at, &mut odd);
+            dups.walk::<false>(tokens.data, tokens.len, split_at, middle, &mut odd);
             assert!(odd.is_empty());
             for (i, s) in tokens.strings() {
                 assert_eq!(dups.string(&tokens, i), Some(s), "token {i} from its checkpoint");
@@ -772,13 +815,16 @@ mod tests {
                 plain_lengths: false,
                 checked: false,
             };
-            for split_at in [u64::MAX, 0] {
+            let at =
+                |i: usize| usize::try_from(tokens.strings().nth(i).unwrap().1.offset - tokens.data_offset()).unwrap();
+            let middles = [None, None, Some((64, at(64))), Some((64, at(65)))];
+            for (split_at, middle) in [u64::MAX, 0, 0, 0].into_iter().zip(middles) {
                 let mut walked = Duplicates::new(&tokens);
                 let mut odd = Vec::new();
                 if big {
-                    walked.walk::<true>(&data, tokens.len, split_at, &mut odd);
+                    walked.walk::<true>(&data, tokens.len, split_at, middle, &mut odd);
                 } else {
-                    walked.walk::<false>(&data, tokens.len, split_at, &mut odd);
+                    walked.walk::<false>(&data, tokens.len, split_at, middle, &mut odd);
                 }
                 let mut one = Duplicates { text: walked.text.clone(), ..Duplicates::new(&tokens) };
                 let mut want_odd = Vec::new();
@@ -839,17 +885,28 @@ mod tests {
             };
             let dups = Duplicates::new(&tokens);
             let mut hashes = vec![0u32; 300];
-            let split = |d: &[u8], mid: u64, h: &mut [u32]| {
-                if big { dups.text.walk_split::<true>(d, mid, h) } else { dups.text.walk_split::<false>(d, mid, h) }
+            let split_from = |d: &[u8], mid: u64, from: Option<usize>, h: &mut [u32]| {
+                if big {
+                    dups.text.walk_split::<true>(d, mid, from, h)
+                } else {
+                    dups.text.walk_split::<false>(d, mid, from, h)
+                }
             };
-            let w = split(&data, 128, &mut hashes).expect("two parts");
-            assert_eq!((w.count, w.odd.len()), (300, 0));
-            assert_eq!(w.checkpoints, [0, starts[64], starts[128], starts[192], starts[256]].map(|p| p as u64));
+            let split = |d: &[u8], mid: u64, h: &mut [u32]| split_from(d, mid, None, h);
             let mut one = Duplicates { text: dups.text.clone(), ..Duplicates::new(&tokens) };
             for (i, s) in tokens.strings() {
                 one.push(i, usize::try_from(s.offset).unwrap(), s.bytes);
             }
-            assert_eq!(hashes, one.hashes());
+            // Stepping over the first part, or starting where the extent's
+            // walk found the middle: the same walk.
+            for from in [None, Some(starts[128])] {
+                let w = split_from(&data, 128, from, &mut hashes).expect("two parts");
+                assert_eq!((w.count, w.odd.len()), (300, 0));
+                assert_eq!(w.checkpoints, [0, starts[64], starts[128], starts[192], starts[256]].map(|p| p as u64));
+                assert_eq!(hashes, one.hashes());
+            }
+            // A middle given at the wrong place: the parts do not meet.
+            assert!(split_from(&data, 128, Some(starts[129]), &mut hashes).is_none());
             // Cut inside the first part: the other thread finds no middle.
             let cut = &data[..starts[100]];
             assert!(split(cut, 128, &mut hashes).is_none());

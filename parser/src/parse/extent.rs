@@ -82,6 +82,9 @@ pub struct Extent {
     /// (not of bools) a lean walk stepped over: their elements' start and
     /// end, in file order.
     unread: Vec<(u64, u64)>,
+    /// The offset of the middle string of the string array being walked,
+    /// once reached ([`StringSpan::mid`]).
+    mid_at: Option<u64>,
 }
 
 /// One step: the item after it, or how long a prefix it needs.
@@ -106,6 +109,7 @@ impl Extent {
             spans: Vec::new(),
             lean: false,
             unread: Vec::new(),
+            mid_at: None,
         }
     }
 
@@ -143,7 +147,7 @@ impl Extent {
         if let Item::Strings { index, start, len, .. } = self.item
             && self.pending_strings().is_some()
         {
-            self.spans.push(StringSpan { start, end, len, lengths_or, checked: true });
+            self.spans.push(StringSpan { start, end, len, lengths_or, checked: true, mid: None });
             self.item = self.after_array(index, end);
         }
     }
@@ -332,7 +336,10 @@ impl Extent {
                             self.vocab_arrays = self.vocab_arrays.saturating_add(1);
                         }
                         match elem {
-                            ValueType::String => Item::Strings { index, at: start, left: len, start, len, or: 0 },
+                            ValueType::String => {
+                                self.mid_at = None;
+                                Item::Strings { index, at: start, left: len, start, len, or: 0 }
+                            }
                             ValueType::Array => return None,
                             // Stepped over: its bytes are not needed here.
                             _ => {
@@ -357,17 +364,34 @@ impl Extent {
                 // First the strings whose bytes are at hand and inside the
                 // limit, in a lean loop; the loop below takes over where
                 // one is not (it asks for more, or gives up), as before.
-                let window = usize::try_from(limit)
+                let mut window = usize::try_from(limit)
                     .ok()
                     .and_then(|l| usize::try_from(at).ok().and_then(|a| buf.get(a..l.min(buf.len()))))
                     .unwrap_or_default();
-                let (walked, strings, lengths) = match self.order {
-                    ByteOrder::LittleEndian => lean_strings::<false>(window, left, self.limits.string_bytes),
-                    ByteOrder::BigEndian => lean_strings::<true>(window, left, self.limits.string_bytes),
-                };
-                at = at.saturating_add(u64_of(walked));
-                left = left.saturating_sub(strings);
-                or |= lengths;
+                // In two legs, the first to the middle of a vocabulary, so
+                // the middle's offset is known ([`StringSpan::mid`]).
+                let mid = vocabulary_middle(len);
+                loop {
+                    let (done, before) = (len.saturating_sub(left), left);
+                    let leg = match mid {
+                        Some(m) if done < m => m.saturating_sub(done),
+                        _ => left,
+                    };
+                    let (walked, strings, lengths) = match self.order {
+                        ByteOrder::LittleEndian => lean_strings::<false>(window, leg, self.limits.string_bytes),
+                        ByteOrder::BigEndian => lean_strings::<true>(window, leg, self.limits.string_bytes),
+                    };
+                    at = at.saturating_add(u64_of(walked));
+                    left = left.saturating_sub(strings);
+                    or |= lengths;
+                    window = window.get(walked..).unwrap_or_default();
+                    if mid == Some(len.saturating_sub(left)) {
+                        self.mid_at.get_or_insert(at);
+                    }
+                    if strings < leg || leg == before {
+                        break;
+                    }
+                }
                 let mut rest = usize::try_from(at).ok().and_then(|a| buf.get(a..)).unwrap_or_default();
                 while left > 0 {
                     let Some((len_bytes, tail)) = rest.split_first_chunk::<8>() else {
@@ -386,9 +410,13 @@ impl Extent {
                     or |= n;
                     left = left.saturating_sub(1);
                     rest = usize::try_from(n).ok().and_then(|n| tail.get(n..)).unwrap_or_default();
+                    if mid == Some(len.saturating_sub(left)) {
+                        self.mid_at.get_or_insert(at);
+                    }
                 }
                 if len >= MIN_SPAN_STRINGS {
-                    self.spans.push(StringSpan { start, end: at, len, lengths_or: or, checked: false });
+                    let mid = mid.zip(self.mid_at.take());
+                    self.spans.push(StringSpan { start, end: at, len, lengths_or: or, checked: false, mid });
                 }
                 self.after_array(index, at)
             }
@@ -433,6 +461,12 @@ pub(crate) fn lean_strings<const BIG: bool>(window: &[u8], left: u64, max_len: u
         rest = next;
     }
     (window.len().saturating_sub(rest.len()), done, or)
+}
+
+/// The index of the middle string of an array of `len` strings, for one
+/// of at least [`limits::VOCAB_SPLIT_MIN_TOKENS`] ([`StringSpan::mid`]).
+pub(crate) fn vocabulary_middle(len: u64) -> Option<u64> {
+    (len >= limits::VOCAB_SPLIT_MIN_TOKENS).then(|| (len / 2) & !(limits::VOCAB_SPLIT_ALIGN.saturating_sub(1)))
 }
 
 /// The key of the vocabulary, whose length other arrays share.
@@ -571,7 +605,7 @@ mod tests {
         // not the bools).
         assert_eq!(
             e.spans(),
-            [StringSpan { start: tokens.data_offset(), end, len: 300, lengths_or: 7, checked: true }]
+            [StringSpan { start: tokens.data_offset(), end, len: 300, lengths_or: 7, checked: true, mid: None }]
         );
         assert_eq!(e.unread(), [(f32s.data_offset(), f32s.data_offset() + 65_536)]);
         // A walk that is not lean walks the vocabulary itself.
@@ -579,6 +613,38 @@ mod tests {
         assert_eq!(plain.advance(&bytes), Reach::End(parsed.file.infos_end));
         assert_eq!((plain.pending_strings(), plain.unread()), (None, &[][..]));
         assert!(plain.spans().iter().all(|s| !s.checked));
+    }
+
+    #[test]
+    fn the_middle_of_a_vocabulary_is_where_its_middle_token_starts_however_the_bytes_come() {
+        let mut m = GgufModel::new();
+        m.kv("general.architecture", V::str("x"));
+        let tokens = (0..70_001).map(|i| V::str(&"t".repeat(1 + i % 13))).collect();
+        m.kv("tokenizer.ggml.tokens", V::Array(T::String, tokens));
+        m.kv("x.few", V::Array(T::String, (0..300).map(|_| V::str("a")).collect()));
+        let bytes = m.to_bytes();
+        let parsed = crate::parse::parse_bytes(&bytes).unwrap();
+        let tokens = *parsed.file.get("tokenizer.ggml.tokens").unwrap().value.as_array().unwrap();
+        let middle = (70_001 / 2) & !63;
+        assert_eq!(middle, 34_944);
+        let want = Some((middle, tokens.strings().nth(middle as usize).unwrap().1.offset));
+        // All the bytes at once, and in pieces that end anywhere.
+        for piece in [bytes.len(), 100_000, 4_099, 777] {
+            let mut e = Extent::new(ByteOrder::LittleEndian, bytes.len() as u64, &limits::MetadataLimits::DEFAULT);
+            let mut have = 0;
+            loop {
+                have = (have + piece).min(bytes.len());
+                if let Reach::End(_) = e.advance(&bytes[..have]) {
+                    break;
+                }
+                assert!(have < bytes.len());
+            }
+            let spans = e.spans();
+            assert_eq!(spans.len(), 2, "piece {piece}");
+            assert_eq!(spans[0].mid, want, "piece {piece}");
+            // Below 65,536 strings: no middle.
+            assert_eq!(spans[1].mid, None);
+        }
     }
 
     #[test]
@@ -596,7 +662,7 @@ mod tests {
         // The vocabulary only: the other arrays are fixed-size or short.
         assert_eq!(
             e.spans(),
-            [StringSpan { start: tokens.data_offset(), end, len: 5000, lengths_or: or, checked: false }]
+            [StringSpan { start: tokens.data_offset(), end, len: 5000, lengths_or: or, checked: false, mid: None }]
         );
         let spanned = |buf: &[u8], spans: &[StringSpan]| {
             format!(

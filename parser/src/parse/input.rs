@@ -139,6 +139,12 @@ pub struct StringSpan {
     /// [`super::Extent::streamed`]): its bytes may never have been read into
     /// the buffer, which then holds zeros there, and nothing may read them.
     pub checked: bool,
+    /// For a vocabulary-sized array ([`crate::limits::VOCAB_SPLIT_MIN_TOKENS`]
+    /// strings or more): the index of its middle string (half the strings,
+    /// rounded down to a multiple of [`crate::limits::VOCAB_SPLIT_ALIGN`])
+    /// and the absolute offset of that string's length field, where a walk
+    /// split in two can start its second part without walking the first.
+    pub mid: Option<(u64, u64)>,
 }
 
 /// Context shared by all parsers of one file: the whole buffer (a prefix of

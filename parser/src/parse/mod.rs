@@ -150,6 +150,26 @@ pub struct GgufFile<'a> {
     pub file_len: u64,
     /// The pairs by key, built on first use ([`GgufFile::key_index`]).
     pub(crate) key_index: KeyIndex,
+    /// The string arrays the parse stepped over ([`parse_gguf_spanned`]).
+    pub(crate) spans: Spans<'a>,
+}
+
+/// The spans a file was parsed with: what the extent's walk learnt of its
+/// large string arrays (the middle of a vocabulary, [`StringSpan::mid`]).
+/// Derived data: two files are equal, and print alike, whatever their spans.
+#[derive(Clone, Copy, Default)]
+pub(crate) struct Spans<'a>(pub(crate) &'a [StringSpan]);
+
+impl PartialEq for Spans<'_> {
+    fn eq(&self, _: &Spans<'_>) -> bool {
+        true
+    }
+}
+
+impl std::fmt::Debug for Spans<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Spans")
+    }
 }
 
 /// The pairs of a file by key: each key hashed once (per-process seeds)
@@ -256,6 +276,9 @@ pub struct Parsed<'a> {
 
 /// Outcome of parsing a prefix of a file.
 #[derive(Clone, Debug, PartialEq)]
+// One per parse, returned once and matched at once: a box would add an
+// allocation to every parse to save copying some 200 bytes.
+#[allow(clippy::large_enum_variant)]
 pub enum ParseOutcome<'a> {
     /// Parsed (possibly with a fatal error).
     Done(Parsed<'a>),
@@ -323,6 +346,7 @@ pub fn parse_gguf_spanned<'a>(
         infos_end: 0,
         file_len,
         key_index: KeyIndex::default(),
+        spans: Spans(spans),
     };
     let mut section = Section::Header("tensor_count");
     let result = parse_body(&ctx, &mut file, &mut section);
