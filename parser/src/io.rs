@@ -523,12 +523,15 @@ pub struct MetadataBytes {
     heap: Vec<u8>,
     /// The reserved pages and how many of their bytes were read.
     pages: Option<(memmap2::MmapMut, usize)>,
+    /// The pages are of the base size ([`MetadataBytes::reserve_sparse`]):
+    /// a read of at least a huge page advises the huge pages it fills.
+    sparse: bool,
 }
 
 impl MetadataBytes {
     /// Bytes already in memory.
     pub fn from_vec(bytes: Vec<u8>) -> MetadataBytes {
-        MetadataBytes { heap: bytes, pages: None }
+        MetadataBytes { heap: bytes, pages: None, sparse: false }
     }
 
     /// The bytes read.
@@ -582,6 +585,7 @@ impl MetadataBytes {
         dst.copy_from_slice(&self.heap);
         self.heap = Vec::new();
         self.pages = Some((map, n));
+        self.sparse = true;
         true
     }
 
@@ -606,17 +610,40 @@ impl MetadataBytes {
         if let Some((map, n)) = &mut self.pages {
             let end = usize::try_from(len).ok().and_then(|want| n.checked_add(want));
             if let Some(end) = end
-                && let Some(dst) = map.get_mut(*n..end)
+                && end <= map.len()
             {
-                src.read_exact_at(offset, dst)?;
-                *n = end;
-                return Ok(());
+                if self.sparse {
+                    advise_huge_pages(map, *n, end);
+                }
+                if let Some(dst) = map.get_mut(*n..end) {
+                    src.read_exact_at(offset, dst)?;
+                    *n = end;
+                    return Ok(());
+                }
             }
             self.heap = map.get(..*n).unwrap_or_default().to_vec();
             self.pages = None;
         }
         src.read_append(offset, len, &mut self.heap)
     }
+}
+
+/// Advises transparent huge pages for the whole huge pages of `map` inside
+/// `[from, to)` (a bulk read into sparse pages: one fault per 2 MiB, not 512).
+/// Only a hint: refused or off Linux, the pages stay of the base size.
+fn advise_huge_pages(map: &memmap2::MmapMut, from: usize, to: usize) {
+    let huge = usize::try_from(crate::limits::HUGE_PAGE_BYTES).unwrap_or(usize::MAX);
+    let (Some(start), end) =
+        (from.checked_next_multiple_of(huge), to.checked_div(huge).unwrap_or(0).saturating_mul(huge))
+    else {
+        return;
+    };
+    #[cfg(target_os = "linux")]
+    if end > start {
+        let _ = map.advise_range(memmap2::Advice::HugePage, start, end.saturating_sub(start));
+    }
+    #[cfg(not(target_os = "linux"))]
+    let _ = (map, start, end);
 }
 
 impl std::ops::Deref for MetadataBytes {
@@ -662,6 +689,31 @@ mod tests {
     }
 
     #[cfg(target_os = "linux")]
+    #[test]
+    fn sparse_pages_hold_what_was_read_and_zeros_where_ranges_were_skipped() {
+        let data: Vec<u8> = (0..9_000_000u32).map(|i| (i.wrapping_mul(2_654_435_761) >> 24) as u8 | 1).collect();
+        let src = SliceSource(&data);
+        let mut m = MetadataBytes::default();
+        m.read_append(&src, 0, 100).unwrap();
+        assert!(!m.skip(10), "nothing is skipped on the heap");
+        assert!(cfg!(not(target_os = "linux")) || m.reserve_sparse(8_500_000));
+        if !m.is_paged() {
+            return;
+        }
+        // A small read, a skipped range, a read of several huge pages
+        // (advised as such), a skipped range at the end.
+        m.read_append(&src, 100, 50_000).unwrap();
+        assert!(m.skip(1_000_000));
+        m.read_append(&src, 1_050_100, 5_000_000).unwrap();
+        assert!(m.skip(1_000_000));
+        assert!(!m.skip(10_000_000), "not past the reservation");
+        assert_eq!(m.len(), 7_050_100);
+        assert_eq!(&m[..50_100], &data[..50_100]);
+        assert!(m[50_100..1_050_100].iter().all(|b| *b == 0));
+        assert_eq!(&m[1_050_100..6_050_100], &data[1_050_100..6_050_100]);
+        assert!(m[6_050_100..].iter().all(|b| *b == 0));
+    }
+
     #[test]
     fn metadata_bytes_read_the_same_in_pages_and_on_the_heap_and_leave_pages_they_outgrow() {
         let data: Vec<u8> = (0..5_000_000u32).map(|i| (i.wrapping_mul(2_654_435_761) >> 24) as u8).collect();

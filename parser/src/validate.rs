@@ -136,7 +136,7 @@ fn validate_lean(src: &dyn ByteSource, opts: &Options) -> Result<Option<Report>,
         let want = match extent.advance(&prefix) {
             parse::Reach::End(n) => n,
             parse::Reach::Unknown => return Ok(None),
-            parse::Reach::Need(_) => match extent.pending_strings() {
+            parse::Reach::Need(n) => match extent.pending_strings() {
                 Some((start, len)) => {
                     let Some((end, lengths_or)) = stream_strings(src, &mut chunk, start, len, order, &caps) else {
                         return Ok(None);
@@ -148,9 +148,11 @@ fn validate_lean(src: &dyn ByteSource, opts: &Options) -> Result<Option<Report>,
                     extent.streamed(end, lengths_or);
                     continue;
                 }
-                // A chunk on, not as far as the walk projects (the next
-                // array's elements may not be needed): it asks again.
-                None => have.saturating_add(limits::LEAN_READ_CHUNK),
+                // Past a vocabulary whose scores or token types may come,
+                // a chunk on, not as far as the walk projects (their
+                // elements are not needed): it asks again.
+                None if extent.vocabulary_arrays_ahead() => have.saturating_add(limits::LEAN_READ_CHUNK),
+                None => n.max(have.saturating_add(limits::LEAN_READ_CHUNK)),
             },
         };
         let want = want.min(cap).min(file_len);

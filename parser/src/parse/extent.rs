@@ -123,6 +123,13 @@ impl Extent {
         Extent { lean: true, ..Extent::new(order, file_len, limits) }
     }
 
+    /// Whether a vocabulary was walked whose fixed-size arrays (scores,
+    /// token types) may still come: a lean reader then reads a chunk at a
+    /// time, not as far as the walk projects, so as not to read them.
+    pub fn vocabulary_arrays_ahead(&self) -> bool {
+        self.vocab.is_some() && self.vocab_arrays < VOCAB_ARRAYS
+    }
+
     /// The fixed-size arrays a lean walk stepped over that the container's
     /// checks do not read: each one's elements' start and end, in file order.
     pub fn unread(&self) -> &[(u64, u64)] {
