@@ -396,7 +396,7 @@ pub const LLAMA_TOKEN_TYPE_BYTE: i32 = 6;
 /// saves. One extra thread per file at most, for the walk's time only.
 pub const VOCAB_SPLIT_MIN_TOKENS: u64 = 1 << 16;
 
-/// The middle of a vocabulary the extent's walk records
+/// Where the extent's walk notes a vocabulary to be split
 /// ([`crate::parse::StringSpan::mid`]) is a multiple of this many tokens
 /// (the tokenizer keeps the offset of every this-many-th token).
 pub const VOCAB_SPLIT_ALIGN: u64 = 64;

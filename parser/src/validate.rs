@@ -103,8 +103,8 @@ pub fn validate_source(src: &dyn ByteSource, opts: &Options) -> Result<Validated
 /// ([`limits::LEAN_UNREAD_MIN_BYTES`]) copied into memory: nothing of the
 /// container's checks reads them. Where the lean read cannot vouch for an
 /// array (a string longer than a chunk, invalid UTF-8, a cap, the end of
-/// the file, a read error) or the walk gives up, the file is validated by [`validate_source`] instead, so
-/// the report is always the one it gives.
+/// the file, a read error) or the walk gives up, the file is validated by
+/// [`validate_source`] instead, so the report is always the one it gives.
 pub fn validate_source_report(src: &dyn ByteSource, opts: &Options) -> Result<Report, ReadError> {
     if opts.container_only
         && src.sized_reads()
@@ -204,9 +204,9 @@ fn read_around(
 /// checked with their length fields in one UTF-8 check when no length has a
 /// byte of 0x80 or above (with ASCII between them, the whole is valid
 /// exactly when each string is), else in runs between such lengths
-/// (`check::strings_valid`). Gives where the array
-/// ends and the OR of the lengths; `None` where a string is not so, is
-/// longer than a chunk, or a read fails.
+/// (`check::strings_valid`). Gives where the array ends and the OR of the
+/// lengths; `None` where a string is not so, is longer than a chunk, or a
+/// read fails.
 fn stream_strings(
     src: &dyn ByteSource,
     chunk: &mut Vec<u8>,
@@ -435,8 +435,9 @@ mod tests {
         assert!(rules.contains(&"tokenizer-duplicate-token") && rules.contains(&"tokenizer-byte-token"), "{rules:?}");
     }
 
-    /// A vocabulary of `n` tokens (token `bad` replaced by `odd`), its
-    /// scores and token types, a large bool array, a small array, a tensor.
+    /// A vocabulary of `n` tokens (with `odd`, the token of that index has
+    /// that text), its scores and token types, a large bool array (one
+    /// bool of 2), a small array, a tensor.
     fn vocabulary(n: u32, odd: Option<(u32, Vec<u8>)>, order: parse::ByteOrder) -> Vec<u8> {
         use crate::types::ValueType as T;
         use crate::write::OwnedValue as V;

@@ -27,8 +27,9 @@ pub(crate) fn check(file: &GgufFile<'_>, needs_vocab: bool, sink: &mut Sink<'_>)
     if let Some(kv) = file.get("tokenizer.ggml.tokens")
         && let Some(tokens) = kv.value.as_array()
     {
-        // Where the extent's walk found the middle token: the position of
-        // its length field in the array's bytes.
+        // Where the extent's walk found the token to split the walk at
+        // (three fifths in): the position of its length field in the
+        // array's bytes.
         let middle = file.spans.0.iter().find(|s| s.start == tokens.data_offset() && s.len == tokens.len);
         let middle = middle
             .and_then(|s| s.mid)
@@ -414,10 +415,10 @@ impl Duplicates {
     /// (index, position); then the hashes marked in the bitmap
     /// ([`Duplicates::mark`]). A vocabulary of at least `split_at` tokens
     /// is walked in two parts at once ([`Duplicates::walk_split`]), with
-    /// the same result: at `middle` (a token of index a multiple of
-    /// [`CHECKPOINT`] and the position of its length field) where the
-    /// extent's walk found it, else at three fifths, after the second
-    /// thread steps over the first part's length fields.
+    /// the same result, at three fifths: where the extent's walk found that
+    /// token (`middle`: an index, a multiple of [`CHECKPOINT`], and the
+    /// position of its length field), else after the second thread steps
+    /// over the first part's length fields.
     fn walk<const BIG: bool>(
         &mut self,
         data: &[u8],

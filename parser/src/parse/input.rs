@@ -140,10 +140,11 @@ pub struct StringSpan {
     /// the buffer, which then holds zeros there, and nothing may read them.
     pub checked: bool,
     /// For a vocabulary-sized array ([`crate::limits::VOCAB_SPLIT_MIN_TOKENS`]
-    /// strings or more): the index of its middle string (half the strings,
-    /// rounded down to a multiple of [`crate::limits::VOCAB_SPLIT_ALIGN`])
-    /// and the absolute offset of that string's length field, where a walk
-    /// split in two can start its second part without walking the first.
+    /// strings or more): the index of the string where a walk split in two
+    /// starts its second part (three fifths of the strings, rounded down to
+    /// a multiple of [`crate::limits::VOCAB_SPLIT_ALIGN`]) and the absolute
+    /// offset of that string's length field, so the second part starts
+    /// there without stepping over the first's length fields.
     pub mid: Option<(u64, u64)>,
 }
 
