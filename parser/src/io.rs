@@ -559,16 +559,8 @@ impl MetadataBytes {
     /// to [`crate::limits::HUGE_PAGE_BYTES`]); nothing changes if they already
     /// are, or the system refuses.
     pub(crate) fn reserve_pages(&mut self, bound: u64) {
-        if self.pages.is_some() {
-            return;
-        }
         // Off Linux, or refused: the heap.
-        let Some(mut map) = crate::scratch::huge_page_map(bound) else { return };
-        let n = self.heap.len();
-        let Some(dst) = map.get_mut(..n) else { return };
-        dst.copy_from_slice(&self.heap);
-        self.heap = Vec::new();
-        self.pages = Some((map, n));
+        self.move_into(crate::scratch::huge_page_map(bound), false);
     }
 
     /// Moves the bytes into pages of the base size with room for `bound`
@@ -576,16 +568,17 @@ impl MetadataBytes {
     /// false (nothing changes) if they already are in pages, or the system
     /// refuses.
     pub(crate) fn reserve_sparse(&mut self, bound: u64) -> bool {
-        if self.pages.is_some() {
-            return false;
-        }
-        let Some(mut map) = crate::scratch::anonymous_map(bound) else { return false };
+        self.move_into(crate::scratch::anonymous_map(bound), true)
+    }
+
+    /// Moves the bytes from the heap into `map` when there is one and they
+    /// are not in pages yet; whether they were moved.
+    fn move_into(&mut self, map: Option<memmap2::MmapMut>, sparse: bool) -> bool {
         let n = self.heap.len();
+        let Some(mut map) = map.filter(|_| self.pages.is_none()) else { return false };
         let Some(dst) = map.get_mut(..n) else { return false };
         dst.copy_from_slice(&self.heap);
-        self.heap = Vec::new();
-        self.pages = Some((map, n));
-        self.sparse = true;
+        (self.heap, self.pages, self.sparse) = (Vec::new(), Some((map, n)), sparse);
         true
     }
 

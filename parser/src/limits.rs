@@ -396,9 +396,9 @@ pub const LLAMA_TOKEN_TYPE_BYTE: i32 = 6;
 /// saves. One extra thread per file at most, for the walk's time only.
 pub const VOCAB_SPLIT_MIN_TOKENS: u64 = 1 << 16;
 
-/// Where the extent's walk notes a vocabulary to be split
-/// ([`crate::parse::StringSpan::mid`]) is a multiple of this many tokens
-/// (the tokenizer keeps the offset of every this-many-th token).
+/// Where the extent's walk notes a vocabulary is split in two
+/// ([`crate::parse::StringSpan::mid`]) is a token whose index is a multiple
+/// of this (the tokenizer keeps the offset of every this-many-th token).
 pub const VOCAB_SPLIT_ALIGN: u64 = 64;
 
 // Split sets (`gguf-split`; see `crate::split_set`).

@@ -30,11 +30,11 @@ pub(crate) fn check(file: &GgufFile<'_>, needs_vocab: bool, sink: &mut Sink<'_>)
         // Where the extent's walk found the token to split the walk at
         // (three fifths in): the position of its length field in the
         // array's bytes.
-        let middle = file.spans.0.iter().find(|s| s.start == tokens.data_offset() && s.len == tokens.len);
-        let middle = middle
+        let known_split = file.spans.0.iter().find(|s| s.start == tokens.data_offset() && s.len == tokens.len);
+        let known_split = known_split
             .and_then(|s| s.mid)
             .and_then(|(i, offset)| Some((i, usize::try_from(offset.checked_sub(tokens.data_offset())?).ok()?)));
-        check_tokens(kv, tokens, types.map(|(_, a)| a), middle, sink);
+        check_tokens(kv, tokens, types.map(|(_, a)| a), known_split, sink);
     }
 }
 
@@ -416,7 +416,7 @@ impl Duplicates {
     /// ([`Duplicates::mark`]). A vocabulary of at least `split_at` tokens
     /// is walked in two parts at once ([`Duplicates::walk_split`]), with
     /// the same result, at three fifths: where the extent's walk found that
-    /// token (`middle`: an index, a multiple of [`CHECKPOINT`], and the
+    /// token (`known_split`: an index, a multiple of [`CHECKPOINT`], and the
     /// position of its length field), else after the second thread steps
     /// over the first part's length fields.
     fn walk<const BIG: bool>(
@@ -424,7 +424,7 @@ impl Duplicates {
         data: &[u8],
         len: u64,
         split_at: u64,
-        middle: Option<(u64, usize)>,
+        known_split: Option<(u64, usize)>,
         odd: &mut Vec<(u64, usize)>,
     ) {
         // The room for hashes was sized by the bytes that exist.
@@ -437,7 +437,7 @@ impl Duplicates {
             // length fields before its part (about a quarter of the cost of
             // hashing them), so the first part is the larger; it ends at a
             // checkpoint, so the second part's checkpoints are the walk's.
-            let known = middle.filter(|(i, _)| i & (CHECKPOINT - 1) == 0 && *i > 0 && *i < most);
+            let known = known_split.filter(|(i, _)| i & (CHECKPOINT - 1) == 0 && *i > 0 && *i < most);
             walked = match known {
                 Some((mid, from)) => text.walk_split::<BIG>(data, mid, Some(from), hashes),
                 None => text.walk_split::<BIG>(data, (most / 5).saturating_mul(3) & !(CHECKPOINT - 1), None, hashes),
@@ -613,13 +613,13 @@ fn has_byte_token_shape(text: &[u8]) -> bool {
     matches!(text, [b'<', b'0', b'x', _, _, b'>'])
 }
 
-/// `middle`: a token (index) whose length field's position in the array's
+/// `known_split`: a token (index) whose length field's position in the array's
 /// bytes is known, where the walk may split ([`Duplicates::walk`]).
 fn check_tokens(
     kv: &KeyValue<'_>,
     tokens: &Array<'_>,
     types: Option<Array<'_>>,
-    middle: Option<(u64, usize)>,
+    known_split: Option<(u64, usize)>,
     sink: &mut Sink<'_>,
 ) {
     if tokens.elem_type != ValueType::String {
@@ -637,10 +637,10 @@ fn check_tokens(
     let mut odd = Vec::new();
     match tokens.order {
         ByteOrder::LittleEndian => {
-            dups.walk::<false>(tokens.data, tokens.len, limits::VOCAB_SPLIT_MIN_TOKENS, middle, &mut odd)
+            dups.walk::<false>(tokens.data, tokens.len, limits::VOCAB_SPLIT_MIN_TOKENS, known_split, &mut odd)
         }
         ByteOrder::BigEndian => {
-            dups.walk::<true>(tokens.data, tokens.len, limits::VOCAB_SPLIT_MIN_TOKENS, middle, &mut odd)
+            dups.walk::<true>(tokens.data, tokens.len, limits::VOCAB_SPLIT_MIN_TOKENS, known_split, &mut odd)
         }
     }
     for (i, pos) in odd {
@@ -762,14 +762,14 @@ mod tests {
         let want = naive_duplicates(&texts);
         assert!(want.len() >= 17, "{want:?}");
         // Walked on one thread, and in two parts (tokens 1792.. on another).
-        // The middle where the extent's walk found it, and a wrong one (the
+        // The split point where the extent's walk found it, and a wrong one (the
         // parts do not meet: one walk).
         let at = |i: usize| usize::try_from(tokens.strings().nth(i).unwrap().1.offset - tokens.data_offset()).unwrap();
-        let middles = [None, None, Some((1024, at(1024))), Some((1024, at(1025))), Some((1000, at(1000)))];
-        for (split_at, middle) in [u64::MAX, 0, 0, 0, 0].into_iter().zip(middles) {
+        let known_splits = [None, None, Some((1024, at(1024))), Some((1024, at(1025))), Some((1000, at(1000)))];
+        for (split_at, known_split) in [u64::MAX, 0, 0, 0, 0].into_iter().zip(known_splits) {
             let mut dups = Duplicates::new(&tokens);
             let mut odd = Vec::new();
-            dups.walk::<false>(tokens.data, tokens.len, split_at, middle, &mut odd);
+            dups.walk::<false>(tokens.data, tokens.len, split_at, known_split, &mut odd);
             assert!(odd.is_empty());
             for (i, s) in tokens.strings() {
                 assert_eq!(dups.string(&tokens, i), Some(s), "token {i} from its checkpoint");
@@ -818,14 +818,14 @@ mod tests {
             };
             let at =
                 |i: usize| usize::try_from(tokens.strings().nth(i).unwrap().1.offset - tokens.data_offset()).unwrap();
-            let middles = [None, None, Some((64, at(64))), Some((64, at(65)))];
-            for (split_at, middle) in [u64::MAX, 0, 0, 0].into_iter().zip(middles) {
+            let known_splits = [None, None, Some((64, at(64))), Some((64, at(65)))];
+            for (split_at, known_split) in [u64::MAX, 0, 0, 0].into_iter().zip(known_splits) {
                 let mut walked = Duplicates::new(&tokens);
                 let mut odd = Vec::new();
                 if big {
-                    walked.walk::<true>(&data, tokens.len, split_at, middle, &mut odd);
+                    walked.walk::<true>(&data, tokens.len, split_at, known_split, &mut odd);
                 } else {
-                    walked.walk::<false>(&data, tokens.len, split_at, middle, &mut odd);
+                    walked.walk::<false>(&data, tokens.len, split_at, known_split, &mut odd);
                 }
                 let mut one = Duplicates { text: walked.text.clone(), ..Duplicates::new(&tokens) };
                 let mut want_odd = Vec::new();
@@ -854,7 +854,7 @@ mod tests {
     /// The parts meet where one walk would pass: the second part's start
     /// is found by stepping over the first's length fields, in either byte
     /// order, and the hashes are one walk's; an array whose bytes end
-    /// before the middle gives no parts.
+    /// before the known_split gives no parts.
     #[test]
     fn the_parts_of_a_split_walk_meet() {
         let texts: Vec<Vec<u8>> = (0..300u32).map(|i| format!("token {}", i * 31).into_bytes()).collect();
@@ -899,26 +899,26 @@ mod tests {
                 one.push(i, usize::try_from(s.offset).unwrap(), s.bytes);
             }
             // Stepping over the first part, or starting where the extent's
-            // walk found the middle: the same walk.
+            // walk found the known_split: the same walk.
             for from in [None, Some(starts[128])] {
                 let w = split_from(&data, 128, from, &mut hashes).expect("two parts");
                 assert_eq!((w.count, w.odd.len()), (300, 0));
                 assert_eq!(w.checkpoints, [0, starts[64], starts[128], starts[192], starts[256]].map(|p| p as u64));
                 assert_eq!(hashes, one.hashes());
             }
-            // A middle given at the wrong place: the parts do not meet.
+            // A known_split given at the wrong place: the parts do not meet.
             assert!(split_from(&data, 128, Some(starts[129]), &mut hashes).is_none());
-            // Cut inside the first part: the other thread finds no middle.
+            // Cut inside the first part: the other thread finds no known_split.
             let cut = &data[..starts[100]];
             assert!(split(cut, 128, &mut hashes).is_none());
-            // A middle past the hashes: no parts.
+            // A known_split past the hashes: no parts.
             assert!(split(&data, 301, &mut hashes).is_none());
         }
     }
 
     /// The branch-free pass over token types agrees with a plain one: all
     /// known, or one type out of range (just past either end of it) at the
-    /// start, the middle or the end, in either byte order.
+    /// start, the known_split or the end, in either byte order.
     #[test]
     fn token_types_are_all_known_only_when_each_is() {
         for order in [ByteOrder::LittleEndian, ByteOrder::BigEndian] {

@@ -82,8 +82,8 @@ pub struct Extent {
     /// (not of bools) a lean walk stepped over: their elements' start and
     /// end, in file order.
     unread: Vec<(u64, u64)>,
-    /// The offset of the middle string of the string array being walked,
-    /// once reached ([`StringSpan::mid`]).
+    /// The offset of the string where the string array being walked is
+    /// split in two, once reached ([`StringSpan::mid`]).
     mid_at: Option<u64>,
 }
 
@@ -375,9 +375,9 @@ impl Extent {
                     .ok()
                     .and_then(|l| usize::try_from(at).ok().and_then(|a| buf.get(a..l.min(buf.len()))))
                     .unwrap_or_default();
-                // In two legs, the first to the middle of a vocabulary, so
-                // the middle's offset is known ([`StringSpan::mid`]).
-                let mid = vocabulary_middle(len);
+                // In two legs, the first to where a vocabulary is split, so
+                // that offset is known ([`StringSpan::mid`]).
+                let mid = vocabulary_split(len);
                 loop {
                     let (done, before) = (len.saturating_sub(left), left);
                     let leg = match mid {
@@ -474,7 +474,7 @@ pub(crate) fn lean_strings<const BIG: bool>(window: &[u8], left: u64, max_len: u
 /// [`limits::VOCAB_SPLIT_MIN_TOKENS`], is split in two ([`StringSpan::mid`]):
 /// at three fifths, the first part the larger (the tokenizer walks it on its
 /// own thread at once; the second part's thread starts later).
-pub(crate) fn vocabulary_middle(len: u64) -> Option<u64> {
+pub(crate) fn vocabulary_split(len: u64) -> Option<u64> {
     (len >= limits::VOCAB_SPLIT_MIN_TOKENS)
         .then(|| (len / 5).saturating_mul(3) & !(limits::VOCAB_SPLIT_ALIGN.saturating_sub(1)))
 }
@@ -626,7 +626,7 @@ mod tests {
     }
 
     #[test]
-    fn the_middle_of_a_vocabulary_is_where_its_middle_token_starts_however_the_bytes_come() {
+    fn a_vocabulary_is_split_where_its_token_at_three_fifths_starts_however_the_bytes_come() {
         let mut m = GgufModel::new();
         m.kv("general.architecture", V::str("x"));
         let tokens = (0..70_001).map(|i| V::str(&"t".repeat(1 + i % 13))).collect();
@@ -635,9 +635,9 @@ mod tests {
         let bytes = m.to_bytes();
         let parsed = crate::parse::parse_bytes(&bytes).unwrap();
         let tokens = *parsed.file.get("tokenizer.ggml.tokens").unwrap().value.as_array().unwrap();
-        let middle = (70_001 / 5 * 3) & !63;
-        assert_eq!(middle, 41_984);
-        let want = Some((middle, tokens.strings().nth(middle as usize).unwrap().1.offset));
+        let split = (70_001 / 5 * 3) & !63;
+        assert_eq!(split, 41_984);
+        let want = Some((split, tokens.strings().nth(split as usize).unwrap().1.offset));
         // All the bytes at once, and in pieces that end anywhere.
         for piece in [bytes.len(), 100_000, 4_099, 777] {
             let mut e = Extent::new(ByteOrder::LittleEndian, bytes.len() as u64, &limits::MetadataLimits::DEFAULT);
@@ -652,7 +652,7 @@ mod tests {
             let spans = e.spans();
             assert_eq!(spans.len(), 2, "piece {piece}");
             assert_eq!(spans[0].mid, want, "piece {piece}");
-            // Below 65,536 strings: no middle.
+            // Below 65,536 strings: no split.
             assert_eq!(spans[1].mid, None);
         }
     }

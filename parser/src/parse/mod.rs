@@ -155,7 +155,7 @@ pub struct GgufFile<'a> {
 }
 
 /// The spans a file was parsed with: what the extent's walk learnt of its
-/// large string arrays (the middle of a vocabulary, [`StringSpan::mid`]).
+/// large string arrays (where a vocabulary is split in two, [`StringSpan::mid`]).
 /// Derived data: two files are equal, and print alike, whatever their spans.
 #[derive(Clone, Copy, Default)]
 pub(crate) struct Spans<'a>(pub(crate) &'a [StringSpan]);
