@@ -13,8 +13,15 @@ between the contenders, in an order shuffled each run, so a noisy machine
 hurts them alike; minimum and
 median of N runs are printed, and the peak RSS of one run of each.
 
+With --floor (the `floor` bench, built with cargo), the floor of this machine is
+measured in the same rounds: the least work a validator of the file's
+vocabulary does (the metadata copied through one reused buffer; plus
+UTF-8 and the length fields walked; plus every token hashed and placed in
+a bitmap), timed inside its own process, so the tool's figures can be read
+against what the machine allows.
+
     python3 parser/benches/process.py --bin target/release/gguf-validate \\
-        [--bin OLD_BINARY] [--gemma PATH] [--runs 25] [--libggml PATH]
+        [--bin OLD_BINARY] [--gemma PATH] [--runs 25] [--libggml PATH] [--floor]
 
 libggml-base is found from the llama_cpp package (pip install
 llama-cpp-python==0.3.36) unless --libggml names it. Stdlib only.
@@ -22,6 +29,7 @@ llama-cpp-python==0.3.36) unless --libggml names it. Stdlib only.
 import argparse
 import ctypes
 import glob
+import json
 import os
 import random
 import statistics
@@ -97,6 +105,28 @@ def many_keys(path, n):
             f.write(struct.pack("<Q", len(k)) + k + struct.pack("<II", 4, 1))
 
 
+def build_floor():
+    """The floor bench's executable, built (release) by cargo."""
+    cmd = ["cargo", "bench", "-p", "gguf-validate-lib", "--bench", "floor", "--no-run", "--message-format=json"]
+    r = subprocess.run(cmd, capture_output=True, text=True, check=True)
+    for line in r.stdout.splitlines():
+        msg = json.loads(line)
+        if msg.get("reason") == "compiler-artifact" and msg.get("target", {}).get("name") == "floor":
+            if msg.get("executable"):
+                return msg["executable"]
+    raise SystemExit("cargo built no floor bench")
+
+
+def floor_run(binary, path, out):
+    """A run of the floor bench on `path`, its figures appended to `out`."""
+
+    def go():
+        r = subprocess.run([binary, path], capture_output=True, text=True, check=True)
+        out.append(json.loads(r.stdout.strip().splitlines()[-1]))
+
+    return go
+
+
 def help_of(binary):
     return subprocess.run([binary, "--help"], capture_output=True, text=True).stdout
 
@@ -112,7 +142,9 @@ def main():
     ap.add_argument("--runs", type=int, default=25)
     ap.add_argument("--libggml")
     ap.add_argument("--corpus", default="corpus/gguf")
+    ap.add_argument("--floor", action="store_true", help="build the floor bench and measure this machine's floor too")
     args = ap.parse_args()
+    floor_bin = build_floor() if args.floor else None
 
     lib = find_libggml(args.libggml)
     load = ggml_loader(lib) if lib else None
@@ -138,6 +170,9 @@ def main():
             contenders.append((f"{name} --container-only", run([b, *extra, "--container-only", path])))
         if load:
             contenders.append(("ggml gguf_init_from_file", lambda: load(path)))
+        floors = []
+        if floor_bin:
+            contenders.append(("floor", floor_run(floor_bin, path, floors)))
         times = {n: [] for n, _ in contenders}
         order = random.Random(24)
         for _ in range(args.runs):
@@ -166,6 +201,18 @@ def main():
             print(f"  {name:10} {'peak RSS (MiB)':18} full {rss[0]:.1f}, --container-only {rss[1]:.1f}, --version {rss[2]:.1f}")
         if load:
             print(f"  {'ggml':10} {'gguf_init_from_file':18} {stats(times['ggml gguf_init_from_file'])}")
+        if floors:
+            tokens = floors[0]["tokens"]
+            vocab = f"the vocabulary of {tokens:,} tokens" if tokens else "no vocabulary: copy and UTF-8 only"
+            print(f"  {'floor':10} in-process, {vocab} (a lower bound of the work above):")
+            for key, what in (("copy_ms", "copy"), ("container_ms", "+ UTF-8, lengths"), ("full_ms", "+ hash, bitmap")):
+                line = f"  {'floor':10} {what:18} {stats([f[key] for f in floors])}"
+                mode = {"container_ms": "--container-only", "full_ms": "full strict"}.get(key)
+                if mode:
+                    work = statistics.median([t - startup for t in times[f"current {mode}"]])
+                    floor = statistics.median([f[key] for f in floors])
+                    line += f"   current/floor (medians) {work / max(floor, 1e-6):5.2f}"
+                print(line)
 
     corpus = sorted(glob.glob(os.path.join(args.corpus, "*.gguf")))
     if corpus:

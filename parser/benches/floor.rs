@@ -1,0 +1,175 @@
+//! The floor of metadata validation on this machine (issue 24): the least
+//! work any validator of a file's vocabulary does, in one process, timed
+//! in-process, for `process.py --floor` to print beside the tool's figures.
+//!
+//! ```text
+//! cargo bench -p gguf-validate-lib --bench floor --no-run   # builds it
+//! target/release/deps/floor-* FILE                          # one line of JSON
+//! ```
+//!
+//! Three passes over the metadata, each in the same process after the file
+//! was read once (page cache warm), each a lower bound of what the tool
+//! does and nothing more:
+//!
+//! - `copy`: the metadata's bytes read through one reused buffer of
+//!   [`limits::LEAN_READ_CHUNK`] (no fresh page to zero, the copy landing
+//!   in cache).
+//! - `container`: `copy` plus UTF-8 checked over each chunk and the
+//!   vocabulary's length fields walked (`--container-only` checks at least
+//!   that: the rest of its work is on smaller items).
+//! - `full`: `container` plus every token's text hashed (two words and a
+//!   multiply for texts of up to 16 bytes, foldhash past that) and its bit
+//!   set in a bitmap of 32 bits a token, in fresh huge-page memory (a
+//!   duplicate search cannot do less: every text is read and placed once).
+//!
+//! A file without a vocabulary has the copy and UTF-8 only.
+//!
+//! One pass of each per process (the bitmap must be fresh memory, as it is
+//! in a run of the tool); `process.py` runs it once per round.
+#![allow(clippy::disallowed_macros, clippy::indexing_slicing, clippy::arithmetic_side_effects)]
+
+use std::hash::BuildHasher;
+use std::time::Instant;
+
+use gguf_validate::io::{ByteSource, OpenPolicy, open};
+use gguf_validate::{Options, limits, validate_source};
+
+/// Masks keeping the first `n` bytes of two little-endian words.
+const MASKS: [[u64; 2]; 17] = {
+    const fn keep(bytes: usize) -> u64 {
+        if bytes >= 8 { u64::MAX } else { (1u64 << (bytes * 8)) - 1 }
+    }
+    let mut masks = [[0u64; 2]; 17];
+    let mut n = 0;
+    while n <= 16 {
+        masks[n] = [keep(n), keep(n.saturating_sub(8))];
+        n += 1;
+    }
+    masks
+};
+
+fn folded(x: u64, y: u64) -> u64 {
+    let f = u128::from(x) * u128::from(y);
+    (f as u64) ^ ((f >> 64) as u64)
+}
+
+/// Walks the strings wholly inside `buf`; gives where the first one not
+/// wholly inside starts. With `hash`, each text is hashed and its bit set.
+fn walk(buf: &[u8], left: &mut u64, hash: Option<(&foldhash::fast::FixedState, &mut [u32], &mut u64)>) -> usize {
+    let mut p = 0;
+    let mut hash = hash;
+    while *left > 0 && p + 8 <= buf.len() {
+        let n = u64::from_le_bytes(buf[p..p + 8].try_into().unwrap()) as usize;
+        if p + 8 + n > buf.len() {
+            break;
+        }
+        if let Some((state, seen, hot)) = hash.as_mut() {
+            let text = &buf[p + 8..p + 8 + n];
+            let h = if n <= 16 && p + 24 <= buf.len() {
+                let lo = u64::from_le_bytes(buf[p + 8..p + 16].try_into().unwrap()) & MASKS[n][0];
+                let hi = u64::from_le_bytes(buf[p + 16..p + 24].try_into().unwrap()) & MASKS[n][1];
+                (folded(
+                    folded(lo ^ 0x243f_6a88_85a3_08d3, hi ^ 0x1319_8a2e_0370_7344) ^ n as u64,
+                    0xa409_3822_299f_31d1,
+                ) >> 32) as u32
+            } else {
+                (state.hash_one(text) >> 32) as u32
+            };
+            let bit = h >> (32 - seen.len().trailing_zeros() - 5);
+            let w = &mut seen[(bit >> 5) as usize];
+            **hot += u64::from(*w & (1 << (bit & 31)) != 0);
+            *w |= 1 << (bit & 31);
+        }
+        p += 8 + n;
+        *left -= 1;
+    }
+    p
+}
+
+/// One pass over `[0, end)` of `src` through a reused buffer; `vocab`: the
+/// range and count of the vocabulary's strings, walked (and hashed with
+/// `seen`) when given. Gives the tokens walked.
+fn pass(
+    src: &dyn ByteSource,
+    end: u64,
+    vocab: Option<(u64, u64, u64)>,
+    utf8: bool,
+    mut seen: Option<&mut [u32]>,
+) -> u64 {
+    let chunk = usize::try_from(limits::LEAN_READ_CHUNK).unwrap();
+    let mut buf = vec![0u8; 2 * chunk];
+    let (mut have, mut at, mut walked, mut hot) = (0usize, 0u64, 0u64, 0u64);
+    let state = foldhash::fast::FixedState::with_seed(24);
+    let (from, to, count) = vocab.unwrap_or((end, end, 0));
+    let mut left = count;
+    while at < end {
+        let want = (end - at).min(chunk as u64) as usize;
+        if buf.len() < have + want {
+            buf.resize(have + want, 0);
+        }
+        src.read_exact_at(at, &mut buf[have..have + want]).unwrap();
+        if utf8 {
+            std::hint::black_box(simdutf8::basic::from_utf8(&buf[have..have + want]).is_ok());
+        }
+        // The part of the vocabulary in the buffer: its strings walked, the
+        // last partial one kept for the next chunk.
+        let total = have + want;
+        let start = from.saturating_sub(at - have as u64).min(total as u64) as usize;
+        at += want as u64;
+        if vocab.is_some() && at > from && at - (total - start) as u64 <= to {
+            let stop = (to - (at - total as u64)).min(total as u64) as usize;
+            let before = left;
+            let used = match seen.as_deref_mut() {
+                Some(seen) => walk(&buf[start..stop], &mut left, Some((&state, seen, &mut hot))),
+                None => walk(&buf[start..stop], &mut left, None),
+            };
+            walked += before - left;
+            let keep = if left > 0 { start + used } else { total };
+            buf.copy_within(keep..total, 0);
+            have = total - keep;
+        } else {
+            have = 0;
+        }
+    }
+    std::hint::black_box(hot);
+    walked
+}
+
+fn main() {
+    let path = std::env::args().nth(1).expect("usage: floor FILE");
+    let src = open(path.as_ref(), &OpenPolicy::default()).expect("open");
+    // No cap: the 1M-key file is past the default one.
+    let opts = Options { container_only: true, limits: limits::MetadataLimits::UNBOUNDED, ..Options::default() };
+    let v = validate_source(&src, &opts).expect("read");
+    let end = u64::try_from(v.metadata.len()).unwrap();
+    let parsed = gguf_validate::parse::parse_prefix(&v.metadata, src.len()).expect("GGUF v2/v3");
+    let vocab = parsed.file.get("tokenizer.ggml.tokens").and_then(|kv| kv.value.as_array()).map(|a| {
+        let from = a.data_offset();
+        (from, from + a.data.len() as u64, a.len)
+    });
+    let tokens = vocab.map_or(0, |(_, _, n)| n);
+    let t = Instant::now();
+    pass(&src, end, None, false, None);
+    let copy = t.elapsed();
+    let t = Instant::now();
+    let walked = pass(&src, end, vocab, true, None);
+    let container = t.elapsed();
+    assert_eq!(walked, tokens, "the walk met every token");
+    let t = Instant::now();
+    // Fresh memory for the bitmap, in huge pages, as the tool has it.
+    let words = (tokens.max(2) * 32).next_power_of_two().min(1 << 23) as usize / 32;
+    let mut map = memmap2::MmapOptions::new().len(words * 4).map_anon().expect("map");
+    #[cfg(target_os = "linux")]
+    let _ = map.advise(memmap2::Advice::HugePage);
+    let seen: &mut [u32] = bytemuck::try_cast_slice_mut(&mut map[..]).unwrap();
+    let hashed = pass(&src, end, vocab, true, Some(seen));
+    let full = t.elapsed();
+    assert_eq!(hashed, tokens, "every token hashed");
+    let ms = |d: std::time::Duration| d.as_secs_f64() * 1e3;
+    println!(
+        "{{\"metadata_bytes\": {end}, \"tokens\": {tokens}, \"copy_ms\": {:.4}, \"container_ms\": {:.4}, \"full_ms\": {:.4}}}",
+        ms(copy),
+        ms(container),
+        ms(full)
+    );
+}
