@@ -3,9 +3,11 @@
 //! in-process, for `process.py --floor` to print beside the tool's figures.
 //!
 //! ```text
-//! cargo bench -p gguf-validate-lib --bench floor --no-run   # builds it
-//! target/release/deps/floor-* FILE                          # one line of JSON
+//! GGUF_VALIDATE_GEMMA=gemma-3-270m-q4_k_m.gguf cargo bench -p gguf-validate-lib --bench floor
 //! ```
+//!
+//! prints one line of JSON (`process.py --floor` builds it and gives the
+//! file as its argument).
 //!
 //! Three passes over the metadata, each in the same process after the file
 //! was read once (page cache warm), each a lower bound of what the tool
@@ -136,7 +138,13 @@ fn pass(
 }
 
 fn main() {
-    let path = std::env::args().nth(1).expect("usage: floor FILE");
+    // `cargo bench` passes `--bench`: the file is the first other argument,
+    // else GGUF_VALIDATE_GEMMA.
+    let path = std::env::args().skip(1).find(|a| !a.starts_with("--"));
+    let Some(path) = path.or_else(|| std::env::var("GGUF_VALIDATE_GEMMA").ok()) else {
+        eprintln!("floor: give a GGUF file (or set GGUF_VALIDATE_GEMMA)");
+        return;
+    };
     let src = open(path.as_ref(), &OpenPolicy::default()).expect("open");
     // No cap: the 1M-key file is past the default one.
     let opts = Options { container_only: true, limits: limits::MetadataLimits::UNBOUNDED, ..Options::default() };
