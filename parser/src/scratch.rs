@@ -30,7 +30,6 @@ impl Zeroed {
     }
 
     /// The words.
-    #[cfg(test)]
     pub(crate) fn as_slice(&self) -> &[u32] {
         match &self.pages {
             Some(map) => {

@@ -167,6 +167,10 @@ fn skip_strings<const BIG: bool>(data: &[u8], n: u64) -> Option<usize> {
 /// log2 of the largest bitmap of [`Duplicates`].
 const MAX_SEEN_BITS: u32 = 23;
 
+/// The most bits of the filter of hot hashes of [`Duplicates::found`]
+/// (32 KiB, a power of two).
+const MAX_FILTER_BITS: usize = 1 << 18;
+
 /// [`Duplicates`] keeps the offset of one token in this many (a power of two).
 const CHECKPOINT: u64 = 64;
 
@@ -505,25 +509,33 @@ impl Duplicates {
 
     /// The tokens whose text an earlier token has, in order: each with
     /// the first token of that text and its string.
-    fn found<'a>(mut self, tokens: &Array<'a>) -> Vec<(u64, u64, Str<'a>)> {
+    fn found<'a>(self, tokens: &Array<'a>) -> Vec<(u64, u64, Str<'a>)> {
         if self.hot.is_empty() {
             return Vec::new();
         }
-        // The tokens on hot bits, with their hash.
-        let shift = self.shift;
-        let (hashes, seen) = self.scratch.as_mut_slice().split_at_mut_checked(self.hash_room).unwrap_or_default();
-        let hashes = hashes.get(..self.count).unwrap_or_default();
-        seen.fill(0);
+        // A text repeated has the hash of a hot token (the later copy set
+        // a bit already set): the tokens of those hashes, with their hash.
+        // Each hash is first looked up in a filter of the hot hashes' low
+        // bits, 64 bits a hot hash, at most 32 KiB (in the first-level
+        // cache, where the bitmap's 1 MiB is not), then in a set of them.
+        let hashes = self.scratch.as_slice().get(..self.count).unwrap_or_default();
+        let hot: std::collections::HashSet<u32, foldhash::fast::RandomState> = self.hot.iter().copied().collect();
+        let filter_bits = self.hot.len().saturating_mul(64).clamp(64, MAX_FILTER_BITS).next_power_of_two();
+        let mut filter = vec![0u64; filter_bits / 64];
+        let bit = |h: u32| {
+            let b = usize::try_from(h).unwrap_or(0) & (filter_bits - 1);
+            (b / 64, 1u64 << (b % 64))
+        };
         for h in &self.hot {
-            let (word, mask) = slot(shift, *h);
-            if let Some(w) = seen.get_mut(word) {
+            let (word, mask) = bit(*h);
+            if let Some(w) = filter.get_mut(word) {
                 *w |= mask;
             }
         }
         let mut hashed: Vec<(u32, u64)> = Vec::with_capacity(self.hot.len().saturating_mul(2));
         for (i, h) in (0u64..).zip(hashes.iter()) {
-            let (word, mask) = slot(shift, *h);
-            if seen.get(word).is_some_and(|w| w & mask != 0) {
+            let (word, mask) = bit(*h);
+            if filter.get(word).is_some_and(|w| w & mask != 0) && hot.contains(h) {
                 hashed.push((*h, i));
             }
         }
