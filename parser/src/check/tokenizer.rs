@@ -523,7 +523,7 @@ impl Duplicates {
         let filter_bits = self.hot.len().saturating_mul(64).clamp(64, MAX_FILTER_BITS).next_power_of_two();
         let mut filter = vec![0u64; filter_bits / 64];
         let bit = |h: u32| {
-            let b = usize::try_from(h).unwrap_or(0) & (filter_bits - 1);
+            let b = usize::try_from(h).unwrap_or(0) & filter_bits.saturating_sub(1);
             (b / 64, 1u64 << (b % 64))
         };
         for h in &self.hot {
