@@ -151,7 +151,7 @@ fn main() {
     let v = validate_source(&src, &opts).expect("read");
     let end = u64::try_from(v.metadata.len()).unwrap();
     let parsed = gguf_validate::parse::parse_prefix(&v.metadata, src.len()).expect("GGUF v2/v3");
-    let vocab = parsed.file.get("tokenizer.ggml.tokens").and_then(|kv| kv.value.as_array()).map(|a| {
+    let vocab = parsed.file.get("tokenizer.ggml.tokens").and_then(|kv| kv.value.as_array().copied()).map(|a| {
         let from = a.data_offset();
         (from, from + a.data.len() as u64, a.len)
     });

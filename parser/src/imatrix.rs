@@ -275,7 +275,7 @@ fn read_gguf(src: &dyn ByteSource) -> Result<Imatrix, ImatrixError> {
         }
     }
     let mut datasets = Vec::new();
-    if let Some(Value::Array(a)) = key("imatrix.datasets").map(|kv| &kv.value) {
+    if let Some(Value::Array(a)) = key("imatrix.datasets").map(|kv| kv.value) {
         datasets.extend(a.strings().map(|(_, s)| String::from_utf8_lossy(s.bytes).into_owned()));
     }
     // ggml's gguf_get_val_u32 asserts the type: anything else aborts.

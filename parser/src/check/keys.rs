@@ -30,7 +30,7 @@ pub(crate) fn check_known(file: &GgufFile<'_>, sink: &mut Sink<'_>) -> KeyFacts 
     // check_alignment only judges the key.
     let mut facts = KeyFacts { alignment: file.alignment(), architecture: None };
     if let Some(kv) = file.get("general.alignment") {
-        check_alignment(kv, sink);
+        check_alignment(&kv, sink);
     }
     if let Some(kv) = file.get("general.architecture") {
         match kv.value.as_string() {
@@ -41,7 +41,7 @@ pub(crate) fn check_known(file: &GgufFile<'_>, sink: &mut Sink<'_>) -> KeyFacts 
                     sink.emit(
                         RuleId::ArchitectureCharset,
                         kv.value_offset(),
-                        || kv_path(kv),
+                        || kv_path(&kv),
                         || format!("architecture `{}` is not [a-z0-9]+", s.display()),
                     );
                 }
@@ -49,7 +49,7 @@ pub(crate) fn check_known(file: &GgufFile<'_>, sink: &mut Sink<'_>) -> KeyFacts 
             None => sink.emit(
                 RuleId::ArchitectureType,
                 kv.type_offset(),
-                || kv_path(kv),
+                || kv_path(&kv),
                 || format!("general.architecture is {}, not a string", type_label(&kv.value)),
             ),
         }
@@ -215,19 +215,26 @@ fn check_standard_types(file: &GgufFile<'_>, arch: Option<&str>, sink: &mut Sink
     }
     let arch = arch.filter(|a| super::llama_arches::LLAMA_ARCHES.contains(a));
     let tables = tables();
-    for kv in &file.kvs {
+    // Keys first: only a pair of a known key is decoded.
+    for (i, key) in file.kvs.keys() {
         // A template key holding a non-string is template-value-type's.
-        if super::template::is_template_key(kv.key.bytes) {
+        if super::template::is_template_key(key) {
             continue;
         }
-        let Some(key) = kv.key.as_str() else { continue };
-        if let Some(types) = loader_types(tables, key, arch) {
+        let Ok(key) = std::str::from_utf8(key) else { continue };
+        let loader = loader_types(tables, key, arch);
+        let spec = if loader.is_none() { tables.spec.get(key) } else { None };
+        if loader.is_none() && spec.is_none() {
+            continue;
+        }
+        let Some(kv) = file.kvs.get(i) else { continue };
+        if let Some(types) = loader {
             let actual = type_name(&kv.value);
             if !types.contains(&actual.as_str()) {
                 sink.emit(
                     RuleId::StandardKeyType,
                     kv.type_offset(),
-                    || kv_path(kv),
+                    || kv_path(&kv),
                     || {
                         format!(
                             "`{key}` is {actual}; llama.cpp reads it as {} and refuses the file",
@@ -236,13 +243,13 @@ fn check_standard_types(file: &GgufFile<'_>, arch: Option<&str>, sink: &mut Sink
                     },
                 );
             }
-        } else if let Some(t) = tables.spec.get(key) {
+        } else if let Some(t) = spec {
             let actual = type_name(&kv.value);
             if actual != *t {
                 sink.emit(
                     RuleId::MetadataKeyType,
                     kv.type_offset(),
-                    || kv_path(kv),
+                    || kv_path(&kv),
                     || format!("`{key}` is {actual}; the spec gives it type {t}"),
                 );
             }
@@ -263,23 +270,23 @@ fn check_tokenizer(file: &GgufFile<'_>, sink: &mut Sink<'_>) {
             sink.emit(
                 RuleId::TokenizerArrayLength,
                 a.offset,
-                || kv_path(kv),
+                || kv_path(&kv),
                 || format!("`{name}` has {} elements but tokenizer.ggml.tokens has {n_vocab}", a.len),
             );
         }
     }
-    for kv in &file.kvs {
-        let Some(key) = kv.key.as_str() else { continue };
-        if !(key.starts_with("tokenizer.ggml.") && key.ends_with("_token_id")) {
+    for (i, key) in file.kvs.keys() {
+        if !(key.starts_with(b"tokenizer.ggml.") && key.ends_with(b"_token_id")) {
             continue;
         }
+        let (Ok(key), Some(kv)) = (std::str::from_utf8(key), file.kvs.get(i)) else { continue };
         if let Some(id) = kv.value.as_u64()
             && id >= n_vocab
         {
             sink.emit(
                 RuleId::TokenIdRange,
                 kv.value_offset(),
-                || kv_path(kv),
+                || kv_path(&kv),
                 || format!("`{key}` is {id} but the vocabulary has {n_vocab} tokens"),
             );
         }
@@ -317,7 +324,7 @@ pub(crate) fn check_required(file: &GgufFile<'_>, tensors: &TensorFacts, sink: &
             sink.emit(
                 RuleId::QuantVersionType,
                 kv.type_offset(),
-                || kv_path(kv),
+                || kv_path(&kv),
                 || format!("general.quantization_version is {}, not u32", type_label(&kv.value)),
             );
         }

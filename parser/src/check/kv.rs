@@ -29,21 +29,24 @@ fn element_path(kv: &KeyValue<'_>, indices: &[u64]) -> String {
 /// value (strings, bools, arrays), recursively.
 pub(crate) fn check_pairs(file: &GgufFile<'_>, sink: &mut Sink<'_>) {
     let duplicates = match file.key_index() {
-        Some((_, packed)) => super::later_duplicates_packed(&file.kvs, packed, |kv| kv.key.bytes),
-        None => super::later_duplicates(&file.kvs, |kv| kv.key.bytes),
+        Some((_, packed)) => super::later_duplicates_packed(packed, |i| file.kvs.key(i).unwrap_or_default()),
+        None => {
+            let keys: Vec<&[u8]> = file.kvs.iter().map(|kv| kv.key.bytes).collect();
+            super::later_duplicates(&keys, |k| k)
+        }
     };
     let mut duplicates = duplicates.iter().peekable();
     for (i, kv) in file.kvs.iter().enumerate() {
-        check_key(kv, sink);
+        check_key(&kv, sink);
         if duplicates.next_if_eq(&&i).is_some() {
             sink.emit(
                 RuleId::KeyDuplicate,
                 kv.key.offset,
-                || kv_path(kv),
+                || kv_path(&kv),
                 || format!("key `{}` appears more than once; readers disagree on which value wins", kv.key.display()),
             );
         }
-        check_value(kv, &kv.value, kv.value_offset(), &mut Vec::new(), sink);
+        check_value(&kv, &kv.value, kv.value_offset(), &mut Vec::new(), sink);
     }
 }
 

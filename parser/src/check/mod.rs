@@ -234,14 +234,15 @@ pub(crate) fn later_duplicates<T>(items: &[T], key: impl Fn(&T) -> &[u8]) -> Vec
         packed.push(h << 32 | u64::from(i));
     }
     packed.sort_unstable();
-    later_duplicates_packed(items, &packed, key)
+    later_duplicates_packed(&packed, |i| items.get(i).map_or(&[][..], &key))
 }
 
 /// [`later_duplicates`] from the items' keys hashed to 32 bits above their
-/// positions, sorted (as [`parse::GgufFile::key_index`] keeps them).
-pub(crate) fn later_duplicates_packed<T>(items: &[T], packed: &[u64], key: impl Fn(&T) -> &[u8]) -> Vec<usize> {
+/// positions, sorted (as [`parse::GgufFile::key_index`] keeps them); `key`
+/// gives the key of the item at a position.
+pub(crate) fn later_duplicates_packed<'k>(packed: &[u64], key: impl Fn(usize) -> &'k [u8]) -> Vec<usize> {
     let position = |p: &u64| parse::key_index_position(*p);
-    let key_of = |p: &u64| items.get(position(p)).map_or(&[][..], &key);
+    let key_of = |p: &u64| key(position(p));
     let mut later = Vec::new();
     for run in packed.chunk_by(|a, b| a >> 32 == b >> 32) {
         let [first, rest @ ..] = run else { continue };

@@ -21,7 +21,7 @@ use super::model_tensors::layer0;
 const PER_LAYER: [&str; 4] =
     ["feed_forward_length", "attention.head_count", "attention.head_count_kv", "expert_used_count"];
 
-fn arch_key<'f, 'a>(file: &'f GgufFile<'a>, arch: &str, name: &str) -> Option<&'f KeyValue<'a>> {
+fn arch_key<'a>(file: &GgufFile<'a>, arch: &str, name: &str) -> Option<KeyValue<'a>> {
     file.get(&format!("{arch}.{name}"))
 }
 
@@ -164,7 +164,7 @@ pub(crate) fn check_model(
 }
 
 fn general_type_offset(file: &GgufFile<'_>) -> u64 {
-    file.get("general.type").map_or(super::KV_SECTION, KeyValue::value_offset)
+    file.get("general.type").map_or(super::KV_SECTION, |kv| kv.value_offset())
 }
 
 /// Runs the `model-*` hyper-parameter rules for the architecture `arch`;
@@ -175,7 +175,7 @@ pub(crate) fn check(file: &GgufFile<'_>, arch: &str, sink: &mut Sink<'_>) -> boo
             sink.emit(
                 RuleId::ModelArchitectureUnknown,
                 kv.value_offset(),
-                || kv_path(kv),
+                || kv_path(&kv),
                 || {
                     format!(
                         "architecture `{}` is not one llama.cpp knows; its hyper-parameters were not checked",
@@ -191,7 +191,7 @@ pub(crate) fn check(file: &GgufFile<'_>, arch: &str, sink: &mut Sink<'_>) -> boo
             // A value that is not a non-negative integer is standard-key-type's.
             let n = kv.value.as_u64()?;
             if n == 0 || n > limits::LLAMA_MAX_LAYERS {
-                sink.emit(RuleId::ModelBlockCount, kv.value_offset(), || kv_path(kv), || {
+                sink.emit(RuleId::ModelBlockCount, kv.value_offset(), || kv_path(&kv), || {
                 format!(
                     "`{}` is {}; llama.cpp needs 1..={} (its per-layer arrays hold {} layers) and aborts otherwise",
                     kv.key.display(),
@@ -214,7 +214,7 @@ pub(crate) fn check(file: &GgufFile<'_>, arch: &str, sink: &mut Sink<'_>) -> boo
             sink.emit(
                 RuleId::ModelLayerArray,
                 a.offset,
-                || kv_path(kv),
+                || kv_path(&kv),
                 || match block_count {
                     Some(n) => format!(
                         "`{}` has {} values for {n} layers; llama.cpp refuses the model",
@@ -246,7 +246,7 @@ fn check_experts(file: &GgufFile<'_>, arch: &str, sink: &mut Sink<'_>) {
         sink.emit(
             RuleId::ModelExpertCount,
             kv.value_offset(),
-            || kv_path(kv),
+            || kv_path(&kv),
             || {
                 format!(
                     "`{}` is {}; llama.cpp allows at most {} experts and aborts otherwise",
@@ -261,7 +261,7 @@ fn check_experts(file: &GgufFile<'_>, arch: &str, sink: &mut Sink<'_>) {
         if let Some(kv) = count
             && n_expert.is_some_and(|n| n > 0)
         {
-            sink.emit(RuleId::ModelExpertCount, kv.value_offset(), || kv_path(kv), || {
+            sink.emit(RuleId::ModelExpertCount, kv.value_offset(), || kv_path(&kv), || {
                 format!("`{}` is set but `{arch}.expert_used_count` is absent (0): llama.cpp aborts (GGML_ASSERT n_expert_used > 0)", kv.key.display())
             });
         }
@@ -278,7 +278,7 @@ fn check_experts(file: &GgufFile<'_>, arch: &str, sink: &mut Sink<'_>) {
         sink.emit(
             RuleId::ModelExpertCount,
             used.value_offset(),
-            || kv_path(used),
+            || kv_path(&used),
             || {
                 format!(
                     "`{}` is 0 with {} experts: llama.cpp aborts (GGML_ASSERT n_expert_used > 0)",
@@ -294,7 +294,7 @@ fn check_experts(file: &GgufFile<'_>, arch: &str, sink: &mut Sink<'_>) {
         sink.emit(
             RuleId::ModelExpertCount,
             used.value_offset(),
-            || kv_path(used),
+            || kv_path(&used),
             || {
                 format!(
                     "`{}` uses {u} experts per token but `{arch}.expert_count` is {}; llama.cpp aborts",
@@ -327,7 +327,7 @@ fn check_rope(file: &GgufFile<'_>, arch: &str, sink: &mut Sink<'_>) {
         sink.emit(
             RuleId::ModelRope,
             kv.value_offset(),
-            || kv_path(kv),
+            || kv_path(&kv),
             || {
                 format!(
                     "`{}` is `{}`; llama.cpp knows {} and aborts the process (GGML_ASSERT) on any other",
@@ -354,7 +354,7 @@ fn check_rope(file: &GgufFile<'_>, arch: &str, sink: &mut Sink<'_>) {
     if let Some(head) = head
         && head != n_rot
     {
-        sink.emit(RuleId::ModelRope, kv.value_offset(), || kv_path(kv), || {
+        sink.emit(RuleId::ModelRope, kv.value_offset(), || kv_path(&kv), || {
             format!("`{}` is {n_rot} but the head size is {head}; llama.cpp refuses `{arch}` models unless they are equal (invalid n_rot)", kv.key.display())
         });
     }
@@ -367,7 +367,7 @@ fn check_heads(file: &GgufFile<'_>, arch: &str, sink: &mut Sink<'_>) {
         && let Some(n_kv) = layer0(kv).filter(|k| *k > 0)
         && n_head.checked_rem(n_kv) != Some(0)
     {
-        sink.emit(RuleId::ModelHeadCount, kv.value_offset(), || kv_path(kv), || {
+        sink.emit(RuleId::ModelHeadCount, kv.value_offset(), || kv_path(&kv), || {
             format!("{n_head} attention heads do not split into groups of {n_kv} key/value heads; llama.cpp loads the file, but grouped-query attention cannot run as trained")
         });
     }
@@ -375,7 +375,7 @@ fn check_heads(file: &GgufFile<'_>, arch: &str, sink: &mut Sink<'_>) {
         && let Some(e) = arch_key(file, arch, "embedding_length").and_then(|e| e.value.as_u64())
         && e.checked_rem(n_head) != Some(0)
     {
-        sink.emit(RuleId::ModelHeadCount, heads.value_offset(), || kv_path(heads), || {
+        sink.emit(RuleId::ModelHeadCount, heads.value_offset(), || kv_path(&heads), || {
             format!("embedding_length {e} is not a multiple of {n_head} heads and `{arch}.attention.key_length` is absent: llama.cpp's head size {e}/{n_head} is rounded down")
         });
     }
@@ -421,12 +421,12 @@ fn check_file_type(file: &GgufFile<'_>, tensors: &[&TensorInfo<'_>], sink: &mut 
     let Some(kv) = file.get("general.file_type") else { return };
     let Some(ftype) = kv.value.as_u64() else { return };
     match file_type_types(ftype) {
-        None => sink.emit(RuleId::ModelFileType, kv.value_offset(), || kv_path(kv), || {
+        None => sink.emit(RuleId::ModelFileType, kv.value_offset(), || kv_path(&kv), || {
             format!("general.file_type {ftype} is not a llama_ftype llama.cpp knows (it prints \"unknown, may not work\")")
         }),
         Some(types) => {
             if !tensors.iter().any(|t| types.contains(&t.type_id)) {
-                sink.emit(RuleId::ModelFileType, kv.value_offset(), || kv_path(kv), || {
+                sink.emit(RuleId::ModelFileType, kv.value_offset(), || kv_path(&kv), || {
                     format!("general.file_type {ftype} names a type no tensor has; llama.cpp ignores the key, but tools that trust it misreport the quantization")
                 });
             }

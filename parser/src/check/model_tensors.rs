@@ -53,7 +53,7 @@ struct Hparams {
 }
 
 /// A scalar u32, or the first element of a per-layer array.
-pub(crate) fn layer0(kv: &KeyValue<'_>) -> Option<u64> {
+pub(crate) fn layer0(kv: KeyValue<'_>) -> Option<u64> {
     match kv.value {
         Value::Array(a) => a.iter().next().and_then(|e| e.value.as_u64()),
         v => v.as_u64(),

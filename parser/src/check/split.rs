@@ -22,7 +22,7 @@ pub(crate) fn check(file: &GgufFile<'_>, sink: &mut Sink<'_>) {
         sink.emit(
             RuleId::SplitIndex,
             no.value_offset(),
-            || kv_path(no),
+            || kv_path(&no),
             || format!("split.no is {n} but split.count is {c}: shards are numbered 0..{c}"),
         );
     }
@@ -67,8 +67,8 @@ pub(crate) struct Member<'f, 'a> {
     pub(crate) named: Option<(u32, u32)>,
 }
 
-impl Member<'_, '_> {
-    fn key(&self, key: &str) -> Option<&KeyValue<'_>> {
+impl<'a> Member<'_, 'a> {
+    fn key(&self, key: &str) -> Option<KeyValue<'a>> {
         self.file.and_then(|f| f.get(key))
     }
 
@@ -198,7 +198,7 @@ fn indices(members: &[Member<'_, '_>], sink: &mut Sink<'_>) {
             Some((_, owner)) if *owner == m.slot => continue,
             Some((_, owner)) => {
                 let owner = *owner;
-                sink.emit(RuleId::SplitNoDuplicate, kv.value_offset(), || m.path(kv), || {
+                sink.emit(RuleId::SplitNoDuplicate, kv.value_offset(), || m.path(&kv), || {
                     format!("split.no {no} is also the index of shard[{owner}]: llama.cpp refuses the shard that is not at position {no} (invalid split file idx)")
                 });
                 continue;
@@ -209,7 +209,7 @@ fn indices(members: &[Member<'_, '_>], sink: &mut Sink<'_>) {
             && u64::from(pos) != no
         {
             let human = pos.saturating_add(1);
-            sink.emit(RuleId::SplitIndex, kv.value_offset(), || m.path(kv), || {
+            sink.emit(RuleId::SplitIndex, kv.value_offset(), || m.path(&kv), || {
                 format!("split.no is {no} but the file name says shard {human} of {n} (split.no {pos}): llama.cpp refuses it (invalid split file idx)")
             });
         }
@@ -234,13 +234,13 @@ fn counts(members: &[Member<'_, '_>], n: u64, sink: &mut Sink<'_>) {
         };
         let Some(c) = kv.value.as_u64() else { continue };
         if c != n {
-            sink.emit(RuleId::SplitCountMismatch, kv.value_offset(), || m.path(kv), || {
+            sink.emit(RuleId::SplitCountMismatch, kv.value_offset(), || m.path(&kv), || {
                 format!("split.count is {c} but the set has {n} shards: this shard belongs to another split of the model")
             });
         } else if let Some((_, named)) = m.named
             && u64::from(named) != c
         {
-            sink.emit(RuleId::SplitCountMismatch, kv.value_offset(), || m.path(kv), || {
+            sink.emit(RuleId::SplitCountMismatch, kv.value_offset(), || m.path(&kv), || {
                 format!("split.count is {c} but the file name says `-of-{named:05}`: llama.cpp looks for the shards by that name")
             });
         }
@@ -272,7 +272,7 @@ fn tensors_count(members: &[Member<'_, '_>], first: &Member<'_, '_>, complete: b
             .fold(0u64, |acc, f| acc.saturating_add(u64::try_from(f.tensors.len()).unwrap_or(u64::MAX)));
         if want != Some(total) {
             let shown = want.map_or_else(|| "not a count".to_string(), |w| w.to_string());
-            sink.emit(RuleId::SplitTensorsCount, kv.value_offset(), || first.path(kv), || {
+            sink.emit(RuleId::SplitTensorsCount, kv.value_offset(), || first.path(&kv), || {
                 format!("split.tensors.count is {shown} but the shards hold {total} tensors: llama.cpp refuses the set (corrupted model)")
             });
         }
@@ -288,7 +288,7 @@ fn tensors_count(members: &[Member<'_, '_>], first: &Member<'_, '_>, complete: b
             sink.emit(
                 RuleId::SplitTensorsCount,
                 other.value_offset(),
-                || m.path(other),
+                || m.path(&other),
                 || format!("split.tensors.count is {} here but {} in the first shard", shown(theirs), shown(want)),
             );
         }
@@ -314,7 +314,7 @@ fn metadata_location(members: &[Member<'_, '_>], first: &Member<'_, '_>, sink: &
             if !is_model_key(kv.key.bytes) || first_file.kvs.iter().any(|f| f.key.bytes == kv.key.bytes) {
                 continue;
             }
-            sink.emit(RuleId::SplitMetadataLocation, kv.key.offset, || m.path(kv), || {
+            sink.emit(RuleId::SplitMetadataLocation, kv.key.offset, || m.path(&kv), || {
                 format!(
                     "`{}` is in a later shard but not in the first: llama.cpp reads metadata from the first shard only, so it never sees this key",
                     kv.key.display()

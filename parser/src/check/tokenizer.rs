@@ -22,7 +22,7 @@ pub(crate) fn check(file: &GgufFile<'_>, needs_vocab: bool, sink: &mut Sink<'_>)
     let types = file.get("tokenizer.ggml.token_type").and_then(|kv| Some((kv, *kv.value.as_array()?)));
     let types = types.filter(|(_, a)| a.elem_type == ValueType::I32);
     if let Some((kv, a)) = types {
-        check_token_types(kv, &a, sink);
+        check_token_types(&kv, &a, sink);
     }
     if let Some(kv) = file.get("tokenizer.ggml.tokens")
         && let Some(tokens) = kv.value.as_array()
@@ -34,7 +34,7 @@ pub(crate) fn check(file: &GgufFile<'_>, needs_vocab: bool, sink: &mut Sink<'_>)
         let known_split = known_split
             .and_then(|s| s.mid)
             .and_then(|(i, offset)| Some((i, usize::try_from(offset.checked_sub(tokens.data_offset())?).ok()?)));
-        check_tokens(kv, tokens, types.map(|(_, a)| a), known_split, sink);
+        check_tokens(&kv, tokens, types.map(|(_, a)| a), known_split, sink);
     }
 }
 
@@ -58,7 +58,7 @@ fn check_model(file: &GgufFile<'_>, needs_vocab: bool, sink: &mut Sink<'_>) {
     // A value that is not a string is standard-key-type's.
     let Some(model) = model else { return };
     if needs_vocab && !matches!(model.bytes, b"none" | b"no_vocab") && file.get("tokenizer.ggml.tokens").is_none() {
-        sink.emit(RuleId::TokenizerVocabMissing, model_kv.value_offset(), || kv_path(model_kv), || {
+        sink.emit(RuleId::TokenizerVocabMissing, model_kv.value_offset(), || kv_path(&model_kv), || {
             format!("tokenizer.ggml.model is `{}` but tokenizer.ggml.tokens is missing; llama.cpp refuses the file (cannot find tokenizer vocab)", model.display())
         });
     }
@@ -67,7 +67,7 @@ fn check_model(file: &GgufFile<'_>, needs_vocab: bool, sink: &mut Sink<'_>) {
         sink.emit(
             RuleId::TokenizerModelUnknown,
             model_kv.value_offset(),
-            || kv_path(model_kv),
+            || kv_path(&model_kv),
             || {
                 format!(
                     "tokenizer.ggml.model `{}` is not one llama.cpp knows ({}); it refuses the file",
@@ -88,13 +88,13 @@ fn check_model(file: &GgufFile<'_>, needs_vocab: bool, sink: &mut Sink<'_>) {
         && !pre.bytes.is_empty()
         && !BPE_PRE_TOKENIZERS.iter().any(|p| p.as_bytes() == pre.bytes)
     {
-        sink.emit(RuleId::TokenizerPreUnknown, kv.value_offset(), || kv_path(kv), || {
+        sink.emit(RuleId::TokenizerPreUnknown, kv.value_offset(), || kv_path(&kv), || {
             format!("tokenizer.ggml.pre `{}` is not a pre-tokenizer llama.cpp knows for BPE vocabularies; it refuses the file", pre.display())
         });
     }
     let exempt = pre.is_some_and(|p| MERGES_EXEMPT_PRE.iter().any(|e| e.as_bytes() == p.bytes));
     if file.get("tokenizer.ggml.merges").is_none() && !exempt {
-        sink.emit(RuleId::TokenizerMergesMissing, model_kv.value_offset(), || kv_path(model_kv), || {
+        sink.emit(RuleId::TokenizerMergesMissing, model_kv.value_offset(), || kv_path(&model_kv), || {
             format!("tokenizer.ggml.model `{}` is a BPE vocabulary but tokenizer.ggml.merges is missing; llama.cpp refuses the file", model.display())
         });
     }
@@ -705,7 +705,7 @@ fn check_name_quirk(file: &GgufFile<'_>, sink: &mut Sink<'_>) {
     let missing: Vec<String> =
         NEEDED.iter().zip(found).filter(|(_, f)| !f).map(|(n, _)| String::from_utf8_lossy(n).into_owned()).collect();
     if !missing.is_empty() {
-        sink.emit(RuleId::TokenizerNameQuirk, name_kv.value_offset(), || kv_path(name_kv), || {
+        sink.emit(RuleId::TokenizerNameQuirk, name_kv.value_offset(), || kv_path(&name_kv), || {
             format!(
                 "general.name `{}` contains `phi3`/`phi-3`, so llama.cpp looks up {} in the vocabulary, which lacks {}: it refuses the file",
                 name.display(),

@@ -15,12 +15,14 @@
 pub mod extent;
 pub mod header;
 pub mod input;
+pub mod pairs;
 pub mod value;
 
 pub(crate) use extent::lean_strings;
 pub use extent::{Extent, Reach};
 pub use header::{Detected, LegacyFormat, detect};
 pub use input::{ByteOrder, Ctx, DecodeKind, Str, StringSpan, escape_bytes, is_invisible_format, quote_bytes};
+pub use pairs::Pairs;
 pub use value::{Array, Element, Value};
 
 use crate::limits;
@@ -40,8 +42,9 @@ pub struct Header {
     pub kv_count: u64,
 }
 
-/// One metadata key/value pair. Kept small (a file may hold millions):
-/// the offsets of the type and value follow from the key's.
+/// One metadata key/value pair, borrowed from the metadata's bytes. The
+/// offsets of the type and value follow from the key's. A file keeps its
+/// pairs as [`Pairs`] (16 bytes each) and gives each as one of these.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct KeyValue<'a> {
     /// Position among the pairs.
@@ -138,10 +141,9 @@ impl TensorInfo<'_> {
 pub struct GgufFile<'a> {
     /// The header.
     pub header: Header,
-    /// The key/value pairs, in file order. (Edit them before the first
-    /// [`GgufFile::get`], or on a copy: a file of many pairs indexes its
-    /// keys on that call.)
-    pub kvs: Vec<KeyValue<'a>>,
+    /// The key/value pairs, in file order (16 bytes a pair, each decoded
+    /// from the metadata as it is asked for).
+    pub kvs: Pairs<'a>,
     /// The tensor infos, in file order.
     pub tensors: Vec<TensorInfo<'a>>,
     /// Absolute offset just after the last tensor info (valid when complete).
@@ -213,28 +215,29 @@ impl<'a> GgufFile<'a> {
     }
 
     /// The first pair with this key.
-    pub fn get(&self, key: &str) -> Option<&KeyValue<'a>> {
+    pub fn get(&self, key: &str) -> Option<KeyValue<'a>> {
         let key = key.as_bytes();
         let indexed = if self.kvs.len() > limits::KEY_INDEX_MIN_PAIRS { self.key_index() } else { None };
-        let Some((hasher, packed)) = indexed else { return self.kvs.iter().find(|kv| kv.key.bytes == key) };
+        let Some((hasher, packed)) = indexed else { return self.kvs.find(key) };
         use std::hash::BuildHasher;
         let h = hasher.hash_one(key) >> 32;
         // The run of this hash, in position order: its first pair with the
         // key is the file's first.
         let start = packed.partition_point(|p| p >> 32 < h);
-        packed
+        let i = packed
             .get(start..)
             .unwrap_or_default()
             .iter()
             .take_while(|p| *p >> 32 == h)
-            .filter_map(|p| self.kvs.get(key_index_position(*p)))
-            .find(|kv| kv.key.bytes == key)
+            .map(|p| key_index_position(*p))
+            .find(|i| self.kvs.key(*i) == Some(key))?;
+        self.kvs.get(i)
     }
 
     /// The pairs' keys hashed to 32 bits above their positions, sorted, and
     /// the hasher ([`KeyIndex`]); `None` for more pairs than a `u32`
-    /// counts, or if pairs were added or removed since it was built (the
-    /// callers then compare keys with every pair).
+    /// counts, or a key that could not be read again (the callers then
+    /// compare keys with every pair).
     pub(crate) fn key_index(&self) -> Option<&(foldhash::fast::RandomState, Vec<u64>)> {
         self.key_index
             .0
@@ -242,9 +245,10 @@ impl<'a> GgufFile<'a> {
                 use std::hash::BuildHasher;
                 let hasher = foldhash::fast::RandomState::default();
                 let mut packed = Vec::with_capacity(self.kvs.len());
-                for (i, kv) in self.kvs.iter().enumerate() {
+                for i in 0..self.kvs.len() {
+                    let key = self.kvs.key(i)?;
                     let i = u32::try_from(i).ok()?;
-                    packed.push((hasher.hash_one(kv.key.bytes) >> 32) << 32 | u64::from(i));
+                    packed.push((hasher.hash_one(key) >> 32) << 32 | u64::from(i));
                 }
                 packed.sort_unstable();
                 Some((hasher, packed))
@@ -341,7 +345,7 @@ pub fn parse_gguf_spanned<'a>(
     let header = Header { version, byte_order: order, tensor_count: 0, kv_count: 0 };
     let mut file = GgufFile {
         header,
-        kvs: Vec::new(),
+        kvs: Pairs::new(buf, order),
         tensors: Vec::new(),
         infos_end: 0,
         file_len,
@@ -431,7 +435,7 @@ fn parse_body<'a>(ctx: &Ctx<'a>, file: &mut GgufFile<'a>, section: &mut Section<
         *section = Section::Kv(index, Some(key));
         let (rest, ty) = lift(value::value_type(ctx, rest, false))?;
         let (rest, value) = lift(value::parse_value(ctx, rest, ty, 0))?;
-        file.kvs.push(KeyValue { index, key, value });
+        file.kvs.push(&KeyValue { index, key, value });
         i = rest;
     }
 
@@ -583,11 +587,6 @@ mod tests {
             let mut positions: Vec<usize> = packed.iter().map(|p| key_index_position(*p)).collect();
             positions.sort_unstable();
             assert_eq!(positions, (0..keys.len()).collect::<Vec<_>>());
-            // A pair added after the index was built is still found.
-            let mut edited = p.file.clone();
-            let extra = edited.kvs[1];
-            edited.kvs.insert(0, KeyValue { index: 0, ..extra });
-            assert_eq!(edited.get(&keys[1]).map(|kv| kv.key.offset), Some(edited.kvs[0].key.offset));
         }
     }
 
@@ -690,7 +689,7 @@ mod tests {
         );
         let p = parse_bytes(&f).unwrap();
         assert!(p.fatal.is_none());
-        assert_eq!(p.file.kvs[0].value.as_string().unwrap().bytes, b"abc");
-        assert_eq!((p.file.kvs[0].type_offset(), p.file.kvs[0].value_offset()), (33, 37));
+        assert_eq!(p.file.kvs.get(0).unwrap().value.as_string().unwrap().bytes, b"abc");
+        assert_eq!((p.file.kvs.get(0).unwrap().type_offset(), p.file.kvs.get(0).unwrap().value_offset()), (33, 37));
     }
 }

@@ -62,8 +62,8 @@ pub fn judge(src: &dyn ByteSource, options: &Options, profiles: &[Profile]) -> R
 pub fn facts(metadata: &[u8], file_len: u64) -> Facts {
     use sha2::Digest;
     let Some(parsed) = crate::parse::parse_prefix(metadata, file_len) else { return Facts::default() };
-    let file_type = match parsed.file.get("general.file_type").map(|kv| &kv.value) {
-        Some(Value::U32(t)) => Some(*t),
+    let file_type = match parsed.file.get("general.file_type").map(|kv| kv.value) {
+        Some(Value::U32(t)) => Some(t),
         _ => None,
     };
     let templates = parsed

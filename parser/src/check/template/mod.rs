@@ -404,19 +404,24 @@ pub(crate) fn check(file: &GgufFile<'_>, sink: &mut Sink<'_>) {
 pub fn file_findings(file: &GgufFile<'_>) -> Vec<FileFinding> {
     let mut out = Out::default();
     let sink = &mut out;
-    let mut emitted: Vec<(String, &KeyValue<'_>, SpecialToken)> = Vec::new();
-    for kv in &file.kvs {
+    let mut emitted: Vec<(String, KeyValue<'_>, SpecialToken)> = Vec::new();
+    // Keys first: only templates, strings and arrays are decoded.
+    for (i, key) in file.kvs.keys() {
+        let wanted = is_template_key(key)
+            || (!is_vocabulary_key(key)
+                && matches!(file.kvs.value_type(i), Some(ValueType::String | ValueType::Array)));
+        let Some(kv) = file.kvs.get(i).filter(|_| wanted) else { continue };
         if is_template_key(kv.key.bytes) {
             match kv.value {
                 Value::String(s) => {
                     let a = analyse(&String::from_utf8_lossy(s.bytes));
-                    report(kv, None, &a, sink);
+                    report(&kv, None, &a, sink);
                     emitted.extend(a.special_tokens.into_iter().map(|t| (t.text.clone(), kv, t)));
                 }
                 v => sink.emit(
                     RuleId::TemplateValueType,
                     kv.type_offset(),
-                    || kv_path(kv),
+                    || kv_path(&kv),
                     || {
                         format!(
                             "`{}` is a {}; a chat template is a string (llama.cpp aborts reading it as one)",
@@ -428,14 +433,11 @@ pub fn file_findings(file: &GgufFile<'_>) -> Vec<FileFinding> {
             }
             continue;
         }
-        if is_vocabulary_key(kv.key.bytes) {
-            continue;
-        }
         match kv.value {
-            Value::String(s) => free_text(kv, None, s, sink),
+            Value::String(s) => free_text(&kv, None, s, sink),
             Value::Array(a) if a.elem_type == ValueType::String => {
                 for (i, s) in a.strings() {
-                    free_text(kv, Some(i), s, sink);
+                    free_text(&kv, Some(i), s, sink);
                 }
             }
             _ => {}
@@ -489,11 +491,11 @@ fn type_name(v: &Value<'_>) -> String {
 }
 
 /// Emitted special tokens the vocabulary lacks (only when the file has one).
-fn special_tokens(file: &GgufFile<'_>, emitted: &[(String, &KeyValue<'_>, SpecialToken)], sink: &mut Out) {
+fn special_tokens(file: &GgufFile<'_>, emitted: &[(String, KeyValue<'_>, SpecialToken)], sink: &mut Out) {
     if emitted.is_empty() {
         return;
     }
-    let Some(tokens) = file.get("tokenizer.ggml.tokens").and_then(|kv| kv.value.as_array()) else { return };
+    let Some(tokens) = file.get("tokenizer.ggml.tokens").and_then(|kv| kv.value.as_array().copied()) else { return };
     if tokens.elem_type != ValueType::String {
         return;
     }
