@@ -314,7 +314,13 @@ mod tests {
                 assert_eq!(kv.index, i);
                 assert_eq!(kvs.get(i), Some(*kv));
                 assert_eq!(kvs.key(i), Some(kv.key.bytes));
+                assert_eq!(kvs.value_type(i), Some(kv.value.value_type()));
             }
+            let keys: Vec<(usize, &[u8])> = kvs.keys().collect();
+            assert_eq!(keys, decoded.iter().map(|kv| (kv.index, kv.key.bytes)).collect::<Vec<_>>());
+            assert_eq!((kvs.value_type(17), kvs.key(17)), (None, None));
+            assert_eq!(kvs.find(b"a.f64"), Some(decoded[11]));
+            assert_eq!(kvs.find(b"a.f6"), None);
             assert_eq!(decoded[8].value.as_string().map(|s| s.bytes), Some(&b"text"[..]));
             let strs = decoded[13].value.as_array().copied().expect("an array");
             assert_eq!(strs.strings().map(|(_, s)| s.bytes.to_vec()).collect::<Vec<_>>(), [&b"x"[..], b"yy", b""]);
