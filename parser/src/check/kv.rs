@@ -31,7 +31,7 @@ pub(crate) fn check_pairs(file: &GgufFile<'_>, sink: &mut Sink<'_>) {
     let duplicates = match file.key_index() {
         Some((_, packed)) => super::later_duplicates_packed(packed, |i| file.kvs.key(i).unwrap_or_default()),
         None => {
-            let keys: Vec<&[u8]> = file.kvs.iter().map(|kv| kv.key.bytes).collect();
+            let keys: Vec<&[u8]> = (0..file.kvs.len()).map(|i| file.kvs.key(i).unwrap_or_default()).collect();
             super::later_duplicates(&keys, |k| k)
         }
     };

@@ -410,7 +410,10 @@ pub fn file_findings(file: &GgufFile<'_>) -> Vec<FileFinding> {
         let wanted = is_template_key(key)
             || (!is_vocabulary_key(key)
                 && matches!(file.kvs.value_type(i), Some(ValueType::String | ValueType::Array)));
-        let Some(kv) = file.kvs.get(i).filter(|_| wanted) else { continue };
+        if !wanted {
+            continue;
+        }
+        let Some(kv) = file.kvs.get(i) else { continue };
         if is_template_key(kv.key.bytes) {
             match kv.value {
                 Value::String(s) => {
