@@ -109,8 +109,8 @@ fn check_model(file: &GgufFile<'_>, needs_vocab: bool, sink: &mut Sink<'_>) {
 /// bit of a bitmap of 32 to 64 bits per token, and a token whose bit is
 /// already set makes that bit *hot* (a duplicate, or a collision in the
 /// bitmap: about 1.5% of a real vocabulary). No hot bit, no duplicate.
-/// Otherwise the bitmap is set again at the hot bits only, the tokens that
-/// land on one are taken from the hashes, and those with equal hashes
+/// Otherwise the tokens whose hash is a hot token's are taken from the
+/// hashes ([`Duplicates::found`]), and those with equal hashes
 /// (counted in a map) are compared byte for byte, each text found from the
 /// offset of every [`CHECKPOINT`]th token kept by the walk. The hashes and
 /// the bitmap (at most 2^[`MAX_SEEN_BITS`] bits, 1 MiB) share one piece of
