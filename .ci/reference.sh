@@ -25,9 +25,10 @@ fetch_llama_cpp_sources() {
     local dir="$REFERENCE_CACHE/llama-cpp-python-0.3.36"
     local tarball="$REFERENCE_CACHE/llama_cpp_python-0.3.36.tar.gz"
     mkdir -p "$REFERENCE_CACHE"
-    # (ggml-common.h and ggml-quants.c joined the extracted files later: a
-    # cache without them is extracted again.)
-    if [ ! -f "$dir/.complete" ] || [ ! -f "$dir/ggml/src/ggml-quants.c" ]; then
+    # (ggml-common.h and ggml-quants.c, then tools/mtmd and common/common.cpp,
+    # joined the extracted files later: a cache without them is extracted again.)
+    if [ ! -f "$dir/.complete" ] || [ ! -f "$dir/ggml/src/ggml-quants.c" ] \
+        || [ ! -f "$dir/tools/mtmd/clip.cpp" ] || [ ! -f "$dir/common/common.cpp" ]; then
         if [ ! -f "$tarball" ] || ! echo "$LLAMA_CPP_PYTHON_SDIST_SHA256  $tarball" | sha256sum -c --quiet; then
             curl -fsSL --retry 3 -o "$tarball.part" "$LLAMA_CPP_PYTHON_SDIST_URL"
             mv "$tarball.part" "$tarball"
@@ -40,7 +41,9 @@ fetch_llama_cpp_sources() {
             'llama_cpp_python-0.3.36/vendor/llama.cpp/models/ggml-vocab-*.gguf' \
             'llama_cpp_python-0.3.36/vendor/llama.cpp/models/templates/*' \
             'llama_cpp_python-0.3.36/vendor/llama.cpp/ggml/src/ggml-common.h' \
-            'llama_cpp_python-0.3.36/vendor/llama.cpp/ggml/src/ggml-quants.c'
+            'llama_cpp_python-0.3.36/vendor/llama.cpp/ggml/src/ggml-quants.c' \
+            'llama_cpp_python-0.3.36/vendor/llama.cpp/tools/mtmd/*' \
+            'llama_cpp_python-0.3.36/vendor/llama.cpp/common/common.cpp'
         touch "$dir/.complete"
     fi
     export GGUF_VALIDATE_LLAMA_CPP="$dir"
@@ -86,4 +89,5 @@ check_generated_tables() {
     python3 conformance/tools/llama-arch/gen_arches.py "$GGUF_VALIDATE_LLAMA_CPP" --check
     python3 conformance/tools/llama-arch/gen_arch_table.py "$GGUF_VALIDATE_LLAMA_CPP" --check
     python3 conformance/tools/golden/gen_tables.py --ggml-src "$GGUF_VALIDATE_LLAMA_CPP/ggml" --check
+    python3 conformance/tools/mtmd/gen_clip_table.py "$GGUF_VALIDATE_LLAMA_CPP" --check
 }

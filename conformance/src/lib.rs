@@ -131,13 +131,15 @@ impl Case {
 /// Every case, in a stable order (slugs are unique).
 pub fn all_cases() -> Vec<Case> {
     type AddCases = fn(&mut Vec<Case>);
-    let modules: [(&'static str, AddCases); 10] = [
+    let modules: [(&'static str, AddCases); 12] = [
         ("header", cases::header::cases),
         ("kv", cases::kv::cases),
         ("keys", cases::keys::cases),
         ("tensors", cases::tensors::cases),
         ("layout", cases::layout::cases),
         ("model", cases::model::cases),
+        ("projector", cases::projector::cases),
+        ("adapter", cases::adapter::cases),
         ("types", cases::types::cases),
         ("security", cases::security::cases),
         ("template", cases::template::cases),

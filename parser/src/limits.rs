@@ -447,3 +447,24 @@ pub const TEMPLATE_FUEL_BASE: u64 = 1 << 20;
 
 /// See [`TEMPLATE_FUEL_BASE`].
 pub const TEMPLATE_FUEL_PER_BYTE: u64 = 64;
+
+/// Deepest macro recursion from constant arguments the template analysis
+/// accepts (`template-recursion`): llama.cpp's Jinja engine recurses on the
+/// C++ stack, one frame chain per call (#19085), and Jinja2 stops at Python's
+/// recursion limit (1000) on every request; no real template recurses from
+/// constants this deep.
+pub const MAX_TEMPLATE_MACRO_RECURSION: u32 = 64;
+
+/// Largest buffer a control vector may size in llama.cpp's
+/// `common_control_vector_load_one` (`n_embd * layer_idx` floats) before
+/// `control-vector-overflow` calls it hostile: 1 GiB, 512 layers of a
+/// 524,288-wide model; real control vectors size a few MiB.
+pub const CONTROL_VECTOR_MAX_BYTES: u64 = 1 << 30;
+
+/// Byte size from which a size kept in 32 bits is truncated (`size-32-bit`).
+pub const SIZE_32_BIT: u64 = 1 << 32;
+
+/// Most `.gguf` files of a folder read as the models a projector, adapter
+/// or control vector there may be paired with (their metadata only, once
+/// per run).
+pub const MAX_COMPANION_CANDIDATES: usize = 64;

@@ -241,6 +241,56 @@ pub struct Options {
     /// What a file's metadata may declare before decoding stops
     /// (`metadata-limit`): time and memory stay bounded by these.
     pub limits: crate::limits::MetadataLimits,
+    /// The models a projector, LoRA adapter or control vector is checked
+    /// against (`--with MODEL`, or the models of its folder).
+    pub companions: Companions,
+}
+
+/// What a run knows of one model file that a projector, a LoRA adapter or
+/// a control vector is paired with: the values llama.cpp compares when it
+/// loads them together.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct ModelFacts {
+    /// How the model is named in messages (its path or URL as given).
+    pub name: String,
+    /// `general.architecture`.
+    pub architecture: String,
+    /// `ARCH.embedding_length` (`n_embd`).
+    pub n_embd: Option<u64>,
+    /// The width of the input embeddings a projector feeds
+    /// (`llama_model_n_embd_inp`: `n_embd`, times one plus the deepstack
+    /// layers where the architecture has them).
+    pub n_embd_inp: Option<u64>,
+    /// `ARCH.block_count`.
+    pub n_layer: Option<u64>,
+    /// The vocabulary's size (`tokenizer.ggml.tokens`).
+    pub n_vocab: Option<u64>,
+    /// Every tensor's name and dims (`ne[0]` first), sorted by name.
+    pub tensors: Vec<(String, Vec<u64>)>,
+}
+
+impl ModelFacts {
+    /// The dims of the tensor `name`, if the model has it.
+    pub fn tensor(&self, name: &str) -> Option<&[u64]> {
+        self.tensors
+            .binary_search_by(|(n, _)| n.as_str().cmp(name))
+            .ok()
+            .and_then(|i| self.tensors.get(i))
+            .map(|(_, d)| d.as_slice())
+    }
+}
+
+/// The models of [`Options::companions`]: given with `--with` (`given`:
+/// the pair must match them), or found beside the file (the pair must
+/// match one of them).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Companions {
+    /// The models, in the order they were found.
+    pub models: Vec<std::sync::Arc<ModelFacts>>,
+    /// They were named (`--with`) rather than found in the folder.
+    pub given: bool,
+    /// Why there are none, when the run looked (e.g. a remote file).
+    pub none_because: Option<String>,
 }
 
 impl Options {

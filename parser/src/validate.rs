@@ -607,3 +607,22 @@ pub fn layout(metadata: &[u8], file_len: u64) -> Layout {
         None => Layout { tensors: crate::legacy::data_tensors(metadata), metadata_end: None },
     }
 }
+
+/// What a projector, LoRA adapter or control vector is checked against in
+/// the model read through `src` (named `name` in messages): its metadata is
+/// read as [`validate_source`] reads it (under `opts`' caps, container
+/// checks only) and parsed. `None` when the file is not a model llama.cpp
+/// loads (another projector or adapter, no tensors, not GGUF).
+pub fn model_facts(
+    src: &dyn ByteSource,
+    name: &str,
+    opts: &Options,
+) -> Result<Option<crate::report::ModelFacts>, ReadError> {
+    let opts = Options { container_only: true, companions: crate::report::Companions::default(), ..opts.clone() };
+    let validated = validate_source(src, &opts)?;
+    let Some(parsed) = parse::parse_prefix(validated.metadata.as_slice(), src.len()) else { return Ok(None) };
+    if parsed.fatal.is_some() {
+        return Ok(None);
+    }
+    Ok(crate::check::model_facts(&parsed.file, name))
+}

@@ -1,10 +1,12 @@
 //! Case definitions, one module per part of the file.
 
+pub mod adapter;
 pub mod header;
 pub mod keys;
 pub mod kv;
 pub mod layout;
 pub mod model;
+pub mod projector;
 pub mod security;
 pub mod template;
 pub mod tensors;

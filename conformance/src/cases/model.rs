@@ -398,22 +398,6 @@ pub fn table_cases(v: &mut Vec<Case>) {
         || with(&[("llama.expert_count", V::U32(4))]),
     ));
     v.push(case(
-        "model_adapter_not_checked",
-        [A, A, A],
-        &["model-not-checked"],
-        "A LoRA adapter (general.type = adapter, architecture llama, lora_a/lora_b tensors): language-model rules do not apply, and the report says so.",
-        "llama.cpp src/llama-adapter.cpp (general.type adapter)",
-        || {
-            let mut m = base_no_tensors();
-            m.kvs[0].1 = V::str("llama");
-            m.kv("general.type", V::str("adapter"));
-            m.kv("adapter.type", V::str("lora"));
-            m.tensor(f32_tensor("blk.0.attn_q.weight.lora_a", &[16, 4]));
-            m.tensor(f32_tensor("blk.0.attn_q.weight.lora_b", &[4, 16]));
-            bytes(m)
-        },
-    ));
-    v.push(case(
         "model_imatrix_without_architecture",
         [A, R, A],
         &["model-not-checked"],

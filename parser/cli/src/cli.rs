@@ -342,6 +342,13 @@ pub struct ValidateArgs {
     /// audio, custom models); the report says the model layer did not run.
     #[arg(long)]
     pub container_only: bool,
+    /// Pair multimodal projectors, LoRA adapters and control vectors with
+    /// this model (a path or URL; repeatable): a projector's width, an
+    /// adapter's architecture, tensors and shapes, a control vector's width
+    /// and layers are checked against it as llama.cpp checks them. Without
+    /// it, the models in the file's own folder are used.
+    #[arg(long = "with", value_name = "MODEL")]
+    pub with: Vec<PathBuf>,
     /// Do not report this rule (repeatable; later flags win).
     #[arg(long, value_name = "RULE")]
     pub allow: Vec<String>,

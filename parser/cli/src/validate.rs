@@ -13,7 +13,7 @@ use gguf_validate::check_data::DataOptions;
 use gguf_validate::config::{Baseline, Config};
 use gguf_validate::io::OpenPolicy;
 use gguf_validate::limits::MetadataLimits;
-use gguf_validate::pipeline::{Item, Outcome, Pipeline, Settings};
+use gguf_validate::pipeline::{Input, Item, Outcome, Pipeline, Settings};
 use gguf_validate::rules::{Level, Profile, RuleId};
 
 use crate::cli::ValidateArgs;
@@ -113,7 +113,8 @@ pub fn run(args: &ValidateArgs, matches: &clap::ArgMatches) -> u8 {
         .jobs
         .map_or_else(|| std::thread::available_parallelism().map_or(1, std::num::NonZeroUsize::get), usize::from);
     // URLs: one HTTP client for the run, one connection per job and host.
-    let opener = match crate::remote::opener_for(&args.remote, &files, jobs) {
+    let with: Vec<Input> = args.with.iter().cloned().map(Input::from_path).collect();
+    let opener = match crate::remote::opener_for(&args.remote, &[files.as_slice(), with.as_slice()].concat(), jobs) {
         Ok(o) => o,
         Err(e) => {
             render::error(&e);
@@ -127,6 +128,7 @@ pub fn run(args: &ValidateArgs, matches: &clap::ArgMatches) -> u8 {
             deny_warnings,
             container_only,
             limits: args.max_metadata.map_or_else(MetadataLimits::default, MetadataLimits::with_total),
+            companions: Default::default(),
         },
         policy: OpenPolicy { special_files: args.allow_special_files, max_special_bytes: args.special_file_limit },
         check_data: args.check_data.then(|| DataOptions::listing(args.max_data_findings)),
@@ -135,6 +137,8 @@ pub fn run(args: &ValidateArgs, matches: &clap::ArgMatches) -> u8 {
         opener,
         progress: Some(Arc::new(render::Bars)),
         deadline: None,
+        with,
+        companion_cache: Default::default(),
     };
     let pipeline =
         Pipeline { settings, config, baseline, collect_baseline: args.write_baseline.is_some(), ..Pipeline::default() };

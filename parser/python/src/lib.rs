@@ -134,6 +134,7 @@ fn pipeline(o: &RunOptions, http: &HttpArgs, inputs: &[Input], jobs: usize) -> P
             deny_warnings: o.deny_warnings || config.as_ref().and_then(|c| c.deny_warnings).unwrap_or(false),
             container_only: o.container_only || config.as_ref().and_then(|c| c.container_only).unwrap_or(false),
             limits: MetadataLimits::default(),
+            companions: Default::default(),
         },
         check_data: o.check_data.then(|| DataOptions::listing(DEFAULT_MAX_LISTED_PER_TENSOR)),
         timeout,

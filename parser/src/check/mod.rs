@@ -18,6 +18,10 @@
 #![forbid(unsafe_code)]
 #![deny(clippy::indexing_slicing, clippy::arithmetic_side_effects, clippy::cast_possible_truncation)]
 
+mod adapter;
+#[rustfmt::skip]
+mod clip_table;
+mod control_vector;
 mod header;
 mod keys;
 mod kv;
@@ -27,6 +31,8 @@ mod llama_arch_table;
 mod llama_arches;
 mod model;
 mod model_tensors;
+mod projector;
+mod projector_pairing;
 mod split;
 pub mod template;
 mod tensors;
@@ -43,6 +49,10 @@ use crate::report::{CONTAINER_ONLY, DATA_NOT_ASKED, Examined, FileFormat, Option
 /// not in one family's module, because several families report missing
 /// keys (`keys`, `split`, `model`, `model_tensors`, `tokenizer`).
 pub(crate) const KV_SECTION: u64 = 16;
+
+/// Why a projector, adapter or control vector was not paired with a model:
+/// the run had none to pair it with.
+pub const NO_COMPANION: &str = "none in the run (name it with --with MODEL, or keep it in the same folder)";
 
 /// Why a check could not finish with the bytes at hand.
 #[derive(Debug)]
@@ -202,6 +212,7 @@ pub(crate) fn is_shard(file: &parse::GgufFile<'_>) -> bool {
 }
 
 pub(crate) use kv::strings_valid;
+pub(crate) use model::model_facts;
 pub(crate) use split::{Member as SetMember, Shape as SetShape, check_set as check_split_set};
 
 /// The model layer of a split set: the first shard's metadata against the

@@ -37,6 +37,8 @@ pub(crate) enum FileKind {
     Projector,
     /// An importance matrix (`general.type` = `imatrix`).
     Imatrix,
+    /// A control vector (architecture `controlvector`).
+    ControlVector,
 }
 
 impl FileKind {
@@ -47,6 +49,7 @@ impl FileKind {
             Some(b"mmproj" | b"clip" | b"projector") => FileKind::Projector,
             Some(b"imatrix") => FileKind::Imatrix,
             _ if arch == Some("clip") => FileKind::Projector,
+            _ if arch == Some(super::control_vector::ARCH) => FileKind::ControlVector,
             _ => FileKind::Model,
         }
     }
@@ -57,6 +60,7 @@ impl FileKind {
             FileKind::Adapter => "a LoRA adapter",
             FileKind::Projector => "a multimodal projector",
             FileKind::Imatrix => "an importance matrix",
+            FileKind::ControlVector => "a control vector",
         }
     }
 }
@@ -102,6 +106,34 @@ pub(crate) fn check_model(
     examined: &mut Vec<Examined>,
 ) {
     let kind = FileKind::of(file, arch);
+    if matches!(kind, FileKind::Adapter | FileKind::ControlVector) {
+        let by = if kind == FileKind::Adapter { "general.type" } else { "its architecture" };
+        let layer = if kind == FileKind::Adapter { "adapter" } else { "control vector" };
+        let why = format!("the file is {} ({by}), not a model: see `{layer}`", kind.describe());
+        examined.push(Examined::skipped("model", why.clone()));
+        examined.push(Examined::skipped("tokenizer", why));
+        match kind {
+            FileKind::Adapter => super::adapter::check(file, tensors, sink, examined),
+            _ => super::control_vector::check(file, tensors, sink, examined),
+        }
+        return;
+    }
+    if kind == FileKind::Projector {
+        let by = if file.get("general.type").is_some() { "general.type" } else { "its architecture" };
+        let why = format!("the file is {} ({by}), not a model: see `projector`", kind.describe());
+        examined.push(Examined::skipped("model", why.clone()));
+        examined.push(Examined::skipped("tokenizer", why));
+        let facts = super::projector::check(file, tensors, sink);
+        examined.push(match facts.not_checked.as_slice() {
+            [] => Examined::checked("projector"),
+            reasons if facts.skipped => Examined::skipped("projector", reasons.join("; ")),
+            reasons => Examined::partly("projector", reasons.join("; ")),
+        });
+        if !facts.skipped {
+            super::projector_pairing::check(file, facts.output_width, sink, examined);
+        }
+        return;
+    }
     if kind != FileKind::Model {
         let by = if file.get("general.type").is_some() { "general.type" } else { "its architecture" };
         let why = format!("the file is {} ({by}), not a model llama.cpp loads", kind.describe());
@@ -432,4 +464,42 @@ fn check_file_type(file: &GgufFile<'_>, tensors: &[&TensorInfo<'_>], sink: &mut 
             }
         }
     }
+}
+
+/// What a projector, LoRA adapter or control vector is checked against in
+/// `file`, a model llama.cpp loads: `None` for any other kind of file, or
+/// a file without an architecture or tensors.
+pub(crate) fn model_facts(file: &GgufFile<'_>, name: &str) -> Option<crate::report::ModelFacts> {
+    let arch_kv = file.get("general.architecture")?;
+    let arch = arch_kv.value.as_string()?.as_str()?.to_string();
+    if FileKind::of(file, Some(&arch)) != FileKind::Model || file.tensors.is_empty() {
+        return None;
+    }
+    let n_embd = arch_key(file, &arch, "embedding_length").and_then(|kv| kv.value.as_u64());
+    // llama_hparams::n_embd_inp: n_embd times one plus the deepstack layers
+    // (`ARCH.n_deepstack_layers`, or the distinct non-negative entries of
+    // `ARCH.deepstack_mapping`).
+    let deepstack = arch_key(file, &arch, "n_deepstack_layers").and_then(|kv| kv.value.as_u64()).or_else(|| {
+        let kv = arch_key(file, &arch, "deepstack_mapping")?;
+        let arr = *kv.value.as_array()?;
+        let mut seen: Vec<u64> = arr.iter().filter_map(|e| e.value.as_u64()).collect();
+        seen.sort_unstable();
+        seen.dedup();
+        u64::try_from(seen.len()).ok()
+    });
+    let n_embd_inp = n_embd.and_then(|n| n.checked_mul(deepstack.unwrap_or(0).checked_add(1)?));
+    let n_layer = arch_key(file, &arch, "block_count").and_then(|kv| kv.value.as_u64());
+    let n_vocab = file.get("tokenizer.ggml.tokens").and_then(|kv| kv.value.as_array().map(|a| a.len));
+    let mut tensors: Vec<(String, Vec<u64>)> =
+        file.tensors.iter().filter_map(|t| Some((t.name.as_str()?.to_string(), t.dims().collect()))).collect();
+    tensors.sort_by(|a, b| a.0.cmp(&b.0));
+    Some(crate::report::ModelFacts {
+        name: name.to_string(),
+        architecture: arch,
+        n_embd,
+        n_embd_inp,
+        n_layer,
+        n_vocab,
+        tensors,
+    })
 }

@@ -35,6 +35,7 @@
 //! ```
 #![forbid(unsafe_code)]
 
+pub mod companion;
 pub mod input;
 pub mod json;
 pub mod scan;
@@ -124,6 +125,13 @@ pub struct Settings {
     /// A deadline for remote reads earlier than the file's own: that of the
     /// split set (named by URL) being read.
     pub deadline: Option<Instant>,
+    /// The models projectors, LoRA adapters and control vectors are paired
+    /// with (`--with MODEL`); without them, the models of the file's own
+    /// folder ([`companion`]).
+    pub with: Vec<Input>,
+    /// What the run has read of the models it pairs with, shared by its
+    /// files.
+    pub companion_cache: companion::Cache,
 }
 
 /// One file's result, with what a split set needs of it.
@@ -297,6 +305,21 @@ fn validate_open(
     let validated = match validated {
         Ok(v) => v,
         Err(e) => return Validation::unreadable(e.to_string()),
+    };
+    // A projector, adapter or control vector asks for the models it pairs
+    // with: validated again with them, when the run has any.
+    let validated = match companion::wanted(&validated.report)
+        .then(|| companion::find(input, settings))
+        .filter(|c| !c.models.is_empty() || c.none_because.is_some())
+    {
+        Some(companions) => {
+            let opts = Options { companions, ..settings.options.clone() };
+            match crate::validate_source(src, &opts) {
+                Ok(v) => v,
+                Err(e) => return Validation::unreadable(e.to_string()),
+            }
+        }
+        None => validated,
     };
     let mut report = validated.report;
     // One parse after validation, and only when a later step needs it.

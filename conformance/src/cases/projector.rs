@@ -1,0 +1,223 @@
+//! Multimodal projectors (`mmproj`): what libmtmd's loader
+//! (llama.cpp tools/mtmd/clip.cpp, `clip_model_loader`) requires of a
+//! projector file. Every case is a tiny but complete `gemma3` projector
+//! (a two-layer SigLIP-style encoder 32 wide, 4x4 patches of a 16x16
+//! image, projecting to 64), changed in one place: one breaking case and
+//! one case at the boundary for each rule.
+
+use gguf_validate::types::ValueType as T;
+
+use crate::build::*;
+use crate::{A, Case, R, case};
+
+const WIDTH: u64 = 32;
+const FFN: u64 = 64;
+const TEXT: u64 = 64;
+const LAYERS: u32 = 2;
+
+fn f32s(values: &[f32]) -> V {
+    array(T::F32, values.iter().map(|v| V::F32(*v)).collect())
+}
+
+/// The valid tiny gemma3 projector.
+fn projector() -> Model {
+    let mut m = Model::new();
+    m.kv("general.architecture", V::str("clip"));
+    m.kv("general.type", V::str("mmproj"));
+    m.kv("general.name", V::str("tiny gemma3 projector"));
+    m.kv("clip.has_vision_encoder", V::Bool(1));
+    m.kv("clip.use_gelu", V::Bool(1));
+    m.kv("clip.projector_type", V::str("gemma3"));
+    m.kv("clip.vision.embedding_length", V::U32(WIDTH as u32));
+    m.kv("clip.vision.feed_forward_length", V::U32(FFN as u32));
+    m.kv("clip.vision.block_count", V::U32(LAYERS));
+    m.kv("clip.vision.attention.head_count", V::U32(4));
+    m.kv("clip.vision.attention.layer_norm_epsilon", V::F32(1e-6));
+    m.kv("clip.vision.projection_dim", V::U32(TEXT as u32));
+    m.kv("clip.vision.image_size", V::U32(16));
+    m.kv("clip.vision.patch_size", V::U32(4));
+    m.kv("clip.vision.projector.scale_factor", V::U32(2));
+    m.kv("clip.vision.image_mean", f32s(&[0.5, 0.5, 0.5]));
+    m.kv("clip.vision.image_std", f32s(&[0.5, 0.5, 0.5]));
+    m.tensor(f32_tensor("v.patch_embd.weight", &[4, 4, 3, WIDTH]));
+    m.tensor(f32_tensor("v.patch_embd.bias", &[WIDTH]));
+    m.tensor(f32_tensor("v.position_embd.weight", &[WIDTH, 16]));
+    for l in 0..LAYERS {
+        for t in ["attn_q", "attn_k", "attn_v", "attn_out"] {
+            m.tensor(f32_tensor(&format!("v.blk.{l}.{t}.weight"), &[WIDTH, WIDTH]));
+            m.tensor(f32_tensor(&format!("v.blk.{l}.{t}.bias"), &[WIDTH]));
+        }
+        for t in ["ln1", "ln2"] {
+            m.tensor(f32_tensor(&format!("v.blk.{l}.{t}.weight"), &[WIDTH]));
+            m.tensor(f32_tensor(&format!("v.blk.{l}.{t}.bias"), &[WIDTH]));
+        }
+        m.tensor(f32_tensor(&format!("v.blk.{l}.ffn_up.weight"), &[WIDTH, FFN]));
+        m.tensor(f32_tensor(&format!("v.blk.{l}.ffn_up.bias"), &[FFN]));
+        m.tensor(f32_tensor(&format!("v.blk.{l}.ffn_down.weight"), &[FFN, WIDTH]));
+        m.tensor(f32_tensor(&format!("v.blk.{l}.ffn_down.bias"), &[WIDTH]));
+    }
+    m.tensor(f32_tensor("v.post_ln.weight", &[WIDTH]));
+    m.tensor(f32_tensor("v.post_ln.bias", &[WIDTH]));
+    m.tensor(f32_tensor("mm.soft_emb_norm.weight", &[WIDTH]));
+    m.tensor(f32_tensor("mm.input_projection.weight", &[TEXT, WIDTH]));
+    m
+}
+
+/// The projector changed by `f`.
+fn with(f: impl Fn(&mut Model)) -> Vec<u8> {
+    let mut m = projector();
+    f(&mut m);
+    bytes(m)
+}
+
+fn reshape(m: &mut Model, name: &str, dims: &[u64]) {
+    if let Some(t) = m.tensors.iter_mut().find(|t| t.name == name.as_bytes()) {
+        *t = f32_tensor(name, dims);
+    }
+}
+
+const CLIP: &str = "llama.cpp tools/mtmd/clip.cpp clip_model_loader";
+
+pub fn cases(v: &mut Vec<Case>) {
+    v.push(case(
+        "projector_valid_gemma3",
+        [A, A, A],
+        &[],
+        "A complete two-layer gemma3 projector (32 wide, 16x16 images in 4x4 patches, projecting to 64): libmtmd loads it.",
+        "llama.cpp tools/mtmd/clip.cpp load_hparams / load_tensors (PROJECTOR_TYPE_GEMMA3); clip_n_mmproj_embd",
+        || with(|_| {}),
+    ));
+    // ---- projector-type-unknown
+    v.push(case(
+        "projector_type_unknown",
+        [R, A, A],
+        &["projector-type-unknown"],
+        "The gemma3 projector with `clip.projector_type` = `gemma9`, a name not in PROJECTOR_TYPE_NAMES: libmtmd refuses it (\"unknown projector type\").",
+        "llama.cpp tools/mtmd/clip-impl.h PROJECTOR_TYPE_NAMES; clip.cpp load_hparams (\"unknown projector type\")",
+        || with(|m| set_kv(m, "clip.projector_type", V::str("gemma9"))),
+    ));
+    v.push(case(
+        "projector_type_per_modality",
+        [A, A, A],
+        &[],
+        "Boundary: no `clip.projector_type`, the type named by the vision encoder's own key `clip.vision.projector_type` (the mixed-modality form), which libmtmd reads when the common key is absent.",
+        "llama.cpp tools/mtmd/clip.cpp load_hparams (KEY_VISION_PROJ_TYPE when clip.projector_type is empty)",
+        || {
+            with(|m| {
+                drop_kv(m, "clip.projector_type");
+                m.kv("clip.vision.projector_type", V::str("gemma3"));
+            })
+        },
+    ));
+    // ---- projector-key-missing
+    v.push(case(
+        "projector_key_missing",
+        [R, A, A],
+        &["projector-key-missing"],
+        "The gemma3 projector without `clip.vision.projection_dim`, which load_hparams reads as required: libmtmd refuses it (\"Key not found\").",
+        "llama.cpp tools/mtmd/clip.cpp load_hparams get_u32(KEY_PROJ_DIM) (required)",
+        || with(|m| drop_kv(m, "clip.vision.projection_dim")),
+    ));
+    v.push(case(
+        "projector_key_optional_absent",
+        [A, A, A],
+        &[],
+        "Boundary: the gemma3 projector without `clip.vision.projector.scale_factor` (read with required = false; gemma3 then merges 4x4 patches) and without `clip.use_gelu`.",
+        "llama.cpp tools/mtmd/clip.cpp load_hparams get_u32(KEY_PROJ_SCALE_FACTOR, ..., false), get_bool(KEY_USE_GELU, ..., false)",
+        || {
+            with(|m| {
+                drop_kv(m, "clip.vision.projector.scale_factor");
+                drop_kv(m, "clip.use_gelu");
+            })
+        },
+    ));
+    // ---- projector-key-type
+    v.push(case(
+        "projector_key_type",
+        [R, A, A],
+        &["projector-key-type"],
+        "The gemma3 projector with `clip.vision.block_count` stored as u64: libmtmd reads it with gguf_get_val_u32, whose type assertion aborts the process.",
+        "llama.cpp tools/mtmd/clip.cpp get_u32 (gguf_get_val_u32: GGML_ASSERT on the type)",
+        || with(|m| set_kv(m, "clip.vision.block_count", V::U64(u64::from(LAYERS)))),
+    ));
+    v.push(case(
+        "projector_key_type_array_int",
+        [A, A, A],
+        &[],
+        "Boundary: the gemma3 projector with `clip.vision.feature_layer` = [1], an array of i32, exactly the element type get_arr_int accepts.",
+        "llama.cpp tools/mtmd/clip.cpp get_arr_int (GGUF_TYPE_INT32 elements)",
+        || {
+            with(|m| {
+                m.kv("clip.vision.feature_layer", array(T::I32, vec![V::I32(1)]));
+            })
+        },
+    ));
+    // ---- projector-tensor-missing
+    v.push(case(
+        "projector_tensor_missing",
+        [R, A, A],
+        &["projector-tensor-missing"],
+        "The gemma3 projector without `v.blk.1.attn_out.weight` (the last layer's attention output), which load_tensors requires in every layer: libmtmd refuses it (\"unable to find tensor\").",
+        "llama.cpp tools/mtmd/clip.cpp load_tensors get_tensor(TN_ATTN_OUTPUT) (required)",
+        || with(|m| drop_tensor(m, "v.blk.1.attn_out.weight")),
+    ));
+    v.push(case(
+        "projector_tensor_optional_absent",
+        [A, A, A],
+        &[],
+        "Boundary: the gemma3 projector without `v.blk.1.attn_out.bias` and `v.post_ln.*`, which load_tensors asks for with required = false.",
+        "llama.cpp tools/mtmd/clip.cpp load_tensors get_tensor(..., false)",
+        || {
+            with(|m| {
+                drop_tensor(m, "v.blk.1.attn_out.bias");
+                drop_tensor(m, "v.post_ln.weight");
+                drop_tensor(m, "v.post_ln.bias");
+            })
+        },
+    ));
+    // ---- projector-tensor-shape
+    v.push(case(
+        "projector_tensor_shape",
+        [R, A, A],
+        &["projector-tensor-shape"],
+        "The gemma3 projector with `v.blk.0.attn_q.weight` of shape [16, 32]: the encoder multiplies its 32-wide layer input by it and ggml_mul_mat's assertion aborts the process at the warm-up graph.",
+        "llama.cpp tools/mtmd/clip.cpp build_vit (build_mm(layer.q_w, cur)); ggml.c ggml_mul_mat GGML_ASSERT(ggml_can_mul_mat)",
+        || with(|m| reshape(m, "v.blk.0.attn_q.weight", &[WIDTH / 2, WIDTH])),
+    ));
+    v.push(case(
+        "projector_tensor_shape_fused_qkv",
+        [A, A, A],
+        &[],
+        "Boundary: the gemma3 projector with each layer's attention as one fused `attn_qkv` [32, 96] instead of separate q, k, v: build_vit's other path, every width right.",
+        "llama.cpp tools/mtmd/clip.cpp load_tensors (TN_ATTN_QKV, optional), build_vit (layer.qkv_w)",
+        || {
+            with(|m| {
+                for l in 0..LAYERS {
+                    for t in ["attn_q", "attn_k", "attn_v"] {
+                        drop_tensor(m, &format!("v.blk.{l}.{t}.weight"));
+                        drop_tensor(m, &format!("v.blk.{l}.{t}.bias"));
+                    }
+                    m.tensor(f32_tensor(&format!("v.blk.{l}.attn_qkv.weight"), &[WIDTH, 3 * WIDTH]));
+                    m.tensor(f32_tensor(&format!("v.blk.{l}.attn_qkv.bias"), &[3 * WIDTH]));
+                }
+            })
+        },
+    ));
+    // ---- projector-hparams
+    v.push(case(
+        "projector_hparams",
+        [R, A, A],
+        &["projector-hparams"],
+        "The gemma3 projector with `clip.vision.patch_size` = 0: load_hparams refuses it (\"patch_size (0) must be positive and less than 65536\").",
+        CLIP,
+        || with(|m| set_kv(m, "clip.vision.patch_size", V::U32(0))),
+    ));
+    v.push(case(
+        "projector_hparams_heads_divide",
+        [A, A, A],
+        &[],
+        "Boundary: the gemma3 projector with 8 heads (32 / 8 = 4 per head, the width still a multiple of the head count) and image mean and std of exactly 3 values.",
+        "llama.cpp tools/mtmd/clip.cpp load_hparams (image_mean/image_std of at least 3), build_vit (d_head = n_embd / n_head)",
+        || with(|m| set_kv(m, "clip.vision.attention.head_count", V::U32(8))),
+    ));
+}

@@ -1,0 +1,133 @@
+//! The models a projector, a LoRA adapter or a control vector is paired
+//! with: those named with `--with` ([`super::Settings::with`]), else the
+//! models in the file's own folder (at most
+//! [`limits::MAX_COMPANION_CANDIDATES`] `.gguf` files, by name). Each is
+//! read once per run (its metadata, under the run's caps) and kept in the
+//! run's [`Cache`] as the few facts the pairing compares
+//! ([`ModelFacts`]).
+#![forbid(unsafe_code)]
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+
+use super::{Input, Settings};
+use crate::io as gio;
+use crate::limits;
+use crate::report::{Companions, ModelFacts, Report};
+
+/// What a run has read of the models it pairs with: by input, the model's
+/// facts, `None` for a file that is not a model, or why it could not be
+/// read.
+#[derive(Clone, Debug, Default)]
+pub struct Cache(Arc<Mutex<HashMap<Input, Read>>>);
+
+/// One model as read: its facts, `None` when it is not a model, or why it
+/// could not be read.
+type Read = Result<Option<Arc<ModelFacts>>, String>;
+
+/// Whether the file of `report` asked for the models it pairs with (a
+/// projector, adapter or control vector validated without any).
+pub fn wanted(report: &Report) -> bool {
+    report.summary.examined.iter().any(|e| {
+        e.layer == "pairing" && !e.checked && e.note.as_deref().is_some_and(|n| n.ends_with(crate::check::NO_COMPANION))
+    })
+}
+
+/// The models `input` is paired with under `settings`.
+pub fn find(input: &Input, settings: &Settings) -> Companions {
+    if !settings.with.is_empty() {
+        let mut models = Vec::new();
+        let mut problems = Vec::new();
+        for m in &settings.with {
+            match facts(m, settings) {
+                Ok(Some(f)) => models.push(f),
+                Ok(None) => problems.push(format!("{} is not a model llama.cpp loads", m.shown())),
+                Err(e) => problems.push(format!("{} could not be read: {e}", m.shown())),
+            }
+        }
+        let none_because = (models.is_empty()).then(|| problems.join("; "));
+        return Companions { models, given: true, none_because };
+    }
+    let Some(path) = input.path() else {
+        return Companions {
+            none_because: Some("not looked for beside a URL or bytes (name the model with --with MODEL)".into()),
+            ..Companions::default()
+        };
+    };
+    let siblings = match siblings(path) {
+        Ok(s) => s,
+        Err(why) => return Companions { none_because: Some(why), ..Companions::default() },
+    };
+    let models =
+        siblings.into_iter().filter_map(|p| facts(&Input::Path(p), settings).ok().flatten()).collect::<Vec<_>>();
+    let none_because = models.is_empty().then(|| "no model in the same folder (name it with --with MODEL)".to_string());
+    Companions { models, given: false, none_because }
+}
+
+/// The other `.gguf` files of `path`'s folder, by name; `Err` with the
+/// reason when the folder holds more than
+/// [`limits::MAX_COMPANION_CANDIDATES`] (not one model's folder: a
+/// collection, whose files are not each other's companions).
+fn siblings(path: &Path) -> Result<Vec<PathBuf>, String> {
+    let dir = match path.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
+        _ => PathBuf::from("."),
+    };
+    let Ok(entries) = std::fs::read_dir(&dir) else { return Ok(Vec::new()) };
+    let me = path.file_name();
+    let mut out: Vec<PathBuf> = Vec::new();
+    for e in entries.filter_map(Result::ok) {
+        let p = e.path();
+        if p.file_name() == me
+            || !p.extension().is_some_and(|x| x.eq_ignore_ascii_case("gguf"))
+            || !e.file_type().is_ok_and(|t| t.is_file())
+        {
+            continue;
+        }
+        if out.len() >= limits::MAX_COMPANION_CANDIDATES {
+            return Err(format!(
+                "its folder holds more than {} GGUF files, a collection rather than one model's folder (name the model with --with MODEL)",
+                limits::MAX_COMPANION_CANDIDATES
+            ));
+        }
+        out.push(p);
+    }
+    out.sort();
+    Ok(out)
+}
+
+/// The facts of the model `input`, read once per run.
+fn facts(input: &Input, settings: &Settings) -> Read {
+    let key = input.identity();
+    if let Ok(cache) = settings.companion_cache.0.lock()
+        && let Some(hit) = cache.get(&key)
+    {
+        return hit.clone();
+    }
+    let opts = &settings.options;
+    let name = input.shown();
+    let read = match input {
+        Input::Path(p) => gio::open(p, &settings.policy)
+            .map_err(|e| e.to_string())
+            .and_then(|src| crate::validate::model_facts(&src, &name, opts).map_err(|e| e.to_string())),
+        Input::Bytes { bytes, .. } => {
+            crate::validate::model_facts(&gio::SliceSource(bytes), &name, opts).map_err(|e| e.to_string())
+        }
+        Input::Url(url) => match &settings.opener {
+            None => Err("URLs cannot be read: no HTTP source was set up for this run".into()),
+            Some(opener) => {
+                let until = settings.timeout.and_then(|t| std::time::Instant::now().checked_add(t));
+                opener
+                    .open(url, until)
+                    .map_err(|f| f.message)
+                    .and_then(|src| crate::validate::model_facts(&*src, &name, opts).map_err(|e| e.to_string()))
+            }
+        },
+    };
+    let read = read.map(|f| f.map(Arc::new));
+    if let Ok(mut cache) = settings.companion_cache.0.lock() {
+        cache.insert(key, read.clone());
+    }
+    read
+}
