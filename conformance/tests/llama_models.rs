@@ -205,3 +205,80 @@ fn strict_agrees_with_llama_cpp_on_every_converter_output() {
     let refused = j.models - j.loads;
     assert!(j.loads >= 15 && refused >= 2, "{} loaded, {refused} refused", j.loads);
 }
+
+/// What each kind's manifest says of a file, and what strict says of it
+/// through the pipeline with its companion (`with`: the text model of a
+/// projector, the base of an adapter) named as `--with` names it.
+fn judge_paired(folder: &str) -> (usize, usize, Vec<String>) {
+    use gguf_validate::pipeline::{Input, Pipeline, Settings};
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../corpus/models").join(folder);
+    let manifest: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("manifest.json")).unwrap()).unwrap();
+    let (mut files, mut loads, mut wrong) = (0, 0, Vec::new());
+    for m in manifest["models"].as_array().unwrap() {
+        let file = m["file"].as_str().unwrap();
+        let with: Vec<Input> = m["with"].as_str().map(|w| Input::from_path(dir.join(w))).into_iter().collect();
+        let pipeline = Pipeline::new(Settings { with: with.clone(), ..Settings::default() });
+        let v = pipeline.validate(&Input::from_path(dir.join(file)));
+        let report = v.outcome.report().unwrap();
+        let ok = m["loads"] == "yes";
+        files += 1;
+        loads += usize::from(ok);
+        let errors: Vec<String> = report
+            .diagnostics
+            .iter()
+            .filter(|d| d.severity == gguf_validate::Level::Error)
+            .map(|d| format!("{} {}", d.rule.id(), d.message))
+            .collect();
+        let shown = format!("{folder}/{file} with {:?}", m["with"]);
+        if ok && !errors.is_empty() {
+            wrong.push(format!("{shown}: llama.cpp loads it, strict finds {errors:?}"));
+        }
+        if !ok && report.valid {
+            wrong.push(format!("{shown}: llama.cpp {} ({}), strict calls it valid", m["loads"], m["detail"]));
+        }
+        // A paired file says what it was paired with.
+        if !with.is_empty() {
+            let pairing = report.summary.examined.iter().find(|e| e.layer == "pairing");
+            if !pairing.is_some_and(|e| e.checked) {
+                wrong.push(format!("{shown}: pairing not examined: {pairing:?}"));
+            }
+        }
+    }
+    (files, loads, wrong)
+}
+
+/// Projectors written by the pinned `convert_hf_to_gguf.py --mmproj` from
+/// tiny checkpoints of 9 families, each loaded by libmtmd
+/// (`mtmd_init_from_file` with its text model, warm-up included;
+/// conformance/tools/llama-load/make_converter_mmproj.py): strict with the
+/// text model equals libmtmd on every pair, including a mismatched one.
+#[test]
+fn strict_agrees_with_libmtmd_on_every_converter_projector() {
+    let (files, loads, wrong) = judge_paired("mmproj");
+    assert!(wrong.is_empty(), "{} disagreements:\n{}", wrong.len(), wrong.join("\n"));
+    assert!(files >= 20 && loads >= 15 && files - loads >= 3, "{files} files, {loads} load");
+}
+
+/// LoRA adapters made with peft for 4 bases and converted by the pinned
+/// `convert_lora_to_gguf.py`, each loaded by `llama_adapter_lora_init`
+/// against its base, then applied and evaluated
+/// (make_converter_lora.py), and adapters loaded against the wrong base:
+/// strict with the base equals llama.cpp on every one.
+#[test]
+fn strict_agrees_with_the_lora_loader_on_every_converter_adapter() {
+    let (files, loads, wrong) = judge_paired("lora");
+    assert!(wrong.is_empty(), "{} disagreements:\n{}", wrong.len(), wrong.join("\n"));
+    assert!(files >= 16 && files - loads >= 3, "{files} files, {loads} load");
+}
+
+/// Control vectors written with gguf-py and loaded by llama.cpp's own
+/// `common_control_vector_load` (conformance/tools/llama-load/cvec_load.cpp
+/// against llama.cpp's common library; cvec_cases.py): strict equals it on
+/// every file, the `int` overflow that crashes it included.
+#[test]
+fn strict_agrees_with_the_control_vector_loader() {
+    let (files, loads, wrong) = judge_paired("cvec");
+    assert!(wrong.is_empty(), "{} disagreements:\n{}", wrong.len(), wrong.join("\n"));
+    assert!(files >= 12 && files - loads >= 8, "{files} files, {loads} load");
+}

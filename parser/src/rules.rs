@@ -431,7 +431,7 @@ catalogue! {
         "The tensor's size in bytes fits in 63 bits.";
     Size32Bit = "size-32-bit", Tensor, [Warning, Allow, Allow],
         cite: "GHSA-2284-h945-8w3c (MLX's GGUF loader truncated sizes to 32 bits: heap out-of-bounds write); ggml on 32-bit hosts (size_t of 32 bits)",
-        "No tensor's byte size and no string's length is 2^32 or more: valid, and read by llama.cpp on 64-bit hosts, but a reader that keeps sizes in 32 bits truncates them and misreads or overflows.";
+        "No tensor's byte size is 2^32 or more: valid, and read by llama.cpp on 64-bit hosts, but a reader that keeps sizes in 32 bits truncates them and misreads or overflows (strings that long are past `metadata-limit`'s caps already).";
 
     // ---- Data layout ----
     DataSizeOverflow = "data-size-overflow", Layout, [Error, Error, Error],

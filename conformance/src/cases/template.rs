@@ -58,6 +58,49 @@ fn exec(v: &mut Vec<Case>, slug: &str, payload: &'static str, what: &str) {
 }
 
 pub fn cases(v: &mut Vec<Case>) {
+    // ---- Macro recursion (llama.cpp #19085) ----
+    const REC: &str = "template-recursion";
+    const REC_CITE: &str = "llama.cpp #19085 (huntr, 2026-01-25: a macro that calls itself without end exhausts the stack of llama.cpp's Jinja engine)";
+    v.push(case(
+        "template_recursion_unbounded",
+        [R, A, A],
+        &[UNKNOWN_ARCH, REC],
+        "tokenizer.chat_template: ChatML plus `{% macro f(n) %}{{ f(n) }}{% endmacro %}{{ f(1) }}`: a macro that calls itself on every path, so rendering never ends (C++ engines crash on stack exhaustion).",
+        REC_CITE,
+        || chat(&format!("{CHATML}{{% macro f(n) %}}{{{{ f(n) }}}}{{% endmacro %}}{{{{ f(1) }}}}")),
+    ));
+    v.push(case(
+        "template_recursion_mutual",
+        [R, A, A],
+        &[UNKNOWN_ARCH, REC],
+        "tokenizer.chat_template: two macros that call each other without a condition, called once from the template.",
+        REC_CITE,
+        || chat(&format!("{CHATML}{{% macro a() %}}[{{{{ b() }}}}]{{% endmacro %}}{{% macro b() %}}{{{{ a() }}}}{{% endmacro %}}{{{{ a() }}}}")),
+    ));
+    v.push(case(
+        "template_recursion_counted_deep",
+        [R, A, A],
+        &[UNKNOWN_ARCH, REC],
+        "tokenizer.chat_template: a macro counting down from 100000 (`{% if n > 0 %}{{ f(n - 1) }}{% endif %}`): it ends, but 100000 nested calls exhaust a C++ engine's stack (past limits::MAX_TEMPLATE_MACRO_RECURSION, 64).",
+        REC_CITE,
+        || chat(&format!("{CHATML}{{% macro f(n) %}}{{% if n > 0 %}}{{{{ f(n - 1) }}}}{{% endif %}}{{% endmacro %}}{{{{ f(100000) }}}}")),
+    ));
+    v.push(case(
+        "template_recursion_counted_at_limit",
+        [A, A, A],
+        &[UNKNOWN_ARCH],
+        "tokenizer.chat_template: the same macro counting down from 64, exactly limits::MAX_TEMPLATE_MACRO_RECURSION calls deep (boundary of template-recursion).",
+        REC_CITE,
+        || chat(&format!("{CHATML}{{% macro f(n) %}}{{% if n > 0 %}}{{{{ f(n - 1) }}}}{{% endif %}}{{% endmacro %}}{{{{ f(64) }}}}")),
+    ));
+    v.push(case(
+        "template_recursion_over_data",
+        [A, A, A],
+        &[UNKNOWN_ARCH],
+        "tokenizer.chat_template: a macro that renders a nested JSON schema by calling itself for each property: recursion bounded by the data, as real tool-calling templates write it (boundary of template-recursion).",
+        REC_CITE,
+        || chat(&format!("{CHATML}{{% macro render(s) %}}{{% if s.properties is defined %}}{{% for k, p in s.properties.items() %}}{{{{ k }}}}: {{{{ render(p) }}}}{{% endfor %}}{{% else %}}{{{{ s.type }}}}{{% endif %}}{{% endmacro %}}{{% for t in tools or [] %}}{{{{ render(t.parameters) }}}}{{% endfor %}}")),
+    ));
     // ---- Attack classes: chains that reach code execution ----
     exec(
         v,

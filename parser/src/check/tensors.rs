@@ -51,6 +51,15 @@ pub(crate) fn check_tensors(file: &GgufFile<'_>, sink: &mut Sink<'_>) -> TensorF
     for t in &file.tensors {
         check_name(t, &mut names, &mut truncated, sink);
         let size = check_shape_and_type(t, sink);
+        if let Some(n) = size.nbytes.filter(|n| *n >= limits::SIZE_32_BIT) {
+            sink.emit(RuleId::Size32Bit, t.dims_offset, || tensor_path(t, "dims"), || {
+                format!(
+                    "`{}` holds {n} bytes, 2^32 or more: a reader that keeps sizes in 32 bits (32-bit hosts, MLX before GHSA-2284-h945-8w3c) truncates it to {} and misreads or overflows",
+                    t.name.display(),
+                    n.checked_rem(limits::SIZE_32_BIT).unwrap_or(0)
+                )
+            });
+        }
         if let Some(ty) = size.ty {
             facts.any_quantized |= ty.is_quantized();
         }

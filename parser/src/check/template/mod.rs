@@ -28,6 +28,7 @@ mod bound;
 mod chains;
 mod fold;
 mod hidden;
+mod recursion;
 mod taint;
 mod tokens;
 
@@ -62,6 +63,9 @@ pub enum Kind {
     RoleBranch,
     /// A bound of the analysis was hit (`template-analysis-limit`).
     AnalysisLimit,
+    /// A macro that calls itself without end, or deeper than the limit
+    /// from constant arguments (`template-recursion`).
+    Recursion,
 }
 
 impl Kind {
@@ -76,6 +80,7 @@ impl Kind {
             Kind::Injected => RuleId::TemplateInjectedInstruction,
             Kind::RoleBranch => RuleId::TemplateRoleBranch,
             Kind::AnalysisLimit => RuleId::TemplateAnalysisLimit,
+            Kind::Recursion => RuleId::TemplateRecursion,
         }
     }
 }
@@ -228,6 +233,7 @@ pub fn analyse(src: &str) -> Analysis {
             let mut w = chains::Walker::new(&prepared);
             w.run(&ast);
             raw.append(&mut w.findings);
+            recursion::check(&ast, &mut raw);
             emitted = std::mem::take(&mut w.emitted);
         }
         Err(e) => {

@@ -1,0 +1,147 @@
+#!/usr/bin/env python3
+"""Loads a multimodal projector (mmproj) GGUF with libmtmd (llama.cpp) through ctypes.
+
+    python3 load_mtmd.py MMPROJ --text MODEL [--quiet]
+
+First loads the text model MODEL with libllama exactly as load.py does
+(llama_model_default_params(), n_gpu_layers 0, load_mode MMAP), then calls
+mtmd_init_from_file(MMPROJ, model, params) with params from
+mtmd_context_params_default() and two changes: use_gpu false and n_threads 2
+(the default is 4). Everything else keeps its default, in particular warmup
+stays true: mtmd runs one encode pass over a dummy image of the projector's
+own size right after loading, so a projector that loads but breaks at first
+use (a graph that cannot be built, an assertion in an operator) is caught
+here too. print_timings stays true (it only prints).
+
+Exit status: 0 the projector loaded (mtmd_init_from_file returned a context),
+1 refused (it returned NULL; the informative error line, clip_init's
+"failed to load model" else mtmd_init_from_file's, is printed on stdout as
+`error: ...`), 3 the text model itself was refused (`error: text model: ...`),
+2 usage error or a library not found. An abort (GGML_ASSERT, an uncaught C++
+exception) or a segfault kills the process with a signal; the callers record
+that as a crash.
+
+Log lines of libllama and of mtmd/clip (mtmd_log_set) go to stderr as they
+arrive (raw, unless --quiet), so they survive a crash. The libraries are
+looked up like load.py does ($LLAMA_LIB_DIR, else llama_cpp/lib of the
+installed llama-cpp-python).
+"""
+from __future__ import annotations
+
+import ctypes
+import pathlib
+import sys
+
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
+from load import LLAMA_LOAD_MODE_MMAP, LOG_CALLBACK, Log, lib_dir, open_libllama  # noqa: E402
+
+
+class MtmdContextParams(ctypes.Structure):
+    """struct mtmd_context_params of the pinned tools/mtmd/mtmd.h (passed by value: order and types matter).
+
+    sizeof 96 on x86-64 (checked against the header with a C compiler; asserted below)."""
+    _fields_ = [
+        ("use_gpu", ctypes.c_bool),
+        ("device", ctypes.c_void_p),               # ggml_backend_dev_t
+        ("print_timings", ctypes.c_bool),
+        ("n_threads", ctypes.c_int),
+        ("image_marker", ctypes.c_char_p),         # deprecated
+        ("media_marker", ctypes.c_char_p),
+        ("flash_attn_type", ctypes.c_int),         # enum llama_flash_attn_type
+        ("warmup", ctypes.c_bool),
+        ("image_min_tokens", ctypes.c_int),
+        ("image_max_tokens", ctypes.c_int),
+        ("cb_eval", ctypes.c_void_p),              # ggml_backend_sched_eval_callback
+        ("cb_eval_user_data", ctypes.c_void_p),
+        ("batch_max_tokens", ctypes.c_int32),
+        ("progress_callback", ctypes.c_void_p),    # mtmd_progress_callback
+        ("progress_callback_user_data", ctypes.c_void_p),
+    ]
+
+
+assert ctypes.sizeof(MtmdContextParams) == 96, "mtmd_context_params layout differs from the pinned mtmd.h"
+
+
+def open_libmtmd() -> ctypes.CDLL:
+    lib = ctypes.CDLL(str(lib_dir() / "libmtmd.so"), mode=ctypes.RTLD_GLOBAL)
+    lib.mtmd_context_params_default.argtypes = []
+    lib.mtmd_context_params_default.restype = MtmdContextParams
+    lib.mtmd_init_from_file.argtypes = [ctypes.c_char_p, ctypes.c_void_p, MtmdContextParams]
+    lib.mtmd_init_from_file.restype = ctypes.c_void_p
+    lib.mtmd_free.argtypes = [ctypes.c_void_p]
+    lib.mtmd_free.restype = None
+    lib.mtmd_log_set.argtypes = [LOG_CALLBACK, ctypes.c_void_p]
+    lib.mtmd_log_set.restype = None
+    for f in ("mtmd_support_vision", "mtmd_support_audio"):
+        getattr(lib, f).argtypes = [ctypes.c_void_p]
+        getattr(lib, f).restype = ctypes.c_bool
+    return lib
+
+
+def load_text_model(lib: ctypes.CDLL, path: str) -> ctypes.c_void_p | None:
+    params = lib.llama_model_default_params()
+    params.n_gpu_layers = 0
+    params.load_mode = LLAMA_LOAD_MODE_MMAP
+    return lib.llama_model_load_from_file(path.encode(), params)
+
+
+def refusal(log: Log, markers: tuple[str, ...], fallback: str) -> str:
+    """The informative error line: the last one containing the first marker found, else the last error line."""
+    for marker in markers:
+        why = next((e for e in reversed(log.errors) if marker in e), None)
+        if why:
+            return why
+    return log.errors[-1] if log.errors else fallback
+
+
+def main(argv: list[str]) -> int:
+    args, flags, text = [], set(), None
+    rest = argv[1:]
+    i = 0
+    while i < len(rest):
+        if rest[i] == "--text" and i + 1 < len(rest):
+            text = rest[i + 1]
+            i += 2
+            continue
+        (flags.add if rest[i].startswith("--") else args.append)(rest[i])
+        i += 1
+    if len(args) != 1 or text is None or flags - {"--quiet"}:
+        print(__doc__, file=sys.stderr)
+        return 2
+    try:
+        lib = open_libllama()
+        mtmd = open_libmtmd()
+    except OSError as e:
+        print(f"cannot open libllama/libmtmd: {e}", file=sys.stderr)
+        return 2
+    log = Log(echo="--quiet" not in flags)
+    lib.llama_log_set(log.callback, None)
+    mtmd.mtmd_log_set(log.callback, None)
+    lib.llama_backend_init()
+    model = load_text_model(lib, text)
+    if not model:
+        why = refusal(log, ("error loading model",), "llama_model_load_from_file returned NULL")
+        print(f"error: text model: {why}")
+        return 3
+    log.errors.clear()
+    params = mtmd.mtmd_context_params_default()
+    params.use_gpu = False
+    params.n_threads = 2
+    ctx = mtmd.mtmd_init_from_file(args[0].encode(), model, params)
+    if not ctx:
+        # clip_init names the cause ("failed to load model '...': <why>"); mtmd's own checks (the width)
+        # come as "mtmd_init_from_file: error: <why>" only
+        why = refusal(log, ("clip_init: failed", "mtmd_init_from_file: error"), "mtmd_init_from_file returned NULL")
+        print(f"error: {why}")
+        lib.llama_model_free(model)
+        lib.llama_backend_free()
+        return 1
+    print(f"loaded: vision {bool(mtmd.mtmd_support_vision(ctx))}, audio {bool(mtmd.mtmd_support_audio(ctx))}")
+    mtmd.mtmd_free(ctx)
+    lib.llama_model_free(model)
+    lib.llama_backend_free()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))
