@@ -194,6 +194,26 @@ fn case_names_are_unique_and_rules_exist() {
 /// `data` group runs only with `--check-data`, like llama.cpp
 /// `--check-tensors`, and is tested by parser/tests/check_data.rs.)
 const NOT_IN_CORPUS: &[(&str, &str)] = &[
+    (
+        "size-32-bit",
+        "needs a tensor of 4 GiB of data; parser/tests/pairing.rs breaks it (2^32 bytes) and holds its boundary (2^32 - 32) on sparse files; the wrapping cases of the corpus (data-size-overflow) report it too",
+    ),
+    (
+        "projector-text-width",
+        "needs a projector and its text model: conformance/tests/llama_models.rs pairs libmtmd's converter projectors (corpus/models/mmproj) with their text models and with another's",
+    ),
+    (
+        "adapter-base-tensor",
+        "needs an adapter and its base: corpus/models/lora (an adapter for a 4-layer llama against a 2-layer one; conformance/tests/llama_models.rs) and parser/tests/pairing.rs",
+    ),
+    (
+        "adapter-base-shape",
+        "needs an adapter and its base: corpus/models/lora (an adapter for a wider llama; conformance/tests/llama_models.rs) and parser/tests/pairing.rs",
+    ),
+    (
+        "control-vector-width",
+        "needs a control vector and its base: parser/tests/pairing.rs breaks it and holds its boundary",
+    ),
     ("string-length-limit", "needs a string over 1 GiB; parser/tests/limits.rs builds one in memory"),
     ("array-length-limit", "needs an array over 2^30 elements; parser/tests/limits.rs builds one in memory"),
     (

@@ -231,9 +231,10 @@ pub fn cases(v: &mut Vec<Case>) {
         "A tensor `direction.2abc`: std::stoi reads the leading 2 and ignores the rest, so llama.cpp loads it as layer 2 (boundary of control-vector-direction).",
         CV,
         || {
-            let mut m = cvec(16, 2);
-            m.tensor(f32_tensor("direction.2abc", &[16]));
-            bytes(m)
+            cvec_with(|m| {
+                drop_tensor(m, "direction.2");
+                m.tensor(f32_tensor("direction.2abc", &[16]));
+            })
         },
     ));
     v.push(case(

@@ -116,7 +116,7 @@ pub fn cases(v: &mut Vec<Case>) {
     v.push(case(
         "data_size_overflow",
         [R, R, R],
-        &["tensor-data-out-of-bounds", "data-size-overflow"],
+        &["tensor-data-out-of-bounds", "data-size-overflow", "size-32-bit"],
         "Two I8 tensors of 2^62 elements each: their padded sizes sum to 2^63.",
         "CVE-2025-53630; CVE-2026-27940; test-gguf DATA_MEM_SIZE_OVERFLOW",
         || {

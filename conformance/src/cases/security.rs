@@ -76,7 +76,7 @@ pub fn cases(v: &mut Vec<Case>) {
     v.push(case(
         "cve_2025_53630_data_size_wraps",
         [R, R, R],
-        &["data-size-overflow", "tensor-data-out-of-bounds"],
+        &["data-size-overflow", "tensor-data-out-of-bounds", "size-32-bit"],
         "Three I8 tensors of 2^63-32, 2^63-32 and 96 elements at the offsets the running sum gives (0, 2^63-32, 2^64-64): the total 2^64+32 wraps to 32, and the file holds 32 data bytes.",
         "CVE-2025-53630 (gguf_init_from_file_impl ctx->size += GGML_PAD(nbytes) wraps; fixed by llama.cpp#14595, ggml 19356a42); gguf.cpp [D3]",
         || {
@@ -92,7 +92,7 @@ pub fn cases(v: &mut Vec<Case>) {
     v.push(case(
         "cve_2026_27940_mem_size_wraps",
         [R, R, R],
-        &["data-size-overflow", "tensor-data-out-of-bounds"],
+        &["data-size-overflow", "tensor-data-out-of-bounds", "size-32-bit"],
         "Two I8 tensors of 2^63-256 elements at offsets 0 and 2^63-256: the data size 2^64-512 passes the CVE-2025-53630 check, but adding the ggml context overhead (one tensor struct per tensor plus the blob) wraps it; 32 data bytes follow.",
         "CVE-2026-27940 / GHSA-3p4r-fq3f-q74v (bypass of the CVE-2025-53630 fix through the ggml-context mem_size; fixed in llama.cpp b8146); gguf.cpp [D4]",
         || {

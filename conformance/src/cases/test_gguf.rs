@@ -358,7 +358,7 @@ pub fn cases(v: &mut Vec<Case>) {
         (DATA_NOT_ENOUGH_DATA, "DATA_NOT_ENOUGH_DATA", "Random keys, 6 tensors and their padded data blob one byte short (the byte lost is the last tensor's final padding).", [R, R, R], KvQuant, &["padding-final-missing", "padding-nonzero"]),
         (DATA_BAD_ALIGN, "DATA_BAD_ALIGN", "Random keys, general.alignment = 13, tensors and data laid out with it.", [R, R, R], KvQuant, &["alignment-power-of-two", "alignment-multiple-of-8", "padding-nonzero"]),
         (DATA_INCONSISTENT_ALIGN, "DATA_INCONSISTENT_ALIGN", "As TENSORS_INCONSISTENT_ALIGN, with the data blob.", [R, R, R], KvQuant, &["tensor-offset-misaligned", "tensor-data-out-of-bounds", "padding-nonzero"]),
-        (DATA_MEM_SIZE_OVERFLOW, "DATA_MEM_SIZE_OVERFLOW", "Random keys and two I8 tensors of 0x7FFFFFFFFFFFFFC0 elements with 32 data bytes: the data size fits in 64 bits, the ggml context size (data + tensor overhead) does not.", [R, R, R], Kv, &["data-size-overflow", "tensor-data-out-of-bounds"]),
+        (DATA_MEM_SIZE_OVERFLOW, "DATA_MEM_SIZE_OVERFLOW", "Random keys and two I8 tensors of 0x7FFFFFFFFFFFFFC0 elements with 32 data bytes: the data size fits in 64 bits, the ggml context size (data + tensor overhead) does not.", [R, R, R], Kv, &["data-size-overflow", "tensor-data-out-of-bounds", "size-32-bit"]),
         (DATA_SUCCESS, "DATA_SUCCESS", "Random keys (non-UTF-8 strings, random bools), 6 tensors of random live types and their data blob, bytes i % 256 (padding included): ggml loads it.", [R, R, A], KvQuant, &["padding-nonzero"]),
         (DATA_CUSTOM_ALIGN, "DATA_CUSTOM_ALIGN", "As DATA_SUCCESS with general.alignment = 1 (a power of two, not a multiple of 8).", [R, R, A], KvQuant, &["alignment-multiple-of-8"]),
     ];

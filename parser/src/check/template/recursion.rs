@@ -394,7 +394,10 @@ pub(super) fn check(ast: &Stmt<'_>, out: &mut Vec<(Kind, usize, String)>) {
     }
     let mut reported: HashSet<&str> = HashSet::new();
     for s in &c.sites {
-        if looping.contains(s.callee) && s.caller.is_none_or(|from| !looping.contains(from)) && reported.insert(s.callee) {
+        if looping.contains(s.callee)
+            && s.caller.is_none_or(|from| !looping.contains(from))
+            && reported.insert(s.callee)
+        {
             out.push((
                 Kind::Recursion,
                 s.offset,
@@ -458,7 +461,10 @@ mod tests {
     fn unconditional_cycles_are_found() {
         assert_eq!(recursion("{% macro f(n) %}{{ f(n) }}{% endmacro %}{{ f(1) }}"), 1);
         // Through another macro, and under a call block.
-        assert_eq!(recursion("{% macro a() %}{{ b() }}{% endmacro %}{% macro b() %}x{{ a() }}{% endmacro %}{{ a() }}"), 1);
+        assert_eq!(
+            recursion("{% macro a() %}{{ b() }}{% endmacro %}{% macro b() %}x{{ a() }}{% endmacro %}{{ a() }}"),
+            1
+        );
         // Called only under a condition: still never ends when it runs.
         assert_eq!(recursion("{% macro f() %}{{ f() }}{% endmacro %}{% if x %}{{ f() }}{% endif %}"), 1);
         // Defined and never called: harmless.
@@ -474,7 +480,9 @@ mod tests {
 
     #[test]
     fn counted_recursion_is_bounded_by_the_limit() {
-        let at = |n: u32| format!("{{% macro f(n) %}}{{% if n > 0 %}}{{{{ f(n - 1) }}}}{{% endif %}}{{% endmacro %}}{{{{ f({n}) }}}}");
+        let at = |n: u32| {
+            format!("{{% macro f(n) %}}{{% if n > 0 %}}{{{{ f(n - 1) }}}}{{% endif %}}{{% endmacro %}}{{{{ f({n}) }}}}")
+        };
         let limit = crate::limits::MAX_TEMPLATE_MACRO_RECURSION;
         assert_eq!(recursion(&at(limit)), 0);
         assert_eq!(recursion(&at(limit + 1)), 1);
@@ -483,6 +491,11 @@ mod tests {
         assert_eq!(recursion("{% macro f(n) %}{% if n > 0 %}{{ f(n + 1) }}{% endif %}{% endmacro %}{{ f(1) }}"), 1);
         assert_eq!(recursion("{% macro f(n) %}{% if n != 0 %}{{ f(n) }}{% endif %}{% endmacro %}{{ f(3) }}"), 1);
         // The else branch of the guard.
-        assert_eq!(recursion("{% macro f(n) %}{% if n <= 0 %}done{% else %}{{ f(n - 1) }}{% endif %}{% endmacro %}{{ f(10) }}"), 0);
+        assert_eq!(
+            recursion(
+                "{% macro f(n) %}{% if n <= 0 %}done{% else %}{{ f(n - 1) }}{% endif %}{% endmacro %}{{ f(10) }}"
+            ),
+            0
+        );
     }
 }

@@ -1,0 +1,169 @@
+//! Projectors, LoRA adapters and control vectors paired with the model the
+//! run names (`Settings::with`, the CLI's `--with`) or finds in their folder,
+//! and the rules that need more than one file or a file too large for the
+//! corpus (`size-32-bit`, on a sparse file).
+use gguf_validate::pipeline::{Input, Pipeline, Settings};
+use gguf_validate::types::{GgmlType, ValueType};
+use gguf_validate::write::{GgufModel, OwnedTensor, OwnedValue as V};
+
+fn f32_tensor(name: &str, dims: &[u64]) -> OwnedTensor {
+    OwnedTensor::zeroed(name, dims, GgmlType::F32).unwrap()
+}
+
+/// A llama model of width `embd`, `layers` layers (token_embd, output_norm
+/// and each layer's attn_q / attn_v) with a vocabulary of 8 tokens.
+fn model(embd: u64, layers: u32) -> Vec<u8> {
+    let mut m = GgufModel::new();
+    m.kv("general.architecture", V::str("llama"));
+    m.kv("llama.embedding_length", V::U32(u32::try_from(embd).unwrap()));
+    m.kv("llama.block_count", V::U32(layers));
+    let tokens: Vec<V> = (0..8).map(|i| V::str(&format!("t{i}"))).collect();
+    m.kv("tokenizer.ggml.model", V::str("llama"));
+    m.kv("tokenizer.ggml.tokens", V::Array(ValueType::String, tokens));
+    m.tensor(f32_tensor("token_embd.weight", &[embd, 8]));
+    m.tensor(f32_tensor("output_norm.weight", &[embd]));
+    for l in 0..layers {
+        m.tensor(f32_tensor(&format!("blk.{l}.attn_q.weight"), &[embd, embd]));
+        m.tensor(f32_tensor(&format!("blk.{l}.attn_v.weight"), &[embd, embd / 2]));
+    }
+    m.canonical();
+    m.to_bytes()
+}
+
+fn adapter(embd: u64, rank: u64, tokens: &[u32]) -> Vec<u8> {
+    let mut m = GgufModel::new();
+    m.kv("general.architecture", V::str("llama"));
+    m.kv("general.type", V::str("adapter"));
+    m.kv("adapter.type", V::str("lora"));
+    m.kv("adapter.lora.alpha", V::F32(8.0));
+    if !tokens.is_empty() {
+        m.kv("adapter.alora.invocation_tokens", V::Array(ValueType::U32, tokens.iter().map(|t| V::U32(*t)).collect()));
+    }
+    m.tensor(f32_tensor("blk.0.attn_q.weight.lora_a", &[embd, rank]));
+    m.tensor(f32_tensor("blk.0.attn_q.weight.lora_b", &[rank, embd]));
+    m.canonical();
+    m.to_bytes()
+}
+
+fn control_vector(width: u64, layers: u32) -> Vec<u8> {
+    let mut m = GgufModel::new();
+    m.kv("general.architecture", V::str("controlvector"));
+    m.kv("controlvector.layer_count", V::I32(i32::try_from(layers).unwrap()));
+    for l in 1..=layers {
+        m.tensor(f32_tensor(&format!("direction.{l}"), &[width]));
+    }
+    m.canonical();
+    m.to_bytes()
+}
+
+/// Strict's rule ids on `file` paired with `with`, and whether it is valid.
+fn paired(file: Vec<u8>, with: Vec<u8>) -> (Vec<&'static str>, bool) {
+    let settings = Settings { with: vec![Input::bytes("model.gguf", with)], ..Settings::default() };
+    let v = Pipeline::new(settings).validate(&Input::bytes("file.gguf", file));
+    let r = v.outcome.report().unwrap();
+    let pairing = r.summary.examined.iter().find(|e| e.layer == "pairing").unwrap();
+    assert!(pairing.checked, "{pairing:?}");
+    let mut rules: Vec<&str> = r.diagnostics.iter().map(|d| d.rule.id()).collect();
+    rules.dedup();
+    (rules, r.valid)
+}
+
+#[test]
+fn an_adapter_against_its_base() {
+    assert_eq!(paired(adapter(16, 4, &[]), model(16, 2)), (vec![], true));
+    // Another width: the shapes do not fit.
+    assert_eq!(paired(adapter(32, 4, &[]), model(16, 2)), (vec!["adapter-base-shape"], false));
+    // A base without the adapted tensor.
+    let mut m = GgufModel::new();
+    m.kv("general.architecture", V::str("llama"));
+    m.tensor(f32_tensor("token_embd.weight", &[16, 8]));
+    m.canonical();
+    assert_eq!(paired(adapter(16, 4, &[]), m.to_bytes()), (vec!["adapter-base-tensor"], false));
+    // Invocation tokens against the vocabulary: 7 is the last id, 8 is past it.
+    assert_eq!(paired(adapter(16, 4, &[7]), model(16, 2)), (vec![], true));
+    assert_eq!(paired(adapter(16, 4, &[8]), model(16, 2)), (vec!["adapter-invocation-token"], false));
+}
+
+#[test]
+fn an_adapter_for_another_architecture() {
+    let mut base = GgufModel::new();
+    base.kv("general.architecture", V::str("qwen2"));
+    base.tensor(f32_tensor("blk.0.attn_q.weight", &[16, 16]));
+    base.canonical();
+    assert_eq!(paired(adapter(16, 4, &[]), base.to_bytes()), (vec!["adapter-architecture"], false));
+}
+
+#[test]
+fn a_control_vector_against_its_base() {
+    // Width 16, directions for layers 1..=2 of a 3-layer model.
+    assert_eq!(paired(control_vector(16, 2), model(16, 3)), (vec![], true));
+    assert_eq!(paired(control_vector(8, 2), model(16, 3)), (vec!["control-vector-width"], false));
+    // Layer 2 of a 2-layer model is never applied: a warning.
+    assert_eq!(paired(control_vector(16, 2), model(16, 2)), (vec!["control-vector-layer-count"], true));
+}
+
+#[test]
+fn a_folder_pairs_what_it_holds() {
+    let dir = std::env::temp_dir().join(format!("gguf-validate-pairing-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(dir.join("model-16.gguf"), model(16, 2)).unwrap();
+    std::fs::write(dir.join("model-32.gguf"), model(32, 2)).unwrap();
+    std::fs::write(dir.join("lora.gguf"), adapter(32, 4, &[])).unwrap();
+    std::fs::write(dir.join("lora-other.gguf"), adapter(24, 4, &[])).unwrap();
+    let pipeline = Pipeline::new(Settings::default());
+    let of = |name: &str| {
+        let v = pipeline.validate(&Input::from_path(dir.join(name)));
+        let r = v.outcome.report().unwrap().clone();
+        let note = r.summary.examined.iter().find(|e| e.layer == "pairing").and_then(|e| e.note.clone());
+        (r.valid, note.unwrap_or_default())
+    };
+    // It fits one of the folder's models: valid, and the report names it.
+    let (valid, note) = of("lora.gguf");
+    assert!(valid && note.contains("model-32.gguf"), "{note}");
+    // It fits none: the first same-architecture model's findings.
+    let (valid, note) = of("lora-other.gguf");
+    assert!(!valid && note.contains("model-16.gguf"), "{note}");
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn a_lone_file_says_the_pairing_was_not_checked() {
+    let v = Pipeline::new(Settings::default()).validate(&Input::bytes("lora.gguf", adapter(16, 4, &[])));
+    let r = v.outcome.report().unwrap();
+    let pairing = r.summary.examined.iter().find(|e| e.layer == "pairing").unwrap();
+    assert!(!pairing.checked && pairing.note.as_deref().unwrap().contains("--with MODEL"), "{pairing:?}");
+    assert!(r.valid);
+}
+
+/// `size-32-bit` on a sparse file holding a tensor of exactly 2^32 bytes
+/// (its boundary: 2^32 - 32 bytes), read as the CLI reads files.
+#[test]
+fn a_tensor_of_4_gib_is_a_32_bit_hazard() {
+    let dir = std::env::temp_dir().join(format!("gguf-validate-size32-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    for (elements, expect) in [(1u64 << 30, vec!["size-32-bit"]), ((1u64 << 30) - 8, vec![])] {
+        let mut m = GgufModel::new();
+        m.kv("general.architecture", V::str("plain"));
+        m.tensor(OwnedTensor {
+            name: b"big".to_vec(),
+            dims: vec![elements],
+            type_id: GgmlType::F32.id(),
+            offset: 0,
+            data: Vec::new(),
+        });
+        let head = m.to_bytes();
+        let start = head.len().div_ceil(32) * 32;
+        let path = dir.join(format!("big-{elements}.gguf"));
+        let f = std::fs::File::create(&path).unwrap();
+        std::io::Write::write_all(&mut &f, &head).unwrap();
+        f.set_len(u64::try_from(start).unwrap() + elements * 4).unwrap();
+        drop(f);
+        let v = Pipeline::new(Settings::default()).validate(&Input::from_path(path.clone()));
+        let r = v.outcome.report().unwrap();
+        let rules: Vec<&str> =
+            r.diagnostics.iter().map(|d| d.rule.id()).filter(|id| *id != "model-architecture-unknown").collect();
+        assert_eq!(rules, expect, "{elements} elements: {:?}", r.diagnostics);
+        std::fs::remove_file(&path).unwrap();
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
+}
