@@ -666,8 +666,11 @@ catalogue! {
         cite: "llama.cpp src/llama-adapter.cpp (\"tensor '%s' has incorrect shape (hint: maybe wrong base model?)\")",
         "Each pair's outer dimensions are the base tensor's (`lora_a` ne0 = the base's ne0, `lora_b` ne1 = the base's ne1). Checked when the run has the base model.";
     AdapterInvocationToken = "adapter-invocation-token", Adapter, [Error, Allow, Allow],
-        cite: "llama.cpp src/llama-adapter.cpp (adapter.alora.invocation_tokens copied as token ids, never checked); src/llama-context.cpp (looked up in the vocabulary)",
-        "Every aLoRA invocation token id is below the base model's vocabulary size (without the base, below 2^31: llama.cpp reads them as signed ids).";
+        cite: "llama.cpp tools/server/server-context.cpp (the prompt is scanned for the aLoRA sequence from invocation_tokens[n_invocation_tokens - 1]); src/llama-adapter.cpp (adapter.alora.invocation_tokens, never checked)",
+        "`adapter.alora.invocation_tokens`, when present, is not empty: llama-server scans each prompt for the sequence from its last id, and for an empty one reads before the array.";
+    AdapterInvocationUnreachable = "adapter-invocation-unreachable", Adapter, [Warning, Allow, Allow],
+        cite: "llama.cpp src/llama-adapter.cpp (invocation tokens copied as signed token ids); tools/server/server-context.cpp (\"alora requested, but not found. deactivating\")",
+        "Every aLoRA invocation token id is a token of the vocabulary: below 2^31 (llama.cpp reads them as signed ids), and below the base model's vocabulary size when the run has it. llama.cpp loads the adapter either way, but no prompt holds such a sequence, so llama-server never activates it.";
 
     // ---- Control vectors (architecture `controlvector`, tensors `direction.N`) as common_control_vector_load_one loads them ----
     ControlVectorDirection = "control-vector-direction", ControlVector, [Error, Allow, Allow],

@@ -81,7 +81,7 @@ fn an_adapter_against_its_base() {
     assert_eq!(paired(adapter(16, 4, &[]), m.to_bytes()), (vec!["adapter-base-tensor"], false));
     // Invocation tokens against the vocabulary: 7 is the last id, 8 is past it.
     assert_eq!(paired(adapter(16, 4, &[7]), model(16, 2)), (vec![], true));
-    assert_eq!(paired(adapter(16, 4, &[8]), model(16, 2)), (vec!["adapter-invocation-token"], false));
+    assert_eq!(paired(adapter(16, 4, &[8]), model(16, 2)), (vec!["adapter-invocation-unreachable"], true));
 }
 
 #[test]

@@ -98,7 +98,7 @@ pub fn cases(v: &mut Vec<Case>) {
         "adapter_invocation_tokens_u32",
         [A, A, A],
         &[],
-        "adapter.alora.invocation_tokens as array[u32] of ids up to 2^31 - 1 (boundary of adapter-key-type and adapter-invocation-token).",
+        "adapter.alora.invocation_tokens as array[u32] of ids up to 2^31 - 1 (boundary of adapter-key-type, adapter-invocation-token and adapter-invocation-unreachable).",
         SRC,
         || {
             lora_with(|m| {
@@ -108,11 +108,19 @@ pub fn cases(v: &mut Vec<Case>) {
     ));
     v.push(case(
         "adapter_invocation_token_negative",
-        [R, A, A],
-        &["adapter-invocation-token"],
-        "An invocation token id of 2^31: llama.cpp copies it into a signed token id (-2147483648) and looks it up in the vocabulary.",
+        [A, A, A],
+        &["adapter-invocation-unreachable"],
+        "An invocation token id of 2^31: llama.cpp copies it into a signed token id (-2147483648), which no prompt holds: llama-server never activates the adapter (it loads and runs otherwise).",
         SRC,
         || lora_with(|m| m.kv("adapter.alora.invocation_tokens", array(T::U32, vec![V::U32(0x8000_0000)])).pipe()),
+    ));
+    v.push(case(
+        "adapter_invocation_tokens_empty",
+        [R, A, A],
+        &["adapter-invocation-token"],
+        "An empty adapter.alora.invocation_tokens array: llama.cpp loads it, and llama-server then reads invocation_tokens[-1] when it scans a prompt for the sequence.",
+        "llama.cpp tools/server/server-context.cpp (match_idx = n_invocation_tokens - 1)",
+        || lora_with(|m| m.kv("adapter.alora.invocation_tokens", array(T::U32, vec![])).pipe()),
     ));
     v.push(case(
         "adapter_architecture_unknown",

@@ -179,13 +179,19 @@ fn invocation_tokens<'a>(file: &GgufFile<'a>, sink: &mut Sink<'_>) -> Option<Vec
         });
         return None;
     }
+    if arr.len == 0 {
+        sink.emit(RuleId::AdapterInvocationToken, kv.value_offset(), || kv_path(&kv), || {
+            "`adapter.alora.invocation_tokens` is empty: llama-server scans prompts for the sequence from its last id and reads before the array".into()
+        });
+        return None;
+    }
     let mut ids = Vec::new();
     for e in arr.iter() {
         let Some(id) = e.value.as_u64() else { continue };
         if id > u64::from(i32::MAX.unsigned_abs()) {
-            sink.emit(RuleId::AdapterInvocationToken, e.offset, || format!("{}[{}]", kv_path(&kv), e.index), || {
+            sink.emit(RuleId::AdapterInvocationUnreachable, e.offset, || format!("{}[{}]", kv_path(&kv), e.index), || {
                 format!(
-                    "invocation token {id} is not a token id: llama.cpp reads it as the negative id {} and looks it up in the vocabulary",
+                    "invocation token {id} is not a token id: llama.cpp reads it as the negative id {}, which no prompt holds, so llama-server never activates the adapter",
                     i64::from(u32::try_from(id).unwrap_or(u32::MAX)).wrapping_sub(1 << 32)
                 )
             });
@@ -310,11 +316,11 @@ fn against_base(
         for (id, offset) in ids {
             if *id >= n_vocab && *id <= u64::from(i32::MAX.unsigned_abs()) {
                 out.push((
-                    RuleId::AdapterInvocationToken,
+                    RuleId::AdapterInvocationUnreachable,
                     *offset,
                     "kv adapter.alora.invocation_tokens".into(),
                     format!(
-                        "invocation token {id} is not below the vocabulary size {n_vocab} of the base model {}",
+                        "invocation token {id} is not below the vocabulary size {n_vocab} of the base model {}: no prompt holds it, so llama-server never activates the adapter",
                         base.name
                     ),
                 ));
