@@ -119,6 +119,36 @@ pub fn cases(v: &mut Vec<Case>) {
         },
     ));
     v.push(case(
+        "ggml_pad_wraps_to_zero",
+        [R, R, R],
+        &["tensor-byte-size-overflow"],
+        "An F32 tensor of ne[0] = SIZE_MAX/4 (2^62 - 1) elements: the element count fits in int64, its byte size 2^64 - 4 rounds up under GGML_PAD to 2^64, which wraps to 0; the file holds 32 data bytes.",
+        "llama.cpp #24759 (2026-06-18: GGML_PAD wraps to 0 for F32 with ne[0] = SIZE_MAX/4); gguf.cpp [T10]",
+        || {
+            let mut m = base_no_tensors();
+            let mut t = info_only("x", &[(1u64 << 62) - 1], GgmlType::F32.id(), 0);
+            t.data = vec![0; 32];
+            m.tensor(t);
+            raw(&m)
+        },
+    ));
+    v.push(case(
+        "alignment_2_pow_31",
+        [R, R, R],
+        &["alignment-large", "data-section-start"],
+        "general.alignment = 0x80000000 with one tensor: the data section would start at 2^31, past the end of this small file (on a 32-bit host, GGML_PAD overflows first).",
+        "oss-security 2026/q2 \"V-01\" and llama.cpp #24997 (general.alignment has no upper bound); gguf.cpp [A2, D1]",
+        || {
+            // Written with alignment 32, then the value patched: the writer
+            // would pad to 2^31.
+            let mut m = base();
+            m.kv("general.alignment", V::U32(32));
+            let b = bytes(m);
+            let at = find(&b, b"general.alignment") + "general.alignment".len() + 4;
+            patch(b, at, &0x8000_0000u32.to_le_bytes())
+        },
+    ));
+    v.push(case(
         "ollama_cve_2026_7482_offset_past_eof",
         [R, R, R],
         &["tensor-data-out-of-bounds"],

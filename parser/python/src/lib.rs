@@ -111,6 +111,7 @@ struct RunOptions {
     discover_config: bool,
     deny_warnings: bool,
     timeout: Option<f64>,
+    with_models: Vec<String>,
 }
 
 /// The pipeline of a run, as the command line's `validate` builds it
@@ -127,6 +128,7 @@ fn pipeline(o: &RunOptions, http: &HttpArgs, inputs: &[Input], jobs: usize) -> P
         }
         t => t.map(Duration::from_secs_f64),
     };
+    let with: Vec<Input> = o.with_models.iter().map(|m| Input::from_path(PathBuf::from(m))).collect();
     let settings = Settings {
         options: Options {
             profile,
@@ -139,7 +141,8 @@ fn pipeline(o: &RunOptions, http: &HttpArgs, inputs: &[Input], jobs: usize) -> P
         check_data: o.check_data.then(|| DataOptions::listing(DEFAULT_MAX_LISTED_PER_TENSOR)),
         timeout,
         metadata_hash: config.as_ref().is_some_and(Config::has_pins),
-        opener: http.opener(inputs, jobs)?,
+        opener: http.opener(&[inputs, with.as_slice()].concat(), jobs)?,
+        with,
         ..Settings::default()
     };
     Ok((Pipeline { settings, config, ..Pipeline::default() }, profile))

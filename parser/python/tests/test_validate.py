@@ -223,3 +223,23 @@ def test_timeout_and_options_reach_the_pipeline() -> None:
     assert {"layer": "data", "checked": True} in [dict(e) for e in r.examined] or r.to_dict().get("data")
     c = gv.validate("corpus/samples/tiny-llama.gguf", container_only=True)
     assert any(e["layer"] == "model" and not e["checked"] for e in c.examined)
+
+
+def test_with_models_pairs_an_adapter_with_its_base(cli: list[str]) -> None:
+    """`with_models` is the command line's `--with`: the same verdicts and
+    JSON for an adapter against its base and against a wrong base."""
+    lora = "corpus/models/lora"
+    for adapter, base, valid in [
+        ("lora-llama_r8.gguf", "llama.gguf", True),
+        ("lora-llama_hidden_32_r8.gguf", "llama.gguf", False),
+        ("lora-qwen2_r8.gguf", "llama.gguf", False),
+    ]:
+        path = f"{lora}/{adapter}"
+        report = gv.validate(path, with_models=[f"{lora}/{base}"])
+        assert report.valid is valid, (adapter, [d.rule for d in report.diagnostics])
+        pairing = [e for e in report.examined if e["layer"] == "pairing"]
+        assert pairing and pairing[0]["checked"], report.examined
+        entry = cli_entries(cli, [path], "--with", f"{lora}/{base}")[path]
+        assert report.to_dict() == entry
+    many = list(gv.validate_many([f"{lora}/lora-llama_r4.gguf"], with_models=[f"{lora}/llama.gguf"]))
+    assert [r.valid for r in many] == [True]

@@ -223,6 +223,7 @@ class Options(TypedDict, total=False):
     headers: Mapping[str, str] | None
     ca_certs: Sequence[str | os.PathLike[str]] | None
     http_timeout: float | None
+    with_models: Sequence[str | os.PathLike[str]] | None
 
 
 def _http(
@@ -258,6 +259,7 @@ def _options(given: Mapping[str, Any]) -> dict[str, Any]:
         "discover_config": discover,
         "deny_warnings": bool(o["deny_warnings"]),
         "timeout": None if o["timeout"] is None else float(o["timeout"]),
+        "with_models": [os.fspath(m) for m in (o["with_models"] or ())],
         **_http(o["headers"], o["ca_certs"], o["http_timeout"]),
     }
 
@@ -285,6 +287,7 @@ def validate(
     headers: Mapping[str, str] | None = None,
     ca_certs: Sequence[str | os.PathLike[str]] | None = None,
     http_timeout: float | None = None,
+    with_models: Sequence[str | os.PathLike[str]] | None = None,
 ) -> Report:
     """Validates one file and returns its `Report`.
 
@@ -294,7 +297,10 @@ def validate(
     working directory up (as the command line does without `--config`),
     `None` (the default) or `False` for none. `timeout` bounds the whole file in seconds. `headers`,
     `ca_certs` and `http_timeout` apply to URLs (`HF_TOKEN` and
-    `HF_ENDPOINT` are read as the command line reads them).
+    `HF_ENDPOINT` are read as the command line reads them). `with_models`
+    are the models (paths or URLs) a projector, LoRA adapter or control
+    vector is paired with, as the command line's `--with` (without them,
+    the models of its folder).
 
     Raises `UnreadableError` when the input cannot be read and `UsageError`
     for bad arguments; an invalid file is a report, never an exception.
