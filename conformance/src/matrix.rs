@@ -14,7 +14,11 @@
 //! `regressions/`, `legacy/`, `samples/`, the tiny models of `models/` (and
 //! `models/converter/`), whose expectation is libllama's verdict from their
 //! manifest (`y_` when it loads them, `i_` when it refuses or crashes: a
-//! container reader may accept a model the loader refuses), and the split
+//! container reader may accept a model the loader refuses), the projectors,
+//! LoRA adapters and control vectors of `models/mmproj/`, `models/lora/` and
+//! `models/cvec/`, whose expectation is their own loader's verdict (libmtmd,
+//! `llama_adapter_lora_init`, `common_control_vector_load`; libllama for the
+//! text models and bases beside them), and the split
 //! sets of `split/` (one row per set: readers get its first file; a set
 //! reader finds the others by name). [`coverage`] lists the case files a
 //! matrix lacks. Each cell keeps an excerpt of what the reader printed
@@ -97,8 +101,10 @@ pub struct CorpusFile {
     /// row's `file` is the first one present.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub shards: Vec<String>,
-    /// libllama's verdict from the models' manifest (`yes`, `refused`,
-    /// `crash`) and its loader line.
+    /// The loader's verdict from the models' manifest (`yes`, `refused`,
+    /// `crash`) and its loader line: libllama for a model, libmtmd for a
+    /// projector, `llama_adapter_lora_init` for a LoRA adapter,
+    /// `common_control_vector_load` for a control vector.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reference: Option<Reference>,
     /// Byte offset the case's first finding names (strict, in process).
@@ -109,7 +115,8 @@ pub struct CorpusFile {
 /// A verdict recorded by the program a corpus directory was made with.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Reference {
-    /// Who: `libllama`.
+    /// Who: `libllama`, `libmtmd`, `llama_adapter_lora_init`,
+    /// `common_control_vector_load`.
     pub by: String,
     /// `yes`, `refused`, `crash`.
     pub verdict: String,
@@ -183,7 +190,8 @@ pub fn declares_no_tensor(path: &Path) -> bool {
     })
 }
 
-/// `corpus/models/manifest.json` and `corpus/models/converter/manifest.json`.
+/// `corpus/models/manifest.json` and the `manifest.json` of its folders
+/// (`converter`, `mmproj`, `lora`, `cvec`); fields not read here are ignored.
 #[derive(Debug, Deserialize)]
 struct ModelsManifest {
     models: Vec<ModelEntry>,
@@ -194,6 +202,14 @@ struct ModelEntry {
     file: String,
     #[serde(default)]
     arch: String,
+    /// `text`, `projector`, `adapter`, `control_vector` (absent: a model).
+    #[serde(default)]
+    kind: String,
+    #[serde(default)]
+    family: Option<String>,
+    /// The text model or base it was loaded with (null for those themselves).
+    #[serde(default)]
+    with: Option<String>,
     loads: String,
     #[serde(default)]
     detail: String,
@@ -219,6 +235,38 @@ struct SplitEntry {
     rules: Vec<String>,
 }
 
+/// The folders of `corpus/models/` with a manifest: (folder, group).
+const MODEL_DIRS: [(&str, &str); 5] = [
+    ("models", "models"),
+    ("models/converter", "models (convert_hf_to_gguf.py)"),
+    ("models/mmproj", "models (projectors, libmtmd)"),
+    ("models/lora", "models (LoRA adapters, llama_adapter_lora_init)"),
+    ("models/cvec", "models (control vectors, common_control_vector_load)"),
+];
+
+/// The loader whose verdict a models manifest records for a file of `kind`,
+/// and where its code is.
+fn loader_of(kind: &str) -> (&'static str, &'static str) {
+    match kind {
+        "projector" => (
+            "libmtmd",
+            "llama.cpp tools/mtmd/mtmd.cpp, tools/mtmd/clip.cpp (mtmd_init_from_file; libmtmd of llama-cpp-python 0.3.36)",
+        ),
+        "adapter" => (
+            "llama_adapter_lora_init",
+            "llama.cpp src/llama-adapter.cpp (llama_adapter_lora_init; libllama of llama-cpp-python 0.3.36)",
+        ),
+        "control_vector" => (
+            "common_control_vector_load",
+            "llama.cpp common/common.cpp (common_control_vector_load; vendor/llama.cpp of llama-cpp-python 0.3.36)",
+        ),
+        _ => (
+            "libllama",
+            "llama.cpp src/llama-model-loader.cpp, src/llama-model.cpp (libllama of llama-cpp-python 0.3.36)",
+        ),
+    }
+}
+
 fn read_json<T: serde::de::DeserializeOwned>(path: &Path) -> Result<T, String> {
     let text = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
     serde_json::from_str(&text).map_err(|e| format!("{}: {e}", path.display()))
@@ -226,7 +274,8 @@ fn read_json<T: serde::de::DeserializeOwned>(path: &Path) -> Result<T, String> {
 
 /// Every corpus case with an expectation, in a stable order: `gguf`,
 /// `gguf-py`, `regressions`, `legacy`, `samples`, `models` (then
-/// `models/converter`), `split` (when present).
+/// `models/converter`, `models/mmproj`, `models/lora`, `models/cvec`),
+/// `split` (when present).
 pub fn load_corpus(root: &Path) -> Result<Vec<CorpusFile>, String> {
     let corpus = root.join("corpus");
     let mut out = Vec::new();
@@ -278,13 +327,19 @@ pub fn load_corpus(root: &Path) -> Result<Vec<CorpusFile>, String> {
             out.push(r);
         }
     }
-    for (sub, group) in [("models", "models"), ("models/converter", "models (convert_hf_to_gguf.py)")] {
+    for (sub, group) in MODEL_DIRS {
         let path = corpus.join(sub).join("manifest.json");
         if !path.exists() {
             continue;
         }
         let m: ModelsManifest = read_json(&path)?;
+        let mut seen = std::collections::BTreeSet::new();
         for e in m.models {
+            // a projector or adapter is also loaded with another companion:
+            // its first entry (with its own) is the expectation
+            if !seen.insert(e.file.clone()) {
+                continue;
+            }
             // the vocab_only verdict counts for a vocabulary file (no tensor), as the libllama adapter loads it
             let vocab_file = declares_no_tensor(&corpus.join(sub).join(&e.file));
             let (verdict, detail, vocab_only) = match (&e.loads_vocab_only, &e.detail_vocab_only) {
@@ -296,11 +351,14 @@ pub fn load_corpus(root: &Path) -> Result<Vec<CorpusFile>, String> {
             // what it refuses or crashes on is the loader's contract, not
             // the container's (implementation-defined for a GGUF reader).
             r.prefix = if verdict == "yes" { "y".into() } else { "i".into() };
-            r.description = if e.arch.is_empty() { e.description } else { format!("{}: {}", e.arch, e.description) };
-            r.citation =
-                "llama.cpp src/llama-model-loader.cpp, src/llama-model.cpp (libllama of llama-cpp-python 0.3.36)"
-                    .into();
-            r.reference = Some(Reference { by: "libllama".into(), verdict, detail, vocab_only });
+            let name = if e.arch.is_empty() { e.family.unwrap_or_default() } else { e.arch };
+            r.description = if name.is_empty() { e.description } else { format!("{name}: {}", e.description) };
+            if let Some(with) = e.with {
+                let _ = write!(r.description, " (loaded with {with})");
+            }
+            let (by, citation) = loader_of(&e.kind);
+            r.citation = citation.into();
+            r.reference = Some(Reference { by: by.into(), verdict, detail, vocab_only });
             out.push(r);
         }
     }
@@ -477,6 +535,11 @@ pub fn expectation(file: &CorpusFile, reader: &ReaderConfig) -> Expect {
     }
     if !file.gguf {
         return Expect::Reject;
+    }
+    // libllama loads models: a projector, adapter or control vector is
+    // not one, and another loader's verdict is its expectation.
+    if reader.name == "libllama" && file.reference.as_ref().is_some_and(|r| r.by != "libllama") {
+        return Expect::Either;
     }
     match file.prefix.as_str() {
         "y" => Expect::Accept,
@@ -816,19 +879,20 @@ pub fn run(
     m
 }
 
-/// The loader contract of one reader: what it does with the tiny models
-/// (`corpus/models/`) against libllama's verdict.
+/// The loader contract of one reader: what it does with the tiny models,
+/// projectors, LoRA adapters and control vectors (`corpus/models/`) against
+/// their loader's verdict (the row's [`Reference`]).
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
 pub struct LoaderContract {
-    /// Models libllama refuses, and how many of them this reader rejects.
+    /// Files their loader refuses, and how many of them this reader rejects.
     pub refused: usize,
     /// Of `refused`, rejected by this reader.
     pub refused_rejected: usize,
-    /// Models libllama crashes on.
+    /// Files their loader crashes on.
     pub crash: usize,
     /// Of `crash`, rejected by this reader.
     pub crash_rejected: usize,
-    /// Models libllama loads.
+    /// Files their loader loads.
     pub loads: usize,
     /// Of `loads`, rejected by this reader (or crashed on).
     pub loads_rejected: usize,
@@ -1047,9 +1111,12 @@ impl Matrix {
         }
         let _ = writeln!(
             o,
-            "\n## Loader contract (`corpus/models/`)\n\nThe tiny models against libllama's verdict (its manifest): of the files \
-             llama.cpp's loader refuses or crashes on, how many each reader rejects; of those it loads, how many each reader \
-             rejects or crashes on.\n\n| reader | refused by libllama: rejected | crash in libllama: rejected | loaded by libllama: rejected |\n|---|---|---|---|"
+            "\n## Loader contract (`corpus/models/`)\n\nThe tiny models, projectors, LoRA adapters and control vectors against \
+             their loader's verdict (their manifests): libllama for models, text models and bases, libmtmd for projectors \
+             (`models/mmproj/`), `llama_adapter_lora_init` for LoRA adapters (`models/lora/`), `common_control_vector_load` for \
+             control vectors (`models/cvec/`). Of the files their loader refuses or crashes on, how many each reader rejects; of \
+             those it loads, how many each reader rejects or crashes on.\n\n| reader | refused by the loader: rejected | crash in \
+             the loader: rejected | loaded by the loader: rejected |\n|---|---|---|---|"
         );
         for r in &self.readers {
             let c = self.loader_contract(&r.config.name);
@@ -1059,7 +1126,10 @@ impl Matrix {
                 r.config.name, c.refused_rejected, c.refused, c.crash_rejected, c.crash, c.loads_rejected, c.loads
             );
         }
-        let _ = write!(o, "\nPer file (libllama refuses or crashes on it; A accept, R reject):\n\n| file | libllama |");
+        let _ = write!(
+            o,
+            "\nPer file (its loader refuses or crashes on it; A accept, R reject):\n\n| file | loader (libllama, libmtmd, LoRA, cvec) |"
+        );
         for r in &self.readers {
             let _ = write!(o, " {} |", r.config.name);
         }
@@ -1069,8 +1139,8 @@ impl Matrix {
         }
         let _ = writeln!(o);
         for row in self.rows.iter().filter(|r| r.file.reference.as_ref().is_some_and(|x| x.verdict != "yes")) {
-            let verdict = row.file.reference.as_ref().map_or("", |x| x.verdict.as_str());
-            let _ = write!(o, "| `{}` | {verdict} |", row.file.file);
+            let loader = row.file.reference.as_ref().map(|x| format!("{}: {}", x.by, x.verdict)).unwrap_or_default();
+            let _ = write!(o, "| `{}` | {loader} |", row.file.file);
             for r in &self.readers {
                 let _ = write!(o, " {} |", row.results.get(&r.config.name).map_or("-", Self::code));
             }
@@ -1169,7 +1239,10 @@ impl Matrix {
             }
             let _ = writeln!(o, "</tr>");
         }
-        let _ = writeln!(o, "</table>\n<h2>Results</h2>\n<table><tr><th>file</th><th>strict / spec / ggml</th>");
+        let _ = writeln!(
+            o,
+            "</table>\n<h2>Results</h2>\n<table><tr><th>file</th><th>strict / spec / ggml, or the loader's verdict</th>"
+        );
         for r in &self.readers {
             let _ = write!(o, "<th>{}</th>", esc(&r.config.name));
         }
@@ -1182,20 +1255,28 @@ impl Matrix {
                 let _ =
                     writeln!(o, "<tr class=\"g\"><td colspan=\"{}\">{}</td></tr>", self.readers.len() + 2, esc(&group));
             }
-            let exp: Vec<&str> = ["strict", "spec", "ggml"]
-                .iter()
-                .map(|p| match row.file.expected.get(*p) {
-                    Some(Verdict::Accept) => "A",
-                    Some(Verdict::Reject) => "R",
-                    None => "-",
-                })
-                .collect();
+            // a model, projector, adapter or control vector: its loader's verdict
+            let (exp, exp_title) = match &row.file.reference {
+                Some(x) => (format!("{}: {}", x.by, x.verdict), x.detail.clone()),
+                None => {
+                    let exp: Vec<&str> = ["strict", "spec", "ggml"]
+                        .iter()
+                        .map(|p| match row.file.expected.get(*p) {
+                            Some(Verdict::Accept) => "A",
+                            Some(Verdict::Reject) => "R",
+                            None => "-",
+                        })
+                        .collect();
+                    (exp.join(" "), String::new())
+                }
+            };
             let _ = write!(
                 o,
-                "<tr><td class=\"f\" title=\"{}\">{}</td><td class=\"c\">{}</td>",
+                "<tr><td class=\"f\" title=\"{}\">{}</td><td class=\"c\" title=\"{}\">{}</td>",
                 esc(&row.file.description),
                 esc(&row.file.file),
-                exp.join(" ")
+                esc(&exp_title),
+                esc(&exp)
             );
             for r in &self.readers {
                 match row.results.get(&r.config.name) {
@@ -1382,6 +1463,23 @@ mod tests {
             (complete.file.prefix.as_str(), complete.file.reference.as_ref().map(|r| r.verdict.as_str())),
             ("y", Some("yes"))
         );
+        // a projector, adapter or control vector: one row, its own loader's
+        // verdict with its own companion (the first entry of its manifest)
+        let reference = |file: &str| {
+            let rows: Vec<&Row> = m.rows.iter().filter(|r| r.file.file == file).collect();
+            assert_eq!(rows.len(), 1, "{file}: one row");
+            let r = rows[0];
+            let x = r.file.reference.as_ref().unwrap_or_else(|| panic!("{file}: no reference"));
+            (r.file.prefix.as_str(), x.by.as_str(), x.verdict.as_str())
+        };
+        assert_eq!(reference("models/mmproj/mmproj-gemma3.gguf"), ("y", "libmtmd", "yes"));
+        assert_eq!(reference("models/mmproj/mmproj-pixtral.gguf"), ("i", "libmtmd", "refused"));
+        assert_eq!(reference("models/mmproj/gemma3.gguf"), ("y", "libllama", "yes"));
+        assert_eq!(reference("models/lora/lora-qwen2_r8.gguf"), ("y", "llama_adapter_lora_init", "yes"));
+        assert_eq!(reference("models/lora/lora-llama_4_layers_r8.gguf"), ("i", "llama_adapter_lora_init", "refused"));
+        assert_eq!(reference("models/lora/llama.gguf"), ("y", "libllama", "yes"));
+        assert_eq!(reference("models/cvec/cvec__complete.gguf"), ("y", "common_control_vector_load", "yes"));
+        assert_eq!(reference("models/cvec/cvec__layer_2_pow_28.gguf"), ("i", "common_control_vector_load", "crash"));
         // an n_ case names where its finding is
         let empty_key = m.rows.iter().find(|r| r.file.file == "gguf/n_key_empty.gguf").expect("n_key_empty");
         assert!(empty_key.file.offset.is_some_and(|o| o > 0));

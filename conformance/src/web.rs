@@ -3,7 +3,8 @@
 //! and `WRITERS.json`, with
 //! - an overview: one row per reader (its counts per class and its loader
 //!   contract) and per matrix, and the template scanners' rates;
-//! - the readers matrix, the loader contract (`corpus/models/`) and the
+//! - the readers matrix, the loader contract (`corpus/models/`: each file
+//!   against its loader's verdict, libllama, libmtmd, LoRA or cvec) and the
 //!   template scanners as grids with filters (family, verdict class,
 //!   reader), each case opening a detail view: description, rules,
 //!   citation, expected verdict per profile, each reader's output excerpt
@@ -266,7 +267,7 @@ function overview() {
   const counts = {};
   for (const r of D.readers) { counts[r.name] = {}; for (const c of D.classes) counts[r.name][c.name] = 0; }
   for (const row of D.rows) for (const [n, c] of Object.entries(row.results)) if (counts[n]) counts[n][c.class] += 1;
-  const t = el("table", {id: "overview-readers"}, el("tr", {}, el("th", {}, "reader"), el("th", {}, "version"), ...D.classes.map(c => el("th", {style: colour(c.colour)}, c.name)), el("th", {}, "loader contract: of the models libllama refuses / crashes on, rejected")));
+  const t = el("table", {id: "overview-readers"}, el("tr", {}, el("th", {}, "reader"), el("th", {}, "version"), ...D.classes.map(c => el("th", {style: colour(c.colour)}, c.name)), el("th", {}, "loader contract: of the files their loader (libllama, libmtmd, LoRA, cvec) refuses / crashes on, rejected")));
   for (const r of D.readers) {
     const k = r.contract;
     t.append(el("tr", {"data-reader": r.name}, el("td", {}, r.name), el("td", {class: "muted"}, r.version),
@@ -277,7 +278,7 @@ function overview() {
   const m = el("table", {id: "overview-matrices"}, el("tr", {}, el("th", {}, "matrix"), el("th", {}, "cases"), el("th", {}, "columns"), el("th", {}, "what")));
   m.append(el("tr", {}, el("td", {}, el("a", {href: "#view=readers"}, "readers")), el("td", {class: "n", id: "count-cases"}, D.rows.length), el("td", {class: "n"}, D.readers.length), el("td", {}, "every corpus case (" + sets.join(", ") + ") × readers, JSONTestSuite scoring")));
   const models = D.rows.filter(r => r.reference);
-  m.append(el("tr", {}, el("td", {}, el("a", {href: "#view=contract"}, "loader contract")), el("td", {class: "n", id: "count-models"}, models.length), el("td", {class: "n"}, D.readers.length), el("td", {}, "tiny models against libllama's verdict")));
+  m.append(el("tr", {}, el("td", {}, el("a", {href: "#view=contract"}, "loader contract")), el("td", {class: "n", id: "count-models"}, models.length), el("td", {class: "n"}, D.readers.length), el("td", {}, "tiny models, projectors, LoRA adapters and control vectors against their loader's verdict (libllama, libmtmd, llama_adapter_lora_init, common_control_vector_load)")));
   if (D.templates) m.append(el("tr", {}, el("td", {}, el("a", {href: "#view=templates"}, "template scanners")), el("td", {class: "n", id: "count-templates"}, D.templates.rows.length), el("td", {class: "n"}, D.templates.scanners.length), el("td", {}, "template cases of the corpus and llama.cpp's real templates (" + D.templates.source + ")")));
   if (D.writers) m.append(el("tr", {}, el("td", {}, el("a", {href: "#view=writers"}, "writers")), el("td", {class: "n", id: "count-writers"}, D.writers.writers.length + D.writers.quantizers.length), el("td", {class: "n"}, ""), el("td", {}, "writers' and quantizers' campaigns (fuzz-writer)")));
   const parts = [el("h2", {}, "Matrices"), m, el("h2", {}, "Readers (JSONTestSuite classes over " + D.rows.length + " cases; per-file time limit " + D.timeout_secs + " s)"), t];
@@ -297,7 +298,7 @@ function readersView(s, rows, id) {
   let group = "";
   for (const r of rows) {
     const tr = el("tr", {"data-case": r.file}, el("td", {class: "f", title: r.description, onclick: () => go({case: r.file})}, r.file),
-      el("td", {class: "muted"}, r.reference ? "libllama: " + r.reference.verdict : r.prefix + " " + ["strict", "spec", "ggml"].map(p => (r.expected[p] || "-")[0].toUpperCase()).join("")));
+      el("td", {class: "muted"}, r.reference ? r.reference.by + ": " + r.reference.verdict : r.prefix + " " + ["strict", "spec", "ggml"].map(p => (r.expected[p] || "-")[0].toUpperCase()).join("")));
     for (const x of shown) {
       const c = r.results[x.name];
       tr.append(c ? el("td", {class: "c", "data-class": c.class, style: colour(CLASS[c.class].colour), title: x.name + ": " + CLASS[c.class].label + (c.detail ? " (" + c.detail + ")" : ""), onclick: () => go({case: r.file})}, CODE[c.outcome]) : el("td", {class: "c"}, "-"));
@@ -313,9 +314,9 @@ function readersView(s, rows, id) {
 
 function contractView(s) {
   const rows = D.rows.filter(r => r.reference);
-  const t = el("table", {id: "contract-summary"}, el("tr", {}, el("th", {}, "reader"), el("th", {}, "refused by libllama: rejected"), el("th", {}, "crash in libllama: rejected"), el("th", {}, "loaded by libllama: rejected")));
+  const t = el("table", {id: "contract-summary"}, el("tr", {}, el("th", {}, "reader"), el("th", {}, "refused by the loader: rejected"), el("th", {}, "crash in the loader: rejected"), el("th", {}, "loaded by the loader: rejected")));
   for (const r of D.readers) { const k = r.contract; t.append(el("tr", {}, el("td", {}, r.name), el("td", {class: "n"}, k.refused_rejected + " of " + k.refused), el("td", {class: "n"}, k.crash_rejected + " of " + k.crash), el("td", {class: "n"}, k.loads_rejected + " of " + k.loads))); }
-  return [el("p", {}, "The tiny models of corpus/models/ against libllama's verdict (its manifest): a model libllama loads is y_, one it refuses or crashes on is i_ (a container reader may accept it)."), t, el("h2", {}, "Every model"), ...readersView(s, rows, "contract")];
+  return [el("p", {}, "The files of corpus/models/ against their loader's verdict (their manifests): libllama for models, text models and bases, libmtmd for projectors (models/mmproj/), llama_adapter_lora_init for LoRA adapters (models/lora/), common_control_vector_load for control vectors (models/cvec/). A file its loader loads is y_, one it refuses or crashes on is i_ (a container reader may accept it)."), t, el("h2", {}, "Every model"), ...readersView(s, rows, "contract")];
 }
 
 function templatesView(s) {
@@ -398,7 +399,7 @@ function caseDetail(id, view) {
     if (r.shards.length) kids.push(el("p", {}, "split set; other shards: " + r.shards.join(", ")));
     const exp = el("table", {}, el("tr", {}, el("th", {}, "prefix"), ...["strict", "spec", "ggml"].map(p => el("th", {}, p))), el("tr", {}, el("td", {}, r.prefix), ...["strict", "spec", "ggml"].map(p => el("td", {}, r.expected[p] || "-"))));
     kids.push(el("h3", {}, "Expected verdict"), exp);
-    if (r.reference) kids.push(el("p", {}, "libllama (manifest): " + r.reference.verdict + (r.reference.vocab_only ? " (vocab_only)" : "") + (r.reference.detail ? ": " + r.reference.detail : "")));
+    if (r.reference) kids.push(el("p", {}, r.reference.by + " (manifest): " + r.reference.verdict + (r.reference.vocab_only ? " (vocab_only)" : "") + (r.reference.detail ? ": " + r.reference.detail : "")));
     if (r.rules.length) kids.push(el("h3", {}, "Rules"), el("ul", {}, ...r.rules.map(id => { const x = D.rules[id]; return el("li", {}, el("code", {}, id), x ? ": " + x.description + " (" + x.citation + ")" : ""); })));
     const res = el("table", {id: "detail-results"}, el("tr", {}, el("th", {}, "reader"), el("th", {}, "result"), el("th", {}, "output excerpt")));
     for (const x of D.readers) { const c = r.results[x.name]; if (c) res.append(el("tr", {}, el("td", {}, x.name), el("td", {style: colour(CLASS[c.class].colour)}, c.class + (c.detail ? " (" + c.detail + ")" : "")), el("td", {}, c.excerpt ? el("pre", {}, c.excerpt) : el("span", {class: "muted"}, "(nothing printed)")))); }

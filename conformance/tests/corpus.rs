@@ -158,14 +158,26 @@ fn gguf_py_manifest_lists_every_file() {
 #[test]
 fn the_matrix_corpus_loads_with_expectations() {
     // Every case the matrix runs has an expectation: a verdict for every
-    // profile (gguf, gguf-py, regressions, legacy, split sets), libllama's
-    // verdict (the tiny models), or a valid model (the bundled sample).
+    // profile (gguf, gguf-py, regressions, legacy, split sets), its
+    // loader's verdict (the tiny models: libllama; projectors: libmtmd;
+    // adapters and control vectors: their loaders), or a valid model (the
+    // bundled sample).
     let files = gguf_conformance::matrix::load_corpus(&gguf_conformance::workspace_root()).expect("corpus loads");
     assert!(files.len() >= all_cases().len());
     for f in &files {
         match f.set.as_str() {
             "models" => {
-                assert!(f.reference.as_ref().is_some_and(|r| r.by == "libllama"), "{}: no libllama verdict", f.file)
+                let by = f.reference.as_ref().map(|r| r.by.as_str());
+                let want = if f.file.starts_with("models/mmproj/mmproj-") {
+                    "libmtmd"
+                } else if f.file.starts_with("models/lora/lora-") {
+                    "llama_adapter_lora_init"
+                } else if f.file.starts_with("models/cvec/") {
+                    "common_control_vector_load"
+                } else {
+                    "libllama"
+                };
+                assert_eq!(by, Some(want), "{}: no {want} verdict", f.file);
             }
             "samples" => assert_eq!(f.prefix, "y", "{}", f.file),
             _ => {
