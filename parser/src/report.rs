@@ -163,7 +163,8 @@ pub struct Shard {
 /// part), why.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
 pub struct Examined {
-    /// `container`, `model`, `tokenizer`, `split`, `template` or `data`.
+    /// `container`, `model`, `tokenizer`, `split`, `projector`, `adapter`,
+    /// `control vector`, `pairing`, `template` or `data`.
     pub layer: &'static str,
     /// True when the layer's rules ran (perhaps with `note` saying what
     /// part did not).

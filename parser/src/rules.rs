@@ -338,7 +338,7 @@ catalogue! {
         cite: "gguf.md general.alignment: \"must be a multiple of 8\"",
         "`general.alignment` is a multiple of 8 (ggml accepts 1, 2 and 4).";
     AlignmentLarge = "alignment-large", Keys, [Warning, Allow, Allow],
-        cite: "llama.cpp#24997, ggml#1516 (GGML_PAD overflow on 32-bit hosts)",
+        cite: "llama.cpp#24997, oss-security 2026/q2 \"V-01\" (general.alignment 0x80000000, no upper bound); ggml#1516 (GGML_PAD overflow on 32-bit hosts)",
         "`general.alignment` is at most 1 MiB.";
     ArchitectureMissing = "architecture-missing", Keys, [Error, Error, Allow],
         cite: "gguf.md Required: general.architecture; llama.cpp tools/gguf-split (metadata in the first shard only)",
@@ -427,7 +427,7 @@ catalogue! {
         "The row length ne[0] is a multiple of the type's block size.";
     TensorByteSizeOverflow = "tensor-byte-size-overflow", Tensor, [Error, Error, Error],
         divergence = "ggml's metadata-only load accepts sizes up to SIZE_MAX; its full load then aborts (GGML_ASSERT) on the failed allocation",
-        cite: "gguf.cpp nbytes guard [T10]; CVE-2026-33298",
+        cite: "gguf.cpp nbytes guard [T10]; CVE-2026-33298 / GHSA-96jg-mvhq-q7q7 (ggml_nbytes wraps on a huge ne of a quantized type); llama.cpp #24759 (GGML_PAD wraps to 0 for F32 with ne[0] = SIZE_MAX/4)",
         "The tensor's size in bytes fits in 63 bits.";
     Size32Bit = "size-32-bit", Tensor, [Warning, Allow, Allow],
         cite: "GHSA-2284-h945-8w3c (MLX's GGUF loader truncated sizes to 32 bits: heap out-of-bounds write); ggml on 32-bit hosts (size_t of 32 bits)",
@@ -436,7 +436,7 @@ catalogue! {
     // ---- Data layout ----
     DataSizeOverflow = "data-size-overflow", Layout, [Error, Error, Error],
         divergence = "ggml's metadata-only load accepts totals up to SIZE_MAX; its full load then aborts (GGML_ASSERT) on the failed allocation",
-        cite: "gguf.cpp running size guard [D3]; CVE-2025-53630, CVE-2026-27940",
+        cite: "gguf.cpp running size guard [D3]; CVE-2025-53630, CVE-2026-27940 / GHSA-3p4r-fq3f-q74v (gguf_init_from_file_impl: the context overhead plus the tensor sizes wrap)",
         "The sum of the padded tensor sizes fits in 63 bits.";
     DataSectionStart = "data-section-start", Layout, [Error, Error, Error],
         cite: "gguf.md: tensor_data starts at the next multiple of ALIGNMENT; gguf.cpp [D1]",

@@ -186,7 +186,21 @@ def cmd_compare(outdir: pathlib.Path, validator: list[str]) -> int:
         f"Agreement ({loader} `yes` <=> valid): {agree} of {len(entries)}.",
         "",
     ]
-    (outdir / "COMPARISON.md").write_text("\n".join(head + rows) + "\n")
+    tail = []
+    if outdir == DEFAULT_OUT:
+        # The other folders' tables (each written by `compare FOLDER`).
+        tail = ["", "## The other folders", "",
+                "| folder | what | agreement |", "|---|---|---|"]
+        for sub, what in [("converter", "convert_hf_to_gguf.py output, libllama"),
+                          ("mmproj", "projectors (convert_hf_to_gguf.py --mmproj) with their text models, libmtmd"),
+                          ("lora", "LoRA adapters (peft, convert_lora_to_gguf.py) with their bases, llama_adapter_lora_init"),
+                          ("cvec", "control vectors, common_control_vector_load")]:
+            table = outdir / sub / "COMPARISON.md"
+            if table.exists():
+                line = next((ln for ln in table.read_text().splitlines() if "Agreement (" in ln), "")
+                agreement = line.split("Agreement ", 1)[-1].rstrip(".")
+                tail.append(f"| [{sub}/]({sub}/COMPARISON.md) | {what} | {agreement} |")
+    (outdir / "COMPARISON.md").write_text("\n".join(head + rows + tail) + "\n")
     print("\n".join(rows))
     print(f"agreement: {agree}/{len(entries)}")
     return 0
