@@ -36,6 +36,11 @@ layer input, `embedding_length` wide, by attn_q / attn_k / attn_v / attn_qkv
 (ggml_mul_mat asserts a->ne[0] == b->ne[0]): their ne[0] is
 `embedding_length`. Every other shape is left unknown.
 
+Encoding: the table holds no pointer (each `&'static str` or slice in a
+static would be a relocation the dynamic loader applies at every start of
+the program): strings are byte offsets into one string, lists index ranges
+into flat arrays of plain data (see "rendering" below).
+
 Re-run after a version bump:
 
     python3 conformance/tools/mtmd/gen_clip_table.py LLAMA_CPP_DIR [OUT]
@@ -1112,214 +1117,350 @@ def resolve_width(t, enum, widths, deepstack, hp):
 
 
 # ---------------------------------------------------------------- rendering
+# The table holds no pointer: a `&'static str` or `&'static [T]` in a static
+# is a relocation the dynamic loader applies at every start of the program
+# (a PIE binary), whether or not it ever reads a projector. Every string is
+# a `Text` (byte offsets into the one string TEXT) and every list a `Run`
+# (an index range into one flat array of its element type), so the table is
+# plain data in .rodata. Equal strings and equal runs are stored once.
 
 
 def rs(x: str) -> str:
     return '"' + x.replace("\\", "\\\\").replace('"', '\\"') + '"'
 
 
-def need_rs(need):
-    if need == "Required":
-        return "Need::Required"
-    if need == "Optional":
-        return "Need::Optional"
-    if need[0] == "UnlessTensor":
-        return f"Need::UnlessTensor({rs(need[1])})"
-    return f"Need::NotChecked({rs(need[1])})"
+class Encoder:
+    """The text blob and the flat arrays (pools) of the rendered table."""
 
+    POOLS = [
+        # (pool, element type, static name)
+        ("u32", "u32", "U32S"),
+        ("index", "Index", "INDICES"),
+        ("key", "KeyRead", "KEY_READS"),
+        ("tensor", "TensorRead", "TENSOR_READS"),
+        ("min_len", "(Text, u32)", "MIN_LENS"),
+        ("text", "Text", "TEXTS"),
+    ]
 
-def loop_rs(lp: Loop):
-    k = lp.kind
-    off = lp.offset
-    if k == "layers":
-        base = "Count::Layers"
-    elif k == "fixed":
-        base = f"Count::Fixed({lp.arg})"
-    elif k == "list":
-        base = "Count::List(&[" + ", ".join(str(x) for x in lp.arg) + "])"
-    elif k == "key":
-        base = f"Count::Key({rs(lp.arg)})"
-    elif k == "arraylen":
-        base = f"Count::ArrayLen({rs(lp.arg)})"
-    elif k == "probe":
-        base = "Count::Probe"
-    else:
-        base = f"Count::NotChecked({rs('loop bound `' + str(lp.arg) + '` computed at run time')})"
-    return f"Index {{ count: {base}, offset: {off} }}"
+    def __init__(self):
+        self.texts = []     # (start, string), in order of first use
+        self.text_at = {}   # string -> (start, end)
+        self.size = 0
+        self.pools = {p: [] for p, _, _ in self.POOLS}  # pool -> [(rust expr, comment or None)]
 
+    def t(self, s: str) -> str:
+        """A `Text` of `s`."""
+        if s not in self.text_at:
+            n = len(s.encode("utf-8"))
+            self.text_at[s] = (self.size, self.size + n)
+            self.texts.append((self.size, s))
+            self.size += n
+        a, b = self.text_at[s]
+        return f"t({a}, {b})"
 
-def width_rs(wd):
-    if wd is None:
-        return "Width::NotChecked(\"the type never loads\")"
-    if wd[0] == "NotChecked":
-        return f"Width::NotChecked({rs(wd[1])})"
-    if wd[0] == "Tensor":
-        _, name, dim, need, factor = wd
-        f = "Factor::One" if factor[0] == "One" else f"Factor::OnePlusLayersWith({rs(factor[1])})"
-        return f"Width::Tensor {{ name: {rs(name)}, dim: {dim}, factor: {f} }}"
-    if wd[0] == "ArrayLenTimesKey":
-        return f"Width::ArrayLenTimesKey {{ array: {rs(wd[1])}, key: {rs(wd[2])} }}"
-    raise GenError(str(wd))
+    def run(self, pool: str, items) -> str:
+        """A `Run` of `items` ((rust expr, comment or None)) in `pool`:
+        the first place the same exprs already stand in a row, else appended."""
+        lst = self.pools[pool]
+        exprs = [e for e, _ in items]
+        n = len(exprs)
+        if n == 0:
+            return "r(0, 0)"
+        for i in range(len(lst) - n + 1):
+            if lst[i][0] == exprs[0] and all(lst[i + j][0] == exprs[j] for j in range(1, n)):
+                return f"r({i}, {i + n})"
+        start = len(lst)
+        lst.extend(items)
+        return f"r({start}, {start + n})"
+
+    def need(self, need) -> str:
+        if need == "Required":
+            return "Need::Required"
+        if need == "Optional":
+            return "Need::Optional"
+        if need[0] == "UnlessTensor":
+            return f"Need::UnlessTensor({self.t(need[1])})"
+        return f"Need::NotChecked({self.t(need[1])})"
+
+    def index(self, lp: Loop) -> str:
+        k = lp.kind
+        if k == "layers":
+            base = "Count::Layers"
+        elif k == "fixed":
+            base = f"Count::Fixed({lp.arg})"
+        elif k == "list":
+            base = f"Count::List({self.run('u32', [(str(x), None) for x in lp.arg])})"
+        elif k == "key":
+            base = f"Count::Key({self.t(lp.arg)})"
+        elif k == "arraylen":
+            base = f"Count::ArrayLen({self.t(lp.arg)})"
+        elif k == "probe":
+            base = "Count::Probe"
+        else:
+            base = f"Count::NotChecked({self.t('loop bound `' + str(lp.arg) + '` computed at run time')})"
+        return f"Index {{ count: {base}, offset: {lp.offset} }}"
+
+    def width(self, wd) -> str:
+        if wd is None:
+            return f"Width::NotChecked({self.t('the type never loads')})"
+        if wd[0] == "NotChecked":
+            return f"Width::NotChecked({self.t(wd[1])})"
+        if wd[0] == "Tensor":
+            _, name, dim, need, factor = wd
+            f = "Factor::One" if factor[0] == "One" else f"Factor::OnePlusLayersWith({self.t(factor[1])})"
+            return f"Width::Tensor {{ name: {self.t(name)}, dim: {dim}, factor: {f} }}"
+        if wd[0] == "ArrayLenTimesKey":
+            return f"Width::ArrayLenTimesKey {{ array: {self.t(wd[1])}, key: {self.t(wd[2])} }}"
+        raise GenError(str(wd))
+
+    def key_read(self, k, kind, need, field):
+        return (f"KeyRead {{ key: {self.t(k)}, kind: KeyKind::{kind}, need: {self.need(need)}, field: {self.t(field)} }}", k)
+
+    def texts_run(self, strings) -> str:
+        return self.run("text", [(self.t(s), None) for s in strings])
 
 
 SHAPE_TENSORS = ("attn_q", "attn_k", "attn_v", "attn_qkv")
 
+TYPES_RS = r'''
+//! The contract libmtmd (llama.cpp's tools/mtmd) holds a multimodal projector to, per
+//! projector type and modality: the keys clip_model_loader reads (with the type it reads
+//! them with and whether it requires them), the tensors it asks for, and where
+//! clip_n_mmproj_embd reads the projector's output width. What the loader decides at run
+//! time from values the generator cannot know is recorded as `NotChecked` with the reason.
+//!
+//! Encoding: the table holds no pointer (a pointer in a static is a relocation the
+//! dynamic loader applies at every start of the program, projector or not). A string is a
+//! [`Text`], byte offsets into [`TEXT`]; a list is a [`Run`], an index range into the flat
+//! array of its element type. Equal strings and runs are stored once.
+#![allow(dead_code)] // the types declare every variant the generator can write
+
+use std::fmt;
+use std::marker::PhantomData;
+
+/// A string of the table: the bytes `start..end` of [`TEXT`].
+#[derive(Clone, Copy)]
+pub(crate) struct Text(u32, u32);
+
+impl Text {
+    /// The string (empty for offsets out of range or off a char boundary, which the
+    /// generator never writes).
+    pub(crate) fn as_str(self) -> &'static str {
+        TEXT.get(self.0 as usize..self.1 as usize).unwrap_or("")
+    }
+}
+
+impl PartialEq for Text {
+    fn eq(&self, other: &Self) -> bool {
+        self.as_str() == other.as_str()
+    }
+}
+
+impl Eq for Text {}
+
+impl fmt::Debug for Text {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::Debug::fmt(self.as_str(), f)
+    }
+}
+
+impl fmt::Display for Text {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// The element types of the flat arrays: `all()` is the array.
+pub(crate) trait Pool: Sized + 'static {
+    fn all() -> &'static [Self];
+}
+
+/// A list of the table: the elements `start..end` of `T::all()`.
+pub(crate) struct Run<T>(u32, u32, PhantomData<fn() -> T>);
+
+impl<T: Pool> Run<T> {
+    /// The elements (empty for a range out of bounds, which the generator never writes).
+    pub(crate) fn slice(self) -> &'static [T] {
+        T::all().get(self.0 as usize..self.1 as usize).unwrap_or(&[])
+    }
+}
+
+impl<T> Clone for Run<T> {
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+
+impl<T> Copy for Run<T> {}
+
+impl<T: Pool + PartialEq> PartialEq for Run<T> {
+    fn eq(&self, other: &Self) -> bool {
+        self.slice() == other.slice()
+    }
+}
+
+impl<T: Pool + Eq> Eq for Run<T> {}
+
+impl<T: Pool + fmt::Debug> fmt::Debug for Run<T> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_list().entries(self.slice()).finish()
+    }
+}
+
+const fn t(start: u32, end: u32) -> Text {
+    Text(start, end)
+}
+
+const fn r<T>(start: u32, end: u32) -> Run<T> {
+    Run(start, end, PhantomData)
+}
+
+/// How libmtmd reads a key: `gguf_get_val_*` (aborts on another type) or, for
+/// arrays, get_arr_int / get_arr_f32 (refuse another type).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum KeyKind { U32, I32, F32, Bool, Str, ArrInt, ArrF32 }
+
+/// Whether libmtmd needs a key or tensor.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Need {
+    /// Always: libmtmd refuses the file without it.
+    Required,
+    /// Read when present.
+    Optional,
+    /// Required unless the named tensor (same indices) exists.
+    UnlessTensor(Text),
+    /// Required under a condition decided at run time: not checked (the reason).
+    NotChecked(Text),
+}
+
+/// How many values a `{}` of a tensor name takes, from 0 (plus `offset`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Count {
+    /// `block_count` of the modality.
+    Layers,
+    /// A fixed count.
+    Fixed(u32),
+    /// The listed values only.
+    List(Run<u32>),
+    /// The value of a u32 key.
+    Key(Text),
+    /// The length of an array key.
+    ArrayLen(Text),
+    /// Indices from 0 while a probed tensor exists.
+    Probe,
+    /// Not checked (the reason).
+    NotChecked(Text),
+}
+
+/// One `{}` of a tensor name.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Index { pub(crate) count: Count, pub(crate) offset: u32 }
+
+/// A key the loader reads.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct KeyRead { pub(crate) key: Text, pub(crate) kind: KeyKind, pub(crate) need: Need, pub(crate) field: Text }
+
+/// A tensor the loader asks for; `{}` in `name` for each entry of `index`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct TensorRead {
+    pub(crate) name: Text,
+    pub(crate) index: Run<Index>,
+    pub(crate) need: Need,
+    /// `ne[0]` must equal this key's value (the encoder multiplies its
+    /// `embedding_length`-wide input by it: ggml_mul_mat asserts), or None.
+    pub(crate) ne0_key: Option<Text>,
+}
+
+/// A multiplier of the output width.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Factor {
+    One,
+    /// 1 + the number of layers (below `block_count`) where this tensor exists (qwen3vl deepstack).
+    OnePlusLayersWith(Text),
+}
+
+/// Where clip_n_mmproj_embd reads the output width.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Width {
+    /// `ne[dim]` of a tensor, times a factor.
+    Tensor { name: Text, dim: u8, factor: Factor },
+    /// An array key's length times a u32 key's value.
+    ArrayLenTimesKey { array: Text, key: Text },
+    /// Not computable from the file (the reason).
+    NotChecked(Text),
+}
+
+/// The projector type as libmtmd loads it under one modality.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Contract {
+    /// The projector_type enum the loader uses (after the qwen2.5o remap).
+    pub(crate) enum_name: Text,
+    /// Why libmtmd refuses this type under this modality (load_hparams / load_tensors
+    /// throw or abort, or mtmd's init_vision / init_audio do not accept it), or None.
+    pub(crate) refused: Option<Text>,
+    /// Keys load_hparams reads for this type (beyond [`COMMON_KEYS`]).
+    pub(crate) keys: Run<KeyRead>,
+    /// Array keys the loader refuses below a length (a missing key has length 0).
+    pub(crate) min_len: Run<(Text, u32)>,
+    /// Array keys whose length must be even.
+    pub(crate) even: Run<Text>,
+    /// hparams fields whose final value the type's code sets (after any read of the file's).
+    pub(crate) overrides: Run<Text>,
+    pub(crate) tensors: Run<TensorRead>,
+    pub(crate) width: Width,
+    /// A retype: when the tensor exists, the width is read as the other type's.
+    pub(crate) retype: Option<(Text, Width)>,
+    /// The graph builder runs build_vit over the encoder layers.
+    pub(crate) vit: bool,
+    /// Run-time checks (throws, asserts) on values the table does not evaluate.
+    pub(crate) not_checked: Run<Text>,
+}
+
+/// One projector type name llama.cpp knows.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct ProjectorType {
+    /// The name in PROJECTOR_TYPE_NAMES (the value of `clip.projector_type`).
+    pub(crate) name: Text,
+    pub(crate) vision: Contract,
+    pub(crate) audio: Contract,
+}
+'''
+
 
 def render(root: pathlib.Path) -> str:
     macros, common, types, names = analyse(root)
-    lines = [
-        "// Generated by conformance/tools/mtmd/gen_clip_table.py from " + VERSION + ":",
-        "// " + ", ".join(SOURCES) + ".",
-        "// Do not edit by hand: re-run the generator (CI runs it with --check).",
-        "",
-        "//! The contract libmtmd (llama.cpp's tools/mtmd) holds a multimodal projector to, per",
-        "//! projector type and modality: the keys clip_model_loader reads (with the type it reads",
-        "//! them with and whether it requires them), the tensors it asks for, and where",
-        "//! clip_n_mmproj_embd reads the projector's output width. What the loader decides at run",
-        "//! time from values the generator cannot know is recorded as `NotChecked` with the reason.",
-        "#![allow(dead_code)] // the types declare every variant the generator can write",
-        "",
-        "/// How libmtmd reads a key: `gguf_get_val_*` (aborts on another type) or, for",
-        "/// arrays, get_arr_int / get_arr_f32 (refuse another type).",
-        "#[derive(Clone, Copy, Debug, PartialEq, Eq)]",
-        "pub(crate) enum KeyKind { U32, I32, F32, Bool, Str, ArrInt, ArrF32 }",
-        "",
-        "/// Whether libmtmd needs a key or tensor.",
-        "#[derive(Clone, Copy, Debug, PartialEq, Eq)]",
-        "pub(crate) enum Need {",
-        "    /// Always: libmtmd refuses the file without it.",
-        "    Required,",
-        "    /// Read when present.",
-        "    Optional,",
-        "    /// Required unless the named tensor (same indices) exists.",
-        "    UnlessTensor(&'static str),",
-        "    /// Required under a condition decided at run time: not checked (the reason).",
-        "    NotChecked(&'static str),",
-        "}",
-        "",
-        "/// How many values a `{}` of a tensor name takes, from 0 (plus `offset`).",
-        "#[derive(Clone, Copy, Debug, PartialEq, Eq)]",
-        "pub(crate) enum Count {",
-        "    /// `block_count` of the modality.",
-        "    Layers,",
-        "    /// A fixed count.",
-        "    Fixed(u32),",
-        "    /// The listed values only.",
-        "    List(&'static [u32]),",
-        "    /// The value of a u32 key.",
-        "    Key(&'static str),",
-        "    /// The length of an array key.",
-        "    ArrayLen(&'static str),",
-        "    /// Indices from 0 while a probed tensor exists.",
-        "    Probe,",
-        "    /// Not checked (the reason).",
-        "    NotChecked(&'static str),",
-        "}",
-        "",
-        "/// One `{}` of a tensor name.",
-        "#[derive(Clone, Copy, Debug, PartialEq, Eq)]",
-        "pub(crate) struct Index { pub(crate) count: Count, pub(crate) offset: u32 }",
-        "",
-        "/// A key the loader reads.",
-        "#[derive(Clone, Copy, Debug, PartialEq, Eq)]",
-        "pub(crate) struct KeyRead { pub(crate) key: &'static str, pub(crate) kind: KeyKind, pub(crate) need: Need, pub(crate) field: &'static str }",
-        "",
-        "/// A tensor the loader asks for; `{}` in `name` for each entry of `index`.",
-        "#[derive(Clone, Copy, Debug, PartialEq, Eq)]",
-        "pub(crate) struct TensorRead {",
-        "    pub(crate) name: &'static str,",
-        "    pub(crate) index: &'static [Index],",
-        "    pub(crate) need: Need,",
-        "    /// `ne[0]` must equal this key's value (the encoder multiplies its",
-        "    /// `embedding_length`-wide input by it: ggml_mul_mat asserts), or None.",
-        "    pub(crate) ne0_key: Option<&'static str>,",
-        "}",
-        "",
-        "/// A multiplier of the output width.",
-        "#[derive(Clone, Copy, Debug, PartialEq, Eq)]",
-        "pub(crate) enum Factor {",
-        "    One,",
-        "    /// 1 + the number of layers (below `block_count`) where this tensor exists (qwen3vl deepstack).",
-        "    OnePlusLayersWith(&'static str),",
-        "}",
-        "",
-        "/// Where clip_n_mmproj_embd reads the output width.",
-        "#[derive(Clone, Copy, Debug, PartialEq, Eq)]",
-        "pub(crate) enum Width {",
-        "    /// `ne[dim]` of a tensor, times a factor.",
-        "    Tensor { name: &'static str, dim: u8, factor: Factor },",
-        "    /// An array key's length times a u32 key's value.",
-        "    ArrayLenTimesKey { array: &'static str, key: &'static str },",
-        "    /// Not computable from the file (the reason).",
-        "    NotChecked(&'static str),",
-        "}",
-        "",
-        "/// The projector type as libmtmd loads it under one modality.",
-        "#[derive(Clone, Copy, Debug, PartialEq, Eq)]",
-        "pub(crate) struct Contract {",
-        "    /// The projector_type enum the loader uses (after the qwen2.5o remap).",
-        "    pub(crate) enum_name: &'static str,",
-        "    /// Why libmtmd refuses this type under this modality (load_hparams / load_tensors",
-        "    /// throw or abort, or mtmd's init_vision / init_audio do not accept it), or None.",
-        "    pub(crate) refused: Option<&'static str>,",
-        "    /// Keys load_hparams reads for this type (beyond [`COMMON_KEYS`]).",
-        "    pub(crate) keys: &'static [KeyRead],",
-        "    /// Array keys the loader refuses below a length (a missing key has length 0).",
-        "    pub(crate) min_len: &'static [(&'static str, u32)],",
-        "    /// Array keys whose length must be even.",
-        "    pub(crate) even: &'static [&'static str],",
-        "    /// hparams fields whose final value the type's code sets (after any read of the file's).",
-        "    pub(crate) overrides: &'static [&'static str],",
-        "    pub(crate) tensors: &'static [TensorRead],",
-        "    pub(crate) width: Width,",
-        "    /// A retype: when the tensor exists, the width is read as the other type's.",
-        "    pub(crate) retype: Option<(&'static str, Width)>,",
-        "    /// The graph builder runs build_vit over the encoder layers.",
-        "    pub(crate) vit: bool,",
-        "    /// Run-time checks (throws, asserts) on values the table does not evaluate.",
-        "    pub(crate) not_checked: &'static [&'static str],",
-        "}",
-        "",
-        "/// One projector type name llama.cpp knows.",
-        "#[derive(Clone, Copy, Debug, PartialEq, Eq)]",
-        "pub(crate) struct ProjectorType {",
-        "    /// The name in PROJECTOR_TYPE_NAMES (the value of `clip.projector_type`).",
-        "    pub(crate) name: &'static str,",
-        "    pub(crate) vision: Contract,",
-        "    pub(crate) audio: Contract,",
-        "}",
-        "",
-        "/// Keys the loader's constructor reads from every projector file.",
-        "pub(crate) const COMMON_KEYS: &[KeyRead] = &[",
-    ]
-    for k, kind, need, field in common:
-        lines.append(f"    KeyRead {{ key: {rs(k)}, kind: KeyKind::{kind}, need: {need_rs(need)}, field: {rs(field)} }},")
-    lines += ["];", "", "/// Every projector type name in PROJECTOR_TYPE_NAMES, in enum order.", "pub(crate) const PROJECTOR_TYPES: &[ProjectorType] = &["]
-    for name, enum, per_mod in types:
-        lines.append("    ProjectorType {")
-        lines.append(f"        name: {rs(name)},")
+    enc = Encoder()
+
+    common_rows = [enc.key_read(*read) for read in common]
+
+    type_rows = []  # lines of PROJECTOR_TYPES
+    for i, (name, enum, per_mod) in enumerate(types):
+        type_rows.append(f"    // {i}: {name}")
+        type_rows.append("    ProjectorType {")
+        type_rows.append(f"        name: {enc.t(name)},")
         for modality, eff, r in per_mod:
-            lines.append(f"        {modality.lower()}: Contract {{")
-            lines.append(f"            enum_name: {rs(eff)},")
+            type_rows.append(f"        {modality.lower()}: Contract {{")
+            type_rows.append(f"            enum_name: {enc.t(eff)},")
             refused = r["refused"] or r.get("t_refused")
             if refused:
                 refused = "load_hparams: " + refused if r["refused"] else "load_tensors: " + refused
             elif not r["accepted"]:
                 refused = f"mtmd.cpp init_{modality.lower()} does not accept {eff} (\"unexpected {modality.lower()} projector type\")"
-            lines.append(f"            refused: {('Some(' + rs(refused) + ')') if refused else 'None'},")
-            lines.append("            keys: &[")
+            type_rows.append(f"            refused: {('Some(' + enc.t(refused) + ')') if refused else 'None'},")
+            keys = []
             seen = set()
             for k, kind, need, field in r["reads"]:
                 if (k, kind, str(need)) in seen:
                     continue
                 seen.add((k, kind, str(need)))
-                lines.append(f"                KeyRead {{ key: {rs(k)}, kind: KeyKind::{kind}, need: {need_rs(need)}, field: {rs(field)} }},")
-            lines.append("            ],")
-            lines.append("            min_len: &[" + ", ".join(f"({rs(k)}, {n})" for k, n in r["min_len"]) + "],")
-            lines.append("            even: &[" + ", ".join(rs(k) for k in r["even"]) + "],")
-            lines.append("            overrides: &[" + ", ".join(rs(f) for f in sorted(r["assigned"])) + "],")
-            lines.append("            tensors: &[")
+                keys.append(enc.key_read(k, kind, need, field))
+            type_rows.append(f"            keys: {enc.run('key', keys)},")
+            min_len = [(f"({enc.t(k)}, {n})", k) for k, n in r["min_len"]]
+            type_rows.append(f"            min_len: {enc.run('min_len', min_len)},")
+            type_rows.append(f"            even: {enc.texts_run(r['even'])},")
+            type_rows.append(f"            overrides: {enc.texts_run(sorted(r['assigned']))},")
             emb = ("clip.vision.embedding_length" if modality == "Vision" else "clip.audio.embedding_length")
+            tensors = []
             seen_t = set()
             for n, lps, need, field in r["tensors"]:
                 key = (n, str(need))
@@ -1329,25 +1470,48 @@ def render(root: pathlib.Path) -> str:
                 ne0 = "None"
                 m = re.fullmatch(r"[va]\.blk\.\{\}\.(\w+)\.weight", n)
                 if r["vit"] and m and m.group(1) in SHAPE_TENSORS and len(lps) == 1 and lps[0].kind == "layers":
-                    ne0 = f"Some({rs(emb)})"
-                idx = ", ".join(loop_rs(lp) for lp in lps)
-                lines.append(f"                TensorRead {{ name: {rs(n)}, index: &[{idx}], need: {need_rs(need)}, ne0_key: {ne0} }},")
-            lines.append("            ],")
-            lines.append(f"            width: {width_rs(r['width'])},")
+                    ne0 = f"Some({enc.t(emb)})"
+                idx = enc.run("index", [(enc.index(lp), None) for lp in lps])
+                tensors.append((f"TensorRead {{ name: {enc.t(n)}, index: {idx}, need: {enc.need(need)}, ne0_key: {ne0} }}", n))
+            type_rows.append(f"            tensors: {enc.run('tensor', tensors)},")
+            type_rows.append(f"            width: {enc.width(r['width'])},")
             rt = r.get("retype_width") or []
             if rt:
                 cond, wd = rt[0]
-                lines.append(f"            retype: Some(({rs(cond)}, {width_rs(wd)})),")
+                type_rows.append(f"            retype: Some(({enc.t(cond)}, {enc.width(wd)})),")
             else:
-                lines.append("            retype: None,")
-            lines.append(f"            vit: {'true' if r['vit'] else 'false'},")
-            lines.append("            not_checked: &[")
-            for c in dict.fromkeys(r["value_checks"]):
-                lines.append(f"                {rs(' '.join(c.split()))},")
-            lines.append("            ],")
-            lines.append("        },")
-        lines.append("    },")
-    lines += ["];", ""]
+                type_rows.append("            retype: None,")
+            type_rows.append(f"            vit: {'true' if r['vit'] else 'false'},")
+            checks = [" ".join(c.split()) for c in dict.fromkeys(r["value_checks"])]
+            type_rows.append(f"            not_checked: {enc.texts_run(checks)},")
+            type_rows.append("        },")
+        type_rows.append("    },")
+
+    lines = [
+        "// Generated by conformance/tools/mtmd/gen_clip_table.py from " + VERSION + ":",
+        "// " + ", ".join(SOURCES) + ".",
+        "// Do not edit by hand: re-run the generator (CI runs it with --check).",
+    ]
+    lines += TYPES_RS.rstrip("\n").split("\n")
+    lines += ["", "/// Keys the loader's constructor reads from every projector file.",
+              f"pub(crate) static COMMON_KEYS: [KeyRead; {len(common_rows)}] = ["]
+    lines += [f"    {e}, // {c}" for e, c in common_rows]
+    lines += ["];", "", "/// Every projector type name in PROJECTOR_TYPE_NAMES, in enum order.",
+              f"pub(crate) static PROJECTOR_TYPES: [ProjectorType; {len(types)}] = ["]
+    lines += type_rows
+    lines += ["];"]
+    for pool, ty, static in Encoder.POOLS:
+        items = enc.pools[pool]
+        lines += ["", f"static {static}: [{ty}; {len(items)}] = ["]
+        for i, (e, c) in enumerate(items):
+            lines.append(f"    {e}, // {i}" + (f": {c}" if c is not None else ""))
+        lines += ["];", "", f"impl Pool for {ty} {{", "    fn all() -> &'static [Self] {", f"        &{static}", "    }", "}"]
+    if enc.size > 0xFFFF_FFFF:
+        raise GenError("the text blob exceeds u32 offsets")
+    lines += ["", "/// Every string of the table, each once: a [`Text`] is a byte range of it.",
+              "const TEXT: &str = concat!("]
+    lines += [f"    /* {start} */ {rs(s)}," for start, s in enc.texts]
+    lines += [");", ""]
     return "\n".join(lines)
 
 

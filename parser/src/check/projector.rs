@@ -68,7 +68,7 @@ pub(crate) fn check(file: &GgufFile<'_>, tensors: &[&TensorInfo<'_>], sink: &mut
     let mut ctx = Ctx { file, tensors: &by_name, n_tensors: tensors.len(), sink, not_checked: &mut facts.not_checked };
 
     // the constructor's reads: modalities, name, description
-    for read in COMMON_KEYS {
+    for read in &COMMON_KEYS {
         ctx.key(read, "every projector");
     }
     let has_vision = ctx.bool_key("clip.has_vision_encoder");
@@ -99,7 +99,7 @@ pub(crate) fn check(file: &GgufFile<'_>, tensors: &[&TensorInfo<'_>], sink: &mut
         let Some((name, contract)) = ctx.projector_type(modality) else { continue };
         match modality {
             Modality::Vision => {
-                vision_enum = Some(contract.enum_name);
+                vision_enum = Some(contract.enum_name.as_str());
                 vision_name = Some(name);
             }
             Modality::Audio => audio_name = Some(name),
@@ -157,7 +157,7 @@ impl<'a> Ctx<'_, 'a, '_> {
         };
         // a value of another type aborts in gguf_get_val_str: the key rule says so
         let s = kv.value.as_string()?;
-        let found = PROJECTOR_TYPES.iter().find(|p| p.name.as_bytes() == s.bytes);
+        let found = PROJECTOR_TYPES.iter().find(|p| p.name.as_str().as_bytes() == s.bytes);
         let Some(p) = found else {
             self.sink.emit(RuleId::ProjectorTypeUnknown, kv.value_offset(), || kv_path(&kv), || {
                 format!("projector type {} is not one llama.cpp knows (PROJECTOR_TYPE_NAMES): libmtmd refuses the projector (\"unknown projector type\")", s.display())
@@ -183,13 +183,13 @@ impl<'a> Ctx<'_, 'a, '_> {
             );
             return None;
         }
-        Some((p.name, contract))
+        Some((p.name.as_str(), contract))
     }
 
     /// Checks one key read: present when required, of the type it is read
     /// with. Returns the pair when present and of that type.
     fn key(&mut self, read: &KeyRead, ptype: &str) -> Option<KeyValue<'a>> {
-        let kv = self.file.get(read.key);
+        let kv = self.file.get(read.key.as_str());
         let Some(kv) = kv else {
             match read.need {
                 Need::Required => self.sink.emit(RuleId::ProjectorKeyMissing, super::KV_SECTION, || "kv".into(), || {
@@ -272,12 +272,13 @@ impl<'a> Ctx<'_, 'a, '_> {
     /// table can compute it.
     fn contract(&mut self, modality: Modality, ptype: &'static str, c: &'static Contract) -> Option<u64> {
         let mut fields: HashMap<&'static str, KeyValue<'_>> = HashMap::new();
-        for read in c.keys {
+        for read in c.keys.slice() {
             if let Some(kv) = self.key(read, ptype) {
-                fields.entry(read.field).or_insert(kv);
+                fields.entry(read.field.as_str()).or_insert(kv);
             }
         }
-        for &(key, n) in c.min_len {
+        for &(key, n) in c.min_len.slice() {
+            let key = key.as_str();
             let len = self.array_len(key).unwrap_or(0);
             if len < u64::from(n) {
                 let offset = self.file.get(key).map_or(super::KV_SECTION, |kv| kv.value_offset());
@@ -286,7 +287,8 @@ impl<'a> Ctx<'_, 'a, '_> {
                 });
             }
         }
-        for &key in c.even {
+        for key in c.even.slice() {
+            let key = key.as_str();
             if let Some(len) = self.array_len(key)
                 && len.checked_rem(2) != Some(0)
             {
@@ -295,13 +297,13 @@ impl<'a> Ctx<'_, 'a, '_> {
                 });
             }
         }
-        for why in c.not_checked {
+        for why in c.not_checked.slice() {
             self.note(format!("`{ptype}` ({}): run-time check not evaluated: {why}", modality.name()));
         }
         self.hparams(modality, ptype, c);
         let layers = self.u32_of(&format!("clip.{}.block_count", modality.name()));
         let mut missing_reported: Vec<&'static str> = Vec::new();
-        for t in c.tensors {
+        for t in c.tensors.slice() {
             self.tensor(t, ptype, layers, &mut missing_reported);
         }
         self.width(modality, ptype, c, layers, &missing_reported)
@@ -312,13 +314,15 @@ impl<'a> Ctx<'_, 'a, '_> {
     /// value is the file's (not set by the type's own code).
     fn hparams(&mut self, modality: Modality, ptype: &str, c: &Contract) {
         let field_value = |this: &Self, field: &str| -> Option<(String, u64)> {
-            if c.overrides.contains(&field.trim_start_matches("hparams.")) {
+            let field_name = field.trim_start_matches("hparams.");
+            if c.overrides.slice().iter().any(|o| o.as_str() == field_name) {
                 return None;
             }
             c.keys
+                .slice()
                 .iter()
-                .filter(|r| r.field == field && r.kind == KeyKind::U32)
-                .find_map(|r| this.u32_of(r.key).map(|v| (r.key.to_string(), v)))
+                .filter(|r| r.field.as_str() == field && r.kind == KeyKind::U32)
+                .find_map(|r| this.u32_of(r.key.as_str()).map(|v| (r.key.as_str().to_string(), v)))
         };
         let bad = |this: &mut Self, field: &str, ok: &dyn Fn(u64) -> bool, what: &str| {
             if let Some((key, v)) = field_value(this, field)
@@ -340,9 +344,9 @@ impl<'a> Ctx<'_, 'a, '_> {
         }
         bad(self, "hparams.n_merge", &|v| v > 0 && v < 65536, "a merge factor from 1 to 65535");
         bad(self, "hparams.attn_window_size", &|v| v <= 4096, "an attention window of at most 4096");
-        if modality == Modality::Audio && !c.overrides.contains(&"n_mel_bins") {
+        if modality == Modality::Audio && !c.overrides.slice().iter().any(|o| o.as_str() == "n_mel_bins") {
             // pocket-tts's speaker encoder takes the raw waveform: no upper bound (clip.cpp `fft_based`)
-            let upper = if c.enum_name == "PROJECTOR_TYPE_POCKETTTS_SPKENC" { u64::MAX } else { 256 };
+            let upper = if c.enum_name.as_str() == "PROJECTOR_TYPE_POCKETTTS_SPKENC" { u64::MAX } else { 256 };
             bad(self, "hparams.n_mel_bins", &|v| v > 0 && v <= upper, "from 1 to 256 mel bins");
         }
         if let (Some((_, min)), Some((kmax, max))) =
@@ -399,9 +403,9 @@ impl<'a> Ctx<'_, 'a, '_> {
         match i.count {
             Count::Layers => Some((layers?.min(cap), Vec::new())),
             Count::Fixed(n) => Some((u64::from(n).min(cap), Vec::new())),
-            Count::List(l) => Some((0, l.to_vec())),
-            Count::Key(k) => Some((self.u32_of(k)?.min(cap), Vec::new())),
-            Count::ArrayLen(k) => Some((self.array_len(k).unwrap_or(0).min(cap), Vec::new())),
+            Count::List(l) => Some((0, l.slice().to_vec())),
+            Count::Key(k) => Some((self.u32_of(k.as_str())?.min(cap), Vec::new())),
+            Count::ArrayLen(k) => Some((self.array_len(k.as_str()).unwrap_or(0).min(cap), Vec::new())),
             Count::Probe | Count::NotChecked(_) => None,
         }
     }
@@ -410,13 +414,13 @@ impl<'a> Ctx<'_, 'a, '_> {
     /// (past as many names as there are tensors, one is surely missing).
     fn names(&mut self, t: &TensorRead, layers: Option<u64>) -> Option<Vec<String>> {
         let mut names = vec![String::new()];
-        let mut parts = t.name.split("{}");
+        let mut parts = t.name.as_str().split("{}");
         let first = parts.next().unwrap_or("");
         for n in &mut names {
             n.push_str(first);
         }
         let cap = self.n_tensors.saturating_add(1);
-        for (index, rest) in t.index.iter().zip(parts) {
+        for (index, rest) in t.index.slice().iter().zip(parts) {
             let (count, list) = self.index_values(index, layers)?;
             let values: Vec<u64> = if list.is_empty() {
                 (0..count).map(|v| v.saturating_add(u64::from(index.offset))).collect()
@@ -449,8 +453,8 @@ impl<'a> Ctx<'_, 'a, '_> {
         if !required && t.ne0_key.is_none() {
             return;
         }
-        let unreached = t.index.iter().find_map(|i| match i.count {
-            Count::NotChecked(why) => Some(why),
+        let unreached = t.index.slice().iter().find_map(|i| match i.count {
+            Count::NotChecked(why) => Some(why.as_str()),
             Count::Probe => Some("indices found by probing"),
             _ => None,
         });
@@ -464,14 +468,14 @@ impl<'a> Ctx<'_, 'a, '_> {
             return;
         };
         let mut absent: Vec<&str> = Vec::new();
-        let want = t.ne0_key.and_then(|k| self.u32_of(k).map(|v| (k, v)));
+        let want = t.ne0_key.and_then(|k| self.u32_of(k.as_str()).map(|v| (k, v)));
         for name in &names {
             let found = self.tensors.get(name.as_bytes()).copied();
             match found {
                 None => {
                     let excused = match t.need {
                         Need::UnlessTensor(other) => {
-                            self.tensors.contains_key(instantiate(other, t.name, name).as_bytes())
+                            self.tensors.contains_key(instantiate(other.as_str(), t.name.as_str(), name).as_bytes())
                         }
                         _ => false,
                     };
@@ -496,7 +500,7 @@ impl<'a> Ctx<'_, 'a, '_> {
             }
         }
         if let Some(first) = absent.first() {
-            missing.push(t.name);
+            missing.push(t.name.as_str());
             let n = absent.len();
             let more =
                 if n > 1 { format!(" (and {} more of `{}`)", n.saturating_sub(1), t.name) } else { String::new() };
@@ -521,7 +525,7 @@ impl<'a> Ctx<'_, 'a, '_> {
     ) -> Option<u64> {
         let mut width = c.width;
         if let Some((present, other)) = c.retype
-            && self.tensors.contains_key(present.as_bytes())
+            && self.tensors.contains_key(present.as_str().as_bytes())
         {
             width = other;
         }
@@ -531,12 +535,12 @@ impl<'a> Ctx<'_, 'a, '_> {
                 None
             }
             Width::ArrayLenTimesKey { array, key } => {
-                let n = self.array_len(array).unwrap_or(0);
-                n.checked_mul(self.u32_of(key)?)
+                let n = self.array_len(array.as_str()).unwrap_or(0);
+                n.checked_mul(self.u32_of(key.as_str())?)
             }
             Width::Tensor { name, dim, factor } => {
-                let Some(info) = self.tensors.get(name.as_bytes()).copied() else {
-                    if !missing.contains(&name) {
+                let Some(info) = self.tensors.get(name.as_str().as_bytes()).copied() else {
+                    if !missing.contains(&name.as_str()) {
                         self.sink.emit(RuleId::ProjectorTensorMissing, super::KV_SECTION, || "tensors".into(), || {
                             format!("projector type `{ptype}` has no `{name}`, the tensor clip_n_mmproj_embd reads the output width from (ne[{dim}]): the loader accepts its absence, then libmtmd dereferences a null pointer and crashes")
                         });
@@ -549,7 +553,9 @@ impl<'a> Ctx<'_, 'a, '_> {
                     Factor::OnePlusLayersWith(pattern) => {
                         let n = layers?.min(u64::try_from(self.n_tensors).unwrap_or(u64::MAX));
                         let found = (0..n)
-                            .filter(|l| self.tensors.contains_key(pattern.replacen("{}", &l.to_string(), 1).as_bytes()))
+                            .filter(|l| {
+                                self.tensors.contains_key(pattern.as_str().replacen("{}", &l.to_string(), 1).as_bytes())
+                            })
                             .count();
                         base.checked_mul(u64::try_from(found).ok()?.checked_add(1)?)
                     }
@@ -617,7 +623,7 @@ mod tests {
         let n = match i.count {
             Count::Layers | Count::Key(_) | Count::ArrayLen(_) => u64::from(SMALL),
             Count::Fixed(n) => u64::from(n),
-            Count::List(l) => return l.iter().map(|v| u64::from(*v) + u64::from(i.offset)).collect(),
+            Count::List(l) => return l.slice().iter().map(|v| u64::from(*v) + u64::from(i.offset)).collect(),
             Count::Probe | Count::NotChecked(_) => 0,
         };
         (0..n).map(|v| v + u64::from(i.offset)).collect()
@@ -625,10 +631,10 @@ mod tests {
 
     fn names_of(t: &TensorRead) -> Vec<String> {
         let mut names = vec![String::new()];
-        let mut parts = t.name.split("{}");
+        let mut parts = t.name.as_str().split("{}");
         let first = parts.next().unwrap_or("");
         names.iter_mut().for_each(|n| n.push_str(first));
-        for (i, rest) in t.index.iter().zip(parts) {
+        for (i, rest) in t.index.slice().iter().zip(parts) {
             names = names.iter().flat_map(|n| count_of(i).into_iter().map(move |v| format!("{n}{v}{rest}"))).collect();
         }
         names
@@ -651,21 +657,22 @@ mod tests {
         m.kv(has, OwnedValue::Bool(1));
         m.kv(KEY_PROJ_TYPE, OwnedValue::str(name));
         let mut seen = Vec::new();
-        for r in c.keys {
-            let needed = matches!(r.need, Need::Required) || c.min_len.iter().any(|(k, _)| *k == r.key);
-            if needed && !seen.contains(&r.key) && r.key != skip {
-                seen.push(r.key);
-                m.kv(r.key, value_of(r.kind));
+        for r in c.keys.slice() {
+            let key = r.key.as_str();
+            let needed = matches!(r.need, Need::Required) || c.min_len.slice().iter().any(|(k, _)| *k == r.key);
+            if needed && !seen.contains(&key) && key != skip {
+                seen.push(key);
+                m.kv(key, value_of(r.kind));
             }
         }
         let mut tensors: Vec<String> = Vec::new();
-        for t in c.tensors {
+        for t in c.tensors.slice() {
             if matches!(t.need, Need::Required | Need::UnlessTensor(_)) {
                 tensors.extend(names_of(t));
             }
         }
         if let Width::Tensor { name, .. } = c.width {
-            tensors.push(name.to_string());
+            tensors.push(name.as_str().to_string());
         }
         tensors.sort();
         tensors.dedup();
@@ -690,13 +697,13 @@ mod tests {
     #[test]
     fn every_type_meets_its_own_contract() {
         let mut loadable = 0;
-        for p in PROJECTOR_TYPES {
+        for p in &PROJECTOR_TYPES {
             for (modality, c) in [(Modality::Vision, &p.vision), (Modality::Audio, &p.audio)] {
                 if c.refused.is_some() {
                     continue;
                 }
                 loadable += 1;
-                let found = projector_rules(&from_table(p.name, c, modality));
+                let found = projector_rules(&from_table(p.name.as_str(), c, modality));
                 assert!(found.is_empty(), "{} ({}): {found:#?}", p.name, modality.name());
             }
         }
@@ -706,20 +713,25 @@ mod tests {
     #[test]
     fn every_type_requires_its_keys_and_tensors() {
         let mut checked = 0;
-        for p in PROJECTOR_TYPES {
+        for p in &PROJECTOR_TYPES {
+            let name = p.name.as_str();
             for (modality, c) in [(Modality::Vision, &p.vision), (Modality::Audio, &p.audio)] {
                 if c.refused.is_some() {
                     continue;
                 }
                 assert!(
-                    c.keys.iter().any(|r| r.key.ends_with(".embedding_length") && r.need == Need::Required),
+                    c.keys
+                        .slice()
+                        .iter()
+                        .any(|r| r.key.as_str().ends_with(".embedding_length") && r.need == Need::Required),
                     "{}: embedding_length not required",
                     p.name
                 );
-                for r in c.keys.iter().filter(|r| r.need == Need::Required) {
-                    let found = projector_rules(&from_table_without(p.name, c, modality, r.key));
+                for r in c.keys.slice().iter().filter(|r| r.need == Need::Required) {
+                    let key = r.key.as_str();
+                    let found = projector_rules(&from_table_without(name, c, modality, key));
                     assert!(
-                        found.iter().any(|f| f.starts_with("projector-key-missing") && f.contains(r.key)),
+                        found.iter().any(|f| f.starts_with("projector-key-missing") && f.contains(key)),
                         "{} ({}): without {}: {found:#?}",
                         p.name,
                         modality.name(),
@@ -727,10 +739,11 @@ mod tests {
                     );
                     checked += 1;
                 }
-                for t in c.tensors.iter().filter(|t| t.need == Need::Required && t.index.is_empty()) {
-                    let found = projector_rules(&from_table_without(p.name, c, modality, t.name));
+                for t in c.tensors.slice().iter().filter(|t| t.need == Need::Required && t.index.slice().is_empty()) {
+                    let tensor = t.name.as_str();
+                    let found = projector_rules(&from_table_without(name, c, modality, tensor));
                     assert!(
-                        found.iter().any(|f| f.starts_with("projector-tensor-missing") && f.contains(t.name)),
+                        found.iter().any(|f| f.starts_with("projector-tensor-missing") && f.contains(tensor)),
                         "{} ({}): without {}: {found:#?}",
                         p.name,
                         modality.name(),
@@ -745,7 +758,7 @@ mod tests {
 
     #[test]
     fn table_covers_every_name_once() {
-        let mut names: Vec<&str> = PROJECTOR_TYPES.iter().map(|p| p.name).collect();
+        let mut names: Vec<&str> = PROJECTOR_TYPES.iter().map(|p| p.name.as_str()).collect();
         let n = names.len();
         names.sort_unstable();
         names.dedup();
@@ -758,11 +771,11 @@ mod tests {
 
     #[test]
     fn qwen3vl_width_counts_deepstack_layers() {
-        let p = PROJECTOR_TYPES.iter().find(|p| p.name == "qwen3vl_merger").expect("qwen3vl");
+        let p = PROJECTOR_TYPES.iter().find(|p| p.name.as_str() == "qwen3vl_merger").expect("qwen3vl");
         let Width::Tensor { factor: Factor::OnePlusLayersWith(pat), .. } = p.vision.width else {
             panic!("qwen3vl width: {:?}", p.vision.width)
         };
-        assert_eq!(pat, "v.deepstack.{}.fc1.weight");
+        assert_eq!(pat.as_str(), "v.deepstack.{}.fc1.weight");
     }
 
     fn arb_value() -> impl Strategy<Value = OwnedValue> {
@@ -781,9 +794,9 @@ mod tests {
     }
 
     fn all_keys() -> Vec<&'static str> {
-        let mut keys: Vec<&'static str> = COMMON_KEYS.iter().map(|r| r.key).collect();
-        for p in PROJECTOR_TYPES {
-            keys.extend(p.vision.keys.iter().chain(p.audio.keys).map(|r| r.key));
+        let mut keys: Vec<&'static str> = COMMON_KEYS.iter().map(|r| r.key.as_str()).collect();
+        for p in &PROJECTOR_TYPES {
+            keys.extend(p.vision.keys.slice().iter().chain(p.audio.keys.slice()).map(|r| r.key.as_str()));
         }
         keys.sort_unstable();
         keys.dedup();
@@ -793,8 +806,8 @@ mod tests {
     fn all_tensor_names() -> Vec<String> {
         let mut names: Vec<String> = Vec::new();
         for p in PROJECTOR_TYPES.iter().take(12) {
-            for t in p.vision.tensors.iter().take(20) {
-                names.push(t.name.replace("{}", "0"));
+            for t in p.vision.tensors.slice().iter().take(20) {
+                names.push(t.name.as_str().replace("{}", "0"));
             }
         }
         names.sort();
@@ -818,7 +831,7 @@ mod tests {
             m.kv("general.architecture", OwnedValue::str("clip"));
             m.kv("clip.has_vision_encoder", OwnedValue::Bool(u8::from(vision)));
             m.kv("clip.has_audio_encoder", OwnedValue::Bool(u8::from(audio)));
-            let ptype = PROJECTOR_TYPES.get(type_pick).map_or("nope", |p| p.name);
+            let ptype = PROJECTOR_TYPES.get(type_pick).map_or("nope", |p| p.name.as_str());
             m.kv(KEY_PROJ_TYPE, OwnedValue::str(ptype));
             let mut used = Vec::new();
             for (k, v) in kvs {
