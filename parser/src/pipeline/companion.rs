@@ -20,11 +20,31 @@ use crate::report::{Companions, ModelFacts, Report};
 /// facts, `None` for a file that is not a model, or why it could not be
 /// read.
 #[derive(Clone, Debug, Default)]
-pub struct Cache(Arc<Mutex<HashMap<Input, Read>>>);
+pub struct Cache(Arc<Mutex<Known>>);
+
+/// What a run has read: each model by input, each folder's `.gguf` files.
+#[derive(Debug, Default)]
+struct Known {
+    models: HashMap<Input, Read>,
+    folders: HashMap<PathBuf, Result<Vec<PathBuf>, String>>,
+}
 
 /// One model as read: its facts, `None` when it is not a model, or why it
 /// could not be read.
 type Read = Result<Option<Arc<ModelFacts>>, String>;
+
+/// Says in `report`'s `pairing` entry why no model was found (`why`), in
+/// place of the note that asked for one.
+pub fn none_found(report: &mut Report, why: &str) {
+    let asked = crate::check::NO_COMPANION;
+    for e in report.summary.examined.iter_mut().filter(|e| e.layer == "pairing") {
+        if let Some(note) = e.note.as_mut()
+            && let Some(head) = note.strip_suffix(asked)
+        {
+            *note = format!("{head}{why}");
+        }
+    }
+}
 
 /// Whether the file of `report` asked for the models it pairs with (a
 /// projector, adapter or control vector validated without any).
@@ -55,7 +75,7 @@ pub fn find(input: &Input, settings: &Settings) -> Companions {
             ..Companions::default()
         };
     };
-    let siblings = match siblings(path) {
+    let siblings = match folder_models(path, &settings.companion_cache) {
         Ok(s) => s,
         Err(why) => return Companions { none_because: Some(why), ..Companions::default() },
     };
@@ -65,27 +85,42 @@ pub fn find(input: &Input, settings: &Settings) -> Companions {
     Companions { models, given: false, none_because }
 }
 
-/// The other `.gguf` files of `path`'s folder, by name; `Err` with the
-/// reason when the folder holds more than
-/// [`limits::MAX_COMPANION_CANDIDATES`] (not one model's folder: a
-/// collection, whose files are not each other's companions).
-fn siblings(path: &Path) -> Result<Vec<PathBuf>, String> {
+/// The `.gguf` files of `path`'s folder other than `path`, listed once per
+/// run and folder.
+fn folder_models(path: &Path, cache: &Cache) -> Result<Vec<PathBuf>, String> {
     let dir = match path.parent() {
         Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
         _ => PathBuf::from("."),
     };
-    let Ok(entries) = std::fs::read_dir(&dir) else { return Ok(Vec::new()) };
-    let me = path.file_name();
+    let listed = cache.0.lock().ok().and_then(|c| c.folders.get(&dir).cloned());
+    let listed = match listed {
+        Some(l) => l,
+        None => {
+            let l = siblings(&dir);
+            if let Ok(mut c) = cache.0.lock() {
+                c.folders.insert(dir, l.clone());
+            }
+            l
+        }
+    };
+    listed.map(|all| all.into_iter().filter(|p| p.file_name() != path.file_name()).collect())
+}
+
+/// The `.gguf` files of the folder `dir`, by name; `Err` with the
+/// reason when the folder holds more than
+/// [`limits::MAX_COMPANION_CANDIDATES`] (not one model's folder: a
+/// collection, whose files are not each other's companions).
+fn siblings(dir: &Path) -> Result<Vec<PathBuf>, String> {
+    let Ok(entries) = std::fs::read_dir(dir) else { return Ok(Vec::new()) };
     let mut out: Vec<PathBuf> = Vec::new();
+    // One more than the candidates: the file itself is among them.
+    let most = limits::MAX_COMPANION_CANDIDATES.saturating_add(1);
     for e in entries.filter_map(Result::ok) {
         let p = e.path();
-        if p.file_name() == me
-            || !p.extension().is_some_and(|x| x.eq_ignore_ascii_case("gguf"))
-            || !e.file_type().is_ok_and(|t| t.is_file())
-        {
+        if !p.extension().is_some_and(|x| x.eq_ignore_ascii_case("gguf")) || !e.file_type().is_ok_and(|t| t.is_file()) {
             continue;
         }
-        if out.len() >= limits::MAX_COMPANION_CANDIDATES {
+        if out.len() >= most {
             return Err(format!(
                 "its folder holds more than {} GGUF files, a collection rather than one model's folder (name the model with --with MODEL)",
                 limits::MAX_COMPANION_CANDIDATES
@@ -101,7 +136,7 @@ fn siblings(path: &Path) -> Result<Vec<PathBuf>, String> {
 fn facts(input: &Input, settings: &Settings) -> Read {
     let key = input.identity();
     if let Ok(cache) = settings.companion_cache.0.lock()
-        && let Some(hit) = cache.get(&key)
+        && let Some(hit) = cache.models.get(&key)
     {
         return hit.clone();
     }
@@ -127,7 +162,7 @@ fn facts(input: &Input, settings: &Settings) -> Read {
     };
     let read = read.map(|f| f.map(Arc::new));
     if let Ok(mut cache) = settings.companion_cache.0.lock() {
-        cache.insert(key, read.clone());
+        cache.models.insert(key, read.clone());
     }
     read
 }

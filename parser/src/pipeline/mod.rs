@@ -308,19 +308,21 @@ fn validate_open(
     };
     // A projector, adapter or control vector asks for the models it pairs
     // with: validated again with them, when the run has any.
-    let validated = match companion::wanted(&validated.report)
-        .then(|| companion::find(input, settings))
-        .filter(|c| !c.models.is_empty() || c.none_because.is_some())
-    {
-        Some(companions) => {
+    let mut validated = validated;
+    if companion::wanted(&validated.report) {
+        let companions = companion::find(input, settings);
+        if companions.models.is_empty() {
+            if let Some(why) = &companions.none_because {
+                companion::none_found(&mut validated.report, why);
+            }
+        } else {
             let opts = Options { companions, ..settings.options.clone() };
-            match crate::validate_source(src, &opts) {
+            validated = match crate::validate_source(src, &opts) {
                 Ok(v) => v,
                 Err(e) => return Validation::unreadable(e.to_string()),
-            }
+            };
         }
-        None => validated,
-    };
+    }
     let mut report = validated.report;
     // One parse after validation, and only when a later step needs it.
     let layout = (settings.check_data.is_some() || settings.metadata_hash)
