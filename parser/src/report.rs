@@ -268,6 +268,9 @@ pub struct ModelFacts {
     pub n_vocab: Option<u64>,
     /// Every tensor's name and dims (`ne[0]` first), sorted by name.
     pub tensors: Vec<(String, Vec<u64>)>,
+    /// `tensors` are all of the model's: false for a shard of a split set,
+    /// which holds some of them.
+    pub all_tensors: bool,
 }
 
 impl ModelFacts {

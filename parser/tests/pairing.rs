@@ -167,3 +167,24 @@ fn a_tensor_of_4_gib_is_a_32_bit_hazard() {
     }
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// A shard of a split set holds some of its tensors: an adapter is not
+/// judged against it (no false "does not exist in base model").
+#[test]
+fn a_shard_is_no_base_for_an_adapter() {
+    let mut shard = GgufModel::new();
+    shard.kv("general.architecture", V::str("llama"));
+    shard.kv("llama.embedding_length", V::U32(16));
+    shard.kv("split.no", V::U16(0));
+    shard.kv("split.count", V::U16(2));
+    shard.kv("split.tensors.count", V::I32(2));
+    shard.tensor(f32_tensor("token_embd.weight", &[16, 8]));
+    shard.canonical();
+    let settings =
+        Settings { with: vec![Input::bytes("model-00001-of-00002.gguf", shard.to_bytes())], ..Settings::default() };
+    let v = Pipeline::new(settings).validate(&Input::bytes("lora.gguf", adapter(16, 4, &[])));
+    let r = v.outcome.report().unwrap();
+    let pairing = r.summary.examined.iter().find(|e| e.layer == "pairing").unwrap();
+    assert!(!pairing.checked && pairing.note.as_deref().unwrap().contains("split set"), "{pairing:?}");
+    assert!(r.valid, "{:?}", r.diagnostics);
+}

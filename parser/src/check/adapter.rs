@@ -346,6 +346,16 @@ fn pair_with_base(
         examined.push(Examined::skipped("pairing", format!("base model: {why}")));
         return;
     }
+    let (whole, split): (Vec<_>, Vec<_>) = models.iter().partition(|m| m.all_tensors);
+    if whole.is_empty() {
+        let names: Vec<&str> = split.iter().map(|m| m.name.as_str()).collect();
+        examined.push(Examined::skipped(
+            "pairing",
+            format!("base model: {} is a shard of a split set, which holds only some of its tensors", names.join(", ")),
+        ));
+        return;
+    }
+    let models: Vec<_> = whole.into_iter().cloned().collect();
     let same_arch: Vec<_> = models.iter().filter(|m| Some(m.architecture.as_str()) == arch).collect();
     if same_arch.is_empty() {
         if given {

@@ -493,7 +493,9 @@ pub(crate) fn model_facts(file: &GgufFile<'_>, name: &str) -> Option<crate::repo
     let mut tensors: Vec<(String, Vec<u64>)> =
         file.tensors.iter().filter_map(|t| Some((t.name.as_str()?.to_string(), t.dims().collect()))).collect();
     tensors.sort_by(|a, b| a.0.cmp(&b.0));
+    let all_tensors = super::split::role(file).is_none();
     Some(crate::report::ModelFacts {
+        all_tensors,
         name: name.to_string(),
         architecture: arch,
         n_embd,
