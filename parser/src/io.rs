@@ -279,6 +279,13 @@ fn pread_exact(file: &File, offset: u64, buf: &mut [u8]) -> io::Result<()> {
     std::os::unix::fs::FileExt::read_exact_at(file, buf, offset)
 }
 
+/// Targets without positioned reads (`wasm32-unknown-unknown` has no file
+/// system): a local file cannot be read there; bytes and other sources can.
+#[cfg(not(any(unix, windows)))]
+fn pread_exact(_file: &File, _offset: u64, _buf: &mut [u8]) -> io::Result<()> {
+    Err(io::Error::new(io::ErrorKind::Unsupported, "this target has no positioned file reads"))
+}
+
 #[cfg(windows)]
 fn pread_exact(file: &File, mut offset: u64, mut buf: &mut [u8]) -> io::Result<()> {
     use std::os::windows::fs::FileExt;

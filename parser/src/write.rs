@@ -281,8 +281,13 @@ impl GgufModel {
     }
 }
 
-/// Largest data section the writer materialises.
-const MAX_WRITTEN_DATA: usize = 1 << 32;
+/// Largest data section the writer materialises: 4 GiB less a byte, or
+/// what a `Vec` can hold on a 32-bit target.
+const MAX_WRITTEN_DATA: usize = {
+    let four_gib = usize::MAX >> usize::BITS.saturating_sub(32);
+    let vec_max = isize::MAX.unsigned_abs();
+    if four_gib < vec_max { four_gib } else { vec_max }
+};
 
 struct Writer {
     out: Vec<u8>,

@@ -5,6 +5,7 @@
 //! (`main.rs`) and the Python wheel's console script both call it, so
 //! both behave the same, exit codes included. [`inspect`] and
 //! [`render::rule_rows`] are also what the Python bindings return.
+#![forbid(unsafe_code)]
 
 mod cli;
 mod convert;

@@ -1,4 +1,5 @@
 //! The `gguf-validate` binary: the command line of [`gguf_validate_cli`].
+#![forbid(unsafe_code)]
 
 use std::process::ExitCode;
 
