@@ -281,25 +281,9 @@ def convert(python: str, llama_src: pathlib.Path, d: pathlib.Path, out: pathlib.
 
 
 def convert_one(llama_src: str, pre: str, argv: list[str]) -> None:
-    """In-process converter run; the BPE pre-tokenizer wrapper of make_converter_models.py when `pre` is set."""
-    sys.path.insert(0, llama_src)
-    import convert_hf_to_gguf as conv  # noqa: E402  (puts llama_src/gguf-py first on sys.path)
-    from conversion import base
-    if pre:
-        original = base.TextModel.get_vocab_base_pre
+    """In-process converter run: make_converter_models.py's, with its BPE pre-tokenizer wrapper when `pre` is set."""
+    mcm.run_converter(llama_src, pre, argv)
 
-        def get_vocab_base_pre(self, tokenizer):
-            try:
-                return original(self, tokenizer)
-            except NotImplementedError:
-                base.logger.warning(f"unknown BPE pre-tokenizer hash: using {pre!r} (tiny tokenizer)")
-                return pre
-        base.TextModel.get_vocab_base_pre = get_vocab_base_pre
-    sys.argv = ["convert_hf_to_gguf.py"] + argv
-    conv.main()
-
-
-# ---------------------------------------------------------------- loading
 
 def classify(p: subprocess.CompletedProcess | None, timeout: int) -> tuple[str, str]:
     """(verdict, detail) of a load_*.py run: yes | refused | crash | timeout (as run.py classifies);

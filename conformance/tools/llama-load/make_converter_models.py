@@ -265,6 +265,14 @@ def convert(case: Case, d: pathlib.Path, out: pathlib.Path, llama_src: pathlib.P
 
 def convert_one(llama_src: str, d: str, out: str, outtype: str, pre: str, vocab_only: str) -> None:
     """In-process converter run (see the module docstring for the pre-tokenizer wrapper)."""
+    argv = [d, "--outfile", out, "--outtype", outtype] + (["--vocab-only"] if vocab_only == "1" else [])
+    run_converter(llama_src, pre, argv)
+
+
+def run_converter(llama_src: str, pre: str, argv: list[str]) -> None:
+    """Runs the pinned convert_hf_to_gguf.py in this process with `argv`;
+    when `pre` is set, an unknown BPE pre-tokenizer hash (a tokenizer
+    trained here) is named `pre` instead of refused."""
     sys.path.insert(0, llama_src)
     import convert_hf_to_gguf as conv  # noqa: E402  (also puts llama_src/gguf-py first on sys.path)
     from conversion import base
@@ -278,9 +286,7 @@ def convert_one(llama_src: str, d: str, out: str, outtype: str, pre: str, vocab_
                 base.logger.warning(f"unknown BPE pre-tokenizer hash: using {pre!r} (tiny tokenizer)")
                 return pre
         base.TextModel.get_vocab_base_pre = get_vocab_base_pre
-    sys.argv = ["convert_hf_to_gguf.py", d, "--outfile", out, "--outtype", outtype]
-    if vocab_only == "1":
-        sys.argv.append("--vocab-only")
+    sys.argv = ["convert_hf_to_gguf.py"] + argv
     conv.main()
 
 
