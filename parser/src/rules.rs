@@ -607,8 +607,11 @@ catalogue! {
         cite: "llama.cpp src/llama-model-loader.cpp (general.file_type is only printed; the type mix of the tensors decides); include/llama.h enum llama_ftype",
         "`general.file_type` names a type mix some tensor actually has (e.g. MOSTLY_Q4_K_M has Q4_K tensors); llama.cpp ignores the key, so a mismatch is a warning (mixed quantizations such as Q4_K_M are normal).";
     ModelHeadCount = "model-head-count", Model, [Warning, Allow, Allow],
-        cite: "llama.cpp src/llama-graph.cpp grouped-query attention (n_head a multiple of n_head_kv); src/llama-model.cpp n_embd_head = n_embd / n_head",
-        "`attention.head_count` is a multiple of `attention.head_count_kv`, and without `attention.key_length` `embedding_length` is a multiple of `head_count`: llama.cpp loads such a file but its attention cannot run as intended.";
+        cite: "llama.cpp src/llama-model.cpp n_embd_head = n_embd / n_head",
+        "Without `attention.key_length`, `embedding_length` is a multiple of `head_count`: llama.cpp loads such a file but rounds its head size down, so its attention cannot run as intended.";
+    ModelHeadGroups = "model-head-groups", Model, [Error, Allow, Allow],
+        cite: "llama.cpp src/llama-graph.cpp build_attn (ggml_mul_mat(k, q) broadcasts key/value heads over query heads); ggml.c GGML_ASSERT(ggml_can_mul_mat(a, b)); llama.cpp issue 36 (a llama of 4 heads and 3 key/value heads aborts)",
+        "In every layer with attention, `attention.head_count` is a multiple of `attention.head_count_kv` (each value per layer when they are arrays): llama.cpp loads such a file, then aborts the process when it builds the attention graph (as a context is created).";
     ModelRope = "model-rope", Model, [Error, Allow, Allow],
         cite: "llama.cpp src/llama-model.cpp load_hparams: GGML_ASSERT(rope_scaling_type_train != UNSPECIFIED) over LLAMA_ROPE_SCALING_TYPES; \"invalid n_rot\" for llama, deci, falcon, llama-embed",
         "`ARCH.rope.scaling.type` is none, linear, yarn or longrope (llama.cpp aborts on any other), and for llama, deci, falcon and llama-embed `rope.dimension_count` equals the head size (llama.cpp refuses the file otherwise).";

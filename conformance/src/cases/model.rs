@@ -358,12 +358,52 @@ pub fn table_cases(v: &mut Vec<Case>) {
         },
     ));
     v.push(case(
-        "model_head_count_kv_3",
+        "model_head_groups_kv_3",
+        [R, A, A],
+        &["model-head-groups"],
+        "The tiny llama with 4 attention heads and 3 key/value heads (attn_k and attn_v [16, 12], as the loader computes them): libllama loads it, then aborts (GGML_ASSERT(ggml_can_mul_mat(a, b))) building the attention graph when a context is created.",
+        "llama.cpp src/llama-graph.cpp build_attn; ggml.c ggml_mul_mat",
+        || {
+            tiny(|m| {
+                set_kv(m, "llama.attention.head_count_kv", V::U32(3));
+                for l in 0..TINY_LAYERS {
+                    reshape(m, &format!("blk.{l}.attn_k.weight"), &[TINY_EMBD, 12]);
+                    reshape(m, &format!("blk.{l}.attn_v.weight"), &[TINY_EMBD, 12]);
+                }
+            })
+        },
+    ));
+    v.push(case(
+        "model_head_groups_kv_1",
+        [A, A, A],
+        &[],
+        "The tiny llama with 4 attention heads and 1 key/value head (multi-query attention; attn_k and attn_v [16, 4]): the boundary of model-head-groups.",
+        "llama.cpp src/llama-graph.cpp build_attn",
+        || {
+            tiny(|m| {
+                set_kv(m, "llama.attention.head_count_kv", V::U32(1));
+                for l in 0..TINY_LAYERS {
+                    reshape(m, &format!("blk.{l}.attn_k.weight"), &[TINY_EMBD, 4]);
+                    reshape(m, &format!("blk.{l}.attn_v.weight"), &[TINY_EMBD, 4]);
+                }
+            })
+        },
+    ));
+    v.push(case(
+        "model_head_count_kv_3_vocab_only",
+        [A, A, A],
+        &[],
+        "llama.attention.head_count 4 with head_count_kv 3 in a vocabulary-only file: llama.cpp loads it with vocab_only and builds no graph (boundary of model-head-groups).",
+        "llama.cpp src/llama-graph.cpp build_attn; llama_model_params.vocab_only",
+        || with(&[("llama.attention.head_count_kv", V::U32(3))]),
+    ));
+    v.push(case(
+        "model_head_size_rounded",
         [A, A, A],
         &["model-head-count"],
-        "llama.attention.head_count 4 with head_count_kv 3 (hyper-parameters only): llama.cpp loads it, but the heads do not group (a warning).",
-        "llama.cpp src/llama-graph.cpp grouped-query attention",
-        || with(&[("llama.attention.head_count_kv", V::U32(3))]),
+        "llama.embedding_length 18 with 4 heads and no attention.key_length (hyper-parameters only): llama.cpp rounds the head size 18/4 down to 4 (a warning).",
+        "llama.cpp src/llama-model.cpp n_embd_head = n_embd / n_head",
+        || with(&[("llama.embedding_length", V::U32(18))]),
     ));
     v.push(case(
         "model_rope_scaling_unknown",

@@ -395,13 +395,28 @@ fn check_rope(file: &GgufFile<'_>, arch: &str, sink: &mut Sink<'_>) {
 fn check_heads(file: &GgufFile<'_>, arch: &str, sink: &mut Sink<'_>) {
     let Some(heads) = arch_key(file, arch, "attention.head_count") else { return };
     let Some(n_head) = layer0(heads).filter(|h| *h > 0) else { return };
-    if let Some(kv) = arch_key(file, arch, "attention.head_count_kv")
-        && let Some(n_kv) = layer0(kv).filter(|k| *k > 0)
-        && n_head.checked_rem(n_kv) != Some(0)
-    {
-        sink.emit(RuleId::ModelHeadCount, kv.value_offset(), || kv_path(&kv), || {
-            format!("{n_head} attention heads do not split into groups of {n_kv} key/value heads; llama.cpp loads the file, but grouped-query attention cannot run as trained")
+    // Only a model with tensors builds the graph (a vocabulary-only file
+    // never does).
+    if let Some(kv) = arch_key(file, arch, "attention.head_count_kv").filter(|_| !file.tensors.is_empty()) {
+        // Layer by layer: a per-layer array gives each layer its own counts
+        // (0 key/value heads for a layer without attention).
+        let layers = arch_key(file, arch, "block_count")
+            .and_then(|b| b.value.as_u64())
+            .unwrap_or(1)
+            .clamp(1, limits::LLAMA_MAX_LAYERS);
+        let at = |v: &KeyValue<'_>, il: u64| match v.value {
+            Value::Array(a) => a.iter().nth(usize::try_from(il).ok()?).and_then(|e| e.value.as_u64()),
+            other => other.as_u64(),
+        };
+        let bad = (0..layers).find_map(|il| {
+            let (h, k) = (at(&heads, il)?, at(&kv, il)?);
+            (k > 0 && h > 0 && h.checked_rem(k) != Some(0)).then_some((il, h, k))
         });
+        if let Some((il, h, k)) = bad {
+            sink.emit(RuleId::ModelHeadGroups, kv.value_offset(), || kv_path(&kv), || {
+                format!("layer {il}: {h} attention heads do not split into groups of {k} key/value heads; llama.cpp aborts (GGML_ASSERT(ggml_can_mul_mat(k, q))) when it builds the attention graph, as it creates a context")
+            });
+        }
     }
     if arch_key(file, arch, "attention.key_length").is_none()
         && let Some(e) = arch_key(file, arch, "embedding_length").and_then(|e| e.value.as_u64())
