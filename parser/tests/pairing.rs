@@ -188,3 +188,99 @@ fn a_shard_is_no_base_for_an_adapter() {
     assert!(!pairing.checked && pairing.note.as_deref().unwrap().contains("split set"), "{pairing:?}");
     assert!(r.valid, "{:?}", r.diagnostics);
 }
+
+mod hostile {
+    //! Random adapters and control vectors (names, dims, types, the keys
+    //! their loaders read, with values of any type) never panic, alone or
+    //! paired, and give the same report twice.
+    use super::*;
+    use proptest::prelude::*;
+
+    fn name() -> impl Strategy<Value = String> {
+        prop_oneof![
+            "direction\\.[ +-]?[0-9]{0,12}[a-z]?",
+            "blk\\.[0-9]\\.attn_(q|v)\\.weight(\\.lora_[abc]){1,2}",
+            "token_embd\\.weight\\.lora_[ab]",
+            "[a-z_.]{0,12}_norm\\.weight",
+            "[ -~]{0,20}",
+        ]
+    }
+
+    fn value() -> impl Strategy<Value = V> {
+        prop_oneof![
+            any::<u32>().prop_map(V::U32),
+            any::<i32>().prop_map(V::I32),
+            any::<f32>().prop_map(V::F32),
+            "[a-z]{0,6}".prop_map(|s| V::str(&s)),
+            proptest::collection::vec(any::<u32>(), 0..4)
+                .prop_map(|v| V::Array(ValueType::U32, v.into_iter().map(V::U32).collect())),
+            proptest::collection::vec(any::<i32>(), 0..4)
+                .prop_map(|v| V::Array(ValueType::I32, v.into_iter().map(V::I32).collect())),
+        ]
+    }
+
+    fn file(arch: &'static str, adapter: bool) -> impl Strategy<Value = Vec<u8>> {
+        let keys = proptest::sample::select(vec![
+            "adapter.type",
+            "adapter.lora.alpha",
+            "adapter.alora.invocation_tokens",
+            "general.type",
+            "controlvector.layer_count",
+            "controlvector.model_hint",
+        ]);
+        let tensors = proptest::collection::vec(
+            (
+                name(),
+                proptest::collection::vec(1u64..6, 1..4),
+                proptest::sample::select(vec![GgmlType::F32, GgmlType::F16]),
+            ),
+            0..6,
+        );
+        (proptest::collection::vec((keys, value()), 0..4), tensors).prop_map(move |(kvs, ts)| {
+            let mut m = GgufModel::new();
+            m.kv("general.architecture", V::str(arch));
+            if adapter {
+                m.kv("general.type", V::str("adapter"));
+            }
+            for (k, v) in kvs {
+                m.kv(k, v);
+            }
+            let mut seen = std::collections::HashSet::new();
+            for (n, dims, ty) in ts {
+                if seen.insert(n.clone())
+                    && let Some(t) = OwnedTensor::zeroed(&n, &dims, ty)
+                {
+                    m.tensor(t);
+                }
+            }
+            m.canonical();
+            m.to_bytes()
+        })
+    }
+
+    fn twice(bytes: &[u8], with: Option<Vec<u8>>) {
+        let settings =
+            Settings { with: with.into_iter().map(|w| Input::bytes("model.gguf", w)).collect(), ..Settings::default() };
+        let pipeline = Pipeline::new(settings);
+        let a = pipeline.validate(&Input::bytes("f.gguf", bytes.to_vec()));
+        let b = pipeline.validate(&Input::bytes("f.gguf", bytes.to_vec()));
+        assert_eq!(a.outcome.report(), b.outcome.report());
+        assert!(a.outcome.report().is_some());
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig { cases: 200, failure_persistence: None, ..ProptestConfig::default() })]
+
+        #[test]
+        fn adapters_never_panic(bytes in file("llama", true)) {
+            twice(&bytes, None);
+            twice(&bytes, Some(model(16, 2)));
+        }
+
+        #[test]
+        fn control_vectors_never_panic(bytes in file("controlvector", false)) {
+            twice(&bytes, None);
+            twice(&bytes, Some(model(16, 2)));
+        }
+    }
+}
