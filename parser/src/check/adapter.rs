@@ -55,12 +55,6 @@ fn remove_all(name: &[u8], pat: &[u8]) -> Vec<u8> {
     out
 }
 
-/// The name as ggml sees it: cut at the first NUL.
-fn c_name<'a>(t: &TensorInfo<'a>) -> &'a [u8] {
-    let b = t.name.bytes;
-    b.iter().position(|c| *c == 0).and_then(|n| b.get(..n)).unwrap_or(b)
-}
-
 fn string_key<'a>(file: &GgufFile<'a>, key: &str, sink: &mut Sink<'_>) -> Option<(KeyValue<'a>, Option<&'a [u8]>)> {
     let kv = file.get(key)?;
     match kv.value {
@@ -206,7 +200,7 @@ fn invocation_tokens<'a>(file: &GgufFile<'a>, sink: &mut Sink<'_>) -> Option<Vec
 fn tensor_pairs<'f, 'a>(tensors: &[&'f TensorInfo<'a>], sink: &mut Sink<'_>) -> BTreeMap<Vec<u8>, Pair<'f, 'a>> {
     let mut pairs: BTreeMap<Vec<u8>, Pair<'f, 'a>> = BTreeMap::new();
     for t in tensors {
-        let name = c_name(t);
+        let name = t.ggml_name();
         if name.ends_with(LORA_A) {
             pairs.entry(remove_all(name, LORA_A)).or_default().a = Some(t);
         } else if name.ends_with(LORA_B) {
@@ -338,14 +332,9 @@ fn pair_with_base(
     sink: &mut Sink<'_>,
     examined: &mut Vec<Examined>,
 ) {
-    let companions = &sink.options().companions;
+    let Some(companions) = super::companions(sink, "base model", examined) else { return };
     let given = companions.given;
-    let models = companions.models.clone();
-    if models.is_empty() {
-        let why = companions.none_because.clone().unwrap_or_else(|| super::NO_COMPANION.to_string());
-        examined.push(Examined::skipped("pairing", format!("base model: {why}")));
-        return;
-    }
+    let models = &companions.models;
     let (whole, split): (Vec<_>, Vec<_>) = models.iter().partition(|m| m.all_tensors);
     if whole.is_empty() {
         let names: Vec<&str> = split.iter().map(|m| m.name.as_str()).collect();

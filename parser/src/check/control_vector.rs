@@ -79,8 +79,7 @@ pub(crate) fn check(
     let mut width: Option<u64> = None;
     let mut layers: Vec<(u64, &TensorInfo<'_>)> = Vec::new();
     for t in tensors {
-        let name =
-            t.name.bytes.iter().position(|c| *c == 0).and_then(|n| t.name.bytes.get(..n)).unwrap_or(t.name.bytes);
+        let name = t.ggml_name();
         let index = match name.iter().position(|c| *c == b'.') {
             Some(dot) if name.get(..dot) == Some(b"direction") => {
                 stoi(name.get(dot.saturating_add(1)..).unwrap_or_default())
@@ -190,14 +189,9 @@ fn pair_with_base(
     sink: &mut Sink<'_>,
     examined: &mut Vec<Examined>,
 ) {
-    let companions = &sink.options().companions;
-    let models = companions.models.clone();
+    let Some(companions) = super::companions(sink, "base model", examined) else { return };
     let given = companions.given;
-    if models.is_empty() {
-        let why = companions.none_because.clone().unwrap_or_else(|| super::NO_COMPANION.to_string());
-        examined.push(Examined::skipped("pairing", format!("base model: {why}")));
-        return;
-    }
+    let models = &companions.models;
     let Some(width) = width else {
         examined.push(Examined::skipped("pairing", "base model: the control vector has no valid direction"));
         return;

@@ -54,6 +54,23 @@ pub(crate) const KV_SECTION: u64 = 16;
 /// the run had none to pair it with.
 pub const NO_COMPANION: &str = "none in the run (name it with --with MODEL, or keep it in the same folder)";
 
+/// The models a projector, adapter or control vector is paired with
+/// ([`crate::report::Options::companions`]), or `None` after recording in
+/// `examined` why the pairing did not run (`role`: `base model`, `text model`).
+pub(crate) fn companions<'o>(
+    sink: &Sink<'o>,
+    role: &str,
+    examined: &mut Vec<Examined>,
+) -> Option<&'o crate::report::Companions> {
+    let c = &sink.options().companions;
+    if c.models.is_empty() {
+        let why = c.none_because.as_deref().unwrap_or(NO_COMPANION);
+        examined.push(Examined::skipped("pairing", format!("{role}: {why}")));
+        return None;
+    }
+    Some(c)
+}
+
 /// Why a check could not finish with the bytes at hand.
 #[derive(Debug)]
 pub(crate) enum Stop {

@@ -54,6 +54,27 @@ impl FileKind {
         }
     }
 
+    /// The layer of checks a kind of file llama.cpp opens has instead of
+    /// the model layer (`None`: a model, or a file llama.cpp does not load).
+    fn layer(self) -> Option<&'static str> {
+        match self {
+            FileKind::Adapter => Some("adapter"),
+            FileKind::ControlVector => Some("control vector"),
+            FileKind::Projector => Some("projector"),
+            FileKind::Model | FileKind::Imatrix => None,
+        }
+    }
+
+    /// What said the file is of this kind: `general.type`, or its
+    /// architecture.
+    fn detected_by(self, file: &GgufFile<'_>) -> &'static str {
+        if file.get("general.type").is_some() && self != FileKind::ControlVector {
+            "general.type"
+        } else {
+            "its architecture"
+        }
+    }
+
     fn describe(self) -> &'static str {
         match self {
             FileKind::Model => "a model",
@@ -106,37 +127,31 @@ pub(crate) fn check_model(
     examined: &mut Vec<Examined>,
 ) {
     let kind = FileKind::of(file, arch);
-    if matches!(kind, FileKind::Adapter | FileKind::ControlVector) {
-        let by = if kind == FileKind::Adapter { "general.type" } else { "its architecture" };
-        let layer = if kind == FileKind::Adapter { "adapter" } else { "control vector" };
-        let why = format!("the file is {} ({by}), not a model: see `{layer}`", kind.describe());
+    if let Some(layer) = kind.layer() {
+        // Another kind of file llama.cpp opens: checked as its own loader
+        // reads it.
+        let why = format!("the file is {} ({}), not a model: see `{layer}`", kind.describe(), kind.detected_by(file));
         examined.push(Examined::skipped("model", why.clone()));
         examined.push(Examined::skipped("tokenizer", why));
         match kind {
             FileKind::Adapter => super::adapter::check(file, tensors, sink, examined),
-            _ => super::control_vector::check(file, tensors, sink, examined),
-        }
-        return;
-    }
-    if kind == FileKind::Projector {
-        let by = if file.get("general.type").is_some() { "general.type" } else { "its architecture" };
-        let why = format!("the file is {} ({by}), not a model: see `projector`", kind.describe());
-        examined.push(Examined::skipped("model", why.clone()));
-        examined.push(Examined::skipped("tokenizer", why));
-        let facts = super::projector::check(file, tensors, sink);
-        examined.push(match facts.not_checked.as_slice() {
-            [] => Examined::checked("projector"),
-            reasons if facts.skipped => Examined::skipped("projector", reasons.join("; ")),
-            reasons => Examined::partly("projector", reasons.join("; ")),
-        });
-        if !facts.skipped {
-            super::projector_pairing::check(file, facts.output_width, sink, examined);
+            FileKind::ControlVector => super::control_vector::check(file, tensors, sink, examined),
+            _ => {
+                let facts = super::projector::check(file, tensors, sink);
+                examined.push(match facts.not_checked.as_slice() {
+                    [] => Examined::checked("projector"),
+                    reasons if facts.skipped => Examined::skipped("projector", reasons.join("; ")),
+                    reasons => Examined::partly("projector", reasons.join("; ")),
+                });
+                if !facts.skipped {
+                    super::projector_pairing::check(file, facts.output_width, sink, examined);
+                }
+            }
         }
         return;
     }
     if kind != FileKind::Model {
-        let by = if file.get("general.type").is_some() { "general.type" } else { "its architecture" };
-        let why = format!("the file is {} ({by}), not a model llama.cpp loads", kind.describe());
+        let why = format!("the file is {} ({}), not a model llama.cpp loads", kind.describe(), kind.detected_by(file));
         sink.emit(
             RuleId::ModelNotChecked,
             general_type_offset(file),

@@ -14,14 +14,9 @@ use super::kv::kv_path;
 
 /// Checks the projector's `output_width` against the run's models.
 pub(crate) fn check(file: &GgufFile<'_>, output_width: Option<u64>, sink: &mut Sink<'_>, examined: &mut Vec<Examined>) {
-    let companions = &sink.options().companions;
+    let Some(companions) = super::companions(sink, "text model", examined) else { return };
     let given = companions.given;
-    let models = companions.models.clone();
-    if models.is_empty() {
-        let why = companions.none_because.clone().unwrap_or_else(|| super::NO_COMPANION.to_string());
-        examined.push(Examined::skipped("pairing", format!("text model: {why}")));
-        return;
-    }
+    let models = &companions.models;
     let Some(width) = output_width else {
         examined.push(Examined::skipped("pairing", "text model: the projector's output width could not be computed"));
         return;

@@ -104,7 +104,7 @@ pub fn align_up(offset: u64, align: u64) -> Option<u64> {
     if rem == 0 { Some(offset) } else { offset.checked_add(align.checked_sub(rem)?) }
 }
 
-impl TensorInfo<'_> {
+impl<'a> TensorInfo<'a> {
     /// Bytes of data, as ggml sizes a tensor: a type with a non-zero block
     /// size, `ne[0]` a multiple of it (`n_dims` 0 reads as one element), and
     /// no overflow; `None` otherwise (the validator says which rule broke).
@@ -117,6 +117,13 @@ impl TensorInfo<'_> {
         }
         let elements = self.dims().try_fold(1u64, u64::checked_mul)?;
         elements.checked_div(block)?.checked_mul(u64::from(info.type_size))
+    }
+
+    /// The name as ggml keeps it (`ggml_set_name` copies up to the first
+    /// NUL): what llama.cpp's loaders look tensors up and match suffixes by.
+    pub fn ggml_name(&self) -> &'a [u8] {
+        let b = self.name.bytes;
+        b.iter().position(|c| *c == 0).and_then(|n| b.get(..n)).unwrap_or(b)
     }
 
     /// The dims (`ne[0]` first, the fastest-varying one).
