@@ -233,8 +233,11 @@ impl Server {
         format!("{}://localhost:{}{path}", if self.tls { "https" } else { "http" }, self.addr.port())
     }
 
+    /// The log of the requests answered so far. A client may have its
+    /// answer (and exit) before the writer of that answer returns, so this
+    /// waits, at most ten seconds, until no request is being answered.
     pub fn log(&self) -> Vec<Logged> {
-        self.shared.log.lock().unwrap().clone()
+        self.log_when_idle(Duration::from_secs(10))
     }
 
     pub fn clear_log(&self) {
@@ -249,7 +252,7 @@ impl Server {
         while self.shared.in_flight.load(Ordering::SeqCst) > 0 && start.elapsed() < most {
             std::thread::sleep(Duration::from_millis(20));
         }
-        self.log()
+        self.shared.log.lock().unwrap().clone()
     }
 
     pub fn max_in_flight(&self) -> usize {
@@ -310,8 +313,10 @@ fn serve<S: Read + Write>(shared: &Shared, s: &mut S) {
         let mut logged =
             Logged { path: target.to_string(), headers, status: 0, body_bytes: 0, via_connect: via_connect.clone() };
         let keep = answer(shared, s, &mut logged);
-        shared.in_flight.fetch_sub(1, Ordering::SeqCst);
+        // Logged before it stops counting as in flight: `log` then never
+        // misses an answer that is done.
         shared.log.lock().unwrap().push(logged);
+        shared.in_flight.fetch_sub(1, Ordering::SeqCst);
         if !keep {
             return;
         }
