@@ -149,6 +149,61 @@ pub fn tiny_llama() -> GgufModel {
     m
 }
 
+/// A complete two-layer dots1 model (llama.cpp's `llama_model_dots1`): the
+/// tiny llama's vocabulary and sizes, 4 key/value heads (its loader sizes
+/// K and V by `head_count`), a dense first layer and an expert layer of 4
+/// experts (2 used, expert feed-forward 8) with one shared expert. The
+/// gating function, read optionally and never defaulted, is `gating`.
+pub fn tiny_dots1(gating: Option<u32>) -> GgufModel {
+    let mut m = GgufModel::new();
+    let (e, f, v, x, ff_exp) = (TINY_EMBD, TINY_FF, TINY_TOKENS.len() as u64, 4u64, 8u64);
+    m.kv("general.architecture", OwnedValue::str("dots1"));
+    m.kv("dots1.context_length", OwnedValue::U32(64));
+    m.kv("dots1.embedding_length", OwnedValue::U32(TINY_EMBD as u32));
+    m.kv("dots1.block_count", OwnedValue::U32(TINY_LAYERS as u32));
+    m.kv("dots1.feed_forward_length", OwnedValue::U32(TINY_FF as u32));
+    m.kv("dots1.attention.head_count", OwnedValue::U32(4));
+    m.kv("dots1.attention.head_count_kv", OwnedValue::U32(4));
+    m.kv("dots1.attention.layer_norm_rms_epsilon", OwnedValue::F32(1e-5));
+    m.kv("dots1.leading_dense_block_count", OwnedValue::U32(1));
+    m.kv("dots1.expert_count", OwnedValue::U32(x as u32));
+    m.kv("dots1.expert_used_count", OwnedValue::U32(2));
+    m.kv("dots1.expert_feed_forward_length", OwnedValue::U32(ff_exp as u32));
+    m.kv("dots1.expert_shared_count", OwnedValue::U32(1));
+    if let Some(g) = gating {
+        m.kv("dots1.expert_gating_func", OwnedValue::U32(g));
+    }
+    tiny_vocab(&mut m);
+    m.tensor(f32_tensor("token_embd.weight", &[e, v]));
+    m.tensor(f32_tensor("output_norm.weight", &[e]));
+    m.tensor(f32_tensor("output.weight", &[e, v]));
+    for l in 0..TINY_LAYERS {
+        let t = |n: &str| format!("blk.{l}.{n}.weight");
+        m.tensor(f32_tensor(&t("attn_norm"), &[e]));
+        m.tensor(f32_tensor(&t("attn_q"), &[e, e]));
+        m.tensor(f32_tensor(&t("attn_k"), &[e, e]));
+        m.tensor(f32_tensor(&t("attn_v"), &[e, e]));
+        m.tensor(f32_tensor(&t("attn_output"), &[e, e]));
+        m.tensor(f32_tensor(&t("attn_q_norm"), &[e / 4]));
+        m.tensor(f32_tensor(&t("attn_k_norm"), &[e / 4]));
+        m.tensor(f32_tensor(&t("ffn_norm"), &[e]));
+        if l == 0 {
+            m.tensor(f32_tensor(&t("ffn_gate"), &[e, f]));
+            m.tensor(f32_tensor(&t("ffn_up"), &[e, f]));
+            m.tensor(f32_tensor(&t("ffn_down"), &[f, e]));
+        } else {
+            m.tensor(f32_tensor(&t("ffn_gate_inp"), &[e, x]));
+            m.tensor(f32_tensor(&t("ffn_gate_exps"), &[e, ff_exp, x]));
+            m.tensor(f32_tensor(&t("ffn_up_exps"), &[e, ff_exp, x]));
+            m.tensor(f32_tensor(&t("ffn_down_exps"), &[ff_exp, e, x]));
+            m.tensor(f32_tensor(&t("ffn_gate_shexp"), &[e, ff_exp]));
+            m.tensor(f32_tensor(&t("ffn_up_shexp"), &[e, ff_exp]));
+            m.tensor(f32_tensor(&t("ffn_down_shexp"), &[ff_exp, e]));
+        }
+    }
+    m
+}
+
 /// Replaces the value of `key` (which must be present) in place.
 pub fn set_kv(m: &mut GgufModel, key: &str, value: OwnedValue) {
     if let Some(slot) = m.kvs.iter_mut().find(|(k, _)| k == key.as_bytes()) {

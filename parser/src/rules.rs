@@ -604,14 +604,17 @@ catalogue! {
         cite: "llama.cpp src/llama-model-loader.cpp check_tensor_dims (\"tensor has wrong shape\"); src/models/ARCH.cpp create_tensor shapes",
         "A tensor's shape is the one llama.cpp computes from the hyper-parameters (`token_embd` is [embedding_length, n_vocab], `attn_q` [n_embd, head_dim x head_count], ...); dimensions whose expression uses values the table does not evaluate are not judged.";
     ModelFileType = "model-file-type", Model, [Warning, Allow, Allow],
-        cite: "llama.cpp src/llama-model-loader.cpp (general.file_type is only printed; the type mix of the tensors decides); include/llama.h enum llama_ftype",
-        "`general.file_type` names a type mix some tensor actually has (e.g. MOSTLY_Q4_K_M has Q4_K tensors); llama.cpp ignores the key, so a mismatch is a warning (mixed quantizations such as Q4_K_M are normal).";
+        cite: "llama.cpp src/llama-model-loader.cpp (general.file_type is only printed; the type mix of the tensors decides); include/llama.h enum llama_ftype; src/llama-quant.cpp (fallback types)",
+        "`general.file_type` names a type mix some tensor actually has (e.g. MOSTLY_Q4_K_M has Q4_K tensors), or no matrix's rows fit that type's block (the quantizer then falls back to another type for every tensor, as for a tiny model); llama.cpp ignores the key, so a mismatch is a warning (mixed quantizations such as Q4_K_M are normal).";
     ModelHeadCount = "model-head-count", Model, [Warning, Allow, Allow],
         cite: "llama.cpp src/llama-model.cpp n_embd_head = n_embd / n_head",
         "Without `attention.key_length`, `embedding_length` is a multiple of `head_count`: llama.cpp loads such a file but rounds its head size down, so its attention cannot run as intended.";
     ModelHeadGroups = "model-head-groups", Model, [Error, Allow, Allow],
-        cite: "llama.cpp src/llama-graph.cpp build_attn (ggml_mul_mat(k, q) broadcasts key/value heads over query heads); ggml.c GGML_ASSERT(ggml_can_mul_mat(a, b)); llama.cpp issue 36 (a llama of 4 heads and 3 key/value heads aborts)",
+        cite: "llama.cpp src/llama-graph.cpp build_attn (ggml_mul_mat(k, q) broadcasts key/value heads over query heads); ggml.c GGML_ASSERT(ggml_can_mul_mat(a, b)); a llama of 4 heads and 3 key/value heads, converted and loaded with llama-cpp-python 0.3.36, aborts",
         "In every layer with attention, `attention.head_count` is a multiple of `attention.head_count_kv` (each value per layer when they are arrays): llama.cpp loads such a file, then aborts the process when it builds the attention graph (as a context is created).";
+    ModelExpertGating = "model-expert-gating", Model, [Error, Allow, Allow],
+        cite: "llama.cpp src/llama-graph.cpp build_moe_ffn (switch (gating_op) ... default: GGML_ABORT(\"fatal error\")); src/models/ARCH.cpp load_arch_hparams (get_key(LLM_KV_EXPERT_GATING_FUNC, ...), NONE replaced by a default for some architectures); src/llama-hparams.h enum llama_expert_gating_func_type",
+        "A model with expert layers (`blk.N.ffn_gate_inp`) whose architecture's graph takes `ARCH.expert_gating_func` has a gating function `build_moe_ffn` handles (1 softmax, 2 sigmoid, 3 softmax_weight, 4 sqrt_softplus): absent, it is NONE, which only some architectures replace by a default; llama.cpp loads such a file, then aborts the process when it builds the graph (as a context is created).";
     ModelRope = "model-rope", Model, [Error, Allow, Allow],
         cite: "llama.cpp src/llama-model.cpp load_hparams: GGML_ASSERT(rope_scaling_type_train != UNSPECIFIED) over LLAMA_ROPE_SCALING_TYPES; \"invalid n_rot\" for llama, deci, falcon, llama-embed",
         "`ARCH.rope.scaling.type` is none, linear, yarn or longrope (llama.cpp aborts on any other), and for llama, deci, falcon and llama-embed `rope.dimension_count` equals the head size (llama.cpp refuses the file otherwise).";

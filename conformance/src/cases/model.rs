@@ -337,11 +337,23 @@ pub fn table_cases(v: &mut Vec<Case>) {
         "model_file_type_mismatch",
         [A, A, A],
         &["model-file-type"],
-        "general.file_type 7 (MOSTLY_Q8_0) on an all-F32 model: llama.cpp ignores the key (a warning).",
+        "general.file_type 1 (MOSTLY_F16) on an all-F32 model, whose matrices could all be F16: llama.cpp ignores the key (a warning).",
         "include/llama.h enum llama_ftype",
         || {
             tiny(|m| {
-                m.kv("general.file_type", V::U32(7));
+                m.kv("general.file_type", V::U32(1));
+            })
+        },
+    ));
+    v.push(case(
+        "model_file_type_quantizer_fallback",
+        [A, A, A],
+        &[],
+        "general.file_type 15 (MOSTLY_Q4_K_M) on an all-F32 model whose matrices have rows of 16 and 32, too narrow for Q4_K's 256-element blocks: what llama.cpp's quantizer writes when it falls back for every tensor (boundary of model-file-type).",
+        "llama.cpp src/llama-quant.cpp (fallback type when ne[0] is not a multiple of the block size)",
+        || {
+            tiny(|m| {
+                m.kv("general.file_type", V::U32(15));
             })
         },
     ));
@@ -372,6 +384,30 @@ pub fn table_cases(v: &mut Vec<Case>) {
                 }
             })
         },
+    ));
+    v.push(case(
+        "model_expert_gating_absent",
+        [R, A, A],
+        &["model-expert-gating"],
+        "A tiny dots1 (a dense layer, then an expert layer) without `dots1.expert_gating_func`: its loader reads the key optionally and keeps NONE, so libllama loads the file and then aborts (GGML_ABORT in build_moe_ffn) as a context is created.",
+        "llama.cpp src/models/dots1.cpp load_arch_hparams; src/llama-graph.cpp build_moe_ffn",
+        || bytes(tiny_dots1(None)),
+    ));
+    v.push(case(
+        "model_expert_gating_unknown",
+        [R, A, A],
+        &["model-expert-gating"],
+        "The tiny dots1 with `dots1.expert_gating_func` 5, one past the last gating function build_moe_ffn handles (4, sqrt_softplus).",
+        "llama.cpp src/llama-graph.cpp build_moe_ffn; src/llama-hparams.h enum llama_expert_gating_func_type",
+        || bytes(tiny_dots1(Some(5))),
+    ));
+    v.push(case(
+        "model_expert_gating_sigmoid",
+        [A, A, A],
+        &[],
+        "The tiny dots1 with `dots1.expert_gating_func` 2 (sigmoid, as its converter writes): the boundary of model-expert-gating.",
+        "llama.cpp src/llama-graph.cpp build_moe_ffn",
+        || bytes(tiny_dots1(Some(2))),
     ));
     v.push(case(
         "model_head_groups_kv_1",

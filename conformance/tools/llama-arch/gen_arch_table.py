@@ -455,6 +455,21 @@ def render(root: pathlib.Path) -> str:
                     out.append(entry)
         return out
 
+    def expert_gating(cls: str, hp: str) -> str:
+        """How the class's graph gets its experts' gating function:
+        `Unused` (a fixed one, or no experts), `DefaultsNone` (it reads
+        `ARCH.expert_gating_func` and replaces NONE by a default), or
+        `AsRead` (the value read, NONE when absent, goes to build_moe_ffn)."""
+        loc = locate(cls, "load_arch_hparams")
+        text = loc[1] if loc else ""
+        used = "LLM_KV_EXPERT_GATING_FUNC" in hp or re.search(
+            r"llama_expert_gating_func_type>?\)?\s*\(?\s*hparams\.expert_gating_func", text)
+        if not used:
+            return "Unused"
+        if re.search(r"if\s*\(\s*hparams\.expert_gating_func\s*==\s*LLAMA_EXPERT_GATING_FUNC_TYPE_NONE\s*\)", hp):
+            return "DefaultsNone"
+        return "AsRead"
+
     arches = []
     for enum, name in arch_names.items():
         cls = arch_class.get(enum)
@@ -481,9 +496,10 @@ def render(root: pathlib.Path) -> str:
                 e[0].append(dims)
             e[1].add(req)
         cond = conditional(enum, cls, set(required))
+        gating = expert_gating(cls, hp)
         conditional_stats["total"] += len(cond)
         conditional_stats["translated"] += sum(1 for c in cond if c[1] is not None)
-        arches.append((name, cls, sorted(set(required)), tensors, complete, merged, cond))
+        arches.append((name, cls, sorted(set(required)), tensors, complete, merged, cond, gating))
 
     # The generic pass of llama_model_base::load_tensors after the per-model
     # function: optional `.scale` / `.input_scale` tensors for every model.
@@ -515,9 +531,18 @@ def render(root: pathlib.Path) -> str:
     pre_names = sorted(set(re.findall(r'tokenizer_pre == "([^"]+)"', vocab_cpp[bpe_start:bpe_end])))
     merges_exempt_pre = sorted(set(re.findall(r'tokenizer_pre == "([^"]+)"', vocab_cpp[vocab_cpp.index("const bool is_kimi_k2", load_start):vocab_cpp.index("const bool is_kimi_k2", load_start) + 80])))
 
+    # The gating functions build_moe_ffn's switch handles (llama-graph.cpp;
+    # any other value reaches GGML_ABORT), with their enum values.
+    hparams_enum = body_of(hparams_h, r"enum llama_expert_gating_func_type\s*") or ""
+    gating_values = {n: int(v) for n, v in re.findall(r"LLAMA_EXPERT_GATING_FUNC_TYPE_(\w+)\s*=\s*(\d+)", hparams_enum)}
+    graph_cpp = strip_comments((src / "llama-graph.cpp").read_text())
+    moe = graph_cpp[graph_cpp.index("switch (gating_op)"):]
+    moe = moe[:moe.index("GGML_ABORT")]
+    gating_handled = sorted((gating_values[n], n) for n in set(re.findall(r"case LLAMA_EXPERT_GATING_FUNC_TYPE_(\w+):", moe)))
+
     digest = hashlib.sha256()
     digest.update((src / "llama-vocab.cpp").read_bytes())
-    for p in ["llama-arch.cpp", "llama-model.cpp", "llama-hparams.h", "llama-model.h"]:
+    for p in ["llama-arch.cpp", "llama-model.cpp", "llama-hparams.h", "llama-model.h", "llama-graph.cpp"]:
         digest.update((src / p).read_bytes())
     for f in sorted((src / "models").glob("*")):
         digest.update(f.read_bytes())
@@ -551,7 +576,25 @@ def render(root: pathlib.Path) -> str:
         "    pub(crate) shapes: &'static [TensorShape],",
         "    /// Keys `load_hparams` requires only under a condition.",
         "    pub(crate) conditional_keys: &'static [ConditionalKey],",
+        "    /// How the graph of an expert layer gets its gating function.",
+        "    pub(crate) expert_gating: ExpertGating,",
         "}",
+        "",
+        "/// How a class's graph gets the gating function of its experts",
+        "/// (`build_moe_ffn` aborts on a value its switch does not handle).",
+        "#[derive(Clone, Copy, Debug, PartialEq, Eq)]",
+        "pub(crate) enum ExpertGating {",
+        "    /// A fixed function, or no experts.",
+        "    Unused,",
+        "    /// `ARCH.expert_gating_func` as read: NONE (0) when absent.",
+        "    AsRead,",
+        "    /// As read, with NONE replaced by the architecture's default.",
+        "    DefaultsNone,",
+        "}",
+        "",
+        "/// The `expert_gating_func` values `build_moe_ffn` handles",
+        "/// (`src/llama-graph.cpp`; any other aborts), with their names.",
+        "pub(crate) const EXPERT_GATING_FUNCS: &[(u64, &str)] = &[" + ", ".join(f'({v}, "{n.lower()}")' for v, n in gating_handled) + "];",
         "",
         "/// A key llama.cpp's `load_hparams` reads with required=true under a",
         "/// condition (an `if`, a `switch` case, after an early `return`).",
@@ -612,7 +655,7 @@ def render(root: pathlib.Path) -> str:
     def rs(x: str) -> str:
         return '"' + x.replace("\\", "\\\\").replace('"', '\\"') + '"'
 
-    for name, cls, req, tensors, complete, merged, cond in arches:
+    for name, cls, req, tensors, complete, merged, cond, gating in arches:
         lines.append(f'    ArchTable {{')
         lines.append(f'        name: "{name}",')
         lines.append(f'        class: "{cls}",')
@@ -634,6 +677,7 @@ def render(root: pathlib.Path) -> str:
             lines.append(f'        ],')
         else:
             lines.append(f'        conditional_keys: &[],')
+        lines.append(f'        expert_gating: ExpertGating::{gating},')
         lines.append(f'    }},')
     lines += [
         "];",

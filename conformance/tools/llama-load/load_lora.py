@@ -38,85 +38,14 @@ sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
 from load import LLAMA_LOAD_MODE_MMAP, Log, open_libllama  # noqa: E402
 
 
-class LlamaContextParams(ctypes.Structure):
-    """struct llama_context_params of the pinned include/llama.h (passed by value).
-
-    sizeof 160 on x86-64 (checked against the header with a C compiler; asserted below)."""
-    _fields_ = [
-        ("n_ctx", ctypes.c_uint32),
-        ("n_batch", ctypes.c_uint32),
-        ("n_ubatch", ctypes.c_uint32),
-        ("n_seq_max", ctypes.c_uint32),
-        ("n_rs_seq", ctypes.c_uint32),
-        ("n_outputs_max", ctypes.c_uint32),
-        ("n_outputs_max_per_seq", ctypes.c_uint32),
-        ("n_threads", ctypes.c_int32),
-        ("n_threads_batch", ctypes.c_int32),
-        ("ctx_type", ctypes.c_int),            # enum llama_context_type
-        ("rope_scaling_type", ctypes.c_int),
-        ("pooling_type", ctypes.c_int),
-        ("attention_type", ctypes.c_int),
-        ("flash_attn_type", ctypes.c_int),
-        ("rope_freq_base", ctypes.c_float),
-        ("rope_freq_scale", ctypes.c_float),
-        ("yarn_ext_factor", ctypes.c_float),
-        ("yarn_attn_factor", ctypes.c_float),
-        ("yarn_beta_fast", ctypes.c_float),
-        ("yarn_beta_slow", ctypes.c_float),
-        ("yarn_orig_ctx", ctypes.c_uint32),
-        ("defrag_thold", ctypes.c_float),
-        ("cb_eval", ctypes.c_void_p),
-        ("cb_eval_user_data", ctypes.c_void_p),
-        ("type_k", ctypes.c_int),              # enum ggml_type
-        ("type_v", ctypes.c_int),
-        ("abort_callback", ctypes.c_void_p),
-        ("abort_callback_data", ctypes.c_void_p),
-        ("embeddings", ctypes.c_bool),
-        ("offload_kqv", ctypes.c_bool),
-        ("no_perf", ctypes.c_bool),
-        ("op_offload", ctypes.c_bool),
-        ("swa_full", ctypes.c_bool),
-        ("kv_unified", ctypes.c_bool),
-        ("samplers", ctypes.c_void_p),
-        ("n_samplers", ctypes.c_size_t),
-        ("ctx_other", ctypes.c_void_p),
-    ]
-
-
-class LlamaBatch(ctypes.Structure):
-    """struct llama_batch (include/llama.h), returned and passed by value."""
-    _fields_ = [
-        ("n_tokens", ctypes.c_int32),
-        ("token", ctypes.POINTER(ctypes.c_int32)),
-        ("embd", ctypes.POINTER(ctypes.c_float)),
-        ("pos", ctypes.POINTER(ctypes.c_int32)),
-        ("n_seq_id", ctypes.POINTER(ctypes.c_int32)),
-        ("seq_id", ctypes.c_void_p),
-        ("logits", ctypes.POINTER(ctypes.c_int8)),
-    ]
-
-
-assert ctypes.sizeof(LlamaContextParams) == 160, "llama_context_params layout differs from the pinned llama.h"
-assert ctypes.sizeof(LlamaBatch) == 56, "llama_batch layout differs from the pinned llama.h"
-
-
 def declare(lib: ctypes.CDLL) -> None:
+    """The adapter functions (open_libllama declares the model, context and decode ones)."""
     p = ctypes.c_void_p
     sigs = {
         "llama_adapter_lora_init": ([p, ctypes.c_char_p], p),
         "llama_adapter_lora_free": ([p], None),
-        "llama_context_default_params": ([], LlamaContextParams),
-        "llama_init_from_model": ([p, LlamaContextParams], p),
-        "llama_free": ([p], None),
         "llama_set_adapters_lora": ([p, ctypes.POINTER(ctypes.c_void_p), ctypes.c_size_t,
                                      ctypes.POINTER(ctypes.c_float)], ctypes.c_int32),
-        "llama_model_get_vocab": ([p], p),
-        "llama_vocab_n_tokens": ([p], ctypes.c_int32),
-        "llama_tokenize": ([p, ctypes.c_char_p, ctypes.c_int32, ctypes.POINTER(ctypes.c_int32), ctypes.c_int32,
-                            ctypes.c_bool, ctypes.c_bool], ctypes.c_int32),
-        "llama_batch_get_one": ([ctypes.POINTER(ctypes.c_int32), ctypes.c_int32], LlamaBatch),
-        "llama_decode": ([p, LlamaBatch], ctypes.c_int32),
-        "llama_get_logits_ith": ([p, ctypes.c_int32], ctypes.POINTER(ctypes.c_float)),
         "llama_get_memory": ([p], p),
         "llama_memory_clear": ([p, ctypes.c_bool], None),
     }

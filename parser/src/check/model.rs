@@ -12,8 +12,10 @@ use crate::limits;
 use crate::parse::{GgufFile, KeyValue, TensorInfo, Value};
 use crate::report::{Examined, Sink};
 use crate::rules::RuleId;
+use crate::types::type_info;
 
 use super::kv::kv_path;
+use super::llama_arch_table::{ArchTable, EXPERT_GATING_FUNCS, ExpertGating};
 use super::model_tensors::layer0;
 
 /// Per-layer hyper-parameters llama.cpp reads with `get_key_or_arr`: a
@@ -190,6 +192,7 @@ pub(crate) fn check_model(
         ));
         return;
     }
+    check_expert_gating(file, arch, table, tensors, sink);
     if !all_tensors {
         super::model_tensors::check_required_keys(file, table, sink);
         examined.push(Examined::partly(
@@ -443,6 +446,57 @@ fn check_heads(file: &GgufFile<'_>, arch: &str, sink: &mut Sink<'_>) {
     }
 }
 
+/// `model-expert-gating`: the gating function the graph of an expert layer
+/// passes to `build_moe_ffn`, which aborts on any value its switch does
+/// not handle (NONE included). Only files with expert layers: a dense model
+/// never reaches that switch.
+fn check_expert_gating(
+    file: &GgufFile<'_>,
+    arch: &str,
+    table: &ArchTable,
+    tensors: &[&TensorInfo<'_>],
+    sink: &mut Sink<'_>,
+) {
+    if table.expert_gating == ExpertGating::Unused {
+        return;
+    }
+    let is_router = |t: &&&TensorInfo<'_>| {
+        let name = t.ggml_name();
+        name.starts_with(b"blk.") && name.ends_with(b".ffn_gate_inp.weight")
+    };
+    let Some(router) = tensors.iter().find(is_router) else { return };
+    let kv = arch_key(file, arch, "expert_gating_func");
+    let value = match &kv {
+        // A required key that is absent is model-key-missing's.
+        None if table.required_keys.contains(&"expert_gating_func") => return,
+        None => 0,
+        // A value of another type is the key-type rules'.
+        Some(kv) => match kv.value.as_u64() {
+            Some(v) => v,
+            None => return,
+        },
+    };
+    if value == 0 && table.expert_gating == ExpertGating::DefaultsNone {
+        return;
+    }
+    if EXPERT_GATING_FUNCS.iter().any(|&(v, _)| v == value) {
+        return;
+    }
+    let known = EXPERT_GATING_FUNCS.iter().map(|(v, n)| format!("{v} {n}")).collect::<Vec<_>>().join(", ");
+    let router_name = crate::parse::quote_bytes(router.ggml_name());
+    let what = match &kv {
+        None => format!("`{arch}.expert_gating_func` is absent, so llama.cpp's gating function is NONE"),
+        Some(kv) => format!("`{}` is {value}", kv.key.display()),
+    };
+    let (offset, path) = match &kv {
+        Some(kv) => (kv.value_offset(), kv_path(kv)),
+        None => (super::KV_SECTION, "kv".to_string()),
+    };
+    sink.emit(RuleId::ModelExpertGating, offset, || path, || {
+        format!("{what}: llama.cpp loads the model, then aborts (GGML_ABORT in build_moe_ffn) building the graph of its expert layers ({router_name}) as a context is created; it handles {known}")
+    });
+}
+
 /// `general.file_type` (llama_ftype) -> the ggml types such a file's large
 /// tensors have (`include/llama.h`, `src/llama-quant.cpp` default types).
 fn file_type_types(ftype: u64) -> Option<&'static [u32]> {
@@ -487,9 +541,24 @@ fn check_file_type(file: &GgufFile<'_>, tensors: &[&TensorInfo<'_>], sink: &mut 
             format!("general.file_type {ftype} is not a llama_ftype llama.cpp knows (it prints \"unknown, may not work\")")
         }),
         Some(types) => {
-            if !tensors.iter().any(|t| types.contains(&t.type_id)) {
+            if tensors.iter().any(|t| types.contains(&t.type_id)) {
+                return;
+            }
+            // llama.cpp's quantizer falls back to another type for a matrix
+            // whose rows are not a multiple of the type's block (a tiny
+            // model's Q4_K_M may hold no Q4_K): the key is wrong only when
+            // some matrix could have held the type it names.
+            let could_hold = |t: &&&TensorInfo<'_>| {
+                let Some(ne0) = t.dims().next() else { return false };
+                t.n_dims >= 2
+                    && types.iter().any(|&ty| {
+                        type_info(ty).is_some_and(|i| i.block_size > 0 && ne0 % u64::from(i.block_size) == 0)
+                    })
+            };
+            let fitting = tensors.iter().filter(could_hold).count();
+            if fitting > 0 {
                 sink.emit(RuleId::ModelFileType, kv.value_offset(), || kv_path(&kv), || {
-                    format!("general.file_type {ftype} names a type no tensor has; llama.cpp ignores the key, but tools that trust it misreport the quantization")
+                    format!("general.file_type {ftype} names a type no tensor has, though {fitting} matrices have rows it fits; llama.cpp ignores the key, but tools that trust it misreport the quantization")
                 });
             }
         }
