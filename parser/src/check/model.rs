@@ -552,7 +552,7 @@ fn check_file_type(file: &GgufFile<'_>, tensors: &[&TensorInfo<'_>], sink: &mut 
                 let Some(ne0) = t.dims().next() else { return false };
                 t.n_dims >= 2
                     && types.iter().any(|&ty| {
-                        type_info(ty).is_some_and(|i| i.block_size > 0 && ne0 % u64::from(i.block_size) == 0)
+                        type_info(ty).is_some_and(|i| ne0.checked_rem(u64::from(i.block_size)) == Some(0))
                     })
             };
             let fitting = tensors.iter().filter(could_hold).count();
