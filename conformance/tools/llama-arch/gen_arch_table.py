@@ -332,8 +332,44 @@ def render(root: pathlib.Path) -> str:
     # Locals whose definition means what the validator's variable of the
     # same name means (llama.cpp's own fallback for the expert FFN size).
     KNOWN_LOCALS = {"n_ff_exp": "hparams.n_ff_exp() ? hparams.n_ff_exp() : n_ff / n_expert_used"}
+    # llama_hparams' per-layer accessors called with the loop's layer
+    # (`hparams.n_head_kv(i)`): written `NAME@layer`, which the model layer
+    # evaluates with that layer's element of a per-layer array (the plain
+    # names, and LLAMA_LOAD_LOCALS, are layer 0's, as in llama.cpp).
+    PER_LAYER = re.compile(r"hparams\.(n_head|n_head_kv|n_ff|n_ff_exp|n_expert_used|n_embd_k_gqa|n_embd_v_gqa|n_embd_head_k|n_embd_head_v|n_rot)\(\s*(?:i|il)\s*\)")
 
-    def shapes(body: str, cond_outer=False, subst=None, depth=0):
+    def per_layer(text: str) -> str:
+        return PER_LAYER.sub(lambda mm: mm.group(1) + "@layer", text)
+
+    def field_keys(hp: str) -> dict:
+        """hparams fields the architecture reads from a scalar integer key
+        and never assigns otherwise: a shape's `hparams.FIELD` becomes
+        `kv:KEY:DEFAULT` (`kv:KEY` without a literal default), which the
+        model layer evaluates from the file."""
+        out = {}
+        for m in READ.finditer(hp):
+            call, kv, target, _rest = m.groups()
+            field = target[len("hparams."):] if target.startswith("hparams.") else None
+            fmt = kv_names.get(kv)
+            if call != "get_key" or not field or not re.fullmatch(r"\w+", field) or not fmt or not fmt.startswith("%s."):
+                continue
+            if SCALAR.get(fields.get(field, "")) not in ("u32", "i32", "u64", "u16"):
+                continue
+            if re.search(r"\bhparams\." + field + r"\s*=[^=]", hp + base_text):
+                continue
+            d = defaults.get(field)
+            out[field] = f"kv:{fmt[3:]}" + (f":{d}" if d is not None else "")
+        return out
+
+    def keys_for_fields(text: str, fk: dict) -> str:
+        if not fk:
+            return text
+        return re.sub(r"\bhparams\.(\w+)\b(?!\s*\()", lambda mm: fk.get(mm.group(1), mm.group(0)), text)
+
+    def substitute(text: str, subst: dict) -> str:
+        return re.sub(r"[\w@]+", lambda mm: "(" + subst[mm.group(0)] + ")" if mm.group(0) in subst else mm.group(0), text)
+
+    def shapes(body: str, cond_outer=False, subst=None, depth=0, fk=None):
         """(name, dims, required) for every create_tensor of a body."""
         out = []
         subst = dict(subst or {})
@@ -342,7 +378,10 @@ def render(root: pathlib.Path) -> str:
             if depth > 0:
                 # A helper's local: substitute its definition (in terms of
                 # the caller's arguments).
-                subst[var] = re.sub(r"\b\w+\b", lambda mm: "(" + subst[mm.group(0)] + ")" if mm.group(0) in subst else mm.group(0), rhs)
+                subst[var] = substitute(rhs, subst)
+            elif PER_LAYER.fullmatch(rhs):
+                # `const int64_t n_head_kv = hparams.n_head_kv(i);`
+                subst[var] = per_layer(rhs)
             elif KNOWN_LOCALS.get(var) != rhs:
                 # Any other local shadows or adds a name: not evaluated.
                 subst[var] = "local:" + var
@@ -356,13 +395,11 @@ def render(root: pathlib.Path) -> str:
                 if not m or m.group(1) not in tensor_names:
                     continue
                 name = tensor_names[m.group(1)].replace("%d", "{}") + ("." + m.group(2) if m.group(2) else "")
-                dims_src = args[1].strip()
+                dims_src = keys_for_fields(per_layer(args[1].strip()), fk)
                 flags = args[2].strip()
                 if subst:
-                    def rep(mm):
-                        return "(" + subst[mm.group(0)] + ")" if mm.group(0) in subst else mm.group(0)
-                    dims_src = re.sub(r"\b\w+\b", rep, dims_src)
-                    flags = re.sub(r"\b\w+\b", rep, flags)
+                    dims_src = substitute(dims_src, subst)
+                    flags = substitute(flags, subst)
                 dims = [" ".join(d.split()) for d in split_args(dims_src.strip("{} "))] if dims_src.startswith("{") else None
                 if "TENSOR_DUPLICATED" in flags and "?" not in flags:
                     continue
@@ -375,8 +412,10 @@ def render(root: pathlib.Path) -> str:
                         params = helper_params[h]
                         if len(args) != len(params):
                             continue
-                        sub = dict(zip(params, args))
-                        out += shapes(helpers[h], cond, sub, depth + 1)
+                        # The caller's locals go through the helper's
+                        # parameters (jamba passes a per-layer n_embd_gqa).
+                        sub = dict(zip(params, (substitute(keys_for_fields(per_layer(a), fk), subst) for a in args)))
+                        out += shapes(helpers[h], cond, sub, depth + 1, fk)
         return out
 
     def parent(cls: str):
@@ -490,7 +529,7 @@ def render(root: pathlib.Path) -> str:
         # then a name outside `tensors` is never created.
         complete = bool(ts) and not re.search(r"\btn\((?!\s*LLM_TENSOR_)|\btn\(\s*LLM_TENSOR_\w+\s*,(?!\s*\")", ts)
         merged = {}
-        for tname, dims, req in shapes(ts) if ts else []:
+        for tname, dims, req in shapes(ts, fk=field_keys(hp)) if ts else []:
             e = merged.setdefault(tname, [[], set()])
             if dims is not None and dims not in e[0]:
                 e[0].append(dims)

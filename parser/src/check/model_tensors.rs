@@ -60,18 +60,47 @@ pub(crate) fn layer0(kv: KeyValue<'_>) -> Option<u64> {
     }
 }
 
+/// A scalar u32, or element `layer` of a per-layer array.
+fn at_layer(kv: KeyValue<'_>, layer: u64) -> Option<u64> {
+    match kv.value {
+        Value::Array(a) => a.iter().nth(usize::try_from(layer).ok()?).and_then(|e| e.value.as_u64()),
+        v => v.as_u64(),
+    }
+}
+
+/// The keys llama.cpp reads per layer (`get_key_or_arr`) whose element a
+/// shape expression may take with `NAME@layer`.
+const PER_LAYER_KEYS: [&str; 5] = [
+    "attention.head_count",
+    "attention.head_count_kv",
+    "feed_forward_length",
+    "expert_feed_forward_length",
+    "expert_used_count",
+];
+
 impl Hparams {
     /// Reads the values as llama.cpp's loader does, defaults included: an
     /// absent `feed_forward_length` or `head_count` is 0, `head_count_kv`
     /// defaults to `head_count`, head sizes to `n_embd / n_head` (0 without
     /// heads), the vocabulary size is the number of tokens (`vocab_size`
-    /// for the `none` tokenizer).
+    /// for the `none` tokenizer). Layer 0's values, as llama.cpp's
+    /// accessors without a layer give them.
     fn read(file: &GgufFile<'_>, arch: &str) -> Hparams {
+        Self::read_at(file, arch, 0)
+    }
+
+    /// The same with per-layer arrays read at `layer` (the values of
+    /// llama.cpp's accessors called with that layer: `n_head_kv(il)`,
+    /// `n_ff(il)`, ...); head sizes stay layer 0's, as llama.cpp derives them
+    /// once from `n_head()`.
+    fn read_at(file: &GgufFile<'_>, arch: &str, layer: u64) -> Hparams {
         let key = |name: &str| file.get(&format!("{arch}.{name}"));
+        let per_layer = |kv: KeyValue<'_>| at_layer(kv, layer);
         let n_embd = key("embedding_length").and_then(layer0);
-        let n_head = key("attention.head_count").map_or(Some(0), layer0);
+        let n_head0 = key("attention.head_count").map_or(Some(0), layer0);
+        let n_head = key("attention.head_count").map_or(Some(0), per_layer);
         let n_head_kv = match key("attention.head_count_kv") {
-            Some(kv) => layer0(kv),
+            Some(kv) => per_layer(kv),
             None => n_head,
         };
         // Sliding-window layers may have their own head sizes; layer 0's
@@ -81,7 +110,7 @@ impl Hparams {
             if swa_sizes {
                 return None;
             }
-            match n_head? {
+            match n_head0? {
                 0 => Some(0),
                 h => match key(name) {
                     Some(kv) => layer0(kv),
@@ -99,11 +128,11 @@ impl Hparams {
             // (tokenizer-vocab-missing says so): the size is not judged.
             file.get("tokenizer.ggml.tokens").and_then(|kv| kv.value.as_array().map(|a| a.len))
         };
-        let n_ff = key("feed_forward_length").map_or(Some(0), layer0);
+        let n_ff = key("feed_forward_length").map_or(Some(0), per_layer);
         let n_expert = key("expert_count").and_then(layer0).unwrap_or(0);
-        let n_expert_used = key("expert_used_count").map_or(Some(0), layer0);
+        let n_expert_used = key("expert_used_count").map_or(Some(0), per_layer);
         let n_ff_exp = key("expert_feed_forward_length")
-            .and_then(layer0)
+            .and_then(per_layer)
             .filter(|v| *v > 0)
             .or_else(|| n_ff?.checked_div(n_expert_used.filter(|u| *u > 0)?));
         let n_rot = match key("rope.dimension_count") {
@@ -139,21 +168,27 @@ impl Hparams {
 /// parentheses, integers and llama.cpp's local names); `None` when it names
 /// anything unknown or overflows. The expressions are the table's own
 /// (static, shallow), never file input; the depth guard is belt and braces.
-fn eval(expr: &str, hp: &Hparams) -> Option<u64> {
-    let mut p = Expr { s: expr.as_bytes(), at: 0, hp, depth: 0 };
+fn eval(expr: &str, hp: &Hparams, layer: Option<&Hparams>, meta: Option<(&GgufFile<'_>, &str)>) -> Option<u64> {
+    let mut p = Expr { s: expr.as_bytes(), at: 0, hp, layer, meta, depth: 0 };
     let v = p.sum()?;
     p.skip_ws();
     (p.at == p.s.len()).then_some(v)
 }
 
-struct Expr<'s, 'h> {
+struct Expr<'s, 'h, 'f> {
     s: &'s [u8],
     at: usize,
     hp: &'h Hparams,
+    /// The values at the tensor's layer, for `NAME@layer` (none for a
+    /// tensor outside the layers).
+    layer: Option<&'h Hparams>,
+    /// The file and its architecture, for `kv:KEY[:DEFAULT]` (a field
+    /// llama.cpp reads from `ARCH.KEY`, its default when absent).
+    meta: Option<(&'h GgufFile<'f>, &'h str)>,
     depth: u32,
 }
 
-impl Expr<'_, '_> {
+impl Expr<'_, '_, '_> {
     fn peek(&self) -> Option<u8> {
         self.s.get(self.at).copied()
     }
@@ -226,7 +261,7 @@ impl Expr<'_, '_> {
             }
             c if c.is_ascii_alphabetic() || c == b'_' => {
                 let start = self.at;
-                while self.peek().is_some_and(|c| c.is_ascii_alphanumeric() || matches!(c, b'_' | b'.' | b':')) {
+                while self.peek().is_some_and(|c| c.is_ascii_alphanumeric() || matches!(c, b'_' | b'.' | b':' | b'@')) {
                     self.bump();
                 }
                 // `hparams.n_ff()`: a call with no arguments is part of the name.
@@ -234,7 +269,22 @@ impl Expr<'_, '_> {
                     self.at = self.at.saturating_add(2);
                 }
                 let name = std::str::from_utf8(self.s.get(start..self.at)?).ok()?;
-                self.hp.var(name)
+                if let Some(field) = name.strip_prefix("kv:") {
+                    let (key, default) = match field.split_once(':') {
+                        Some((key, d)) => (key, Some(d.parse().ok()?)),
+                        None => (field, None),
+                    };
+                    let (meta, arch) = self.meta?;
+                    return match meta.get(&format!("{arch}.{key}")) {
+                        // A value of another type is the key-type rules'.
+                        Some(kv) => kv.value.as_u64(),
+                        None => default,
+                    };
+                }
+                match name.strip_suffix("@layer") {
+                    Some(base) => self.layer?.var(base),
+                    None => self.hp.var(name),
+                }
             }
             _ => None,
         }
@@ -291,6 +341,12 @@ pub(crate) fn check(
     let arch = table.name;
     check_required_keys(meta, table, sink);
     let hp = Hparams::read(meta, arch);
+    // Per-layer values only when some per-layer key is an array: otherwise
+    // every layer's are layer 0's.
+    let varies = PER_LAYER_KEYS
+        .iter()
+        .any(|k| meta.get(&format!("{arch}.{k}")).is_some_and(|kv| matches!(kv.value, Value::Array(_))));
+    let mut layers: HashMap<u64, Hparams> = HashMap::new();
     let block_count = meta
         .get(&format!("{arch}.block_count"))
         .and_then(layer0)
@@ -342,7 +398,13 @@ pub(crate) fn check(
         }
         present.insert((known, layer));
         let Some(shape) = shapes.get(known) else { continue };
-        check_shape(t, name, shape, &hp, arch, sink);
+        let in_layers = |l: &u64| known.starts_with("blk.{}") && *l < crate::limits::LLAMA_MAX_LAYERS;
+        let at_layer = match layer.filter(in_layers) {
+            Some(l) if varies => Some(&*layers.entry(l).or_insert_with(|| Hparams::read_at(meta, arch, l))),
+            Some(_) => Some(&hp),
+            None => None,
+        };
+        check_shape(meta, t, name, shape, &hp, at_layer, arch, sink);
     }
 
     // create_tensor_qkv creates the separate projections only without a
@@ -418,7 +480,17 @@ pub(crate) fn check(
     if table.complete { TensorScope::Checked } else { TensorScope::NamesNotChecked }
 }
 
-fn check_shape(t: &TensorInfo<'_>, name: &str, shape: &TensorShape, hp: &Hparams, arch: &str, sink: &mut Sink<'_>) {
+#[allow(clippy::too_many_arguments)]
+fn check_shape(
+    meta: &GgufFile<'_>,
+    t: &TensorInfo<'_>,
+    name: &str,
+    shape: &TensorShape,
+    hp: &Hparams,
+    layer: Option<&Hparams>,
+    arch: &str,
+    sink: &mut Sink<'_>,
+) {
     if shape.dims.is_empty() || t.n_dims > 4 {
         return;
     }
@@ -428,7 +500,7 @@ fn check_shape(t: &TensorInfo<'_>, name: &str, shape: &TensorShape, hp: &Hparams
         if alt.len() > 4 {
             return;
         }
-        let expected = padded(alt.iter().map(|e| eval(e, hp)));
+        let expected = padded(alt.iter().map(|e| eval(e, hp, layer, Some((meta, arch)))));
         let fits = expected.iter().zip(&actual).all(|(e, a)| e.is_none() || e == a);
         if fits {
             return;
@@ -798,13 +870,50 @@ mod tests {
             n_ff: Some(64),
             ..Hparams::default()
         };
-        assert_eq!(eval("n_embd_head_k * n_head", &hp), Some(32));
-        assert_eq!(eval("((n_embd_head_k * n_head) + (n_embd_gqa) + (n_embd_gqa))", &hp), Some(64));
-        assert_eq!(eval("2 * n_ff", &hp), Some(128));
-        assert_eq!(eval("hparams.n_ff()", &hp), Some(64));
-        assert_eq!(eval("n_rot/2", &hp), None, "n_rot unknown here");
-        assert_eq!(eval("local:n_ff", &hp), None);
-        assert_eq!(eval("n_embd / 0", &hp), None);
-        assert_eq!(eval(&"(".repeat(100), &hp), None);
+        assert_eq!(eval("n_embd_head_k * n_head", &hp, None, None), Some(32));
+        assert_eq!(eval("((n_embd_head_k * n_head) + (n_embd_gqa) + (n_embd_gqa))", &hp, None, None), Some(64));
+        assert_eq!(eval("2 * n_ff", &hp, None, None), Some(128));
+        assert_eq!(eval("hparams.n_ff()", &hp, None, None), Some(64));
+        assert_eq!(eval("n_rot/2", &hp, None, None), None, "n_rot unknown here");
+        assert_eq!(eval("local:n_ff", &hp, None, None), None);
+        assert_eq!(eval("n_embd / 0", &hp, None, None), None);
+        assert_eq!(eval(&"(".repeat(100), &hp, None, None), None);
+        // `NAME@layer` takes the tensor's layer, and is unknown outside one.
+        let l1 = Hparams { n_head_kv: Some(0), ..hp.clone() };
+        assert_eq!(eval("(n_embd_v_gqa@layer)", &hp, Some(&l1), None), Some(0));
+        assert_eq!(eval("n_embd_v_gqa + n_embd_v_gqa@layer", &hp, Some(&hp), None), Some(32));
+        assert_eq!(eval("n_embd_v_gqa@layer", &hp, None, None), None);
+        // `kv:KEY:DEFAULT` reads `ARCH.KEY` from the file, else the default
+        use crate::write::OwnedValue as V;
+        let f = file_with(&[("ernie4_5-moe.expert_shared_feed_forward_length", V::U32(64))]);
+        let parsed = crate::parse::parse_bytes(&f).expect("parse");
+        let m = Some((&parsed.file, "ernie4_5-moe"));
+        assert_eq!(eval("2*kv:expert_shared_feed_forward_length:0", &hp, None, m), Some(128));
+        assert_eq!(eval("kv:expert_count:7", &hp, None, m), Some(7));
+        assert_eq!(eval("kv:expert_count", &hp, None, m), None, "no default: unknown");
+        assert_eq!(eval("kv:expert_shared_feed_forward_length", &hp, None, None), None);
+    }
+
+    #[test]
+    fn per_layer_arrays_are_read_at_each_layer() {
+        use crate::types::ValueType as T;
+        use crate::write::OwnedValue as V;
+        let arr = |xs: &[u32]| V::Array(T::U32, xs.iter().map(|x| V::U32(*x)).collect());
+        let f = file_with(&[
+            ("jamba.embedding_length", V::U32(64)),
+            ("jamba.attention.head_count", V::U32(4)),
+            ("jamba.attention.head_count_kv", arr(&[0, 2])),
+            ("jamba.feed_forward_length", arr(&[128, 96])),
+        ]);
+        let parsed = crate::parse::parse_bytes(&f).expect("parse");
+        let g = &parsed.file;
+        let l0 = Hparams::read(g, "jamba");
+        let l1 = Hparams::read_at(g, "jamba", 1);
+        // head size is n_embd / n_head() (layer 0), for every layer
+        assert_eq!((l0.head_k, l1.head_k), (Some(16), Some(16)));
+        assert_eq!((l0.var("n_embd_k_gqa"), l1.var("n_embd_k_gqa")), (Some(0), Some(32)));
+        assert_eq!((l0.n_ff, l1.n_ff), (Some(128), Some(96)));
+        // past the array: unknown, never a guess
+        assert_eq!(Hparams::read_at(g, "jamba", 2).n_ff, None);
     }
 }
