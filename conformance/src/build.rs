@@ -204,6 +204,81 @@ pub fn tiny_dots1(gating: Option<u32>) -> GgufModel {
     m
 }
 
+/// A complete one-layer chameleon model with no tokenizer
+/// (`tokenizer.ggml.model` `none`, `chameleon.vocab_size` = `n_vocab`):
+/// n_embd 32, 4 heads of 8, n_ff 32; `token_embd` is Q4_0 (zeros) so a
+/// vocabulary of thousands stays small, and stands in for the absent
+/// `output`.
+pub fn tiny_chameleon(n_vocab: u64) -> GgufModel {
+    let mut m = GgufModel::new();
+    let e = 32u64;
+    m.kv("general.architecture", OwnedValue::str("chameleon"));
+    m.kv("chameleon.context_length", OwnedValue::U32(64));
+    m.kv("chameleon.embedding_length", OwnedValue::U32(e as u32));
+    m.kv("chameleon.block_count", OwnedValue::U32(1));
+    m.kv("chameleon.feed_forward_length", OwnedValue::U32(e as u32));
+    m.kv("chameleon.attention.head_count", OwnedValue::U32(4));
+    m.kv("chameleon.attention.head_count_kv", OwnedValue::U32(4));
+    m.kv("chameleon.attention.layer_norm_rms_epsilon", OwnedValue::F32(1e-5));
+    m.kv("chameleon.vocab_size", OwnedValue::U32(u32::try_from(n_vocab).unwrap_or(u32::MAX)));
+    m.kv("general.quantization_version", OwnedValue::U32(2));
+    m.kv("tokenizer.ggml.model", OwnedValue::str("none"));
+    m.tensor(zero_tensor("token_embd.weight", &[e, n_vocab], GgmlType::Q4_0));
+    m.tensor(f32_tensor("output_norm.weight", &[e]));
+    let t = |n: &str| format!("blk.0.{n}.weight");
+    m.tensor(f32_tensor(&t("attn_norm"), &[e]));
+    m.tensor(f32_tensor(&t("attn_q_norm"), &[8, 4]));
+    m.tensor(f32_tensor(&t("attn_k_norm"), &[8, 4]));
+    for n in ["attn_q", "attn_k", "attn_v", "attn_output", "ffn_gate", "ffn_up", "ffn_down"] {
+        m.tensor(f32_tensor(&t(n), &[e, e]));
+    }
+    m.tensor(f32_tensor(&t("ffn_norm"), &[e]));
+    m
+}
+
+/// A complete two-layer gemma-embedding model (an encoder: attention
+/// without a KV cache, sliding-window layers set by a pattern of 6 unless
+/// `pattern` gives `attention.sliding_window_pattern`): the tiny llama's
+/// vocabulary and sizes, head size 4.
+pub fn tiny_gemma_embedding(pattern: Option<&[bool]>) -> GgufModel {
+    let mut m = GgufModel::new();
+    let (e, f, v, kv) = (TINY_EMBD, TINY_FF, TINY_TOKENS.len() as u64, 8u64);
+    m.kv("general.architecture", OwnedValue::str("gemma-embedding"));
+    m.kv("gemma-embedding.context_length", OwnedValue::U32(64));
+    m.kv("gemma-embedding.embedding_length", OwnedValue::U32(TINY_EMBD as u32));
+    m.kv("gemma-embedding.block_count", OwnedValue::U32(TINY_LAYERS as u32));
+    m.kv("gemma-embedding.feed_forward_length", OwnedValue::U32(TINY_FF as u32));
+    m.kv("gemma-embedding.attention.head_count", OwnedValue::U32(4));
+    m.kv("gemma-embedding.attention.head_count_kv", OwnedValue::U32(2));
+    m.kv("gemma-embedding.attention.layer_norm_rms_epsilon", OwnedValue::F32(1e-6));
+    m.kv("gemma-embedding.attention.sliding_window", OwnedValue::U32(32));
+    if let Some(p) = pattern {
+        m.kv(
+            "gemma-embedding.attention.sliding_window_pattern",
+            OwnedValue::Array(ValueType::Bool, p.iter().map(|b| OwnedValue::Bool(u8::from(*b))).collect()),
+        );
+    }
+    tiny_vocab(&mut m);
+    m.tensor(f32_tensor("token_embd.weight", &[e, v]));
+    m.tensor(f32_tensor("output_norm.weight", &[e]));
+    for l in 0..TINY_LAYERS {
+        let t = |n: &str| format!("blk.{l}.{n}.weight");
+        for n in ["attn_norm", "post_attention_norm", "ffn_norm", "post_ffw_norm"] {
+            m.tensor(f32_tensor(&t(n), &[e]));
+        }
+        m.tensor(f32_tensor(&t("attn_q_norm"), &[4]));
+        m.tensor(f32_tensor(&t("attn_k_norm"), &[4]));
+        m.tensor(f32_tensor(&t("attn_q"), &[e, e]));
+        m.tensor(f32_tensor(&t("attn_k"), &[e, kv]));
+        m.tensor(f32_tensor(&t("attn_v"), &[e, kv]));
+        m.tensor(f32_tensor(&t("attn_output"), &[e, e]));
+        m.tensor(f32_tensor(&t("ffn_gate"), &[e, f]));
+        m.tensor(f32_tensor(&t("ffn_up"), &[e, f]));
+        m.tensor(f32_tensor(&t("ffn_down"), &[f, e]));
+    }
+    m
+}
+
 /// Replaces the value of `key` (which must be present) in place.
 pub fn set_kv(m: &mut GgufModel, key: &str, value: OwnedValue) {
     if let Some(slot) = m.kvs.iter_mut().find(|(k, _)| k == key.as_bytes()) {

@@ -410,6 +410,38 @@ pub fn table_cases(v: &mut Vec<Case>) {
         || bytes(tiny_dots1(Some(2))),
     ));
     v.push(case(
+        "model_vocab_logits_small",
+        [R, A, A],
+        &["model-vocab-logits"],
+        "A tiny chameleon with a vocabulary of 8 tokens: its graph masks the logits of image tokens 4..8196 with ggml_set_1d, so libllama loads the file, then aborts (GGML_ASSERT(ggml_nelements(a) >= ggml_nelements(b))) as a context is created.",
+        "llama.cpp src/models/chameleon.cpp; ggml.c ggml_set_impl",
+        || bytes(tiny_chameleon(8)),
+    ));
+    v.push(case(
+        "model_vocab_logits_8196",
+        [A, A, A],
+        &[],
+        "The tiny chameleon with 8196 tokens, the end of the image-token range its graph masks: the boundary of model-vocab-logits.",
+        "llama.cpp src/models/chameleon.cpp",
+        || bytes(tiny_chameleon(8196)),
+    ));
+    v.push(case(
+        "model_graph_input_all_swa",
+        [R, R, A],
+        &["architecture-charset", "key-naming", "model-graph-input"],
+        "(llama.cpp's architecture name `gemma-embedding` breaks the spec's naming rules, errors under `spec` only.) A tiny gemma-embedding of 2 layers with the loader's pattern of 6 (5 sliding-window layers, then a full one): both layers use sliding-window attention, so the full-attention mask its no-cache attention builds has no user and no buffer; libllama loads the file, then aborts (GGML_ASSERT(buffer)) at the first evaluation (as the converter's 2-layer gemma-embedding does, corpus/models/converter).",
+        "llama.cpp src/llama-graph.cpp build_attn_inp_no_cache; src/models/gemma-embedding.cpp load_swa_pattern(ml, 6)",
+        || bytes(tiny_gemma_embedding(None)),
+    ));
+    v.push(case(
+        "model_graph_input_swa_and_full",
+        [A, R, A],
+        &["architecture-charset", "key-naming"],
+        "(llama.cpp's architecture name `gemma-embedding` breaks the spec's naming rules, errors under `spec` only.) The tiny gemma-embedding with `attention.sliding_window_pattern` [true, false]: one sliding-window and one full-attention layer, each mask used (boundary of model-graph-input; the converter's model with this pattern evaluates).",
+        "llama.cpp src/llama-model.cpp load_swa_pattern",
+        || bytes(tiny_gemma_embedding(Some(&[true, false]))),
+    ));
+    v.push(case(
         "model_head_groups_kv_1",
         [A, A, A],
         &[],

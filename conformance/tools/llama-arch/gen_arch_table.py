@@ -447,6 +447,16 @@ def render(root: pathlib.Path) -> str:
                 base_required.append(kv_names[kv].replace("%s.", ""))
     for call, kv, types, req in reads(base_hparams, fields):
         note(kv, types)
+    # Helpers of llama_model_base that read keys for a model class
+    # (load_swa_pattern reads ARCH.attention.sliding_window_pattern as an
+    # array, else as a number into its parameter): the parameter list is
+    # kept with the body so a parameter's C type is found.
+    for m in re.finditer(r"void llama_model_base::(\w+)\(\s*llama_model_loader\s*&\s*ml[^)]*\)", model_cpp):
+        if m.group(1) == "load_hparams":
+            continue
+        b = body_of(model_cpp[m.start():], r"void llama_model_base::" + m.group(1) + r"\(")
+        for call, kv, types, req in reads(m.group(0).replace(",", ";") + ";\n" + (b or ""), fields):
+            note(kv, types)
 
     # Keys required under a condition (loader_conditions.py): the sources
     # with comments blanked but lines kept, so conditions cite lines.
@@ -509,6 +519,66 @@ def render(root: pathlib.Path) -> str:
             return "DefaultsNone"
         return "AsRead"
 
+    def logits_written(cls: str):
+        """The token ids past which the class's graph writes into its
+        logits by literal (chameleon masks image tokens 4..8196 with
+        ggml_set_1d): a smaller vocabulary aborts or writes past them.
+        None when the graph writes no such range."""
+        loc = locate(cls, "load_arch_hparams")
+        text = loc[1] if loc else ""
+        m = re.search(r"ggml_set_1d\(\s*ctx0\s*,\s*cur\s*,\s*(\w+)\s*,\s*ggml_element_size\(cur\)\s*\*\s*(\w+)\s*\)", text)
+        if not m:
+            return None
+        ints = {n: int(v) for n, v in re.findall(r"\bint\s+(\w+)\s*=\s*(\d+)\s*;", text)}
+        for n, a, b in re.findall(r"\bint\s+(\w+)\s*=\s*(\w+)\s*-\s*(\w+)\s*;", text):
+            if a in ints and b in ints:
+                ints[n] = ints[a] - ints[b]
+        size = re.search(r"\b" + m.group(1) + r"\s*=\s*ggml_new_tensor_1d\(\s*ctx0\s*,\s*GGML_TYPE_F32\s*,\s*(\w+)\s*\)", text)
+        if not size or size.group(1) not in ints or m.group(2) not in ints:
+            raise SystemExit(f"{cls}: ggml_set_1d on the logits with sizes this script cannot read")
+        return ints[m.group(2)] + ints[size.group(1)]
+
+    def layer_inputs(cls: str, hp: str):
+        """Graph inputs built for a kind of layer the file might not have
+        (a mask or scale no layer uses has no buffer, and llama.cpp aborts
+        when it sets it at the first evaluation):
+        - `swa`: (pattern, dense_first, when) for a class whose attention
+          has no KV cache (build_attn_inp_no_cache builds a full and a
+          sliding-window mask) and whose load_arch_hparams sets its
+          sliding-window layers with load_swa_pattern; when is `always` or
+          `window` (only with ARCH.attention.sliding_window > 0);
+        - `nope`: (step, when) for a class whose attention-temperature
+          input is used only by its NoPE layers, (il + 1) % step == 0; when
+          is `not_window_0` (the loader ropes every layer when
+          ARCH.attention.sliding_window is 0)."""
+        loc = locate(cls, "load_arch_hparams")
+        text = strip_comments(loc[1]) if loc else ""
+        swa = None
+        call = re.search(r"load_swa_pattern\(\s*ml\s*,\s*(\d+)\s*(?:,\s*(?:/\*[^*]*\*/\s*)?(true|false))?\s*\)", hp)
+        if call and "build_attn_inp_no_cache" in text:
+            if any("load_swa_pattern" in st for st in top_level_statements(hp)):
+                when = "always"
+            elif re.search(r"if\s*\(\s*found_swa\s*&&\s*hparams\.n_swa\s*>\s*0\s*\)\s*\{[^{}]*load_swa_pattern", hp):
+                when = "window"
+            else:
+                raise SystemExit(f"{cls}: load_swa_pattern under a condition this script does not read")
+            swa = (int(call.group(1)), call.group(2) == "true", when)
+        nope = None
+        if "build_inp_attn_scale()" in text and re.search(r"\(il \+ 1\) % hparams\.n_no_rope_layer_step", text) \
+                and re.search(r"else if \(inp_attn_scale\)", text):
+            step = int(lc.literal_defaults(hparams_h).get("n_no_rope_layer_step", "0"))
+            if not re.search(r"found_swa\s*&&\s*hparams\.n_swa\s*==\s*0[^{}]*\{[^{}]*n_no_rope_layer_step\s*=\s*hparams\.n_layer\(\)", hp):
+                raise SystemExit(f"{cls}: NoPE layers set in a way this script does not read")
+            # With sliding_window 0 the loader leaves f_attn_temp_scale at
+            # its default 0, which llm_graph_input_attn_temp::set_input
+            # asserts against: the model layer reports that too.
+            if not re.search(r"\}\s*else\s*\{[^{}]*hparams\.f_attn_temp_scale\s*=", hp) \
+                    or not re.search(r"float\s+f_attn_temp_scale\s*=\s*0\.0f\s*;", hparams_h) \
+                    or "GGML_ASSERT(f_attn_temp_scale != 0.0f)" not in (src / "llama-graph.cpp").read_text():
+                raise SystemExit(f"{cls}: the attention-temperature scale is set in a way this script does not read")
+            nope = (step, "not_window_0")
+        return swa, nope
+
     arches = []
     for enum, name in arch_names.items():
         cls = arch_class.get(enum)
@@ -536,9 +606,12 @@ def render(root: pathlib.Path) -> str:
             e[1].add(req)
         cond = conditional(enum, cls, set(required))
         gating = expert_gating(cls, hp)
+        logits = logits_written(cls)
+        swa_inputs, nope_inputs = layer_inputs(cls, hp)
         conditional_stats["total"] += len(cond)
         conditional_stats["translated"] += sum(1 for c in cond if c[1] is not None)
-        arches.append((name, cls, sorted(set(required)), tensors, complete, merged, cond, gating))
+        arches.append((name, cls, sorted(set(required)), tensors, complete, merged, cond, gating, logits,
+                       swa_inputs, nope_inputs))
 
     # The generic pass of llama_model_base::load_tensors after the per-model
     # function: optional `.scale` / `.input_scale` tensors for every model.
@@ -617,6 +690,16 @@ def render(root: pathlib.Path) -> str:
         "    pub(crate) conditional_keys: &'static [ConditionalKey],",
         "    /// How the graph of an expert layer gets its gating function.",
         "    pub(crate) expert_gating: ExpertGating,",
+        "    /// The end of a range of logits the graph writes by literal token",
+        "    /// ids (`ggml_set_1d` on the logits): the vocabulary it needs.",
+        "    pub(crate) logits_written: Option<u64>,",
+        "    /// Attention without a KV cache that builds a full and a",
+        "    /// sliding-window mask: every one must have a layer using it.",
+        "    pub(crate) swa_masks: Option<SwaMasks>,",
+        "    /// The graph's attention-temperature input is used only by NoPE",
+        "    /// layers, `(il + 1) % step == 0` (unless",
+        "    /// `ARCH.attention.sliding_window` is 0: every layer then ropes).",
+        "    pub(crate) nope_step: Option<u64>,",
         "}",
         "",
         "/// How a class's graph gets the gating function of its experts",
@@ -629,6 +712,25 @@ def render(root: pathlib.Path) -> str:
         "    AsRead,",
         "    /// As read, with NONE replaced by the architecture's default.",
         "    DefaultsNone,",
+        "}",
+        "",
+        "/// Which layers use sliding-window attention when the file has no",
+        "/// `ARCH.attention.sliding_window_pattern` array",
+        "/// (`llama_hparams::set_swa_pattern`, the pattern length from",
+        "/// `ARCH.attention.sliding_window_pattern` when it is a number).",
+        "#[derive(Clone, Copy, Debug, PartialEq, Eq)]",
+        "pub(crate) struct SwaMasks {",
+        "    pub(crate) pattern: u64,",
+        "    pub(crate) dense_first: bool,",
+        "    pub(crate) when: SwaWhen,",
+        "}",
+        "",
+        "/// When the loader turns sliding-window attention on.",
+        "#[derive(Clone, Copy, Debug, PartialEq, Eq)]",
+        "pub(crate) enum SwaWhen {",
+        "    Always,",
+        "    /// Only with `ARCH.attention.sliding_window` present and > 0.",
+        "    WithWindow,",
         "}",
         "",
         "/// The `expert_gating_func` values `build_moe_ffn` handles",
@@ -694,7 +796,7 @@ def render(root: pathlib.Path) -> str:
     def rs(x: str) -> str:
         return '"' + x.replace("\\", "\\\\").replace('"', '\\"') + '"'
 
-    for name, cls, req, tensors, complete, merged, cond, gating in arches:
+    for name, cls, req, tensors, complete, merged, cond, gating, logits, swa_inputs, nope_inputs in arches:
         lines.append(f'    ArchTable {{')
         lines.append(f'        name: "{name}",')
         lines.append(f'        class: "{cls}",')
@@ -717,6 +819,14 @@ def render(root: pathlib.Path) -> str:
         else:
             lines.append(f'        conditional_keys: &[],')
         lines.append(f'        expert_gating: ExpertGating::{gating},')
+        lines.append(f'        logits_written: {"None" if logits is None else f"Some({logits})"},')
+        if swa_inputs:
+            n, dense_first, when = swa_inputs
+            w = "Always" if when == "always" else "WithWindow"
+            lines.append(f'        swa_masks: Some(SwaMasks {{ pattern: {n}, dense_first: {"true" if dense_first else "false"}, when: SwaWhen::{w} }}),')
+        else:
+            lines.append('        swa_masks: None,')
+        lines.append(f'        nope_step: {"None" if nope_inputs is None else f"Some({nope_inputs[0]})"},')
         lines.append(f'    }},')
     lines += [
         "];",

@@ -25,6 +25,16 @@ pub(crate) struct ArchTable {
     pub(crate) conditional_keys: &'static [ConditionalKey],
     /// How the graph of an expert layer gets its gating function.
     pub(crate) expert_gating: ExpertGating,
+    /// The end of a range of logits the graph writes by literal token
+    /// ids (`ggml_set_1d` on the logits): the vocabulary it needs.
+    pub(crate) logits_written: Option<u64>,
+    /// Attention without a KV cache that builds a full and a
+    /// sliding-window mask: every one must have a layer using it.
+    pub(crate) swa_masks: Option<SwaMasks>,
+    /// The graph's attention-temperature input is used only by NoPE
+    /// layers, `(il + 1) % step == 0` (unless
+    /// `ARCH.attention.sliding_window` is 0: every layer then ropes).
+    pub(crate) nope_step: Option<u64>,
 }
 
 /// How a class's graph gets the gating function of its experts
@@ -37,6 +47,25 @@ pub(crate) enum ExpertGating {
     AsRead,
     /// As read, with NONE replaced by the architecture's default.
     DefaultsNone,
+}
+
+/// Which layers use sliding-window attention when the file has no
+/// `ARCH.attention.sliding_window_pattern` array
+/// (`llama_hparams::set_swa_pattern`, the pattern length from
+/// `ARCH.attention.sliding_window_pattern` when it is a number).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct SwaMasks {
+    pub(crate) pattern: u64,
+    pub(crate) dense_first: bool,
+    pub(crate) when: SwaWhen,
+}
+
+/// When the loader turns sliding-window attention on.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum SwaWhen {
+    Always,
+    /// Only with `ARCH.attention.sliding_window` present and > 0.
+    WithWindow,
 }
 
 /// The `expert_gating_func` values `build_moe_ffn` handles
@@ -147,6 +176,9 @@ pub(crate) const ARCH_TABLE: &[ArchTable] = &[
         ],
         conditional_keys: &[],
         expert_gating: ExpertGating::Unused,
+        logits_written: None,
+        swa_masks: None,
+        nope_step: None,
     },
     ArchTable {
         name: "llama",
@@ -189,6 +221,9 @@ pub(crate) const ARCH_TABLE: &[ArchTable] = &[
         ],
         conditional_keys: &[],
         expert_gating: ExpertGating::Unused,
+        logits_written: None,
+        swa_masks: None,
+        nope_step: None,
     },
     ArchTable {
         name: "llama4",
@@ -225,6 +260,9 @@ pub(crate) const ARCH_TABLE: &[ArchTable] = &[
         ],
         conditional_keys: &[],
         expert_gating: ExpertGating::Unused,
+        logits_written: None,
+        swa_masks: None,
+        nope_step: Some(4),
     },
     ArchTable {
         name: "deci",
@@ -260,6 +298,9 @@ pub(crate) const ARCH_TABLE: &[ArchTable] = &[
         ],
         conditional_keys: &[],
         expert_gating: ExpertGating::Unused,
+        logits_written: None,
+        swa_masks: None,
+        nope_step: None,
     },
     ArchTable {
         name: "falcon",
@@ -283,6 +324,9 @@ pub(crate) const ARCH_TABLE: &[ArchTable] = &[
         ],
         conditional_keys: &[],
         expert_gating: ExpertGating::Unused,
+        logits_written: None,
+        swa_masks: None,
+        nope_step: None,
     },
     ArchTable {
         name: "grok",
@@ -318,6 +362,9 @@ pub(crate) const ARCH_TABLE: &[ArchTable] = &[
         ],
         conditional_keys: &[],
         expert_gating: ExpertGating::Unused,
+        logits_written: None,
+        swa_masks: None,
+        nope_step: None,
     },
     ArchTable {
         name: "gpt2",
@@ -346,6 +393,9 @@ pub(crate) const ARCH_TABLE: &[ArchTable] = &[
         ],
         conditional_keys: &[],
         expert_gating: ExpertGating::Unused,
+        logits_written: None,
+        swa_masks: None,
+        nope_step: None,
     },
     ArchTable {
         name: "gptneox",
@@ -373,6 +423,9 @@ pub(crate) const ARCH_TABLE: &[ArchTable] = &[
         ],
         conditional_keys: &[],
         expert_gating: ExpertGating::Unused,
+        logits_written: None,
+        swa_masks: None,
+        nope_step: None,
     },
     ArchTable {
         name: "mpt",
@@ -406,6 +459,9 @@ pub(crate) const ARCH_TABLE: &[ArchTable] = &[
         ],
         conditional_keys: &[],
         expert_gating: ExpertGating::Unused,
+        logits_written: None,
+        swa_masks: None,
+        nope_step: None,
     },
     ArchTable {
         name: "baichuan",
@@ -434,6 +490,9 @@ pub(crate) const ARCH_TABLE: &[ArchTable] = &[
         ],
         conditional_keys: &[],
         expert_gating: ExpertGating::Unused,
+        logits_written: None,
+        swa_masks: None,
+        nope_step: None,
     },
     ArchTable {
         name: "starcoder",
@@ -462,6 +521,9 @@ pub(crate) const ARCH_TABLE: &[ArchTable] = &[
         ],
         conditional_keys: &[],
         expert_gating: ExpertGating::Unused,
+        logits_written: None,
+        swa_masks: None,
+        nope_step: None,
     },
     ArchTable {
         name: "refact",
@@ -504,6 +566,9 @@ pub(crate) const ARCH_TABLE: &[ArchTable] = &[
         ],
         conditional_keys: &[],
         expert_gating: ExpertGating::Unused,
+        logits_written: None,
+        swa_masks: None,
+        nope_step: None,
     },
     ArchTable {
         name: "bert",
@@ -542,6 +607,9 @@ pub(crate) const ARCH_TABLE: &[ArchTable] = &[
         ],
         conditional_keys: &[],
         expert_gating: ExpertGating::Unused,
+        logits_written: None,
+        swa_masks: None,
+        nope_step: None,
     },
     ArchTable {
         name: "modern-bert",
@@ -566,6 +634,9 @@ pub(crate) const ARCH_TABLE: &[ArchTable] = &[
         ],
         conditional_keys: &[],
         expert_gating: ExpertGating::Unused,
+        logits_written: None,
+        swa_masks: Some(SwaMasks { pattern: 3, dense_first: true, when: SwaWhen::WithWindow }),
+        nope_step: None,
     },
     ArchTable {
         name: "nomic-bert",
@@ -600,6 +671,9 @@ pub(crate) const ARCH_TABLE: &[ArchTable] = &[
         ],
         conditional_keys: &[],
         expert_gating: ExpertGating::Unused,
+        logits_written: None,
+        swa_masks: None,
+        nope_step: None,
     },
     ArchTable {
         name: "nomic-bert-moe",
@@ -636,6 +710,9 @@ pub(crate) const ARCH_TABLE: &[ArchTable] = &[
         ],
         conditional_keys: &[],
         expert_gating: ExpertGating::Unused,
+        logits_written: None,
+        swa_masks: None,
+        nope_step: None,
     },
     ArchTable {
         name: "neo-bert",
@@ -659,6 +736,9 @@ pub(crate) const ARCH_TABLE: &[ArchTable] = &[
         ],
         conditional_keys: &[],
         expert_gating: ExpertGating::Unused,
+        logits_written: None,
+        swa_masks: None,
+        nope_step: None,
     },
     ArchTable {
         name: "jina-bert-v2",
@@ -700,6 +780,9 @@ pub(crate) const ARCH_TABLE: &[ArchTable] = &[
         ],
         conditional_keys: &[],
         expert_gating: ExpertGating::Unused,
+        logits_written: None,
+        swa_masks: None,
+        nope_step: None,
     },
     ArchTable {
         name: "jina-bert-v3",
@@ -733,6 +816,9 @@ pub(crate) const ARCH_TABLE: &[ArchTable] = &[
         ],
         conditional_keys: &[],
         expert_gating: ExpertGating::Unused,
+        logits_written: None,
+        swa_masks: None,
+        nope_step: None,
     },
     ArchTable {
         name: "eurobert",
@@ -760,6 +846,9 @@ pub(crate) const ARCH_TABLE: &[ArchTable] = &[
         ],
         conditional_keys: &[],
         expert_gating: ExpertGating::Unused,
+        logits_written: None,
+        swa_masks: None,
+        nope_step: None,
     },
     ArchTable {
         name: "bloom",
@@ -789,6 +878,9 @@ pub(crate) const ARCH_TABLE: &[ArchTable] = &[
         ],
         conditional_keys: &[],
         expert_gating: ExpertGating::Unused,
+        logits_written: None,
+        swa_masks: None,
+        nope_step: None,
     },
     ArchTable {
         name: "stablelm",
@@ -822,6 +914,9 @@ pub(crate) const ARCH_TABLE: &[ArchTable] = &[
         ],
         conditional_keys: &[],
         expert_gating: ExpertGating::Unused,
+        logits_written: None,
+        swa_masks: None,
+        nope_step: None,
     },
     ArchTable {
         name: "qwen",
@@ -844,6 +939,9 @@ pub(crate) const ARCH_TABLE: &[ArchTable] = &[
         ],
         conditional_keys: &[],
         expert_gating: ExpertGating::Unused,
+        logits_written: None,
+        swa_masks: None,
+        nope_step: None,
     },
     ArchTable {
         name: "qwen2",
@@ -873,6 +971,9 @@ pub(crate) const ARCH_TABLE: &[ArchTable] = &[
         ],
         conditional_keys: &[],
         expert_gating: ExpertGating::Unused,
+        logits_written: None,
+        swa_masks: None,
+        nope_step: None,
     },
     ArchTable {
         name: "qwen2moe",
@@ -906,6 +1007,9 @@ pub(crate) const ARCH_TABLE: &[ArchTable] = &[
         ],
         conditional_keys: &[],
         expert_gating: ExpertGating::Unused,
+        logits_written: None,
+        swa_masks: None,
+        nope_step: None,
     },
     ArchTable {
         name: "qwen2vl",
@@ -935,6 +1039,9 @@ pub(crate) const ARCH_TABLE: &[ArchTable] = &[
         ],
         conditional_keys: &[],
         expert_gating: ExpertGating::Unused,
+        logits_written: None,
+        swa_masks: None,
+        nope_step: None,
     },
     ArchTable {
         name: "qwen3",
@@ -966,6 +1073,9 @@ pub(crate) const ARCH_TABLE: &[ArchTable] = &[
         ],
         conditional_keys: &[],
         expert_gating: ExpertGating::Unused,
+        logits_written: None,
+        swa_masks: None,
+        nope_step: None,
     },
     ArchTable {
         name: "qwen3moe",
@@ -997,6 +1107,9 @@ pub(crate) const ARCH_TABLE: &[ArchTable] = &[
         ],
         conditional_keys: &[],
         expert_gating: ExpertGating::Unused,
+        logits_written: None,
+        swa_masks: None,
+        nope_step: None,
     },
     ArchTable {
         name: "qwen3next",
@@ -1047,6 +1160,9 @@ pub(crate) const ARCH_TABLE: &[ArchTable] = &[
         ],
         conditional_keys: &[],
         expert_gating: ExpertGating::Unused,
+        logits_written: None,
+        swa_masks: None,
+        nope_step: None,
     },
     ArchTable {
         name: "qwen3vl",
@@ -1078,6 +1194,9 @@ pub(crate) const ARCH_TABLE: &[ArchTable] = &[
         ],
         conditional_keys: &[],
         expert_gating: ExpertGating::Unused,
+        logits_written: None,
+        swa_masks: None,
+        nope_step: None,
     },
     ArchTable {
         name: "qwen3vlmoe",
@@ -1109,6 +1228,9 @@ pub(crate) const ARCH_TABLE: &[ArchTable] = &[
         ],
         conditional_keys: &[],
         expert_gating: ExpertGating::Unused,
+        logits_written: None,
+        swa_masks: None,
+        nope_step: None,
     },
     ArchTable {
         name: "qwen35",
@@ -1153,6 +1275,9 @@ pub(crate) const ARCH_TABLE: &[ArchTable] = &[
         ],
         conditional_keys: &[],
         expert_gating: ExpertGating::Unused,
+        logits_written: None,
+        swa_masks: None,
+        nope_step: None,
     },
     ArchTable {
         name: "qwen35moe",
@@ -1203,6 +1328,9 @@ pub(crate) const ARCH_TABLE: &[ArchTable] = &[
         ],
         conditional_keys: &[],
         expert_gating: ExpertGating::Unused,
+        logits_written: None,
+        swa_masks: None,
+        nope_step: None,
     },
     ArchTable {
         name: "qwen4exp",
@@ -1276,6 +1404,9 @@ pub(crate) const ARCH_TABLE: &[ArchTable] = &[
             ConditionalKey { key: "{arch}.ple.head_vocab_sizes", when: Some("len({arch}.ple.layers, 0) > 0"), because: "the length of ple.layers is above 0", source: "src/models/qwen4exp.cpp:117: n_ple > 0" },
         ],
         expert_gating: ExpertGating::Unused,
+        logits_written: None,
+        swa_masks: None,
+        nope_step: None,
     },
     ArchTable {
         name: "phi2",
@@ -1308,6 +1439,9 @@ pub(crate) const ARCH_TABLE: &[ArchTable] = &[
         ],
         conditional_keys: &[],
         expert_gating: ExpertGating::Unused,
+        logits_written: None,
+        swa_masks: None,
+        nope_step: None,
     },
     ArchTable {
         name: "phi3",
@@ -1337,6 +1471,9 @@ pub(crate) const ARCH_TABLE: &[ArchTable] = &[
         ],
         conditional_keys: &[],
         expert_gating: ExpertGating::Unused,
+        logits_written: None,
+        swa_masks: None,
+        nope_step: None,
     },
     ArchTable {
         name: "phimoe",
@@ -1373,6 +1510,9 @@ pub(crate) const ARCH_TABLE: &[ArchTable] = &[
         ],
         conditional_keys: &[],
         expert_gating: ExpertGating::Unused,
+        logits_written: None,
+        swa_masks: None,
+        nope_step: None,
     },
     ArchTable {
         name: "plamo",
@@ -1400,6 +1540,9 @@ pub(crate) const ARCH_TABLE: &[ArchTable] = &[
         ],
         conditional_keys: &[],
         expert_gating: ExpertGating::Unused,
+        logits_written: None,
+        swa_masks: None,
+        nope_step: None,
     },
     ArchTable {
         name: "plamo2",
@@ -1435,6 +1578,9 @@ pub(crate) const ARCH_TABLE: &[ArchTable] = &[
         ],
         conditional_keys: &[],
         expert_gating: ExpertGating::Unused,
+        logits_written: None,
+        swa_masks: None,
+        nope_step: None,
     },
     ArchTable {
         name: "plamo3",
@@ -1459,6 +1605,9 @@ pub(crate) const ARCH_TABLE: &[ArchTable] = &[
         ],
         conditional_keys: &[],
         expert_gating: ExpertGating::Unused,
+        logits_written: None,
+        swa_masks: None,
+        nope_step: None,
     },
     ArchTable {
         name: "codeshell",
@@ -1492,6 +1641,9 @@ pub(crate) const ARCH_TABLE: &[ArchTable] = &[
         ],
         conditional_keys: &[],
         expert_gating: ExpertGating::Unused,
+        logits_written: None,
+        swa_masks: None,
+        nope_step: None,
     },
     ArchTable {
         name: "orion",
@@ -1523,6 +1675,9 @@ pub(crate) const ARCH_TABLE: &[ArchTable] = &[
         ],
         conditional_keys: &[],
         expert_gating: ExpertGating::Unused,
+        logits_written: None,
+        swa_masks: None,
+        nope_step: None,
     },
     ArchTable {
         name: "internlm2",
@@ -1551,6 +1706,9 @@ pub(crate) const ARCH_TABLE: &[ArchTable] = &[
         ],
         conditional_keys: &[],
         expert_gating: ExpertGating::Unused,
+        logits_written: None,
+        swa_masks: None,
+        nope_step: None,
     },
     ArchTable {
         name: "minicpm",
@@ -1593,6 +1751,9 @@ pub(crate) const ARCH_TABLE: &[ArchTable] = &[
         ],
         conditional_keys: &[],
         expert_gating: ExpertGating::Unused,
+        logits_written: None,
+        swa_masks: None,
+        nope_step: None,
     },
     ArchTable {
         name: "minicpm3",
@@ -1621,6 +1782,9 @@ pub(crate) const ARCH_TABLE: &[ArchTable] = &[
         ],
         conditional_keys: &[],
         expert_gating: ExpertGating::Unused,
+        logits_written: None,
+        swa_masks: None,
+        nope_step: None,
     },
     ArchTable {
         name: "gemma",
@@ -1648,6 +1812,9 @@ pub(crate) const ARCH_TABLE: &[ArchTable] = &[
         ],
         conditional_keys: &[],
         expert_gating: ExpertGating::Unused,
+        logits_written: None,
+        swa_masks: None,
+        nope_step: None,
     },
     ArchTable {
         name: "gemma2",
@@ -1677,6 +1844,9 @@ pub(crate) const ARCH_TABLE: &[ArchTable] = &[
         ],
         conditional_keys: &[],
         expert_gating: ExpertGating::Unused,
+        logits_written: None,
+        swa_masks: None,
+        nope_step: None,
     },
     ArchTable {
         name: "gemma3",
@@ -1711,6 +1881,9 @@ pub(crate) const ARCH_TABLE: &[ArchTable] = &[
         ],
         conditional_keys: &[],
         expert_gating: ExpertGating::Unused,
+        logits_written: None,
+        swa_masks: None,
+        nope_step: None,
     },
     ArchTable {
         name: "gemma3n",
@@ -1759,6 +1932,9 @@ pub(crate) const ARCH_TABLE: &[ArchTable] = &[
         ],
         conditional_keys: &[],
         expert_gating: ExpertGating::Unused,
+        logits_written: None,
+        swa_masks: None,
+        nope_step: None,
     },
     ArchTable {
         name: "gemma4",
@@ -1804,6 +1980,9 @@ pub(crate) const ARCH_TABLE: &[ArchTable] = &[
         ],
         conditional_keys: &[],
         expert_gating: ExpertGating::Unused,
+        logits_written: None,
+        swa_masks: None,
+        nope_step: None,
     },
     ArchTable {
         name: "gemma4-assistant",
@@ -1833,6 +2012,9 @@ pub(crate) const ARCH_TABLE: &[ArchTable] = &[
         ],
         conditional_keys: &[],
         expert_gating: ExpertGating::Unused,
+        logits_written: None,
+        swa_masks: None,
+        nope_step: None,
     },
     ArchTable {
         name: "gemma-embedding",
@@ -1867,6 +2049,9 @@ pub(crate) const ARCH_TABLE: &[ArchTable] = &[
         ],
         conditional_keys: &[],
         expert_gating: ExpertGating::Unused,
+        logits_written: None,
+        swa_masks: Some(SwaMasks { pattern: 6, dense_first: false, when: SwaWhen::Always }),
+        nope_step: None,
     },
     ArchTable {
         name: "starcoder2",
@@ -1900,6 +2085,9 @@ pub(crate) const ARCH_TABLE: &[ArchTable] = &[
         ],
         conditional_keys: &[],
         expert_gating: ExpertGating::Unused,
+        logits_written: None,
+        swa_masks: None,
+        nope_step: None,
     },
     ArchTable {
         name: "mamba",
@@ -1924,6 +2112,9 @@ pub(crate) const ARCH_TABLE: &[ArchTable] = &[
         ],
         conditional_keys: &[],
         expert_gating: ExpertGating::Unused,
+        logits_written: None,
+        swa_masks: None,
+        nope_step: None,
     },
     ArchTable {
         name: "mamba2",
@@ -1947,6 +2138,9 @@ pub(crate) const ARCH_TABLE: &[ArchTable] = &[
         ],
         conditional_keys: &[],
         expert_gating: ExpertGating::Unused,
+        logits_written: None,
+        swa_masks: None,
+        nope_step: None,
     },
     ArchTable {
         name: "maple",
@@ -1978,6 +2172,9 @@ pub(crate) const ARCH_TABLE: &[ArchTable] = &[
         ],
         conditional_keys: &[],
         expert_gating: ExpertGating::Unused,
+        logits_written: None,
+        swa_masks: None,
+        nope_step: None,
     },
     ArchTable {
         name: "jamba",
@@ -2022,6 +2219,9 @@ pub(crate) const ARCH_TABLE: &[ArchTable] = &[
         ],
         conditional_keys: &[],
         expert_gating: ExpertGating::Unused,
+        logits_written: None,
+        swa_masks: None,
+        nope_step: None,
     },
     ArchTable {
         name: "falcon-h1",
@@ -2063,6 +2263,9 @@ pub(crate) const ARCH_TABLE: &[ArchTable] = &[
         ],
         conditional_keys: &[],
         expert_gating: ExpertGating::Unused,
+        logits_written: None,
+        swa_masks: None,
+        nope_step: None,
     },
     ArchTable {
         name: "xverse",
@@ -2091,6 +2294,9 @@ pub(crate) const ARCH_TABLE: &[ArchTable] = &[
         ],
         conditional_keys: &[],
         expert_gating: ExpertGating::Unused,
+        logits_written: None,
+        swa_masks: None,
+        nope_step: None,
     },
     ArchTable {
         name: "command-r",
@@ -2119,6 +2325,9 @@ pub(crate) const ARCH_TABLE: &[ArchTable] = &[
         ],
         conditional_keys: &[],
         expert_gating: ExpertGating::Unused,
+        logits_written: None,
+        swa_masks: None,
+        nope_step: None,
     },
     ArchTable {
         name: "cohere2",
@@ -2145,6 +2354,9 @@ pub(crate) const ARCH_TABLE: &[ArchTable] = &[
         ],
         conditional_keys: &[],
         expert_gating: ExpertGating::Unused,
+        logits_written: None,
+        swa_masks: None,
+        nope_step: None,
     },
     ArchTable {
         name: "cohere2moe",
@@ -2186,6 +2398,9 @@ pub(crate) const ARCH_TABLE: &[ArchTable] = &[
         ],
         conditional_keys: &[],
         expert_gating: ExpertGating::DefaultsNone,
+        logits_written: None,
+        swa_masks: None,
+        nope_step: None,
     },
     ArchTable {
         name: "dbrx",
@@ -2208,6 +2423,9 @@ pub(crate) const ARCH_TABLE: &[ArchTable] = &[
         ],
         conditional_keys: &[],
         expert_gating: ExpertGating::Unused,
+        logits_written: None,
+        swa_masks: None,
+        nope_step: None,
     },
     ArchTable {
         name: "olmo",
@@ -2233,6 +2451,9 @@ pub(crate) const ARCH_TABLE: &[ArchTable] = &[
         ],
         conditional_keys: &[],
         expert_gating: ExpertGating::Unused,
+        logits_written: None,
+        swa_masks: None,
+        nope_step: None,
     },
     ArchTable {
         name: "olmo2",
@@ -2263,6 +2484,9 @@ pub(crate) const ARCH_TABLE: &[ArchTable] = &[
         ],
         conditional_keys: &[],
         expert_gating: ExpertGating::Unused,
+        logits_written: None,
+        swa_masks: None,
+        nope_step: None,
     },
     ArchTable {
         name: "olmoe",
@@ -2294,6 +2518,9 @@ pub(crate) const ARCH_TABLE: &[ArchTable] = &[
         ],
         conditional_keys: &[],
         expert_gating: ExpertGating::Unused,
+        logits_written: None,
+        swa_masks: None,
+        nope_step: None,
     },
     ArchTable {
         name: "muse-glimmer",
@@ -2327,6 +2554,9 @@ pub(crate) const ARCH_TABLE: &[ArchTable] = &[
         ],
         conditional_keys: &[],
         expert_gating: ExpertGating::Unused,
+        logits_written: None,
+        swa_masks: None,
+        nope_step: None,
     },
     ArchTable {
         name: "openelm",
@@ -2349,6 +2579,9 @@ pub(crate) const ARCH_TABLE: &[ArchTable] = &[
         ],
         conditional_keys: &[],
         expert_gating: ExpertGating::Unused,
+        logits_written: None,
+        swa_masks: None,
+        nope_step: None,
     },
     ArchTable {
         name: "arctic",
@@ -2382,6 +2615,9 @@ pub(crate) const ARCH_TABLE: &[ArchTable] = &[
         ],
         conditional_keys: &[],
         expert_gating: ExpertGating::Unused,
+        logits_written: None,
+        swa_masks: None,
+        nope_step: None,
     },
     ArchTable {
         name: "deepseek",
@@ -2417,6 +2653,9 @@ pub(crate) const ARCH_TABLE: &[ArchTable] = &[
         ],
         conditional_keys: &[],
         expert_gating: ExpertGating::Unused,
+        logits_written: None,
+        swa_masks: None,
+        nope_step: None,
     },
     ArchTable {
         name: "deepseek2",
@@ -2463,6 +2702,9 @@ pub(crate) const ARCH_TABLE: &[ArchTable] = &[
             ConditionalKey { key: "{arch}.attention.q_lora_rank", when: Some("!(n_layer == 27 || n_layer == 26 || (n_layer == 48 && key({arch}.vocab_size, len(tokenizer.ggml.tokens, 0)) == 128256))"), because: "n_layer (block_count less nextn_predict_layers) is not 27 or 26, and (n_layer is not 48 or vocab_size (else the length of tokenizer.ggml.tokens) is not 128256)", source: "src/models/deepseek2.cpp:13: !is_lite" },
         ],
         expert_gating: ExpertGating::DefaultsNone,
+        logits_written: None,
+        swa_masks: None,
+        nope_step: None,
     },
     ArchTable {
         name: "deepseek2-ocr",
@@ -2500,6 +2742,9 @@ pub(crate) const ARCH_TABLE: &[ArchTable] = &[
         ],
         conditional_keys: &[],
         expert_gating: ExpertGating::DefaultsNone,
+        logits_written: None,
+        swa_masks: None,
+        nope_step: None,
     },
     ArchTable {
         name: "deepseek32",
@@ -2546,6 +2791,9 @@ pub(crate) const ARCH_TABLE: &[ArchTable] = &[
         ],
         conditional_keys: &[],
         expert_gating: ExpertGating::AsRead,
+        logits_written: None,
+        swa_masks: None,
+        nope_step: None,
     },
     ArchTable {
         name: "deepseek4",
@@ -2605,6 +2853,9 @@ pub(crate) const ARCH_TABLE: &[ArchTable] = &[
         ],
         conditional_keys: &[],
         expert_gating: ExpertGating::AsRead,
+        logits_written: None,
+        swa_masks: None,
+        nope_step: None,
     },
     ArchTable {
         name: "chatglm",
@@ -2632,6 +2883,9 @@ pub(crate) const ARCH_TABLE: &[ArchTable] = &[
         ],
         conditional_keys: &[],
         expert_gating: ExpertGating::Unused,
+        logits_written: None,
+        swa_masks: None,
+        nope_step: None,
     },
     ArchTable {
         name: "glm4",
@@ -2667,6 +2921,9 @@ pub(crate) const ARCH_TABLE: &[ArchTable] = &[
         ],
         conditional_keys: &[],
         expert_gating: ExpertGating::Unused,
+        logits_written: None,
+        swa_masks: None,
+        nope_step: None,
     },
     ArchTable {
         name: "glm4moe",
@@ -2711,6 +2968,9 @@ pub(crate) const ARCH_TABLE: &[ArchTable] = &[
         ],
         conditional_keys: &[],
         expert_gating: ExpertGating::DefaultsNone,
+        logits_written: None,
+        swa_masks: None,
+        nope_step: None,
     },
     ArchTable {
         name: "glm-dsa",
@@ -2757,6 +3017,9 @@ pub(crate) const ARCH_TABLE: &[ArchTable] = &[
         ],
         conditional_keys: &[],
         expert_gating: ExpertGating::DefaultsNone,
+        logits_written: None,
+        swa_masks: None,
+        nope_step: None,
     },
     ArchTable {
         name: "bitnet",
@@ -2788,6 +3051,9 @@ pub(crate) const ARCH_TABLE: &[ArchTable] = &[
         ],
         conditional_keys: &[],
         expert_gating: ExpertGating::Unused,
+        logits_written: None,
+        swa_masks: None,
+        nope_step: None,
     },
     ArchTable {
         name: "t5",
@@ -2829,6 +3095,9 @@ pub(crate) const ARCH_TABLE: &[ArchTable] = &[
         ],
         conditional_keys: &[],
         expert_gating: ExpertGating::Unused,
+        logits_written: None,
+        swa_masks: None,
+        nope_step: None,
     },
     ArchTable {
         name: "t5encoder",
@@ -2853,6 +3122,9 @@ pub(crate) const ARCH_TABLE: &[ArchTable] = &[
         ],
         conditional_keys: &[],
         expert_gating: ExpertGating::Unused,
+        logits_written: None,
+        swa_masks: None,
+        nope_step: None,
     },
     ArchTable {
         name: "jais",
@@ -2882,6 +3154,9 @@ pub(crate) const ARCH_TABLE: &[ArchTable] = &[
         ],
         conditional_keys: &[],
         expert_gating: ExpertGating::Unused,
+        logits_written: None,
+        swa_masks: None,
+        nope_step: None,
     },
     ArchTable {
         name: "jais2",
@@ -2915,6 +3190,9 @@ pub(crate) const ARCH_TABLE: &[ArchTable] = &[
         ],
         conditional_keys: &[],
         expert_gating: ExpertGating::Unused,
+        logits_written: None,
+        swa_masks: None,
+        nope_step: None,
     },
     ArchTable {
         name: "nemotron",
@@ -2948,6 +3226,9 @@ pub(crate) const ARCH_TABLE: &[ArchTable] = &[
         ],
         conditional_keys: &[],
         expert_gating: ExpertGating::Unused,
+        logits_written: None,
+        swa_masks: None,
+        nope_step: None,
     },
     ArchTable {
         name: "nemotron_h",
@@ -2998,6 +3279,9 @@ pub(crate) const ARCH_TABLE: &[ArchTable] = &[
         ],
         conditional_keys: &[],
         expert_gating: ExpertGating::Unused,
+        logits_written: None,
+        swa_masks: None,
+        nope_step: None,
     },
     ArchTable {
         name: "nemotron_h_moe",
@@ -3048,6 +3332,9 @@ pub(crate) const ARCH_TABLE: &[ArchTable] = &[
         ],
         conditional_keys: &[],
         expert_gating: ExpertGating::Unused,
+        logits_written: None,
+        swa_masks: None,
+        nope_step: None,
     },
     ArchTable {
         name: "exaone",
@@ -3077,6 +3364,9 @@ pub(crate) const ARCH_TABLE: &[ArchTable] = &[
         ],
         conditional_keys: &[],
         expert_gating: ExpertGating::Unused,
+        logits_written: None,
+        swa_masks: None,
+        nope_step: None,
     },
     ArchTable {
         name: "exaone4",
@@ -3112,6 +3402,9 @@ pub(crate) const ARCH_TABLE: &[ArchTable] = &[
         ],
         conditional_keys: &[],
         expert_gating: ExpertGating::Unused,
+        logits_written: None,
+        swa_masks: None,
+        nope_step: None,
     },
     ArchTable {
         name: "exaone-moe",
@@ -3157,6 +3450,9 @@ pub(crate) const ARCH_TABLE: &[ArchTable] = &[
         ],
         conditional_keys: &[],
         expert_gating: ExpertGating::AsRead,
+        logits_written: None,
+        swa_masks: None,
+        nope_step: None,
     },
     ArchTable {
         name: "rwkv6",
@@ -3203,6 +3499,9 @@ pub(crate) const ARCH_TABLE: &[ArchTable] = &[
         ],
         conditional_keys: &[],
         expert_gating: ExpertGating::Unused,
+        logits_written: None,
+        swa_masks: None,
+        nope_step: None,
     },
     ArchTable {
         name: "rwkv6qwen2",
@@ -3239,6 +3538,9 @@ pub(crate) const ARCH_TABLE: &[ArchTable] = &[
         ],
         conditional_keys: &[],
         expert_gating: ExpertGating::Unused,
+        logits_written: None,
+        swa_masks: None,
+        nope_step: None,
     },
     ArchTable {
         name: "rwkv7",
@@ -3284,6 +3586,9 @@ pub(crate) const ARCH_TABLE: &[ArchTable] = &[
         ],
         conditional_keys: &[],
         expert_gating: ExpertGating::Unused,
+        logits_written: None,
+        swa_masks: None,
+        nope_step: None,
     },
     ArchTable {
         name: "arwkv7",
@@ -3324,6 +3629,9 @@ pub(crate) const ARCH_TABLE: &[ArchTable] = &[
         ],
         conditional_keys: &[],
         expert_gating: ExpertGating::Unused,
+        logits_written: None,
+        swa_masks: None,
+        nope_step: None,
     },
     ArchTable {
         name: "granite",
@@ -3366,6 +3674,9 @@ pub(crate) const ARCH_TABLE: &[ArchTable] = &[
         ],
         conditional_keys: &[],
         expert_gating: ExpertGating::Unused,
+        logits_written: None,
+        swa_masks: None,
+        nope_step: None,
     },
     ArchTable {
         name: "granitemoe",
@@ -3408,6 +3719,9 @@ pub(crate) const ARCH_TABLE: &[ArchTable] = &[
         ],
         conditional_keys: &[],
         expert_gating: ExpertGating::Unused,
+        logits_written: None,
+        swa_masks: None,
+        nope_step: None,
     },
     ArchTable {
         name: "granitehybrid",
@@ -3456,6 +3770,9 @@ pub(crate) const ARCH_TABLE: &[ArchTable] = &[
         ],
         conditional_keys: &[],
         expert_gating: ExpertGating::Unused,
+        logits_written: None,
+        swa_masks: None,
+        nope_step: None,
     },
     ArchTable {
         name: "graniteswitch",
@@ -3491,6 +3808,9 @@ pub(crate) const ARCH_TABLE: &[ArchTable] = &[
         ],
         conditional_keys: &[],
         expert_gating: ExpertGating::Unused,
+        logits_written: None,
+        swa_masks: None,
+        nope_step: None,
     },
     ArchTable {
         name: "granite_swa",
@@ -3534,6 +3854,9 @@ pub(crate) const ARCH_TABLE: &[ArchTable] = &[
         ],
         conditional_keys: &[],
         expert_gating: ExpertGating::Unused,
+        logits_written: None,
+        swa_masks: None,
+        nope_step: None,
     },
     ArchTable {
         name: "chameleon",
@@ -3566,6 +3889,9 @@ pub(crate) const ARCH_TABLE: &[ArchTable] = &[
         ],
         conditional_keys: &[],
         expert_gating: ExpertGating::Unused,
+        logits_written: Some(8196),
+        swa_masks: None,
+        nope_step: None,
     },
     ArchTable {
         name: "wavtokenizer-dec",
@@ -3619,6 +3945,9 @@ pub(crate) const ARCH_TABLE: &[ArchTable] = &[
             ConditionalKey { key: "{arch}.convnext.block_count", when: Some("1"), because: "the architecture is `wavtokenizer-dec`", source: "src/llama-model.cpp:1352: !(hparams.vocab_only || ml.get_arch() == LLM_ARCH_CLIP) && arch == LLM_ARCH_WAVTOKENIZER_DEC" },
         ],
         expert_gating: ExpertGating::Unused,
+        logits_written: None,
+        swa_masks: None,
+        nope_step: None,
     },
     ArchTable {
         name: "plm",
@@ -3641,6 +3970,9 @@ pub(crate) const ARCH_TABLE: &[ArchTable] = &[
         ],
         conditional_keys: &[],
         expert_gating: ExpertGating::Unused,
+        logits_written: None,
+        swa_masks: None,
+        nope_step: None,
     },
     ArchTable {
         name: "bailingmoe",
@@ -3673,6 +4005,9 @@ pub(crate) const ARCH_TABLE: &[ArchTable] = &[
         ],
         conditional_keys: &[],
         expert_gating: ExpertGating::Unused,
+        logits_written: None,
+        swa_masks: None,
+        nope_step: None,
     },
     ArchTable {
         name: "bailingmoe2",
@@ -3711,6 +4046,9 @@ pub(crate) const ARCH_TABLE: &[ArchTable] = &[
         ],
         conditional_keys: &[],
         expert_gating: ExpertGating::AsRead,
+        logits_written: None,
+        swa_masks: None,
+        nope_step: None,
     },
     ArchTable {
         name: "bailingmoe3",
@@ -3768,6 +4106,9 @@ pub(crate) const ARCH_TABLE: &[ArchTable] = &[
         ],
         conditional_keys: &[],
         expert_gating: ExpertGating::AsRead,
+        logits_written: None,
+        swa_masks: None,
+        nope_step: None,
     },
     ArchTable {
         name: "dots1",
@@ -3806,6 +4147,9 @@ pub(crate) const ARCH_TABLE: &[ArchTable] = &[
         ],
         conditional_keys: &[],
         expert_gating: ExpertGating::AsRead,
+        logits_written: None,
+        swa_masks: None,
+        nope_step: None,
     },
     ArchTable {
         name: "dots3note",
@@ -3853,6 +4197,9 @@ pub(crate) const ARCH_TABLE: &[ArchTable] = &[
         ],
         conditional_keys: &[],
         expert_gating: ExpertGating::AsRead,
+        logits_written: None,
+        swa_masks: None,
+        nope_step: None,
     },
     ArchTable {
         name: "arcee",
@@ -3881,6 +4228,9 @@ pub(crate) const ARCH_TABLE: &[ArchTable] = &[
         ],
         conditional_keys: &[],
         expert_gating: ExpertGating::Unused,
+        logits_written: None,
+        swa_masks: None,
+        nope_step: None,
     },
     ArchTable {
         name: "afmoe",
@@ -3922,6 +4272,9 @@ pub(crate) const ARCH_TABLE: &[ArchTable] = &[
         ],
         conditional_keys: &[],
         expert_gating: ExpertGating::DefaultsNone,
+        logits_written: None,
+        swa_masks: None,
+        nope_step: None,
     },
     ArchTable {
         name: "laguna",
@@ -3961,6 +4314,9 @@ pub(crate) const ARCH_TABLE: &[ArchTable] = &[
         ],
         conditional_keys: &[],
         expert_gating: ExpertGating::DefaultsNone,
+        logits_written: None,
+        swa_masks: None,
+        nope_step: None,
     },
     ArchTable {
         name: "ernie4_5",
@@ -3998,6 +4354,9 @@ pub(crate) const ARCH_TABLE: &[ArchTable] = &[
         ],
         conditional_keys: &[],
         expert_gating: ExpertGating::Unused,
+        logits_written: None,
+        swa_masks: None,
+        nope_step: None,
     },
     ArchTable {
         name: "ernie4_5-moe",
@@ -4038,6 +4397,9 @@ pub(crate) const ARCH_TABLE: &[ArchTable] = &[
             ConditionalKey { key: "{arch}.interleave_moe_layer_step", when: Some("1"), because: "the architecture is `ernie4_5-moe`", source: "src/models/ernie4-5.cpp:11: arch == LLM_ARCH_ERNIE4_5_MOE" },
         ],
         expert_gating: ExpertGating::Unused,
+        logits_written: None,
+        swa_masks: None,
+        nope_step: None,
     },
     ArchTable {
         name: "hunyuan-moe",
@@ -4072,6 +4434,9 @@ pub(crate) const ARCH_TABLE: &[ArchTable] = &[
         ],
         conditional_keys: &[],
         expert_gating: ExpertGating::Unused,
+        logits_written: None,
+        swa_masks: None,
+        nope_step: None,
     },
     ArchTable {
         name: "hunyuan-dense",
@@ -4102,6 +4467,9 @@ pub(crate) const ARCH_TABLE: &[ArchTable] = &[
         ],
         conditional_keys: &[],
         expert_gating: ExpertGating::Unused,
+        logits_written: None,
+        swa_masks: None,
+        nope_step: None,
     },
     ArchTable {
         name: "hunyuan_vl",
@@ -4132,6 +4500,9 @@ pub(crate) const ARCH_TABLE: &[ArchTable] = &[
         ],
         conditional_keys: &[],
         expert_gating: ExpertGating::Unused,
+        logits_written: None,
+        swa_masks: None,
+        nope_step: None,
     },
     ArchTable {
         name: "hy_v3",
@@ -4177,6 +4548,9 @@ pub(crate) const ARCH_TABLE: &[ArchTable] = &[
         ],
         conditional_keys: &[],
         expert_gating: ExpertGating::DefaultsNone,
+        logits_written: None,
+        swa_masks: None,
+        nope_step: None,
     },
     ArchTable {
         name: "hy_v4",
@@ -4228,6 +4602,9 @@ pub(crate) const ARCH_TABLE: &[ArchTable] = &[
         ],
         conditional_keys: &[],
         expert_gating: ExpertGating::AsRead,
+        logits_written: None,
+        swa_masks: None,
+        nope_step: None,
     },
     ArchTable {
         name: "smollm3",
@@ -4256,6 +4633,9 @@ pub(crate) const ARCH_TABLE: &[ArchTable] = &[
         ],
         conditional_keys: &[],
         expert_gating: ExpertGating::Unused,
+        logits_written: None,
+        swa_masks: None,
+        nope_step: None,
     },
     ArchTable {
         name: "gpt-oss",
@@ -4291,6 +4671,9 @@ pub(crate) const ARCH_TABLE: &[ArchTable] = &[
         ],
         conditional_keys: &[],
         expert_gating: ExpertGating::Unused,
+        logits_written: None,
+        swa_masks: None,
+        nope_step: None,
     },
     ArchTable {
         name: "lfm2",
@@ -4331,6 +4714,9 @@ pub(crate) const ARCH_TABLE: &[ArchTable] = &[
         ],
         conditional_keys: &[],
         expert_gating: ExpertGating::AsRead,
+        logits_written: None,
+        swa_masks: None,
+        nope_step: None,
     },
     ArchTable {
         name: "lfm2moe",
@@ -4371,6 +4757,9 @@ pub(crate) const ARCH_TABLE: &[ArchTable] = &[
         ],
         conditional_keys: &[],
         expert_gating: ExpertGating::AsRead,
+        logits_written: None,
+        swa_masks: None,
+        nope_step: None,
     },
     ArchTable {
         name: "dream",
@@ -4400,6 +4789,9 @@ pub(crate) const ARCH_TABLE: &[ArchTable] = &[
         ],
         conditional_keys: &[],
         expert_gating: ExpertGating::Unused,
+        logits_written: None,
+        swa_masks: None,
+        nope_step: None,
     },
     ArchTable {
         name: "smallthinker",
@@ -4429,6 +4821,9 @@ pub(crate) const ARCH_TABLE: &[ArchTable] = &[
         ],
         conditional_keys: &[],
         expert_gating: ExpertGating::AsRead,
+        logits_written: None,
+        swa_masks: None,
+        nope_step: None,
     },
     ArchTable {
         name: "llada",
@@ -4462,6 +4857,9 @@ pub(crate) const ARCH_TABLE: &[ArchTable] = &[
         ],
         conditional_keys: &[],
         expert_gating: ExpertGating::Unused,
+        logits_written: None,
+        swa_masks: None,
+        nope_step: None,
     },
     ArchTable {
         name: "llada-moe",
@@ -4493,6 +4891,9 @@ pub(crate) const ARCH_TABLE: &[ArchTable] = &[
         ],
         conditional_keys: &[],
         expert_gating: ExpertGating::Unused,
+        logits_written: None,
+        swa_masks: None,
+        nope_step: None,
     },
     ArchTable {
         name: "seed_oss",
@@ -4521,6 +4922,9 @@ pub(crate) const ARCH_TABLE: &[ArchTable] = &[
         ],
         conditional_keys: &[],
         expert_gating: ExpertGating::Unused,
+        logits_written: None,
+        swa_masks: None,
+        nope_step: None,
     },
     ArchTable {
         name: "grovemoe",
@@ -4555,6 +4959,9 @@ pub(crate) const ARCH_TABLE: &[ArchTable] = &[
         ],
         conditional_keys: &[],
         expert_gating: ExpertGating::Unused,
+        logits_written: None,
+        swa_masks: None,
+        nope_step: None,
     },
     ArchTable {
         name: "apertus",
@@ -4590,6 +4997,9 @@ pub(crate) const ARCH_TABLE: &[ArchTable] = &[
         ],
         conditional_keys: &[],
         expert_gating: ExpertGating::Unused,
+        logits_written: None,
+        swa_masks: None,
+        nope_step: None,
     },
     ArchTable {
         name: "minimax-01",
@@ -4621,6 +5031,9 @@ pub(crate) const ARCH_TABLE: &[ArchTable] = &[
         ],
         conditional_keys: &[],
         expert_gating: ExpertGating::Unused,
+        logits_written: None,
+        swa_masks: None,
+        nope_step: None,
     },
     ArchTable {
         name: "hrm_text",
@@ -4648,6 +5061,9 @@ pub(crate) const ARCH_TABLE: &[ArchTable] = &[
         ],
         conditional_keys: &[],
         expert_gating: ExpertGating::Unused,
+        logits_written: None,
+        swa_masks: None,
+        nope_step: None,
     },
     ArchTable {
         name: "minimax-m2",
@@ -4680,6 +5096,9 @@ pub(crate) const ARCH_TABLE: &[ArchTable] = &[
         ],
         conditional_keys: &[],
         expert_gating: ExpertGating::AsRead,
+        logits_written: None,
+        swa_masks: None,
+        nope_step: None,
     },
     ArchTable {
         name: "minimax-m3",
@@ -4722,6 +5141,9 @@ pub(crate) const ARCH_TABLE: &[ArchTable] = &[
         ],
         conditional_keys: &[],
         expert_gating: ExpertGating::AsRead,
+        logits_written: None,
+        swa_masks: None,
+        nope_step: None,
     },
     ArchTable {
         name: "cogvlm",
@@ -4749,6 +5171,9 @@ pub(crate) const ARCH_TABLE: &[ArchTable] = &[
         ],
         conditional_keys: &[],
         expert_gating: ExpertGating::Unused,
+        logits_written: None,
+        swa_masks: None,
+        nope_step: None,
     },
     ArchTable {
         name: "rnd1",
@@ -4780,6 +5205,9 @@ pub(crate) const ARCH_TABLE: &[ArchTable] = &[
         ],
         conditional_keys: &[],
         expert_gating: ExpertGating::Unused,
+        logits_written: None,
+        swa_masks: None,
+        nope_step: None,
     },
     ArchTable {
         name: "pangu-embedded",
@@ -4812,6 +5240,9 @@ pub(crate) const ARCH_TABLE: &[ArchTable] = &[
         ],
         conditional_keys: &[],
         expert_gating: ExpertGating::Unused,
+        logits_written: None,
+        swa_masks: None,
+        nope_step: None,
     },
     ArchTable {
         name: "mistral3",
@@ -4854,6 +5285,9 @@ pub(crate) const ARCH_TABLE: &[ArchTable] = &[
         ],
         conditional_keys: &[],
         expert_gating: ExpertGating::Unused,
+        logits_written: None,
+        swa_masks: None,
+        nope_step: None,
     },
     ArchTable {
         name: "eagle3",
@@ -4882,6 +5316,9 @@ pub(crate) const ARCH_TABLE: &[ArchTable] = &[
         ],
         conditional_keys: &[],
         expert_gating: ExpertGating::Unused,
+        logits_written: None,
+        swa_masks: None,
+        nope_step: None,
     },
     ArchTable {
         name: "dflash",
@@ -4966,6 +5403,9 @@ pub(crate) const ARCH_TABLE: &[ArchTable] = &[
             ConditionalKey { key: "{arch}.attention.sliding_window_pattern", when: Some("!(key({arch}.hyper_connection.count, 0) > 0) && has({arch}.attention.sliding_window) && key({arch}.attention.sliding_window) > 0"), because: "hyper_connection.count is at most 0, and attention.sliding_window is present, and attention.sliding_window is above 0", source: "src/models/dflash.cpp:100: !(hparams.dsv4_hc_mult > 0) && ml.get_key(LLM_KV_ATTENTION_SLIDING_WINDOW, hparams.n_swa, false) && hparams.n_swa > 0" },
         ],
         expert_gating: ExpertGating::AsRead,
+        logits_written: None,
+        swa_masks: None,
+        nope_step: None,
     },
     ArchTable {
         name: "mistral4",
@@ -5012,6 +5452,9 @@ pub(crate) const ARCH_TABLE: &[ArchTable] = &[
             ConditionalKey { key: "{arch}.attention.q_lora_rank", when: Some("!(n_layer == 27 || n_layer == 26 || (n_layer == 48 && key({arch}.vocab_size, len(tokenizer.ggml.tokens, 0)) == 128256))"), because: "n_layer (block_count less nextn_predict_layers) is not 27 or 26, and (n_layer is not 48 or vocab_size (else the length of tokenizer.ggml.tokens) is not 128256)", source: "src/models/deepseek2.cpp:13: !is_lite" },
         ],
         expert_gating: ExpertGating::DefaultsNone,
+        logits_written: None,
+        swa_masks: None,
+        nope_step: None,
     },
     ArchTable {
         name: "paddleocr",
@@ -5049,6 +5492,9 @@ pub(crate) const ARCH_TABLE: &[ArchTable] = &[
         ],
         conditional_keys: &[],
         expert_gating: ExpertGating::Unused,
+        logits_written: None,
+        swa_masks: None,
+        nope_step: None,
     },
     ArchTable {
         name: "mimo2",
@@ -5090,6 +5536,9 @@ pub(crate) const ARCH_TABLE: &[ArchTable] = &[
         ],
         conditional_keys: &[],
         expert_gating: ExpertGating::Unused,
+        logits_written: None,
+        swa_masks: None,
+        nope_step: None,
     },
     ArchTable {
         name: "step35",
@@ -5138,6 +5587,9 @@ pub(crate) const ARCH_TABLE: &[ArchTable] = &[
         ],
         conditional_keys: &[],
         expert_gating: ExpertGating::DefaultsNone,
+        logits_written: None,
+        swa_masks: None,
+        nope_step: None,
     },
     ArchTable {
         name: "spark2_5",
@@ -5167,6 +5619,9 @@ pub(crate) const ARCH_TABLE: &[ArchTable] = &[
         ],
         conditional_keys: &[],
         expert_gating: ExpertGating::Unused,
+        logits_written: None,
+        swa_masks: None,
+        nope_step: None,
     },
     ArchTable {
         name: "llama-embed",
@@ -5209,6 +5664,9 @@ pub(crate) const ARCH_TABLE: &[ArchTable] = &[
         ],
         conditional_keys: &[],
         expert_gating: ExpertGating::Unused,
+        logits_written: None,
+        swa_masks: None,
+        nope_step: None,
     },
     ArchTable {
         name: "maincoder",
@@ -5239,6 +5697,9 @@ pub(crate) const ARCH_TABLE: &[ArchTable] = &[
         ],
         conditional_keys: &[],
         expert_gating: ExpertGating::Unused,
+        logits_written: None,
+        swa_masks: None,
+        nope_step: None,
     },
     ArchTable {
         name: "kimi-linear",
@@ -5294,6 +5755,9 @@ pub(crate) const ARCH_TABLE: &[ArchTable] = &[
         ],
         conditional_keys: &[],
         expert_gating: ExpertGating::AsRead,
+        logits_written: None,
+        swa_masks: None,
+        nope_step: None,
     },
     ArchTable {
         name: "kimi-k3",
@@ -5352,6 +5816,9 @@ pub(crate) const ARCH_TABLE: &[ArchTable] = &[
         ],
         conditional_keys: &[],
         expert_gating: ExpertGating::AsRead,
+        logits_written: None,
+        swa_masks: None,
+        nope_step: None,
     },
     ArchTable {
         name: "glm5-next",
@@ -5422,6 +5889,9 @@ pub(crate) const ARCH_TABLE: &[ArchTable] = &[
         ],
         conditional_keys: &[],
         expert_gating: ExpertGating::DefaultsNone,
+        logits_written: None,
+        swa_masks: None,
+        nope_step: None,
     },
     ArchTable {
         name: "talkie",
@@ -5449,6 +5919,9 @@ pub(crate) const ARCH_TABLE: &[ArchTable] = &[
         ],
         conditional_keys: &[],
         expert_gating: ExpertGating::Unused,
+        logits_written: None,
+        swa_masks: None,
+        nope_step: None,
     },
     ArchTable {
         name: "mellum",
@@ -5480,6 +5953,9 @@ pub(crate) const ARCH_TABLE: &[ArchTable] = &[
         ],
         conditional_keys: &[],
         expert_gating: ExpertGating::Unused,
+        logits_written: None,
+        swa_masks: None,
+        nope_step: None,
     },
     ArchTable {
         name: "nanbeige",
@@ -5509,6 +5985,9 @@ pub(crate) const ARCH_TABLE: &[ArchTable] = &[
         ],
         conditional_keys: &[],
         expert_gating: ExpertGating::Unused,
+        logits_written: None,
+        swa_masks: None,
+        nope_step: None,
     },
     ArchTable {
         name: "qwen3tts",
@@ -5540,6 +6019,9 @@ pub(crate) const ARCH_TABLE: &[ArchTable] = &[
         ],
         conditional_keys: &[],
         expert_gating: ExpertGating::Unused,
+        logits_written: None,
+        swa_masks: None,
+        nope_step: None,
     },
     ArchTable {
         name: "pockettts",
@@ -5569,6 +6051,9 @@ pub(crate) const ARCH_TABLE: &[ArchTable] = &[
         ],
         conditional_keys: &[],
         expert_gating: ExpertGating::Unused,
+        logits_written: None,
+        swa_masks: None,
+        nope_step: None,
     },
 ];
 
@@ -5619,7 +6104,7 @@ pub(crate) const LOADER_KEY_TYPES: &[(&str, &[&str])] = &[
     ("{arch}.attention.scale", &["f32"]),
     ("{arch}.attention.shared_kv_layers", &["u32"]),
     ("{arch}.attention.sliding_window", &["u32"]),
-    ("{arch}.attention.sliding_window_pattern", &["array[bool]", "array[i32]", "array[u32]"]),
+    ("{arch}.attention.sliding_window_pattern", &["array[bool]", "array[i32]", "array[u32]", "u32"]),
     ("{arch}.attention.temperature_length", &["u32"]),
     ("{arch}.attention.temperature_scale", &["f32"]),
     ("{arch}.attention.value_length", &["u32"]),

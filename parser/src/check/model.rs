@@ -15,7 +15,7 @@ use crate::rules::RuleId;
 use crate::types::type_info;
 
 use super::kv::kv_path;
-use super::llama_arch_table::{ArchTable, EXPERT_GATING_FUNCS, ExpertGating};
+use super::llama_arch_table::{ArchTable, EXPERT_GATING_FUNCS, ExpertGating, SwaMasks, SwaWhen};
 use super::model_tensors::layer0;
 
 /// Per-layer hyper-parameters llama.cpp reads with `get_key_or_arr`: a
@@ -193,6 +193,7 @@ pub(crate) fn check_model(
         return;
     }
     check_expert_gating(file, arch, table, tensors, sink);
+    check_graph_inputs(file, arch, table, sink);
     if !all_tensors {
         super::model_tensors::check_required_keys(file, table, sink);
         examined.push(Examined::partly(
@@ -495,6 +496,95 @@ fn check_expert_gating(
     sink.emit(RuleId::ModelExpertGating, offset, || path, || {
         format!("{what}: llama.cpp loads the model, then aborts (GGML_ABORT in build_moe_ffn) building the graph of its expert layers ({router_name}) as a context is created; it handles {known}")
     });
+}
+
+/// `model-graph-input`: inputs the graph builds for a kind of layer the
+/// model has none of (no buffer, so an abort at the first evaluation).
+fn check_graph_inputs(file: &GgufFile<'_>, arch: &str, table: &ArchTable, sink: &mut Sink<'_>) {
+    if table.swa_masks.is_none() && table.nope_step.is_none() {
+        return;
+    }
+    let Some(blocks) = arch_key(file, arch, "block_count").and_then(|kv| kv.value.as_u64()) else { return };
+    let nextn = arch_key(file, arch, "nextn_predict_layers").and_then(|kv| kv.value.as_u64()).unwrap_or(0);
+    let n_layer = blocks.saturating_sub(nextn).min(limits::LLAMA_MAX_LAYERS);
+    let window = arch_key(file, arch, "attention.sliding_window");
+    let window_value = window.as_ref().and_then(|kv| kv.value.as_u64());
+    let at = |kv: Option<KeyValue<'_>>| match kv {
+        Some(kv) => (kv.value_offset(), kv_path(&kv)),
+        None => (super::KV_SECTION, "kv".to_string()),
+    };
+    if let Some(swa) = table.swa_masks
+        && (swa.when == SwaWhen::Always || window_value.is_some_and(|w| w > 0))
+        && let Some((n_swa, n_full, pattern_kv)) = swa_layers(file, arch, swa, n_layer)
+        && n_layer > 0
+        && (n_swa == 0 || n_full == 0)
+    {
+        let (missing, used) =
+            if n_full == 0 { ("full-attention", "sliding-window") } else { ("sliding-window", "full-attention") };
+        let (offset, path) = at(pattern_kv.or_else(|| arch_key(file, arch, "block_count")));
+        sink.emit(RuleId::ModelGraphInput, offset, || path, || {
+            format!("all {n_layer} layers use {used} attention, so the {missing} mask llama.cpp builds for `{arch}` (attention without a KV cache) is used by no layer and gets no buffer: it loads the model, then aborts (GGML_ASSERT(buffer)) at the first evaluation")
+        });
+    }
+    if table.nope_step.is_some() && window_value == Some(0) {
+        let (offset, path) = at(window);
+        sink.emit(RuleId::ModelGraphInput, offset, || path, || {
+            format!("`{arch}.attention.sliding_window` is 0: llama.cpp's loader then leaves the attention-temperature scale at 0, yet its `{arch}` graph still builds that input; it loads the model, then aborts (GGML_ASSERT(f_attn_temp_scale != 0.0f)) at the first evaluation")
+        });
+    } else if let Some(step) = table.nope_step
+        && step > 0
+        && n_layer < step
+        && n_layer > 0
+    {
+        let (offset, path) = at(arch_key(file, arch, "block_count"));
+        sink.emit(RuleId::ModelGraphInput, offset, || path, || {
+            format!("`{arch}` with {n_layer} layers has no NoPE layer (every {step}th), so the attention-temperature input its graph builds for them is used by no layer and gets no buffer: llama.cpp loads the model, then aborts (GGML_ASSERT(buf != NULL && \"tensor buffer not set\")) at the first evaluation")
+        });
+    }
+}
+
+/// How many of the first `n_layer` layers use sliding-window attention and
+/// how many full attention, as `llama_hparams::set_swa_pattern` or an
+/// explicit `ARCH.attention.sliding_window_pattern` array decides, with the
+/// key when the file has one; `None` when the file's value cannot be read.
+fn swa_layers<'a>(
+    file: &GgufFile<'a>,
+    arch: &str,
+    swa: SwaMasks,
+    n_layer: u64,
+) -> Option<(u64, u64, Option<KeyValue<'a>>)> {
+    let kv = arch_key(file, arch, "attention.sliding_window_pattern");
+    let mut n_swa = 0u64;
+    match kv.as_ref().map(|kv| kv.value) {
+        Some(Value::Array(a)) => {
+            if a.len < n_layer {
+                return None;
+            }
+            for e in a.iter().take(usize::try_from(n_layer).ok()?) {
+                let v = match e.value {
+                    Value::Bool(b) => b != 0,
+                    v => v.as_u64()? != 0,
+                };
+                n_swa = n_swa.saturating_add(u64::from(v));
+            }
+        }
+        other => {
+            let n = match other {
+                Some(v) => v.as_u64()?,
+                None => swa.pattern,
+            };
+            for il in 0..n_layer {
+                let is_swa = n == 0
+                    || match il.checked_rem(n) {
+                        Some(r) if swa.dense_first => r != 0,
+                        Some(r) => r < n.saturating_sub(1),
+                        None => true,
+                    };
+                n_swa = n_swa.saturating_add(u64::from(is_swa));
+            }
+        }
+    }
+    Some((n_swa, n_layer.saturating_sub(n_swa), kv))
 }
 
 /// `general.file_type` (llama_ftype) -> the ggml types such a file's large

@@ -50,6 +50,9 @@ struct Hparams {
     n_expert_used: Option<u64>,
     n_ff_exp: Option<u64>,
     n_rot: Option<u64>,
+    /// Classifier outputs: the number of `ARCH.classifier.output_labels`,
+    /// 1 without labels (llama_model_base::load_hparams).
+    n_cls_out: Option<u64>,
 }
 
 /// A scalar u32, or the first element of a per-layer array.
@@ -139,7 +142,26 @@ impl Hparams {
             Some(kv) => layer0(kv),
             None => head_k,
         };
-        Hparams { n_embd, n_vocab, n_ff, n_head, n_head_kv, head_k, head_v, n_expert, n_expert_used, n_ff_exp, n_rot }
+        let n_cls_out = match key("classifier.output_labels").map(|kv| kv.value) {
+            None => Some(1),
+            Some(Value::Array(a)) => Some(if a.len == 0 { 1 } else { a.len }),
+            // Another type is the key-type rules'.
+            Some(_) => None,
+        };
+        Hparams {
+            n_embd,
+            n_vocab,
+            n_ff,
+            n_head,
+            n_head_kv,
+            head_k,
+            head_v,
+            n_expert,
+            n_expert_used,
+            n_ff_exp,
+            n_rot,
+            n_cls_out,
+        }
     }
 
     /// The value of one of llama.cpp's local names, when known.
@@ -159,6 +181,7 @@ impl Hparams {
             "n_expert_used" | "hparams.n_expert_used()" => self.n_expert_used,
             "n_ff_exp" | "hparams.n_ff_exp()" => self.n_ff_exp,
             "n_rot" | "hparams.n_rot()" => self.n_rot,
+            "hparams.n_cls_out" => self.n_cls_out,
             _ => None,
         }
     }
@@ -354,6 +377,17 @@ pub(crate) fn check(
     let nextn = meta.get(&format!("{arch}.nextn_predict_layers")).and_then(layer0).unwrap_or(0);
     let main_layers = block_count.map(|n| n.saturating_sub(nextn));
 
+    if let (Some(needed), Some(n_vocab)) = (table.logits_written, hp.n_vocab)
+        && n_vocab < needed
+    {
+        let at = meta.get("tokenizer.ggml.tokens").or_else(|| meta.get(&format!("{arch}.vocab_size")));
+        sink.emit(
+            RuleId::ModelVocabLogits,
+            at.as_ref().map_or(super::KV_SECTION, |kv| kv.value_offset()),
+            || at.as_ref().map_or_else(|| "kv".into(), super::kv::kv_path),
+            || format!("the vocabulary has {n_vocab} tokens, but llama.cpp's `{arch}` graph writes the logits of token ids up to {needed}: it loads the model, then aborts (GGML_ASSERT in ggml_set_1d) as a context is created, or writes past the logits"),
+        );
+    }
     let shapes: HashMap<&str, &TensorShape> =
         table.shapes.iter().chain(GENERIC_SHAPES.iter()).map(|s| (s.name, s)).collect();
     let names: HashSet<&str> = table.tensors.iter().copied().chain(GENERIC_SHAPES.iter().map(|s| s.name)).collect();
