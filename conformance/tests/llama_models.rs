@@ -183,31 +183,49 @@ const CONVERTER_EXCEPTIONS: &[(&str, &str)] = &[
 ];
 
 /// `corpus/models/converter/`: llama.cpp's own `convert_hf_to_gguf.py` run
-/// on tiny random Hugging Face checkpoints (llama, mistral, mixtral, qwen2,
-/// qwen3, qwen3moe, gemma, gemma2, gemma3, phi3, deepseek2; F32, F16, BF16,
-/// Q8_0, vocabulary-only), with libllama's verdict in `manifest.json`
-/// (conformance/tools/llama-load/make_converter_models.py). Strict accepts
-/// exactly what libllama loads, except the listed vocabulary-only files;
-/// every file libllama loads has no finding at all, and every vocabulary
-/// file loads with `vocab_only`.
+/// on tiny random Hugging Face checkpoints of 56 architectures (decoders,
+/// MoE, SSM and hybrid models, BERT and T5 encoders; F32, F16, BF16, Q8_0,
+/// vocabulary-only) and libllama's own quantizer on a selection (Q2_K to
+/// Q8_0, IQ4_XS, TQ2_0, MXFP4_MOE), each loaded, given a context and a
+/// first prompt by libllama (`manifest.json`,
+/// conformance/tools/llama-load/make_converter_models.py). Strict accepts
+/// exactly what libllama loads and runs: a crash at a context or at the
+/// first evaluation is an error too. A file libllama runs has no error and
+/// no warning but the spec's naming rules for llama.cpp's own hyphenated
+/// architecture names (`gpt-oss.*`), and no info but `model-not-checked`
+/// for a table marked incomplete; every vocabulary of a file libllama runs
+/// loads with `vocab_only`.
 #[test]
 fn strict_agrees_with_llama_cpp_on_every_converter_output() {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../corpus/models/converter");
     let j = judge(&dir, CONVERTER_EXCEPTIONS, |m, file, report, wrong| {
-        let findings: Vec<String> =
-            report.diagnostics.iter().map(|d| format!("{} {}", d.rule.id(), d.message)).collect();
+        let arch_name = report
+            .summary
+            .architecture
+            .as_deref()
+            .is_some_and(|a| !a.bytes().all(|b| b.is_ascii_lowercase() || b.is_ascii_digit()));
+        let findings: Vec<String> = report
+            .diagnostics
+            .iter()
+            .filter(|d| match d.rule.id() {
+                "architecture-charset" | "key-naming" => !arch_name,
+                "model-not-checked" => false,
+                _ => true,
+            })
+            .map(|d| format!("{} {}", d.rule.id(), d.message))
+            .collect();
         if m["loads"] == "yes" && !findings.is_empty() {
-            wrong.push(format!("{file}: libllama loads it, strict finds {findings:?}"));
+            wrong.push(format!("{file}: libllama loads and runs it, strict finds {findings:?}"));
         }
-        if m["loads_vocab_only"].as_str() != Some("yes") && !file.starts_with("phi3_no_endoftext") {
+        if m["loads"] == "yes" && m["loads_vocab_only"].as_str() != Some("yes") {
             wrong.push(format!("{file}: vocab_only load {}", m["loads_vocab_only"]));
         }
     });
-    assert!(j.models >= 20, "the manifest lists {} converter outputs", j.models);
+    assert!(j.models >= 120, "the manifest lists {} converter outputs", j.models);
     assert!(j.wrong.is_empty(), "{} disagreements:\n{}", j.wrong.len(), j.wrong.join("\n"));
     assert!(j.stale.is_empty(), "exceptions that no longer differ: {:?}", j.stale);
     let refused = j.models - j.loads;
-    assert!(j.loads >= 15 && refused >= 2, "{} loaded, {refused} refused", j.loads);
+    assert!(j.loads >= 100 && refused >= 15, "{} loaded, {refused} refused or crashed", j.loads);
 }
 
 /// What each kind's manifest says of a file, and what strict says of it
