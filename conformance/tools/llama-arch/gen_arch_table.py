@@ -341,6 +341,28 @@ def render(root: pathlib.Path) -> str:
     def per_layer(text: str) -> str:
         return PER_LAYER.sub(lambda mm: mm.group(1) + "@layer", text)
 
+    LAMBDA = re.compile(r"auto\s+(\w+)\s*=\s*\[&\]\s*\(\s*llm_tensor\s+(\w+)\s*\)\s*\{")
+
+    def expand_tensor_lambdas(body: str) -> str:
+        """A lambda of a tensor id (`auto conv = [&](llm_tensor tid) {...};`,
+        called as `conv(LLM_TENSOR_SSM_CONV1D_Q)`) is written out once per
+        id it is called with, each copy in an `if` block (so not required),
+        in place of its definition; its calls are left as they are."""
+        while True:
+            m = LAMBDA.search(body)
+            if not m:
+                return body
+            name, param = m.group(1), m.group(2)
+            depth, j = 1, m.end()
+            while j < len(body) and depth:
+                depth += {"{": 1, "}": -1}.get(body[j], 0)
+                j += 1
+            inner = body[m.end():j - 1]
+            end = body.index(";", j) + 1
+            ids = sorted(set(re.findall(r"\b" + name + r"\(\s*(LLM_TENSOR_\w+)\s*\)", body[end:])))
+            copies = "".join("if (lambda_" + name + ") {" + re.sub(r"\b" + param + r"\b", t, inner) + "}" for t in ids)
+            body = body[:m.start()] + copies + body[end:]
+
     def field_keys(hp: str) -> dict:
         """hparams fields the architecture reads from a scalar integer key
         and never assigns otherwise: a shape's `hparams.FIELD` becomes
@@ -594,10 +616,13 @@ def render(root: pathlib.Path) -> str:
                 fmt = kv_names.get(kv)
                 if req and fmt and fmt.startswith("%s."):
                     required.append(fmt[3:])
+        ts = expand_tensor_lambdas(ts) if ts else ts
         tensors = sorted(tensor_pats(ts)) if ts else []
-        # Complete when every tn() names a literal tensor id and suffix:
-        # then a name outside `tensors` is never created.
-        complete = bool(ts) and not re.search(r"\btn\((?!\s*LLM_TENSOR_)|\btn\(\s*LLM_TENSOR_\w+\s*,(?!\s*\")", ts)
+        # Complete when every tn() names a literal tensor id and a literal
+        # suffix or none (`tn(LLM_TENSOR_SSM_A, i)`: the int overload, the
+        # layer): then a name outside `tensors` is never created.
+        complete = bool(ts) and not re.search(
+            r"\btn\((?!\s*LLM_TENSOR_)|\btn\(\s*LLM_TENSOR_\w+\s*,(?!\s*\")(?!\s*\w+\s*[,)])", ts)
         merged = {}
         for tname, dims, req in shapes(ts, fk=field_keys(hp)) if ts else []:
             e = merged.setdefault(tname, [[], set()])

@@ -1114,7 +1114,7 @@ pub(crate) const ARCH_TABLE: &[ArchTable] = &[
     ArchTable {
         name: "qwen3next",
         class: "llama_model_qwen3next",
-        complete: false,
+        complete: true,
         required_keys: &["attention.layer_norm_rms_epsilon", "ssm.conv_kernel", "ssm.group_count", "ssm.inner_size", "ssm.state_size", "ssm.time_step_rank"],
         tensors: &["blk.{}.attn_gate.weight", "blk.{}.attn_k.bias", "blk.{}.attn_k.weight", "blk.{}.attn_k_norm.weight", "blk.{}.attn_norm.weight", "blk.{}.attn_output.weight", "blk.{}.attn_q.bias", "blk.{}.attn_q.weight", "blk.{}.attn_q_norm.weight", "blk.{}.attn_qkv.bias", "blk.{}.attn_qkv.weight", "blk.{}.attn_v.bias", "blk.{}.attn_v.weight", "blk.{}.ffn_down_exps.weight", "blk.{}.ffn_down_shexp.weight", "blk.{}.ffn_gate_exps.weight", "blk.{}.ffn_gate_inp.weight", "blk.{}.ffn_gate_inp_shexp.weight", "blk.{}.ffn_gate_shexp.weight", "blk.{}.ffn_gate_up_exps.weight", "blk.{}.ffn_up_exps.weight", "blk.{}.ffn_up_shexp.weight", "blk.{}.nextn.eh_proj.weight", "blk.{}.nextn.embed_tokens.weight", "blk.{}.nextn.enorm.weight", "blk.{}.nextn.hnorm.weight", "blk.{}.nextn.shared_head_head.weight", "blk.{}.nextn.shared_head_norm.weight", "blk.{}.post_attention_norm.weight", "blk.{}.ssm_a", "blk.{}.ssm_ba.weight", "blk.{}.ssm_conv1d.weight", "blk.{}.ssm_dt.bias", "blk.{}.ssm_in.weight", "blk.{}.ssm_norm.weight", "blk.{}.ssm_out.weight", "output.weight", "output_norm.weight", "token_embd.weight"],
         shapes: &[
@@ -1235,7 +1235,7 @@ pub(crate) const ARCH_TABLE: &[ArchTable] = &[
     ArchTable {
         name: "qwen35",
         class: "llama_model_qwen35",
-        complete: false,
+        complete: true,
         required_keys: &["attention.layer_norm_rms_epsilon", "rope.dimension_sections", "ssm.conv_kernel", "ssm.group_count", "ssm.inner_size", "ssm.state_size", "ssm.time_step_rank"],
         tensors: &["blk.{}.attn_gate.weight", "blk.{}.attn_k.bias", "blk.{}.attn_k.weight", "blk.{}.attn_k_norm.weight", "blk.{}.attn_norm.weight", "blk.{}.attn_output.weight", "blk.{}.attn_q.bias", "blk.{}.attn_q.weight", "blk.{}.attn_q_norm.weight", "blk.{}.attn_qkv.bias", "blk.{}.attn_qkv.weight", "blk.{}.attn_v.bias", "blk.{}.attn_v.weight", "blk.{}.ffn_down.weight", "blk.{}.ffn_gate.weight", "blk.{}.ffn_up.weight", "blk.{}.nextn.eh_proj.weight", "blk.{}.nextn.embed_tokens.weight", "blk.{}.nextn.enorm.weight", "blk.{}.nextn.hnorm.weight", "blk.{}.nextn.shared_head_head.weight", "blk.{}.nextn.shared_head_norm.weight", "blk.{}.post_attention_norm.weight", "blk.{}.ssm_a", "blk.{}.ssm_alpha.weight", "blk.{}.ssm_beta.weight", "blk.{}.ssm_conv1d.weight", "blk.{}.ssm_dt.bias", "blk.{}.ssm_norm.weight", "blk.{}.ssm_out.weight", "output.weight", "output_norm.weight", "token_embd.weight"],
         shapes: &[
@@ -1282,7 +1282,7 @@ pub(crate) const ARCH_TABLE: &[ArchTable] = &[
     ArchTable {
         name: "qwen35moe",
         class: "llama_model_qwen35moe",
-        complete: false,
+        complete: true,
         required_keys: &["attention.layer_norm_rms_epsilon", "rope.dimension_sections", "ssm.conv_kernel", "ssm.group_count", "ssm.inner_size", "ssm.state_size", "ssm.time_step_rank"],
         tensors: &["blk.{}.attn_gate.weight", "blk.{}.attn_k.bias", "blk.{}.attn_k.weight", "blk.{}.attn_k_norm.weight", "blk.{}.attn_norm.weight", "blk.{}.attn_output.weight", "blk.{}.attn_q.bias", "blk.{}.attn_q.weight", "blk.{}.attn_q_norm.weight", "blk.{}.attn_qkv.bias", "blk.{}.attn_qkv.weight", "blk.{}.attn_v.bias", "blk.{}.attn_v.weight", "blk.{}.ffn_down_exps.weight", "blk.{}.ffn_down_shexp.weight", "blk.{}.ffn_gate_exps.weight", "blk.{}.ffn_gate_inp.weight", "blk.{}.ffn_gate_inp_shexp.weight", "blk.{}.ffn_gate_shexp.weight", "blk.{}.ffn_gate_up_exps.weight", "blk.{}.ffn_up_exps.weight", "blk.{}.ffn_up_shexp.weight", "blk.{}.nextn.eh_proj.weight", "blk.{}.nextn.embed_tokens.weight", "blk.{}.nextn.enorm.weight", "blk.{}.nextn.hnorm.weight", "blk.{}.nextn.shared_head_head.weight", "blk.{}.nextn.shared_head_norm.weight", "blk.{}.post_attention_norm.weight", "blk.{}.ssm_a", "blk.{}.ssm_alpha.weight", "blk.{}.ssm_beta.weight", "blk.{}.ssm_conv1d.weight", "blk.{}.ssm_dt.bias", "blk.{}.ssm_norm.weight", "blk.{}.ssm_out.weight", "output.weight", "output_norm.weight", "token_embd.weight"],
         shapes: &[
@@ -1335,7 +1335,7 @@ pub(crate) const ARCH_TABLE: &[ArchTable] = &[
     ArchTable {
         name: "qwen4exp",
         class: "llama_model_qwen4exp",
-        complete: false,
+        complete: true,
         required_keys: &["attention.indexer.head_count", "attention.indexer.key_length", "attention.indexer.top_k", "attention.layer_norm_rms_epsilon", "hyper_connection.count", "hyper_connection.low_rank", "rope.dimension_sections", "ssm.conv_kernel", "ssm.group_count", "ssm.inner_size", "ssm.state_size", "ssm.time_step_rank"],
         tensors: &["blk.{}.attn_gate.weight", "blk.{}.attn_k.bias", "blk.{}.attn_k.weight", "blk.{}.attn_k_norm.weight", "blk.{}.attn_output.weight", "blk.{}.attn_q.bias", "blk.{}.attn_q.weight", "blk.{}.attn_q_norm.weight", "blk.{}.attn_qkv.bias", "blk.{}.attn_qkv.weight", "blk.{}.attn_v.bias", "blk.{}.attn_v.weight", "blk.{}.ffn_down_exps.weight", "blk.{}.ffn_down_shexp.weight", "blk.{}.ffn_gate_exps.weight", "blk.{}.ffn_gate_inp.weight", "blk.{}.ffn_gate_inp_shexp.weight", "blk.{}.ffn_gate_shexp.weight", "blk.{}.ffn_gate_up_exps.weight", "blk.{}.ffn_up_exps.weight", "blk.{}.ffn_up_shexp.weight", "blk.{}.hc_attn_down.weight", "blk.{}.hc_attn_inject.weight", "blk.{}.hc_attn_norm.weight", "blk.{}.hc_attn_up.weight", "blk.{}.hc_ffn_down.weight", "blk.{}.hc_ffn_inject.weight", "blk.{}.hc_ffn_norm.weight", "blk.{}.hc_ffn_up.weight", "blk.{}.indexer.k_norm.weight", "blk.{}.indexer.k_proj.weight", "blk.{}.indexer.q_norm.weight", "blk.{}.indexer.q_proj.weight", "blk.{}.ple_conv1d.weight", "blk.{}.ple_key.weight", "blk.{}.ple_norm_conv.weight", "blk.{}.ple_norm_key.weight", "blk.{}.ple_norm_query.weight", "blk.{}.ple_value.weight", "blk.{}.ssm_a", "blk.{}.ssm_alpha.weight", "blk.{}.ssm_beta.weight", "blk.{}.ssm_conv1d.weight", "blk.{}.ssm_dt.bias", "blk.{}.ssm_norm.weight", "blk.{}.ssm_out.weight", "output.weight", "output_hc_down.weight", "output_hc_norm.weight", "output_hc_up.weight", "per_layer_token_embd.weight", "token_embd.weight"],
         shapes: &[
@@ -1547,7 +1547,7 @@ pub(crate) const ARCH_TABLE: &[ArchTable] = &[
     ArchTable {
         name: "plamo2",
         class: "llama_model_plamo2",
-        complete: false,
+        complete: true,
         required_keys: &["attention.layer_norm_rms_epsilon", "ssm.conv_kernel", "ssm.group_count", "ssm.inner_size", "ssm.state_size", "ssm.time_step_rank"],
         tensors: &["blk.{}.attn_k_norm.weight", "blk.{}.attn_norm.weight", "blk.{}.attn_output.weight", "blk.{}.attn_q_norm.weight", "blk.{}.attn_qkv.weight", "blk.{}.ffn_down.weight", "blk.{}.ffn_norm.weight", "blk.{}.ffn_up.weight", "blk.{}.post_attention_norm", "blk.{}.post_ffw_norm", "blk.{}.ssm_a", "blk.{}.ssm_b_norm", "blk.{}.ssm_c_norm", "blk.{}.ssm_conv1d.weight", "blk.{}.ssm_d", "blk.{}.ssm_dt.bias", "blk.{}.ssm_dt.weight", "blk.{}.ssm_dt_norm", "blk.{}.ssm_in.weight", "blk.{}.ssm_out.weight", "blk.{}.ssm_x.weight", "output.weight", "output_norm.weight", "token_embd.weight"],
         shapes: &[
@@ -1585,7 +1585,7 @@ pub(crate) const ARCH_TABLE: &[ArchTable] = &[
     ArchTable {
         name: "plamo3",
         class: "llama_model_plamo3",
-        complete: false,
+        complete: true,
         required_keys: &["attention.layer_norm_rms_epsilon"],
         tensors: &["blk.{}.attn_k_norm.weight", "blk.{}.attn_norm.weight", "blk.{}.attn_output.weight", "blk.{}.attn_q_norm.weight", "blk.{}.attn_qkv.weight", "blk.{}.ffn_down.weight", "blk.{}.ffn_norm.weight", "blk.{}.ffn_up.weight", "blk.{}.post_attention_norm", "blk.{}.post_ffw_norm", "output.weight", "output_norm.weight", "token_embd.weight"],
         shapes: &[
@@ -2092,7 +2092,7 @@ pub(crate) const ARCH_TABLE: &[ArchTable] = &[
     ArchTable {
         name: "mamba",
         class: "llama_model_mamba",
-        complete: false,
+        complete: true,
         required_keys: &["attention.layer_norm_rms_epsilon", "ssm.conv_kernel", "ssm.inner_size", "ssm.state_size", "ssm.time_step_rank"],
         tensors: &["blk.{}.attn_norm.weight", "blk.{}.ssm_a", "blk.{}.ssm_conv1d.bias", "blk.{}.ssm_conv1d.weight", "blk.{}.ssm_d", "blk.{}.ssm_dt.bias", "blk.{}.ssm_dt.weight", "blk.{}.ssm_in.weight", "blk.{}.ssm_out.weight", "blk.{}.ssm_x.weight", "output.weight", "output_norm.weight", "token_embd.weight"],
         shapes: &[
@@ -2119,7 +2119,7 @@ pub(crate) const ARCH_TABLE: &[ArchTable] = &[
     ArchTable {
         name: "mamba2",
         class: "llama_model_mamba2",
-        complete: false,
+        complete: true,
         required_keys: &["attention.layer_norm_rms_epsilon", "ssm.conv_kernel", "ssm.group_count", "ssm.inner_size", "ssm.state_size", "ssm.time_step_rank"],
         tensors: &["blk.{}.attn_norm.weight", "blk.{}.ssm_a", "blk.{}.ssm_conv1d.bias", "blk.{}.ssm_conv1d.weight", "blk.{}.ssm_d", "blk.{}.ssm_dt.bias", "blk.{}.ssm_in.weight", "blk.{}.ssm_norm.weight", "blk.{}.ssm_out.weight", "output.weight", "output_norm.weight", "token_embd.weight"],
         shapes: &[
@@ -2179,7 +2179,7 @@ pub(crate) const ARCH_TABLE: &[ArchTable] = &[
     ArchTable {
         name: "jamba",
         class: "llama_model_jamba",
-        complete: false,
+        complete: true,
         required_keys: &["attention.layer_norm_rms_epsilon", "ssm.conv_kernel", "ssm.inner_size", "ssm.state_size", "ssm.time_step_rank"],
         tensors: &["blk.{}.attn_k.bias", "blk.{}.attn_k.weight", "blk.{}.attn_norm.weight", "blk.{}.attn_output.weight", "blk.{}.attn_q.bias", "blk.{}.attn_q.weight", "blk.{}.attn_qkv.bias", "blk.{}.attn_qkv.weight", "blk.{}.attn_v.bias", "blk.{}.attn_v.weight", "blk.{}.ffn_down.weight", "blk.{}.ffn_down_exps.weight", "blk.{}.ffn_gate.weight", "blk.{}.ffn_gate_exps.weight", "blk.{}.ffn_gate_inp.weight", "blk.{}.ffn_norm.weight", "blk.{}.ffn_up.weight", "blk.{}.ffn_up_exps.weight", "blk.{}.ssm_a", "blk.{}.ssm_b_norm.weight", "blk.{}.ssm_c_norm.weight", "blk.{}.ssm_conv1d.bias", "blk.{}.ssm_conv1d.weight", "blk.{}.ssm_d", "blk.{}.ssm_dt.bias", "blk.{}.ssm_dt.weight", "blk.{}.ssm_dt_norm.weight", "blk.{}.ssm_in.weight", "blk.{}.ssm_out.weight", "blk.{}.ssm_x.weight", "output.weight", "output_norm.weight", "token_embd.weight"],
         shapes: &[
@@ -2226,7 +2226,7 @@ pub(crate) const ARCH_TABLE: &[ArchTable] = &[
     ArchTable {
         name: "falcon-h1",
         class: "llama_model_falcon_h1",
-        complete: false,
+        complete: true,
         required_keys: &["attention.layer_norm_rms_epsilon", "ssm.conv_kernel", "ssm.group_count", "ssm.inner_size", "ssm.state_size", "ssm.time_step_rank"],
         tensors: &["blk.{}.attn_k.bias", "blk.{}.attn_k.weight", "blk.{}.attn_norm.weight", "blk.{}.attn_output.bias", "blk.{}.attn_output.weight", "blk.{}.attn_q.bias", "blk.{}.attn_q.weight", "blk.{}.attn_qkv.bias", "blk.{}.attn_qkv.weight", "blk.{}.attn_v.bias", "blk.{}.attn_v.weight", "blk.{}.ffn_down.bias", "blk.{}.ffn_down.weight", "blk.{}.ffn_gate.bias", "blk.{}.ffn_gate.weight", "blk.{}.ffn_norm", "blk.{}.ffn_up.bias", "blk.{}.ffn_up.weight", "blk.{}.ssm_a", "blk.{}.ssm_conv1d.bias", "blk.{}.ssm_conv1d.weight", "blk.{}.ssm_d", "blk.{}.ssm_dt.bias", "blk.{}.ssm_in.weight", "blk.{}.ssm_norm.weight", "blk.{}.ssm_out.weight", "output.weight", "output_norm.weight", "rope_freqs.weight", "token_embd.weight"],
         shapes: &[
@@ -3233,7 +3233,7 @@ pub(crate) const ARCH_TABLE: &[ArchTable] = &[
     ArchTable {
         name: "nemotron_h",
         class: "llama_model_nemotron_h",
-        complete: false,
+        complete: true,
         required_keys: &["attention.layer_norm_epsilon", "ssm.conv_kernel", "ssm.group_count", "ssm.inner_size", "ssm.state_size", "ssm.time_step_rank"],
         tensors: &["blk.{}.attn_k.bias", "blk.{}.attn_k.weight", "blk.{}.attn_norm.weight", "blk.{}.attn_output.bias", "blk.{}.attn_output.weight", "blk.{}.attn_q.bias", "blk.{}.attn_q.weight", "blk.{}.attn_qkv.bias", "blk.{}.attn_qkv.weight", "blk.{}.attn_v.bias", "blk.{}.attn_v.weight", "blk.{}.exp_probs_b.bias", "blk.{}.ffn_down.bias", "blk.{}.ffn_down.weight", "blk.{}.ffn_down_exps.weight", "blk.{}.ffn_down_shexp.weight", "blk.{}.ffn_gate_inp.weight", "blk.{}.ffn_latent_down.weight", "blk.{}.ffn_latent_up.weight", "blk.{}.ffn_up.bias", "blk.{}.ffn_up.weight", "blk.{}.ffn_up_exps.weight", "blk.{}.ffn_up_shexp.weight", "blk.{}.nextn.eh_proj.weight", "blk.{}.nextn.enorm.weight", "blk.{}.nextn.hnorm.weight", "blk.{}.nextn.shared_head_norm.weight", "blk.{}.post_attention_norm.weight", "blk.{}.ssm_a", "blk.{}.ssm_conv1d.bias", "blk.{}.ssm_conv1d.weight", "blk.{}.ssm_d", "blk.{}.ssm_dt.bias", "blk.{}.ssm_in.weight", "blk.{}.ssm_norm.weight", "blk.{}.ssm_out.weight", "output.weight", "output_norm.weight", "token_embd.weight"],
         shapes: &[
@@ -3286,7 +3286,7 @@ pub(crate) const ARCH_TABLE: &[ArchTable] = &[
     ArchTable {
         name: "nemotron_h_moe",
         class: "llama_model_nemotron_h_moe",
-        complete: false,
+        complete: true,
         required_keys: &["attention.layer_norm_epsilon", "ssm.conv_kernel", "ssm.group_count", "ssm.inner_size", "ssm.state_size", "ssm.time_step_rank"],
         tensors: &["blk.{}.attn_k.bias", "blk.{}.attn_k.weight", "blk.{}.attn_norm.weight", "blk.{}.attn_output.bias", "blk.{}.attn_output.weight", "blk.{}.attn_q.bias", "blk.{}.attn_q.weight", "blk.{}.attn_qkv.bias", "blk.{}.attn_qkv.weight", "blk.{}.attn_v.bias", "blk.{}.attn_v.weight", "blk.{}.exp_probs_b.bias", "blk.{}.ffn_down.bias", "blk.{}.ffn_down.weight", "blk.{}.ffn_down_exps.weight", "blk.{}.ffn_down_shexp.weight", "blk.{}.ffn_gate_inp.weight", "blk.{}.ffn_latent_down.weight", "blk.{}.ffn_latent_up.weight", "blk.{}.ffn_up.bias", "blk.{}.ffn_up.weight", "blk.{}.ffn_up_exps.weight", "blk.{}.ffn_up_shexp.weight", "blk.{}.nextn.eh_proj.weight", "blk.{}.nextn.enorm.weight", "blk.{}.nextn.hnorm.weight", "blk.{}.nextn.shared_head_norm.weight", "blk.{}.post_attention_norm.weight", "blk.{}.ssm_a", "blk.{}.ssm_conv1d.bias", "blk.{}.ssm_conv1d.weight", "blk.{}.ssm_d", "blk.{}.ssm_dt.bias", "blk.{}.ssm_in.weight", "blk.{}.ssm_norm.weight", "blk.{}.ssm_out.weight", "output.weight", "output_norm.weight", "token_embd.weight"],
         shapes: &[
@@ -3726,7 +3726,7 @@ pub(crate) const ARCH_TABLE: &[ArchTable] = &[
     ArchTable {
         name: "granitehybrid",
         class: "llama_model_granite_hybrid",
-        complete: false,
+        complete: true,
         required_keys: &["attention.layer_norm_rms_epsilon", "ssm.conv_kernel", "ssm.group_count", "ssm.inner_size", "ssm.state_size", "ssm.time_step_rank"],
         tensors: &["blk.{}.attn_k.bias", "blk.{}.attn_k.weight", "blk.{}.attn_norm.weight", "blk.{}.attn_output.bias", "blk.{}.attn_output.weight", "blk.{}.attn_q.bias", "blk.{}.attn_q.weight", "blk.{}.attn_qkv.bias", "blk.{}.attn_qkv.weight", "blk.{}.attn_v.bias", "blk.{}.attn_v.weight", "blk.{}.ffn_down.bias", "blk.{}.ffn_down.weight", "blk.{}.ffn_down_exps.weight", "blk.{}.ffn_down_shexp.weight", "blk.{}.ffn_gate.bias", "blk.{}.ffn_gate.weight", "blk.{}.ffn_gate_exps.weight", "blk.{}.ffn_gate_inp.weight", "blk.{}.ffn_gate_shexp.weight", "blk.{}.ffn_norm.weight", "blk.{}.ffn_up.bias", "blk.{}.ffn_up.weight", "blk.{}.ffn_up_exps.weight", "blk.{}.ffn_up_shexp.weight", "blk.{}.ssm_a", "blk.{}.ssm_conv1d.bias", "blk.{}.ssm_conv1d.weight", "blk.{}.ssm_d", "blk.{}.ssm_dt.bias", "blk.{}.ssm_in.weight", "blk.{}.ssm_norm.weight", "blk.{}.ssm_out.weight", "output.weight", "output_norm.weight", "rope_freqs.weight", "token_embd.weight"],
         shapes: &[
@@ -4053,7 +4053,7 @@ pub(crate) const ARCH_TABLE: &[ArchTable] = &[
     ArchTable {
         name: "bailingmoe3",
         class: "llama_model_bailingmoe3",
-        complete: false,
+        complete: true,
         required_keys: &["attention.key_length_mla", "attention.kv_lora_rank", "attention.layer_norm_rms_epsilon", "attention.value_length_mla", "expert_feed_forward_length", "expert_gating_func", "expert_shared_count", "kda.gate_lower_bound", "kda.head_dim", "leading_dense_block_count", "ssm.conv_kernel"],
         tensors: &["blk.{}.attn_gate.weight", "blk.{}.attn_k.bias", "blk.{}.attn_k.weight", "blk.{}.attn_k_b.weight", "blk.{}.attn_kv_a_mqa.weight", "blk.{}.attn_kv_a_norm.weight", "blk.{}.attn_norm.weight", "blk.{}.attn_output.weight", "blk.{}.attn_q.bias", "blk.{}.attn_q.weight", "blk.{}.attn_q_a.weight", "blk.{}.attn_q_a_norm.weight", "blk.{}.attn_q_b.weight", "blk.{}.attn_qkv.bias", "blk.{}.attn_qkv.weight", "blk.{}.attn_v.bias", "blk.{}.attn_v.weight", "blk.{}.attn_v_b.weight", "blk.{}.exp_probs_b.bias", "blk.{}.ffn_down.weight", "blk.{}.ffn_down_exps.weight", "blk.{}.ffn_down_shexp.weight", "blk.{}.ffn_gate.weight", "blk.{}.ffn_gate_exps.weight", "blk.{}.ffn_gate_inp.weight", "blk.{}.ffn_gate_shexp.weight", "blk.{}.ffn_norm.weight", "blk.{}.ffn_up.weight", "blk.{}.ffn_up_exps.weight", "blk.{}.ffn_up_shexp.weight", "blk.{}.layer_output_norm.weight", "blk.{}.nextn.eh_proj.weight", "blk.{}.nextn.enorm.weight", "blk.{}.nextn.hnorm.weight", "blk.{}.ssm_a", "blk.{}.ssm_beta.weight", "blk.{}.ssm_conv1d_k.weight", "blk.{}.ssm_conv1d_q.weight", "blk.{}.ssm_conv1d_v.weight", "blk.{}.ssm_dt.bias", "blk.{}.ssm_f_a.weight", "blk.{}.ssm_g_a.weight", "blk.{}.ssm_norm.weight", "output.weight", "output_norm.weight", "token_embd.weight"],
         shapes: &[
@@ -4507,7 +4507,7 @@ pub(crate) const ARCH_TABLE: &[ArchTable] = &[
     ArchTable {
         name: "hy_v3",
         class: "llama_model_hy_v3",
-        complete: false,
+        complete: true,
         required_keys: &["attention.layer_norm_rms_epsilon", "expert_feed_forward_length"],
         tensors: &["blk.{}.attn_k.bias", "blk.{}.attn_k.weight", "blk.{}.attn_k_norm.weight", "blk.{}.attn_norm.weight", "blk.{}.attn_output.weight", "blk.{}.attn_q.bias", "blk.{}.attn_q.weight", "blk.{}.attn_q_norm.weight", "blk.{}.attn_qkv.bias", "blk.{}.attn_qkv.weight", "blk.{}.attn_v.bias", "blk.{}.attn_v.weight", "blk.{}.exp_probs_b", "blk.{}.ffn_down.weight", "blk.{}.ffn_down_exps.weight", "blk.{}.ffn_down_shexp.weight", "blk.{}.ffn_gate.weight", "blk.{}.ffn_gate_exps.weight", "blk.{}.ffn_gate_inp.weight", "blk.{}.ffn_gate_shexp.weight", "blk.{}.ffn_gate_up_exps.weight", "blk.{}.ffn_norm.weight", "blk.{}.ffn_up.weight", "blk.{}.ffn_up_exps.weight", "blk.{}.ffn_up_shexp.weight", "blk.{}.nextn.eh_proj.weight", "blk.{}.nextn.embed_tokens.weight", "blk.{}.nextn.enorm.weight", "blk.{}.nextn.hnorm.weight", "blk.{}.nextn.shared_head_head.weight", "blk.{}.nextn.shared_head_norm.weight", "output.weight", "output_norm.weight", "token_embd.weight"],
         shapes: &[
@@ -5038,7 +5038,7 @@ pub(crate) const ARCH_TABLE: &[ArchTable] = &[
     ArchTable {
         name: "hrm_text",
         class: "llama_model_hrm_text",
-        complete: false,
+        complete: true,
         required_keys: &["attention.layer_norm_rms_epsilon", "hrm.h_cycles", "hrm.l_cycles", "hrm.layers_per_stack"],
         tensors: &["blk.{}.attn_gate.weight", "blk.{}.attn_k.bias", "blk.{}.attn_k.weight", "blk.{}.attn_output.weight", "blk.{}.attn_q.bias", "blk.{}.attn_q.weight", "blk.{}.attn_qkv.bias", "blk.{}.attn_qkv.weight", "blk.{}.attn_v.bias", "blk.{}.attn_v.weight", "blk.{}.ffn_down.weight", "blk.{}.ffn_gate.weight", "blk.{}.ffn_up.weight", "hrm.z_l_init", "output.weight", "token_embd.weight"],
         shapes: &[
@@ -5323,7 +5323,7 @@ pub(crate) const ARCH_TABLE: &[ArchTable] = &[
     ArchTable {
         name: "dflash",
         class: "llama_model_dflash",
-        complete: false,
+        complete: true,
         required_keys: &["attention.layer_norm_rms_epsilon"],
         tensors: &["blk.{}.attn_conv_base", "blk.{}.attn_conv_proj.weight", "blk.{}.attn_k.weight", "blk.{}.attn_k_norm.weight", "blk.{}.attn_kv.weight", "blk.{}.attn_kv_a_norm.weight", "blk.{}.attn_norm.weight", "blk.{}.attn_output.weight", "blk.{}.attn_output_a.weight", "blk.{}.attn_output_b.weight", "blk.{}.attn_q.weight", "blk.{}.attn_q_a.weight", "blk.{}.attn_q_a_norm.weight", "blk.{}.attn_q_b.weight", "blk.{}.attn_q_norm.weight", "blk.{}.attn_sinks.weight", "blk.{}.attn_v.weight", "blk.{}.exp_probs_b.bias", "blk.{}.ffn_conv_base", "blk.{}.ffn_conv_proj.weight", "blk.{}.ffn_down.weight", "blk.{}.ffn_down_exps.weight", "blk.{}.ffn_down_shexp.weight", "blk.{}.ffn_gate.weight", "blk.{}.ffn_gate_exps.weight", "blk.{}.ffn_gate_inp.weight", "blk.{}.ffn_gate_shexp.weight", "blk.{}.ffn_norm.weight", "blk.{}.ffn_up.weight", "blk.{}.ffn_up_exps.weight", "blk.{}.ffn_up_shexp.weight", "blk.{}.hc_attn_base.weight", "blk.{}.hc_attn_fn.weight", "blk.{}.hc_attn_scale.weight", "blk.{}.hc_ffn_base.weight", "blk.{}.hc_ffn_fn.weight", "blk.{}.hc_ffn_scale.weight", "blk.{}.layer_output_scale.weight", "blk.{}.post_attention_norm.weight", "blk.{}.post_ffw_norm.weight", "conf_proj.bias", "conf_proj.weight", "d2t", "enc.output_norm.weight", "fc.scale", "fc.weight", "markov_w1.weight", "markov_w2.scale", "markov_w2.weight", "output.weight", "output_hc_base.weight", "output_hc_fn.weight", "output_hc_scale.weight", "output_norm.weight", "rope_freqs.weight", "selector_hidden.weight", "selector_predecessor.weight", "selector_successor.weight", "token_embd.weight"],
         shapes: &[
@@ -5704,7 +5704,7 @@ pub(crate) const ARCH_TABLE: &[ArchTable] = &[
     ArchTable {
         name: "kimi-linear",
         class: "llama_model_kimi_linear",
-        complete: false,
+        complete: true,
         required_keys: &["attention.key_length_mla", "attention.kv_lora_rank", "attention.layer_norm_rms_epsilon", "attention.value_length_mla", "expert_feed_forward_length", "expert_gating_func", "expert_shared_count", "kda.head_dim", "ssm.conv_kernel"],
         tensors: &["blk.{}.attn_k.bias", "blk.{}.attn_k.weight", "blk.{}.attn_k_b.weight", "blk.{}.attn_kv_a_mqa.weight", "blk.{}.attn_kv_a_norm.weight", "blk.{}.attn_kv_b.weight", "blk.{}.attn_norm.weight", "blk.{}.attn_output.weight", "blk.{}.attn_q.bias", "blk.{}.attn_q.weight", "blk.{}.attn_q_a.weight", "blk.{}.attn_q_a_norm.weight", "blk.{}.attn_q_b.weight", "blk.{}.attn_qkv.bias", "blk.{}.attn_qkv.weight", "blk.{}.attn_v.bias", "blk.{}.attn_v.weight", "blk.{}.attn_v_b.weight", "blk.{}.exp_probs_b.bias", "blk.{}.ffn_down.weight", "blk.{}.ffn_down_exps.weight", "blk.{}.ffn_down_shexp.weight", "blk.{}.ffn_gate.weight", "blk.{}.ffn_gate_exps.weight", "blk.{}.ffn_gate_inp.weight", "blk.{}.ffn_gate_shexp.weight", "blk.{}.ffn_norm.weight", "blk.{}.ffn_up.weight", "blk.{}.ffn_up_exps.weight", "blk.{}.ffn_up_shexp.weight", "blk.{}.ssm_a", "blk.{}.ssm_beta.weight", "blk.{}.ssm_conv1d_k.weight", "blk.{}.ssm_conv1d_q.weight", "blk.{}.ssm_conv1d_v.weight", "blk.{}.ssm_dt.bias", "blk.{}.ssm_f_a.weight", "blk.{}.ssm_f_b.weight", "blk.{}.ssm_g_a.weight", "blk.{}.ssm_g_b.weight", "blk.{}.ssm_norm.weight", "output.weight", "output_norm.weight", "token_embd.weight"],
         shapes: &[
@@ -5762,9 +5762,9 @@ pub(crate) const ARCH_TABLE: &[ArchTable] = &[
     ArchTable {
         name: "kimi-k3",
         class: "llama_model_kimi_k3",
-        complete: false,
+        complete: true,
         required_keys: &["activation.situ_beta", "activation.situ_linear_beta", "attention.key_length_mla", "attention.kv_lora_rank", "attention.layer_norm_rms_epsilon", "attention.value_length_mla", "attn_res.block_size", "expert_feed_forward_length", "expert_gating_func", "expert_shared_count", "kda.head_dim", "ssm.conv_kernel"],
-        tensors: &["blk.{}.attn_gate.weight", "blk.{}.attn_k.bias", "blk.{}.attn_k.weight", "blk.{}.attn_k_b.weight", "blk.{}.attn_kv_a_mqa.weight", "blk.{}.attn_kv_a_norm.weight", "blk.{}.attn_kv_b.weight", "blk.{}.attn_norm.weight", "blk.{}.attn_output.weight", "blk.{}.attn_q.bias", "blk.{}.attn_q.weight", "blk.{}.attn_q_a.weight", "blk.{}.attn_q_a_norm.weight", "blk.{}.attn_q_b.weight", "blk.{}.attn_qkv.bias", "blk.{}.attn_qkv.weight", "blk.{}.attn_res_score.weight", "blk.{}.attn_v.bias", "blk.{}.attn_v.weight", "blk.{}.attn_v_b.weight", "blk.{}.exp_probs_b.bias", "blk.{}.ffn_down.weight", "blk.{}.ffn_down_exps.weight", "blk.{}.ffn_down_shexp.weight", "blk.{}.ffn_gate.weight", "blk.{}.ffn_gate_exps.weight", "blk.{}.ffn_gate_inp.weight", "blk.{}.ffn_gate_shexp.weight", "blk.{}.ffn_norm.weight", "blk.{}.ffn_res_score.weight", "blk.{}.ffn_routed_down.weight", "blk.{}.ffn_routed_norm.weight", "blk.{}.ffn_routed_up.weight", "blk.{}.ffn_up.weight", "blk.{}.ffn_up_exps.weight", "blk.{}.ffn_up_shexp.weight", "blk.{}.ssm_a", "blk.{}.ssm_beta.weight", "blk.{}.ssm_dt.bias", "blk.{}.ssm_f_a.weight", "blk.{}.ssm_f_b.weight", "blk.{}.ssm_g.weight", "blk.{}.ssm_norm.weight", "output.weight", "output_norm.weight", "output_res_score.weight", "token_embd.weight"],
+        tensors: &["blk.{}.attn_gate.weight", "blk.{}.attn_k.bias", "blk.{}.attn_k.weight", "blk.{}.attn_k_b.weight", "blk.{}.attn_kv_a_mqa.weight", "blk.{}.attn_kv_a_norm.weight", "blk.{}.attn_kv_b.weight", "blk.{}.attn_norm.weight", "blk.{}.attn_output.weight", "blk.{}.attn_q.bias", "blk.{}.attn_q.weight", "blk.{}.attn_q_a.weight", "blk.{}.attn_q_a_norm.weight", "blk.{}.attn_q_b.weight", "blk.{}.attn_qkv.bias", "blk.{}.attn_qkv.weight", "blk.{}.attn_res_score.weight", "blk.{}.attn_v.bias", "blk.{}.attn_v.weight", "blk.{}.attn_v_b.weight", "blk.{}.exp_probs_b.bias", "blk.{}.ffn_down.weight", "blk.{}.ffn_down_exps.weight", "blk.{}.ffn_down_shexp.weight", "blk.{}.ffn_gate.weight", "blk.{}.ffn_gate_exps.weight", "blk.{}.ffn_gate_inp.weight", "blk.{}.ffn_gate_shexp.weight", "blk.{}.ffn_norm.weight", "blk.{}.ffn_res_score.weight", "blk.{}.ffn_routed_down.weight", "blk.{}.ffn_routed_norm.weight", "blk.{}.ffn_routed_up.weight", "blk.{}.ffn_up.weight", "blk.{}.ffn_up_exps.weight", "blk.{}.ffn_up_shexp.weight", "blk.{}.ssm_a", "blk.{}.ssm_beta.weight", "blk.{}.ssm_conv1d_k.weight", "blk.{}.ssm_conv1d_q.weight", "blk.{}.ssm_conv1d_v.weight", "blk.{}.ssm_dt.bias", "blk.{}.ssm_f_a.weight", "blk.{}.ssm_f_b.weight", "blk.{}.ssm_g.weight", "blk.{}.ssm_norm.weight", "output.weight", "output_norm.weight", "output_res_score.weight", "token_embd.weight"],
         shapes: &[
             TensorShape { name: "blk.{}.attn_gate.weight", required: Required::No, dims: &[&["n_embd", "n_head * (local:n_embd_head_v)"]] },
             TensorShape { name: "blk.{}.attn_k.bias", required: Required::No, dims: &[&["((local:d_inner))"]] },
@@ -5804,6 +5804,9 @@ pub(crate) const ARCH_TABLE: &[ArchTable] = &[
             TensorShape { name: "blk.{}.ffn_up_shexp.weight", required: Required::No, dims: &[&["n_embd", "(local:n_ff_shexp)"]] },
             TensorShape { name: "blk.{}.ssm_a", required: Required::No, dims: &[&["n_head"]] },
             TensorShape { name: "blk.{}.ssm_beta.weight", required: Required::No, dims: &[&["n_embd", "n_head"]] },
+            TensorShape { name: "blk.{}.ssm_conv1d_k.weight", required: Required::No, dims: &[&["(local:d_conv)", "1", "(local:d_inner)", "1"], &["(local:d_conv)", "1", "(local:d_inner)"]] },
+            TensorShape { name: "blk.{}.ssm_conv1d_q.weight", required: Required::No, dims: &[&["(local:d_conv)", "1", "(local:d_inner)", "1"], &["(local:d_conv)", "1", "(local:d_inner)"]] },
+            TensorShape { name: "blk.{}.ssm_conv1d_v.weight", required: Required::No, dims: &[&["(local:d_conv)", "1", "(local:d_inner)", "1"], &["(local:d_conv)", "1", "(local:d_inner)"]] },
             TensorShape { name: "blk.{}.ssm_dt.bias", required: Required::No, dims: &[&["(local:d_inner)"]] },
             TensorShape { name: "blk.{}.ssm_f_a.weight", required: Required::No, dims: &[&["n_embd", "(local:head_dim)"]] },
             TensorShape { name: "blk.{}.ssm_f_b.weight", required: Required::No, dims: &[&["(local:head_dim)", "(local:d_inner)"]] },
@@ -5823,9 +5826,9 @@ pub(crate) const ARCH_TABLE: &[ArchTable] = &[
     ArchTable {
         name: "glm5-next",
         class: "llama_model_glm5_next",
-        complete: false,
+        complete: true,
         required_keys: &["attention.indexer.head_count", "attention.indexer.key_length", "attention.indexer.kpool", "attention.indexer.top_k", "attention.key_length_mla", "attention.kv_lora_rank", "attention.layer_norm_rms_epsilon", "attention.q_lora_rank", "attention.value_length_mla", "expert_feed_forward_length", "expert_shared_count", "hyper_connection.count", "hyper_connection.epsilon", "hyper_connection.sinkhorn_iterations", "kda.head_dim", "ssm.conv_kernel"],
-        tensors: &["blk.{}.attn_k.bias", "blk.{}.attn_k.weight", "blk.{}.attn_k_b.weight", "blk.{}.attn_kv_a_mqa.weight", "blk.{}.attn_kv_a_norm.weight", "blk.{}.attn_norm.weight", "blk.{}.attn_output.weight", "blk.{}.attn_q.bias", "blk.{}.attn_q.weight", "blk.{}.attn_q_a.weight", "blk.{}.attn_q_a_norm.weight", "blk.{}.attn_q_b.weight", "blk.{}.attn_qkv.bias", "blk.{}.attn_qkv.weight", "blk.{}.attn_v.bias", "blk.{}.attn_v.weight", "blk.{}.attn_v_b.weight", "blk.{}.exp_probs_b.bias", "blk.{}.ffn_down.weight", "blk.{}.ffn_down_exps.weight", "blk.{}.ffn_down_shexp.weight", "blk.{}.ffn_gate.weight", "blk.{}.ffn_gate_exps.weight", "blk.{}.ffn_gate_inp.weight", "blk.{}.ffn_gate_shexp.weight", "blk.{}.ffn_norm.weight", "blk.{}.ffn_up.weight", "blk.{}.ffn_up_exps.weight", "blk.{}.ffn_up_shexp.weight", "blk.{}.hc_attn_base.weight", "blk.{}.hc_attn_fn.weight", "blk.{}.hc_attn_scale.weight", "blk.{}.hc_ffn_base.weight", "blk.{}.hc_ffn_fn.weight", "blk.{}.hc_ffn_scale.weight", "blk.{}.indexer.attn_k.weight", "blk.{}.indexer.attn_q_b.weight", "blk.{}.indexer.k_norm.bias", "blk.{}.indexer.k_norm.weight", "blk.{}.indexer.proj.weight", "blk.{}.indexer_compressor_ape.weight", "blk.{}.indexer_compressor_gate.weight", "blk.{}.nextn.eh_proj.weight", "blk.{}.nextn.embed_tokens.weight", "blk.{}.nextn.enorm.weight", "blk.{}.nextn.hnorm.weight", "blk.{}.nextn.shared_head_head.weight", "blk.{}.nextn.shared_head_norm.weight", "blk.{}.ssm_a", "blk.{}.ssm_beta.weight", "blk.{}.ssm_dt.bias", "blk.{}.ssm_f_a.weight", "blk.{}.ssm_f_b.weight", "blk.{}.ssm_g_a.weight", "blk.{}.ssm_g_b.weight", "blk.{}.ssm_norm.weight", "output.weight", "output_norm.weight", "token_embd.weight"],
+        tensors: &["blk.{}.attn_k.bias", "blk.{}.attn_k.weight", "blk.{}.attn_k_b.weight", "blk.{}.attn_kv_a_mqa.weight", "blk.{}.attn_kv_a_norm.weight", "blk.{}.attn_norm.weight", "blk.{}.attn_output.weight", "blk.{}.attn_q.bias", "blk.{}.attn_q.weight", "blk.{}.attn_q_a.weight", "blk.{}.attn_q_a_norm.weight", "blk.{}.attn_q_b.weight", "blk.{}.attn_qkv.bias", "blk.{}.attn_qkv.weight", "blk.{}.attn_v.bias", "blk.{}.attn_v.weight", "blk.{}.attn_v_b.weight", "blk.{}.exp_probs_b.bias", "blk.{}.ffn_down.weight", "blk.{}.ffn_down_exps.weight", "blk.{}.ffn_down_shexp.weight", "blk.{}.ffn_gate.weight", "blk.{}.ffn_gate_exps.weight", "blk.{}.ffn_gate_inp.weight", "blk.{}.ffn_gate_shexp.weight", "blk.{}.ffn_norm.weight", "blk.{}.ffn_up.weight", "blk.{}.ffn_up_exps.weight", "blk.{}.ffn_up_shexp.weight", "blk.{}.hc_attn_base.weight", "blk.{}.hc_attn_fn.weight", "blk.{}.hc_attn_scale.weight", "blk.{}.hc_ffn_base.weight", "blk.{}.hc_ffn_fn.weight", "blk.{}.hc_ffn_scale.weight", "blk.{}.indexer.attn_k.weight", "blk.{}.indexer.attn_q_b.weight", "blk.{}.indexer.k_norm.bias", "blk.{}.indexer.k_norm.weight", "blk.{}.indexer.proj.weight", "blk.{}.indexer_compressor_ape.weight", "blk.{}.indexer_compressor_gate.weight", "blk.{}.nextn.eh_proj.weight", "blk.{}.nextn.embed_tokens.weight", "blk.{}.nextn.enorm.weight", "blk.{}.nextn.hnorm.weight", "blk.{}.nextn.shared_head_head.weight", "blk.{}.nextn.shared_head_norm.weight", "blk.{}.ssm_a", "blk.{}.ssm_beta.weight", "blk.{}.ssm_conv1d_k.weight", "blk.{}.ssm_conv1d_q.weight", "blk.{}.ssm_conv1d_v.weight", "blk.{}.ssm_dt.bias", "blk.{}.ssm_f_a.weight", "blk.{}.ssm_f_b.weight", "blk.{}.ssm_g_a.weight", "blk.{}.ssm_g_b.weight", "blk.{}.ssm_norm.weight", "output.weight", "output_norm.weight", "token_embd.weight"],
         shapes: &[
             TensorShape { name: "blk.{}.attn_k.bias", required: Required::No, dims: &[&["((local:d_inner))"]] },
             TensorShape { name: "blk.{}.attn_k.weight", required: Required::No, dims: &[&["(n_embd)", "((local:d_inner))"]] },
@@ -5877,6 +5880,9 @@ pub(crate) const ARCH_TABLE: &[ArchTable] = &[
             TensorShape { name: "blk.{}.nextn.shared_head_norm.weight", required: Required::No, dims: &[&["n_embd"]] },
             TensorShape { name: "blk.{}.ssm_a", required: Required::No, dims: &[&["n_head"]] },
             TensorShape { name: "blk.{}.ssm_beta.weight", required: Required::No, dims: &[&["n_embd", "n_head"]] },
+            TensorShape { name: "blk.{}.ssm_conv1d_k.weight", required: Required::No, dims: &[&["(local:d_conv)", "1", "(local:d_inner)", "1"], &["(local:d_conv)", "1", "(local:d_inner)"]] },
+            TensorShape { name: "blk.{}.ssm_conv1d_q.weight", required: Required::No, dims: &[&["(local:d_conv)", "1", "(local:d_inner)", "1"], &["(local:d_conv)", "1", "(local:d_inner)"]] },
+            TensorShape { name: "blk.{}.ssm_conv1d_v.weight", required: Required::No, dims: &[&["(local:d_conv)", "1", "(local:d_inner)", "1"], &["(local:d_conv)", "1", "(local:d_inner)"]] },
             TensorShape { name: "blk.{}.ssm_dt.bias", required: Required::No, dims: &[&["(local:d_inner)"]] },
             TensorShape { name: "blk.{}.ssm_f_a.weight", required: Required::No, dims: &[&["n_embd", "(local:head_dim)"]] },
             TensorShape { name: "blk.{}.ssm_f_b.weight", required: Required::No, dims: &[&["(local:head_dim)", "(local:d_inner)"]] },

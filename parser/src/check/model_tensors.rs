@@ -929,6 +929,22 @@ mod tests {
     }
 
     #[test]
+    fn every_architectures_contract_is_complete() {
+        // Every tensor name each loader may create is in the table, so an
+        // unknown name is always reported (gen_arch_table.py marks a class
+        // incomplete when a name is built at run time).
+        let incomplete: Vec<&str> = ARCH_TABLE.iter().filter(|a| !a.complete).map(|a| a.name).collect();
+        assert!(incomplete.is_empty(), "{incomplete:?}");
+        assert!(ARCH_TABLE.len() >= 150, "{} architectures", ARCH_TABLE.len());
+        // The hybrids' per-layer blocks: SSM tensors without a suffix, and
+        // the convolutions glm5-next creates through a lambda.
+        let jamba = arch_table("jamba").expect("jamba");
+        assert!(jamba.tensors.contains(&"blk.{}.ssm_a") && jamba.tensors.contains(&"blk.{}.attn_k.weight"));
+        let glm5 = arch_table("glm5-next").expect("glm5-next");
+        assert!(glm5.tensors.contains(&"blk.{}.ssm_conv1d_q.weight"));
+    }
+
+    #[test]
     fn per_layer_arrays_are_read_at_each_layer() {
         use crate::types::ValueType as T;
         use crate::write::OwnedValue as V;
