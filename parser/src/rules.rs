@@ -369,7 +369,7 @@ catalogue! {
         "A standard key that llama.cpp does not read (general.author, general.tags, ...) has the type the spec gives it; other programs may misread it, but llama.cpp loads the file, so this is a warning.";
     TokenIdRange = "token-id-range", Keys, [Error, Allow, Allow],
         cite: "GHSA-g4cc-763q-h9h6 (special token id >= n_vocab, heap OOB read); llama.cpp src/llama-vocab.cpp load (current versions warn and fall back)",
-        "Special token ids (`tokenizer.ggml.*_token_id`) are below the vocabulary size: older loaders read past the vocabulary, current llama.cpp silently drops the token, so strict rejects it.";
+        "Special token ids (`tokenizer.ggml.*_token_id`) are below the vocabulary size: older loaders read past the vocabulary; current llama.cpp loads the file but replaces the value by its vocabulary type's default (or no token), so the model does not behave as written and strict rejects it.";
 
     // ---- Tensor infos ----
     TensorNameEmpty = "tensor-name-empty", Tensor, [Error, Allow, Allow],

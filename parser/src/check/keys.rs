@@ -287,7 +287,11 @@ fn check_tokenizer(file: &GgufFile<'_>, sink: &mut Sink<'_>) {
                 RuleId::TokenIdRange,
                 kv.value_offset(),
                 || kv_path(&kv),
-                || format!("`{key}` is {id} but the vocabulary has {n_vocab} tokens"),
+                || {
+                    format!(
+                        "`{key}` is {id} but the vocabulary has {n_vocab} tokens: llama.cpp loads the model but ignores the value (\"bad special token ... using default id\"), keeping its vocabulary type's default for that role, or no token when the default is out of range too, so the model does not behave as written"
+                    )
+                },
             );
         }
     }
