@@ -5,7 +5,7 @@ use std::collections::BTreeSet;
 
 use gguf_conformance::{Verdict, all_cases};
 use gguf_validate::rules::{Group, Level, Profile, RULES, RuleId};
-use gguf_validate::{Options, validate_bytes};
+use gguf_validate::{Options, Report, validate_bytes};
 
 fn reported(report: &gguf_validate::Report) -> BTreeSet<String> {
     // Suppressed findings are counted per rule; listed ones carry the id.
@@ -291,4 +291,55 @@ fn corpus_directory_is_up_to_date() {
     if let Err(e) = gguf_conformance::check_corpus(&gguf_conformance::corpus_dir()) {
         panic!("{e}");
     }
+}
+
+/// One pass judged under every profile (`Options::all_profiles`, what the
+/// hub scan and the matrix use) gives exactly the report of each profile's
+/// own run, for every file of the corpus, with the default options and with
+/// overrides and `deny_warnings`.
+#[test]
+fn one_pass_judges_every_profile_as_its_own_run_would() {
+    fn walk(dir: &std::path::Path, out: &mut Vec<std::path::PathBuf>) {
+        for e in std::fs::read_dir(dir).expect("dir").flatten() {
+            let p = e.path();
+            if p.is_dir() {
+                walk(&p, out);
+            } else if !p.extension().is_some_and(|x| x == "md" || x == "json" || x == "snap") {
+                out.push(p);
+            }
+        }
+    }
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../corpus");
+    let mut files = Vec::new();
+    walk(&root, &mut files);
+    files.sort();
+    assert!(files.len() > 900, "{} corpus files", files.len());
+    let variants = [
+        Options::default(),
+        Options {
+            deny_warnings: true,
+            overrides: vec![
+                (RuleId::KeyNaming, Level::Error),
+                (RuleId::ModelHeadCount, Level::Allow),
+                (RuleId::TensorDataOutOfBounds, Level::Info),
+            ],
+            ..Options::default()
+        },
+    ];
+    let mut compared = 0usize;
+    for path in &files {
+        let bytes = std::fs::read(path).expect("read");
+        for base in &variants {
+            let one = validate_bytes(&bytes, &Options { all_profiles: true, ..base.clone() });
+            assert_eq!(one.profiles.len(), 3, "{}", path.display());
+            for (p, judged) in Profile::ALL.iter().zip(&one.profiles) {
+                let own = validate_bytes(&bytes, &Options { profile: *p, ..base.clone() });
+                assert_eq!(*judged, own, "{} under {p}", path.display());
+                compared += 1;
+            }
+            let strict = Options { all_profiles: false, ..base.clone() };
+            assert_eq!(Report { profiles: Vec::new(), ..one }, validate_bytes(&bytes, &strict), "{}", path.display());
+        }
+    }
+    assert!(compared > 5000, "{compared} reports compared");
 }

@@ -224,6 +224,10 @@ pub struct Report {
     /// reason (every report lists what it did not count).
     #[serde(rename = "suppressions_applied", skip_serializing_if = "Vec::is_empty")]
     pub applied: Vec<Applied>,
+    /// With [`Options::all_profiles`]: the report of each profile, in
+    /// [`Profile::ALL`] order (empty otherwise, and in each of them).
+    #[serde(skip)]
+    pub profiles: Vec<Report>,
 }
 
 /// Per-run options: profile and per-rule level overrides.
@@ -245,6 +249,10 @@ pub struct Options {
     /// The models a projector, LoRA adapter or control vector is checked
     /// against (`--with MODEL`, or the models of its folder).
     pub companions: Companions,
+    /// Judge one pass under every profile: the report (of `profile`) then
+    /// carries the report of each profile in [`Report::profiles`], equal to
+    /// what a run of that profile gives, from one read and one parse.
+    pub all_profiles: bool,
 }
 
 /// What a run knows of one model file that a projector, a LoRA adapter or
@@ -305,11 +313,25 @@ impl Options {
 
     /// The level of a rule under these options.
     pub fn level(&self, rule: RuleId) -> Level {
+        self.level_under(self.profile, rule)
+    }
+
+    /// The level of a rule under these options with another profile.
+    pub fn level_under(&self, profile: Profile, rule: RuleId) -> Level {
         let r = rule.rule();
         if r.fatal {
             return Level::Error;
         }
-        self.overrides.iter().rev().find(|(id, _)| *id == rule).map_or_else(|| r.level(self.profile), |(_, l)| *l)
+        self.overrides.iter().rev().find(|(id, _)| *id == rule).map_or_else(|| r.level(profile), |(_, l)| *l)
+    }
+
+    /// Whether some profile this run judges reports `rule`.
+    fn reported(&self, rule: RuleId) -> bool {
+        if self.all_profiles {
+            Profile::ALL.iter().any(|p| self.level_under(*p, rule) != Level::Allow)
+        } else {
+            self.level(rule) != Level::Allow
+        }
     }
 }
 
@@ -322,6 +344,9 @@ pub(crate) struct Sink<'o> {
     pub(crate) diagnostics: Vec<Diagnostic>,
     per_rule: BTreeMap<RuleId, u64>,
     pub(crate) counts: Counts,
+    /// With `all_profiles`: findings per rule, listed or not (each
+    /// profile's counts are made from these at the end).
+    totals: BTreeMap<RuleId, u64>,
 }
 
 impl<'o> Sink<'o> {
@@ -332,6 +357,7 @@ impl<'o> Sink<'o> {
             diagnostics: Vec::new(),
             per_rule: BTreeMap::new(),
             counts: Counts::default(),
+            totals: BTreeMap::new(),
         }
     }
 
@@ -342,7 +368,18 @@ impl<'o> Sink<'o> {
     }
 
     pub(crate) fn enabled(&self, rule: RuleId) -> bool {
-        self.opts.level(rule) != Level::Allow
+        self.opts.reported(rule)
+    }
+
+    /// With `all_profiles`, counts `n` findings of `rule` (false when no
+    /// profile reports it); each profile's counts come at the end.
+    fn count_all(&mut self, rule: RuleId, n: u64) -> bool {
+        if !self.opts.reported(rule) {
+            return false;
+        }
+        let t = self.totals.entry(rule).or_insert(0);
+        *t = t.saturating_add(n);
+        true
     }
 
     /// Reports a finding. `path` and `message` are built only if kept.
@@ -366,7 +403,8 @@ impl<'o> Sink<'o> {
         message: impl FnOnce() -> String,
     ) {
         let severity = self.opts.level(rule);
-        if !self.count(severity, 1) {
+        let counted = if self.opts.all_profiles { self.count_all(rule, 1) } else { self.count(severity, 1) };
+        if !counted {
             return;
         }
         let seen = self.per_rule.entry(rule).or_insert(0);
@@ -419,7 +457,9 @@ impl<'o> Sink<'o> {
     /// Counts `n` findings of `rule` that are not listed (they appear in
     /// the report's counts and `suppressed`).
     pub(crate) fn count_unlisted(&mut self, rule: RuleId, n: u64) {
-        if !self.count(self.opts.level(rule), n) {
+        let counted =
+            if self.opts.all_profiles { self.count_all(rule, n) } else { self.count(self.opts.level(rule), n) };
+        if !counted {
             return;
         }
         let seen = self.per_rule.entry(rule).or_insert(0);
@@ -496,6 +536,27 @@ impl<'o> Sink<'o> {
         byte_order: Option<ByteOrder>,
         summary: Summary,
     ) -> Report {
+        if self.opts.all_profiles {
+            let profiles = Profile::ALL
+                .iter()
+                .map(|p| self.under(*p).report(*p, format, version, byte_order, summary.clone()))
+                .collect();
+            let mut report = self.under(profile).report(profile, format, version, byte_order, summary);
+            report.profiles = profiles;
+            return report;
+        }
+        self.report(profile, format, version, byte_order, summary)
+    }
+
+    /// The report of the findings collected for one profile.
+    fn report(
+        self,
+        profile: Profile,
+        format: FileFormat,
+        version: Option<u32>,
+        byte_order: Option<ByteOrder>,
+        summary: Summary,
+    ) -> Report {
         let (diagnostics, counts, suppressed, valid) = self.into_parts();
         Report {
             valid,
@@ -508,7 +569,32 @@ impl<'o> Sink<'o> {
             counts,
             suppressed,
             applied: Vec::new(),
+            profiles: Vec::new(),
         }
+    }
+
+    /// What a run of `profile` alone would have collected, from the
+    /// findings of an `all_profiles` run: the findings it reports, at its
+    /// levels, a cause it does not report dropped, its counts.
+    fn under(&self, profile: Profile) -> Sink<'o> {
+        let level = |rule: RuleId| self.opts.level_under(profile, rule);
+        let diagnostics = self
+            .diagnostics
+            .iter()
+            .filter(|d| level(d.rule) != Level::Allow)
+            .map(|d| Diagnostic {
+                severity: level(d.rule),
+                caused_by: d.caused_by.filter(|c| level(c.rule) != Level::Allow),
+                ..d.clone()
+            })
+            .collect();
+        let mut sink = Sink { opts: self.opts, cap: self.cap, diagnostics, ..Sink::new(self.opts) };
+        for (rule, n) in &self.totals {
+            if sink.count(level(*rule), *n) {
+                sink.per_rule.insert(*rule, self.per_rule.get(rule).copied().unwrap_or(0));
+            }
+        }
+        sink
     }
 }
 

@@ -137,6 +137,7 @@ fn pipeline(o: &RunOptions, http: &HttpArgs, inputs: &[Input], jobs: usize) -> P
             container_only: o.container_only || config.as_ref().and_then(|c| c.container_only).unwrap_or(false),
             limits: MetadataLimits::default(),
             companions: Default::default(),
+            all_profiles: false,
         },
         check_data: o.check_data.then(|| DataOptions::listing(DEFAULT_MAX_LISTED_PER_TENSOR)),
         timeout,

@@ -43,17 +43,13 @@ pub struct Judged {
 /// Validates `src` under `options` with each of `profiles` in turn (the
 /// other options unchanged), reading its metadata once.
 pub fn judge(src: &dyn ByteSource, options: &Options, profiles: &[Profile]) -> Result<Judged, ReadError> {
-    let Some((first, rest)) = profiles.split_first() else {
+    let Some(first) = profiles.first() else {
         return Ok(Judged { reports: Vec::new(), facts: Facts::default() });
     };
+    // One read, one parse, one pass: every profile's report from it.
     let crate::Validated { report, metadata } =
-        crate::validate_source(src, &Options { profile: *first, ..options.clone() })?;
-    let again = PrefixSource { prefix: &metadata, rest: src };
-    let mut reports = Vec::with_capacity(profiles.len());
-    reports.push(report);
-    for p in rest {
-        reports.push(crate::validate_source(&again, &Options { profile: *p, ..options.clone() })?.report);
-    }
+        crate::validate_source(src, &Options { profile: *first, all_profiles: true, ..options.clone() })?;
+    let reports = profiles.iter().filter_map(|p| report.profiles.iter().find(|r| r.profile == *p).cloned()).collect();
     Ok(Judged { reports, facts: facts(&metadata, src.len()) })
 }
 
