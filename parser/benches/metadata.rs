@@ -100,6 +100,36 @@ fn template_stage(path: &std::path::Path, full_ms: f64) {
     }
 }
 
+/// The hub scan's judge (a verdict per profile): one pass judged under
+/// every profile (`Options::all_profiles`, what the scan does) against a
+/// validation per profile (what it did before: the metadata read once, then
+/// validated three times), in alternating runs.
+fn judge_stage(path: &std::path::Path, runs: usize) {
+    use gguf_validate::pipeline::scan::{PrefixSource, judge};
+    let (mut one, mut three) = (Vec::with_capacity(runs), Vec::with_capacity(runs));
+    for _ in 0..runs {
+        let src = open(path, &OpenPolicy::default()).expect("open");
+        let t = Instant::now();
+        std::hint::black_box(judge(&src, &Options::default(), &Profile::ALL).expect("judge"));
+        one.push(t.elapsed().as_secs_f64() * 1e3);
+        let t = Instant::now();
+        let first = validate_source(&src, &Options::new(Profile::Strict)).expect("read");
+        let again = PrefixSource { prefix: &first.metadata, rest: &src };
+        for p in [Profile::Spec, Profile::Ggml] {
+            std::hint::black_box(validate_source(&again, &Options::new(p)).expect("read"));
+        }
+        three.push(t.elapsed().as_secs_f64() * 1e3);
+    }
+    let min = |v: &[f64]| v.iter().copied().fold(f64::INFINITY, f64::min);
+    println!(
+        "hub-scan judge, 3 profiles: one pass median {:.3} ms (min {:.3}); a validation per profile median {:.3} ms (min {:.3})",
+        median(one.clone()),
+        min(&one),
+        median(three.clone()),
+        min(&three)
+    );
+}
+
 fn main() {
     let path = std::env::var_os("GGUF_VALIDATE_GEMMA")
         .map(PathBuf::from)
@@ -130,6 +160,7 @@ fn main() {
         println!("peak RSS of this process: {:.1} MB (before: {:.1} MB)", a as f64 / 1024.0, b as f64 / 1024.0);
     }
     template_stage(&path, ours);
+    judge_stage(&path, runs);
     let Some(python) = std::env::var_os("GGUF_REF_PYTHON") else {
         println!(
             "set GGUF_REF_PYTHON to a python with llama-cpp-python==0.3.36 and gguf==0.19.0 for the side-by-side comparison"
