@@ -247,6 +247,9 @@ catalogue! {
     Magic = "magic", Header, [Error, Error, Error], fatal=true,
         cite: "gguf.md File Structure; gguf.cpp magic check [H2]",
         "The file starts with the four bytes `GGUF`.";
+    PointerFile = "pointer-file", Header, [Error, Error, Error], fatal=true,
+        cite: "Git LFS pointer files (https://github.com/git-lfs/git-lfs/blob/main/docs/spec.md: `version https://git-lfs.github.com/spec/v1`, `oid`, `size`); git-xet pointer files (`# xet version 0`)",
+        "The file is not a Git LFS or Xet pointer: a checkout without its large-file objects (`actions/checkout` without `lfs: true`, a clone without git-lfs) leaves a small text file naming the model where the model should be.";
     LegacyFormat = "legacy-format", Header, [Error, Error, Error], fatal=true,
         cite: "gguf.md Historical State of Affairs; llama.cpp convert_llama_ggml_to_gguf.py",
         "GGML, GGMF, GGJT and GGLA files (and llama.cpp session files) are not GGUF and must be converted before current llama.cpp can load them; rwkv.cpp files are validated as their own format.";

@@ -50,6 +50,33 @@ pub fn cases(v: &mut Vec<Case>) {
         patch(bytes(base()), 0, b"FUGG")
     }));
     v.push(case(
+        "pointer_git_lfs",
+        [R, R, R],
+        &["pointer-file"],
+        "A Git LFS pointer file where the model should be (what `actions/checkout` without `lfs: true` leaves): `version https://git-lfs.github.com/spec/v1`, the object's oid and size.",
+        "https://github.com/git-lfs/git-lfs/blob/main/docs/spec.md",
+        || {
+            b"version https://git-lfs.github.com/spec/v1\noid sha256:4d7a214614ab2935c943f9e0ff69d22eadbb8f32b1258daaa5e2ca24d17e2393\nsize 253113024\n"
+                .to_vec()
+        },
+    ));
+    v.push(case(
+        "pointer_git_xet",
+        [R, R, R],
+        &["pointer-file"],
+        "A git-xet pointer file (`# xet version 0`, the file's hash and size) where the model should be.",
+        "git-xet pointer files",
+        || b"# xet version 0\nfilesize = 253113024\nhash = 8f3a2c\n".to_vec(),
+    ));
+    v.push(case(
+        "pointer_lookalike",
+        [R, R, R],
+        &["magic"],
+        "A text file that starts with `version` but is no pointer (boundary of pointer-file): only `magic` applies.",
+        "gguf.md File Structure",
+        || b"version 2 of the notes\n".to_vec(),
+    ));
+    v.push(case(
         "legacy_ggjt_v3",
         [R, R, R],
         &["legacy-format", "legacy-type-table"],

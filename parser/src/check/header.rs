@@ -24,10 +24,11 @@ pub(crate) enum Outcome {
 /// `file_len` bytes (`complete` when they are the whole file).
 pub(crate) fn check_detected(
     detected: Detected,
-    prefix_len: u64,
+    prefix: &[u8],
     file_len: u64,
     sink: &mut Sink<'_>,
 ) -> Result<Outcome, Stop> {
+    let prefix_len = u64::try_from(prefix.len()).unwrap_or(u64::MAX);
     let complete = prefix_len >= file_len;
     let need_header = |n: u64| if complete || prefix_len >= n { Ok(()) } else { Err(Stop::More(n.min(file_len))) };
     let summary = Summary { file_size: file_len, ..Summary::default() };
@@ -43,6 +44,17 @@ pub(crate) fn check_detected(
                 || format!("the file ends ({file_len} bytes) inside the header's {what}"),
             );
             Ok(Outcome::Done(FileFormat::Gguf, None, None, Box::new(summary)))
+        }
+        Detected::Unknown { .. } if pointer_kind(prefix).is_some() => {
+            // A pointer is a few hundred bytes: all of it is needed to
+            // name what it points to.
+            need_header(file_len.min(POINTER_MAX))?;
+            let (kind, fix) = pointer_kind(prefix).unwrap_or(("pointer", ""));
+            let what = pointer_fields(prefix);
+            sink.emit(RuleId::PointerFile, 0, || "file".into(), || {
+                format!("this is a {kind} pointer file ({file_len} bytes{what}), not the model: the checkout did not fetch the large-file objects; {fix}")
+            });
+            Ok(Outcome::Done(FileFormat::Unknown, None, None, Box::new(summary)))
         }
         Detected::Unknown { magic } => {
             sink.emit(
@@ -155,4 +167,45 @@ pub(crate) fn fatal_message(kind: &DecodeKind) -> (RuleId, String) {
             ),
         ),
     }
+}
+
+/// The most bytes a pointer file is read for its fields.
+const POINTER_MAX: u64 = 1024;
+
+/// A Git LFS pointer (`version https://git-lfs.github.com/spec/v1`, or the
+/// pre-release `hawser` URL) or a git-xet pointer (`# xet version`): its
+/// kind and how to get the file instead.
+fn pointer_kind(prefix: &[u8]) -> Option<(&'static str, &'static str)> {
+    const LFS: [&[u8]; 2] = [b"version https://git-lfs.github.com/spec/", b"version https://hawser.github.com/spec/"];
+    if LFS.iter().any(|p| prefix.starts_with(p)) {
+        return Some((
+            "Git LFS",
+            "check out with `lfs: true` (actions/checkout), or run `git lfs pull`, and validate the file it fetches",
+        ));
+    }
+    if prefix.starts_with(b"# xet version") {
+        return Some((
+            "git-xet",
+            "run `git xet checkout` (or fetch the file from the Hub), and validate the file it fetches",
+        ));
+    }
+    None
+}
+
+/// `, oid sha256:..., size N` from a pointer's first bytes (each field
+/// when present, at most 80 characters of each).
+fn pointer_fields(prefix: &[u8]) -> String {
+    let head = prefix.get(..prefix.len().min(1024)).unwrap_or_default();
+    let text = String::from_utf8_lossy(head);
+    let mut out = String::new();
+    for line in text.lines() {
+        let line = line.trim();
+        for key in ["oid ", "size ", "hash ", "filesize "] {
+            if let Some(v) = line.strip_prefix(key) {
+                let v: String = v.chars().filter(|c| !c.is_control()).take(80).collect();
+                out.push_str(&format!(", {}{v}", key));
+            }
+        }
+    }
+    out
 }

@@ -98,9 +98,8 @@ pub(crate) fn gguf(
     spans: &[parse::StringSpan],
     opts: &Options,
 ) -> Result<Report, Stop> {
-    let prefix_len = u64::try_from(prefix.len()).unwrap_or(u64::MAX);
     let mut sink = Sink::new(opts);
-    let (version, order) = match header::check_detected(detected, prefix_len, file_len, &mut sink)? {
+    let (version, order) = match header::check_detected(detected, prefix, file_len, &mut sink)? {
         header::Outcome::Body { version, order } => (version, order),
         header::Outcome::Done(format, version, order, summary) => {
             return Ok(sink.finish(opts.profile, format, version, order, *summary));
