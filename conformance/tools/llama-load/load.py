@@ -218,6 +218,18 @@ class Log:
                     self.errors.append(line.strip())
 
 
+def new_context(lib: ctypes.CDLL, model: int) -> int | None:
+    """llama_init_from_model with llama_context_default_params(), n_ctx and
+    n_batch/n_ubatch 64, 2 threads: the context every script here uses."""
+    cp = lib.llama_context_default_params()
+    cp.n_ctx = 64
+    cp.n_batch = 64
+    cp.n_ubatch = 64
+    cp.n_threads = 2
+    cp.n_threads_batch = 2
+    return lib.llama_init_from_model(model, cp)
+
+
 def evaluate(lib: ctypes.CDLL, model: int, log: Log) -> str | None:
     """The context and eval stages; None when both passed, else `<stage>: why`."""
     def last_error(fallback: str) -> str:
@@ -225,13 +237,7 @@ def evaluate(lib: ctypes.CDLL, model: int, log: Log) -> str | None:
 
     log.errors.clear()
     stage("context")
-    cp = lib.llama_context_default_params()
-    cp.n_ctx = 64
-    cp.n_batch = 64
-    cp.n_ubatch = 64
-    cp.n_threads = 2
-    cp.n_threads_batch = 2
-    ctx = lib.llama_init_from_model(model, cp)
+    ctx = new_context(lib, model)
     if not ctx:
         return f"context: {last_error('llama_init_from_model returned NULL')}"
     try:

@@ -35,7 +35,7 @@ import pathlib
 import sys
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
-from load import LLAMA_LOAD_MODE_MMAP, Log, open_libllama  # noqa: E402
+from load import LLAMA_LOAD_MODE_MMAP, Log, new_context, open_libllama  # noqa: E402
 
 
 def declare(lib: ctypes.CDLL) -> None:
@@ -110,13 +110,7 @@ def main(argv: list[str]) -> int:
         return 4
 
     stage("context")
-    cp = lib.llama_context_default_params()
-    cp.n_ctx = 64
-    cp.n_batch = 64
-    cp.n_ubatch = 64
-    cp.n_threads = 2
-    cp.n_threads_batch = 2
-    ctx = lib.llama_init_from_model(model, cp)
+    ctx = new_context(lib, model)
     if not ctx:
         return fail("context", last_error("", "llama_init_from_model returned NULL"))
 
