@@ -153,7 +153,7 @@ pub fn run(args: &ValidateArgs, matches: &clap::ArgMatches) -> u8 {
     // A run that validates nothing is no pass: a release gate over a
     // folder whose models are all ignored, or an empty list, must fail.
     if files.is_empty() && input_errors.is_empty() && !args.allow_empty {
-        render::error(&nothing_to_validate(skipped_by_ignore.len()));
+        render::error(&nothing_to_validate(&args.files, args.files_from.as_deref(), skipped_by_ignore.len()));
         code = EXIT_USAGE;
     }
     for e in input_errors {
@@ -199,9 +199,24 @@ pub fn run(args: &ValidateArgs, matches: &clap::ArgMatches) -> u8 {
     }
 }
 
-/// Why an empty run fails, and how to accept it.
-fn nothing_to_validate(skipped: usize) -> String {
-    let mut msg = String::from("nothing to validate: the arguments name no file");
+/// Why an empty run fails, naming what was given, and how to accept it.
+fn nothing_to_validate(given: &[std::path::PathBuf], list: Option<&std::path::Path>, skipped: usize) -> String {
+    let named = |p: &std::path::Path| format!("`{}`", p.display());
+    let what = match (given, list) {
+        ([], Some(l)) if l == std::path::Path::new("-") => {
+            "the list read from standard input names no file".to_string()
+        }
+        ([], Some(l)) => format!("the list {} names no file", named(l)),
+        ([one], None) => format!("the directory {} holds no .gguf file", named(one)),
+        (many, None) => {
+            let shown: Vec<String> = many.iter().take(3).map(|p| named(p)).collect();
+            let more = many.len().saturating_sub(3);
+            let tail = if more > 0 { format!(" and {more} more") } else { String::new() };
+            format!("the directories {}{tail} hold no .gguf file", shown.join(", "))
+        }
+        (_, Some(l)) => format!("the arguments and the list {} name no file", named(l)),
+    };
+    let mut msg = format!("nothing to validate: {what}");
     if skipped > 0 {
         let one = skipped == 1;
         msg.push_str(&format!(

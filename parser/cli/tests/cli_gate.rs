@@ -84,7 +84,8 @@ fn an_empty_directory_and_an_empty_list_fail() {
     let d = TempDir::new("gate-empty");
     let o = run(&["--format", "json", d.to_str().unwrap()]);
     assert_eq!(code(&o), 2);
-    assert!(stderr(&o).contains("nothing to validate: the arguments name no file; --allow-empty"), "{}", stderr(&o));
+    let want = format!("nothing to validate: the directory `{}` holds no .gguf file; --allow-empty", d.display());
+    assert!(stderr(&o).contains(&want), "{}", stderr(&o));
     let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
     assert_eq!(v["files"], serde_json::json!([]), "the document is still whole");
     let mut c = command()
@@ -95,7 +96,14 @@ fn an_empty_directory_and_an_empty_list_fail() {
         .spawn()
         .unwrap();
     drop(c.stdin.take());
-    assert_eq!(c.wait().unwrap().code(), Some(2));
+    let out = c.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        String::from_utf8_lossy(&out.stderr)
+            .contains("nothing to validate: the list read from standard input names no file"),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     assert_eq!(code(&run(&["--allow-empty", "-q", d.to_str().unwrap()])), 0);
 }
 
