@@ -125,3 +125,39 @@ proptest! {
         prop_assert_eq!(report, whole);
     }
 }
+
+/// A pointer file (Git LFS, git-xet) and a lookalike, cut anywhere: growing
+/// the prefix until the validator stops asking gives the whole file's report
+/// (a prefix inside a pointer's first line must not be judged as `magic`).
+#[test]
+fn every_prefix_of_a_pointer_gives_the_whole_file_report() {
+    let mut lfs = b"version https://git-lfs.github.com/spec/v1\noid sha256:".to_vec();
+    lfs.extend(std::iter::repeat_n(b'a', 64));
+    lfs.extend_from_slice(b"\nsize 253113024\n");
+    let mut long_lfs = lfs.clone();
+    long_lfs.extend(std::iter::repeat_n(b'x', 3000));
+    let files: [&[u8]; 5] = [
+        &lfs,
+        &long_lfs,
+        b"# xet version 0\nfilesize = 5\nhash = ab\n",
+        b"version 2 of the notes, not a pointer at all\n",
+        b"version https://git-lfs.example/other\n",
+    ];
+    let opts = Options::new(Profile::Strict);
+    for bytes in files {
+        let whole = validate_bytes(bytes, &opts);
+        for cut in 0..=bytes.len() {
+            let mut have = cut;
+            let report = loop {
+                match gguf_validate::validate_prefix(&bytes[..have], bytes.len() as u64, &opts) {
+                    Ok(r) => break r,
+                    Err(gguf_validate::NeedMoreData(n)) => {
+                        assert!(n as usize > have, "asked for {n} with {have}");
+                        have = (n as usize).min(bytes.len());
+                    }
+                }
+            };
+            assert_eq!(report, whole, "cut at {cut} of {}", bytes.len());
+        }
+    }
+}

@@ -45,18 +45,19 @@ pub(crate) fn check_detected(
             );
             Ok(Outcome::Done(FileFormat::Gguf, None, None, Box::new(summary)))
         }
-        Detected::Unknown { .. } if pointer_kind(prefix).is_some() => {
-            // A pointer is a few hundred bytes: all of it is needed to
-            // name what it points to.
-            need_header(file_len.min(POINTER_MAX))?;
-            let (kind, fix) = pointer_kind(prefix).unwrap_or(("pointer", ""));
-            let what = pointer_fields(prefix);
-            sink.emit(RuleId::PointerFile, 0, || "file".into(), || {
-                format!("this is a {kind} pointer file ({file_len} bytes{what}), not the model: the checkout did not fetch the large-file objects; {fix}")
-            });
-            Ok(Outcome::Done(FileFormat::Unknown, None, None, Box::new(summary)))
-        }
         Detected::Unknown { magic } => {
+            if could_be_pointer(prefix) {
+                // A pointer is a few hundred bytes: all of it (and never a
+                // verdict from a part of its first line) names it.
+                need_header(file_len.min(POINTER_MAX))?;
+            }
+            if let Some((kind, fix)) = pointer_kind(prefix) {
+                let what = pointer_fields(prefix);
+                sink.emit(RuleId::PointerFile, 0, || "file".into(), || {
+                    format!("this is a {kind} pointer file ({file_len} bytes{what}), not the model: the checkout did not fetch the large-file objects; {fix}")
+                });
+                return Ok(Outcome::Done(FileFormat::Unknown, None, None, Box::new(summary)));
+            }
             sink.emit(
                 RuleId::Magic,
                 0,
@@ -172,18 +173,30 @@ pub(crate) fn fatal_message(kind: &DecodeKind) -> (RuleId, String) {
 /// The most bytes a pointer file is read for its fields.
 const POINTER_MAX: u64 = 1024;
 
+/// How the pointers this tool names start.
+const LFS_STARTS: [&[u8]; 2] =
+    [b"version https://git-lfs.github.com/spec/", b"version https://hawser.github.com/spec/"];
+const XET_START: &[u8] = b"# xet version";
+
+/// Whether `prefix` starts a pointer, or is the start of one's first line.
+fn could_be_pointer(prefix: &[u8]) -> bool {
+    LFS_STARTS
+        .iter()
+        .chain(std::iter::once(&XET_START))
+        .any(|sig| if prefix.len() < sig.len() { sig.starts_with(prefix) } else { prefix.starts_with(sig) })
+}
+
 /// A Git LFS pointer (`version https://git-lfs.github.com/spec/v1`, or the
 /// pre-release `hawser` URL) or a git-xet pointer (`# xet version`): its
 /// kind and how to get the file instead.
 fn pointer_kind(prefix: &[u8]) -> Option<(&'static str, &'static str)> {
-    const LFS: [&[u8]; 2] = [b"version https://git-lfs.github.com/spec/", b"version https://hawser.github.com/spec/"];
-    if LFS.iter().any(|p| prefix.starts_with(p)) {
+    if LFS_STARTS.iter().any(|p| prefix.starts_with(p)) {
         return Some((
             "Git LFS",
             "check out with `lfs: true` (actions/checkout), or run `git lfs pull`, and validate the file it fetches",
         ));
     }
-    if prefix.starts_with(b"# xet version") {
+    if prefix.starts_with(XET_START) {
         return Some((
             "git-xet",
             "run `git xet checkout` (or fetch the file from the Hub), and validate the file it fetches",
