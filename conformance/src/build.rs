@@ -108,19 +108,33 @@ pub fn tiny_vocab(m: &mut GgufModel) {
     m.kv("tokenizer.ggml.eos_token_id", OwnedValue::U32(2));
 }
 
+/// A model of architecture `arch` with these `ARCH.KEY` pairs, in order
+/// (after `general.architecture`).
+fn arch_model(arch: &str, kvs: &[(&str, OwnedValue)]) -> GgufModel {
+    let mut m = GgufModel::new();
+    m.kv("general.architecture", OwnedValue::str(arch));
+    for (k, v) in kvs {
+        m.kv(&format!("{arch}.{k}"), v.clone());
+    }
+    m
+}
+
 /// The hyper-parameters of [`tiny_llama`] without any tensor: a
 /// vocabulary-only file of architecture `llama` (hyper-parameter rules
 /// apply, tensor rules do not).
 pub fn tiny_llama_hparams() -> GgufModel {
-    let mut m = GgufModel::new();
-    m.kv("general.architecture", OwnedValue::str("llama"));
-    m.kv("llama.context_length", OwnedValue::U32(64));
-    m.kv("llama.embedding_length", OwnedValue::U32(TINY_EMBD as u32));
-    m.kv("llama.block_count", OwnedValue::U32(TINY_LAYERS as u32));
-    m.kv("llama.feed_forward_length", OwnedValue::U32(TINY_FF as u32));
-    m.kv("llama.attention.head_count", OwnedValue::U32(4));
-    m.kv("llama.attention.head_count_kv", OwnedValue::U32(2));
-    m.kv("llama.attention.layer_norm_rms_epsilon", OwnedValue::F32(1e-5));
+    let mut m = arch_model(
+        "llama",
+        &[
+            ("context_length", OwnedValue::U32(64)),
+            ("embedding_length", OwnedValue::U32(TINY_EMBD as u32)),
+            ("block_count", OwnedValue::U32(TINY_LAYERS as u32)),
+            ("feed_forward_length", OwnedValue::U32(TINY_FF as u32)),
+            ("attention.head_count", OwnedValue::U32(4)),
+            ("attention.head_count_kv", OwnedValue::U32(2)),
+            ("attention.layer_norm_rms_epsilon", OwnedValue::F32(1e-5)),
+        ],
+    );
     tiny_vocab(&mut m);
     m
 }
@@ -155,21 +169,24 @@ pub fn tiny_llama() -> GgufModel {
 /// experts (2 used, expert feed-forward 8) with one shared expert. The
 /// gating function, read optionally and never defaulted, is `gating`.
 pub fn tiny_dots1(gating: Option<u32>) -> GgufModel {
-    let mut m = GgufModel::new();
     let (e, f, v, x, ff_exp) = (TINY_EMBD, TINY_FF, TINY_TOKENS.len() as u64, 4u64, 8u64);
-    m.kv("general.architecture", OwnedValue::str("dots1"));
-    m.kv("dots1.context_length", OwnedValue::U32(64));
-    m.kv("dots1.embedding_length", OwnedValue::U32(TINY_EMBD as u32));
-    m.kv("dots1.block_count", OwnedValue::U32(TINY_LAYERS as u32));
-    m.kv("dots1.feed_forward_length", OwnedValue::U32(TINY_FF as u32));
-    m.kv("dots1.attention.head_count", OwnedValue::U32(4));
-    m.kv("dots1.attention.head_count_kv", OwnedValue::U32(4));
-    m.kv("dots1.attention.layer_norm_rms_epsilon", OwnedValue::F32(1e-5));
-    m.kv("dots1.leading_dense_block_count", OwnedValue::U32(1));
-    m.kv("dots1.expert_count", OwnedValue::U32(x as u32));
-    m.kv("dots1.expert_used_count", OwnedValue::U32(2));
-    m.kv("dots1.expert_feed_forward_length", OwnedValue::U32(ff_exp as u32));
-    m.kv("dots1.expert_shared_count", OwnedValue::U32(1));
+    let mut m = arch_model(
+        "dots1",
+        &[
+            ("context_length", OwnedValue::U32(64)),
+            ("embedding_length", OwnedValue::U32(TINY_EMBD as u32)),
+            ("block_count", OwnedValue::U32(TINY_LAYERS as u32)),
+            ("feed_forward_length", OwnedValue::U32(TINY_FF as u32)),
+            ("attention.head_count", OwnedValue::U32(4)),
+            ("attention.head_count_kv", OwnedValue::U32(4)),
+            ("attention.layer_norm_rms_epsilon", OwnedValue::F32(1e-5)),
+            ("leading_dense_block_count", OwnedValue::U32(1)),
+            ("expert_count", OwnedValue::U32(x as u32)),
+            ("expert_used_count", OwnedValue::U32(2)),
+            ("expert_feed_forward_length", OwnedValue::U32(ff_exp as u32)),
+            ("expert_shared_count", OwnedValue::U32(1)),
+        ],
+    );
     if let Some(g) = gating {
         m.kv("dots1.expert_gating_func", OwnedValue::U32(g));
     }
@@ -210,17 +227,20 @@ pub fn tiny_dots1(gating: Option<u32>) -> GgufModel {
 /// vocabulary of thousands stays small, and stands in for the absent
 /// `output`.
 pub fn tiny_chameleon(n_vocab: u64) -> GgufModel {
-    let mut m = GgufModel::new();
     let e = 32u64;
-    m.kv("general.architecture", OwnedValue::str("chameleon"));
-    m.kv("chameleon.context_length", OwnedValue::U32(64));
-    m.kv("chameleon.embedding_length", OwnedValue::U32(e as u32));
-    m.kv("chameleon.block_count", OwnedValue::U32(1));
-    m.kv("chameleon.feed_forward_length", OwnedValue::U32(e as u32));
-    m.kv("chameleon.attention.head_count", OwnedValue::U32(4));
-    m.kv("chameleon.attention.head_count_kv", OwnedValue::U32(4));
-    m.kv("chameleon.attention.layer_norm_rms_epsilon", OwnedValue::F32(1e-5));
-    m.kv("chameleon.vocab_size", OwnedValue::U32(u32::try_from(n_vocab).unwrap_or(u32::MAX)));
+    let mut m = arch_model(
+        "chameleon",
+        &[
+            ("context_length", OwnedValue::U32(64)),
+            ("embedding_length", OwnedValue::U32(e as u32)),
+            ("block_count", OwnedValue::U32(1)),
+            ("feed_forward_length", OwnedValue::U32(e as u32)),
+            ("attention.head_count", OwnedValue::U32(4)),
+            ("attention.head_count_kv", OwnedValue::U32(4)),
+            ("attention.layer_norm_rms_epsilon", OwnedValue::F32(1e-5)),
+            ("vocab_size", OwnedValue::U32(u32::try_from(n_vocab).unwrap_or(u32::MAX))),
+        ],
+    );
     m.kv("general.quantization_version", OwnedValue::U32(2));
     m.kv("tokenizer.ggml.model", OwnedValue::str("none"));
     m.tensor(zero_tensor("token_embd.weight", &[e, n_vocab], GgmlType::Q4_0));
@@ -241,17 +261,20 @@ pub fn tiny_chameleon(n_vocab: u64) -> GgufModel {
 /// `pattern` gives `attention.sliding_window_pattern`): the tiny llama's
 /// vocabulary and sizes, head size 4.
 pub fn tiny_gemma_embedding(pattern: Option<&[bool]>) -> GgufModel {
-    let mut m = GgufModel::new();
     let (e, f, v, kv) = (TINY_EMBD, TINY_FF, TINY_TOKENS.len() as u64, 8u64);
-    m.kv("general.architecture", OwnedValue::str("gemma-embedding"));
-    m.kv("gemma-embedding.context_length", OwnedValue::U32(64));
-    m.kv("gemma-embedding.embedding_length", OwnedValue::U32(TINY_EMBD as u32));
-    m.kv("gemma-embedding.block_count", OwnedValue::U32(TINY_LAYERS as u32));
-    m.kv("gemma-embedding.feed_forward_length", OwnedValue::U32(TINY_FF as u32));
-    m.kv("gemma-embedding.attention.head_count", OwnedValue::U32(4));
-    m.kv("gemma-embedding.attention.head_count_kv", OwnedValue::U32(2));
-    m.kv("gemma-embedding.attention.layer_norm_rms_epsilon", OwnedValue::F32(1e-6));
-    m.kv("gemma-embedding.attention.sliding_window", OwnedValue::U32(32));
+    let mut m = arch_model(
+        "gemma-embedding",
+        &[
+            ("context_length", OwnedValue::U32(64)),
+            ("embedding_length", OwnedValue::U32(TINY_EMBD as u32)),
+            ("block_count", OwnedValue::U32(TINY_LAYERS as u32)),
+            ("feed_forward_length", OwnedValue::U32(TINY_FF as u32)),
+            ("attention.head_count", OwnedValue::U32(4)),
+            ("attention.head_count_kv", OwnedValue::U32(2)),
+            ("attention.layer_norm_rms_epsilon", OwnedValue::F32(1e-6)),
+            ("attention.sliding_window", OwnedValue::U32(32)),
+        ],
+    );
     if let Some(p) = pattern {
         m.kv(
             "gemma-embedding.attention.sliding_window_pattern",
