@@ -537,11 +537,15 @@ impl<'o> Sink<'o> {
         summary: Summary,
     ) -> Report {
         if self.opts.all_profiles {
-            let profiles = Profile::ALL
+            let profiles: Vec<Report> = Profile::ALL
                 .iter()
                 .map(|p| self.under(*p).report(*p, format, version, byte_order, summary.clone()))
                 .collect();
-            let mut report = self.under(profile).report(profile, format, version, byte_order, summary);
+            // The run's own profile is one of them: no second derivation.
+            let mut report = match profiles.iter().find(|r| r.profile == profile) {
+                Some(r) => r.clone(),
+                None => self.under(profile).report(profile, format, version, byte_order, summary),
+            };
             report.profiles = profiles;
             return report;
         }
