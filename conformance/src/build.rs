@@ -84,26 +84,30 @@ pub const TINY_FF: u64 = 32;
 /// Layers of [`tiny_llama`].
 pub const TINY_LAYERS: u64 = 2;
 
-/// The tokens of [`tiny_llama`]'s vocabulary.
+/// The tokens of [`tiny_llama`]'s vocabulary before its byte tokens.
 pub const TINY_TOKENS: [&str; 8] = ["<unk>", "<s>", "</s>", "\u{2581}a", "\u{2581}b", "\u{2581}c", "d", "e"];
 
+/// The tiny vocabulary's size: [`TINY_TOKENS`] then the 256 byte tokens.
+pub const TINY_VOCAB: u64 = TINY_TOKENS.len() as u64 + 256;
+
+/// The 256 byte tokens `<0x00>`..`<0xFF>` a SentencePiece vocabulary
+/// holds so that llama.cpp can spell any text (tokenizer-byte-fallback).
+pub fn byte_tokens() -> impl Iterator<Item = String> {
+    (0..=255u8).map(|b| format!("<0x{b:02X}>"))
+}
+
 /// A vocabulary llama.cpp accepts: SPM (`llama`) tokens with scores and
-/// types (unknown, control, control, then normal).
+/// types (unknown, control, control, normal, then the byte tokens).
 pub fn tiny_vocab(m: &mut GgufModel) {
     m.kv("tokenizer.ggml.model", OwnedValue::str("llama"));
-    m.kv(
-        "tokenizer.ggml.tokens",
-        OwnedValue::Array(ValueType::String, TINY_TOKENS.iter().map(|t| OwnedValue::str(t)).collect()),
-    );
+    let tokens = TINY_TOKENS.iter().map(|t| t.to_string()).chain(byte_tokens());
+    m.kv("tokenizer.ggml.tokens", OwnedValue::Array(ValueType::String, tokens.map(|t| OwnedValue::str(&t)).collect()));
     m.kv(
         "tokenizer.ggml.scores",
-        OwnedValue::Array(ValueType::F32, (0..TINY_TOKENS.len()).map(|i| OwnedValue::F32(-(i as f32))).collect()),
+        OwnedValue::Array(ValueType::F32, (0..TINY_VOCAB).map(|i| OwnedValue::F32(-(i as f32))).collect()),
     );
-    let types = [2, 3, 3, 1, 1, 1, 1, 1];
-    m.kv(
-        "tokenizer.ggml.token_type",
-        OwnedValue::Array(ValueType::I32, types.iter().map(|t| OwnedValue::I32(*t)).collect()),
-    );
+    let types = [2, 3, 3, 1, 1, 1, 1, 1].into_iter().chain([6; 256]);
+    m.kv("tokenizer.ggml.token_type", OwnedValue::Array(ValueType::I32, types.map(OwnedValue::I32).collect()));
     m.kv("tokenizer.ggml.bos_token_id", OwnedValue::U32(1));
     m.kv("tokenizer.ggml.eos_token_id", OwnedValue::U32(2));
 }
@@ -144,7 +148,7 @@ pub fn tiny_llama_hparams() -> GgufModel {
 /// tensor its loader requires, F32, with the shapes it computes.
 pub fn tiny_llama() -> GgufModel {
     let mut m = tiny_llama_hparams();
-    let (e, f, v) = (TINY_EMBD, TINY_FF, TINY_TOKENS.len() as u64);
+    let (e, f, v) = (TINY_EMBD, TINY_FF, TINY_VOCAB);
     let kv = 8; // 2 key/value heads of 4
     m.tensor(f32_tensor("token_embd.weight", &[e, v]));
     m.tensor(f32_tensor("output_norm.weight", &[e]));
@@ -169,7 +173,7 @@ pub fn tiny_llama() -> GgufModel {
 /// experts (2 used, expert feed-forward 8) with one shared expert. The
 /// gating function, read optionally and never defaulted, is `gating`.
 pub fn tiny_dots1(gating: Option<u32>) -> GgufModel {
-    let (e, f, v, x, ff_exp) = (TINY_EMBD, TINY_FF, TINY_TOKENS.len() as u64, 4u64, 8u64);
+    let (e, f, v, x, ff_exp) = (TINY_EMBD, TINY_FF, TINY_VOCAB, 4u64, 8u64);
     let mut m = arch_model(
         "dots1",
         &[
@@ -261,7 +265,7 @@ pub fn tiny_chameleon(n_vocab: u64) -> GgufModel {
 /// `pattern` gives `attention.sliding_window_pattern`): the tiny llama's
 /// vocabulary and sizes, head size 4.
 pub fn tiny_gemma_embedding(pattern: Option<&[bool]>) -> GgufModel {
-    let (e, f, v, kv) = (TINY_EMBD, TINY_FF, TINY_TOKENS.len() as u64, 8u64);
+    let (e, f, v, kv) = (TINY_EMBD, TINY_FF, TINY_VOCAB, 8u64);
     let mut m = arch_model(
         "gemma-embedding",
         &[

@@ -20,7 +20,7 @@ OUT = Path(__file__).resolve().parents[2] / "corpus" / "gguf-py"
 GGUF_VERSION = version("gguf")
 
 
-def llama_like(path, endianess=gguf.GGUFEndian.LITTLE, n_vocab=64):
+def llama_like(path, endianess=gguf.GGUFEndian.LITTLE, n_vocab=320):
     rng = np.random.default_rng(1)
     w = GGUFWriter(str(path), "llama", endianess=endianess)
     w.add_name("tiny llama")
@@ -38,10 +38,14 @@ def llama_like(path, endianess=gguf.GGUFEndian.LITTLE, n_vocab=64):
     w.add_file_type(gguf.LlamaFileType.MOSTLY_Q8_0)
     w.add_tokenizer_model("llama")
     w.add_tokenizer_pre("default")
-    tokens = ["<unk>", "<s>", "</s>"] + [f"▁tok{i}" for i in range(n_vocab - 3)]
+    # The 256 byte tokens <0x00>..<0xFF> (type BYTE) as a SentencePiece
+    # vocabulary has them: llama.cpp spells a character it has no token for
+    # byte by byte, and aborts without them (tokenizer-byte-fallback).
+    n_words = n_vocab - 3 - 256
+    tokens = ["<unk>", "<s>", "</s>"] + [f"<0x{b:02X}>" for b in range(256)] + [f"▁tok{i}" for i in range(n_words)]
     w.add_token_list(tokens)
     w.add_token_scores([float(-i) for i in range(n_vocab)])
-    w.add_token_types([2, 3, 3] + [1] * (n_vocab - 3))
+    w.add_token_types([2, 3, 3] + [6] * 256 + [1] * n_words)
     w.add_bos_token_id(1)
     w.add_eos_token_id(2)
     w.add_add_bos_token(True)

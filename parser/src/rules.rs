@@ -726,6 +726,9 @@ catalogue! {
     TokenizerByteToken = "tokenizer-byte-token", Tokenizer, [Error, Allow, Allow],
         cite: "llama.cpp src/llama-vocab.cpp byte tokens `<0xHH>`; llama.cpp #26511 (plamo2: `<0x-1>` gave a heap write with a chosen value), lmstudio-bug-tracker #2289",
         "A byte token is spelled `<0xHH>` with two hex digits: a token of that shape with other characters (`<0x-1>`), or a token of type BYTE spelled otherwise, is parsed into an out-of-range byte by some tokenizers.";
+    TokenizerByteFallback = "tokenizer-byte-fallback", Tokenizer, [Error, Allow, Allow],
+        cite: "llama.cpp src/llama-vocab.cpp llm_tokenizer_spm_session::resegment (a piece with no token is emitted byte by byte) and llama_vocab::byte_to_token (`<0xHH>`, else token_to_id.at of the one-byte text: std::out_of_range, uncaught through llama_tokenize)",
+        "A SentencePiece vocabulary (`tokenizer.ggml.model` `llama`) has, for every byte UTF-8 text is made of (0x00..0x7F but the space, which it writes as U+2581, the continuation bytes 0x80..0xBF and the lead bytes 0xC2..0xF4), a byte token `<0xHH>` or a token whose text is that one byte: llama.cpp tokenizes a character it has no token for byte by byte and, on a byte with neither, throws an exception no caller catches; the process aborts on the first prompt holding such a character.";
 
     // ---- Split sets ----
     SplitIndex = "split-index", Split, [Error, Allow, Allow],

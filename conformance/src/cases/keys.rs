@@ -14,13 +14,17 @@ fn aligned(value: V) -> Vec<u8> {
     bytes(m)
 }
 
+/// A SentencePiece vocabulary of `n_tokens` tokens, the 256 byte tokens
+/// (tokenizer-byte-fallback) then text tokens, with `n_scores` scores.
 fn tokenizer(n_tokens: usize, n_scores: usize, bos: u32) -> Vec<u8> {
     let mut m = base();
-    let tokens = (0..n_tokens).map(|i| V::str(&format!("tok{i}"))).collect();
+    let texts = crate::build::byte_tokens().chain((0..).map(|i| format!("tok{i}")));
+    let tokens = texts.take(n_tokens).map(|t| V::str(&t)).collect();
+    let types = (0..n_tokens).map(|i| V::I32(if i < 256 { 6 } else { 1 }));
     m.kv("tokenizer.ggml.model", V::str("llama"));
     m.kv("tokenizer.ggml.tokens", array(T::String, tokens));
     m.kv("tokenizer.ggml.scores", array(T::F32, (0..n_scores).map(|i| V::F32(i as f32)).collect()));
-    m.kv("tokenizer.ggml.token_type", array(T::I32, (0..n_tokens).map(|_| V::I32(1)).collect()));
+    m.kv("tokenizer.ggml.token_type", array(T::I32, types.collect()));
     m.kv("tokenizer.ggml.bos_token_id", V::U32(bos));
     bytes(m)
 }
@@ -218,24 +222,24 @@ pub fn cases(v: &mut Vec<Case>) {
         "tokenizer_consistent",
         [A, A, A],
         &[],
-        "A 5-token vocabulary with scores, token types and bos id 1.",
+        "A 261-token vocabulary (256 byte tokens, 5 text tokens) with scores, token types and bos id 1.",
         "gguf.md tokenizer.ggml.*",
-        || tokenizer(5, 5, 1),
+        || tokenizer(261, 261, 1),
     ));
     v.push(case(
         "tokenizer_scores_short",
         [R, R, A],
         &["tokenizer-array-length"],
-        "tokenizer.ggml.scores with 4 entries for 5 tokens (readers index it by token id).",
+        "tokenizer.ggml.scores with 260 entries for 261 tokens (readers index it by token id).",
         "gguf.md tokenizer.ggml.scores; llama.cpp#26690",
-        || tokenizer(5, 4, 1),
+        || tokenizer(261, 260, 1),
     ));
     v.push(case(
         "token_id_out_of_range",
         [R, A, A],
         &["token-id-range"],
-        "tokenizer.ggml.bos_token_id = 5 with 5 tokens (the boundary, 4, is y_tokenizer_consistent's bos 1 and every id below 5).",
+        "tokenizer.ggml.bos_token_id = 261 with 261 tokens (the boundary, 260, is y_tokenizer_consistent's bos 1 and every id below 261).",
         "GHSA-g4cc-763q-h9h6",
-        || tokenizer(5, 5, 5),
+        || tokenizer(261, 261, 261),
     ));
 }

@@ -55,14 +55,43 @@ fn u32s(values: &[u32]) -> V {
     array(T::U32, values.iter().map(|v| V::U32(*v)).collect())
 }
 
-/// A vocabulary of `tokens` with token types `types` (scores 0).
+/// A SentencePiece vocabulary of `tokens` with token types `types`
+/// (scores 0), then every byte token `<0xHH>` it lacks (type BYTE), as a
+/// vocabulary llama.cpp can spell any text with has them.
 fn vocab(tokens: &[&[u8]], types: &[i32]) -> Vec<u8> {
+    let missing: Vec<Vec<u8>> =
+        byte_tokens().map(String::into_bytes).filter(|b| !tokens.contains(&b.as_slice())).collect();
+    let all: Vec<&[u8]> = tokens.iter().copied().chain(missing.iter().map(Vec::as_slice)).collect();
+    let all_types: Vec<i32> = types.iter().copied().chain(missing.iter().map(|_| 6)).collect();
+    vocab_exactly(&all, &all_types)
+}
+
+/// A SentencePiece vocabulary of exactly `tokens` with token types `types`
+/// (scores 0).
+fn vocab_exactly(tokens: &[&[u8]], types: &[i32]) -> Vec<u8> {
     let mut m = base();
     m.kv("tokenizer.ggml.model", V::str("llama"));
     m.kv("tokenizer.ggml.tokens", array(T::String, tokens.iter().map(|t| V::String(t.to_vec())).collect()));
     m.kv("tokenizer.ggml.scores", array(T::F32, tokens.iter().map(|_| V::F32(0.0)).collect()));
     m.kv("tokenizer.ggml.token_type", array(T::I32, types.iter().map(|t| V::I32(*t)).collect()));
     bytes(m)
+}
+
+/// The byte tokens of every byte but those `leave_out` keeps out, and the
+/// one-byte text tokens `single` (a vocabulary for tokenizer-byte-fallback).
+fn byte_fallback_vocab(leave_out: impl Fn(u8) -> bool, single: &[u8], lower: bool) -> Vec<u8> {
+    let mut tokens: Vec<Vec<u8>> = vec![b"<unk>".to_vec()];
+    let mut types = vec![2];
+    for b in (0..=255u8).filter(|b| !leave_out(*b)) {
+        tokens.push(if lower { format!("<0x{b:02x}>") } else { format!("<0x{b:02X}>") }.into_bytes());
+        types.push(6);
+    }
+    for b in single {
+        tokens.push(vec![*b]);
+        types.push(1);
+    }
+    let refs: Vec<&[u8]> = tokens.iter().map(Vec::as_slice).collect();
+    vocab_exactly(&refs, &types)
 }
 
 pub fn cases(v: &mut Vec<Case>) {
@@ -155,6 +184,30 @@ pub fn cases(v: &mut Vec<Case>) {
         || vocab(&[b"<unk>", b"<0x0A>", b"<0xfF>", b"<0x"], &[2, 6, 6, 1]),
     ));
     v.push(case(
+        "tokenizer_byte_fallback_missing",
+        [R, A, A],
+        &["tokenizer-byte-fallback"],
+        "A SentencePiece vocabulary with every byte token but `<0x0A>`, and no token `\\n`: llama.cpp spells a newline it has no token for as a byte token, finds none and throws; the process aborts on the first prompt with a newline.",
+        "llama.cpp src/llama-vocab.cpp llama_vocab::byte_to_token (token_to_id.at)",
+        || byte_fallback_vocab(|b| b == b'\n', &[], false),
+    ));
+    v.push(case(
+        "tokenizer_byte_fallback_lower_case",
+        [R, A, A],
+        &["tokenizer-byte-fallback"],
+        "A SentencePiece vocabulary whose 256 byte tokens are spelled with lower-case hex digits (`<0x0a>`): llama.cpp looks up `<0x0A>` and finds none of them.",
+        "llama.cpp src/llama-vocab.cpp llama_vocab::byte_to_token (hex digits 0123456789ABCDEF)",
+        || byte_fallback_vocab(|_| false, &[], true),
+    ));
+    v.push(case(
+        "tokenizer_byte_fallback_bytes_text_never_spells",
+        [A, A, A],
+        &[],
+        "A SentencePiece vocabulary without the byte tokens of the space (written U+2581 before tokenizing) and of the bytes UTF-8 never uses (0xC0, 0xC1, 0xF5..0xFF), and with `a` and `\\n` as one-byte text tokens instead of `<0x61>` and `<0x0A>` (boundary of tokenizer-byte-fallback: llama.cpp falls back to the one-byte token).",
+        "llama.cpp src/llama-vocab.cpp llama_vocab::byte_to_token, llama_escape_whitespace",
+        || byte_fallback_vocab(|b| matches!(b, b' ' | b'a' | b'\n' | 0xC0 | 0xC1 | 0xF5..=0xFF), b"a\n", false),
+    ));
+    v.push(case(
         "tokenizer_byte_token_minus_one",
         [R, A, A],
         &["tokenizer-byte-token"],
@@ -245,7 +298,7 @@ pub fn table_cases(v: &mut Vec<Case>) {
         LOADER,
         || {
             tiny(|m| {
-                m.tensor(f32_tensor("output.weight", &[TINY_EMBD, 8]));
+                m.tensor(f32_tensor("output.weight", &[TINY_EMBD, TINY_VOCAB]));
                 m.tensor(f32_tensor("blk.0.attn_output.bias", &[TINY_EMBD]));
                 m.tensor(f32_tensor("rope_freqs.weight", &[2]));
                 m.tensor(f32_tensor("blk.1.attn_q.scale", &[1]));
@@ -560,7 +613,11 @@ pub fn table_cases(v: &mut Vec<Case>) {
         &["standard-key-type"],
         "tokenizer.ggml.scores as array[u8]: llama.cpp reads f32 or i32 only (an out-of-bounds read before PR #26690).",
         "llama.cpp src/llama-vocab.cpp load; PR #26690",
-        || tiny(|m| set_kv(m, "tokenizer.ggml.scores", array(T::U8, (0..8).map(V::U8).collect()))),
+        || {
+            tiny(|m| {
+                set_kv(m, "tokenizer.ggml.scores", array(T::U8, (0..TINY_VOCAB).map(|i| V::U8(i as u8)).collect()))
+            })
+        },
     ));
     v.push(case(
         "standard_key_scores_i32",
@@ -568,7 +625,15 @@ pub fn table_cases(v: &mut Vec<Case>) {
         &[],
         "tokenizer.ggml.scores as array[i32], which llama.cpp also reads (boundary of standard-key-type).",
         "llama.cpp src/llama-vocab.cpp load",
-        || tiny(|m| set_kv(m, "tokenizer.ggml.scores", array(T::I32, (0..8).map(|i| V::I32(-i)).collect()))),
+        || {
+            tiny(|m| {
+                set_kv(
+                    m,
+                    "tokenizer.ggml.scores",
+                    array(T::I32, (0..TINY_VOCAB).map(|i| V::I32(-(i as i32))).collect()),
+                )
+            })
+        },
     ));
     v.push(case(
         "standard_key_bos_i32",
@@ -650,13 +715,13 @@ pub fn table_cases(v: &mut Vec<Case>) {
         "tokenizer_none_with_vocab_size",
         [A, A, A],
         &[],
-        "The tiny llama with tokenizer.ggml.model `none`, no tokens and llama.vocab_size 8 (boundary of tokenizer-vocab-missing: token_embd is sized by vocab_size).",
+        "The tiny llama with tokenizer.ggml.model `none`, no tokens and llama.vocab_size 264 (boundary of tokenizer-vocab-missing: token_embd is sized by vocab_size).",
         "llama.cpp src/llama-vocab.cpp load (no_vocab)",
         || {
             tiny(|m| {
                 m.kvs.retain(|(k, _)| !k.starts_with(b"tokenizer."));
                 m.kv("tokenizer.ggml.model", V::str("none"));
-                m.kv("llama.vocab_size", V::U32(8));
+                m.kv("llama.vocab_size", V::U32(TINY_VOCAB as u32));
             })
         },
     ));
@@ -680,8 +745,8 @@ pub fn table_cases(v: &mut Vec<Case>) {
             let mut m = base();
             m.kv("general.name", V::str("phi3"));
             m.kv("tokenizer.ggml.model", V::str("llama"));
-            let t = ["<unk>", "<s>", "</s>", "<|endoftext|>"];
-            m.kv("tokenizer.ggml.tokens", array(T::String, t.iter().map(|t| V::str(t)).collect()));
+            let t = ["<unk>", "<s>", "</s>", "<|endoftext|>"].map(String::from).into_iter().chain(byte_tokens());
+            m.kv("tokenizer.ggml.tokens", array(T::String, t.map(|t| V::str(&t)).collect()));
             bytes(m)
         },
     ));

@@ -32,12 +32,19 @@ fn chat(t: &str) -> Vec<u8> {
 
 /// A template and a vocabulary of `tokens` (all NORMAL but the first).
 fn chat_with_vocab(t: &str, tokens: &[&str]) -> Vec<u8> {
-    let n = tokens.len();
+    // The 256 byte tokens follow (tokenizer-byte-fallback).
+    let texts: Vec<String> = tokens.iter().map(|t| t.to_string()).chain(crate::build::byte_tokens()).collect();
+    let n = texts.len();
+    let kind = |i: usize| match i {
+        0 => 2,
+        i if i < tokens.len() => 1,
+        _ => 6,
+    };
     with(&[
         ("tokenizer.ggml.model", V::str("llama")),
-        ("tokenizer.ggml.tokens", array(T::String, tokens.iter().map(|t| V::str(t)).collect())),
+        ("tokenizer.ggml.tokens", array(T::String, texts.iter().map(|t| V::str(t)).collect())),
         ("tokenizer.ggml.scores", array(T::F32, (0..n).map(|_| V::F32(0.0)).collect())),
-        ("tokenizer.ggml.token_type", array(T::I32, (0..n).map(|i| V::I32(if i == 0 { 2 } else { 1 })).collect())),
+        ("tokenizer.ggml.token_type", array(T::I32, (0..n).map(|i| V::I32(kind(i))).collect())),
         ("tokenizer.chat_template", V::str(t)),
     ])
 }

@@ -7,10 +7,17 @@ Stages, each announced on stdout as `stage: NAME` (flushed, so the last one
 printed before a crash names the stage that crashed):
 
   load      llama_model_load_from_file (parameters below)
+  tokenize  llama_tokenize(vocab, PROBE, add_special false, parse_special false)
+            unless the model has no vocabulary (LLAMA_VOCAB_TYPE_NONE): PROBE
+            holds a character for every byte UTF-8 text is made of (all of
+            ASCII, U+0080..U+00BF, and a character for each lead byte
+            0xC3..0xF4), the text a prompt may hold; a SentencePiece
+            vocabulary without a byte token llama.cpp needs for it throws
+            here (tokenizer-byte-fallback)
   context   (--eval) llama_init_from_model(model, llama_context_default_params()
             with n_ctx 64, n_batch/n_ubatch 64, n_threads/n_threads_batch 2)
   eval      (--eval) llama_tokenize(vocab, PROMPT, add_special true) and one
-            llama_decode of those tokens (llama_batch_get_one); a model with an
+            llama_decode of those tokens (the first EVAL_TOKENS of them) (llama_batch_get_one); a model with an
             encoder and a decoder (T5) is given llama_encode of the prompt and then
             llama_decode of its decoder start token; an encoder-only model
             llama_encode. Whether the last token's logits are finite is reported
@@ -40,6 +47,23 @@ import pathlib
 import sys
 
 PROMPT = b"Hello world. The quick brown fox jumps over the lazy dog."
+
+
+def probe_text() -> bytes:
+    """A character for every byte of UTF-8 text: U+0000..U+00BF (ASCII, and
+    C2 with every continuation byte), then for each lead byte 0xC3..0xF4 its
+    first character."""
+    chars = [chr(c) for c in range(0x00, 0xC0)]
+    chars += [chr((lead & 0x1F) << 6) for lead in range(0xC3, 0xE0)]
+    chars += [chr(0x0800)] + [chr((lead & 0x0F) << 12) for lead in range(0xE1, 0xF0)]
+    chars += [chr(0x10000)] + [chr((lead & 0x07) << 18) for lead in range(0xF1, 0xF5)]
+    return "".join(chars).encode("utf-8")
+
+
+PROBE = probe_text()
+# At most this many tokens of the prompt are evaluated (n_ctx is 64).
+EVAL_TOKENS = 32
+LLAMA_VOCAB_TYPE_NONE = 0
 # enum llama_load_mode (include/llama.h)
 LLAMA_LOAD_MODE_MMAP = 1
 # enum ggml_log_level (ggml/include/ggml.h)
@@ -184,6 +208,7 @@ def open_libllama() -> ctypes.CDLL:
         "llama_model_has_decoder": ([p], ctypes.c_bool),
         "llama_model_decoder_start_token": ([p], ctypes.c_int32),
         "llama_vocab_bos": ([p], ctypes.c_int32),
+        "llama_vocab_type": ([p], ctypes.c_int),
     }
     for name, (args, res) in sigs.items():
         f = getattr(lib, name)
@@ -243,10 +268,14 @@ def evaluate(lib: ctypes.CDLL, model: int, log: Log) -> str | None:
     try:
         stage("eval")
         vocab = lib.llama_model_get_vocab(model)
-        toks = (ctypes.c_int32 * 64)()
-        n = lib.llama_tokenize(vocab, PROMPT, len(PROMPT), toks, 64, True, False)
+        room = 4 * len(PROMPT) + 8   # a space is U+2581, three byte tokens at worst
+        toks = (ctypes.c_int32 * room)()
+        n = lib.llama_tokenize(vocab, PROMPT, len(PROMPT), toks, room, True, False)
         if n <= 0:
             return f"eval: llama_tokenize returned {n}"
+        # A vocabulary that spells the prompt byte by byte gives more tokens
+        # than the context holds: its first EVAL_TOKENS are evaluated.
+        n = min(n, EVAL_TOKENS)
         batch = lib.llama_batch_get_one(toks, n)
         if lib.llama_model_has_encoder(model):
             rc = lib.llama_encode(ctx, batch)
@@ -300,6 +329,13 @@ def main(argv: list[str]) -> int:
         lib.llama_backend_free()
         return 1
     print(f"loaded: {lib.llama_model_n_params(model)} parameters")
+    vocab = lib.llama_model_get_vocab(model)
+    if lib.llama_vocab_type(vocab) != LLAMA_VOCAB_TYPE_NONE:
+        stage("tokenize")
+        room = 4 * len(PROBE) + 8
+        toks = (ctypes.c_int32 * room)()
+        n = lib.llama_tokenize(vocab, PROBE, len(PROBE), toks, room, False, False)
+        print(f"tokenized: the probe of {len(PROBE)} bytes gave {n} tokens")
     failed = evaluate(lib, model, log) if "--eval" in flags and not params.vocab_only else None
     lib.llama_model_free(model)
     lib.llama_backend_free()

@@ -13,7 +13,7 @@ with a one-line description each; run.py turns that into the manifest.
 
 Written with gguf-py (GGUFWriter, gguf==0.19.0). Dimensions are tiny on
 purpose: n_embd 16, 4 heads, 2 KV heads (GQA), head_dim 4, 2 layers, n_ff 32,
-a 40-token vocabulary; matrices (2-D and up) are F16, norms and biases F32,
+a 295-token vocabulary (40 pieces and the 256 byte tokens); matrices (2-D and up) are F16, norms and biases F32,
 values deterministic.
 """
 from __future__ import annotations
@@ -121,22 +121,26 @@ def write(model: Model, path: pathlib.Path) -> None:
 SPM_WORDS = ["\u2581the", "\u2581a", "\u2581of", "\u2581and", "\u2581to", "\u2581in", "\u2581is", "\u2581it",
              "\u2581", "e", "t", "a", "o", "i", "n", "s", "h", "r", "d", "l", "u", "c", "m", "w",
              "f", "g", "y", "p", "b", "v", "k", "\u2581that", "\u2581for", "\u2581on", "\u2581was", "\u2581with"]
-N_VOCAB = 4 + len(SPM_WORDS)         # 40
+LAST_WORD = 3 + len(SPM_WORDS)       # 39: the last piece
+# The byte tokens but <0x0A> (index 3), after the pieces: a SentencePiece
+# vocabulary llama.cpp can spell any text with (tokenizer-byte-fallback).
+SPM_BYTES = [f"<0x{b:02X}>" for b in range(256) if b != 0x0A]
+N_VOCAB = 4 + len(SPM_WORDS) + len(SPM_BYTES)         # 295
 
 
 def add_spm_vocab(m: Model, phi: bool = False) -> None:
-    """tokenizer.ggml.model "llama" (SentencePiece): <unk>, <s>, </s>, <0x0A>, 36 pieces.
+    """tokenizer.ggml.model "llama" (SentencePiece): <unk>, <s>, </s>, <0x0A>, 36 pieces, the other 255 byte tokens.
 
     With phi, the last piece is <|endoftext|> (CONTROL): llama-vocab.cpp looks up
     </s>, <unk>, <s> and <|endoftext|> by text (unordered_map::at) whenever
     general.name contains "phi3" or "phi-3", and refuses the vocabulary if one is missing.
     """
-    tokens = ["<unk>", "<s>", "</s>", "<0x0A>"] + SPM_WORDS
-    types = [2, 3, 3, 6] + [1] * len(SPM_WORDS)           # UNKNOWN, CONTROL, CONTROL, BYTE, NORMAL...
+    tokens = ["<unk>", "<s>", "</s>", "<0x0A>"] + SPM_WORDS + SPM_BYTES
+    types = [2, 3, 3, 6] + [1] * len(SPM_WORDS) + [6] * len(SPM_BYTES)   # UNKNOWN, CONTROL, CONTROL, BYTE, NORMAL..., BYTE...
     if phi:
-        tokens[-1], types[-1] = "<|endoftext|>", 3
+        tokens[LAST_WORD], types[LAST_WORD] = "<|endoftext|>", 3
     assert len(tokens) == N_VOCAB
-    scores = [0.0, 0.0, 0.0, 0.0] + [-float(i + 1) for i in range(len(SPM_WORDS))]
+    scores = [0.0, 0.0, 0.0, 0.0] + [-float(i + 1) for i in range(len(SPM_WORDS))] + [0.0] * len(SPM_BYTES)
     m.set("tokenizer.ggml.model", T.STRING, "llama")
     m.set("tokenizer.ggml.tokens", T.ARRAY, tokens, T.STRING)
     m.set("tokenizer.ggml.scores", T.ARRAY, scores, T.FLOAT32)
@@ -687,17 +691,17 @@ def variants() -> list[Variant]:
       lambda m: m.set("tokenizer.ggml.bos_token_id", T.UINT32, N_VOCAB))
     v("llama", "tokenizer_bos_i32", "tokenizer.ggml.bos_token_id stored as INT32",
       lambda m: m.set("tokenizer.ggml.bos_token_id", T.INT32, 1))
-    v("llama", "tokenizer_no_byte_tokens", "SPM vocabulary without <0x0A> (newline byte token)",
+    v("llama", "tokenizer_no_byte_tokens", "SPM vocabulary without <0x0A> (newline byte token) nor a token `\\n`: tokenizing a newline throws",
       lambda m: m.kvs["tokenizer.ggml.tokens"].value.__setitem__(3, "\u2581be"))
     v("llama", "tokenizer_gpt2", "llama with a gpt2 BPE vocabulary (pre 'default')",
       lambda m: ([m.kvs.pop(k) for k in list(m.kvs) if k.startswith("tokenizer.")], add_bpe_vocab(m, pre="default")))
-    v("llama", "tokenizer_none", "tokenizer.ggml.model 'none', no token list; n_vocab from llama.vocab_size (40 dummy tokens)",
+    v("llama", "tokenizer_none", "tokenizer.ggml.model 'none', no token list; n_vocab from llama.vocab_size (295 dummy tokens)",
       lambda m: ([m.kvs.pop(k) for k in list(m.kvs) if k.startswith("tokenizer.")],
                  m.set("tokenizer.ggml.model", T.STRING, "none")))
     v("llama", "tokenizer_none_no_vocab_size", "tokenizer.ggml.model 'none', no token list, no llama.vocab_size (n_vocab 0)",
       lambda m: ([m.kvs.pop(k) for k in list(m.kvs) if k.startswith("tokenizer.")],
                  m.set("tokenizer.ggml.model", T.STRING, "none"), m.drop_key("llama.vocab_size")))
-    v("llama", "vocab_size_mismatch", "llama.vocab_size 41 while the tokenizer has 40 tokens (tensors sized 40)",
+    v("llama", "vocab_size_mismatch", "llama.vocab_size 296 while the tokenizer has 295 tokens (tensors sized 295)",
       lambda m: m.set("llama.vocab_size", T.UINT32, N_VOCAB + 1))
     v("llama", "block_count_513", "block_count 513 > LLAMA_MAX_LAYERS (512)",
       lambda m: m.set("llama.block_count", T.UINT32, 513))
@@ -771,12 +775,12 @@ def variants() -> list[Variant]:
     v("phi3", "ffn_up_not_doubled", "blk.0.ffn_up.weight {n_embd, n_ff} instead of {n_embd, 2*n_ff}",
       lambda m: m.reshape("blk.0.ffn_up.weight", N_EMBD, N_FF))
     v("phi3", "no_endoftext_token", "general.name 'tiny-phi3' and no <|endoftext|> token in the vocabulary",
-      lambda m: (m.kvs["tokenizer.ggml.tokens"].value.__setitem__(N_VOCAB - 1, "\u2581with"),
-                 m.kvs["tokenizer.ggml.token_type"].value.__setitem__(N_VOCAB - 1, 1)))
+      lambda m: (m.kvs["tokenizer.ggml.tokens"].value.__setitem__(LAST_WORD, "\u2581with"),
+                 m.kvs["tokenizer.ggml.token_type"].value.__setitem__(LAST_WORD, 1)))
     v("phi3", "renamed_no_endoftext_token", "general.name 'tiny-model' and no <|endoftext|> token",
       lambda m: (m.set("general.name", T.STRING, "tiny-model"),
-                 m.kvs["tokenizer.ggml.tokens"].value.__setitem__(N_VOCAB - 1, "\u2581with"),
-                 m.kvs["tokenizer.ggml.token_type"].value.__setitem__(N_VOCAB - 1, 1)))
+                 m.kvs["tokenizer.ggml.tokens"].value.__setitem__(LAST_WORD, "\u2581with"),
+                 m.kvs["tokenizer.ggml.token_type"].value.__setitem__(LAST_WORD, 1)))
     v("llama", "general_name_phi3", "a llama model whose general.name contains 'phi3' (vocabulary has no <|endoftext|>)",
       lambda m: m.set("general.name", T.STRING, "my-phi3-finetune"))
     v("phi3", "rope_factors", "rope_factors_long/short.weight {head_dim/2} present",
@@ -861,10 +865,10 @@ def variants() -> list[Variant]:
             return m
         return build
     out.append(Variant("deepseek2", "lite_48_layers_vocab_128256",
-                       "lite layout, block_count 48 and deepseek2.vocab_size 128256 (tensors for the 40 tokens): lite",
+                       "lite layout, block_count 48 and deepseek2.vocab_size 128256 (tensors for the 295 tokens): lite",
                        vocab_48(128256)))
     out.append(Variant("deepseek2", "no_q_lora_48_layers",
-                       "lite layout, block_count 48 and a 40-token vocabulary: q_lora_rank required",
+                       "lite layout, block_count 48 and a 295-token vocabulary: q_lora_rank required",
                        vocab_48(None)))
     # The ernie models are no `complete` base: their names break GGUF's naming
     # convention (architecture-charset, key-naming), which a complete model must not.

@@ -145,7 +145,7 @@ fn dump_summarises_long_arrays_unless_full() {
     };
     assert_eq!(tokens(&short)["values"].as_array().unwrap().len(), 16);
     assert_eq!(tokens(&short)["truncated"], true);
-    assert_eq!(tokens(&full)["values"].as_array().unwrap().len(), 64);
+    assert_eq!(tokens(&full)["values"].as_array().unwrap().len(), 320);
 }
 
 #[test]

@@ -35,7 +35,122 @@ pub(crate) fn check(file: &GgufFile<'_>, needs_vocab: bool, sink: &mut Sink<'_>)
             .and_then(|s| s.mid)
             .and_then(|(i, offset)| Some((i, usize::try_from(offset.checked_sub(tokens.data_offset())?).ok()?)));
         check_tokens(&kv, tokens, types.map(|(_, a)| a), known_split, sink);
+        let model = file.get("tokenizer.ggml.model").and_then(|m| m.value.as_string());
+        if model.is_some_and(|m| m.bytes == b"llama") {
+            check_byte_fallback(&kv, tokens, sink);
+        }
     }
+}
+
+/// Whether text can hold byte `b` where a SentencePiece tokenizer in
+/// llama.cpp may spell it alone: any byte of UTF-8 text but the space
+/// (written as U+2581 before tokenizing) and the bytes UTF-8 never uses
+/// (0xC0, 0xC1, 0xF5..=0xFF).
+fn spm_may_spell(b: u8) -> bool {
+    !matches!(b, b' ' | 0xC0 | 0xC1 | 0xF5..=0xFF)
+}
+
+/// A character whose UTF-8 form holds byte `b` (one of [`spm_may_spell`]).
+fn char_with_byte(b: u8) -> Option<char> {
+    let code = match b {
+        0x00..=0x7F => u32::from(b),
+        // U+0080..U+00BF: C2 then `b` as the continuation byte.
+        0x80..=0xBF => u32::from(b),
+        0xC2..=0xDF => u32::from(b & 0x1F) << 6,
+        0xE0 => 0x0800,
+        0xE1..=0xEF => u32::from(b & 0x0F) << 12,
+        0xF0 => 0x1_0000,
+        0xF1..=0xF4 => u32::from(b & 0x07) << 18,
+        _ => return None,
+    };
+    char::from_u32(code)
+}
+
+/// How a character is shown in a message: printable as itself, else by
+/// its code point.
+fn shown_char(c: char) -> String {
+    if c.is_control() || c.is_whitespace() {
+        format!("U+{:04X}", u32::from(c))
+    } else {
+        format!("`{c}` (U+{:04X})", u32::from(c))
+    }
+}
+
+/// `tokenizer-byte-fallback`: llama.cpp's SentencePiece tokenizer writes a
+/// piece with no token as its bytes, each as `<0xHH>` or else the token
+/// whose text is that byte (`std::map::at`, which throws through
+/// `llama_tokenize`). The walk stops as soon as every byte is covered: a
+/// real vocabulary has its 256 byte tokens near the start.
+fn check_byte_fallback(kv: &KeyValue<'_>, tokens: &Array<'_>, sink: &mut Sink<'_>) {
+    if tokens.elem_type != ValueType::String {
+        return;
+    }
+    let mut covered = [false; 256];
+    let mut missing = (0u8..=255).filter(|b| spm_may_spell(*b)).count();
+    for (_, s) in tokens.strings() {
+        let byte = match s.bytes {
+            [b] => Some(*b),
+            // llama.cpp looks up upper-case hex digits only.
+            [b'<', b'0', b'x', h, l, b'>'] => upper_hex(*h).zip(upper_hex(*l)).map(|(h, l)| (h << 4) | l),
+            _ => None,
+        };
+        if let Some(b) = byte
+            && spm_may_spell(b)
+            && let Some(seen) = covered.get_mut(usize::from(b))
+            && !*seen
+        {
+            *seen = true;
+            missing = missing.saturating_sub(1);
+            if missing == 0 {
+                return;
+            }
+        }
+    }
+    let absent: Vec<u8> =
+        (0u8..=255).filter(|b| spm_may_spell(*b) && !covered.get(usize::from(*b)).copied().unwrap_or(true)).collect();
+    let Some(first) = absent.iter().copied().find(|b| b.is_ascii_graphic()).or_else(|| absent.first().copied()) else {
+        return;
+    };
+    let example = char_with_byte(first).map(shown_char).unwrap_or_default();
+    let n = absent.len();
+    let listed = byte_ranges(&absent);
+    sink.emit(RuleId::TokenizerByteFallback, kv.value_offset(), || kv_path(kv), || {
+        format!(
+            "this SentencePiece vocabulary has no byte token (`<0xHH>`, or the byte as a one-byte token) for {n} byte{} of UTF-8 text ({listed}): llama.cpp spells a character it has no token for byte by byte and, on such a byte, throws an exception that aborts the process: a prompt holding {example} crashes it",
+            if n == 1 { "" } else { "s" }
+        )
+    });
+}
+
+/// The value of an upper-case hex digit.
+fn upper_hex(d: u8) -> Option<u8> {
+    match d {
+        b'0'..=b'9' => d.checked_sub(b'0'),
+        b'A'..=b'F' => d.checked_sub(b'A' - 10),
+        _ => None,
+    }
+}
+
+/// Sorted bytes as hex ranges: `0x00-0x1F, 0x21, 0x80-0xBF`.
+fn byte_ranges(bytes: &[u8]) -> String {
+    let mut out: Vec<String> = Vec::new();
+    let mut run: Option<(u8, u8)> = None;
+    for &b in bytes {
+        run = match run {
+            Some((lo, hi)) if hi.checked_add(1) == Some(b) => Some((lo, b)),
+            Some(r) => {
+                out.push(range_text(r));
+                Some((b, b))
+            }
+            None => Some((b, b)),
+        };
+    }
+    out.extend(run.map(range_text));
+    out.join(", ")
+}
+
+fn range_text((lo, hi): (u8, u8)) -> String {
+    if lo == hi { format!("{lo:#04X}").replace("0X", "0x") } else { format!("{lo:#04X}-{hi:#04X}").replace("0X", "0x") }
 }
 
 fn check_model(file: &GgufFile<'_>, needs_vocab: bool, sink: &mut Sink<'_>) {

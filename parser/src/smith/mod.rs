@@ -495,7 +495,17 @@ impl Gen<'_> {
                 types.push(OwnedValue::I32(u.int_in_range(1..=5)?));
             }
             // A BPE model (gpt2) needs merges (tokenizer-merges-missing).
-            let bpe = u.arbitrary()?;
+            let bpe: bool = u.arbitrary()?;
+            if !bpe {
+                // A SentencePiece vocabulary spells any text with its 256
+                // byte tokens (tokenizer-byte-fallback); no text token above
+                // has their shape.
+                for b in 0..=255u8 {
+                    tokens.push(OwnedValue::String(format!("<0x{b:02X}>").into_bytes()));
+                    scores.push(OwnedValue::F32(0.0));
+                    types.push(OwnedValue::I32(limits::LLAMA_TOKEN_TYPE_BYTE));
+                }
+            }
             push(self, "tokenizer.ggml.model".into(), OwnedValue::str(if bpe { "gpt2" } else { "llama" }));
             if bpe {
                 push(self, "tokenizer.ggml.merges".into(), OwnedValue::Array(ValueType::String, Vec::new()));

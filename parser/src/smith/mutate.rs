@@ -598,8 +598,12 @@ impl Faulter<'_, '_, '_> {
                 // A changed byte in a tokenizer string may also change what
                 // the tokenizer rules see (an unknown model name, a token
                 // now equal to another).
-                let collateral =
-                    [RuleId::TokenizerModelUnknown, RuleId::TokenizerDuplicateToken, RuleId::TokenizerByteToken];
+                let collateral = [
+                    RuleId::TokenizerModelUnknown,
+                    RuleId::TokenizerDuplicateToken,
+                    RuleId::TokenizerByteToken,
+                    RuleId::TokenizerByteFallback,
+                ];
                 Some((format!("string byte {b:#x}"), out, Expected::reject(&[RuleId::StringUtf8], &collateral)))
             }
             F::NestedArray => {
