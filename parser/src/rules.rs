@@ -838,6 +838,28 @@ impl fmt::Display for RuleId {
     }
 }
 
+/// The catalogue as JSON rows (`gguf-validate rules --format json`, the
+/// Python `rules()`): id, group, fatal, the level under each profile,
+/// citation, description and how ggml's reader differs.
+pub fn catalogue_rows() -> Vec<serde_json::Value> {
+    RULES
+        .iter()
+        .map(|r| {
+            serde_json::json!({
+                "id": r.id,
+                "group": r.group,
+                "fatal": r.fatal,
+                "strict": r.levels.strict,
+                "spec": r.levels.spec,
+                "ggml": r.levels.ggml,
+                "citation": r.citation,
+                "description": r.description,
+                "ggml_divergence": r.divergence,
+            })
+        })
+        .collect()
+}
+
 /// The catalogue as Markdown: `parser/docs/rules.md`, the rules reference
 /// chapter of the book (`parser/docs/`). Rules are listed by group, and each
 /// row carries an anchor named after its id (`<a id="metadata-limit"></a>`), so

@@ -9,6 +9,7 @@ use gguf_validate::data::DataTensor;
 use gguf_validate::io::{self as gio, ByteSource};
 use gguf_validate::numerics::{self, NumericsError};
 use gguf_validate::parse::{self, ByteOrder};
+use gguf_validate::pipeline::Input;
 use gguf_validate::types::GgmlType;
 
 use crate::render;
@@ -116,8 +117,9 @@ fn read_f32s(path: &Path) -> Result<Vec<f32>, String> {
 /// Reads a llama.cpp importance-matrix file (GGUF or legacy `.dat`).
 pub fn read_imatrix_file(path: &Path) -> Result<gguf_validate::imatrix::Imatrix, String> {
     let shown = render::display_path(path);
-    let src = gio::open(path, &gio::OpenPolicy::default()).map_err(|e| format!("{shown}: {e}"))?;
-    gguf_validate::imatrix::Imatrix::read(&src)
+    let input = Input::Path(path.to_path_buf());
+    let opened = input.open(&gio::OpenPolicy::default(), None, None).map_err(|e| format!("{shown}: {}", e.message))?;
+    gguf_validate::imatrix::Imatrix::read(opened.source())
         .map_err(|e| format!("{shown}: not an importance matrix llama-quantize accepts: {e}"))
 }
 
@@ -244,12 +246,14 @@ pub fn quantize(ty: &str, input: &Path, output: &Path, opts: &QuantizeOpts) -> u
 /// readable tensor of that name or its data cannot be decoded.
 pub fn dump_tensor(path: &Path, name: &str, dequant: bool, output: &Path) -> u8 {
     let shown = render::display_path(path);
-    let src = match gio::open(path, &gio::OpenPolicy::default()) {
-        Ok(s) => s,
-        Err(e) => return usage(&format!("{shown}: {e}")),
+    let input = Input::Path(path.to_path_buf());
+    let opened = match input.open(&gio::OpenPolicy::default(), None, None) {
+        Ok(o) => o,
+        Err(e) => return usage(&format!("{shown}: {}", e.message)),
     };
+    let src = opened.source();
     let len = src.len();
-    let metadata = match gguf_validate::validate_source(&src, &gguf_validate::Options::default()) {
+    let metadata = match gguf_validate::validate_source(src, &gguf_validate::Options::default()) {
         Ok(v) => v.metadata,
         Err(e) => return usage(&format!("{shown}: {e}")),
     };
@@ -282,7 +286,7 @@ pub fn dump_tensor(path: &Path, name: &str, dequant: bool, output: &Path) -> u8 
         Ok(o) => o,
         Err(e) => return usage(&format!("{}: {e}", render::display_path(output))),
     };
-    let written = copy_tensor(&src, t, dequant, &mut out);
+    let written = copy_tensor(src, t, dequant, &mut out);
     drop(out);
     let written = match written {
         Ok(n) => n,

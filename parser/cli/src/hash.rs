@@ -1,18 +1,18 @@
 //! `gguf-validate hash`: digests of tensor data in llama-gguf-hash's
-//! layout, and `--check MANIFEST`. The work is in `gguf_validate::hash`;
-//! this module resolves files and split sets and writes the lines.
+//! layout, and `--check MANIFEST`. The work is the library's
+//! (`gguf_validate::pipeline::commands::hash_target`, which opens the
+//! files and split sets at the front door); this module parses the
+//! arguments and writes the lines.
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
-use std::time::Instant;
 
 use clap::{Args, ValueEnum};
-use gguf_validate::hash::{self, Algo, Algos, HashOptions, Manifest, ModelDigests, Part};
+use gguf_validate::hash::{self, Algo, Algos, HashOptions, Manifest};
 use gguf_validate::io::{self as gio, ByteSource};
-use gguf_validate::limits::MAX_SPLIT_SHARDS;
 use gguf_validate::pipeline::Input;
-use gguf_validate::remote::{RemoteSource, UrlOpener};
-use gguf_validate::split_name;
+use gguf_validate::pipeline::commands::{hash_target, hash_targets};
+use gguf_validate::remote::UrlOpener;
 
 use crate::render;
 use crate::{EXIT_INVALID, EXIT_USAGE, EXIT_VALID};
@@ -94,195 +94,6 @@ impl From<AlgoArg> for Algo {
     }
 }
 
-/// One model to hash: its name in the output and its files in order.
-#[derive(Debug)]
-struct Model {
-    name: String,
-    files: Vec<Input>,
-    /// Why the model is not hashed (a split set named by URL with more
-    /// shards than are read): no request is made for it.
-    refused: Option<String>,
-}
-
-/// `PREFIX-KKKKK-of-NNNNN.gguf` (`llama_split_path`, parsed by the
-/// library's [`split_name`]): the prefix and the shard count, for a shard
-/// of a set of at least two and at most [`MAX_SPLIT_SHARDS`] (a count from
-/// a name never sizes more than that).
-fn split_shard(path: &Path) -> Option<(String, u32)> {
-    let s = path.to_str()?;
-    let name = split_name::parse(s)?;
-    let count = name.count;
-    (count >= 2 && usize::try_from(count).is_ok_and(|c| c <= MAX_SPLIT_SHARDS))
-        .then(|| (name.prefix.to_string(), count))
-}
-
-/// The models the arguments name: a file, or (unless `no_split`) the split
-/// set a shard belongs to, once however many of its shards are named. A
-/// local set is every name its count gives (a missing shard is an error);
-/// a set named by URL is [`Input::shards`].
-fn models(files: &[Input], no_split: bool) -> Vec<Model> {
-    let mut out: Vec<Model> = Vec::new();
-    for f in files {
-        let (files, refused) = match f {
-            _ if no_split => (vec![f.clone()], None),
-            Input::Url(_) => match f.shards() {
-                Ok(shards) => (shards, None),
-                Err(why) => (vec![f.clone()], Some(why)),
-            },
-            Input::Path(p) => match split_shard(p) {
-                Some((prefix, n)) => {
-                    ((0..n).map(|k| Input::Path(PathBuf::from(split_name::shard_name(&prefix, k, n)))).collect(), None)
-                }
-                None => (vec![f.clone()], None),
-            },
-            Input::Bytes { .. } => (vec![f.clone()], None),
-        };
-        let name = files.first().map_or_else(|| f.shown(), Input::shown);
-        let model = Model { name, files, refused };
-        if model.files.len() > 1 && out.iter().any(|m| m.files == model.files) {
-            continue;
-        }
-        out.push(model);
-    }
-    out
-}
-
-/// One opened file: a local file, a URL (read in ranges) or bytes in
-/// memory (the Python bindings' `hash`, `dump` and `derive` open theirs
-/// here too).
-pub enum Opened<'a> {
-    Local(gio::Source),
-    Remote(Box<dyn RemoteSource>),
-    Memory(gio::SliceSource<'a>),
-}
-
-impl std::fmt::Debug for Opened<'_> {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        let kind = match self {
-            Opened::Local(_) => "Local",
-            Opened::Remote(_) => "Remote",
-            Opened::Memory(_) => "Memory",
-        };
-        write!(f, "Opened::{kind}({} bytes)", self.as_source().len())
-    }
-}
-
-impl Opened<'_> {
-    /// The file's bytes.
-    pub fn as_source(&self) -> &dyn ByteSource {
-        match self {
-            Opened::Local(s) => s,
-            Opened::Remote(s) => s.as_ref(),
-            Opened::Memory(s) => s,
-        }
-    }
-
-    /// Before the data is read, a remote source drops the metadata it kept.
-    pub fn before_data(&self) {
-        if let Opened::Remote(s) = self {
-            s.release_cache();
-        }
-    }
-}
-
-/// Opens one file of a model: a path, a URL (read in ranges) or bytes.
-fn open<'a>(
-    f: &'a Input,
-    model: &Model,
-    opener: Option<&dyn UrlOpener>,
-    deadline: Option<Instant>,
-) -> Result<Opened<'a>, String> {
-    let shown = f.shown();
-    let missing = |e: &dyn std::fmt::Display| {
-        if model.files.len() > 1 {
-            format!("{shown}: shard of the split set {} is missing: {e}", model.name)
-        } else {
-            format!("{shown}: {e}")
-        }
-    };
-    match f {
-        Input::Url(url) => {
-            let Some(opener) = opener else { return Err(format!("{shown}: no HTTP client")) };
-            match opener.open(url, deadline) {
-                Ok(src) if !src.supports_ranges() => Err(format!(
-                    "{shown}: the server ignores range requests: the data is read in ranges (download the file)"
-                )),
-                Ok(src) => Ok(Opened::Remote(src)),
-                Err(e) if e.not_found => Err(missing(&e.message)),
-                Err(e) => Err(format!("{shown}: {}", e.message)),
-            }
-        }
-        Input::Path(p) => gio::open(p, &gio::OpenPolicy::default())
-            .map(Opened::Local)
-            .map_err(|e| if model.files.len() > 1 && !p.exists() { missing(&e) } else { format!("{shown}: {e}") }),
-        Input::Bytes { bytes, .. } => Ok(Opened::Memory(gio::SliceSource(&bytes[..]))),
-    }
-}
-
-/// Opens one file on its own (not as a shard of a set); errors are
-/// messages naming it.
-pub fn open_input<'a>(f: &'a Input, opener: Option<&dyn UrlOpener>) -> Result<Opened<'a>, String> {
-    let model = Model { name: f.shown(), files: Vec::new(), refused: None };
-    open(f, &model, opener, None)
-}
-
-/// The digests of the model `input` names, as `hash` prints them: the
-/// model's name (the first shard's for a split set) and its digests. A
-/// shard stands for its whole split set unless `no_split`. No progress bar
-/// (the Python bindings' `hash()`).
-pub fn model_digests(
-    input: &Input,
-    no_split: bool,
-    opts: &HashOptions,
-    opener: Option<&dyn UrlOpener>,
-) -> Result<(String, ModelDigests), String> {
-    let model = models(std::slice::from_ref(input), no_split)
-        .into_iter()
-        .next()
-        .ok_or_else(|| format!("{}: nothing to hash", input.shown()))?;
-    let digests = hash_one(&model, opts, opener, false)?;
-    Ok((model.name, digests))
-}
-
-/// Opens and hashes one model; errors are messages for `render::error`.
-fn hash_one(
-    model: &Model,
-    opts: &HashOptions,
-    opener: Option<&dyn UrlOpener>,
-    progress: bool,
-) -> Result<ModelDigests, String> {
-    if let Some(why) = &model.refused {
-        return Err(format!("{}: {why}", model.name));
-    }
-    // A split set named by URL: one deadline for all its shards.
-    let deadline = match opener {
-        Some(o) if model.files.len() > 1 && model.files.iter().any(|f| f.url().is_some()) => {
-            let now = Instant::now();
-            Some(now.checked_add(o.file_deadline()).unwrap_or(now))
-        }
-        _ => None,
-    };
-    let mut sources = Vec::with_capacity(model.files.len());
-    for f in &model.files {
-        sources.push((f.shown(), open(f, model, opener, deadline)?));
-    }
-    let mut parts = Vec::with_capacity(sources.len());
-    let mut total = 0u64;
-    for (shown, src) in &sources {
-        let tensors = hash::tensor_ranges(src.as_source()).map_err(|e| format!("{shown}: {e}"))?;
-        total = tensors.iter().fold(total, |t, r| t.saturating_add(r.nbytes));
-        src.before_data();
-        parts.push(Part { source: src.as_source(), tensors });
-    }
-    if !progress {
-        return hash::hash_model(&parts, opts, &|_| {}, None).map_err(|e| format!("{}: {e}", model.name));
-    }
-    let bar = render::Progress::new(total, &model.name);
-    let digests = hash::hash_model(&parts, opts, &|n| bar.inc(n), None).map_err(|e| format!("{}: {e}", model.name));
-    bar.finish();
-    digests
-}
-
 fn chosen_algos(args: &HashArgs) -> Algos {
     let mut algos: Algos = args.algo.iter().map(|a| Algo::from(*a)).collect();
     if args.all {
@@ -324,8 +135,8 @@ fn print(args: &HashArgs, files: &[Input], opener: Option<&dyn UrlOpener>) -> u8
         Err(e) => return crate::report_io(Err(e)),
     };
     let mut code = EXIT_VALID;
-    for model in models(files, args.no_split) {
-        match hash_one(&model, &opts, opener, true) {
+    for model in hash_targets(files, args.no_split) {
+        match hash_target(&model, &opts, opener, Some(&render::Bars)) {
             Ok(d) => {
                 let text: String = d.lines(&model.name).iter().map(|l| format!("{l}\n")).collect();
                 if let Err(e) = out.write_all(text.as_bytes()).and_then(|()| out.flush()) {
@@ -363,7 +174,7 @@ fn check(args: &HashArgs, files: &[Input], manifest_path: &Path, opener: Option<
         Err(e) => return crate::report_io(Err(e)),
     };
     let mut code = EXIT_VALID;
-    for model in models(files, args.no_split) {
+    for model in hash_targets(files, args.no_split) {
         let Some(entries) = manifest.model_for(&model.name) else {
             render::error(&format!("{}: {shown} has no entries for this model", model.name));
             code = code.max(EXIT_INVALID);
@@ -371,7 +182,7 @@ fn check(args: &HashArgs, files: &[Input], manifest_path: &Path, opener: Option<
         };
         let algos = if chosen.is_empty() { entries.algos() } else { chosen };
         let per_tensor = !args.no_layer && algos.iter().any(|a| entries.tensors.contains_key(&a));
-        let digests = match hash_one(&model, &HashOptions { algos, per_tensor }, opener, true) {
+        let digests = match hash_target(&model, &HashOptions { algos, per_tensor }, opener, Some(&render::Bars)) {
             Ok(d) => d,
             Err(msg) => {
                 render::error(&msg);

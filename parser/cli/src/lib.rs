@@ -3,19 +3,22 @@
 //!
 //! The command line is this library's [`main_with_args`]: the binary
 //! (`main.rs`) and the Python wheel's console script both call it, so
-//! both behave the same, exit codes included. [`inspect`] and
-//! [`render::rule_rows`] are also what the Python bindings return.
+//! both behave the same, exit codes included. Every command's work is the
+//! library's (`gguf_validate::pipeline`: inputs opened at its front door,
+//! `commands` for `dump`, `derive` and `hash`); this crate parses
+//! arguments and renders. The Python bindings call the library directly,
+//! and this crate only for their console script.
 #![forbid(unsafe_code)]
 
 mod cli;
 mod convert;
 mod fuzz;
-pub mod hash;
+mod hash;
 mod inputs;
-pub mod inspect;
+mod inspect;
 mod output;
 mod remote;
-pub mod render;
+mod render;
 mod units;
 mod validate;
 mod values;

@@ -100,34 +100,13 @@ pub fn output(path: &std::path::Path) -> io::Result<Box<dyn Write>> {
     }
 }
 
-/// The rule catalogue as `rules --format json` prints it (and the Python
-/// bindings' `rules()` return it): one object per rule.
-pub fn rule_rows() -> Vec<serde_json::Value> {
-    RULES
-        .iter()
-        .map(|r| {
-            serde_json::json!({
-                "id": r.id,
-                "group": r.group,
-                "fatal": r.fatal,
-                "strict": r.levels.strict,
-                "spec": r.levels.spec,
-                "ggml": r.levels.ggml,
-                "citation": r.citation,
-                "description": r.description,
-                "ggml_divergence": r.divergence,
-            })
-        })
-        .collect()
-}
-
 /// `gguf-validate rules`.
 pub fn rules(format: RulesFormat) -> io::Result<()> {
     let stdout = io::stdout();
     let mut out = io::BufWriter::new(stdout.lock());
     match format {
         RulesFormat::Markdown => write!(out, "{}", gguf_validate::rules::catalogue_markdown())?,
-        RulesFormat::Json => write_json(&mut out, &rule_rows())?,
+        RulesFormat::Json => write_json(&mut out, &gguf_validate::rules::catalogue_rows())?,
         RulesFormat::Text => {
             let w = RULES.iter().map(|r| r.id.len()).max().unwrap_or(10);
             writeln!(out, "{:w$}  {:7} {:7} {:7}  description", "rule", "strict", "spec", "ggml")?;

@@ -225,18 +225,18 @@ fn main(py: Python<'_>, argv: Vec<std::ffi::OsString>) -> u8 {
 /// The rule catalogue, as `gguf-validate rules --format json` prints it.
 #[pyfunction]
 fn rules() -> String {
-    serde_json::Value::Array(gguf_validate_cli::render::rule_rows()).to_string()
+    serde_json::Value::Array(gguf_validate::rules::catalogue_rows()).to_string()
 }
 
 /// `dump`'s JSON and whether the file was read completely.
 #[pyfunction]
 #[pyo3(signature = (source, full, http))]
 fn dump(py: Python<'_>, source: Source, full: bool, http: HttpArgs) -> PyResult<(String, bool)> {
-    use gguf_validate_cli::inspect::{DumpError, dump_input};
+    use gguf_validate::pipeline::commands::{DumpError, dump};
     let input = source.input(py)?;
     py.detach(|| {
         let opener = http.opener([&input], 1)?;
-        match dump_input(&input, full, opener.as_deref()) {
+        match dump(&input, full, opener.as_deref()) {
             Ok((v, complete)) => Ok((v.to_string(), complete)),
             Err(DumpError::Unreadable(e)) => Err(unreadable(e)),
             Err(DumpError::NotGguf(e)) => Err(failure("invalid", e)),
@@ -252,7 +252,7 @@ fn derive(py: Python<'_>, base: Source, quant: Source, imatrix: Option<Source>, 
     let imatrix = imatrix.map(|s| s.input(py)).transpose()?;
     py.detach(|| {
         let opener = http.opener([&base, &quant].into_iter().chain(imatrix.as_ref()), 2)?;
-        let results = gguf_validate_cli::inspect::derive_inputs(&base, &quant, imatrix.as_ref(), opener.as_deref())
+        let results = gguf_validate::pipeline::commands::derive(&base, &quant, imatrix.as_ref(), opener.as_deref())
             .map_err(unreadable)?;
         serde_json::to_string(&results).map_err(|e| unreadable(e.to_string()))
     })
@@ -281,8 +281,8 @@ fn hash(
         let connections = std::thread::available_parallelism().map_or(1, std::num::NonZeroUsize::get);
         let opener = http.opener([&input], connections)?;
         let opts = HashOptions { algos: Algos::NONE.with(algo), per_tensor };
-        let (_, d) =
-            gguf_validate_cli::hash::model_digests(&input, false, &opts, opener.as_deref()).map_err(unreadable)?;
+        let (_, d) = gguf_validate::pipeline::commands::model_digests(&input, false, &opts, opener.as_deref())
+            .map_err(unreadable)?;
         let model = d.model.first().map(ToString::to_string).unwrap_or_default();
         let per = d.tensors.iter().filter_map(|t| Some((t.name.clone(), t.digests.first()?.to_string()))).collect();
         Ok((model, per))

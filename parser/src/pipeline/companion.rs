@@ -12,7 +12,6 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
 use super::{Input, Settings};
-use crate::io as gio;
 use crate::limits;
 use crate::report::{Companions, ModelFacts, Report};
 
@@ -142,24 +141,11 @@ fn facts(input: &Input, settings: &Settings) -> Read {
     }
     let opts = &settings.options;
     let name = input.shown();
-    let read = match input {
-        Input::Path(p) => gio::open(p, &settings.policy)
-            .map_err(|e| e.to_string())
-            .and_then(|src| crate::validate::model_facts(&src, &name, opts).map_err(|e| e.to_string())),
-        Input::Bytes { bytes, .. } => {
-            crate::validate::model_facts(&gio::SliceSource(bytes), &name, opts).map_err(|e| e.to_string())
-        }
-        Input::Url(url) => match &settings.opener {
-            None => Err("URLs cannot be read: no HTTP source was set up for this run".into()),
-            Some(opener) => {
-                let until = settings.timeout.and_then(|t| std::time::Instant::now().checked_add(t));
-                opener
-                    .open(url, until)
-                    .map_err(|f| f.message)
-                    .and_then(|src| crate::validate::model_facts(&*src, &name, opts).map_err(|e| e.to_string()))
-            }
-        },
-    };
+    let until = settings.timeout.and_then(|t| std::time::Instant::now().checked_add(t));
+    let read = input
+        .open(&settings.policy, settings.opener.as_deref(), until)
+        .map_err(|f| f.message)
+        .and_then(|opened| crate::validate::model_facts(opened.source(), &name, opts).map_err(|e| e.to_string()));
     let read = read.map(|f| f.map(Arc::new));
     if let Ok(mut cache) = settings.companion_cache.0.lock() {
         cache.models.insert(key, read.clone());

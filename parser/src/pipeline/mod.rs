@@ -35,9 +35,11 @@
 //! ```
 #![forbid(unsafe_code)]
 
+pub mod commands;
 pub mod companion;
 pub mod input;
 pub mod json;
+pub mod open;
 pub mod scan;
 
 use std::collections::HashSet;
@@ -48,11 +50,12 @@ use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
 pub use input::Input;
+pub use open::Opened;
 
 use crate::check_data::{self, DataOptions, DataReport};
 use crate::config::{self, Baseline, Config};
 use crate::io::{self as gio, ByteSource, FileKind, OpenPolicy};
-use crate::remote::{RemoteSource, UrlOpener};
+use crate::remote::UrlOpener;
 use crate::report::{Examined, Options, Report};
 use crate::rules::{Level, RuleId};
 use crate::split_set::{self, SetReport, ShardInput};
@@ -244,40 +247,18 @@ fn validate_timed(input: &Input, settings: &Settings) -> Validation {
 }
 
 fn validate_now(input: &Input, settings: &Settings, cancel: &AtomicBool) -> Validation {
-    match input {
-        Input::Path(p) => match gio::open(p, &settings.policy) {
-            Ok(src) => validate_open(&src, input, settings, cancel, &|| Ok(())),
-            Err(e) => Validation::unreadable(e.to_string()),
-        },
-        Input::Bytes { bytes, .. } => validate_open(&gio::SliceSource(bytes), input, settings, cancel, &|| Ok(())),
-        Input::Url(url) => validate_url(url, input, settings, cancel),
-    }
-}
-
-/// A URL: opened through the run's opener, validated as a file, with what
-/// it cost in the summary. A data scan needs a server that honours `Range`
-/// (the data section is read in parallel ranges, never kept).
-fn validate_url(url: &str, input: &Input, settings: &Settings, cancel: &AtomicBool) -> Validation {
-    let Some(opener) = &settings.opener else {
-        return Validation::unreadable("URLs cannot be read: no HTTP source was set up for this run".into());
-    };
-    // The file's time limit and the set's deadline, besides the opener's.
+    // A URL: the file's time limit and the set's deadline, besides the
+    // opener's own.
     let now = Instant::now();
     let until = [settings.deadline, settings.timeout.and_then(|t| now.checked_add(t))].into_iter().flatten().min();
-    let src: Box<dyn RemoteSource> = match opener.open(url, until) {
-        Ok(s) => s,
+    let opened = match input.open(&settings.policy, settings.opener.as_deref(), until) {
+        Ok(o) => o,
         Err(f) => return Validation { not_found: f.not_found, ..Validation::unreadable(f.message) },
     };
-    let before_data = || {
-        if !src.supports_ranges() {
-            return Err("the server ignores range requests, and a data scan reads the data section in ranges (download the file to scan it)".to_string());
-        }
-        src.release_cache();
-        Ok(())
-    };
-    let mut v = validate_open(&*src, input, settings, cancel, &before_data);
-    if let Outcome::Report(r, _) = &mut v.outcome {
-        r.summary.remote = Some(src.summary());
+    let mut v = validate_open(opened.source(), input, settings, cancel, &|| opened.before_data());
+    // What reading a URL cost, in the summary.
+    if let (Outcome::Report(r, _), Some(remote)) = (&mut v.outcome, opened.remote_summary()) {
+        r.summary.remote = Some(remote);
     }
     v
 }

@@ -1,0 +1,262 @@
+//! The commands other than `validate`, each a function over [`Input`]s
+//! opened at the front door ([`Input::open`]): `dump` (a file's header,
+//! metadata and tensor table), `derive` (every tensor of a quant against
+//! its base's) and `hash` (tensor-data digests of a model, a split set
+//! hashed as one). The command line and the Python bindings render what
+//! these return; nothing here prints.
+#![forbid(unsafe_code)]
+
+use std::path::PathBuf;
+use std::time::Instant;
+
+use super::{Input, Opened, ScanProgress};
+use crate::Options;
+use crate::derive::TensorResult;
+use crate::hash::{HashOptions, ModelDigests, Part};
+use crate::io::{ByteSource, OpenPolicy};
+use crate::limits::MAX_SPLIT_SHARDS;
+use crate::remote::UrlOpener;
+use crate::split_name;
+
+/// Opens one input on its own under the default policy; a failure is a
+/// message naming it.
+fn open_named<'a>(input: &'a Input, opener: Option<&dyn UrlOpener>) -> Result<Opened<'a>, String> {
+    input.open(&OpenPolicy::default(), opener, None).map_err(|f| format!("{}: {}", input.shown(), f.message))
+}
+
+/// Why a file has no dump: it could not be read, or it is not a GGUF
+/// v2/v3 file.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum DumpError {
+    /// The file could not be read (the message names it).
+    Unreadable(String),
+    /// Read, but not a GGUF v2/v3 file.
+    NotGguf(String),
+}
+
+/// A file's header, metadata and tensor table as `dump` prints it, with
+/// `path` (the input's JSON name) and `file_size`; and whether the file was
+/// read completely. `full`: every array element, not a summary of long
+/// arrays.
+pub fn dump(input: &Input, full: bool, opener: Option<&dyn UrlOpener>) -> Result<(serde_json::Value, bool), DumpError> {
+    let shown = input.shown();
+    let opened = open_named(input, opener).map_err(DumpError::Unreadable)?;
+    let src = opened.source();
+    let file_len = src.len();
+    let metadata = crate::validate_source(src, &Options::default())
+        .map_err(|e| DumpError::Unreadable(format!("{shown}: {e}")))?
+        .metadata;
+    let Some((mut value, complete)) = crate::dump::describe(&metadata, file_len, full) else {
+        return Err(DumpError::NotGguf(format!(
+            "{shown}: not a GGUF v2/v3 file (run `gguf-validate` on it for details)"
+        )));
+    };
+    if let Some(o) = value.as_object_mut() {
+        o.insert("path".into(), serde_json::json!(input.json_name()));
+        o.insert("file_size".into(), serde_json::json!(file_len));
+    }
+    Ok((value, complete))
+}
+
+/// Every tensor of `quant` against `base`'s (`derive`'s results), with the
+/// importance matrix llama-quantize was given when there is one; or why a
+/// file could not be read.
+pub fn derive(
+    base: &Input,
+    quant: &Input,
+    imatrix: Option<&Input>,
+    opener: Option<&dyn UrlOpener>,
+) -> Result<Vec<TensorResult>, String> {
+    let tensors = |f: &Input, src: &dyn ByteSource| -> Result<Vec<crate::data::DataTensor>, String> {
+        let v = crate::validate_source(src, &Options::default()).map_err(|e| format!("{}: {e}", f.shown()))?;
+        Ok(crate::validate::layout(&v.metadata, src.len()).tensors)
+    };
+    let bsrc = open_named(base, opener)?;
+    let btensors = tensors(base, bsrc.source())?;
+    let qsrc = open_named(quant, opener)?;
+    let qtensors = tensors(quant, qsrc.source())?;
+    let imatrix = match imatrix {
+        Some(f) => {
+            let src = open_named(f, opener)?;
+            Some(
+                crate::imatrix::Imatrix::read(src.source())
+                    .map_err(|e| format!("{}: not an importance matrix llama-quantize accepts: {e}", f.shown()))?,
+            )
+        }
+        None => None,
+    };
+    bsrc.before_data().map_err(|e| format!("{}: {e}", base.shown()))?;
+    qsrc.before_data().map_err(|e| format!("{}: {e}", quant.shown()))?;
+    Ok(crate::derive::derive(bsrc.source(), &btensors, qsrc.source(), &qtensors, imatrix.as_ref()))
+}
+
+/// One model to hash: its name in the output (the first shard's for a
+/// split set) and its files in order.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct HashTarget {
+    /// The name its lines carry.
+    pub name: String,
+    /// Its files: one, or the shards of its split set in order.
+    pub files: Vec<Input>,
+    /// Why it is not hashed (a split set named by URL with more shards
+    /// than are read): no request is made for it.
+    pub refused: Option<String>,
+}
+
+/// `PREFIX-KKKKK-of-NNNNN.gguf` (`llama_split_path`): the prefix and the
+/// shard count, for a shard of a set of at least two and at most
+/// [`MAX_SPLIT_SHARDS`] (a count from a name never sizes more than that).
+fn split_shard(path: &std::path::Path) -> Option<(String, u32)> {
+    let name = split_name::parse(path.to_str()?)?;
+    let count = name.count;
+    (count >= 2 && usize::try_from(count).is_ok_and(|c| c <= MAX_SPLIT_SHARDS))
+        .then(|| (name.prefix.to_string(), count))
+}
+
+/// The models `files` name for `hash`: a file, or (unless `no_split`) the
+/// split set a shard belongs to, once however many of its shards are
+/// named. A local set is every name its count gives (a missing shard is an
+/// error when it is hashed); a set named by URL is [`Input::shards`].
+pub fn hash_targets(files: &[Input], no_split: bool) -> Vec<HashTarget> {
+    let mut out: Vec<HashTarget> = Vec::new();
+    for f in files {
+        let (files, refused) = match f {
+            _ if no_split => (vec![f.clone()], None),
+            Input::Url(_) => match f.shards() {
+                Ok(shards) => (shards, None),
+                Err(why) => (vec![f.clone()], Some(why)),
+            },
+            Input::Path(p) => match split_shard(p) {
+                Some((prefix, n)) => {
+                    ((0..n).map(|k| Input::Path(PathBuf::from(split_name::shard_name(&prefix, k, n)))).collect(), None)
+                }
+                None => (vec![f.clone()], None),
+            },
+            Input::Bytes { .. } => (vec![f.clone()], None),
+        };
+        let name = files.first().map_or_else(|| f.shown(), Input::shown);
+        let target = HashTarget { name, files, refused };
+        if target.files.len() > 1 && out.iter().any(|t| t.files == target.files) {
+            continue;
+        }
+        out.push(target);
+    }
+    out
+}
+
+/// Opens and hashes one model (every shard of a split set, in order, as
+/// one model); `progress` shows the bytes hashed. Errors are messages
+/// naming the file.
+pub fn hash_target(
+    target: &HashTarget,
+    opts: &HashOptions,
+    opener: Option<&dyn UrlOpener>,
+    progress: Option<&dyn ScanProgress>,
+) -> Result<ModelDigests, String> {
+    if let Some(why) = &target.refused {
+        return Err(format!("{}: {why}", target.name));
+    }
+    // A split set named by URL: one deadline for all its shards.
+    let deadline = match opener {
+        Some(o) if target.files.len() > 1 && target.files.iter().any(|f| f.url().is_some()) => {
+            let now = Instant::now();
+            Some(now.checked_add(o.file_deadline()).unwrap_or(now))
+        }
+        _ => None,
+    };
+    let mut sources = Vec::with_capacity(target.files.len());
+    for f in &target.files {
+        let shown = f.shown();
+        let opened = f.open(&OpenPolicy::default(), opener, deadline).map_err(|e| {
+            if target.files.len() > 1 && e.not_found {
+                format!("{shown}: shard of the split set {} is missing: {}", target.name, e.message)
+            } else {
+                format!("{shown}: {}", e.message)
+            }
+        })?;
+        sources.push((shown, opened));
+    }
+    let mut parts = Vec::with_capacity(sources.len());
+    let mut total = 0u64;
+    for (shown, src) in &sources {
+        let tensors = crate::hash::tensor_ranges(src.source()).map_err(|e| format!("{shown}: {e}"))?;
+        total = tensors.iter().fold(total, |t, r| t.saturating_add(r.nbytes));
+        src.before_data().map_err(|e| format!("{shown}: {e}"))?;
+        parts.push(Part { source: src.source(), tensors });
+    }
+    let bar = progress.map(|p| p.begin(&target.name, total));
+    let inc = |n| {
+        if let Some(b) = &bar {
+            b.inc(n);
+        }
+    };
+    let digests = crate::hash::hash_model(&parts, opts, &inc, None).map_err(|e| format!("{}: {e}", target.name));
+    if let Some(b) = &bar {
+        b.finish();
+    }
+    digests
+}
+
+/// The digests of the model `input` names, as `hash` prints them: the
+/// model's name (the first shard's for a split set) and its digests. A
+/// shard stands for its whole split set unless `no_split`.
+pub fn model_digests(
+    input: &Input,
+    no_split: bool,
+    opts: &HashOptions,
+    opener: Option<&dyn UrlOpener>,
+) -> Result<(String, ModelDigests), String> {
+    let target = hash_targets(std::slice::from_ref(input), no_split)
+        .into_iter()
+        .next()
+        .ok_or_else(|| format!("{}: nothing to hash", input.shown()))?;
+    let digests = hash_target(&target, opts, opener, None)?;
+    Ok((target.name, digests))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn sample() -> Input {
+        let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../corpus/samples/tiny-llama.gguf");
+        Input::bytes("tiny-llama.gguf", std::fs::read(path).unwrap_or_default())
+    }
+
+    #[test]
+    fn a_shard_stands_for_its_set_once_however_many_of_its_shards_are_named() {
+        let shard = |k: u32| Input::Path(PathBuf::from(split_name::shard_name("dir/m", k, 3)));
+        let targets = hash_targets(&[shard(1), shard(0), Input::Path("one.gguf".into())], false);
+        assert_eq!(targets.len(), 2);
+        assert_eq!(targets[0].files, (0..3).map(shard).collect::<Vec<_>>());
+        assert_eq!(targets[0].name, shard(0).shown());
+        assert_eq!(targets[1].files, vec![Input::Path("one.gguf".into())]);
+        // --no-split: each file its own model.
+        assert_eq!(hash_targets(&[shard(1), shard(0)], true).len(), 2);
+    }
+
+    #[test]
+    fn a_missing_shard_is_named_as_the_sets() {
+        let shard = |k: u32| Input::Path(PathBuf::from(split_name::shard_name("no/such/dir/m", k, 2)));
+        let target = hash_targets(&[shard(0)], false).remove(0);
+        let opts = HashOptions { algos: crate::hash::Algos::DEFAULT, per_tensor: false };
+        let err = hash_target(&target, &opts, None, None).err().unwrap_or_default();
+        assert!(err.contains("shard of the split set"), "{err}");
+    }
+
+    #[test]
+    fn dump_and_hash_read_bytes_through_the_front_door() {
+        let input = sample();
+        let (value, complete) = dump(&input, false, None).map_err(|e| format!("{e:?}")).unwrap_or_default();
+        assert!(complete);
+        assert_eq!(value["path"], "tiny-llama.gguf");
+        assert_eq!(value["tensors"].as_array().map(Vec::len), Some(11));
+        let opts = HashOptions { algos: crate::hash::Algos::DEFAULT, per_tensor: true };
+        let hashed = model_digests(&input, false, &opts, None);
+        assert_eq!(
+            hashed.as_ref().map(|(name, d)| (name.as_str(), d.tensors.len())).ok(),
+            Some(("tiny-llama.gguf", 11))
+        );
+        assert_eq!(dump(&Input::bytes("x", b"GGUF".to_vec()), false, None).ok(), None);
+    }
+}
