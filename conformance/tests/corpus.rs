@@ -343,3 +343,42 @@ fn one_pass_judges_every_profile_as_its_own_run_would() {
     }
     assert!(compared > 5000, "{compared} reports compared");
 }
+
+/// The data's layout kept from the validation's own parse
+/// (`Options::want_layout`) is the layout a second parse of the metadata
+/// gives, on every corpus file, and asking for it changes nothing else.
+#[test]
+fn the_layout_of_the_validations_parse_is_a_second_parses() {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../corpus");
+    let mut files = Vec::new();
+    let mut dirs = vec![root];
+    while let Some(d) = dirs.pop() {
+        for e in std::fs::read_dir(&d).expect("dir").flatten() {
+            let p = e.path();
+            if p.is_dir() {
+                dirs.push(p);
+            } else if !p.extension().is_some_and(|x| x == "md" || x == "json" || x == "snap") {
+                files.push(p);
+            }
+        }
+    }
+    files.sort();
+    assert!(files.len() > 900, "{} corpus files", files.len());
+    let (mut kept, mut with_tensors) = (0usize, 0usize);
+    for path in &files {
+        let bytes = std::fs::read(path).expect("read");
+        let src = gguf_validate::io::SliceSource(&bytes);
+        let plain = gguf_validate::validate_source(&src, &Options::default()).expect("in memory");
+        let asked = Options { want_layout: true, ..Options::default() };
+        let mut with = gguf_validate::validate_source(&src, &asked).expect("in memory");
+        let second = gguf_validate::validate::layout(&with.metadata, src.0.len() as u64);
+        if let Some(l) = &with.report.layout {
+            assert_eq!(*l, second, "{}", path.display());
+            kept += 1;
+            with_tensors += usize::from(!l.tensors.is_empty());
+        }
+        assert_eq!(with.take_layout(src.0.len() as u64), second, "{}", path.display());
+        assert_eq!(Report { layout: None, ..with.report }, plain.report, "{}", path.display());
+    }
+    assert!(kept > 700 && with_tensors > 400, "{kept} layouts kept, {with_tensors} with tensors");
+}

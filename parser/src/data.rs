@@ -6,6 +6,20 @@
 use crate::parse::{ByteOrder, Parsed};
 use crate::types::GgmlType;
 
+/// Where a validated file's tensor data lies and where its metadata ends,
+/// from its metadata: the one format dispatch after validation (GGUF, else
+/// the legacy formats, which interleave headers and data), one parse for
+/// everything a later step needs (`validate::layout`, or the validation's
+/// own parse with `Options::want_layout`).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Layout {
+    /// The tensors whose data can be read ([`gguf_tensors`],
+    /// [`crate::legacy::data_tensors`]).
+    pub tensors: Vec<DataTensor>,
+    /// The end of a GGUF file's tensor infos (what a metadata hash covers).
+    pub metadata_end: Option<u64>,
+}
+
 /// One tensor's data: name, element type, absolute byte range.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct DataTensor {

@@ -276,41 +276,34 @@ impl From<ReadError> for HashError {
     }
 }
 
-/// Reads the metadata of the GGUF file in `src` (doubling reads from
-/// [`ByteSource::first_read`], never past the file) and returns where
-/// each tensor's data lies, in tensor-info order. Fails, before any tensor
-/// data is read, when a tensor's type or shape is invalid, its range is not
-/// inside the file, or two ranges overlap.
+/// Reads the metadata of the GGUF file in `src` as validation reads it
+/// ([`crate::validate_source`], container checks only: the library's one
+/// metadata reader) and returns where each tensor's data lies, in
+/// tensor-info order. Fails, before any tensor data is read, when a
+/// tensor's type or shape is invalid, its range is not inside the file, or
+/// two ranges overlap.
 pub fn tensor_ranges(src: &dyn ByteSource) -> Result<Vec<TensorRange>, HashError> {
     let file_len = src.len();
-    let mut prefix =
-        crate::io::read_range(src, 0, src.first_read().max(1).min(file_len).min(limits::MAX_METADATA_BYTES))?;
-    loop {
-        let want = match parse::detect(&prefix) {
-            Detected::Gguf { version, order } if version >= 2 => {
-                match parse::parse_gguf(&prefix, file_len, version, order, &limits::MetadataLimits::DEFAULT) {
-                    ParseOutcome::Done(parsed) => return ranges_of(&parsed, file_len),
-                    ParseOutcome::NeedMoreData(n) => n,
-                }
+    let opts = crate::Options { container_only: true, ..crate::Options::default() };
+    let validated = crate::validate_source(src, &opts)?;
+    let prefix = validated.metadata.as_slice();
+    match parse::detect(prefix) {
+        Detected::Gguf { version, order } if version >= 2 => {
+            match parse::parse_gguf(prefix, file_len, version, order, &limits::MetadataLimits::DEFAULT) {
+                ParseOutcome::Done(parsed) => ranges_of(&parsed, file_len),
+                // Validation stopped reading at the metadata cap.
+                ParseOutcome::NeedMoreData(n) => Err(HashError::Read(ReadError::TooLarge {
+                    need: n,
+                    limit: opts.limits.bytes,
+                    what: "the metadata",
+                })),
             }
-            Detected::Gguf { version, .. } => return Err(HashError::NotGguf(format!("GGUF version {version}"))),
-            Detected::GgufV1 { .. } => return Err(HashError::NotGguf("GGUF v1".into())),
-            Detected::GgufBadVersion { version } => {
-                return Err(HashError::NotGguf(format!("GGUF magic with version {version}")));
-            }
-            Detected::Legacy { format, version } => return Err(HashError::NotGguf(format.describe(version))),
-            _ => return Err(HashError::NotGguf("no GGUF magic".into())),
-        };
-        let have = u64::try_from(prefix.len()).unwrap_or(u64::MAX);
-        let next = want.max(have.saturating_mul(2)).min(file_len).min(limits::MAX_METADATA_BYTES);
-        let (Ok(from), Ok(to)) = (usize::try_from(have), usize::try_from(next)) else {
-            return Err(HashError::Read(ReadError::TooLarge { need: next, limit: u64::MAX, what: "the metadata" }));
-        };
-        if to <= from {
-            return Err(HashError::Read(ReadError::Shrunk { offset: have, len: 0, opened_len: file_len }));
         }
-        prefix.resize(to, 0);
-        src.read_exact_at(have, prefix.get_mut(from..).unwrap_or_default())?;
+        Detected::Gguf { version, .. } => Err(HashError::NotGguf(format!("GGUF version {version}"))),
+        Detected::GgufV1 { .. } => Err(HashError::NotGguf("GGUF v1".into())),
+        Detected::GgufBadVersion { version } => Err(HashError::NotGguf(format!("GGUF magic with version {version}"))),
+        Detected::Legacy { format, version } => Err(HashError::NotGguf(format.describe(version))),
+        _ => Err(HashError::NotGguf("no GGUF magic".into())),
     }
 }
 

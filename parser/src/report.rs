@@ -228,6 +228,11 @@ pub struct Report {
     /// [`Profile::ALL`] order (empty otherwise, and in each of them).
     #[serde(skip)]
     pub profiles: Vec<Report>,
+    /// With [`Options::want_layout`]: where the file's tensor data lies,
+    /// from the validation's own parse (`None` when not asked for, or when
+    /// the parse stopped early: `validate::layout` parses again then).
+    #[serde(skip)]
+    pub layout: Option<crate::data::Layout>,
 }
 
 /// Per-run options: profile and per-rule level overrides.
@@ -253,6 +258,10 @@ pub struct Options {
     /// carries the report of each profile in [`Report::profiles`], equal to
     /// what a run of that profile gives, from one read and one parse.
     pub all_profiles: bool,
+    /// Keep where the tensor data lies ([`Report::layout`]) from the
+    /// validation's parse, for a step that reads the data next (a data
+    /// scan, `derive`, `dump --tensor`) instead of parsing again.
+    pub want_layout: bool,
 }
 
 /// What a run knows of one model file that a projector, a LoRA adapter or
@@ -574,6 +583,7 @@ impl<'o> Sink<'o> {
             suppressed,
             applied: Vec::new(),
             profiles: Vec::new(),
+            layout: None,
         }
     }
 

@@ -322,7 +322,11 @@ fn validate_in(
     match parse::detect(prefix) {
         // rwkv.cpp, GGML, GGMF, GGJT (and the `legacy-format` verdict).
         Detected::Legacy { format, version } => {
-            crate::legacy::validate(prefix, file_len, format, version, opts).map_err(Stop::from)
+            let mut report = crate::legacy::validate(prefix, file_len, format, version, opts).map_err(Stop::from)?;
+            if opts.want_layout {
+                report.layout = Some(Layout { tensors: crate::legacy::data_tensors(prefix), metadata_end: None });
+            }
+            Ok(report)
         }
         detected => check::gguf(prefix, file_len, detected, source, spans, opts),
     }
@@ -585,17 +589,15 @@ mod tests {
     }
 }
 
-/// Where a validated file's tensor data lies and where its metadata ends,
-/// from the metadata [`validate_source`] read: the one format dispatch
-/// after validation (GGUF, else the legacy formats, which interleave
-/// headers and data), one parse for everything a later step needs.
-#[derive(Clone, Debug, Default)]
-pub struct Layout {
-    /// The tensors whose data can be read ([`crate::data::gguf_tensors`],
-    /// [`crate::legacy::data_tensors`]).
-    pub tensors: Vec<crate::data::DataTensor>,
-    /// The end of a GGUF file's tensor infos (what a metadata hash covers).
-    pub metadata_end: Option<u64>,
+pub use crate::data::Layout;
+
+impl Validated {
+    /// Where the file's data lies: from the validation's own parse when it
+    /// was asked for ([`Options::want_layout`]) and finished, else from a
+    /// parse of the metadata read.
+    pub fn take_layout(&mut self, file_len: u64) -> Layout {
+        self.report.layout.take().unwrap_or_else(|| layout(&self.metadata, file_len))
+    }
 }
 
 /// The [`Layout`] of a file of `file_len` bytes whose metadata is `metadata`.

@@ -253,14 +253,16 @@ pub fn dump_tensor(path: &Path, name: &str, dequant: bool, output: &Path) -> u8 
     };
     let src = opened.source();
     let len = src.len();
-    let metadata = match gguf_validate::validate_source(src, &gguf_validate::Options::default()) {
-        Ok(v) => v.metadata,
+    let opts = gguf_validate::Options { want_layout: true, ..gguf_validate::Options::default() };
+    let mut validated = match gguf_validate::validate_source(src, &opts) {
+        Ok(v) => v,
         Err(e) => return usage(&format!("{shown}: {e}")),
     };
-    let parsed = parse::parse_prefix(&metadata, len);
-    let tensors = gguf_validate::validate::layout(&metadata, len).tensors;
+    let tensors = validated.take_layout(len).tensors;
     let quoted = parse::quote_bytes(name.as_bytes());
     let Some(t) = tensors.iter().find(|t| t.name == name) else {
+        // Only to tell an unreadable tensor from a missing one.
+        let parsed = parse::parse_prefix(&validated.metadata, len);
         let listed = parsed.as_ref().is_some_and(|p| p.file.tensors.iter().any(|t| t.name.bytes == name.as_bytes()));
         render::error(&if listed {
             format!(

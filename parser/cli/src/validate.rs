@@ -130,6 +130,7 @@ pub fn run(args: &ValidateArgs, matches: &clap::ArgMatches) -> u8 {
             limits: args.max_metadata.map_or_else(MetadataLimits::default, MetadataLimits::with_total),
             companions: Default::default(),
             all_profiles: false,
+            want_layout: false,
         },
         policy: OpenPolicy { special_files: args.allow_special_files, max_special_bytes: args.special_file_limit },
         check_data: args.check_data.then(|| DataOptions::listing(args.max_data_findings)),

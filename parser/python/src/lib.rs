@@ -138,6 +138,7 @@ fn pipeline(o: &RunOptions, http: &HttpArgs, inputs: &[Input], jobs: usize) -> P
             limits: MetadataLimits::default(),
             companions: Default::default(),
             all_profiles: false,
+            want_layout: false,
         },
         check_data: o.check_data.then(|| DataOptions::listing(DEFAULT_MAX_LISTED_PER_TENSOR)),
         timeout,

@@ -124,7 +124,14 @@ pub(crate) fn gguf(
             *e = Examined::partly("container", note);
         }
     }
-    Ok(sink.finish(opts.profile, FileFormat::Gguf, Some(version), Some(order), summary))
+    // Where the data lies, from this parse, for a step that reads it next.
+    let layout = (opts.want_layout && parsed.fatal.is_none()).then(|| crate::data::Layout {
+        tensors: crate::data::gguf_tensors(&parsed, file_len),
+        metadata_end: Some(parsed.file.infos_end),
+    });
+    let mut report = sink.finish(opts.profile, FileFormat::Gguf, Some(version), Some(order), summary);
+    report.layout = layout;
+    Ok(report)
 }
 
 /// Bytes of the file available to the validator: a prefix, the length,

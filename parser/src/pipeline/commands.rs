@@ -68,8 +68,9 @@ pub fn derive(
     opener: Option<&dyn UrlOpener>,
 ) -> Result<Vec<TensorResult>, String> {
     let tensors = |f: &Input, src: &dyn ByteSource| -> Result<Vec<crate::data::DataTensor>, String> {
-        let v = crate::validate_source(src, &Options::default()).map_err(|e| format!("{}: {e}", f.shown()))?;
-        Ok(crate::validate::layout(&v.metadata, src.len()).tensors)
+        let opts = Options { want_layout: true, ..Options::default() };
+        let mut v = crate::validate_source(src, &opts).map_err(|e| format!("{}: {e}", f.shown()))?;
+        Ok(v.take_layout(src.len()).tensors)
     };
     let bsrc = open_named(base, opener)?;
     let btensors = tensors(base, bsrc.source())?;

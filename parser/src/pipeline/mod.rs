@@ -276,12 +276,23 @@ fn validate_open(
     // there is one (`--container-only`), then the metadata only for a
     // shard (its set's checks read it).
     let lean = settings.options.container_only && settings.check_data.is_none() && !settings.metadata_hash;
+    // A step after the report that reads the data, or hashes the metadata,
+    // takes where they lie from the validation's own parse.
+    let wants_layout = settings.check_data.is_some() || settings.metadata_hash;
+    let with_layout;
+    let options = match wants_layout {
+        true => {
+            with_layout = Options { want_layout: true, ..settings.options.clone() };
+            &with_layout
+        }
+        false => &settings.options,
+    };
     let validated = match lean {
-        true => crate::validate_source_report(src, &settings.options).and_then(|report| match report.summary.split {
-            Some(_) => crate::validate_source(src, &settings.options),
+        true => crate::validate_source_report(src, options).and_then(|report| match report.summary.split {
+            Some(_) => crate::validate_source(src, options),
             None => Ok(crate::Validated { report, metadata: crate::io::MetadataBytes::default() }),
         }),
-        false => crate::validate_source(src, &settings.options),
+        false => crate::validate_source(src, options),
     };
     let validated = match validated {
         Ok(v) => v,
@@ -297,17 +308,17 @@ fn validate_open(
                 companion::none_found(&mut validated.report, why);
             }
         } else {
-            let opts = Options { companions, ..settings.options.clone() };
+            let opts = Options { companions, ..options.clone() };
             validated = match crate::validate_source(src, &opts) {
                 Ok(v) => v,
                 Err(e) => return Validation::unreadable(e.to_string()),
             };
         }
     }
+    // Where the data lies: from the validation's parse (a parse after it
+    // only when that one stopped early), and only when a later step needs it.
+    let layout = wants_layout.then(|| validated.take_layout(src.len()));
     let mut report = validated.report;
-    // One parse after validation, and only when a later step needs it.
-    let layout = (settings.check_data.is_some() || settings.metadata_hash)
-        .then(|| crate::validate::layout(&validated.metadata, src.len()));
     let metadata_sha256 = match (&layout, settings.metadata_hash) {
         (Some(l), true) => l.metadata_end.and_then(|end| config::metadata_sha256(&validated.metadata, end)),
         _ => None,
