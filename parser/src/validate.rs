@@ -331,6 +331,47 @@ fn validate_in(
         detected => check::gguf(prefix, file_len, detected, source, spans, opts),
     }
 }
+
+pub use crate::data::Layout;
+
+impl Validated {
+    /// Where the file's data lies: from the validation's own parse when it
+    /// was asked for ([`Options::want_layout`]) and finished, else from a
+    /// parse of the metadata read.
+    pub fn take_layout(&mut self, file_len: u64) -> Layout {
+        self.report.layout.take().unwrap_or_else(|| layout(&self.metadata, file_len))
+    }
+}
+
+/// The [`Layout`] of a file of `file_len` bytes whose metadata is `metadata`.
+pub fn layout(metadata: &[u8], file_len: u64) -> Layout {
+    match parse::parse_prefix(metadata, file_len) {
+        Some(parsed) => {
+            Layout { tensors: crate::data::gguf_tensors(&parsed, file_len), metadata_end: Some(parsed.file.infos_end) }
+        }
+        None => Layout { tensors: crate::legacy::data_tensors(metadata), metadata_end: None },
+    }
+}
+
+/// What a projector, LoRA adapter or control vector is checked against in
+/// the model read through `src` (named `name` in messages): its metadata is
+/// read as [`validate_source`] reads it (under `opts`' caps, container
+/// checks only) and parsed. `None` when the file is not a model llama.cpp
+/// loads (another projector or adapter, no tensors, not GGUF).
+pub fn model_facts(
+    src: &dyn ByteSource,
+    name: &str,
+    opts: &Options,
+) -> Result<Option<crate::report::ModelFacts>, ReadError> {
+    let opts = Options { container_only: true, companions: crate::report::Companions::default(), ..opts.clone() };
+    let validated = validate_source(src, &opts)?;
+    let Some(parsed) = parse::parse_prefix(validated.metadata.as_slice(), src.len()) else { return Ok(None) };
+    if parsed.fatal.is_some() {
+        return Ok(None);
+    }
+    Ok(crate::check::model_facts(&parsed.file, name))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -587,44 +628,4 @@ mod tests {
         assert_eq!(d, vec![("padding-nonzero", n as u64 - 1)]);
         assert!((v.metadata.len() as u64) <= limits::METADATA_FIRST_READ, "data was not read into memory");
     }
-}
-
-pub use crate::data::Layout;
-
-impl Validated {
-    /// Where the file's data lies: from the validation's own parse when it
-    /// was asked for ([`Options::want_layout`]) and finished, else from a
-    /// parse of the metadata read.
-    pub fn take_layout(&mut self, file_len: u64) -> Layout {
-        self.report.layout.take().unwrap_or_else(|| layout(&self.metadata, file_len))
-    }
-}
-
-/// The [`Layout`] of a file of `file_len` bytes whose metadata is `metadata`.
-pub fn layout(metadata: &[u8], file_len: u64) -> Layout {
-    match parse::parse_prefix(metadata, file_len) {
-        Some(parsed) => {
-            Layout { tensors: crate::data::gguf_tensors(&parsed, file_len), metadata_end: Some(parsed.file.infos_end) }
-        }
-        None => Layout { tensors: crate::legacy::data_tensors(metadata), metadata_end: None },
-    }
-}
-
-/// What a projector, LoRA adapter or control vector is checked against in
-/// the model read through `src` (named `name` in messages): its metadata is
-/// read as [`validate_source`] reads it (under `opts`' caps, container
-/// checks only) and parsed. `None` when the file is not a model llama.cpp
-/// loads (another projector or adapter, no tensors, not GGUF).
-pub fn model_facts(
-    src: &dyn ByteSource,
-    name: &str,
-    opts: &Options,
-) -> Result<Option<crate::report::ModelFacts>, ReadError> {
-    let opts = Options { container_only: true, companions: crate::report::Companions::default(), ..opts.clone() };
-    let validated = validate_source(src, &opts)?;
-    let Some(parsed) = parse::parse_prefix(validated.metadata.as_slice(), src.len()) else { return Ok(None) };
-    if parsed.fatal.is_some() {
-        return Ok(None);
-    }
-    Ok(crate::check::model_facts(&parsed.file, name))
 }
