@@ -15,7 +15,7 @@ const OPENERS: [&str; 3] = ["gio::open(", "io::open(", ".open(url"];
 const ALLOWED: [(&str, &str); 4] = [
     ("src/io.rs", "where `io::open` is defined"),
     ("src/pipeline/open.rs", "the front door"),
-    ("cli/src/hash.rs", "reads a hash manifest (text lines), not an input"),
+    ("cli/src/hash_command.rs", "reads a hash manifest (text lines), not an input"),
     ("cli/src/inputs.rs", "sniffs a walked directory's entries for GGUF magic before they become inputs"),
 ];
 

@@ -784,3 +784,44 @@ fn cycles_are_reported_with_their_arrows() {
         "{found:?}"
     );
 }
+
+/// No module of another crate of the workspace is named like a top-level
+/// module of the library: a reader of `use gguf_validate::validate` (or a
+/// tool that draws the graph) must not take the command line's
+/// `validate_command.rs` for the library's `validate.rs`.
+#[test]
+fn no_other_crate_names_a_module_like_the_librarys() {
+    let library: BTreeSet<String> =
+        library_files().into_iter().filter_map(|(_, m)| m.first().cloned()).filter(|m| m != "tests").collect();
+    assert!(library.contains("validate") && library.contains("hash"), "{library:?}");
+    let mut clashes = Vec::new();
+    // The numerics crate is the layer under the library: its `types` (ggml
+    // types) is re-exported by the library's, its `imatrix` (the weights'
+    // arithmetic) is what the library's (the files) hands them to.
+    const UNDER: [(&str, &str); 2] = [("numerics", "types"), ("numerics", "imatrix")];
+    let parser = src_dir().join("..");
+    let own = std::fs::canonicalize(src_dir()).unwrap();
+    let mut crates = 0;
+    for src in workspace_crates() {
+        let Ok(canon) = std::fs::canonicalize(&src) else { continue };
+        // The crates beside the library under parser/ (the command line,
+        // HTTP, the harness, numerics, Python, testkit).
+        let Some(folder) = canon.parent().filter(|p| p.parent() == std::fs::canonicalize(&parser).ok().as_deref())
+        else {
+            continue;
+        };
+        if canon == own {
+            continue;
+        }
+        crates += 1;
+        let folder = folder.file_name().map(|f| f.to_string_lossy().into_owned()).unwrap_or_default();
+        for (path, m) in crate_files(&src) {
+            let [name] = m.as_slice() else { continue };
+            if library.contains(name) && !UNDER.contains(&(folder.as_str(), name.as_str())) {
+                clashes.push(format!("{} (the library has `{name}`)", path.display()));
+            }
+        }
+    }
+    assert!(crates >= 5, "{crates} crates beside the library");
+    assert!(clashes.is_empty(), "modules named like the library's:\n{}", clashes.join("\n"));
+}

@@ -224,7 +224,7 @@ pub enum Command {
     },
     /// Digests of tensor data (not metadata) per tensor and per model, in
     /// llama-gguf-hash's layout; or verify them against a manifest.
-    Hash(crate::hash::HashArgs),
+    Hash(crate::hash_command::HashArgs),
     /// Fuzz a third-party GGUF writer: generate model descriptions, run the
     /// writer on each, validate and compare what it wrote with what was
     /// asked; group findings by kind and shrink one reproducer per kind.
@@ -394,7 +394,7 @@ pub struct ValidateArgs {
           value_parser = parse_max_data_findings)]
     pub max_data_findings: usize,
     #[command(flatten)]
-    pub remote: crate::remote::RemoteArgs,
+    pub remote: crate::url_options::RemoteArgs,
 }
 
 fn parse_max_data_findings(s: &str) -> Result<usize, String> {

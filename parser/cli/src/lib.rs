@@ -13,14 +13,14 @@
 mod cli;
 mod convert;
 mod fuzz;
-mod hash;
+mod hash_command;
 mod inputs;
 mod inspect;
 mod output;
-mod remote;
 mod render;
 mod units;
-mod validate;
+mod url_options;
+mod validate_command;
 mod values;
 
 use std::ffi::OsString;
@@ -62,14 +62,14 @@ pub fn main_with_args(args: Vec<OsString>) -> u8 {
             let opts = convert::QuantizeOpts { row_length, imatrix, imatrix_tensor, reference };
             convert::quantize(&ty, &input, &output, &opts)
         }
-        Some(Command::Hash(args)) => hash::run(&args),
+        Some(Command::Hash(args)) => hash_command::run(&args),
         Some(Command::FuzzWriter(args)) => fuzz::fuzz_writer(&args),
         Some(Command::FuzzQuantizer(args)) => fuzz::fuzz_quantizer(&args),
         Some(Command::WriteModel { model, out }) => fuzz::write_model(&model, &out),
         Some(Command::Derive { base, quant, json, imatrix }) => {
             inspect::derive(&base, &quant, json, imatrix.as_deref())
         }
-        None => validate::run(&cli.validate, &matches),
+        None => validate_command::run(&cli.validate, &matches),
     }
 }
 

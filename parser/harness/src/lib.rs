@@ -17,17 +17,17 @@
 //!
 //! Each campaign renders its own report as text
 //! ([`writer::campaign_text`], [`quant::quant_text`]) from the pieces
-//! they share in [`report`]; the CLI's `fuzz-writer`, `fuzz-quantizer` and
+//! they share in [`campaign_report`]; the CLI's `fuzz-writer`, `fuzz-quantizer` and
 //! `write-model` are thin front ends over this module.
 #![forbid(unsafe_code)]
 #![deny(missing_docs)]
 
+pub mod campaign_report;
 pub mod caps;
 pub mod compare;
 pub mod model_json;
 pub mod process;
 pub mod quant;
-pub mod report;
 pub mod shrink;
 pub mod writer;
 

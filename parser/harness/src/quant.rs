@@ -21,8 +21,8 @@ use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
+use crate::campaign_report::time;
 use crate::process::{self, RunOutcome};
-use crate::report::time;
 use crate::{Kind, SplitMix};
 use gguf_validate::numerics::{self, GgmlType, dequantize_to_vec, error_bound, quantize_chunk};
 
@@ -378,7 +378,7 @@ pub struct QuantReport {
     /// Quantizer runs (campaign only, not shrinking).
     pub runs: u64,
     /// Wall time.
-    #[serde(serialize_with = "crate::report::secs")]
+    #[serde(serialize_with = "crate::campaign_report::secs")]
     pub elapsed: Duration,
     /// `rows` or `time`.
     pub stopped_by: &'static str,

@@ -33,7 +33,7 @@ pub struct ShrinkStats {
     /// Runs whose candidate still showed the finding.
     pub kept: usize,
     /// Time taken.
-    #[serde(serialize_with = "crate::report::secs")]
+    #[serde(serialize_with = "crate::campaign_report::secs")]
     pub elapsed: Duration,
     /// Size before.
     pub before: Size,

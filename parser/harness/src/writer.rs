@@ -7,10 +7,10 @@ use std::time::{Duration, Instant};
 
 use arbitrary::Unstructured;
 
+use crate::campaign_report::{mismatch_line, time};
 use crate::caps::Capabilities;
 use crate::compare::{Comparison, Size, compare};
 use crate::process::{self, RunOutcome};
-use crate::report::{mismatch_line, time};
 use crate::shrink::{Budget, ShrinkStats, shrink};
 use crate::{Kind, Mismatch, SplitMix, model_json};
 use gguf_validate::parse::ByteOrder;
@@ -163,7 +163,7 @@ pub struct CampaignReport {
     /// Cases with at least one finding.
     pub cases_with_findings: u64,
     /// Wall time.
-    #[serde(serialize_with = "crate::report::secs")]
+    #[serde(serialize_with = "crate::campaign_report::secs")]
     pub elapsed: Duration,
     /// Why it stopped: `cases` or `time`.
     pub stopped_by: &'static str,

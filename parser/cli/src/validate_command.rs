@@ -114,7 +114,8 @@ pub fn run(args: &ValidateArgs, matches: &clap::ArgMatches) -> u8 {
         .map_or_else(|| std::thread::available_parallelism().map_or(1, std::num::NonZeroUsize::get), usize::from);
     // URLs: one HTTP client for the run, one connection per job and host.
     let with: Vec<Input> = args.with.iter().cloned().map(Input::from_path).collect();
-    let opener = match crate::remote::opener_for(&args.remote, &[files.as_slice(), with.as_slice()].concat(), jobs) {
+    let opener = match crate::url_options::opener_for(&args.remote, &[files.as_slice(), with.as_slice()].concat(), jobs)
+    {
         Ok(o) => o,
         Err(e) => {
             render::error(&e);

@@ -68,7 +68,7 @@ pub struct HashArgs {
     #[arg(long, short = 'c', value_name = "MANIFEST")]
     pub check: Option<PathBuf>,
     #[command(flatten)]
-    pub remote: crate::remote::RemoteArgs,
+    pub remote: crate::url_options::RemoteArgs,
 }
 
 #[derive(Clone, Copy, Debug, ValueEnum, PartialEq, Eq)]
@@ -113,7 +113,7 @@ pub fn run(args: &HashArgs) -> u8 {
     }
     let files: Vec<Input> = args.files.iter().cloned().map(Input::from_path).collect();
     let connections = std::thread::available_parallelism().map_or(1, std::num::NonZeroUsize::get);
-    let opener = match crate::remote::opener_for(&args.remote, &files, connections) {
+    let opener = match crate::url_options::opener_for(&args.remote, &files, connections) {
         Ok(o) => o,
         Err(e) => {
             render::error(&e);
