@@ -298,20 +298,22 @@ pub const REMOTE_BACKOFF_MS: u64 = 250;
 /// Longest wait between two tries (never past the file's deadline).
 pub const REMOTE_MAX_BACKOFF_MS: u64 = 30_000;
 
-/// Default time to connect, and to wait for any read from the server
-/// (`--http-timeout`).
+/// Default time for one request to a server (`--http-timeout`): connecting,
+/// the status line and headers (and any `1xx` interim answers), and the
+/// body, together. A server that sends a byte just before each read times
+/// out fails the request at this bound; an 8 MiB data-scan range needs
+/// 280 KB/s within it.
 pub const REMOTE_TIMEOUT_SECS: u64 = 30;
+
+/// A request that ran out of its time (`--http-timeout`) is tried again at
+/// most this many times, whatever `--retries` allows for other failures
+/// that may pass: a read of a file then waits at most
+/// `(1 + REMOTE_TIMEOUT_RETRIES) x --http-timeout` on a server that never
+/// answers in time, and the file at most `--http-deadline`.
+pub const REMOTE_TIMEOUT_RETRIES: u32 = 1;
 
 /// Most bytes of a response header.
 pub const REMOTE_MAX_HEADER_BYTES: usize = 64 << 10;
-
-/// A whole request (its redirects, the wait for each status line and
-/// header, and its body) gets at most this many times `--http-timeout`
-/// (the per-read timeout), so a server that sends a byte just before each
-/// read times out (headers, body, or an endless run of `1xx` interim
-/// answers) fails the request: 4 x 30 s by default, room for an 8 MiB
-/// data-scan range at 70 KB/s.
-pub const REMOTE_REQUEST_DEADLINE_READS: u32 = 4;
 
 /// Default time for everything read from one remote file (`--http-deadline`):
 /// its requests, retries and backoff sleeps. Metadata of the largest models

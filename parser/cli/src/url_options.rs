@@ -34,8 +34,11 @@ pub struct RemoteArgs {
     #[arg(long, value_name = "N", default_value_t = gguf_validate::limits::REMOTE_RETRIES,
           value_parser = clap::value_parser!(u32).range(0..=10))]
     pub retries: u32,
-    /// For URLs: seconds to connect, and to wait for any read; a whole
-    /// request (redirects, headers, body) gets at most 4 times this.
+    /// For URLs: seconds for one request, connecting, headers and body
+    /// together (and for any one read). A request that runs out of it is
+    /// tried again once at most, whatever --retries says: a server that
+    /// never answers in time costs a read at most 2 x this (and backoff),
+    /// a file at most --http-deadline.
     #[arg(long, value_name = "DURATION", default_value_t = gguf_validate::limits::REMOTE_TIMEOUT_SECS as f64,
           value_parser = parse_secs)]
     pub http_timeout: f64,
@@ -150,8 +153,7 @@ pub fn opener(args: &RemoteArgs, connections: usize) -> Result<Arc<dyn UrlOpener
         headers: args.header_pairs()?,
         retries: args.retries,
         timeout: Duration::from_secs_f64(args.http_timeout),
-        request_deadline: Duration::from_secs_f64(args.http_timeout)
-            .saturating_mul(gguf_validate::limits::REMOTE_REQUEST_DEADLINE_READS),
+        request_deadline: Duration::from_secs_f64(args.http_timeout),
         file_deadline: Duration::from_secs_f64(args.http_deadline),
         connections,
         ..HttpOptions::default()

@@ -108,8 +108,7 @@ impl Default for HttpOptions {
             retries: limits::REMOTE_RETRIES,
             backoff: Duration::from_millis(limits::REMOTE_BACKOFF_MS),
             timeout: Duration::from_secs(limits::REMOTE_TIMEOUT_SECS),
-            request_deadline: Duration::from_secs(limits::REMOTE_TIMEOUT_SECS)
-                .saturating_mul(limits::REMOTE_REQUEST_DEADLINE_READS),
+            request_deadline: Duration::from_secs(limits::REMOTE_TIMEOUT_SECS),
             file_deadline: Duration::from_secs(limits::REMOTE_FILE_DEADLINE_SECS),
             connections: 4,
             first_read: limits::REMOTE_FIRST_READ,
@@ -166,12 +165,19 @@ pub struct RemoteError {
     pub kind: RemoteErrorKind,
     /// The HTTP status, when there was one.
     pub status: Option<u16>,
+    /// A request ran out of its time (`--http-timeout`).
+    pub timed_out: bool,
     message: String,
 }
 
 impl RemoteError {
     fn new(kind: RemoteErrorKind, message: impl Into<String>) -> RemoteError {
-        RemoteError { kind, status: None, message: redact_text(&message.into()) }
+        RemoteError { kind, status: None, timed_out: false, message: redact_text(&message.into()) }
+    }
+
+    /// A request that ran out of its time.
+    fn timeout(message: impl Into<String>) -> RemoteError {
+        RemoteError { timed_out: true, ..RemoteError::new(RemoteErrorKind::Network, message) }
     }
 
     fn status(status: u16, from: &Url, requested: &Url) -> RemoteError {
@@ -186,7 +192,12 @@ impl RemoteError {
             401 | 403 => "; a private or gated repository needs HF_TOKEN or --header 'Authorization: Bearer ...'",
             _ => "",
         };
-        RemoteError { kind, status: Some(status), message: format!("HTTP {status} {reason}{via}{hint}") }
+        RemoteError {
+            kind,
+            status: Some(status),
+            timed_out: false,
+            message: format!("HTTP {status} {reason}{via}{hint}"),
+        }
     }
 }
 
@@ -310,13 +321,21 @@ impl Client {
     fn get(&self, req: &Req<'_>, stats: &Stats) -> Result<(Response<Body>, Url, Hub), RemoteError> {
         let opts = &self.inner.opts;
         let mut attempt = 0u32;
+        let mut timeouts = 0u32;
         loop {
             let result = self.chain(req, stats);
             let (after, status) = match &result {
                 Ok((resp, _, _)) if retryable_status(resp.status().as_u16()) => {
                     (retry_after(resp), Some(resp.status().as_u16()))
                 }
-                Err(e) if e.kind == RemoteErrorKind::Network => (None, None),
+                // A request that ran out of its time is tried again at
+                // most REMOTE_TIMEOUT_RETRIES times: the wait stays a small
+                // multiple of --http-timeout however many retries are set.
+                Err(e) if e.timed_out && timeouts >= limits::REMOTE_TIMEOUT_RETRIES => return result,
+                Err(e) if e.kind == RemoteErrorKind::Network => {
+                    timeouts = timeouts.saturating_add(u32::from(e.timed_out));
+                    (None, None)
+                }
                 _ => return result,
             };
             if attempt >= opts.retries {
@@ -330,6 +349,7 @@ impl Client {
                 return Err(RemoteError {
                     kind: RemoteErrorKind::Deadline,
                     status: Some(status),
+                    timed_out: false,
                     message: format!(
                         "HTTP {status} {} from {at}: the server asks to retry after {} s, past this file's deadline ({} s left); gave up at once",
                         reason(status),
@@ -633,10 +653,9 @@ fn deadline_error(req: &Req<'_>, at: &Url, until: Instant) -> RemoteError {
     if until >= req.deadline {
         RemoteError::new(RemoteErrorKind::Deadline, format!("{host}: gave up: the deadline for this file passed"))
     } else {
-        RemoteError::new(
-            RemoteErrorKind::Network,
-            format!("{host}: timed out: the request (headers and body) took longer than its deadline"),
-        )
+        RemoteError::timeout(format!(
+            "{host}: timed out: the request (headers and body) took longer than its time (--http-timeout)"
+        ))
     }
 }
 
@@ -663,7 +682,7 @@ fn transport_error(e: &ureq::Error, at: &Url) -> RemoteError {
     let host = at.authority();
     match e {
         E::Io(io) => RemoteError::new(RemoteErrorKind::Network, format!("{host}: {io}")),
-        E::Timeout(t) => RemoteError::new(RemoteErrorKind::Network, format!("{host}: timed out ({t})")),
+        E::Timeout(t) => RemoteError::timeout(format!("{host}: timed out ({t})")),
         E::HostNotFound => RemoteError::new(RemoteErrorKind::Network, format!("{host}: host not found")),
         E::ConnectionFailed => RemoteError::new(RemoteErrorKind::Network, format!("{host}: connection failed")),
         E::Rustls(t) => RemoteError::new(RemoteErrorKind::Refused, format!("{host}: TLS: {t}")),
@@ -932,6 +951,7 @@ impl HttpSource {
         let to = from.saturating_add(u64::try_from(out.len()).unwrap_or(u64::MAX));
         let mut done = 0usize;
         let mut tries = 0u32;
+        let mut timeouts = 0u32;
         while done < out.len() {
             let at = from.saturating_add(u64::try_from(done).unwrap_or(u64::MAX));
             let location = self.lock().location.clone();
@@ -1000,7 +1020,14 @@ impl HttpSource {
                     // The connection broke mid-body: ask for the rest.
                     done = done.saturating_add(n);
                     tries = tries.saturating_add(1);
-                    if tries > self.client.inner.opts.retries || Instant::now() >= self.deadline {
+                    // A body that ran out of the request's time is asked
+                    // for again at most REMOTE_TIMEOUT_RETRIES times.
+                    let timed_out = is_timeout(&e);
+                    timeouts = timeouts.saturating_add(u32::from(timed_out));
+                    if tries > self.client.inner.opts.retries
+                        || timeouts > limits::REMOTE_TIMEOUT_RETRIES
+                        || Instant::now() >= self.deadline
+                    {
                         return Err(io_error(at, &body_error(&final_url, &e, self.deadline).to_string()));
                     }
                 }
@@ -1139,24 +1166,25 @@ impl ByteSource for HttpSource {
 
 /// A body that could not be read: the source's deadline when it passed,
 /// else what the connection said.
+/// A read that ran out of the request's time or the per-read timeout.
+fn is_timeout(e: &io::Error) -> bool {
+    e.kind() == io::ErrorKind::TimedOut
+        || e.get_ref()
+            .and_then(|x| x.downcast_ref::<ureq::Error>())
+            .is_some_and(|x| matches!(x, ureq::Error::Timeout(_)))
+}
+
 fn body_error(at: &Url, e: &io::Error, deadline: Instant) -> RemoteError {
     if Instant::now() >= deadline {
         RemoteError::new(
             RemoteErrorKind::Deadline,
             format!("{}: gave up: the deadline for this file passed", at.authority()),
         )
-    } else if e.kind() == io::ErrorKind::TimedOut
-        || e.get_ref()
-            .and_then(|x| x.downcast_ref::<ureq::Error>())
-            .is_some_and(|x| matches!(x, ureq::Error::Timeout(_)))
-    {
-        RemoteError::new(
-            RemoteErrorKind::Network,
-            format!(
-                "{}: timed out reading the body ({e}: the request's deadline or the per-read timeout)",
-                at.authority()
-            ),
-        )
+    } else if is_timeout(e) {
+        RemoteError::timeout(format!(
+            "{}: timed out reading the body ({e}: the request's deadline or the per-read timeout)",
+            at.authority()
+        ))
     } else {
         RemoteError::new(RemoteErrorKind::Network, format!("{}: {e}", at.authority()))
     }

@@ -92,7 +92,7 @@ impl HttpArgs {
         let mut http = HttpOptions { headers: self.headers.clone(), connections, ..HttpOptions::default() };
         if let Some(t) = self.http_timeout.filter(|t| t.is_finite() && *t > 0.0) {
             http.timeout = Duration::from_secs_f64(t);
-            http.request_deadline = http.timeout.saturating_mul(gguf_validate::limits::REMOTE_REQUEST_DEADLINE_READS);
+            http.request_deadline = http.timeout;
         }
         Ok(Some(Arc::new(Opener::from_env(http, &self.ca_certs).map_err(usage)?)))
     }
