@@ -5,6 +5,7 @@
 Prints one `ok NAME` or `FAIL NAME: why` line per check; exits 1 if any failed.
 """
 
+import os
 import re
 import sys
 
@@ -73,6 +74,26 @@ def main(path):
     check(
         "sarif-upload defaults to auto",
         action["inputs"]["sarif-upload"].get("default") == "auto",
+    )
+
+    # One version everywhere: every `uses: gguf-validate/gguf-validate@REF`
+    # in the action, the README and the book names the tag of the
+    # workspace's version, the wheel the action installs.
+    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    with open(os.path.join(root, "Cargo.toml"), encoding="utf-8") as f:
+        version = re.search(r'^version = "([^"]+)"', f.read(), re.M).group(1)
+    refs = {}
+    docs = [path, os.path.join(root, "README.md")]
+    book = os.path.join(root, "parser", "docs", "src")
+    docs += [os.path.join(book, n) for n in sorted(os.listdir(book)) if n.endswith(".md")]
+    for doc in docs:
+        with open(doc, encoding="utf-8") as f:
+            for ref in re.findall(r"gguf-validate/gguf-validate@([\w.\-]+)", f.read()):
+                refs.setdefault(ref, []).append(os.path.relpath(doc, root))
+    check(
+        f"the action, README and book use one version, v{version} (the wheel it installs)",
+        set(refs) == {f"v{version}"},
+        f"{refs}",
     )
 
     upload = by_id.get("upload", {})
