@@ -179,7 +179,17 @@ def expected(scan_dir: Path) -> dict[str, Any]:
         "templates": templates,
         "template_rules": template_rules,
         "error_classes": classes,
+        "zero_causes": Counter(zero_cause(r) for r in files if r["bytes"] == 0),
     }
+
+
+def zero_cause(r: dict[str, Any]) -> str:
+    """Why a row fetched no byte, as the page words it."""
+    if r["duplicate_of"] is not None:
+        return "duplicate (SHA-256 seen before: the HEAD only)"
+    if r["status"] == "unreadable":
+        return f"unreadable: {r['error_class'] or 'unknown'}"
+    return "empty file" if r["size"] == 0 else f"status {r['status']}"
 
 
 def test_figures_match_the_rows(scan_dir: Path, tmp_path: Path) -> None:
@@ -209,6 +219,28 @@ def test_figures_match_the_rows(scan_dir: Path, tmp_path: Path) -> None:
         assert {r["rule"]: r["files"] for r in t["rules"]} == dict(want["template_rules"][t["value"]])
     assert {c["error_class"]: c["files"] for c in fig["error_classes"]} == dict(want["error_classes"])
     assert fig["images"] == ["architectures", "bytes", "file-types", "rules", "unreadable"]
+    # Files that fetched no byte are explained from their rows, not as duplicates alone.
+    assert {c["cause"]: c["files"] for c in fig["bytes_zero_causes"]} == dict(want["zero_causes"])
+    assert sum(c["files"] for c in fig["bytes_zero_causes"]) == fig["bytes_zero"]
+
+
+def test_counts_read_as_words_and_rules_take_their_levels_colour(tmp_path: Path) -> None:
+    from gguf_validate.scan import report
+
+    assert [report._count(n, "file") for n in (0, 1, 2, 1234)] == ["0 files", "1 file", "2 files", "1,234 files"]
+    # One file: "1 file", and its missing file type reads as in the chart.
+    row = {"url": "u", "status": "unreadable", "error_class": "not_found", "bytes": 0, "size": None}
+    pq.write_table(pa.Table.from_pylist([row], schema=SCHEMA), tmp_path / "part-0.parquet")
+    page = tmp_path / "p.html"
+    fig = write_report(tmp_path, page)
+    text = page.read_text()
+    assert "GGUF hub scan: 1 file<" in text and "1 files" not in text
+    assert fig["bytes_zero_causes"] == [{"cause": "unreadable: not_found", "files": 1}]
+    assert "(not read)" not in text
+    # Each rule's bar is coloured by its level under strict.
+    levels = report._strict_levels()
+    assert levels["tokenizer-byte-fallback"] == "error" and levels["template-hidden-text"] == "warning"
+    assert {levels[r] for r in levels} >= {"error", "warning", "info"}
 
 
 def test_limits_keep_the_largest_and_sum_the_rest(tmp_path: Path) -> None:

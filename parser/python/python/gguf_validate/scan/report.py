@@ -39,7 +39,8 @@ import pyarrow.dataset as ds  # type: ignore[import-untyped]
 from matplotlib import rc_context
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
-from matplotlib.ticker import FuncFormatter
+from matplotlib.patches import Patch
+from matplotlib.ticker import FuncFormatter, MaxNLocator
 
 from gguf_validate.scan.schema import PROFILES, SCHEMA
 
@@ -377,10 +378,30 @@ def summarize(table: Any, rows_read: int | None = None, part_count: int = 0) -> 
         "unreadable": unreadable.num_rows,
         "bytes_histogram": histogram,
         "bytes_zero": int(pc.sum(pc.cast(pc.equal(read_bytes, 0), pa.int64())).as_py() or 0),
+        "bytes_zero_causes": _zero_byte_causes(table),
         "scanned_from": pc.min(scanned).as_py() if len(scanned) else None,
         "scanned_to": pc.max(scanned).as_py() if len(scanned) else None,
         "tool_versions": sorted(v for v in versions if v is not None),
     }
+
+
+def _zero_byte_causes(table: Any) -> list[dict[str, Any]]:
+    """Why the files that fetched no byte fetched none, from their rows: a
+    duplicate (its SHA-256 seen before: the HEAD only), an empty file, or
+    an unreadable one by error class; most files first."""
+    zero = table.filter(pc.fill_null(pc.equal(table["bytes"], 0), False))
+    causes: dict[str, int] = {}
+    for row in zero.select(["duplicate_of", "size", "status", "error_class"]).to_pylist():
+        if row["duplicate_of"] is not None:
+            cause = "duplicate (SHA-256 seen before: the HEAD only)"
+        elif row["status"] == "unreadable":
+            cause = f"unreadable: {row['error_class'] or 'unknown'}"
+        elif row["size"] == 0:
+            cause = "empty file"
+        else:
+            cause = f"status {row['status']}"
+        causes[cause] = causes.get(cause, 0) + 1
+    return [{"cause": c, "files": n} for c, n in sorted(causes.items(), key=lambda kv: (-kv[1], kv[0]))]
 
 
 def _file_type_name(value: Any) -> str | None:
@@ -430,7 +451,12 @@ def _histogram(values: Any) -> dict[str, Any]:
 _PRINTABLE = re.compile(r"[^\x20-\x7e]")
 
 
-def _label(value: Any, missing: str = "(none)") -> str:
+#: How a group whose key the file did not give (or that was not read) is
+#: shown, in the charts and the tables alike.
+MISSING_KEY = "(none)"
+
+
+def _label(value: Any, missing: str = MISSING_KEY) -> str:
     """A chart label: printable ASCII, at most MAX_LABEL characters, every
     `$` escaped (matplotlib never reads it as mathtext)."""
     if value is None:
@@ -461,20 +487,29 @@ def _stacked(groups: Sequence[dict[str, Any]], title: str, label_key: str) -> st
     ax.barh(y, unreadable, left=valid + invalid, color="#9a9a9a", label="unreadable")
     ax.set_yticks(y, labels=labels)
     ax.set_xlabel("files")
+    ax.xaxis.set_major_locator(MaxNLocator(integer=True))
     ax.set_title(title)
     ax.legend(loc="lower right", fontsize="small")
     return _png(fig)
 
 
-def _bars(labels: list[str], counts: list[int], title: str, xlabel: str, color: str) -> str:
+def _bars(labels: list[str], counts: list[int], title: str, xlabel: str, color: str | list[str]) -> str:
+    """Horizontal bars, largest on top; `color` one for all, or one a bar."""
+    colors = color[:MAX_BARS][::-1] if isinstance(color, list) else color
     labels, counts = labels[:MAX_BARS][::-1], counts[:MAX_BARS][::-1]
     fig = Figure(figsize=(9, 0.9 + 0.28 * max(len(labels), 3)))
     ax = fig.add_subplot()
     y = np.arange(len(labels))
-    ax.barh(y, counts, color=color)
+    ax.barh(y, counts, color=colors)
     ax.set_yticks(y, labels=labels)
     ax.set_xlabel(xlabel)
+    ax.xaxis.set_major_locator(MaxNLocator(integer=True))
     ax.set_title(title)
+    if isinstance(color, list):
+        seen = dict.fromkeys(color)
+        handles = [Patch(color=SEVERITY_COLORS[lv], label=lv) for lv in SEVERITY_COLORS if SEVERITY_COLORS[lv] in seen]
+        if handles:
+            ax.legend(handles=handles, loc="lower right", fontsize="small", title="level under strict")
     return _png(fig)
 
 
@@ -489,11 +524,27 @@ def _histogram_chart(histogram: dict[str, Any], stats: dict[str, Any]) -> str:
     for q, style in (("median", "-"), ("p90", "--")):
         if stats[q]:
             ax.axvline(stats[q], color="#222", linestyle=style, linewidth=1, label=f"{q} {_size(stats[q])}")
-    ax.set_xlabel("bytes fetched per file (log scale; duplicates' 0 left out)")
+    ax.set_xlabel("bytes fetched per file (log scale; files that fetched none left out)")
     ax.set_ylabel("files")
+    ax.yaxis.set_major_locator(MaxNLocator(integer=True))
     ax.set_title("Bytes per file")
     ax.legend(fontsize="small")
     return _png(fig)
+
+
+#: A rule's bar, by its level under the strict profile.
+SEVERITY_COLORS = {"error": "#d0533f", "warning": "#e0a030", "info": "#4a78b0"}
+#: A rule the catalogue does not have (a row of another version).
+UNKNOWN_LEVEL_COLOR = "#9a9a9a"
+
+
+def _strict_levels() -> dict[str, str]:
+    """Each rule's level under strict, from the catalogue of this version."""
+    import json
+
+    from gguf_validate import _native
+
+    return {r["id"]: r["strict"] for r in json.loads(_native.rules())}
 
 
 def _charts(fig: dict[str, Any]) -> dict[str, str]:
@@ -506,9 +557,11 @@ def _charts(fig: dict[str, Any]) -> dict[str, str]:
             groups = [{**g, "label": g["name"]} for g in fig["file_types"]]
             charts["file-types"] = _stacked(groups, "Files by file type (strict verdicts)", "label")
         if fig["rules"]:
+            levels = _strict_levels()
             charts["rules"] = _bars(
                 [_label(r["value"]) for r in fig["rules"]], [r["files"] for r in fig["rules"]],
-                "Most frequent rules (strict)", "files", "#d0533f",
+                "Most frequent rules (strict)", "files",
+                [SEVERITY_COLORS.get(levels.get(r["value"], ""), UNKNOWN_LEVEL_COLOR) for r in fig["rules"]],
             )
         if fig["bytes_histogram"]["counts"]:
             charts["bytes"] = _histogram_chart(fig["bytes_histogram"], fig["bytes"])
@@ -566,6 +619,11 @@ def _visible(s: str) -> str:
     return _INVISIBLE.sub(lambda m: f"<U+{ord(m.group()):04X}>", s)
 
 
+def _count(n: int, noun: str, plural: str | None = None) -> str:
+    """`1 file`, `2 files`, `1,234 files`."""
+    return f"{n:,} {noun if n == 1 else (plural or noun + 's')}"
+
+
 def _text(value: Any, missing: str = "(none)", limit: int = MAX_EXAMPLE) -> str:
     """A cell of text from the data: at most `limit` characters, invisible
     characters made visible, escaped (attributes keep the exact value)."""
@@ -607,7 +665,7 @@ def _group_table(
     blanks = "<td></td>" * (len(head) - 1)
     for g in groups:
         if g["key"] is None:
-            out.append(f'<tr data-{attr}-missing="">{_text(None, "(not read)")}{blanks}{_verdict_cells(g)}</tr>')
+            out.append(f'<tr data-{attr}-missing="">{_text(None, MISSING_KEY)}{blanks}{_verdict_cells(g)}</tr>')
         else:
             out.append(f"<tr data-{attr}=\"{_e(key_attr(g['key']))}\">{key_cells(g)}{_verdict_cells(g)}</tr>")
     if others:
@@ -683,6 +741,18 @@ def _totals(fig: dict[str, Any]) -> str:
     return "\n".join(out)
 
 
+def _zero_causes_text(fig: dict[str, Any]) -> str:
+    """`: 3 duplicates ..., 1 empty file.` from the rows, or `.`."""
+    causes = fig.get("bytes_zero_causes") or []
+    if not causes:
+        return "."
+    parts = [
+        f'<span data-zero-cause="{_e(c["cause"])}" data-value="{c["files"]}">{_e(c["cause"])}: {c["files"]:,}</span>'
+        for c in causes
+    ]
+    return ": " + ", ".join(parts) + "."
+
+
 def _rules_table(fig: dict[str, Any]) -> str:
     out = ['<table id="rule-table"><tr><th>rule</th><th>files</th></tr>']
     for r in fig["rules"]:
@@ -744,10 +814,10 @@ def render(fig: dict[str, Any], charts: dict[str, str], source: str) -> str:
         "<!DOCTYPE html>",
         '<html lang="en"><head><meta charset="utf-8">',
         '<meta name="viewport" content="width=device-width, initial-scale=1">',
-        f"<title>GGUF hub scan: {fig['files']:,} files</title>",
+        f"<title>GGUF hub scan: {_count(fig['files'], 'file')}</title>",
         f"<style>{_CSS}</style></head><body>",
-        f"<h1>GGUF hub scan: {fig['files']:,} files</h1>",
-        f'<p id="provenance">{fig["rows"]:,} rows in {fig["part_files"]:,} part files of <code>{_e(_visible(source))}</code>, '
+        f"<h1>GGUF hub scan: {_count(fig['files'], 'file')}</h1>",
+        f'<p id="provenance">{_count(fig["rows"], "row")} in {_count(fig["part_files"], "part file")} of <code>{_e(_visible(source))}</code>, '
         f"{span}, by gguf-validate {_e(_visible(versions))}. A URL read more than once counts once (its latest row). "
         "Rules and findings are those of the <code>strict</code> profile.</p>",
         '<nav><a href="#totals">Totals</a><a href="#architectures">Architectures</a><a href="#file-types">File types</a>'
@@ -780,8 +850,8 @@ def render(fig: dict[str, Any], charts: dict[str, str], source: str) -> str:
         _templates_table(fig),
         "</section>",
         '<section><h2 id="bytes">Bytes per file</h2>',
-        f'<p><span id="bytes-zero" data-value="{fig["bytes_zero"]}">{fig["bytes_zero"]:,}</span> files fetched '
-        "no byte (duplicates: the HEAD only).</p>",
+        f'<p><span id="bytes-zero" data-value="{fig["bytes_zero"]}">{_count(fig["bytes_zero"], "file")}</span> '
+        f"fetched no byte{_zero_causes_text(fig)}</p>",
         _img(charts, "bytes", "histogram of bytes per file"),
         "</section>",
         '<section><h2 id="unreadable">Unreadable files</h2>',
@@ -824,7 +894,7 @@ def main(argv: list[str]) -> int:
     except (FileNotFoundError, pa.ArrowException) as e:
         print(f"error: {e}", file=sys.stderr)
         return 2
-    print(f"{args.output}: {fig['files']:,} files, {len(fig['images'])} charts", file=sys.stderr)
+    print(f"{args.output}: {_count(fig['files'], 'file')}, {_count(len(fig['images']), 'chart')}", file=sys.stderr)
     return 0
 
 
