@@ -50,9 +50,22 @@ def load():
     return lib
 
 
+def build(commit):
+    """Where this ggml comes from, readably: the llama.cpp commit (without
+    git's `-dirty`, which only says the vendored tree was built in place)
+    and the llama-cpp-python release that vendors it."""
+    commit = commit.removesuffix("-dirty")
+    try:
+        from importlib.metadata import version as package_version
+
+        return f"llama.cpp {commit}, from llama-cpp-python {package_version('llama_cpp_python')}"
+    except Exception:
+        return f"llama.cpp {commit}"
+
+
 def version():
     lib = load()
-    return f"ggml {lib.ggml_version().decode()} (commit {lib.ggml_commit().decode()})"
+    return f"ggml {lib.ggml_version().decode()} ({build(lib.ggml_commit().decode())})"
 
 
 def read(path, full):

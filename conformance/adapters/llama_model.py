@@ -19,6 +19,7 @@ from pathlib import Path
 os.environ.setdefault("GGML_NO_BACKTRACE", "1")
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tools" / "llama-load"))
 import load  # noqa: E402
+from ggml_common import build  # noqa: E402
 
 
 def declares_no_tensor(path: str) -> bool:
@@ -45,7 +46,7 @@ def main() -> int:
         base = ctypes.CDLL(str(load.lib_dir() / "libggml-base.so"))
         base.ggml_version.restype = ctypes.c_char_p
         base.ggml_commit.restype = ctypes.c_char_p
-        print(f"libllama llama_model_load_from_file (ggml {base.ggml_version().decode()}, commit {base.ggml_commit().decode()})")
+        print(f"libllama llama_model_load_from_file (ggml {base.ggml_version().decode()}, {build(base.ggml_commit().decode())})")
         return 0
     if len(sys.argv) != 2:
         print("usage: llama_model.py FILE | --version", file=sys.stderr)

@@ -205,8 +205,10 @@ th{background:#eceff1;position:sticky;top:0;z-index:1}td.n{text-align:right;font
 td.f{font-family:monospace;white-space:nowrap;cursor:pointer;color:#1565c0}td.c{text-align:center;font-weight:600;min-width:2.6em;cursor:pointer}
 .filters{margin:8px 0;display:flex;gap:12px;flex-wrap:wrap;align-items:center}.filters label{font-weight:600}
 .legend span{display:inline-block;padding:1px 8px;margin:2px 4px 2px 0;border-radius:3px}
-#detail{position:fixed;z-index:10;right:0;top:0;bottom:0;width:46%;overflow:auto;background:#fff;border-left:3px solid #263238;padding:12px 16px;box-shadow:-4px 0 12px #0003}
-#detail pre{white-space:pre-wrap;word-break:break-all;background:#f5f5f5;padding:4px 6px;margin:2px 0}
+#detail{position:fixed;z-index:10;right:0;top:0;bottom:0;width:min(96vw,max(46%,780px));box-sizing:border-box;overflow:auto;background:#fff;border-left:3px solid #263238;padding:12px 16px;box-shadow:-4px 0 12px #0003}
+#detail pre{white-space:pre-wrap;word-break:break-word;overflow-wrap:anywhere;background:#f5f5f5;padding:4px 6px;margin:2px 0}
+#detail-results{width:100%;table-layout:fixed}#detail-results th:nth-child(1){width:18%}#detail-results th:nth-child(2){width:22%}
+.codes{margin:4px 0 8px}.codes code{background:#eceff1;padding:0 4px;border-radius:3px}
 pre.hex{font:12px/1.35 monospace;white-space:pre}pre.hex b{background:#ffeb3b}
 .muted{color:#666}.bad{color:#c62828;font-weight:600}section{margin-bottom:22px}h2{font-size:16px;margin:16px 0 6px}
 </style></head><body>
@@ -309,7 +311,18 @@ function readersView(s, rows, id) {
   }
   const status = el("p", {}, "showing ", el("b", {id: "shown-count"}, visible.length), " of " + rows.length + " cases, ", el("b", {id: "shown-cells"}, visible.reduce((n, r) => n + shown.filter(x => r.results[x.name] && (!s.class || r.results[x.name].class === s.class)).length, 0)), " cells" + (s.class ? " of class " + s.class : ""));
   const f = el("div", {class: "filters"}, select("f-family", "family", families(rows), s.family, "family"), select("f-class", "verdict class", D.classes.map(c => c.name), s.class, "class"), select("f-reader", "reader", D.readers.map(r => r.name), s.reader, "reader"));
-  return [f, legend(D.classes), status, t];
+  return [f, legend(D.classes), codesLegend(), status, t];
+}
+
+// What the "expected" column's codes mean (`y AAA`, `i RAR`).
+function codesLegend() {
+  return el("p", {class: "codes", id: "expected-codes"},
+    "expected: the case's prefix, ", el("code", {}, "y"), " a file every reader should accept, ",
+    el("code", {}, "n"), " one every reader should reject, ", el("code", {}, "i"),
+    " one the format leaves to the implementation; then gguf-validate's verdict under strict, spec and ggml, ",
+    el("code", {}, "A"), " accept, ", el("code", {}, "R"), " reject (", el("code", {}, "i RAR"),
+    ": rejected by strict and ggml, accepted by spec). Cells: ", el("code", {}, "A"), " accepted, ",
+    el("code", {}, "R"), " rejected, ", el("code", {}, "CRASH"), ", ", el("code", {}, "TIME"), " timed out.");
 }
 
 function contractView(s) {

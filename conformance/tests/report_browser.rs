@@ -205,6 +205,8 @@ fn the_web_report_in_headless_chromium() {
     let (dom, log) = browse(&chrome, &page, "view=readers&case=gguf%2Fn_key_empty.gguf", &["--dump-dom".into()]);
     check_page(&dom, &log, "detail");
     assert!(dom.contains("id=\"detail-title\">gguf/n_key_empty.gguf<"), "detail title");
+    assert!(dom.contains("<p class=\"codes\" id=\"expected-codes\">"), "the expected column's codes are explained");
+    assert!(!dom.contains("-dirty"), "reader versions read without git's -dirty");
     let results = &dom[dom.find("<table id=\"detail-results\"").expect("results")..];
     let results = &results[..results.find("</table>").unwrap_or(0)];
     assert_eq!(results.matches("<tr>").count(), 1 + case.results.len(), "one line per reader");

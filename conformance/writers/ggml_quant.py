@@ -23,7 +23,8 @@ def main():
     if len(sys.argv) == 2 and sys.argv[1] == "--version":
         lib.ggml_version.restype = ctypes.c_char_p
         lib.ggml_commit.restype = ctypes.c_char_p
-        print(f"ggml {lib.ggml_version().decode()} (commit {lib.ggml_commit().decode()}) ggml_quantize_chunk")
+        commit = lib.ggml_commit().decode().removesuffix("-dirty")  # git's mark of a tree built in place
+        print(f"ggml {lib.ggml_version().decode()} (llama.cpp {commit}, from llama-cpp-python) ggml_quantize_chunk")
         return 0
     if len(sys.argv) != 5:
         sys.exit("usage: ggml_quant.py TYPE_ID INPUT OUTPUT ROW_LEN | --version")

@@ -88,7 +88,8 @@ def c_scalar(ty, v):
 def main():
     if len(sys.argv) == 2 and sys.argv[1] == "--version":
         lib = load()
-        print(f"ggml {lib.ggml_version().decode()} (commit {lib.ggml_commit().decode()}, libggml-base from llama-cpp-python)")
+        commit = lib.ggml_commit().decode().removesuffix("-dirty")  # git's mark of a tree built in place
+        print(f"ggml {lib.ggml_version().decode()} (llama.cpp {commit}, libggml-base from llama-cpp-python)")
         return 0
     if len(sys.argv) != 3:
         sys.exit("usage: ggml_writer.py MODEL OUT | --version")
