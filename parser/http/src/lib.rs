@@ -204,11 +204,14 @@ impl RemoteError {
 impl RemoteError {
     /// A stable name of what went wrong, for tables of many files:
     /// `not_found`, `rate_limited` (a `429` that retries did not get past),
-    /// `http_status`, `network`, `protocol`, `refused`, `timeout`.
+    /// `server_error` (a `5xx`: the server's own trouble, which passes),
+    /// `http_status` (another status), `network`, `protocol`, `refused`,
+    /// `timeout`.
     pub fn class(&self) -> &'static str {
         match (self.kind, self.status) {
             (RemoteErrorKind::NotFound, _) => "not_found",
             (RemoteErrorKind::Status | RemoteErrorKind::Deadline, Some(429)) => "rate_limited",
+            (RemoteErrorKind::Status, Some(500..=599)) => "server_error",
             (RemoteErrorKind::Status, _) => "http_status",
             (RemoteErrorKind::Network, _) => "network",
             (RemoteErrorKind::Protocol, _) => "protocol",
@@ -1468,6 +1471,12 @@ mod tests {
         let (client, served) = scripted::client(opts, vec![busy.clone(), busy]);
         assert_eq!(client.probe(&url(), None).unwrap_err().class(), "rate_limited");
         assert_eq!(served.connections.load(Ordering::Relaxed), 2, "one retry");
+        // A 5xx is the server's trouble (it passes); another status is not.
+        let opts = HttpOptions { retries: 0, ..HttpOptions::default() };
+        let (client, _) = scripted::client(opts.clone(), vec![answer("HTTP/1.1 503 Service Unavailable")]);
+        assert_eq!(client.probe(&url(), None).unwrap_err().class(), "server_error");
+        let (client, _) = scripted::client(opts, vec![answer("HTTP/1.1 403 Forbidden")]);
+        assert_eq!(client.probe(&url(), None).unwrap_err().class(), "http_status");
     }
 
     #[test]

@@ -37,7 +37,9 @@ class HubFile:
     path: str
     sha256: str
     size: int
-    #: "404", "429" (the first `fault_count` requests), "stall", "500".
+    #: "404", "429" (the first `fault_count` requests), "stall", "500",
+    #: "range503" (its content's range reads answer 503, the first
+    #: `fault_count` of them; the HEAD works: a CDN in trouble).
     fault: str | None = None
     fault_count: int = 1
 
@@ -223,6 +225,12 @@ def _handler(hub: FakeHub, role: str) -> type[BaseHTTPRequestHandler]:
                 return self._send(404, b"", head=head)
             etag = f'"{f.sha256}"'
             rng = _RANGE.match(self.headers.get("Range", ""))
+            if rng is not None and f.fault == "range503":
+                with hub.lock:
+                    hub.hits[f"cdn {f.sha256}"] += 1
+                    failing = hub.hits[f"cdn {f.sha256}"] <= f.fault_count
+                if failing:
+                    return self._send(503, b"the CDN is having a moment", head=head)
             if rng is None:
                 with open(f.path, "rb") as fh:
                     body = fh.read()

@@ -12,6 +12,7 @@ import signal
 import subprocess
 import sys
 import time
+from collections import Counter
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -38,7 +39,7 @@ COPIES = 60
 STALL_TIMEOUT = 3.0
 
 #: Columns that differ between two runs of the same scan.
-VOLATILE = ("seconds", "scanned_at", "requests", "bytes", "duplicate_of")
+VOLATILE = ("seconds", "scanned_at", "requests", "bytes", "duplicate_of", "attempts")
 
 
 def corpus_files() -> list[Path]:
@@ -84,12 +85,26 @@ def fleet(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Fleet]:
         yield Fleet(hub, tmp_path)
 
 
-def rows_of(folder: Path) -> dict[str, dict[str, Any]]:
+def rows_of(folder: Path, *, latest: bool = False) -> dict[str, dict[str, Any]]:
+    """The rows of a scan by URL: one each (`latest`: the latest row of each
+    URL, after checking that its rows are its attempts, none lost or
+    doubled)."""
     table = pq.read_table(folder)
     rows = table.to_pylist()
-    by_url = {r["url"]: r for r in rows}
-    assert len(by_url) == len(rows), "a file has more than one row"
-    return by_url
+    if not latest:
+        by_url = {r["url"]: r for r in rows}
+        assert len(by_url) == len(rows), "a file has more than one row"
+        return by_url
+    current: dict[str, tuple[tuple[int, str], dict[str, Any]]] = {}
+    for r in rows:
+        key = (0, "") if r["scanned_at"] is None else (1, r["scanned_at"])
+        if r["url"] not in current or key >= current[r["url"]][0]:
+            current[r["url"]] = (key, r)
+    per_url = Counter(r["url"] for r in rows)
+    for url, (_, r) in current.items():
+        assert sorted(x["attempts"] for x in rows if x["url"] == url) == list(range(1, per_url[url] + 1)), url
+        assert r["attempts"] == per_url[url], url
+    return {u: r for u, (_, r) in current.items()}
 
 
 def stable(rows: dict[str, dict[str, Any]]) -> dict[str, dict[str, Any]]:
@@ -164,9 +179,12 @@ def test_a_rerun_skips_what_is_done_and_fetches_nothing_again(fleet: Fleet, tmp_
     before = sum(fleet.hub.content_bytes.values())
     again = scan(fleet.urls(), out, concurrency=8, timeout=STALL_TIMEOUT)
     assert sum(fleet.hub.content_bytes.values()) == before, "a rerun fetched file contents again"
-    # Every file has its row (the unreadable ones too: delete a row to retry it).
-    assert again.rows == 0 and again.skipped == first.rows, again
-    assert len(rows_of(out)) == first.rows
+    # Every file keeps its row but the stalled one, a failure that may pass
+    # (the 404s stay: --retry-failed retries them).
+    assert first.transient == 1 and again.retried == 1 and again.rows == 1, again
+    assert again.skipped == first.rows - 1, again
+    rows = rows_of(out, latest=True)
+    assert len(rows) == first.rows and rows[fleet.stalled]["attempts"] == 2
 
 
 def test_a_killed_run_resumed_gives_the_same_table(fleet: Fleet, tmp_path: Path) -> None:
@@ -184,12 +202,65 @@ def test_a_killed_run_resumed_gives_the_same_table(fleet: Fleet, tmp_path: Path)
         time.sleep(0.05)
     proc.send_signal(signal.SIGKILL)
     proc.wait(timeout=30)
-    partial = rows_of(out)
+    partial = rows_of(out, latest=True)
     assert 0 < len(partial) < len(fleet.urls()), len(partial)
     fleet.hub.latency = 0.0
     done = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=300, check=False)
     assert done.returncode == 0, done.stderr
-    assert stable(rows_of(out)) == stable(rows_of(whole))
+    assert stable(rows_of(out, latest=True)) == stable(rows_of(whole))
+
+
+def test_a_rerun_finishes_what_transient_failures_left(fleet: Fleet, tmp_path: Path, cli: list[str]) -> None:
+    # Files whose HEAD answers but whose range reads get 503 (a CDN in
+    # trouble), one of them with a copy under another repository: the run
+    # records them unreadable, the copy is read itself (it does not inherit
+    # a failure that may pass), and a rerun on the recovered hub reads them.
+    hub = fleet.hub
+    f = corpus_files()[5]
+    flaky = [hub.add(f"flaky/m{i}", "m.gguf", str(f), sha256=f"{0xF1A0 + i:064x}", fault="range503", fault_count=10**6)
+             for i in range(3)]
+    flaky.append(hub.add("flaky-mirror/m0", "m.gguf", str(f), sha256=f"{0xF1A0:064x}", fault="range503",
+                         fault_count=10**6))
+    urls = fleet.urls() + flaky
+    out = tmp_path / "scan"
+    first = scan(urls, out, concurrency=8, timeout=STALL_TIMEOUT)
+    rows = rows_of(out)
+    for u in flaky:
+        assert rows[u]["status"] == "unreadable" and rows[u]["error_class"] in ("read", "server_error"), rows[u]
+        assert rows[u]["duplicate_of"] is None and rows[u]["attempts"] == 1
+    assert first.transient == len(flaky) + 1, first  # and the stalled file
+    # The hub recovers.
+    for repo in hub.repos.values():
+        for hf in repo.files.values():
+            if hf.fault == "range503":
+                hf.fault = None
+    again = scan(urls, out, concurrency=8, timeout=STALL_TIMEOUT)
+    assert again.retried == len(flaky) + 1 and again.skipped == len(urls) - len(flaky) - 1, again
+    rows = rows_of(out, latest=True)
+    assert set(rows) == set(urls)
+    want = cli_entries(cli, [str(f.relative_to(ROOT))])[str(f.relative_to(ROOT))]
+    for u in flaky:
+        assert rows[u]["status"] == ("valid" if want["valid"] else "invalid") and rows[u]["attempts"] == 2, rows[u]
+    # A lasting failure is kept unless asked: --retry-failed scans the 404s again.
+    third = scan(urls, out, concurrency=8, timeout=STALL_TIMEOUT, retry_failed=True)
+    assert third.retried == len(fleet.missing) + 1, third
+    rows = rows_of(out, latest=True)
+    assert all(rows[u]["attempts"] == 2 and rows[u]["error_class"] == "not_found" for u in fleet.missing)
+
+
+def test_the_summary_line_says_what_a_rerun_will_retry(
+    fleet: Fleet, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from gguf_validate.scan import main
+
+    urls = write_urls(tmp_path, [fleet.stalled, fleet.missing[0]])
+    args = [str(urls), "--output", str(tmp_path / "scan"), "--timeout", str(STALL_TIMEOUT), "--quiet"]
+    assert main(args) == 0
+    line = capsys.readouterr().out
+    assert "2 unreadable (1 of them may pass: a rerun retries them)" in line, line
+    assert main(args) == 0
+    line = capsys.readouterr().out
+    assert "1 retried, 1 skipped, 1 unreadable (1 of them may pass" in line, line
 
 
 def test_the_token_goes_to_the_hub_only_and_never_into_outputs(fleet: Fleet, tmp_path: Path) -> None:

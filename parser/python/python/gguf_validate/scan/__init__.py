@@ -2,7 +2,7 @@
 one Parquet row per file, resumable, duplicates fetched once.
 
     python -m gguf_validate.scan SOURCES --output DIR [--engine local|ray]
-        [--concurrency N] [--profile P] [--rate R] [--timeout S]
+        [--concurrency N] [--profile P] [--rate R] [--timeout S] [--retry-failed]
     python -m gguf_validate.scan report DIR --output PAGE.html
 
 `SOURCES` is a text file of URLs, a `.parquet`/`.csv` file with a `url`
@@ -15,7 +15,11 @@ output folder) or the file was scanned at that revision already, its
 metadata in a few range requests, validated once per profile from the one
 read (strict, spec, ggml). Work goes in chunks of `CHUNK_FILES`: all of a
 chunk is probed, then one copy of each file in it is read, so copies met at
-the same moment are still fetched once. Requires `pyarrow` (and `ray` for
+the same moment are still fetched once (a copy of one whose read failed in a
+way that may pass is read itself). A rerun over the same folder finishes
+what a run left undone: it scans again every file whose latest row is a
+failure that may pass (`TRANSIENT_CLASSES`; every failure with
+`--retry-failed`), and skips the rest. Requires `pyarrow` (and `ray` for
 `--engine ray`): `pip install 'gguf-validate[scan]'`.
 """
 
@@ -33,7 +37,7 @@ from typing import Any, TextIO
 from gguf_validate import __version__
 from gguf_validate.scan import _work
 from gguf_validate.scan.engine import make
-from gguf_validate.scan.schema import MAX_FINDINGS, PROFILES
+from gguf_validate.scan.schema import MAX_FINDINGS, PROFILES, TRANSIENT_CLASSES
 from gguf_validate.scan.sources import Source, read_sources, repo_of
 from gguf_validate.scan.store import VERDICT_COLUMNS, Store
 
@@ -69,6 +73,12 @@ class ScanSummary:
     skipped: int
     #: Files that could not be read.
     unreadable: int
+    #: Of those, the failures that may pass (`TRANSIENT_CLASSES`): a rerun
+    #: scans them again.
+    transient: int
+    #: Files scanned again because their latest row was such a failure (or
+    #: any failure, with `retry_failed`).
+    retried: int
     bytes: int
     requests: int
     seconds: float
@@ -194,6 +204,7 @@ def scan(
     rate: float | None = None,
     timeout: float | None = None,
     progress: TextIO | None = None,
+    retry_failed: bool = False,
 ) -> ScanSummary:
     """Scans `sources` (a SOURCES string as on the command line, or URLs)
     into the folder `output` (see the module). `rate` is requests per
@@ -211,12 +222,13 @@ def scan(
         if s.url not in seen:
             seen.add(s.url)
             todo.append(s)
-    store = Store(os.fspath(output))
+    store = Store(os.fspath(output), retry_failed=retry_failed)
     conc = concurrency or DEFAULT_CONCURRENCY
     eng = make(engine, conc, threads)
     per_process_rate = rate / eng.processes if rate else None
     settings = _work.Settings(per_process_rate, timeout, max(conc, threads), PROFILES)
-    counts = dict(rows=0, judged=0, duplicates=0, skipped=0, unreadable=0, bytes=0, requests=0)
+    counts = dict(rows=0, judged=0, duplicates=0, skipped=0, unreadable=0, transient=0, bytes=0, requests=0)
+    retried = sum(s.url in store.retrying for s in todo)
     # Judged this run: SHA-256 -> the verdict columns and URL of its row.
     judged_here: dict[str, dict[str, Any]] = {}
     bar = _Progress(len(todo), progress)
@@ -228,6 +240,7 @@ def scan(
             counts["bytes"] += int(r.get("bytes") or 0)
             counts["requests"] += int(r.get("requests") or 0)
             counts["unreadable"] += r["status"] == "unreadable"
+            counts["transient"] += r["status"] == "unreadable" and r.get("error_class") in TRANSIENT_CLASSES
             counts["duplicates"] += r.get("duplicate_of") is not None
         bar.add(len(rows), sum(int(r.get("bytes") or 0) for r in rows))
 
@@ -264,25 +277,39 @@ def scan(
                         first[sha] = i
                     to_read.append(i)
             emit(rows)
-            for j, answer in eng.map("judge", settings, [chunk[i].url for i in to_read]):
-                i = to_read[j]
-                src, p = chunk[i], probes[i]
-                row = _base(src, p, profile)
-                if answer.get("error_class"):
-                    out = [_unreadable(row, answer, p, answer)]
-                else:
-                    counts["judged"] += 1
-                    out = [_judged(row, answer, p, profile)]
-                    if row["sha256"]:
-                        judged_here[row["sha256"]] = {k: row.get(k) for k in (*VERDICT_COLUMNS, "url")}
-                for k in waiting.pop(i, []):
-                    copy = _base(chunk[k], probes[k], profile)
-                    if out[0]["status"] == "unreadable":
-                        # It shares the failure of the copy that was read.
-                        out.append(_unreadable(copy, out[0], probes[k]))
+
+            def judge(indices: list[int]) -> list[int]:
+                """Reads `indices` of the chunk; the copies waiting on a read
+                that failed in a way that may pass, to be read themselves."""
+                again: list[int] = []
+                for j, answer in eng.map("judge", settings, [chunk[i].url for i in indices]):
+                    i = indices[j]
+                    src, p = chunk[i], probes[i]
+                    row = _base(src, p, profile)
+                    if answer.get("error_class"):
+                        out = [_unreadable(row, answer, p, answer)]
                     else:
-                        out.append(_duplicate(copy, out[0], probes[k]))
-                emit(out)
+                        counts["judged"] += 1
+                        out = [_judged(row, answer, p, profile)]
+                        if row["sha256"]:
+                            judged_here[row["sha256"]] = {k: row.get(k) for k in (*VERDICT_COLUMNS, "url")}
+                    for k in waiting.pop(i, []):
+                        copy = _base(chunk[k], probes[k], profile)
+                        if out[0]["status"] != "unreadable":
+                            out.append(_duplicate(copy, out[0], probes[k]))
+                        elif out[0].get("error_class") in TRANSIENT_CLASSES:
+                            # A copy never inherits a failure that may pass:
+                            # it is read itself.
+                            again.append(k)
+                        else:
+                            # It shares the lasting failure of the copy read.
+                            out.append(_unreadable(copy, out[0], probes[k]))
+                    emit(out)
+                return again
+
+            again = judge(to_read)
+            while again:
+                again = judge(again)
         store.flush()
     finally:
         store.flush()
@@ -295,6 +322,8 @@ def scan(
         duplicates=counts["duplicates"],
         skipped=counts["skipped"],
         unreadable=counts["unreadable"],
+        transient=counts["transient"],
+        retried=retried,
         bytes=counts["bytes"],
         requests=counts["requests"],
         seconds=time.monotonic() - started,
@@ -322,6 +351,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument("--rate", type=float, default=None, help="requests per second per host, for the whole scan")
     ap.add_argument("--timeout", type=float, default=None, help="seconds per file")
     ap.add_argument("--quiet", action="store_true", help="no progress lines")
+    ap.add_argument(
+        "--retry-failed",
+        action="store_true",
+        help="a rerun scans again every file whose latest row is unreadable (by default only the failures that "
+        "may pass: timeout, rate_limited, network, server_error, read, changed)",
+    )
     o = ap.parse_args(args)
     if o.concurrency is not None and o.concurrency < 1:
         ap.error("--concurrency: at least 1")
@@ -336,13 +371,16 @@ def main(argv: Sequence[str] | None = None) -> int:
             rate=o.rate,
             timeout=o.timeout,
             progress=None if o.quiet else sys.stderr,
+            retry_failed=o.retry_failed,
         )
     except (OSError, ValueError) as e:
         print(f"gguf_validate.scan: {e}", file=sys.stderr)
         return 2
+    transient = f" ({s.transient} of them may pass: a rerun retries them)" if s.transient else ""
+    retried = f"{s.retried} retried, " if s.retried else ""
     print(
-        f"{s.files} files: {s.judged} read, {s.duplicates} duplicates, {s.skipped} skipped, "
-        f"{s.unreadable} unreadable; {s.rows} rows into {s.output}; "
+        f"{s.files} files: {s.judged} read, {s.duplicates} duplicates, {retried}{s.skipped} skipped, "
+        f"{s.unreadable} unreadable{transient}; {s.rows} rows into {s.output}; "
         f"{s.requests} requests, {s.bytes} bytes, {s.seconds:.1f} s"
     )
     return 0

@@ -12,6 +12,13 @@ import pyarrow as pa  # type: ignore[import-untyped]
 #: The profiles every file is judged under (one read, three verdicts).
 PROFILES = ("strict", "spec", "ggml")
 
+#: Error classes of a failure that may pass (a timeout, a rate limit, the
+#: network, a server's 5xx, a read that broke off, a file that changed
+#: while it was read): a rerun scans such a row's URL again. The others
+#: (not_found, http_status, protocol, refused) are kept unless a rerun is
+#: asked to retry them too (`--retry-failed`).
+TRANSIENT_CLASSES = frozenset({"timeout", "rate_limited", "network", "server_error", "read", "changed"})
+
 #: How many findings (under the scan's profile) a row keeps in `findings`.
 MAX_FINDINGS = 10
 
@@ -60,10 +67,13 @@ SCHEMA = pa.schema(
         pa.field("requests", pa.int32()),
         pa.field("seconds", pa.float64()),
         # When unreadable: a stable class (not_found, http_status,
-        # rate_limited, timeout, network, protocol, refused, read, changed) and the
-        # message (no credentials, no query strings).
+        # server_error, rate_limited, timeout, network, protocol, refused,
+        # read, changed) and the message (no credentials, no query strings).
         pa.field("error_class", pa.string()),
         pa.field("error", pa.string()),
+        # The how-manyth time this URL was scanned (a rerun retries the
+        # transient failures, TRANSIENT_CLASSES, and counts up).
+        pa.field("attempts", pa.int32()),
         # A file whose SHA-256 was validated already (in this run or an
         # earlier one): the URL of the row whose verdict it copies; its
         # bytes are 0 (only the HEAD was sent).

@@ -5,8 +5,10 @@ Rows are written as they are done, a part file at a time (at most
 temporary name and renamed into place: a scan killed at any moment leaves
 whole part files and loses only the rows not yet written. A rerun over the
 same folder reads what is there: a file already scanned at the same
-revision is skipped, and a file whose SHA-256 was judged already is
-recorded from that row without being fetched.
+revision is skipped unless its latest row is a failure that may pass
+(`TRANSIENT_CLASSES`: it is scanned again, its `attempts` counted up; any
+failure with `retry_failed`), and a file whose SHA-256 was judged already
+is recorded from that row without being fetched.
 """
 
 from __future__ import annotations
@@ -20,7 +22,7 @@ from typing import Any
 import pyarrow as pa  # type: ignore[import-untyped]
 import pyarrow.parquet as pq  # type: ignore[import-untyped]
 
-from gguf_validate.scan.schema import SCHEMA
+from gguf_validate.scan.schema import SCHEMA, TRANSIENT_CLASSES
 
 #: Rows per part file at most (`GGUF_VALIDATE_SCAN_PART_ROWS` sets another
 #: number: smaller parts lose fewer rows to a crash, at more files).
@@ -53,11 +55,17 @@ VERDICT_COLUMNS = (
 class Store:
     """The rows of one output folder: what is there, and what is added."""
 
-    def __init__(self, folder: str) -> None:
+    def __init__(self, folder: str, retry_failed: bool = False) -> None:
         self.folder = folder
         os.makedirs(folder, exist_ok=True)
         self.done: set[tuple[str, str | None]] = set()
         self.done_urls: set[str] = set()
+        #: How many times each URL was scanned so far (its latest row's
+        #: `attempts`; 1 for a row written before the column existed).
+        self.attempts: dict[str, int] = {}
+        #: URLs whose latest row is a failure this run scans again: a
+        #: transient one (`TRANSIENT_CLASSES`), or any with `retry_failed`.
+        self.retrying: set[str] = set()
         self._by_sha: dict[str, int] = {}
         self._old: pa.Table | None = None
         self._pending: list[dict[str, Any]] = []
@@ -73,9 +81,24 @@ class Store:
             shas = table.column("sha256").to_pylist()
             status = table.column("status").to_pylist()
             dups = table.column("duplicate_of").to_pylist()
-            for i, (u, r, s, st, d) in enumerate(zip(urls, revs, shas, status, dups, strict=True)):
-                self.done.add((u, r))
+            classes = table.column("error_class").to_pylist()
+            attempts = table.column("attempts").to_pylist()
+            scanned = table.column("scanned_at").to_pylist()
+            # The latest row of a URL counts (by `scanned_at`, then the
+            # order the part files are read), as in the report.
+            latest: dict[str, tuple[tuple[int, str], int]] = {}
+            for i, (u, at) in enumerate(zip(urls, scanned, strict=True)):
+                key = (0, "") if at is None else (1, at)
+                if u not in latest or key >= latest[u][0]:
+                    latest[u] = (key, i)
+            for u, (_, i) in latest.items():
+                self.attempts[u] = attempts[i] or 1
+                if status[i] == "unreadable" and (retry_failed or classes[i] in TRANSIENT_CLASSES):
+                    self.retrying.add(u)
+                    continue
+                self.done.add((u, revs[i]))
                 self.done_urls.add(u)
+            for i, (s, st, d) in enumerate(zip(shas, status, dups, strict=True)):
                 if s and st != "unreadable" and d is None:
                     self._by_sha.setdefault(s, i)
 
@@ -97,9 +120,12 @@ class Store:
         return {k: row[k] for k in (*VERDICT_COLUMNS, "url")}
 
     def add(self, rows: Iterable[Mapping[str, Any]]) -> None:
-        """Queues rows; writes a part when enough are queued or have waited."""
+        """Queues rows (each counted as one more attempt at its URL); writes
+        a part when enough are queued or have waited."""
         for r in rows:
-            self._pending.append(dict(r))
+            row = dict(r)
+            row["attempts"] = self.attempts.get(row["url"], 0) + 1
+            self._pending.append(row)
         if len(self._pending) >= self.part_rows or (self._pending and time.monotonic() - self._since >= PART_SECONDS):
             self.flush()
 
