@@ -42,7 +42,7 @@ from matplotlib.figure import Figure
 from matplotlib.patches import Patch
 from matplotlib.ticker import FuncFormatter, MaxNLocator
 
-from gguf_validate.scan.schema import PROFILES, SCHEMA
+from gguf_validate.scan.schema import PROFILES, SCHEMA, TRANSIENT_CLASSES
 
 __all__ = ["FILE_TYPE_NAMES", "main", "read_scan", "summarize", "write_report"]
 
@@ -376,6 +376,7 @@ def summarize(table: Any, rows_read: int | None = None, part_count: int = 0) -> 
         "error_classes": classes[:MAX_ERROR_CLASSES],
         "error_classes_distinct": len(classes),
         "unreadable": unreadable.num_rows,
+        "unreadable_may_pass": _count_in(unreadable["error_class"], TRANSIENT_CLASSES),
         "bytes_histogram": histogram,
         "bytes_zero": int(pc.sum(pc.cast(pc.equal(read_bytes, 0), pa.int64())).as_py() or 0),
         "bytes_zero_causes": _zero_byte_causes(table),
@@ -383,6 +384,12 @@ def summarize(table: Any, rows_read: int | None = None, part_count: int = 0) -> 
         "scanned_to": pc.max(scanned).as_py() if len(scanned) else None,
         "tool_versions": sorted(v for v in versions if v is not None),
     }
+
+
+def _count_in(column: Any, values: Iterable[str]) -> int:
+    """How many of a column's values are among `values`."""
+    inside = pc.is_in(column, value_set=pa.array(sorted(values), pa.string()))
+    return int(pc.sum(pc.cast(inside, pa.int64())).as_py() or 0)
 
 
 def _zero_byte_causes(table: Any) -> list[dict[str, Any]]:
@@ -698,6 +705,7 @@ def _totals(fig: dict[str, Any]) -> str:
         ("total-files", "files (distinct URLs)", fig["files"]),
         *((f"status-{s}", f"status {s}", fig["status"][s]) for s in STATUSES),
         ("status-other", "status other or missing", fig["status_other"]),
+        ("unreadable-may-pass", "unreadable, a failure that may pass (a rerun retries it)", fig["unreadable_may_pass"]),
         ("duplicates", "duplicates (SHA-256 seen before: HEAD only)", fig["duplicates"]),
         ("distinct-sha256", "distinct SHA-256", fig["distinct_sha256"]),
         ("distinct-architectures", "distinct architectures", fig["architectures_distinct"]),
