@@ -112,6 +112,18 @@ pub fn tiny_vocab(m: &mut GgufModel) {
     m.kv("tokenizer.ggml.eos_token_id", OwnedValue::U32(2));
 }
 
+/// The tiny models' sizes (`ARCH.` keys: context 64, [`TINY_EMBD`],
+/// [`TINY_LAYERS`], [`TINY_FF`]), then `rest`, in that order.
+fn with_tiny_sizes(rest: &[(&'static str, OwnedValue)]) -> Vec<(&'static str, OwnedValue)> {
+    let sizes = [
+        ("context_length", OwnedValue::U32(64)),
+        ("embedding_length", OwnedValue::U32(TINY_EMBD as u32)),
+        ("block_count", OwnedValue::U32(TINY_LAYERS as u32)),
+        ("feed_forward_length", OwnedValue::U32(TINY_FF as u32)),
+    ];
+    sizes.into_iter().chain(rest.iter().cloned()).collect()
+}
+
 /// A model of architecture `arch` with these `ARCH.KEY` pairs, in order
 /// (after `general.architecture`).
 fn arch_model(arch: &str, kvs: &[(&str, OwnedValue)]) -> GgufModel {
@@ -129,15 +141,11 @@ fn arch_model(arch: &str, kvs: &[(&str, OwnedValue)]) -> GgufModel {
 pub fn tiny_llama_hparams() -> GgufModel {
     let mut m = arch_model(
         "llama",
-        &[
-            ("context_length", OwnedValue::U32(64)),
-            ("embedding_length", OwnedValue::U32(TINY_EMBD as u32)),
-            ("block_count", OwnedValue::U32(TINY_LAYERS as u32)),
-            ("feed_forward_length", OwnedValue::U32(TINY_FF as u32)),
+        &with_tiny_sizes(&[
             ("attention.head_count", OwnedValue::U32(4)),
             ("attention.head_count_kv", OwnedValue::U32(2)),
             ("attention.layer_norm_rms_epsilon", OwnedValue::F32(1e-5)),
-        ],
+        ]),
     );
     tiny_vocab(&mut m);
     m
@@ -176,11 +184,7 @@ pub fn tiny_dots1(gating: Option<u32>) -> GgufModel {
     let (e, f, v, x, ff_exp) = (TINY_EMBD, TINY_FF, TINY_VOCAB, 4u64, 8u64);
     let mut m = arch_model(
         "dots1",
-        &[
-            ("context_length", OwnedValue::U32(64)),
-            ("embedding_length", OwnedValue::U32(TINY_EMBD as u32)),
-            ("block_count", OwnedValue::U32(TINY_LAYERS as u32)),
-            ("feed_forward_length", OwnedValue::U32(TINY_FF as u32)),
+        &with_tiny_sizes(&[
             ("attention.head_count", OwnedValue::U32(4)),
             ("attention.head_count_kv", OwnedValue::U32(4)),
             ("attention.layer_norm_rms_epsilon", OwnedValue::F32(1e-5)),
@@ -189,7 +193,7 @@ pub fn tiny_dots1(gating: Option<u32>) -> GgufModel {
             ("expert_used_count", OwnedValue::U32(2)),
             ("expert_feed_forward_length", OwnedValue::U32(ff_exp as u32)),
             ("expert_shared_count", OwnedValue::U32(1)),
-        ],
+        ]),
     );
     if let Some(g) = gating {
         m.kv("dots1.expert_gating_func", OwnedValue::U32(g));
@@ -268,16 +272,12 @@ pub fn tiny_gemma_embedding(pattern: Option<&[bool]>) -> GgufModel {
     let (e, f, v, kv) = (TINY_EMBD, TINY_FF, TINY_VOCAB, 8u64);
     let mut m = arch_model(
         "gemma-embedding",
-        &[
-            ("context_length", OwnedValue::U32(64)),
-            ("embedding_length", OwnedValue::U32(TINY_EMBD as u32)),
-            ("block_count", OwnedValue::U32(TINY_LAYERS as u32)),
-            ("feed_forward_length", OwnedValue::U32(TINY_FF as u32)),
+        &with_tiny_sizes(&[
             ("attention.head_count", OwnedValue::U32(4)),
             ("attention.head_count_kv", OwnedValue::U32(2)),
             ("attention.layer_norm_rms_epsilon", OwnedValue::F32(1e-6)),
             ("attention.sliding_window", OwnedValue::U32(32)),
-        ],
+        ]),
     );
     if let Some(p) = pattern {
         m.kv(

@@ -8,6 +8,20 @@ use gguf_validate::write::{GgufModel, OwnedTensor, OwnedValue};
 use gguf_validate::{Options, Profile, validate_bytes};
 use proptest::prelude::*;
 
+/// The report of the first `cut` bytes of `bytes`, grown as the validator
+/// asks (`NeedMoreData`) until it gives one; `Err` when it asks for no more
+/// than it has.
+fn grown_prefix_report(bytes: &[u8], cut: usize, opts: &Options) -> Result<gguf_validate::Report, String> {
+    let mut have = cut.min(bytes.len());
+    loop {
+        match gguf_validate::validate_prefix(&bytes[..have], bytes.len() as u64, opts) {
+            Ok(r) => return Ok(r),
+            Err(gguf_validate::NeedMoreData(n)) if n as usize > have => have = (n as usize).min(bytes.len()),
+            Err(gguf_validate::NeedMoreData(n)) => return Err(format!("asked for {n} with {have}")),
+        }
+    }
+}
+
 fn scalar(t: ValueType) -> BoxedStrategy<OwnedValue> {
     match t {
         ValueType::U8 => any::<u8>().prop_map(OwnedValue::U8).boxed(),
@@ -112,16 +126,7 @@ proptest! {
         let bytes = m.to_bytes();
         let opts = Options::new(Profile::Strict);
         let whole = validate_bytes(&bytes, &opts);
-        let mut have = cut.min(bytes.len());
-        let report = loop {
-            match gguf_validate::validate_prefix(&bytes[..have], bytes.len() as u64, &opts) {
-                Ok(r) => break r,
-                Err(gguf_validate::NeedMoreData(n)) => {
-                    prop_assert!(n as usize > have, "asked for {n} with {have}");
-                    have = (n as usize).min(bytes.len());
-                }
-            }
-        };
+        let report = grown_prefix_report(&bytes, cut, &opts).map_err(TestCaseError::fail)?;
         prop_assert_eq!(report, whole);
     }
 }
@@ -147,17 +152,8 @@ fn every_prefix_of_a_pointer_gives_the_whole_file_report() {
     for bytes in files {
         let whole = validate_bytes(bytes, &opts);
         for cut in 0..=bytes.len() {
-            let mut have = cut;
-            let report = loop {
-                match gguf_validate::validate_prefix(&bytes[..have], bytes.len() as u64, &opts) {
-                    Ok(r) => break r,
-                    Err(gguf_validate::NeedMoreData(n)) => {
-                        assert!(n as usize > have, "asked for {n} with {have}");
-                        have = (n as usize).min(bytes.len());
-                    }
-                }
-            };
-            assert_eq!(report, whole, "cut at {cut} of {}", bytes.len());
+            let report = grown_prefix_report(bytes, cut, &opts);
+            assert_eq!(report, Ok(whole.clone()), "cut at {cut} of {}", bytes.len());
         }
     }
 }
