@@ -363,7 +363,12 @@ pub fn model_facts(
     name: &str,
     opts: &Options,
 ) -> Result<Option<crate::report::ModelFacts>, ReadError> {
-    let opts = Options { container_only: true, companions: crate::report::Companions::default(), ..opts.clone() };
+    let opts = Options {
+        container_only: true,
+        companions: crate::report::Companions::default(),
+        want_layout: false,
+        ..opts.clone()
+    };
     let validated = validate_source(src, &opts)?;
     let Some(parsed) = parse::parse_prefix(validated.metadata.as_slice(), src.len()) else { return Ok(None) };
     if parsed.fatal.is_some() {

@@ -150,7 +150,7 @@ fn byte_ranges(bytes: &[u8]) -> String {
 }
 
 fn range_text((lo, hi): (u8, u8)) -> String {
-    if lo == hi { format!("{lo:#04X}").replace("0X", "0x") } else { format!("{lo:#04X}-{hi:#04X}").replace("0X", "0x") }
+    if lo == hi { format!("0x{lo:02X}") } else { format!("0x{lo:02X}-0x{hi:02X}") }
 }
 
 fn check_model(file: &GgufFile<'_>, needs_vocab: bool, sink: &mut Sink<'_>) {

@@ -279,8 +279,10 @@ fn validate_open(
     // A step after the report that reads the data, or hashes the metadata,
     // takes where they lie from the validation's own parse.
     let wants_layout = settings.check_data.is_some() || settings.metadata_hash;
+    // (`Pipeline::new` sets it once for a run; a caller of `validate_input`
+    // with settings of its own gets a copy here.)
     let with_layout;
-    let options = match wants_layout {
+    let options = match wants_layout && !settings.options.want_layout {
         true => {
             with_layout = Options { want_layout: true, ..settings.options.clone() };
             &with_layout
@@ -425,7 +427,11 @@ pub struct Pipeline {
 
 impl Pipeline {
     /// A run with `settings` and no config.
-    pub fn new(settings: Settings) -> Pipeline {
+    pub fn new(mut settings: Settings) -> Pipeline {
+        // A step after the report reads the data or hashes the metadata:
+        // keep where they lie from the validation's parse (once for the run,
+        // not a copy of the options per file).
+        settings.options.want_layout |= settings.check_data.is_some() || settings.metadata_hash;
         Pipeline { settings, ..Pipeline::default() }
     }
 
