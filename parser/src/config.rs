@@ -186,7 +186,7 @@ fn date_of(s: &str) -> Result<(i32, u32, u32), String> {
 
 /// Today's civil date (UTC), from the system clock.
 pub fn today() -> (i32, u32, u32) {
-    let secs = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_secs());
+    let secs = web_time::SystemTime::now().duration_since(web_time::UNIX_EPOCH).map_or(0, |d| d.as_secs());
     civil_from_days(i64::try_from(secs / 86_400).unwrap_or(0))
 }
 

@@ -72,7 +72,7 @@ fn the_front_door_is_where_an_input_variant_is_opened() {
         .filter(|l| l.chars().next().is_some_and(char::is_uppercase))
         .filter_map(|l| l.split(['(', ' ', ',']).next())
         .collect();
-    assert_eq!(variants, ["Path", "Url", "Bytes"]);
+    assert_eq!(variants, ["Path", "Url", "Bytes", "Source"]);
     for v in variants {
         assert!(open.contains(&format!("Input::{v}")), "Input::open has no arm for Input::{v}");
     }

@@ -141,6 +141,7 @@ pub fn run(args: &ValidateArgs, matches: &clap::ArgMatches) -> u8 {
         progress: Some(Arc::new(render::Bars)),
         deadline: None,
         with,
+        folder: None,
         companion_cache: Default::default(),
     };
     let pipeline =

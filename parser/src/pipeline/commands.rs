@@ -7,7 +7,7 @@
 #![forbid(unsafe_code)]
 
 use std::path::PathBuf;
-use std::time::Instant;
+use web_time::Instant;
 
 use super::{Input, Opened, ScanProgress};
 use crate::Options;
@@ -133,7 +133,7 @@ pub fn hash_targets(files: &[Input], no_split: bool) -> Vec<HashTarget> {
                 }
                 None => (vec![f.clone()], None),
             },
-            Input::Bytes { .. } => (vec![f.clone()], None),
+            Input::Bytes { .. } | Input::Source { .. } => (vec![f.clone()], None),
         };
         let name = files.first().map_or_else(|| f.shown(), Input::shown);
         let target = HashTarget { name, files, refused };

@@ -68,6 +68,11 @@ pub fn find(input: &Input, settings: &Settings) -> Companions {
         let none_because = (models.is_empty()).then(|| problems.join("; "));
         return Companions { models, given: true, none_because };
     }
+    if input.path().is_none()
+        && let Some(folder) = &settings.folder
+    {
+        return from_folder(input, folder, settings);
+    }
     let Some(path) = input.path() else {
         return Companions {
             none_because: Some("not looked for beside a URL or bytes (name the model with --with MODEL)".into()),
@@ -80,8 +85,31 @@ pub fn find(input: &Input, settings: &Settings) -> Companions {
     };
     let models =
         siblings.into_iter().filter_map(|p| facts(&Input::Path(p), settings).ok().flatten()).collect::<Vec<_>>();
-    let none_because = models.is_empty().then(|| "no model in the same folder (name it with --with MODEL)".to_string());
+    let none_because = models.is_empty().then(|| NO_MODEL_IN_FOLDER.to_string());
     Companions { models, given: false, none_because }
+}
+
+/// The models among `folder` (the files a front end was given together, as
+/// one folder's) other than `input`, as the models of a path's folder are
+/// found: by name, at most [`limits::MAX_COMPANION_CANDIDATES`] of them.
+fn from_folder(input: &Input, folder: &[Input], settings: &Settings) -> Companions {
+    let mut others: Vec<&Input> = folder.iter().filter(|f| *f != input && f.shown() != input.shown()).collect();
+    if others.len() > limits::MAX_COMPANION_CANDIDATES {
+        return Companions { none_because: Some(collection_note()), ..Companions::default() };
+    }
+    others.sort_by_key(|f| f.shown());
+    let models = others.into_iter().filter_map(|f| facts(f, settings).ok().flatten()).collect::<Vec<_>>();
+    let none_because = models.is_empty().then(|| NO_MODEL_IN_FOLDER.to_string());
+    Companions { models, given: false, none_because }
+}
+
+const NO_MODEL_IN_FOLDER: &str = "no model in the same folder (name it with --with MODEL)";
+
+fn collection_note() -> String {
+    format!(
+        "its folder holds more than {} GGUF files, a collection rather than one model's folder (name the model with --with MODEL)",
+        limits::MAX_COMPANION_CANDIDATES
+    )
 }
 
 /// The `.gguf` files of `path`'s folder other than `path`, listed once per
@@ -120,10 +148,7 @@ fn siblings(dir: &Path) -> Result<Vec<PathBuf>, String> {
             continue;
         }
         if out.len() >= most {
-            return Err(format!(
-                "its folder holds more than {} GGUF files, a collection rather than one model's folder (name the model with --with MODEL)",
-                limits::MAX_COMPANION_CANDIDATES
-            ));
+            return Err(collection_note());
         }
         out.push(p);
     }
@@ -141,7 +166,7 @@ fn facts(input: &Input, settings: &Settings) -> Read {
     }
     let opts = &settings.options;
     let name = input.shown();
-    let until = settings.timeout.and_then(|t| std::time::Instant::now().checked_add(t));
+    let until = settings.timeout.and_then(|t| web_time::Instant::now().checked_add(t));
     let read = input
         .open(&settings.policy, settings.opener.as_deref(), until)
         .map_err(|f| f.message)

@@ -8,6 +8,7 @@
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
+use crate::io::ByteSource;
 use crate::parse::escape_bytes;
 use crate::remote;
 use crate::split_name;
@@ -28,6 +29,34 @@ pub enum Input {
         /// The file's bytes.
         bytes: Arc<[u8]>,
     },
+    /// Bytes reached through a source the front end made (a browser's
+    /// `Blob` or a `fetch` of ranges, in the WebAssembly build), under
+    /// `name`: read as a file is, in positioned reads.
+    Source {
+        /// What reports call it.
+        name: String,
+        /// Where its bytes come from.
+        source: SharedSource,
+    },
+}
+
+/// A [`ByteSource`] an [`Input`] holds: two are the same input when they are
+/// the same source object.
+#[derive(Clone, Debug)]
+pub struct SharedSource(pub Arc<dyn ByteSource>);
+
+impl PartialEq for SharedSource {
+    fn eq(&self, other: &SharedSource) -> bool {
+        Arc::ptr_eq(&self.0, &other.0)
+    }
+}
+
+impl Eq for SharedSource {}
+
+impl std::hash::Hash for SharedSource {
+    fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
+        std::ptr::hash(Arc::as_ptr(&self.0).cast::<()>(), state);
+    }
 }
 
 impl Input {
@@ -71,7 +100,7 @@ impl Input {
         match self {
             Input::Path(p) => escape_bytes(p.as_os_str().as_encoded_bytes(), true),
             Input::Url(u) => escape_bytes(remote::shown(u).as_bytes(), true),
-            Input::Bytes { name, .. } => escape_bytes(name.as_bytes(), true),
+            Input::Bytes { name, .. } | Input::Source { name, .. } => escape_bytes(name.as_bytes(), true),
         }
     }
 
@@ -85,7 +114,7 @@ impl Input {
                 None => self.shown(),
             },
             Input::Url(u) => remote::shown(u),
-            Input::Bytes { name, .. } => name.clone(),
+            Input::Bytes { name, .. } | Input::Source { name, .. } => name.clone(),
         }
     }
 
@@ -96,7 +125,7 @@ impl Input {
         match self {
             Input::Path(p) => std::path::absolute(p).unwrap_or_else(|_| p.clone()),
             Input::Url(u) => PathBuf::from(remote::shown(u)),
-            Input::Bytes { name, .. } => PathBuf::from(name),
+            Input::Bytes { name, .. } | Input::Source { name, .. } => PathBuf::from(name),
         }
     }
 
@@ -110,7 +139,7 @@ impl Input {
                 let shown = remote::shown(u);
                 shown.strip_suffix(remote::REDACTED_QUERY).map(str::to_string).unwrap_or(shown)
             }
-            Input::Bytes { name, .. } => name.clone(),
+            Input::Bytes { name, .. } | Input::Source { name, .. } => name.clone(),
         }
     }
 
@@ -130,7 +159,7 @@ impl Input {
                 Some(Err(too_many)) => Err(too_many.to_string()),
                 None => Ok(vec![self.clone()]),
             },
-            Input::Bytes { .. } => Ok(vec![self.clone()]),
+            Input::Bytes { .. } | Input::Source { .. } => Ok(vec![self.clone()]),
         }
     }
 

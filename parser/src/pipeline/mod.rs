@@ -47,9 +47,10 @@ use std::ops::ControlFlow;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
+use web_time::Instant;
 
-pub use input::Input;
+pub use input::{Input, SharedSource};
 pub use open::Opened;
 
 use crate::check_data::{self, DataOptions, DataReport};
@@ -132,6 +133,11 @@ pub struct Settings {
     /// with (`--with MODEL`); without them, the models of the file's own
     /// folder ([`companion`]).
     pub with: Vec<Input>,
+    /// The files given together with the input, standing for its folder
+    /// when it has none on a file system (files dropped together on the
+    /// browser page): where the models a projector, adapter or control
+    /// vector pairs with are looked for, as in a path's folder.
+    pub folder: Option<Vec<Input>>,
     /// What the run has read of the models it pairs with, shared by its
     /// files.
     pub companion_cache: companion::Cache,

@@ -7,7 +7,7 @@
 //! [`Input::open`].
 #![forbid(unsafe_code)]
 
-use std::time::Instant;
+use web_time::Instant;
 
 use super::Input;
 use crate::io::{self as gio, ByteSource, OpenPolicy};
@@ -21,6 +21,8 @@ pub enum Opened<'a> {
     Remote(Box<dyn RemoteSource>),
     /// Bytes in memory.
     Memory(gio::SliceSource<'a>),
+    /// A source the front end made ([`Input::Source`]).
+    Given(&'a dyn ByteSource),
 }
 
 impl std::fmt::Debug for Opened<'_> {
@@ -29,6 +31,7 @@ impl std::fmt::Debug for Opened<'_> {
             Opened::Local(_) => "Local",
             Opened::Remote(_) => "Remote",
             Opened::Memory(_) => "Memory",
+            Opened::Given(_) => "Given",
         };
         write!(f, "Opened::{kind}({} bytes)", self.source().len())
     }
@@ -41,6 +44,7 @@ impl Opened<'_> {
             Opened::Local(s) => s,
             Opened::Remote(s) => s.as_ref(),
             Opened::Memory(s) => s,
+            Opened::Given(s) => *s,
         }
     }
 
@@ -91,6 +95,7 @@ impl Input {
                 }),
             },
             Input::Bytes { bytes, .. } => Ok(Opened::Memory(gio::SliceSource(bytes))),
+            Input::Source { source, .. } => Ok(Opened::Given(source.0.as_ref())),
         }
     }
 }

@@ -1,0 +1,89 @@
+// The package's report equals the command line's JSON entry on every
+// corpus file, under each profile; files given together stand for their
+// folder (a projector, adapter or control vector pairs with the models
+// beside it, as the command line pairs it with its folder's).
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
+import { openAsBlob, readdirSync, statSync } from 'node:fs';
+import { join, relative, dirname } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { validate } from '../index.js';
+
+const root = join(dirname(fileURLToPath(import.meta.url)), '../../../..');
+const bin = process.env.GGUF_VALIDATE_BIN ?? join(root, 'target/release/gguf-validate');
+
+function ggufFiles(dir) {
+  const out = [];
+  for (const e of readdirSync(dir, { withFileTypes: true })) {
+    const p = join(dir, e.name);
+    if (e.isDirectory()) out.push(...ggufFiles(p));
+    else if (e.isFile() && e.name.toLowerCase().endsWith('.gguf')) out.push(p);
+  }
+  return out.sort();
+}
+
+const files = ggufFiles(join(root, 'corpus')).map((p) => relative(root, p));
+
+function cliEntries(profile) {
+  let out;
+  try {
+    out = execFileSync(bin, ['--format', 'json', '--profile', profile, ...files], { cwd: root, maxBuffer: 1 << 30 });
+  } catch (e) {
+    // Exit 1: some file is invalid; the JSON is on stdout all the same.
+    out = e.stdout;
+  }
+  const byPath = new Map();
+  for (const f of JSON.parse(out.toString()).files) {
+    if (f.kind === 'split-set') continue;
+    delete f.split_set;
+    byPath.set(f.path, f);
+  }
+  return byPath;
+}
+
+const blobs = new Map();
+for (const f of files) blobs.set(f, await openAsBlob(join(root, f)));
+const byFolder = new Map();
+for (const f of files) {
+  const d = dirname(f);
+  if (!byFolder.has(d)) byFolder.set(d, []);
+  byFolder.get(d).push(f);
+}
+
+for (const profile of ['strict', 'spec', 'ggml']) {
+  test(`every corpus file: the package's entry is the command line's (${profile})`, async () => {
+    const cli = cliEntries(profile);
+    assert.equal(cli.size, files.length);
+    let compared = 0;
+    let maxHeld = 0;
+    for (const f of files) {
+      const siblings = byFolder.get(dirname(f)).filter((s) => s !== f);
+      const stats = {};
+      const entry = await validate(blobs.get(f), {
+        profile,
+        name: f,
+        folder: siblings.map((s) => blobs.get(s)),
+        names: [f, ...siblings],
+        stats,
+      });
+      assert.deepEqual(entry, cli.get(f), f);
+      // Memory follows what was read, never more than the file.
+      const given = [f, ...siblings].reduce((n, s) => n + statSync(join(root, s)).size, 0);
+      assert.ok(stats.bytesRead <= given, `${f}: ${stats.bytesRead} bytes held of ${given}`);
+      maxHeld = Math.max(maxHeld, stats.rounds);
+      compared += 1;
+    }
+    assert.equal(compared, files.length);
+    assert.ok(maxHeld <= 8, `a file took ${maxHeld} rounds`);
+  });
+}
+
+test('bytes in memory give the report a Blob gives', async () => {
+  const f = 'corpus/samples/tiny-llama.gguf';
+  const bytes = new Uint8Array(await blobs.get(f).arrayBuffer());
+  const a = await validate(bytes, { name: f });
+  const b = await validate(blobs.get(f), { name: f });
+  assert.deepEqual(a, b);
+  assert.equal(a.valid, true);
+});

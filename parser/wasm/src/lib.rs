@@ -1,0 +1,482 @@
+//! `gguf_validate_wasm`: the library for browsers and JavaScript, through
+//! `wasm-bindgen`. The npm package (`npm/index.js`) is the API people use;
+//! this crate is what it calls.
+//!
+//! A browser reads a `Blob` or a URL only asynchronously, and the library
+//! reads through a synchronous [`ByteSource`]. So the bytes come in rounds:
+//! a [`Reads`] holds, per source, the ranges read so far; a validation runs
+//! over them, and when it reads a range that is not there yet, the range is
+//! noted and the run's result dropped. JavaScript reads the noted ranges
+//! and runs it again. Each round asks for the reads the native reader makes
+//! over HTTP (the first read, then as far as the walk of the metadata
+//! projects it to end), so a file costs its metadata's bytes and a few
+//! rounds, never its size. The last round is the native validation of the
+//! same bytes: the report's JSON is the command line's.
+#![forbid(unsafe_code)]
+#![deny(clippy::unwrap_used, clippy::expect_used, clippy::panic, clippy::indexing_slicing)]
+
+use std::collections::BTreeMap;
+use std::sync::{Arc, Mutex, PoisonError};
+
+use gguf_numerics::GgmlType;
+use gguf_validate::io::{ByteSource, ReadError};
+use gguf_validate::pipeline::commands::{DumpError, dump};
+use gguf_validate::pipeline::{Input, Outcome, Pipeline, Settings, SharedSource, json};
+use gguf_validate::{Options, Profile, limits, remote};
+use serde_json::json;
+use wasm_bindgen::prelude::*;
+
+/// The ranges of one source read so far, and the ranges a run wanted that
+/// were not there.
+#[derive(Debug, Default)]
+struct Held {
+    /// Disjoint, not adjacent ranges by start.
+    ranges: BTreeMap<u64, Vec<u8>>,
+    /// Bytes held in all.
+    bytes: u64,
+    /// Ranges wanted by the current run.
+    missing: Vec<(u64, u64)>,
+    /// Optional reads asked for so far (a URL's are limited as the native
+    /// reader limits them).
+    optional_asked: u32,
+}
+
+impl Held {
+    /// Copies `buf.len()` bytes at `offset` when one held range covers them.
+    fn copy(&self, offset: u64, buf: &mut [u8]) -> bool {
+        let Some((start, bytes)) = self.ranges.range(..=offset).next_back() else {
+            return false;
+        };
+        let Ok(from) = usize::try_from(offset.saturating_sub(*start)) else {
+            return false;
+        };
+        match bytes.get(from..).and_then(|rest| rest.get(..buf.len())) {
+            Some(src) => {
+                buf.copy_from_slice(src);
+                true
+            }
+            None => false,
+        }
+    }
+
+    /// Adds the bytes at `offset`, merged with the ranges they touch.
+    fn insert(&mut self, offset: u64, data: &[u8]) -> Result<(), String> {
+        let len = u64::try_from(data.len()).map_err(|_| "a read too large for this machine".to_string())?;
+        let end = offset.checked_add(len).ok_or("a read past the largest offset")?;
+        let mut start = offset;
+        let mut touched: Vec<u64> = Vec::new();
+        // The range that starts at or before `offset` and reaches it, and
+        // every range starting within `offset..=end`.
+        if let Some((s, b)) = self.ranges.range(..=offset).next_back() {
+            let b_end = s.saturating_add(u64::try_from(b.len()).unwrap_or(u64::MAX));
+            if b_end >= offset {
+                start = *s;
+                touched.push(*s);
+            }
+        }
+        let first = touched.first().copied();
+        touched.extend(self.ranges.range(offset..=end).map(|(s, _)| *s).filter(|s| Some(*s) != first));
+        let mut new_end = end;
+        for s in &touched {
+            if let Some(b) = self.ranges.get(s) {
+                new_end = new_end.max(s.saturating_add(u64::try_from(b.len()).unwrap_or(u64::MAX)));
+            }
+        }
+        let size = usize::try_from(new_end.saturating_sub(start)).map_err(|_| "a range too large for this machine")?;
+        let mut merged = vec![0u8; size];
+        for s in &touched {
+            if let Some(b) = self.ranges.remove(s) {
+                self.bytes = self.bytes.saturating_sub(u64::try_from(b.len()).unwrap_or(0));
+                let at = usize::try_from(s.saturating_sub(start)).map_err(|_| "a range too large")?;
+                if let Some(dst) = merged.get_mut(at..).and_then(|d| d.get_mut(..b.len())) {
+                    dst.copy_from_slice(&b);
+                }
+            }
+        }
+        let at = usize::try_from(offset.saturating_sub(start)).map_err(|_| "a range too large")?;
+        if let Some(dst) = merged.get_mut(at..).and_then(|d| d.get_mut(..data.len())) {
+            dst.copy_from_slice(data);
+        }
+        self.bytes = self.bytes.saturating_add(u64::try_from(merged.len()).unwrap_or(u64::MAX));
+        self.ranges.insert(start, merged);
+        Ok(())
+    }
+}
+
+/// One source's bytes as far as they were read: a `Blob` (`remote` false:
+/// read as a local file is) or a URL (`remote`: read as the native reader
+/// reads over HTTP).
+#[derive(Debug)]
+struct Pieces {
+    len: u64,
+    remote: bool,
+    held: Mutex<Held>,
+}
+
+impl Pieces {
+    fn lock(&self) -> std::sync::MutexGuard<'_, Held> {
+        self.held.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+}
+
+impl ByteSource for Pieces {
+    fn len(&self) -> u64 {
+        self.len
+    }
+
+    fn read_exact_at(&self, offset: u64, buf: &mut [u8]) -> Result<(), ReadError> {
+        let len = u64::try_from(buf.len()).unwrap_or(u64::MAX);
+        if offset.checked_add(len).is_none_or(|end| end > self.len) {
+            return Err(ReadError::Shrunk { offset, len, opened_len: self.len });
+        }
+        let mut held = self.lock();
+        if held.copy(offset, buf) {
+            return Ok(());
+        }
+        held.missing.push((offset, len));
+        // Not read yet: the round ends here, and JavaScript reads it.
+        Err(ReadError::Cancelled)
+    }
+
+    fn first_read(&self) -> u64 {
+        if self.remote { limits::REMOTE_FIRST_READ } else { limits::METADATA_FIRST_READ }
+    }
+
+    fn sized_reads(&self) -> bool {
+        true
+    }
+
+    /// Each read of a byte not held is a round (a rerun of the
+    /// validation), so reads are sized as for a round trip to a server.
+    fn round_trips(&self) -> bool {
+        true
+    }
+
+    fn read_optional_at(&self, offset: u64, buf: &mut [u8]) -> Result<bool, ReadError> {
+        let len = u64::try_from(buf.len()).unwrap_or(u64::MAX);
+        if offset.checked_add(len).is_none_or(|end| end > self.len) {
+            return Err(ReadError::Shrunk { offset, len, opened_len: self.len });
+        }
+        let mut held = self.lock();
+        if held.copy(offset, buf) {
+            return Ok(true);
+        }
+        // A URL declines what the native reader declines (one request each,
+        // at most `REMOTE_OPTIONAL_REQUESTS`); a Blob reads them all.
+        if self.remote {
+            if held.optional_asked >= limits::REMOTE_OPTIONAL_REQUESTS {
+                return Ok(false);
+            }
+            held.optional_asked = held.optional_asked.saturating_add(1);
+        }
+        held.missing.push((offset, len));
+        // This run goes on without it; the next has it.
+        Ok(false)
+    }
+}
+
+/// The sources of one call of the npm package, and what was read of them.
+#[wasm_bindgen]
+#[derive(Debug, Default)]
+pub struct Reads {
+    sources: Vec<Arc<Pieces>>,
+    names: Vec<String>,
+}
+
+fn js_error(message: impl std::fmt::Display) -> JsError {
+    JsError::new(&message.to_string())
+}
+
+/// The options of a validation, as the npm package passes them (JSON).
+#[derive(Debug, Default)]
+struct RunOptions {
+    profile: Profile,
+    container_only: bool,
+    deny_warnings: bool,
+}
+
+fn run_options(options: &str) -> Result<RunOptions, JsError> {
+    let v: serde_json::Value = serde_json::from_str(options).map_err(js_error)?;
+    let profile = match v.get("profile").and_then(serde_json::Value::as_str) {
+        None => Profile::default(),
+        Some(name) => Profile::ALL
+            .into_iter()
+            .find(|p| p.name() == name)
+            .ok_or_else(|| js_error(format!("profile `{name}`: expected `strict`, `spec` or `ggml`")))?,
+    };
+    let flag = |k: &str| v.get(k).and_then(serde_json::Value::as_bool).unwrap_or(false);
+    Ok(RunOptions { profile, container_only: flag("containerOnly"), deny_warnings: flag("denyWarnings") })
+}
+
+#[wasm_bindgen]
+impl Reads {
+    /// No sources yet.
+    #[wasm_bindgen(constructor)]
+    pub fn new() -> Reads {
+        Reads::default()
+    }
+
+    /// A source of `len` bytes (`remote`: a URL); its number.
+    #[wasm_bindgen(js_name = addSource)]
+    pub fn add_source(&mut self, len: u64, remote: bool) -> usize {
+        self.sources.push(Arc::new(Pieces { len, remote, held: Mutex::new(Held::default()) }));
+        self.names.push(format!("source {}", self.names.len()));
+        self.sources.len().saturating_sub(1)
+    }
+
+    /// The bytes read at `offset` of source `source`.
+    pub fn supply(&self, source: usize, offset: u64, bytes: &[u8]) -> Result<(), JsError> {
+        let s = self.source(source)?;
+        let len = u64::try_from(bytes.len()).unwrap_or(u64::MAX);
+        if offset.checked_add(len).is_none_or(|end| end > s.len) {
+            return Err(js_error(format!("{len} bytes at offset {offset} lie past the source's {} bytes", s.len)));
+        }
+        s.lock().insert(offset, bytes).map_err(js_error)
+    }
+
+    /// Bytes held for all sources (what the call cost in memory).
+    #[wasm_bindgen(js_name = bytesHeld)]
+    pub fn bytes_held(&self) -> u64 {
+        self.sources.iter().map(|s| s.lock().bytes).fold(0, u64::saturating_add)
+    }
+
+    /// Names source `source` (what reports call it; a model paired with a
+    /// projector is named by it).
+    pub fn name(&mut self, source: usize, name: &str) -> Result<(), JsError> {
+        let n = self.sources.len();
+        let slot = self.names.get_mut(source).ok_or_else(|| js_error(format!("no source {source} of {n}")))?;
+        *slot = name.to_string();
+        Ok(())
+    }
+
+    /// Validates source `source`. A projector, adapter or control vector
+    /// is paired with the models `with` (source numbers), else with the
+    /// models among `folder` (the files given together, as the files of a
+    /// folder are). JSON: `{"need": [[source, offset, length], ...]}` when
+    /// bytes not read yet are wanted (read them, `supply` them, call
+    /// again), else `{"entry": ...}`, the command line's JSON entry.
+    pub fn validate(
+        &self,
+        source: usize,
+        with: Vec<usize>,
+        folder: Vec<usize>,
+        options: &str,
+    ) -> Result<String, JsError> {
+        let o = run_options(options)?;
+        let input = self.input(source)?;
+        let inputs = |ns: &[usize]| ns.iter().map(|n| self.input(*n)).collect::<Result<Vec<_>, _>>();
+        let (with, folder) = (inputs(&with)?, inputs(&folder)?);
+        self.begin_round();
+        let settings = Settings {
+            options: Options {
+                profile: o.profile,
+                container_only: o.container_only,
+                deny_warnings: o.deny_warnings,
+                ..Options::default()
+            },
+            with,
+            folder: (!folder.is_empty()).then_some(folder),
+            ..Settings::default()
+        };
+        let pipeline = Pipeline::new(settings);
+        let v = pipeline.validate(&input);
+        if let Some(need) = self.need() {
+            return Ok(need);
+        }
+        let entry = json::file(&input.json_name(), &v.outcome, o.profile, None);
+        Ok(json!({ "entry": entry }).to_string())
+    }
+
+    /// `dump`'s JSON of source `source` (`full`: every array element):
+    /// `{"need": ...}` as for [`Reads::validate`], else `{"dump": ...,
+    /// "complete": bool}` or `{"error": ..., "kind": "unreadable" | "invalid"}`.
+    pub fn dump(&self, source: usize, full: bool) -> Result<String, JsError> {
+        let input = self.input(source)?;
+        self.begin_round();
+        let out = dump(&input, full, None);
+        if let Some(need) = self.need() {
+            return Ok(need);
+        }
+        Ok(match out {
+            Ok((v, complete)) => json!({ "dump": v, "complete": complete }),
+            Err(DumpError::Unreadable(e)) => json!({ "error": e, "kind": "unreadable" }),
+            Err(DumpError::NotGguf(e)) => json!({ "error": e, "kind": "invalid" }),
+        }
+        .to_string())
+    }
+}
+
+impl Reads {
+    fn source(&self, n: usize) -> Result<&Arc<Pieces>, JsError> {
+        self.sources.get(n).ok_or_else(|| js_error(format!("no source {n}")))
+    }
+
+    fn input(&self, n: usize) -> Result<Input, JsError> {
+        let s = Arc::clone(self.source(n)?);
+        let name = self.names.get(n).cloned().unwrap_or_default();
+        Ok(Input::Source { name, source: SharedSource(s) })
+    }
+
+    fn begin_round(&self) {
+        for s in &self.sources {
+            s.lock().missing.clear();
+        }
+    }
+
+    /// The ranges the round wanted and did not have, merged per source.
+    fn need(&self) -> Option<String> {
+        let mut need = Vec::new();
+        for (i, s) in self.sources.iter().enumerate() {
+            let mut missing = std::mem::take(&mut s.lock().missing);
+            missing.sort_unstable();
+            missing.dedup();
+            for (offset, len) in missing {
+                need.push(json!([i, offset, len]));
+            }
+        }
+        (!need.is_empty()).then(|| json!({ "need": need }).to_string())
+    }
+}
+
+/// The JSON entry of a file that could not be read (`error`), as the
+/// command line writes it.
+#[wasm_bindgen(js_name = unreadableEntry)]
+pub fn unreadable_entry(name: &str, error: &str, options: &str) -> Result<String, JsError> {
+    let o = run_options(options)?;
+    Ok(json::file(name, &Outcome::Unreadable(error.to_string()), o.profile, None).to_string())
+}
+
+/// The rule catalogue, as `gguf-validate rules --format json` prints it.
+#[wasm_bindgen]
+pub fn rules() -> String {
+    serde_json::Value::Array(gguf_validate::rules::catalogue_rows()).to_string()
+}
+
+/// The limits of remote reads the native reader keeps, for the package's
+/// `fetch` loop (JSON).
+#[wasm_bindgen(js_name = remoteLimits)]
+pub fn remote_limits() -> String {
+    json!({
+        "firstRead": limits::REMOTE_FIRST_READ,
+        "retries": limits::REMOTE_RETRIES,
+        "timeoutRetries": limits::REMOTE_TIMEOUT_RETRIES,
+        "backoffMs": limits::REMOTE_BACKOFF_MS,
+        "maxBackoffMs": limits::REMOTE_MAX_BACKOFF_MS,
+        "timeoutSecs": limits::REMOTE_TIMEOUT_SECS,
+        "fileDeadlineSecs": limits::REMOTE_FILE_DEADLINE_SECS,
+        "maxRetryAfterSecs": limits::REMOTE_MAX_RETRY_AFTER_SECS,
+        "maxReadBytes": limits::MAX_METADATA_BYTES,
+    })
+    .to_string()
+}
+
+/// The URL to read for `input` (`hf://ORG/REPO/FILE[@REV]` to the Hub's
+/// resolve URL) and the name reports show (query redacted), as JSON
+/// `{"url": ..., "shown": ...}`.
+#[wasm_bindgen(js_name = resolveUrl)]
+pub fn resolve_url(input: &str) -> Result<String, JsError> {
+    let target = remote::resolve(input, None).map_err(js_error)?;
+    Ok(json!({ "url": target.url.as_request(), "shown": remote::shown(input), "hub": target.hub }).to_string())
+}
+
+fn ggml_type(name: &str) -> Result<GgmlType, JsError> {
+    GgmlType::from_name(name).ok_or_else(|| js_error(format!("ggml type `{name}`: see ggmlTypes()")))
+}
+
+/// Every ggml type: `[{name, id, blockSize, typeSize}]` (JSON).
+#[wasm_bindgen(js_name = ggmlTypes)]
+pub fn ggml_types() -> String {
+    let rows: Vec<_> = gguf_numerics::GGML_TYPES
+        .iter()
+        .map(|t| json!({ "name": t.name, "id": t.id, "blockSize": t.block_size, "typeSize": t.type_size }))
+        .collect();
+    serde_json::Value::Array(rows).to_string()
+}
+
+/// Blocks of `type_name` to float32, bit-exact with ggml.
+pub fn dequantize_blocks(type_name: &str, data: &[u8]) -> Result<Vec<f32>, JsError> {
+    gguf_numerics::dequantize_to_vec(ggml_type(type_name)?, data).map_err(js_error)
+}
+
+/// [`dequantize_blocks`] for JavaScript (a `Float32Array`).
+#[wasm_bindgen]
+pub fn dequantize(type_name: &str, data: &[u8]) -> Result<Vec<f32>, JsError> {
+    dequantize_blocks(type_name, data)
+}
+
+/// Rows of `n_per_row` float32 values to blocks of `type_name`, as
+/// `ggml_quantize_chunk` writes them (`imatrix`: per-column weights).
+#[wasm_bindgen]
+pub fn quantize(
+    type_name: &str,
+    data: &[f32],
+    n_per_row: usize,
+    imatrix: Option<Vec<f32>>,
+) -> Result<Vec<u8>, JsError> {
+    let mut dst = Vec::new();
+    gguf_numerics::quantize_chunk(ggml_type(type_name)?, data, n_per_row, imatrix.as_deref(), &mut dst)
+        .map_err(js_error)?;
+    Ok(dst)
+}
+
+#[cfg(test)]
+#[allow(clippy::indexing_slicing)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn held_ranges_merge_and_serve_reads_inside_one_range() {
+        let mut h = Held::default();
+        assert!(h.insert(10, &[1, 2, 3]).is_ok());
+        assert!(h.insert(20, &[9]).is_ok());
+        assert!(h.insert(13, &[4, 5, 6, 7, 8, 0, 0]).is_ok());
+        assert_eq!(h.ranges.len(), 1, "{:?}", h.ranges);
+        let mut buf = [0u8; 5];
+        assert!(h.copy(12, &mut buf));
+        assert_eq!(buf, [3, 4, 5, 6, 7]);
+        assert!(!h.copy(18, &mut [0u8; 4]), "past the held bytes");
+        assert!(!h.copy(5, &mut [0u8; 2]), "before them");
+        assert_eq!(h.bytes, 11);
+        // Overlapping from before, with a gap kept apart.
+        assert!(h.insert(8, &[7, 7, 1]).is_ok());
+        assert!(h.insert(40, &[1]).is_ok());
+        assert_eq!(h.ranges.keys().copied().collect::<Vec<_>>(), [8, 40]);
+        assert_eq!(h.bytes, 14);
+    }
+
+    #[test]
+    fn a_file_read_in_rounds_gets_the_report_of_the_whole_file() {
+        let Ok(bytes) = std::fs::read(concat!(env!("CARGO_MANIFEST_DIR"), "/../../corpus/samples/tiny-llama.gguf"))
+        else {
+            return;
+        };
+        let mut reads = Reads::new();
+        let n = reads.add_source(u64::try_from(bytes.len()).unwrap_or(0), false);
+        assert!(reads.name(n, "m.gguf").is_ok());
+        let mut rounds = 0;
+        let entry = loop {
+            rounds += 1;
+            assert!(rounds < 16, "too many rounds");
+            let out: serde_json::Value =
+                serde_json::from_str(&reads.validate(n, Vec::new(), Vec::new(), "{}").unwrap_or_default())
+                    .unwrap_or_default();
+            let Some(need) = out.get("need").and_then(|n| n.as_array()) else {
+                break out["entry"].clone();
+            };
+            for r in need {
+                let (o, l) = (r[1].as_u64().unwrap_or(0), r[2].as_u64().unwrap_or(0));
+                let (o, l) = (usize::try_from(o).unwrap_or(0), usize::try_from(l).unwrap_or(0));
+                assert!(reads.supply(n, r[1].as_u64().unwrap_or(0), &bytes[o..o + l]).is_ok());
+            }
+        };
+        let whole = gguf_validate::pipeline::json::file(
+            "m.gguf",
+            &Outcome::Report(Box::new(gguf_validate::validate_bytes(&bytes, &Options::default())), None),
+            Profile::Strict,
+            None,
+        );
+        assert_eq!(entry["diagnostics"], whole["diagnostics"]);
+        assert_eq!(entry["summary"]["tensor_count"], whole["summary"]["tensor_count"]);
+        assert!(reads.bytes_held() <= u64::try_from(bytes.len()).unwrap_or(0));
+    }
+}
