@@ -33,7 +33,9 @@
 //!    or bytes) and the settings in, a typed [`pipeline::Outcome`] per file
 //!    and a report per split set out, in input order, with the config's
 //!    policy applied; URLs are opened through a [`remote::UrlOpener`] the
-//!    front end passes in.
+//!    front end passes in;
+//! 8. [`output`]: a run's results as text, one renderer per format (human,
+//!    JSON, JSON Lines, SARIF, JUnit, GitHub annotations).
 #![forbid(unsafe_code)]
 #![deny(clippy::unwrap_used, clippy::expect_used, clippy::panic, clippy::todo, clippy::unimplemented)]
 #![warn(missing_docs)]
@@ -51,6 +53,7 @@ pub mod legacy;
 pub mod limits;
 /// Dequantize / quantize for every ggml type: the `gguf-numerics` crate.
 pub use gguf_numerics as numerics;
+pub mod output;
 pub mod parse;
 pub mod pipeline;
 pub mod remote;

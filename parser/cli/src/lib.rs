@@ -16,7 +16,7 @@ mod fuzz;
 mod hash_command;
 mod inputs;
 mod inspect;
-mod output;
+mod stream;
 mod render;
 mod units;
 mod url_options;

@@ -25,17 +25,6 @@ pub fn json_path(path: &Path) -> String {
     Input::Path(path.to_path_buf()).json_name()
 }
 
-/// `1536` -> `1.5 KiB`.
-pub fn human_size(n: u64) -> String {
-    const UNITS: [&str; 5] = ["B", "KiB", "MiB", "GiB", "TiB"];
-    let mut v = n as f64;
-    let mut u = 0;
-    while v >= 1024.0 && u + 1 < UNITS.len() {
-        v /= 1024.0;
-        u += 1;
-    }
-    if u == 0 { format!("{n} B") } else { format!("{v:.1} {}", UNITS[u]) }
-}
 
 /// Progress of a long `--check-data` scan on stderr; hidden unless stderr
 /// is a terminal and the scan covers at least [`PROGRESS_MIN_BYTES`].

@@ -17,7 +17,8 @@ use gguf_validate::pipeline::{Input, Item, Outcome, Pipeline, Settings};
 use gguf_validate::rules::{Level, Profile, RuleId};
 
 use crate::cli::ValidateArgs;
-use crate::output::{SideOutputs, Stream, Style};
+use crate::stream::{SideOutputs, Stream};
+use gguf_validate::output::Style;
 use crate::values::ColorArg;
 use crate::{EXIT_INVALID, EXIT_USAGE, EXIT_VALID, inputs, render, report_io};
 
@@ -147,7 +148,7 @@ pub fn run(args: &ValidateArgs, matches: &clap::ArgMatches) -> u8 {
     let pipeline =
         Pipeline { settings, config, baseline, collect_baseline: args.write_baseline.is_some(), ..Pipeline::default() };
     let side = SideOutputs { sarif: args.output_sarif.clone(), junit: args.output_junit.clone() };
-    let mut out = match Stream::begin(args.format, profile, Style::new(color), side, args.quiet) {
+    let mut out = match Stream::begin(args.format.into(), profile, Style::new(color), side, args.quiet) {
         Ok(o) => o,
         Err(e) => return report_io(Err(e)),
     };

@@ -30,6 +30,20 @@ pub enum Format {
     Github,
 }
 
+impl From<Format> for gguf_validate::output::Format {
+    fn from(f: Format) -> Self {
+        use gguf_validate::output::Format as Out;
+        match f {
+            Format::Human => Out::Human,
+            Format::Json => Out::Json,
+            Format::Jsonl => Out::Jsonl,
+            Format::Sarif => Out::Sarif,
+            Format::Junit => Out::Junit,
+            Format::Github => Out::Github,
+        }
+    }
+}
+
 #[derive(Clone, Copy, Debug, ValueEnum, PartialEq, Eq)]
 pub enum RulesFormat {
     /// Aligned text.

@@ -403,17 +403,26 @@ function sourceName(source, options, index) {
  *   cost (`rounds`, `bytesRead`: bytes held in memory, `requests`).
  */
 export async function validate(source, options = {}) {
+  return validateInto(source, options, null);
+}
+
+async function validateInto(source, options, run) {
   await init();
   const opts = runOptions(options);
   const others = [...(options.with ?? []), ...(options.folder ?? [])];
   const all = [source, ...others];
   const names = all.map((s, i) => sourceName(s, options, i));
+  const unreadable = (e) => {
+    const message = e && e.message ? e.message : String(e);
+    run?.addUnreadable(names[0], message);
+    return JSON.parse(wasm.unreadableEntry(names[0], message, opts));
+  };
   let readers;
   try {
     readers = await Promise.all(all.map((s, i) => open(s, names[i], options)));
   } catch (e) {
     if (e instanceof GgufValidateError && e.kind === 'usage') throw e;
-    return JSON.parse(wasm.unreadableEntry(names[0], e.message ?? String(e), opts));
+    return unreadable(e);
   }
   const reads = new wasm.Reads();
   try {
@@ -422,12 +431,51 @@ export async function validate(source, options = {}) {
     const withIds = Uint32Array.from({ length: nWith }, (_, k) => 1 + k);
     const folderIds = Uint32Array.from({ length: others.length - nWith }, (_, k) => 1 + nWith + k);
     const out = await rounds(reads, readers, () => reads.validate(0, withIds, folderIds, opts), options.stats);
+    run?.add(reads);
     return out.entry;
   } catch (e) {
     if (e instanceof GgufValidateError && e.kind === 'usage') throw e;
-    return JSON.parse(wasm.unreadableEntry(names[0], e.message ?? String(e), opts));
+    return unreadable(e);
   } finally {
     reads.free();
+  }
+}
+
+/**
+ * Several files validated under one profile, whose outputs are rendered as
+ * the command line renders them (`json`, `sarif`, `junit`, `jsonl`,
+ * `github`, `human`). Call `free()` when done with it.
+ */
+export class ValidationRun {
+  constructor(options = {}) {
+    this.options = options;
+    this.run = null;
+    this.entries = [];
+  }
+
+  /** Validates one more file (options as for `validate`, the run's own first). */
+  async validate(source, options = {}) {
+    await init();
+    if (this.run == null) this.run = new wasm.Run(runOptions(this.options));
+    const entry = await validateInto(source, { ...this.options, ...options }, this.run);
+    this.entries.push(entry);
+    return entry;
+  }
+
+  /** The run's output in `format`, as `gguf-validate --format FORMAT` writes it. */
+  async render(format) {
+    await init();
+    if (this.run == null) this.run = new wasm.Run(runOptions(this.options));
+    try {
+      return this.run.render(format);
+    } catch (e) {
+      throw usage(e && e.message ? e.message : String(e));
+    }
+  }
+
+  free() {
+    this.run?.free();
+    this.run = null;
   }
 }
 

@@ -15,6 +15,7 @@
 #![forbid(unsafe_code)]
 #![deny(clippy::unwrap_used, clippy::expect_used, clippy::panic, clippy::indexing_slicing)]
 
+use std::cell::RefCell;
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex, PoisonError};
 
@@ -22,6 +23,7 @@ use gguf_numerics::GgmlType;
 use gguf_validate::io::{ByteSource, ReadError};
 use gguf_validate::pipeline::commands::{DumpError, dump};
 use gguf_validate::pipeline::{Input, Outcome, Pipeline, Settings, SharedSource, json};
+use gguf_validate::output::{Format, render};
 use gguf_validate::{Options, Profile, limits, remote};
 use serde_json::json;
 use wasm_bindgen::prelude::*;
@@ -181,6 +183,8 @@ impl ByteSource for Pieces {
 pub struct Reads {
     sources: Vec<Arc<Pieces>>,
     names: Vec<String>,
+    /// The outcome of the last finished validation, for [`Run::add`].
+    last: RefCell<Option<(String, Outcome)>>,
 }
 
 fn js_error(message: impl std::fmt::Display) -> JsError {
@@ -283,7 +287,9 @@ impl Reads {
         if let Some(need) = self.need() {
             return Ok(need);
         }
-        let entry = json::file(&input.json_name(), &v.outcome, o.profile, None);
+        let name = input.json_name();
+        let entry = json::file(&name, &v.outcome, o.profile, None);
+        *self.last.borrow_mut() = Some((name, v.outcome));
         Ok(json!({ "entry": entry }).to_string())
     }
 
@@ -337,6 +343,56 @@ impl Reads {
         (!need.is_empty()).then(|| json!({ "need": need }).to_string())
     }
 }
+
+/// A run of several files held in memory, rendered in any output format
+/// (the page's downloads: JSON, SARIF, ...): the command line's output for
+/// the same files.
+#[wasm_bindgen]
+#[derive(Debug)]
+pub struct Run {
+    profile: Profile,
+    files: Vec<(Input, Outcome)>,
+}
+
+#[wasm_bindgen]
+impl Run {
+    /// An empty run under the options' profile.
+    #[wasm_bindgen(constructor)]
+    pub fn new(options: &str) -> Result<Run, JsError> {
+        Ok(Run { profile: run_options(options)?.profile, files: Vec::new() })
+    }
+
+    /// Files in the run.
+    #[wasm_bindgen(getter)]
+    pub fn length(&self) -> usize {
+        self.files.len()
+    }
+
+    /// Adds the file `reads` validated last (nothing when none finished).
+    pub fn add(&mut self, reads: &Reads) {
+        if let Some((name, outcome)) = reads.last.borrow_mut().take() {
+            // Only the name is kept: the run's output names each file.
+            self.files.push((Input::bytes(name, Vec::new()), outcome));
+        }
+    }
+
+    /// Adds a file that could not be read.
+    #[wasm_bindgen(js_name = addUnreadable)]
+    pub fn add_unreadable(&mut self, name: &str, error: &str) {
+        self.files.push((Input::bytes(name, Vec::new()), Outcome::Unreadable(error.to_string())));
+    }
+
+    /// The run's output in `format` (`json`, `jsonl`, `sarif`, `junit`,
+    /// `github`, `human`).
+    pub fn render(&self, format: &str) -> Result<String, JsError> {
+        let f = Format::ALL
+            .into_iter()
+            .find(|f| f.name() == format)
+            .ok_or_else(|| js_error(format!("format `{format}`: expected json, jsonl, sarif, junit, github or human")))?;
+        Ok(render(f, self.profile, &self.files))
+    }
+}
+
 
 /// The JSON entry of a file that could not be read (`error`), as the
 /// command line writes it.

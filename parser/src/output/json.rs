@@ -1,13 +1,13 @@
 //! `--format json`: one document for machines, written as files finish
 //! (its head first, one entry per file and split set, then the closing
 //! brackets with the totals), so memory does not grow with the number of
-//! files. The entries are the library's ([`gguf_validate::pipeline::json`]).
+//! files. The entries are the library's ([`crate::pipeline::json`]).
 
 use std::io::{self, Write};
 
-use gguf_validate::pipeline::json::{self as entries, JSON_SCHEMA_VERSION};
-use gguf_validate::rules::Profile;
-use gguf_validate::split_set::SetReport;
+use crate::pipeline::json::{self as entries, JSON_SCHEMA_VERSION};
+use crate::rules::Profile;
+use crate::split_set::SetReport;
 
 use super::{FileEntry, Renderer, RunEnd};
 

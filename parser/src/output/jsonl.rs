@@ -3,9 +3,9 @@
 
 use std::io::{self, Write};
 
-use gguf_validate::pipeline::json as entries;
-use gguf_validate::rules::Profile;
-use gguf_validate::split_set::SetReport;
+use crate::pipeline::json as entries;
+use crate::rules::Profile;
+use crate::split_set::SetReport;
 
 use super::{FileEntry, Renderer, RunEnd};
 
@@ -36,12 +36,9 @@ impl Renderer for Jsonl {
         line(out, &entries::set(set))
     }
 
-    /// No closing line (each line stands alone): skipped files are a
-    /// warning on stderr.
-    fn finish(&mut self, _out: &mut dyn Write, end: &RunEnd<'_>) -> io::Result<()> {
-        if end.skipped.count > 0 {
-            crate::render::warning(&end.skipped.sentence());
-        }
+    /// No closing line (each line stands alone): a front end tells of
+    /// skipped files elsewhere (the command line: a warning on stderr).
+    fn finish(&mut self, _out: &mut dyn Write, _end: &RunEnd<'_>) -> io::Result<()> {
         Ok(())
     }
 }

@@ -4,17 +4,16 @@
 
 use std::io::{self, Write};
 
-use gguf_validate::check_data::{DataReport, TensorStatus};
-use gguf_validate::parse::{LegacyFormat, escape_bytes, quote_bytes};
-use gguf_validate::pipeline::Outcome;
-use gguf_validate::report::{
+use crate::check_data::{DataReport, TensorStatus};
+use crate::parse::{LegacyFormat, escape_bytes, quote_bytes};
+use crate::pipeline::Outcome;
+use crate::report::{
     CONTAINER_ONLY, Counts, DATA_NOT_ASKED, Diagnostic, Examined, FileFormat, Report, Summary,
 };
-use gguf_validate::rules::{Level, Profile};
-use gguf_validate::split_set::SetReport;
+use crate::rules::{Level, Profile};
+use crate::split_set::SetReport;
 
 use super::{FileEntry, Renderer, RunEnd};
-use crate::render::human_size;
 
 /// The human renderer.
 pub struct Human {
@@ -70,6 +69,7 @@ pub struct Style {
 }
 
 impl Style {
+    /// Colours when `on`.
     pub fn new(on: bool) -> Style {
         Style { on }
     }
@@ -323,4 +323,21 @@ fn human_data(out: &mut dyn Write, d: &DataReport) -> io::Result<()> {
         writeln!(out, "    ... and {} more tensors with findings or not checked", d.per_tensor_omitted)?;
     }
     Ok(())
+}
+
+/// `1536` -> `1.5 KiB` (bytes below 1 KiB as they are).
+pub fn human_size(n: u64) -> String {
+    const UNITS: [&str; 5] = ["B", "KiB", "MiB", "GiB", "TiB"];
+    // A display value: the precision of a float is enough for one decimal.
+    #[allow(clippy::cast_precision_loss)]
+    let mut v = n as f64;
+    let mut unit = "B";
+    for u in UNITS.iter().skip(1) {
+        if v < 1024.0 {
+            break;
+        }
+        v /= 1024.0;
+        unit = u;
+    }
+    if unit == "B" { format!("{n} B") } else { format!("{v:.1} {unit}") }
 }

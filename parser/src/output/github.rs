@@ -3,8 +3,8 @@
 
 use std::io::{self, Write};
 
-use gguf_validate::rules::Level;
-use gguf_validate::split_set::SetReport;
+use crate::rules::Level;
+use crate::split_set::SetReport;
 
 use super::{Entry, EntryOutcome, FileEntry, Renderer, RunEnd, Skipped};
 

@@ -5,8 +5,8 @@
 
 use std::collections::BTreeMap;
 
-use gguf_validate::report::Diagnostic;
-use gguf_validate::rules::{Level, Profile, RULES, RuleId};
+use crate::report::Diagnostic;
+use crate::rules::{Level, Profile, RULES, RuleId};
 use serde_sarif::sarif;
 
 use super::{Entry, EntryOutcome, Skipped};
@@ -40,7 +40,7 @@ fn result_level(l: Level) -> sarif::ResultLevel {
     }
 }
 
-fn rule_descriptor(r: &gguf_validate::rules::Rule, profile: Profile) -> sarif::ReportingDescriptor {
+fn rule_descriptor(r: &crate::rules::Rule, profile: Profile) -> sarif::ReportingDescriptor {
     let mut props = BTreeMap::new();
     props.insert("group".to_string(), serde_json::json!(r.group.name()));
     props.insert("citation".to_string(), serde_json::json!(r.citation));

@@ -2,8 +2,8 @@
 //! built with `quick-junit`: one test case per file, written at the end of
 //! the run.
 
-use gguf_validate::report::Diagnostic;
-use gguf_validate::rules::Profile;
+use crate::report::Diagnostic;
+use crate::rules::Profile;
 use quick_junit::{NonSuccessKind, TestCase, TestCaseStatus, TestSuite};
 
 use super::{Entry, EntryOutcome, Skipped};

@@ -1,12 +1,11 @@
-//! Writing a run's results: a [`Renderer`] per output format, each in its
+//! A run's results as text: a [`Renderer`] per output format, each in its
 //! own file (`human.rs`, `json.rs`, `jsonl.rs`, `sarif.rs`, `junit.rs`,
-//! `github.rs`), and the [`Stream`] that feeds them each file and split
-//! set as the pipeline hands it over, counts the totals, applies
-//! `--quiet`, and writes the side reports (`--output-sarif`,
-//! `--output-junit`).
+//! `github.rs`), writing to any [`Write`]. Front ends feed them: the
+//! command line's stream (stdout and the side reports, as files finish),
+//! and [`render`] for a run held in memory (the browser build).
 //!
 //! A new output format is one file here with a [`Renderer`], one variant of
-//! [`crate::values::Format`] and one arm in [`renderer`].
+//! [`Format`] and one arm in [`renderer`].
 
 mod github;
 mod human;
@@ -16,17 +15,48 @@ mod junit;
 mod sarif;
 
 use std::io::{self, Write};
-use std::path::PathBuf;
 
-use gguf_validate::pipeline::{Input, Outcome};
-use gguf_validate::report::Diagnostic;
-use gguf_validate::rules::Profile;
-use gguf_validate::split_set::SetReport;
+use crate::pipeline::{Input, Outcome};
+use crate::report::Diagnostic;
+use crate::rules::Profile;
+use crate::split_set::SetReport;
 use serde::Serialize;
 
-pub use human::Style;
+pub use human::{Style, human_size};
 
-use crate::values::Format;
+/// An output format.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Format {
+    /// Verdict, summary and diagnostics for people.
+    Human,
+    /// One JSON document for machines (written as files finish).
+    Json,
+    /// One JSON object per file per line, as each file finishes.
+    Jsonl,
+    /// SARIF 2.1.0 (code-scanning dashboards), one run, written at the end.
+    Sarif,
+    /// JUnit XML (CI test tabs): one test case per file, written at the end.
+    Junit,
+    /// GitHub Actions annotations: one workflow command per finding.
+    Github,
+}
+
+impl Format {
+    /// Every format.
+    pub const ALL: [Format; 6] = [Format::Human, Format::Json, Format::Jsonl, Format::Sarif, Format::Junit, Format::Github];
+
+    /// Its name on the command line (`--format NAME`).
+    pub fn name(self) -> &'static str {
+        match self {
+            Format::Human => "human",
+            Format::Json => "json",
+            Format::Jsonl => "jsonl",
+            Format::Sarif => "sarif",
+            Format::Junit => "junit",
+            Format::Github => "github",
+        }
+    }
+}
 
 /// One file of a run, as renderers see it.
 #[derive(Clone, Copy, Debug)]
@@ -71,6 +101,7 @@ pub trait Renderer {
 
 /// A report of the whole run (SARIF, JUnit): every entry collected, the
 /// report written at the end by `report`.
+#[derive(Debug)]
 pub struct WholeRun {
     profile: Profile,
     entries: Vec<Entry>,
@@ -125,7 +156,18 @@ pub struct Entry {
 pub enum EntryOutcome {
     /// Validated (`waived`: findings a suppression or the baseline set
     /// aside, with the reason).
-    Checked { valid: bool, diagnostics: Vec<Diagnostic>, errors: u64, warnings: u64, waived: Vec<(Diagnostic, String)> },
+    Checked {
+        /// The verdict.
+        valid: bool,
+        /// The findings reported.
+        diagnostics: Vec<Diagnostic>,
+        /// Errors among them.
+        errors: u64,
+        /// Warnings among them.
+        warnings: u64,
+        /// Findings set aside, each with why.
+        waived: Vec<(Diagnostic, String)>,
+    },
     /// Could not be read.
     Unreadable(String),
 }
@@ -169,7 +211,9 @@ impl Entry {
 /// first ones by name.
 #[derive(Clone, Copy, Debug)]
 pub struct Skipped<'a> {
+    /// How many.
     pub count: u64,
+    /// The first ones, as shown.
     pub listed: &'a [String],
 }
 
@@ -188,14 +232,18 @@ impl Skipped<'_> {
 }
 
 /// Skipped files listed by name in a report (all are counted).
-const MAX_LISTED_SKIPPED: usize = 100;
+pub const MAX_LISTED_SKIPPED: usize = 100;
 
 /// How many entries of a run were valid, invalid or unreadable.
 #[derive(Clone, Copy, Debug, Default, Serialize)]
 pub struct Totals {
+    /// Files.
     pub files: u64,
+    /// Valid files.
     pub valid: u64,
+    /// Invalid files.
     pub invalid: u64,
+    /// Files that could not be read.
     pub unreadable: u64,
     /// Split sets (each also counted by its shards above).
     pub split_sets: u64,
@@ -252,118 +300,48 @@ impl Totals {
     }
 }
 
-/// Reports written to files beside stdout.
-#[derive(Clone, Debug, Default)]
-pub struct SideOutputs {
-    pub sarif: Option<PathBuf>,
-    pub junit: Option<PathBuf>,
-}
-
-/// The validation output, written file by file as each one finishes: the
-/// format on stdout, and the side reports collected for the end.
-pub struct Stream {
-    main: Box<dyn Renderer>,
-    out: io::BufWriter<io::Stdout>,
-    /// Side reports and the files they go to.
-    sides: Vec<(Box<dyn Renderer>, PathBuf)>,
-    /// `--quiet`: valid files are counted, not printed.
-    quiet: bool,
-    /// Counts for the closing summary.
-    totals: Totals,
-    /// `*.gguf` files the walk's ignore rules left out, as shown.
-    skipped: Vec<String>,
-}
-
-impl Stream {
-    /// Starts the output (the JSON document's head).
-    pub fn begin(format: Format, profile: Profile, style: Style, side: SideOutputs, quiet: bool) -> io::Result<Stream> {
-        let mut sides: Vec<(Box<dyn Renderer>, PathBuf)> = Vec::new();
-        if let Some(p) = side.sarif {
-            sides.push((renderer(Format::Sarif, profile, style), p));
-        }
-        if let Some(p) = side.junit {
-            sides.push((renderer(Format::Junit, profile, style), p));
-        }
-        let mut s = Stream {
-            main: renderer(format, profile, style),
-            out: io::BufWriter::new(io::stdout()),
-            sides,
-            quiet,
-            totals: Totals::default(),
-            skipped: Vec::new(),
-        };
-        s.main.begin(&mut s.out)?;
-        Ok(s)
-    }
-
-    /// Whether the stdout renderer writes an entry that is `valid`.
-    fn shows(&self, valid: bool) -> bool {
-        !(self.quiet && valid && self.main.quiet_applies())
-    }
-
-    /// Writes one file's result (`set`: the split set it is a shard of).
-    pub fn file(&mut self, input: &Input, outcome: &Outcome, set: Option<&str>) -> io::Result<()> {
-        let entry = FileEntry { input, outcome, set };
-        for (side, _) in &mut self.sides {
-            side.file(&mut io::sink(), &entry)?;
-        }
-        self.totals.files += 1;
-        let valid = match outcome {
+impl Totals {
+    /// Counts one file's outcome; whether it was valid.
+    pub fn add_file(&mut self, outcome: &Outcome) -> bool {
+        self.files = self.files.saturating_add(1);
+        match outcome {
             Outcome::Report(r, _) if r.valid => {
-                self.totals.valid += 1;
+                self.valid = self.valid.saturating_add(1);
                 true
             }
             Outcome::Report(..) => {
-                self.totals.invalid += 1;
+                self.invalid = self.invalid.saturating_add(1);
                 false
             }
             Outcome::Unreadable(_) => {
-                self.totals.unreadable += 1;
+                self.unreadable = self.unreadable.saturating_add(1);
                 false
             }
-        };
-        if self.shows(valid) {
-            self.main.file(&mut self.out, &entry)?;
         }
-        self.out.flush()
     }
 
-    /// Writes a split set's result (after its shards').
-    pub fn set(&mut self, set: &SetReport) -> io::Result<()> {
-        for (side, _) in &mut self.sides {
-            side.set(&mut io::sink(), set)?;
-        }
-        self.totals.split_sets += 1;
+    /// Counts one split set's report.
+    pub fn add_set(&mut self, set: &SetReport) {
+        self.split_sets = self.split_sets.saturating_add(1);
         if !set.valid {
-            self.totals.split_sets_invalid += 1;
+            self.split_sets_invalid = self.split_sets_invalid.saturating_add(1);
         }
-        if self.shows(set.valid) {
-            self.main.set(&mut self.out, set)?;
-        }
-        self.out.flush()
     }
+}
 
-    /// Records the `*.gguf` files that the walk's ignore rules left out:
-    /// every format reports them (counted, and the first
-    /// [`MAX_LISTED_SKIPPED`] by name).
-    pub fn skipped(&mut self, paths: &[Input]) {
-        self.totals.skipped_by_ignore = u64::try_from(paths.len()).unwrap_or(u64::MAX);
-        self.skipped = paths.iter().take(MAX_LISTED_SKIPPED).map(Input::json_name).collect();
+/// The whole output of a run held in memory, in `format`: every file in
+/// order (as the command line writes them without `--quiet`).
+pub fn render(format: Format, profile: Profile, files: &[(Input, Outcome)]) -> String {
+    let mut r = renderer(format, profile, Style::new(false));
+    let mut out: Vec<u8> = Vec::new();
+    let mut totals = Totals::default();
+    // Writing to memory cannot fail.
+    let _ = r.begin(&mut out);
+    for (input, outcome) in files {
+        totals.add_file(outcome);
+        let _ = r.file(&mut out, &FileEntry { input, outcome, set: None });
     }
-
-    /// Ends the output (closing brackets, whole-run reports, side files).
-    pub fn finish(mut self) -> io::Result<()> {
-        let end = RunEnd {
-            totals: &self.totals,
-            skipped: Skipped { count: self.totals.skipped_by_ignore, listed: &self.skipped },
-            quiet: self.quiet,
-        };
-        self.main.finish(&mut self.out, &end)?;
-        for (side, path) in &mut self.sides {
-            let mut text = Vec::new();
-            side.finish(&mut text, &end)?;
-            std::fs::write(path, text)?;
-        }
-        self.out.flush()
-    }
+    let end = RunEnd { totals: &totals, skipped: Skipped { count: 0, listed: &[] }, quiet: false };
+    let _ = r.finish(&mut out, &end);
+    String::from_utf8_lossy(&out).into_owned()
 }
