@@ -25,7 +25,6 @@ pub fn json_path(path: &Path) -> String {
     Input::Path(path.to_path_buf()).json_name()
 }
 
-
 /// Progress of a long `--check-data` scan on stderr; hidden unless stderr
 /// is a terminal and the scan covers at least [`PROGRESS_MIN_BYTES`].
 #[derive(Debug)]

@@ -18,9 +18,9 @@ use gguf_validate::rules::{Level, Profile, RuleId};
 
 use crate::cli::ValidateArgs;
 use crate::stream::{SideOutputs, Stream};
-use gguf_validate::output::Style;
 use crate::values::ColorArg;
 use crate::{EXIT_INVALID, EXIT_USAGE, EXIT_VALID, inputs, render, report_io};
+use gguf_validate::output::Style;
 
 /// Collects `--allow/--warn/--deny` in command-line order.
 fn overrides(args: &ValidateArgs, matches: &clap::ArgMatches) -> Result<Vec<(RuleId, Level)>, String> {

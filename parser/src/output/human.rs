@@ -7,9 +7,7 @@ use std::io::{self, Write};
 use crate::check_data::{DataReport, TensorStatus};
 use crate::parse::{LegacyFormat, escape_bytes, quote_bytes};
 use crate::pipeline::Outcome;
-use crate::report::{
-    CONTAINER_ONLY, Counts, DATA_NOT_ASKED, Diagnostic, Examined, FileFormat, Report, Summary,
-};
+use crate::report::{CONTAINER_ONLY, Counts, DATA_NOT_ASKED, Diagnostic, Examined, FileFormat, Report, Summary};
 use crate::rules::{Level, Profile};
 use crate::split_set::SetReport;
 

@@ -43,7 +43,8 @@ pub enum Format {
 
 impl Format {
     /// Every format.
-    pub const ALL: [Format; 6] = [Format::Human, Format::Json, Format::Jsonl, Format::Sarif, Format::Junit, Format::Github];
+    pub const ALL: [Format; 6] =
+        [Format::Human, Format::Json, Format::Jsonl, Format::Sarif, Format::Junit, Format::Github];
 
     /// Its name on the command line (`--format NAME`).
     pub fn name(self) -> &'static str {

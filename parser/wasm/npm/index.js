@@ -116,6 +116,19 @@ class HttpReader {
     this.bytesRead = 0;
   }
 
+  /** What reading has cost so far, as reports give it (`summary.remote`). */
+  cost() {
+    return {
+      url: this.name,
+      bytesFetched: this.bytesRead,
+      requests: this.requests,
+      rangeRequests: this.ranges !== false,
+      etag: this.etag ?? undefined,
+      revision: this.revision ?? undefined,
+      sha256: this.sha256 ?? undefined,
+    };
+  }
+
   /** The first read, which also tells the file's length. */
   async open() {
     const first = await this.request(0, this.limits.firstRead, true);
@@ -123,6 +136,7 @@ class HttpReader {
   }
 
   async read(offset, length) {
+    if (length === 0) return new Uint8Array(0);
     const got = await this.request(offset, length, false);
     if (got.bytes.byteLength < length) {
       throw new GgufValidateError('unreadable', `the server sent ${got.bytes.byteLength} of the ${length} bytes asked for at offset ${offset}`);
@@ -193,6 +207,8 @@ class HttpReader {
       }
       if (first && res.status === 416) {
         this.length = 0;
+        this.etag = res.headers.get('etag');
+        this.ranges = true;
         return { bytes: new Uint8Array(0) };
       }
       if (res.status !== 206 && res.status !== 200) {
@@ -225,6 +241,10 @@ class HttpReader {
       if (first) {
         this.length = total;
         this.etag = etag;
+        this.ranges = res.status === 206;
+        this.revision = res.headers.get('x-repo-commit');
+        const linked = res.headers.get('x-linked-etag');
+        this.sha256 = linked != null && /^"?[0-9a-f]{64}"?$/i.test(linked) ? linked.replaceAll('"', '') : null;
       } else if (total !== this.length || (this.etag != null && etag != null && etag !== this.etag)) {
         throw new GgufValidateError('unreadable', 'the file changed while it was read (another ETag or length): read it again');
       }
@@ -257,7 +277,8 @@ class HttpReader {
         }
       }
     }
-    return `the server could not be reached: ${error && error.message ? error.message : String(error)}`;
+    const cause = error?.cause?.code ?? error?.cause?.message;
+    return `the server could not be reached: ${error && error.message ? error.message : String(error)}${cause ? ` (${cause})` : ''}`;
   }
 }
 
@@ -430,7 +451,11 @@ async function validateInto(source, options, run) {
     const nWith = (options.with ?? []).length;
     const withIds = Uint32Array.from({ length: nWith }, (_, k) => 1 + k);
     const folderIds = Uint32Array.from({ length: others.length - nWith }, (_, k) => 1 + nWith + k);
-    const out = await rounds(reads, readers, () => reads.validate(0, withIds, folderIds, opts), options.stats);
+    const main = readers[0];
+    const out = await rounds(reads, readers, () => {
+      if (main.remote) reads.setRemoteCost(0, JSON.stringify(main.cost()));
+      return reads.validate(0, withIds, folderIds, opts);
+    }, options.stats);
     run?.add(reads);
     return out.entry;
   } catch (e) {

@@ -21,9 +21,10 @@ use std::sync::{Arc, Mutex, PoisonError};
 
 use gguf_numerics::GgmlType;
 use gguf_validate::io::{ByteSource, ReadError};
+use gguf_validate::output::{Format, render};
 use gguf_validate::pipeline::commands::{DumpError, dump};
 use gguf_validate::pipeline::{Input, Outcome, Pipeline, Settings, SharedSource, json};
-use gguf_validate::output::{Format, render};
+use gguf_validate::remote::RemoteSummary;
 use gguf_validate::{Options, Profile, limits, remote};
 use serde_json::json;
 use wasm_bindgen::prelude::*;
@@ -46,6 +47,9 @@ struct Held {
 impl Held {
     /// Copies `buf.len()` bytes at `offset` when one held range covers them.
     fn copy(&self, offset: u64, buf: &mut [u8]) -> bool {
+        if buf.is_empty() {
+            return true;
+        }
         let Some((start, bytes)) = self.ranges.range(..=offset).next_back() else {
             return false;
         };
@@ -113,6 +117,8 @@ struct Pieces {
     len: u64,
     remote: bool,
     held: Mutex<Held>,
+    /// What reading a URL cost, as JavaScript counts it.
+    cost: Mutex<Option<RemoteSummary>>,
 }
 
 impl Pieces {
@@ -223,7 +229,7 @@ impl Reads {
     /// A source of `len` bytes (`remote`: a URL); its number.
     #[wasm_bindgen(js_name = addSource)]
     pub fn add_source(&mut self, len: u64, remote: bool) -> usize {
-        self.sources.push(Arc::new(Pieces { len, remote, held: Mutex::new(Held::default()) }));
+        self.sources.push(Arc::new(Pieces { len, remote, held: Mutex::new(Held::default()), cost: Mutex::new(None) }));
         self.names.push(format!("source {}", self.names.len()));
         self.sources.len().saturating_sub(1)
     }
@@ -236,6 +242,27 @@ impl Reads {
             return Err(js_error(format!("{len} bytes at offset {offset} lie past the source's {} bytes", s.len)));
         }
         s.lock().insert(offset, bytes).map_err(js_error)
+    }
+
+    /// What reading URL source `source` has cost so far (JSON: `url`,
+    /// `bytesFetched`, `requests`, `rangeRequests`, `etag`, `revision`,
+    /// `sha256`), carried by its report's `summary.remote`.
+    #[wasm_bindgen(js_name = setRemoteCost)]
+    pub fn set_remote_cost(&self, source: usize, cost: &str) -> Result<(), JsError> {
+        let v: serde_json::Value = serde_json::from_str(cost).map_err(js_error)?;
+        let text = |k: &str| v.get(k).and_then(serde_json::Value::as_str).map(str::to_string);
+        let number = |k: &str| v.get(k).and_then(serde_json::Value::as_u64).unwrap_or(0);
+        let summary = RemoteSummary {
+            url: text("url").unwrap_or_default(),
+            bytes_fetched: number("bytesFetched"),
+            requests: number("requests"),
+            range_requests: v.get("rangeRequests").and_then(serde_json::Value::as_bool).unwrap_or(true),
+            revision: text("revision"),
+            etag: text("etag"),
+            sha256: text("sha256"),
+        };
+        *self.source(source)?.cost.lock().unwrap_or_else(PoisonError::into_inner) = Some(summary);
+        Ok(())
     }
 
     /// Bytes held for all sources (what the call cost in memory).
@@ -283,9 +310,14 @@ impl Reads {
             ..Settings::default()
         };
         let pipeline = Pipeline::new(settings);
-        let v = pipeline.validate(&input);
+        let mut v = pipeline.validate(&input);
         if let Some(need) = self.need() {
             return Ok(need);
+        }
+        // What a URL cost, in the summary, as the command line has it.
+        let cost = self.source(source)?.cost.lock().unwrap_or_else(PoisonError::into_inner).clone();
+        if let (Outcome::Report(r, _), Some(cost)) = (&mut v.outcome, cost) {
+            r.summary.remote = Some(cost);
         }
         let name = input.json_name();
         let entry = json::file(&name, &v.outcome, o.profile, None);
@@ -385,14 +417,12 @@ impl Run {
     /// The run's output in `format` (`json`, `jsonl`, `sarif`, `junit`,
     /// `github`, `human`).
     pub fn render(&self, format: &str) -> Result<String, JsError> {
-        let f = Format::ALL
-            .into_iter()
-            .find(|f| f.name() == format)
-            .ok_or_else(|| js_error(format!("format `{format}`: expected json, jsonl, sarif, junit, github or human")))?;
+        let f = Format::ALL.into_iter().find(|f| f.name() == format).ok_or_else(|| {
+            js_error(format!("format `{format}`: expected json, jsonl, sarif, junit, github or human"))
+        })?;
         Ok(render(f, self.profile, &self.files))
     }
 }
-
 
 /// The JSON entry of a file that could not be read (`error`), as the
 /// command line writes it.
