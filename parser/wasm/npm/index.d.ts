@@ -1,0 +1,160 @@
+// Types of the gguf-validate package (index.js).
+
+/** What can be validated: a File or Blob, bytes, or an `http(s)://` or `hf://` URL. */
+export type Source = Blob | Uint8Array | ArrayBuffer | string;
+
+export type Profile = 'strict' | 'spec' | 'ggml';
+export type Severity = 'error' | 'warning' | 'info';
+export type OutputFormat = 'json' | 'jsonl' | 'sarif' | 'junit' | 'github' | 'human';
+
+export interface ValidateOptions {
+  /** `strict` (default: what llama.cpp would crash on, misread or refuse), `spec`, `ggml`. */
+  profile?: Profile;
+  /** The container only (header, metadata, tensor table), not the model layer. */
+  containerOnly?: boolean;
+  /** Warnings make the file invalid. */
+  denyWarnings?: boolean;
+  /** What the report calls a Blob or bytes (a File's own name otherwise). */
+  name?: string;
+  /** Names of the source, then of `with`, then of `folder`, in order. */
+  names?: string[];
+  /** The models a projector, LoRA adapter or control vector is paired with. */
+  with?: Source[];
+  /** Files given together with the source, standing for its folder (its models are paired with it). */
+  folder?: Source[];
+  /** Seconds one HTTP request may take, headers and body (default 30). */
+  httpTimeout?: number;
+  /** Seconds all reads of one URL may take (default 600). */
+  httpDeadline?: number;
+  /** Retries of a `429` or `5xx` answer (default 3). */
+  retries?: number;
+  /** Headers sent with every request (an `Authorization` token, say). */
+  headers?: Record<string, string>;
+  /** The `fetch` to use (default: the global one). */
+  fetch?: typeof fetch;
+  /** Cancels the reads of a URL. */
+  signal?: AbortSignal;
+  /** Filled with what the call cost. */
+  stats?: Stats;
+}
+
+export interface Stats {
+  /** Times the validation ran over what was read so far. */
+  rounds?: number;
+  /** Bytes read and held in memory (the metadata, never the whole file). */
+  bytesRead?: number;
+  /** HTTP requests sent. */
+  requests?: number;
+}
+
+export interface Diagnostic {
+  /** The rule's id (see `rules()` and the book's rule reference). */
+  rule: string;
+  severity: Severity;
+  /** Byte offset in the file. */
+  offset: number;
+  length?: number;
+  /** Field path, such as `kv[3] adapter.lora.alpha` or `tensors[12] blk.0.attn_q.weight`. */
+  path: string;
+  message: string;
+  /** The index of the finding this one follows from. */
+  caused_by?: number;
+}
+
+export interface Examined {
+  /** `container`, `model`, `tokenizer`, `split`, `template`, `data`, `projector`, `adapter`, `control vector`, `pairing`. */
+  layer: string;
+  checked: boolean;
+  note?: string;
+}
+
+export interface Summary {
+  file_size: number;
+  kv_count?: number;
+  tensor_count?: number;
+  alignment?: number;
+  architecture?: string;
+  data_offset?: number;
+  data_size?: number;
+  parameters?: number;
+  tensor_types?: Record<string, number>;
+  /** What was and was not examined. */
+  examined: Examined[];
+  remote?: { url: string; bytes_fetched: number; requests: number; range_requests: boolean; etag?: string; revision?: string; sha256?: string };
+  [key: string]: unknown;
+}
+
+/** A file's entry: the command line's `--format json` entry for it. */
+export interface FileReport {
+  path: string;
+  valid: boolean;
+  profile: Profile;
+  format?: string;
+  version?: number | null;
+  byte_order?: string | null;
+  summary?: Summary;
+  diagnostics?: Diagnostic[];
+  counts?: { errors: number; warnings: number; infos: number };
+  suppressed?: Record<string, number>;
+  /** Why the file could not be read (then there is no summary). */
+  error?: string;
+  [key: string]: unknown;
+}
+
+export interface Rule {
+  id: string;
+  group: string;
+  description: string;
+  citation: string;
+  [key: string]: unknown;
+}
+
+export interface GgmlType {
+  name: string;
+  id: number;
+  blockSize: number;
+  typeSize: number;
+}
+
+export declare class GgufValidateError extends Error {
+  readonly kind: 'usage' | 'unreadable' | 'invalid';
+}
+
+/** Loads the WebAssembly module (the other functions do it first). */
+export declare function init(): Promise<void>;
+
+/** Validates one GGUF file. A File or Blob costs its metadata's bytes, never its size. */
+export declare function validate(source: Source, options?: ValidateOptions): Promise<FileReport>;
+
+/** Several files under one profile, rendered as the command line renders them. */
+export declare class ValidationRun {
+  constructor(options?: ValidateOptions);
+  readonly entries: FileReport[];
+  validate(source: Source, options?: ValidateOptions): Promise<FileReport>;
+  /** The run's output, as `gguf-validate --format FORMAT` writes it. */
+  render(format: OutputFormat): Promise<string>;
+  free(): void;
+}
+
+/** The file's header, metadata and tensor table (`gguf-validate dump --format json`). */
+export declare function dump(
+  source: Source,
+  options?: Pick<ValidateOptions, 'name' | 'httpTimeout' | 'httpDeadline' | 'retries' | 'headers' | 'fetch' | 'signal' | 'stats'> & { full?: boolean },
+): Promise<{ dump: Record<string, unknown>; complete: boolean }>;
+
+/** The rule catalogue (`gguf-validate rules --format json`). */
+export declare function rules(): Promise<Rule[]>;
+
+/** Every ggml type. */
+export declare function ggmlTypes(): Promise<GgmlType[]>;
+
+/** Blocks of a ggml type to float32, bit-exact with ggml. */
+export declare function dequantize(type: string, data: Uint8Array | ArrayBuffer): Promise<Float32Array>;
+
+/** Rows of `nPerRow` float32 values to blocks of a ggml type, as `ggml_quantize_chunk` writes them. */
+export declare function quantize(
+  type: string,
+  data: Float32Array | number[],
+  nPerRow: number,
+  imatrix?: Float32Array | number[],
+): Promise<Uint8Array>;
