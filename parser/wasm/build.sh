@@ -2,7 +2,8 @@
 # Builds the npm package's WebAssembly module into npm/wasm/: the crate for
 # wasm32-unknown-unknown (profile `wasm`), Debian's `wasm-opt -Os` when it is
 # there, then `wasm-bindgen --target web` (an ES module the package's
-# index.js loads in browsers, Node and bundlers). `wasm-bindgen` must be
+# index.js loads in browsers, Node and bundlers), and the static page in
+# target/wasm-page/ (page/ with the package beside it). `wasm-bindgen` must be
 # the version the crate pins: `cargo install wasm-bindgen-cli --version V`.
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
@@ -32,3 +33,11 @@ out="$here/npm/wasm"
 rm -rf "$out"
 wasm-bindgen --target web --no-typescript --out-dir "$out" --out-name gguf_validate_wasm "$module"
 ls -l "$out"
+# The static page: one folder, the package beside it (target/wasm-page/).
+page="$root/target/wasm-page"
+rm -rf "$page"
+mkdir -p "$page/gguf-validate/wasm"
+cp "$here"/page/index.html "$here"/page/app.js "$here"/page/worker.js "$here"/page/style.css "$page/"
+cp "$here"/npm/index.js "$here"/npm/package.json "$page/gguf-validate/"
+cp "$out"/gguf_validate_wasm.js "$out"/gguf_validate_wasm_bg.wasm "$page/gguf-validate/wasm/"
+echo "page: $page"

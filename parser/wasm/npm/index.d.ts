@@ -36,6 +36,15 @@ export interface ValidateOptions {
   signal?: AbortSignal;
   /** Filled with what the call cost. */
   stats?: Stats;
+  /** Filled with what the metadata says besides the report. */
+  facts?: Facts;
+}
+
+export interface Facts {
+  /** `general.file_type` (llama.cpp's `llama_ftype`), when a u32. */
+  fileType?: number | null;
+  /** Each chat template: its key and the SHA-256 of its text. */
+  templates?: { key: string; sha256: string }[];
 }
 
 export interface Stats {
@@ -141,6 +150,9 @@ export declare function dump(
   source: Source,
   options?: Pick<ValidateOptions, 'name' | 'httpTimeout' | 'httpDeadline' | 'retries' | 'headers' | 'fetch' | 'signal' | 'stats'> & { full?: boolean },
 ): Promise<{ dump: Record<string, unknown>; complete: boolean }>;
+
+/** The URL read for an input (`hf://` resolved) and the name reports show. */
+export declare function resolveUrl(input: string): Promise<{ url: string; shown: string }>;
 
 /** The rule catalogue (`gguf-validate rules --format json`). */
 export declare function rules(): Promise<Rule[]>;

@@ -391,7 +391,12 @@ function runOptions(options) {
   if (!['strict', 'spec', 'ggml'].includes(profile)) {
     throw usage(`profile \`${profile}\`: expected \`strict\`, \`spec\` or \`ggml\``);
   }
-  return JSON.stringify({ profile, containerOnly: !!options.containerOnly, denyWarnings: !!options.denyWarnings });
+  return JSON.stringify({
+    profile,
+    containerOnly: !!options.containerOnly,
+    denyWarnings: !!options.denyWarnings,
+    facts: options.facts != null,
+  });
 }
 
 function sourceName(source, options, index) {
@@ -421,7 +426,10 @@ function sourceName(source, options, index) {
  *   `folder` (files given together with it, standing for its folder),
  *   `httpTimeout`, `httpDeadline` (seconds), `retries`, `headers`,
  *   `fetch`, `signal`; `stats`, an object the call fills with what it
- *   cost (`rounds`, `bytesRead`: bytes held in memory, `requests`).
+ *   cost (`rounds`, `bytesRead`: bytes held in memory, `requests`);
+ *   `facts`, an object the call fills with what the metadata says besides
+ *   the report (`fileType`: `general.file_type`; `templates`: each chat
+ *   template's key and SHA-256).
  */
 export async function validate(source, options = {}) {
   return validateInto(source, options, null);
@@ -457,6 +465,10 @@ async function validateInto(source, options, run) {
       return reads.validate(0, withIds, folderIds, opts);
     }, options.stats);
     run?.add(reads);
+    if (options.facts != null && out.facts != null) {
+      options.facts.fileType = out.facts.file_type;
+      options.facts.templates = out.facts.templates.map(([key, sha256]) => ({ key, sha256 }));
+    }
     return out.entry;
   } catch (e) {
     if (e instanceof GgufValidateError && e.kind === 'usage') throw e;
@@ -520,6 +532,20 @@ export async function dump(source, options = {}) {
     return { dump: out.dump, complete: out.complete };
   } finally {
     reads.free();
+  }
+}
+
+/**
+ * The URL read for `input` (an `hf://ORG/REPO/FILE[@REV]` name resolved to
+ * the Hub's resolve URL) and the name reports show (its query redacted).
+ */
+export async function resolveUrl(input) {
+  await init();
+  try {
+    const { url, shown } = JSON.parse(wasm.resolveUrl(input));
+    return { url, shown };
+  } catch (e) {
+    throw usage(`${input}: ${e && e.message ? e.message : String(e)}`);
   }
 }
 

@@ -23,7 +23,7 @@ use gguf_numerics::GgmlType;
 use gguf_validate::io::{ByteSource, ReadError};
 use gguf_validate::output::{Format, render};
 use gguf_validate::pipeline::commands::{DumpError, dump};
-use gguf_validate::pipeline::{Input, Outcome, Pipeline, Settings, SharedSource, json};
+use gguf_validate::pipeline::{Input, Outcome, Pipeline, Settings, SharedSource, json, scan};
 use gguf_validate::remote::RemoteSummary;
 use gguf_validate::{Options, Profile, limits, remote};
 use serde_json::json;
@@ -203,6 +203,8 @@ struct RunOptions {
     profile: Profile,
     container_only: bool,
     deny_warnings: bool,
+    /// Also say what the metadata says besides the report.
+    facts: bool,
 }
 
 fn run_options(options: &str) -> Result<RunOptions, JsError> {
@@ -215,7 +217,12 @@ fn run_options(options: &str) -> Result<RunOptions, JsError> {
             .ok_or_else(|| js_error(format!("profile `{name}`: expected `strict`, `spec` or `ggml`")))?,
     };
     let flag = |k: &str| v.get(k).and_then(serde_json::Value::as_bool).unwrap_or(false);
-    Ok(RunOptions { profile, container_only: flag("containerOnly"), deny_warnings: flag("denyWarnings") })
+    Ok(RunOptions {
+        profile,
+        container_only: flag("containerOnly"),
+        deny_warnings: flag("denyWarnings"),
+        facts: flag("facts"),
+    })
 }
 
 #[wasm_bindgen]
@@ -322,7 +329,16 @@ impl Reads {
         let name = input.json_name();
         let entry = json::file(&name, &v.outcome, o.profile, None);
         *self.last.borrow_mut() = Some((name, v.outcome));
-        Ok(json!({ "entry": entry }).to_string())
+        // What the metadata says besides the report (`general.file_type`, the
+        // chat templates' SHA-256), from the bytes read from offset 0.
+        let facts = o.facts.then(|| {
+            let s = self.sources.get(source);
+            let held = s.map(|s| s.lock());
+            let prefix = held.as_ref().and_then(|h| h.ranges.get(&0)).map(Vec::as_slice).unwrap_or_default();
+            let f = scan::facts(prefix, s.map_or(0, |s| s.len));
+            json!({ "file_type": f.file_type, "templates": f.templates })
+        });
+        Ok(json!({ "entry": entry, "facts": facts }).to_string())
     }
 
     /// `dump`'s JSON of source `source` (`full`: every array element):

@@ -1,0 +1,106 @@
+// The page's Web Worker: validates the files and URLs the page sends, one
+// at a time, in a ValidationRun (whose JSON and SARIF the page downloads),
+// and reads the bytes around a finding for its hex view.
+import { ValidationRun, resolveUrl } from './gguf-validate/index.js';
+
+// The bytes shown around an offset.
+const HEX_BEFORE = 32;
+const HEX_AFTER = 64;
+
+let run = null;
+let runProfile = null;
+// What each result came from (a File, or a URL), by result index.
+const sources = [];
+// Messages are handled one after another: a drop during a run waits.
+let queue = Promise.resolve();
+
+function post(msg) {
+  self.postMessage(msg);
+}
+
+function runFor(profile) {
+  if (run == null || runProfile !== profile) {
+    run?.free();
+    run = new ValidationRun({ profile });
+    runProfile = profile;
+    sources.length = 0;
+  }
+  return run;
+}
+
+async function validateOne(source, options, what) {
+  const facts = {};
+  const stats = {};
+  const t0 = performance.now();
+  const entry = await runFor(options.profile).validate(source, { ...options, facts, stats });
+  const ms = performance.now() - t0;
+  const index = sources.length;
+  sources.push(source);
+  post({ type: 'result', index, entry, facts, stats, ms, what });
+}
+
+async function onFiles({ files, profile }) {
+  const t0 = performance.now();
+  for (let i = 0; i < files.length; i++) {
+    post({ type: 'progress', text: `validating ${i + 1} of ${files.length}: ${files[i].name}` });
+    // Files dropped together are one folder: a projector, adapter or
+    // control vector pairs with the models among them.
+    const folder = files.length > 1 ? files.filter((_, k) => k !== i) : [];
+    await validateOne(files[i], { profile, name: files[i].name, folder }, 'file');
+  }
+  const s = ((performance.now() - t0) / 1000).toFixed(2);
+  post({ type: 'progress', text: `${files.length} ${files.length === 1 ? 'file' : 'files'} validated in ${s} s` });
+}
+
+async function onUrl({ url, profile }) {
+  post({ type: 'progress', text: `reading ${url.split('?')[0]}` });
+  await validateOne(url, { profile }, 'url');
+  post({ type: 'progress', text: 'done' });
+}
+
+async function onHex({ card, offset }) {
+  const source = sources[card];
+  if (source == null) return;
+  const start = Math.max(0, offset - HEX_BEFORE);
+  let bytes;
+  if (typeof source === 'string') {
+    // A URL: the reads of the validation are gone; one range request.
+    try {
+      const { url } = await resolveUrl(source);
+      const res = await fetch(url, { headers: { Range: `bytes=${start}-${offset + HEX_AFTER - 1}` } });
+      if (res.status !== 206 && res.status !== 200) throw new Error(`HTTP ${res.status}`);
+      bytes = new Uint8Array(await res.arrayBuffer()).slice(0, HEX_BEFORE + HEX_AFTER);
+    } catch (e) {
+      post({ type: 'error', message: `hex view: ${e.message}` });
+      return;
+    }
+  } else {
+    const end = Math.min(source.size, offset + HEX_AFTER);
+    bytes = new Uint8Array(await source.slice(start, end).arrayBuffer());
+  }
+  post({ type: 'hex', card, offset, start, bytes });
+}
+
+async function onRender({ id, format }) {
+  const text = run == null ? await new ValidationRun({ profile: 'strict' }).render(format) : await run.render(format);
+  post({ type: 'rendered', id, format, text });
+}
+
+self.addEventListener('message', (ev) => {
+  const msg = ev.data;
+  queue = queue.then(async () => {
+    try {
+      if (msg.type === 'files') await onFiles(msg);
+      else if (msg.type === 'url') await onUrl(msg);
+      else if (msg.type === 'hex') await onHex(msg);
+      else if (msg.type === 'render') await onRender(msg);
+      else if (msg.type === 'clear') {
+        run?.free();
+        run = null;
+        sources.length = 0;
+      }
+    } catch (e) {
+      post({ type: 'error', message: e && e.message ? e.message : String(e) });
+    }
+  });
+});
