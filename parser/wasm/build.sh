@@ -15,15 +15,17 @@ if [ "$have" != "$want" ]; then
   exit 1
 fi
 cd "$root"
-cargo build -p gguf-validate-wasm --target wasm32-unknown-unknown --profile wasm
+# SIMD128 (every browser since 2021, Node 16+): memchr and simdutf8 use it.
+CARGO_TARGET_WASM32_UNKNOWN_UNKNOWN_RUSTFLAGS="-C target-feature=+simd128" \
+    cargo build -p gguf-validate-wasm --target wasm32-unknown-unknown --profile wasm
 built=target/wasm32-unknown-unknown/wasm
 module="$built/gguf_validate_wasm.wasm"
 if command -v wasm-opt >/dev/null; then
   # Before wasm-bindgen: Debian's binaryen (108) predates the externref
   # table wasm-bindgen adds, and breaks it when run after. The features are
   # the ones rustc's wasm32 target enables.
-  wasm-opt -Os --enable-bulk-memory --enable-sign-ext --enable-nontrapping-float-to-int \
-    --enable-mutable-globals --enable-multivalue --enable-reference-types \
+  wasm-opt -O3 --enable-bulk-memory --enable-sign-ext --enable-nontrapping-float-to-int \
+    --enable-mutable-globals --enable-multivalue --enable-reference-types --enable-simd \
     -o "$built/gguf_validate_wasm.opt.wasm" "$module"
   module="$built/gguf_validate_wasm.opt.wasm"
 else

@@ -321,7 +321,12 @@ function limits() {
 
 /** A reader for `source` called `name` (opened: its length known). */
 async function open(source, name, options) {
-  if (typeof Blob !== 'undefined' && source instanceof Blob) return new BlobReader(source, name);
+  if (typeof Blob !== 'undefined' && source instanceof Blob) {
+    // The first read the validation makes, made now: one round fewer.
+    const reader = new BlobReader(source, name);
+    reader.firstBytes = await reader.read(0, Math.min(reader.length, limits().localFirstRead));
+    return reader;
+  }
   if (source instanceof Uint8Array) return new BytesReader(source, name);
   if (source instanceof ArrayBuffer) return new BytesReader(new Uint8Array(source), name);
   if (isUrl(source)) {

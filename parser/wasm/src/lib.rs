@@ -460,6 +460,7 @@ pub fn rules() -> String {
 pub fn remote_limits() -> String {
     json!({
         "firstRead": limits::REMOTE_FIRST_READ,
+        "localFirstRead": limits::METADATA_FIRST_READ,
         "retries": limits::REMOTE_RETRIES,
         "timeoutRetries": limits::REMOTE_TIMEOUT_RETRIES,
         "backoffMs": limits::REMOTE_BACKOFF_MS,
