@@ -66,7 +66,10 @@ def main(path):
     check("the install input reaches the install step through env:", not missing, f"missing {missing}")
     unknown = set(action.get("inputs", {})) - set(INPUT_ENV) - set(INSTALL_ENV)
     check("no input that the validate or install step does not receive", not unknown, f"{unknown}")
-    check("install defaults to the wheel", action["inputs"]["install"].get("default") == "wheel")
+    check(
+        "install defaults to auto (the wheel, else the released binary; never a compile unless asked)",
+        action["inputs"]["install"].get("default") == "auto",
+    )
 
     for name in ("paths", "args"):
         desc = action["inputs"][name]["description"]

@@ -2,10 +2,12 @@
 # The steps of the composite action (action.yml), kept here so that they can
 # be linted and run locally (.ci/action/test.sh does).
 #
-#   run.sh install         install gguf-validate: the released wheel of this
-#                          action's version (pip, into a virtual environment,
-#                          binary only, its SHA-256 checked), or with cargo
-#                          install from this checkout when asked
+#   run.sh install         install gguf-validate, in this order: the released
+#                          wheel of this action's version (pip, into a virtual
+#                          environment, binary only, its SHA-256 checked by
+#                          pip), else the released standalone binary for the
+#                          runner (its published SHA-256 checked); with cargo
+#                          install from this checkout only when asked
 #   run.sh validate        validate, annotate, write the job summary and outputs
 #   run.sh upload-failed   explain a failed SARIF upload in the job summary
 #
@@ -18,8 +20,11 @@
 #   GGUF_VALIDATE_PR_HEAD_REPO  owner/name of a pull request's head repository
 #   GGUF_VALIDATE_BIN           a gguf-validate binary to use instead of
 #                               installing one (the local tests set it)
-#   GGUF_VALIDATE_INSTALL       wheel (default) or cargo (the explicit
-#                               fallback: compiles, needs a Rust toolchain)
+#   GGUF_VALIDATE_INSTALL       auto (default: wheel, else binary), wheel,
+#                               binary, or cargo (compiles: needs a Rust
+#                               toolchain; only when asked)
+#   GGUF_VALIDATE_RELEASE_URL   where the release's binaries are (default: the
+#                               GitHub release of this action's version)
 #   GGUF_VALIDATE_WHEEL         a wheel file to install instead of PyPI's
 #   GGUF_VALIDATE_WHEEL_SHA256  the SHA-256 that wheel must have
 # and the runner's RUNNER_TEMP, GITHUB_OUTPUT, GITHUB_STEP_SUMMARY,
@@ -108,11 +113,87 @@ install_wheel() {
         req="gguf-validate==$(action_version)"
     fi
     python3 -m venv "$install_root/venv"
-    "$install_root/venv/bin/python" -m pip install --disable-pip-version-check --quiet --only-binary :all: "$req" ||
-        refuse "pip could not install $req (set install: cargo to build it instead)"
+    if ! "$install_root/venv/bin/python" -m pip install --disable-pip-version-check --quiet --only-binary :all: "$req"; then
+        # Under `auto` the released binary is tried next.
+        if [ -n "${GGUF_VALIDATE_WHEEL_SOFT:-}" ]; then
+            rm -rf "$install_root/venv"
+            return 1
+        fi
+        refuse "pip could not install $req (set install: binary or install: cargo instead)"
+    fi
     mkdir -p "$install_root/bin"
     ln -sf "$install_root/venv/bin/gguf-validate" "$install_root/bin/gguf-validate"
     "$install_root/bin/gguf-validate" --version
+}
+
+# The release's standalone binary for this runner (its archive and
+# `.sha256` from the GitHub release of this action's version, or from
+# GGUF_VALIDATE_RELEASE_URL), the archive's SHA-256 checked before it is
+# unpacked. Returns 1 (after a notice) when there is none to be had, so
+# `auto` can say why nothing was installed.
+install_binary() {
+    local os arch target archive base name tmp sum_line
+    os=$(uname -s)
+    arch=$(uname -m)
+    case "$os/$arch" in
+        Linux/x86_64 | Linux/amd64) target=x86_64-unknown-linux-musl archive=tar.gz ;;
+        Linux/aarch64 | Linux/arm64) target=aarch64-unknown-linux-musl archive=tar.gz ;;
+        Darwin/x86_64) target=x86_64-apple-darwin archive=tar.gz ;;
+        Darwin/arm64) target=aarch64-apple-darwin archive=tar.gz ;;
+        MINGW*/x86_64 | MSYS*/x86_64 | CYGWIN*/x86_64) target=x86_64-pc-windows-msvc archive=zip ;;
+        *)
+            echo "::notice title=gguf-validate::no released binary for $os/$arch"
+            return 1
+            ;;
+    esac
+    : "${GITHUB_ACTION_PATH:?GITHUB_ACTION_PATH is not set}"
+    base=${GGUF_VALIDATE_RELEASE_URL:-https://github.com/gguf-validate/gguf-validate/releases/download/v$(action_version)}
+    name="gguf-validate-v$(action_version)-$target"
+    # (Called as `install_binary || ...`, where `set -e` does not apply:
+    # every step is checked.)
+    mkdir -p "$RUNNER_TEMP" && tmp=$(mktemp -d "$RUNNER_TEMP/gguf-validate-download.XXXXXX") || {
+        echo "::notice title=gguf-validate::no temporary folder under $RUNNER_TEMP"
+        return 1
+    }
+    if ! command -v curl >/dev/null 2>&1; then
+        echo "::notice title=gguf-validate::curl is not on PATH: cannot download the released binary"
+        return 1
+    fi
+    if ! curl -fsSL --retry 3 --max-time 300 -o "$tmp/$name.$archive" "$base/$name.$archive" ||
+        ! curl -fsSL --retry 3 --max-time 60 -o "$tmp/$name.$archive.sha256" "$base/$name.$archive.sha256"; then
+        echo "::notice title=gguf-validate::could not download $name.$archive and its .sha256 from $base"
+        return 1
+    fi
+    # The checksum file names the archive; only its first field is used.
+    sum_line="$(cut -d' ' -f1 <"$tmp/$name.$archive.sha256")  $tmp/$name.$archive"
+    if command -v sha256sum >/dev/null 2>&1; then
+        printf '%s\n' "$sum_line" | sha256sum -c --quiet - ||
+            refuse "the released binary's SHA-256 is not the published one: not installed"
+    else
+        printf '%s\n' "$sum_line" | shasum -a 256 -c --quiet - ||
+            refuse "the released binary's SHA-256 is not the published one: not installed"
+    fi
+    local unpacked=false
+    if [ "$archive" = zip ]; then
+        (cd "$tmp" && unzip -q "$name.zip") && mkdir -p "$install_root/bin" &&
+            cp "$tmp/$name/gguf-validate.exe" "$install_root/bin/gguf-validate.exe" &&
+            ln -sf "$install_root/bin/gguf-validate.exe" "$install_root/bin/gguf-validate" && unpacked=true
+    else
+        tar -xzf "$tmp/$name.tar.gz" -C "$tmp" && mkdir -p "$install_root/bin" &&
+            cp "$tmp/$name/gguf-validate" "$install_root/bin/gguf-validate" &&
+            chmod +x "$install_root/bin/gguf-validate" && unpacked=true
+    fi
+    rm -rf "$tmp"
+    if [ "$unpacked" != true ]; then
+        echo "::notice title=gguf-validate::$name.$archive did not unpack to gguf-validate"
+        return 1
+    fi
+    "$install_root/bin/gguf-validate" --version
+}
+
+# Whether the wheel can be installed here: Python 3.11 or newer.
+wheel_possible() {
+    command -v python3 >/dev/null 2>&1 && python3 -c 'import sys; sys.exit(sys.version_info < (3, 11))' 2>/dev/null
 }
 
 install_cargo() {
@@ -128,10 +209,21 @@ cmd_install() {
         echo "GGUF_VALIDATE_BIN is set: using $GGUF_VALIDATE_BIN, nothing to install"
         return 0
     fi
-    case "${GGUF_VALIDATE_INSTALL:-wheel}" in
+    case "${GGUF_VALIDATE_INSTALL:-auto}" in
+        auto)
+            # The pinned wheel, else the released binary, checksum checked;
+            # never a compile unless asked (install: cargo).
+            if wheel_possible && GGUF_VALIDATE_WHEEL_SOFT=1 install_wheel; then
+                return 0
+            fi
+            echo "the wheel could not be installed here: trying the released binary"
+            install_binary ||
+                refuse "neither the wheel (needs Python 3.11 or newer: actions/setup-python) nor a released binary for this runner could be installed; set install: cargo to compile it"
+            ;;
         wheel) install_wheel ;;
+        binary) install_binary || refuse "the released binary could not be installed (see the notice above)" ;;
         cargo) install_cargo ;;
-        *) refuse "input install must be wheel or cargo" ;;
+        *) refuse "input install must be auto, wheel, binary or cargo" ;;
     esac
 }
 

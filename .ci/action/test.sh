@@ -14,7 +14,11 @@
 #       action installs the released one: checksum verified, then validate
 #       runs the installed command; a wrong checksum and the cargo
 #       fallback without cargo are refused; pre-commit installs the hook
-#       (`language: python`, the root pyproject.toml) from that wheel.
+#       (`language: python`, the root pyproject.toml) from that wheel;
+#   (e) run.sh install of the released binary from a release served from a
+#       folder: its SHA-256 checked (a tampered archive is refused), and
+#       `auto` falls back to it where Python cannot install the wheel, and
+#       refuses (never compiles) where neither can be had.
 #
 #   python3 -m pip install -r .ci/action/requirements.txt
 #   GGUF_VALIDATE_BIN=target/release/gguf-validate [GGUF_VALIDATE_TEST_WHEEL=WHEEL] bash .ci/action/test.sh
@@ -313,7 +317,55 @@ env -i PATH="$PATH" RUNNER_TEMP="$work/t4" GITHUB_STEP_SUMMARY="$work/s" GGUF_VA
     bash "$run_sh" install >/dev/null 2>&1 || rc=$?
 check "$name: is refused (exit 2)" test "$rc" = 2
 summary=$work/s
-summary_has "$name" "input install must be wheel or cargo"
+summary_has "$name" "input install must be auto, wheel, binary or cargo"
+
+echo "== (e) install: the released binary (a release served from a folder), its SHA-256 checked; auto's order"
+version=$(sed -n 's/^version = "\(.*\)"$/\1/p' "$root/Cargo.toml" | head -n 1)
+if [ "$(uname -s)/$(uname -m)" = Linux/x86_64 ] && command -v curl >/dev/null; then
+    release=$work/release
+    asset=gguf-validate-v$version-x86_64-unknown-linux-musl
+    mkdir -p "$release/$asset"
+    cp "$bin" "$release/$asset/gguf-validate"
+    (cd "$release" && tar czf "$asset.tar.gz" "$asset" && sha256sum "$asset.tar.gz" >"$asset.tar.gz.sha256" && rm -rf "$asset")
+    name="install: binary"
+    check "$name: downloads, checks and unpacks it" quiet env -i PATH="$PATH" RUNNER_TEMP="$work/b1" \
+        GITHUB_ACTION_PATH="$root" GGUF_VALIDATE_RELEASE_URL="file://$release" GGUF_VALIDATE_INSTALL=binary \
+        bash "$run_sh" install
+    installed=$work/b1/gguf-validate/bin/gguf-validate
+    check "$name: the installed command reports the version" quiet "$installed" --version
+    run_case "$name: validate runs the installed command" 0 GGUF_VALIDATE_PATHS="my models/tiny llama.gguf" \
+        GGUF_VALIDATE_BIN="$installed"
+    # auto, where no Python 3.11 can install the wheel: the binary.
+    mkdir -p "$work/nopython"
+    printf '#!/bin/sh\nexit 1\n' >"$work/nopython/python3"
+    chmod +x "$work/nopython/python3"
+    name="install: auto without Python 3.11"
+    check "$name: falls back to the released binary" quiet env -i PATH="$work/nopython:$PATH" RUNNER_TEMP="$work/b2" \
+        GITHUB_ACTION_PATH="$root" GGUF_VALIDATE_RELEASE_URL="file://$release" bash "$run_sh" install
+    check "$name: installed it" test -x "$work/b2/gguf-validate/bin/gguf-validate"
+    check "$name: no virtual environment was made" test ! -e "$work/b2/gguf-validate/venv"
+    name="install: auto without Python and without a release"
+    : >"$work/s"
+    rc=0
+    env -i PATH="$work/nopython:$PATH" RUNNER_TEMP="$work/b3" GITHUB_STEP_SUMMARY="$work/s" GITHUB_ACTION_PATH="$root" \
+        GGUF_VALIDATE_RELEASE_URL="file://$work/no-such-release" bash "$run_sh" install >/dev/null 2>&1 || rc=$?
+    check "$name: is refused (exit 2), not compiled" test "$rc" = 2
+    summary=$work/s
+    summary_has "$name" "set install: cargo to compile it"
+    name="install: binary whose archive is not the published one"
+    printf 'tampered' >>"$release/$asset.tar.gz"
+    : >"$work/s"
+    rc=0
+    env -i PATH="$PATH" RUNNER_TEMP="$work/b4" GITHUB_STEP_SUMMARY="$work/s" GITHUB_ACTION_PATH="$root" \
+        GGUF_VALIDATE_RELEASE_URL="file://$release" GGUF_VALIDATE_INSTALL=binary bash "$run_sh" install >/dev/null 2>&1 || rc=$?
+    check "$name: is refused (exit 2)" test "$rc" = 2
+    check "$name: nothing was installed" test ! -e "$work/b4/gguf-validate/bin/gguf-validate"
+    summary=$work/s
+    summary_has "$name" "SHA-256 is not the published one"
+else
+    skipped=$((skipped + 1))
+    echo "skip (e): not Linux x86_64, or no curl"
+fi
 
 echo
 echo "== what a run shows on hostile inputs (log, then job summary):"
