@@ -5,7 +5,11 @@ which answer with a redirect carrying `X-Repo-Commit`, `X-Linked-Etag` and
 `X-Linked-Size`, as the Hugging Face Hub does) and a content server (another
 port, so another origin: the token must never reach it) that serves the
 bytes with range requests. Faults are set per file: a 404, a 429 with
-`Retry-After` the first times, a stall, a latency added to every request.
+`Retry-After` the first times, a stall, a latency added to every request;
+and faults that last until the hub is `healthy` again (a CDN in trouble):
+`head503` and `head_reset` on the hub's `resolve`, `range503`,
+`range_reset` and `range_stall` on the content's range reads, and a
+listing whose pages from `listing_fails_from` on answer 500.
 Everything is counted: requests per path, content bytes sent per SHA-256,
 and the `Authorization` header each server saw.
 """
@@ -16,6 +20,8 @@ import hashlib
 import json
 import os
 import re
+import socket
+import struct
 import threading
 import time
 import urllib.parse
@@ -37,7 +43,9 @@ class HubFile:
     path: str
     sha256: str
     size: int
-    #: "404", "429" (the first `fault_count` requests), "stall", "500",
+    #: "404", "429" (the first `fault_count` requests), "stall", "500";
+    #: until the hub is healthy: "head503", "head_reset", "range_reset",
+    #: "range_stall";
     #: "range503" (its content's range reads answer 503, the first
     #: `fault_count` of them; the HEAD works: a CDN in trouble).
     fault: str | None = None
@@ -77,6 +85,10 @@ class FakeHub:
         self.auth_seen: dict[str, set[str]] = {"hub": set(), "cdn": set()}
         self.hits: Counter[str] = Counter()
         self.lock = threading.Lock()
+        #: The lasting faults (`head503`, ..., the listing's) are off once set.
+        self.healthy = False
+        #: The listing's pages from this cursor on answer 500 (until healthy).
+        self.listing_fails_from: int | None = None
         self._servers: list[ThreadingHTTPServer] = []
         self.hub_url = ""
         self.cdn_url = ""
@@ -101,8 +113,8 @@ class FakeHub:
 
     # -- servers --------------------------------------------------------
     def start(self) -> FakeHub:
-        hub = ThreadingHTTPServer(("127.0.0.1", 0), _handler(self, "hub"))
-        cdn = ThreadingHTTPServer(("127.0.0.1", 0), _handler(self, "cdn"))
+        hub = _Server(("127.0.0.1", 0), _handler(self, "hub"))
+        cdn = _Server(("127.0.0.1", 0), _handler(self, "cdn"))
         for s in (hub, cdn):
             s.daemon_threads = True
             threading.Thread(target=s.serve_forever, daemon=True).start()
@@ -123,6 +135,16 @@ class FakeHub:
 
     def __exit__(self, *exc: object) -> None:
         self.stop()
+
+
+class _Server(ThreadingHTTPServer):
+    """Quiet about clients that hang up (the scan gives up on stalls)."""
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        import sys
+
+        if not isinstance(sys.exc_info()[1], (ConnectionError, TimeoutError)):
+            super().handle_error(request, client_address)
 
 
 def _handler(hub: FakeHub, role: str) -> type[BaseHTTPRequestHandler]:
@@ -161,6 +183,12 @@ def _handler(hub: FakeHub, role: str) -> type[BaseHTTPRequestHandler]:
             if not head and body:
                 self.wfile.write(body)
 
+        def _reset(self) -> None:
+            """Drops the connection with a TCP reset, no answer."""
+            self.connection.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+            self.close_connection = True
+            self.connection.close()
+
         def _hub(self, path: str, head: bool) -> None:
             if path == "/api/models":
                 return self._listing()
@@ -183,6 +211,10 @@ def _handler(hub: FakeHub, role: str) -> type[BaseHTTPRequestHandler]:
             if f.fault == "stall":
                 time.sleep(STALL_SECONDS)
                 return self._send(504, b"", head=head)
+            if f.fault == "head503" and not hub.healthy:
+                return self._send(503, b"the hub is having a moment", head=head)
+            if f.fault == "head_reset" and not hub.healthy:
+                return self._reset()
             location = f"{hub.cdn_url}/cdn/{f.sha256}?sig=secret-signature"
             self._send(
                 302,
@@ -201,6 +233,8 @@ def _handler(hub: FakeHub, role: str) -> type[BaseHTTPRequestHandler]:
             q = urllib.parse.parse_qs(urllib.parse.urlsplit(self.path).query)
             search = (q.get("search") or [""])[0]
             start = int((q.get("cursor") or ["0"])[0])
+            if hub.listing_fails_from is not None and start >= hub.listing_fails_from and not hub.healthy:
+                return self._send(500, b"the listing is having a moment")
             limit = min(int((q.get("limit") or [str(hub.page_size)])[0]), hub.page_size)
             names = sorted(n for n in hub.repos if search in n)
             page = names[start : start + limit]
@@ -225,7 +259,14 @@ def _handler(hub: FakeHub, role: str) -> type[BaseHTTPRequestHandler]:
                 return self._send(404, b"", head=head)
             etag = f'"{f.sha256}"'
             rng = _RANGE.match(self.headers.get("Range", ""))
-            if rng is not None and f.fault == "range503":
+            if rng is not None and not hub.healthy and f.fault == "range_reset":
+                return self._reset()
+            if rng is not None and not hub.healthy and f.fault == "range_stall":
+                deadline = time.monotonic() + STALL_SECONDS
+                while not hub.healthy and time.monotonic() < deadline:
+                    time.sleep(0.05)
+                return self._send(504, b"", head=head)
+            if rng is not None and f.fault == "range503" and not hub.healthy:
                 with hub.lock:
                     hub.hits[f"cdn {f.sha256}"] += 1
                     failing = hub.hits[f"cdn {f.sha256}"] <= f.fault_count

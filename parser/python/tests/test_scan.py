@@ -95,9 +95,10 @@ def rows_of(folder: Path, *, latest: bool = False) -> dict[str, dict[str, Any]]:
         by_url = {r["url"]: r for r in rows}
         assert len(by_url) == len(rows), "a file has more than one row"
         return by_url
-    current: dict[str, tuple[tuple[int, str], dict[str, Any]]] = {}
+    current: dict[str, tuple[tuple[int, int, str], dict[str, Any]]] = {}
     for r in rows:
-        key = (0, "") if r["scanned_at"] is None else (1, r["scanned_at"])
+        n = r["attempts"] or 1
+        key = (n, 0, "") if r["scanned_at"] is None else (n, 1, r["scanned_at"])
         if r["url"] not in current or key >= current[r["url"]][0]:
             current[r["url"]] = (key, r)
     per_url = Counter(r["url"] for r in rows)

@@ -10,8 +10,8 @@ template hash with the template rules found in them, bytes per file, and
 unreadable files by error class.
 
 A URL with more than one row (a rerun that read it again) counts once, with
-its latest row (by `scanned_at`, then by the order the part files are read
-in). Every number in a table is in an element with a stable `id` or a
+its latest row (by `attempts`, then `scanned_at`, then by the order the part
+files are read in). Every number in a table is in an element with a stable `id` or a
 `data-` attribute (`data-value` holds it unformatted), so that a test or a
 script can read the page back; every string from the data (URLs, rule ids,
 messages, architecture names) is escaped, since the data is untrusted.
@@ -186,21 +186,24 @@ def read_scan(output_dir: str | os.PathLike[str]) -> tuple[Any, int, int]:
 
 
 def latest_per_url(table: Any) -> Any:
-    """One row per URL: the one with the greatest `scanned_at` (null is the
-    oldest), then the last read."""
+    """One row per URL: the one with the greatest `attempts` (each scan of
+    a URL counts it up; null, from before the column, is 1), then
+    `scanned_at` (null is the oldest), then the last read."""
     n = table.num_rows
     if n == 0:
         return table
+    attempts = table["attempts"] if "attempts" in table.column_names else pa.nulls(n, pa.int64())
     order = pa.table(
         {
             "url": table["url"],
+            "attempts": pc.fill_null(pc.cast(attempts, pa.int64()), 1),
             "at": pc.fill_null(table["scanned_at"], ""),
             "i": pa.array(np.arange(n, dtype=np.int64)),
         }
     )
     idx = pc.sort_indices(
         order,
-        sort_keys=[("url", "ascending"), ("at", "ascending"), ("i", "ascending")],
+        sort_keys=[("url", "ascending"), ("attempts", "ascending"), ("at", "ascending"), ("i", "ascending")],
     )
     if n == 1:
         return table

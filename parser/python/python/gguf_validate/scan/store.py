@@ -84,11 +84,13 @@ class Store:
             classes = table.column("error_class").to_pylist()
             attempts = table.column("attempts").to_pylist()
             scanned = table.column("scanned_at").to_pylist()
-            # The latest row of a URL counts (by `scanned_at`, then the
-            # order the part files are read), as in the report.
-            latest: dict[str, tuple[tuple[int, str], int]] = {}
+            # The latest row of a URL counts (by `attempts`, which each
+            # scan of it counts up, then `scanned_at`, then the order the
+            # part files are read), as in the report. Not `scanned_at`
+            # first: a rerun within the second of a run's last row ties.
+            latest: dict[str, tuple[tuple[int, int, str], int]] = {}
             for i, (u, at) in enumerate(zip(urls, scanned, strict=True)):
-                key = (0, "") if at is None else (1, at)
+                key = (attempts[i] or 1, 0, "") if at is None else (attempts[i] or 1, 1, at)
                 if u not in latest or key >= latest[u][0]:
                     latest[u] = (key, i)
             for u, (_, i) in latest.items():
