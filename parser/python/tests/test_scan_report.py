@@ -20,6 +20,8 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
+from conftest import ROOT
+
 from gguf_validate.scan.report import FILE_TYPE_NAMES, MAX_GROUPS, MAX_RULES, MAX_TEMPLATES, main, write_report
 from gguf_validate.scan.schema import PROFILES, SCHEMA, TRANSIENT_CLASSES
 
@@ -371,10 +373,27 @@ def dump_dom(page: Path, profile: Path) -> str:
     return dom
 
 
+def screenshot(page: Path, png: Path, profile: Path) -> None:
+    """`page` as Chromium draws it at 1280 px wide, into `png` (CI keeps it)."""
+    exe = chromium()
+    assert exe is not None
+    png.parent.mkdir(parents=True, exist_ok=True)
+    out = subprocess.run(
+        [exe, "--headless", "--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-extensions",
+         "--hide-scrollbars", f"--user-data-dir={profile}", "--window-size=1280,3000", f"--screenshot={png}",
+         page.resolve().as_uri()],
+        capture_output=True, timeout=60, check=False, stdin=subprocess.DEVNULL,
+    )
+    assert out.returncode == 0, out.stderr.decode(errors="replace")[-2000:]
+    assert png.read_bytes().startswith(b"\x89PNG\r\n\x1a\n")
+
+
 def test_page_in_headless_chromium(scan_dir: Path, tmp_path: Path) -> None:
     page = tmp_path / "report.html"
     fig = write_report(scan_dir, page)
     dom = DOM(dump_dom(page, tmp_path / "profile"))
+    # What a reader sees, kept for CI's artefacts.
+    screenshot(page, ROOT / "target" / "scan-report.png", tmp_path / "profile-shot")
     want = expected(scan_dir)
 
     # It rendered, with its charts; nothing from the data became an element
