@@ -43,7 +43,10 @@ pub fn dump(input: &Input, full: bool, opener: Option<&dyn UrlOpener>) -> Result
     let opened = open_named(input, opener).map_err(DumpError::Unreadable)?;
     let src = opened.source();
     let file_len = src.len();
-    let metadata = crate::validate_source(src, &Options::default())
+    // The metadata read as validation reads it (sized reads, the caps);
+    // only the container's checks run, whose report is not used: the
+    // model, tokenizer and template layers would be work for nothing.
+    let metadata = crate::validate_source(src, &Options { container_only: true, ..Options::default() })
         .map_err(|e| DumpError::Unreadable(format!("{shown}: {e}")))?
         .metadata;
     let Some((mut value, complete)) = crate::dump::describe(&metadata, file_len, full) else {
