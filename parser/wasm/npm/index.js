@@ -320,11 +320,12 @@ function limits() {
 }
 
 /** A reader for `source` called `name` (opened: its length known). */
-async function open(source, name, options) {
+async function open(source, name, options, main = true) {
   if (typeof Blob !== 'undefined' && source instanceof Blob) {
-    // The first read the validation makes, made now: one round fewer.
     const reader = new BlobReader(source, name);
-    reader.firstBytes = await reader.read(0, Math.min(reader.length, limits().localFirstRead));
+    // The first read the validation makes, made now: one round fewer. Not
+    // for the files given with it, read only if the validation asks.
+    if (main) reader.firstBytes = await reader.read(0, Math.min(reader.length, limits().localFirstRead));
     return reader;
   }
   if (source instanceof Uint8Array) return new BytesReader(source, name);
@@ -453,7 +454,7 @@ async function validateInto(source, options, run) {
   };
   let readers;
   try {
-    readers = await Promise.all(all.map((s, i) => open(s, names[i], options)));
+    readers = await Promise.all(all.map((s, i) => open(s, names[i], options, i === 0)));
   } catch (e) {
     if (e instanceof GgufValidateError && e.kind === 'usage') throw e;
     return unreadable(e);
