@@ -15,6 +15,8 @@
 //! `llama-quantize --imatrix` can be checked too.
 #![forbid(unsafe_code)]
 
+use std::sync::atomic::{AtomicBool, Ordering};
+
 use gguf_numerics::GgmlType;
 use rayon::prelude::*;
 use serde::Serialize;
@@ -71,17 +73,21 @@ fn not(reason: impl Into<String>) -> Verdict {
 /// Compares every tensor of `quant` with the base's tensor of the same name
 /// (tensors described by [`crate::validate::layout`] of each file),
 /// quantizing with the weights `imatrix` holds for each tensor, if any.
+/// Once `cancel` is set, the tensors not started are not compared.
 pub fn derive(
     base: &dyn ByteSource,
     base_tensors: &[DataTensor],
     quant: &dyn ByteSource,
     quant_tensors: &[DataTensor],
     imatrix: Option<&Imatrix>,
+    cancel: Option<&AtomicBool>,
 ) -> Vec<TensorResult> {
     quant_tensors
         .par_iter()
         .map(|q| {
             let verdict = match base_tensors.iter().find(|b| b.name == q.name) {
+                // A time limit passed: the tensors not started are not read.
+                _ if cancel.is_some_and(|c| c.load(Ordering::Relaxed)) => not("not compared: the time limit passed"),
                 None => not("no tensor of that name in the base"),
                 Some(b) => one(base, b, quant, q, imatrix),
             };

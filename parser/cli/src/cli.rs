@@ -258,6 +258,10 @@ pub enum Command {
         /// llama-quantize --imatrix does.
         #[arg(long, value_name = "FILE")]
         imatrix: Option<PathBuf>,
+        /// Give up after this long (seconds, or 500ms, 30s, 2m, 1h; exit 2):
+        /// the tensors not started are not read.
+        #[arg(long, value_name = "DURATION", value_parser = crate::units::parse_timeout)]
+        timeout: Option<f64>,
     },
 }
 

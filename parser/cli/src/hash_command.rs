@@ -67,8 +67,17 @@ pub struct HashArgs {
     /// manifest has, unless --algo/--all/--uuid choose.
     #[arg(long, short = 'c', value_name = "MANIFEST")]
     pub check: Option<PathBuf>,
+    /// Give up on a model after this long (seconds, or 500ms, 30s, 2m, 1h;
+    /// exit 2 for it, the other models go on).
+    #[arg(long, value_name = "DURATION", value_parser = crate::units::parse_timeout)]
+    pub timeout: Option<f64>,
     #[command(flatten)]
     pub remote: crate::url_options::RemoteArgs,
+}
+
+/// The time limit per model, when given.
+fn timeout(args: &HashArgs) -> Option<std::time::Duration> {
+    args.timeout.map(std::time::Duration::from_secs_f64)
 }
 
 #[derive(Clone, Copy, Debug, ValueEnum, PartialEq, Eq)]
@@ -136,7 +145,7 @@ fn print(args: &HashArgs, files: &[Input], opener: Option<&dyn UrlOpener>) -> u8
     };
     let mut code = EXIT_VALID;
     for model in hash_targets(files, args.no_split) {
-        match hash_target(&model, &opts, opener, Some(&render::Bars)) {
+        match hash_target(&model, &opts, opener, Some(&render::Bars), timeout(args)) {
             Ok(d) => {
                 let text: String = d.lines(&model.name).iter().map(|l| format!("{l}\n")).collect();
                 if let Err(e) = out.write_all(text.as_bytes()).and_then(|()| out.flush()) {
@@ -182,14 +191,15 @@ fn check(args: &HashArgs, files: &[Input], manifest_path: &Path, opener: Option<
         };
         let algos = if chosen.is_empty() { entries.algos() } else { chosen };
         let per_tensor = !args.no_layer && algos.iter().any(|a| entries.tensors.contains_key(&a));
-        let digests = match hash_target(&model, &HashOptions { algos, per_tensor }, opener, Some(&render::Bars)) {
-            Ok(d) => d,
-            Err(msg) => {
-                render::error(&msg);
-                code = EXIT_USAGE;
-                continue;
-            }
-        };
+        let digests =
+            match hash_target(&model, &HashOptions { algos, per_tensor }, opener, Some(&render::Bars), timeout(args)) {
+                Ok(d) => d,
+                Err(msg) => {
+                    render::error(&msg);
+                    code = EXIT_USAGE;
+                    continue;
+                }
+            };
         let report = entries.check(&digests, algos);
         let text = check_text(&model.name, &report);
         if let Err(e) = out.write_all(text.as_bytes()).and_then(|()| out.flush()) {

@@ -3,6 +3,7 @@
 //! `pipeline::commands` does the work, this module renders it.
 
 use std::path::Path;
+use std::time::Duration;
 
 use gguf_validate::pipeline::Input;
 use gguf_validate::pipeline::commands::{self, DumpError};
@@ -15,14 +16,15 @@ pub fn derive_results(
     base: &Path,
     quant: &Path,
     imatrix: Option<&Path>,
+    timeout: Option<Duration>,
 ) -> Result<Vec<gguf_validate::derive::TensorResult>, String> {
     let input = |p: &Path| Input::Path(p.to_path_buf());
-    commands::derive(&input(base), &input(quant), imatrix.map(input).as_ref(), None)
+    commands::derive(&input(base), &input(quant), imatrix.map(input).as_ref(), None, timeout)
 }
 
 /// `derive BASE QUANT`: every tensor of the quant against the base's.
-pub fn derive(base: &Path, quant: &Path, json: bool, imatrix: Option<&Path>) -> u8 {
-    let results = match derive_results(base, quant, imatrix) {
+pub fn derive(base: &Path, quant: &Path, json: bool, imatrix: Option<&Path>, timeout: Option<Duration>) -> u8 {
+    let results = match derive_results(base, quant, imatrix, timeout) {
         Ok(r) => r,
         Err(e) => {
             render::error(&e);

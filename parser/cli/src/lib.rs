@@ -66,8 +66,8 @@ pub fn main_with_args(args: Vec<OsString>) -> u8 {
         Some(Command::FuzzWriter(args)) => fuzz::fuzz_writer(&args),
         Some(Command::FuzzQuantizer(args)) => fuzz::fuzz_quantizer(&args),
         Some(Command::WriteModel { model, out }) => fuzz::write_model(&model, &out),
-        Some(Command::Derive { base, quant, json, imatrix }) => {
-            inspect::derive(&base, &quant, json, imatrix.as_deref())
+        Some(Command::Derive { base, quant, json, imatrix, timeout }) => {
+            inspect::derive(&base, &quant, json, imatrix.as_deref(), timeout.map(std::time::Duration::from_secs_f64))
         }
         None => validate_command::run(&cli.validate, &matches),
     }

@@ -253,8 +253,9 @@ fn derive(py: Python<'_>, base: Source, quant: Source, imatrix: Option<Source>, 
     let imatrix = imatrix.map(|s| s.input(py)).transpose()?;
     py.detach(|| {
         let opener = http.opener([&base, &quant].into_iter().chain(imatrix.as_ref()), 2)?;
-        let results = gguf_validate::pipeline::commands::derive(&base, &quant, imatrix.as_ref(), opener.as_deref())
-            .map_err(unreadable)?;
+        let results =
+            gguf_validate::pipeline::commands::derive(&base, &quant, imatrix.as_ref(), opener.as_deref(), None)
+                .map_err(unreadable)?;
         serde_json::to_string(&results).map_err(|e| unreadable(e.to_string()))
     })
 }

@@ -7,9 +7,11 @@
 #![forbid(unsafe_code)]
 
 use std::path::PathBuf;
+use std::time::Duration;
+
 use web_time::Instant;
 
-use super::{Input, Opened, ScanProgress};
+use super::{Input, Opened, ScanProgress, TimeLimit};
 use crate::Options;
 use crate::derive::TensorResult;
 use crate::hash::{HashOptions, ModelDigests, Part};
@@ -20,8 +22,12 @@ use crate::split_name;
 
 /// Opens one input on its own under the default policy; a failure is a
 /// message naming it.
-fn open_named<'a>(input: &'a Input, opener: Option<&dyn UrlOpener>) -> Result<Opened<'a>, String> {
-    input.open(&OpenPolicy::default(), opener, None).map_err(|f| format!("{}: {}", input.shown(), f.message))
+fn open_named<'a>(
+    input: &'a Input,
+    opener: Option<&dyn UrlOpener>,
+    deadline: Option<Instant>,
+) -> Result<Opened<'a>, String> {
+    input.open(&OpenPolicy::default(), opener, deadline).map_err(|f| format!("{}: {}", input.shown(), f.message))
 }
 
 /// Why a file has no dump: it could not be read, or it is not a GGUF
@@ -40,7 +46,7 @@ pub enum DumpError {
 /// arrays.
 pub fn dump(input: &Input, full: bool, opener: Option<&dyn UrlOpener>) -> Result<(serde_json::Value, bool), DumpError> {
     let shown = input.shown();
-    let opened = open_named(input, opener).map_err(DumpError::Unreadable)?;
+    let opened = open_named(input, opener, None).map_err(DumpError::Unreadable)?;
     let src = opened.source();
     let file_len = src.len();
     // The metadata read as validation reads it (sized reads, the caps);
@@ -69,19 +75,22 @@ pub fn derive(
     quant: &Input,
     imatrix: Option<&Input>,
     opener: Option<&dyn UrlOpener>,
+    limit: Option<Duration>,
 ) -> Result<Vec<TensorResult>, String> {
+    let limit = limit.map(TimeLimit::start);
+    let deadline = limit.as_ref().map(TimeLimit::deadline);
     let tensors = |f: &Input, src: &dyn ByteSource| -> Result<Vec<crate::data::DataTensor>, String> {
         let opts = Options { want_layout: true, ..Options::default() };
         let mut v = crate::validate_source(src, &opts).map_err(|e| format!("{}: {e}", f.shown()))?;
         Ok(v.take_layout(src.len()).tensors)
     };
-    let bsrc = open_named(base, opener)?;
+    let bsrc = open_named(base, opener, deadline)?;
     let btensors = tensors(base, bsrc.source())?;
-    let qsrc = open_named(quant, opener)?;
+    let qsrc = open_named(quant, opener, deadline)?;
     let qtensors = tensors(quant, qsrc.source())?;
     let imatrix = match imatrix {
         Some(f) => {
-            let src = open_named(f, opener)?;
+            let src = open_named(f, opener, deadline)?;
             Some(
                 crate::imatrix::Imatrix::read(src.source())
                     .map_err(|e| format!("{}: not an importance matrix llama-quantize accepts: {e}", f.shown()))?,
@@ -91,7 +100,12 @@ pub fn derive(
     };
     bsrc.before_data().map_err(|e| format!("{}: {e}", base.shown()))?;
     qsrc.before_data().map_err(|e| format!("{}: {e}", quant.shown()))?;
-    Ok(crate::derive::derive(bsrc.source(), &btensors, qsrc.source(), &qtensors, imatrix.as_ref()))
+    let cancel = limit.as_ref().map(TimeLimit::flag);
+    let results = crate::derive::derive(bsrc.source(), &btensors, qsrc.source(), &qtensors, imatrix.as_ref(), cancel);
+    match &limit {
+        Some(l) if l.passed() => Err(format!("{}: {}", quant.shown(), l.message())),
+        _ => Ok(results),
+    }
 }
 
 /// One model to hash: its name in the output (the first shard's for a
@@ -156,18 +170,22 @@ pub fn hash_target(
     opts: &HashOptions,
     opener: Option<&dyn UrlOpener>,
     progress: Option<&dyn ScanProgress>,
+    limit: Option<Duration>,
 ) -> Result<ModelDigests, String> {
     if let Some(why) = &target.refused {
         return Err(format!("{}: {why}", target.name));
     }
-    // A split set named by URL: one deadline for all its shards.
-    let deadline = match opener {
+    let limit = limit.map(TimeLimit::start);
+    // A split set named by URL: one deadline for all its shards; and the
+    // time limit's.
+    let set_deadline = match opener {
         Some(o) if target.files.len() > 1 && target.files.iter().any(|f| f.url().is_some()) => {
             let now = Instant::now();
             Some(now.checked_add(o.file_deadline()).unwrap_or(now))
         }
         _ => None,
     };
+    let deadline = [set_deadline, limit.as_ref().map(TimeLimit::deadline)].into_iter().flatten().min();
     let mut sources = Vec::with_capacity(target.files.len());
     for f in &target.files {
         let shown = f.shown();
@@ -194,7 +212,11 @@ pub fn hash_target(
             b.inc(n);
         }
     };
-    let digests = crate::hash::hash_model(&parts, opts, &inc, None).map_err(|e| format!("{}: {e}", target.name));
+    let cancel = limit.as_ref().map(TimeLimit::flag);
+    let digests = crate::hash::hash_model(&parts, opts, &inc, cancel).map_err(|e| match &limit {
+        Some(l) if l.passed() => format!("{}: {}", target.name, l.message()),
+        _ => format!("{}: {e}", target.name),
+    });
     if let Some(b) = &bar {
         b.finish();
     }
@@ -214,7 +236,7 @@ pub fn model_digests(
         .into_iter()
         .next()
         .ok_or_else(|| format!("{}: nothing to hash", input.shown()))?;
-    let digests = hash_target(&target, opts, opener, None)?;
+    let digests = hash_target(&target, opts, opener, None, None)?;
     Ok((target.name, digests))
 }
 
@@ -239,12 +261,61 @@ mod tests {
         assert_eq!(hash_targets(&[shard(1), shard(0)], true).len(), 2);
     }
 
+    /// The sample's bytes, each read taking `delay`.
+    #[derive(Debug)]
+    struct Slow {
+        bytes: Vec<u8>,
+        delay: Duration,
+    }
+
+    impl ByteSource for Slow {
+        fn len(&self) -> u64 {
+            u64::try_from(self.bytes.len()).unwrap_or(0)
+        }
+
+        fn read_exact_at(&self, offset: u64, buf: &mut [u8]) -> Result<(), crate::io::ReadError> {
+            std::thread::sleep(self.delay);
+            crate::io::SliceSource(&self.bytes).read_exact_at(offset, buf)
+        }
+    }
+
+    fn slow_sample(delay: Duration) -> Input {
+        let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../corpus/samples/tiny-llama.gguf");
+        let bytes = std::fs::read(path).unwrap_or_default();
+        Input::Source {
+            name: "slow.gguf".into(),
+            source: super::super::SharedSource(std::sync::Arc::new(Slow { bytes, delay })),
+        }
+    }
+
+    #[test]
+    fn hash_and_derive_stop_at_their_time_limit() {
+        let opts = HashOptions { algos: crate::hash::Algos::DEFAULT, per_tensor: false };
+        let input = slow_sample(Duration::from_millis(300));
+        let target = hash_targets(std::slice::from_ref(&input), true).remove(0);
+        // Each read takes 300 ms: a limit of 100 ms has passed before the
+        // data's first batch.
+        let started = Instant::now();
+        let err = hash_target(&target, &opts, None, None, Some(Duration::from_millis(100))).err().unwrap_or_default();
+        assert!(err.contains("timed out after 0.1 s"), "{err}");
+        assert!(started.elapsed() < Duration::from_secs(5), "{:?}", started.elapsed());
+        // Without a limit, or with a generous one, the same model hashes.
+        let fast = slow_sample(Duration::ZERO);
+        let target = hash_targets(std::slice::from_ref(&fast), true).remove(0);
+        assert!(hash_target(&target, &opts, None, None, Some(Duration::from_secs(60))).is_ok());
+        // derive: the quant against itself as base stops too.
+        let err = derive(&input, &input, None, None, Some(Duration::from_millis(100))).err().unwrap_or_default();
+        assert!(err.contains("timed out"), "{err}");
+        let results = derive(&fast, &fast, None, None, Some(Duration::from_secs(60))).unwrap_or_default();
+        assert_eq!(results.len(), 11);
+    }
+
     #[test]
     fn a_missing_shard_is_named_as_the_sets() {
         let shard = |k: u32| Input::Path(PathBuf::from(split_name::shard_name("no/such/dir/m", k, 2)));
         let target = hash_targets(&[shard(0)], false).remove(0);
         let opts = HashOptions { algos: crate::hash::Algos::DEFAULT, per_tensor: false };
-        let err = hash_target(&target, &opts, None, None).err().unwrap_or_default();
+        let err = hash_target(&target, &opts, None, None, None).err().unwrap_or_default();
         assert!(err.contains("shard of the split set"), "{err}");
     }
 

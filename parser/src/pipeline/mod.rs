@@ -203,6 +203,55 @@ pub enum Item<'a> {
     Set(&'a SetReport),
 }
 
+/// A command's time limit (`hash`, `derive`): a flag a timer thread sets
+/// when the limit passes, which the work checks between batches and stops
+/// at; the timer ends when this is dropped. Where no thread can be had
+/// (a browser), [`TimeLimit::passed`] still tells by the clock.
+#[derive(Debug)]
+pub struct TimeLimit {
+    flag: Arc<AtomicBool>,
+    limit: Duration,
+    deadline: Instant,
+    _stop: mpsc::Sender<()>,
+}
+
+impl TimeLimit {
+    /// Starts the clock.
+    pub fn start(limit: Duration) -> TimeLimit {
+        let flag = Arc::new(AtomicBool::new(false));
+        let (stop, stopped) = mpsc::channel::<()>();
+        let set = Arc::clone(&flag);
+        let _ = std::thread::Builder::new().name("time-limit".into()).spawn(move || {
+            // Dropped before the limit: the sender is gone, nothing to do.
+            if let Err(mpsc::RecvTimeoutError::Timeout) = stopped.recv_timeout(limit) {
+                set.store(true, Ordering::Relaxed);
+            }
+        });
+        let now = Instant::now();
+        TimeLimit { flag, limit, deadline: now.checked_add(limit).unwrap_or(now), _stop: stop }
+    }
+
+    /// The flag the work checks (set when the limit passed).
+    pub fn flag(&self) -> &AtomicBool {
+        &self.flag
+    }
+
+    /// When the limit passes.
+    pub fn deadline(&self) -> Instant {
+        self.deadline
+    }
+
+    /// Whether the limit has passed.
+    pub fn passed(&self) -> bool {
+        self.flag.load(Ordering::Relaxed) || Instant::now() >= self.deadline
+    }
+
+    /// What is said of work the limit stopped.
+    pub fn message(&self) -> String {
+        format!("timed out after {} s (the time limit, --timeout); gave up", self.limit.as_secs_f64())
+    }
+}
+
 /// Validates one input under the time limit: a worker thread when there is
 /// one (told to stop when the limit passes, then abandoned: a read blocked
 /// in the kernel cannot be interrupted, but it cannot keep the process
