@@ -5,7 +5,7 @@ use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand};
 
-use crate::values::{ColorArg, Format, ProfileArg, RulesFormat};
+use crate::values::{ColorArg, FormatArg, ProfileArg, RulesFormat};
 
 pub const AFTER_HELP: &str = "\
 Examples:
@@ -328,8 +328,8 @@ pub struct ValidateArgs {
     #[arg(long, value_name = "FILE")]
     pub write_baseline: Option<PathBuf>,
     /// Output format.
-    #[arg(long, value_enum, default_value_t = Format::Human)]
-    pub format: Format,
+    #[arg(long, value_enum, default_value = "human")]
+    pub format: FormatArg,
     /// Treat warnings as errors.
     #[arg(long)]
     pub deny_warnings: bool,

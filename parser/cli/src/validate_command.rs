@@ -148,7 +148,7 @@ pub fn run(args: &ValidateArgs, matches: &clap::ArgMatches) -> u8 {
     let pipeline =
         Pipeline { settings, config, baseline, collect_baseline: args.write_baseline.is_some(), ..Pipeline::default() };
     let side = SideOutputs { sarif: args.output_sarif.clone(), junit: args.output_junit.clone() };
-    let mut out = match Stream::begin(args.format.into(), profile, Style::new(color), side, args.quiet) {
+    let mut out = match Stream::begin(args.format.0, profile, Style::new(color), side, args.quiet) {
         Ok(o) => o,
         Err(e) => return report_io(Err(e)),
     };

@@ -14,33 +14,19 @@ pub enum ProfileArg {
     Ggml,
 }
 
-#[derive(Clone, Copy, Debug, ValueEnum, PartialEq, Eq)]
-pub enum Format {
-    /// Verdict, summary and diagnostics for people.
-    Human,
-    /// One JSON document for machines (written as files finish).
-    Json,
-    /// One JSON object per file per line, as each file finishes.
-    Jsonl,
-    /// SARIF 2.1.0 (code-scanning dashboards), one run, written at the end.
-    Sarif,
-    /// JUnit XML (CI test tabs): one test case per file, written at the end.
-    Junit,
-    /// GitHub Actions annotations: one workflow command per finding.
-    Github,
-}
+/// `--format`: one of the library's output formats, named and described
+/// by it (`gguf_validate::output::Format`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct FormatArg(pub gguf_validate::output::Format);
 
-impl From<Format> for gguf_validate::output::Format {
-    fn from(f: Format) -> Self {
-        use gguf_validate::output::Format as Out;
-        match f {
-            Format::Human => Out::Human,
-            Format::Json => Out::Json,
-            Format::Jsonl => Out::Jsonl,
-            Format::Sarif => Out::Sarif,
-            Format::Junit => Out::Junit,
-            Format::Github => Out::Github,
-        }
+impl ValueEnum for FormatArg {
+    fn value_variants<'a>() -> &'a [Self] {
+        static ALL: std::sync::OnceLock<Vec<FormatArg>> = std::sync::OnceLock::new();
+        ALL.get_or_init(|| gguf_validate::output::Format::ALL.into_iter().map(FormatArg).collect())
+    }
+
+    fn to_possible_value(&self) -> Option<clap::builder::PossibleValue> {
+        Some(clap::builder::PossibleValue::new(self.0.name()).help(self.0.about()))
     }
 }
 

@@ -24,20 +24,20 @@ use serde::Serialize;
 
 pub use human::{Style, human_size};
 
-/// An output format.
+/// An output format ([`Format::about`] says what each is).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Format {
-    /// Verdict, summary and diagnostics for people.
+    /// For people.
     Human,
-    /// One JSON document for machines (written as files finish).
+    /// One JSON document.
     Json,
-    /// One JSON object per file per line, as each file finishes.
+    /// JSON Lines.
     Jsonl,
-    /// SARIF 2.1.0 (code-scanning dashboards), one run, written at the end.
+    /// SARIF 2.1.0.
     Sarif,
-    /// JUnit XML (CI test tabs): one test case per file, written at the end.
+    /// JUnit XML.
     Junit,
-    /// GitHub Actions annotations: one workflow command per finding.
+    /// GitHub Actions annotations.
     Github,
 }
 
@@ -45,6 +45,18 @@ impl Format {
     /// Every format.
     pub const ALL: [Format; 6] =
         [Format::Human, Format::Json, Format::Jsonl, Format::Sarif, Format::Junit, Format::Github];
+
+    /// What it is, in a line (`--help`).
+    pub fn about(self) -> &'static str {
+        match self {
+            Format::Human => "Verdict, summary and diagnostics for people",
+            Format::Json => "One JSON document for machines (written as files finish)",
+            Format::Jsonl => "One JSON object per file per line, as each file finishes",
+            Format::Sarif => "SARIF 2.1.0 (code-scanning dashboards), one run, written at the end",
+            Format::Junit => "JUnit XML (CI test tabs): one test case per file, written at the end",
+            Format::Github => "GitHub Actions annotations: one workflow command per finding",
+        }
+    }
 
     /// Its name on the command line (`--format NAME`).
     pub fn name(self) -> &'static str {
