@@ -7,7 +7,7 @@ port, so another origin: the token must never reach it) that serves the
 bytes with range requests. Faults are set per file: a 404, a 429 with
 `Retry-After` the first times, a stall, a latency added to every request;
 and faults that last until the hub is `healthy` again (a CDN in trouble):
-`head503` and `head_reset` on the hub's `resolve`, `range503`,
+`head503`, `head_reset` and `head_stall` on the hub's `resolve`, `range503`,
 `range_reset` and `range_stall` on the content's range reads, and a
 listing whose pages from `listing_fails_from` on answer 500.
 Everything is counted: requests per path, content bytes sent per SHA-256,
@@ -44,7 +44,7 @@ class HubFile:
     sha256: str
     size: int
     #: "404", "429" (the first `fault_count` requests), "stall", "500";
-    #: until the hub is healthy: "head503", "head_reset", "range_reset",
+    #: until the hub is healthy: "head503", "head_reset", "head_stall", "range_reset",
     #: "range_stall";
     #: "range503" (its content's range reads answer 503, the first
     #: `fault_count` of them; the HEAD works: a CDN in trouble).
@@ -215,6 +215,11 @@ def _handler(hub: FakeHub, role: str) -> type[BaseHTTPRequestHandler]:
                 return self._send(503, b"the hub is having a moment", head=head)
             if f.fault == "head_reset" and not hub.healthy:
                 return self._reset()
+            if f.fault == "head_stall" and not hub.healthy:
+                deadline = time.monotonic() + STALL_SECONDS
+                while not hub.healthy and time.monotonic() < deadline:
+                    time.sleep(0.05)
+                return self._send(504, b"", head=head)
             location = f"{hub.cdn_url}/cdn/{f.sha256}?sig=secret-signature"
             self._send(
                 302,

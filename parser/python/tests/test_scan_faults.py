@@ -1,7 +1,7 @@
 """Faults a hub really has, injected into the loopback fake hub
 (tests/fakehub.py), under each engine (local, and Ray with a real local
-cluster): `503` and connection resets on the hub's `resolve` (the HEAD) and
-on the content's range reads, range reads that stall, a listing that fails
+cluster): `503`, connection resets and stalls on the hub's `resolve` (the
+HEAD) and on the content's range reads, a listing that fails
 mid-way, the scan killed with SIGKILL at a random moment, a Ray worker
 killed mid-batch. After the faulted run and at most one rerun on a healthy
 hub, every URL has exactly one current row, its rows are its attempts (none
@@ -45,7 +45,7 @@ COPIES = 4
 TIMEOUT = 2.0
 
 #: The faults that last until the hub is healthy, by where they strike.
-FAULTS = ["head503", "head_reset", "range503", "range_reset", "range_stall"]
+FAULTS = ["head503", "head_reset", "head_stall", "range503", "range_reset", "range_stall"]
 
 TABLE = Path(os.environ.get("GGUF_VALIDATE_FAULT_TABLE", ROOT / "target" / "scan-faults.md"))
 _rows: list[str] = []
