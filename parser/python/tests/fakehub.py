@@ -189,6 +189,14 @@ def _handler(hub: FakeHub, role: str) -> type[BaseHTTPRequestHandler]:
             self.close_connection = True
             self.connection.close()
 
+        def _stall_until_healthy(self, head: bool) -> None:
+            """Answers nothing until the hub is healthy (at most
+            `STALL_SECONDS`), then a 504."""
+            deadline = time.monotonic() + STALL_SECONDS
+            while not hub.healthy and time.monotonic() < deadline:
+                time.sleep(0.05)
+            self._send(504, b"", head=head)
+
         def _hub(self, path: str, head: bool) -> None:
             if path == "/api/models":
                 return self._listing()
@@ -216,10 +224,7 @@ def _handler(hub: FakeHub, role: str) -> type[BaseHTTPRequestHandler]:
             if f.fault == "head_reset" and not hub.healthy:
                 return self._reset()
             if f.fault == "head_stall" and not hub.healthy:
-                deadline = time.monotonic() + STALL_SECONDS
-                while not hub.healthy and time.monotonic() < deadline:
-                    time.sleep(0.05)
-                return self._send(504, b"", head=head)
+                return self._stall_until_healthy(head)
             location = f"{hub.cdn_url}/cdn/{f.sha256}?sig=secret-signature"
             self._send(
                 302,
@@ -267,10 +272,7 @@ def _handler(hub: FakeHub, role: str) -> type[BaseHTTPRequestHandler]:
             if rng is not None and not hub.healthy and f.fault == "range_reset":
                 return self._reset()
             if rng is not None and not hub.healthy and f.fault == "range_stall":
-                deadline = time.monotonic() + STALL_SECONDS
-                while not hub.healthy and time.monotonic() < deadline:
-                    time.sleep(0.05)
-                return self._send(504, b"", head=head)
+                return self._stall_until_healthy(head)
             if rng is not None and f.fault == "range503" and not hub.healthy:
                 with hub.lock:
                     hub.hits[f"cdn {f.sha256}"] += 1

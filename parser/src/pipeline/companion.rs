@@ -83,8 +83,14 @@ pub fn find(input: &Input, settings: &Settings) -> Companions {
         Ok(s) => s,
         Err(why) => return Companions { none_because: Some(why), ..Companions::default() },
     };
-    let models =
-        siblings.into_iter().filter_map(|p| facts(&Input::Path(p), settings).ok().flatten()).collect::<Vec<_>>();
+    let siblings: Vec<Input> = siblings.into_iter().map(Input::Path).collect();
+    models_among(siblings.iter(), settings)
+}
+
+/// The models among a folder's other files, in order, as found beside the
+/// input (not named with `--with`).
+fn models_among<'a>(candidates: impl Iterator<Item = &'a Input>, settings: &Settings) -> Companions {
+    let models = candidates.filter_map(|f| facts(f, settings).ok().flatten()).collect::<Vec<_>>();
     let none_because = models.is_empty().then(|| NO_MODEL_IN_FOLDER.to_string());
     Companions { models, given: false, none_because }
 }
@@ -98,9 +104,7 @@ fn from_folder(input: &Input, folder: &[Input], settings: &Settings) -> Companio
         return Companions { none_because: Some(collection_note()), ..Companions::default() };
     }
     others.sort_by_key(|f| f.shown());
-    let models = others.into_iter().filter_map(|f| facts(f, settings).ok().flatten()).collect::<Vec<_>>();
-    let none_because = models.is_empty().then(|| NO_MODEL_IN_FOLDER.to_string());
-    Companions { models, given: false, none_because }
+    models_among(others.into_iter(), settings)
 }
 
 const NO_MODEL_IN_FOLDER: &str = "no model in the same folder (name it with --with MODEL)";

@@ -122,6 +122,16 @@ struct Pieces {
 }
 
 impl Pieces {
+    /// The length of a read of `len` bytes at `offset`, when they lie inside
+    /// the source (a read past its end fails as a file's would).
+    fn within(&self, offset: u64, len: usize) -> Result<u64, ReadError> {
+        let len = u64::try_from(len).unwrap_or(u64::MAX);
+        match offset.checked_add(len) {
+            Some(end) if end <= self.len => Ok(len),
+            _ => Err(ReadError::Shrunk { offset, len, opened_len: self.len }),
+        }
+    }
+
     fn lock(&self) -> std::sync::MutexGuard<'_, Held> {
         self.held.lock().unwrap_or_else(PoisonError::into_inner)
     }
@@ -133,10 +143,7 @@ impl ByteSource for Pieces {
     }
 
     fn read_exact_at(&self, offset: u64, buf: &mut [u8]) -> Result<(), ReadError> {
-        let len = u64::try_from(buf.len()).unwrap_or(u64::MAX);
-        if offset.checked_add(len).is_none_or(|end| end > self.len) {
-            return Err(ReadError::Shrunk { offset, len, opened_len: self.len });
-        }
+        let len = self.within(offset, buf.len())?;
         let mut held = self.lock();
         if held.copy(offset, buf) {
             return Ok(());
@@ -161,10 +168,7 @@ impl ByteSource for Pieces {
     }
 
     fn read_optional_at(&self, offset: u64, buf: &mut [u8]) -> Result<bool, ReadError> {
-        let len = u64::try_from(buf.len()).unwrap_or(u64::MAX);
-        if offset.checked_add(len).is_none_or(|end| end > self.len) {
-            return Err(ReadError::Shrunk { offset, len, opened_len: self.len });
-        }
+        let len = self.within(offset, buf.len())?;
         let mut held = self.lock();
         if held.copy(offset, buf) {
             return Ok(true);

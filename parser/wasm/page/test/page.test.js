@@ -8,7 +8,7 @@ import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { createServer } from 'node:http';
 import { execFileSync } from 'node:child_process';
-import { readFileSync, copyFileSync, mkdirSync, openSync, writeSync, ftruncateSync, closeSync, existsSync, rmSync } from 'node:fs';
+import { readFileSync, writeFileSync, copyFileSync, mkdirSync, openSync, writeSync, ftruncateSync, closeSync, existsSync, rmSync } from 'node:fs';
 import { join, dirname, extname, normalize } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { createRequire } from 'node:module';
@@ -179,6 +179,6 @@ test('a URL on a server that sends CORS headers is validated; one that does not 
 });
 
 function writeArtifact(name, value) {
-  execFileSync('mkdir', ['-p', artifacts]);
-  execFileSync('tee', [join(artifacts, name)], { input: JSON.stringify(value, null, 1) });
+  mkdirSync(artifacts, { recursive: true });
+  writeFileSync(join(artifacts, name), JSON.stringify(value, null, 1));
 }
