@@ -1,9 +1,9 @@
 //! Small helpers for writing cases: a valid base file and byte patching.
 
-use gguf_validate::types::{GgmlType, ValueType};
-use gguf_validate::write::{GgufModel, OwnedTensor, OwnedValue};
+use gguf_validate_core::types::{GgmlType, ValueType};
+use gguf_validate_core::write::{GgufModel, OwnedTensor, OwnedValue};
 
-pub use gguf_validate::write::{GgufModel as Model, OwnedValue as V};
+pub use gguf_validate_core::write::{GgufModel as Model, OwnedValue as V};
 
 /// A valid little-endian v3 file: `general.architecture = "plain"` (an architecture llama.cpp does not know, so model rules report "not checked") and one
 /// F32 tensor `t` of 8 elements. 160 bytes: header 24, key/value 45,

@@ -22,7 +22,7 @@ pub mod web;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-use gguf_validate::rules::Profile;
+use gguf_validate_core::rules::Profile;
 use serde::{Deserialize, Serialize};
 
 /// What a reader must do with a file.

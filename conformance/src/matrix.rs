@@ -145,9 +145,9 @@ pub const CASE_DIRS: [&str; 7] = ["gguf", "gguf-py", "regressions", "legacy", "s
 /// The offset of the first finding of `rules` (else the first error) that
 /// `strict` reports on `path`.
 fn offset_of(path: &Path, rules: &[String]) -> Option<u64> {
-    use gguf_validate::rules::{Level, Profile};
+    use gguf_validate_core::rules::{Level, Profile};
     let bytes = std::fs::read(path).ok()?;
-    let report = gguf_validate::validate_bytes(&bytes, &gguf_validate::Options::new(Profile::Strict));
+    let report = gguf_validate_core::validate_bytes(&bytes, &gguf_validate_core::Options::new(Profile::Strict));
     let named = report.diagnostics.iter().find(|d| rules.iter().any(|r| r == d.rule.id()));
     named.or_else(|| report.diagnostics.iter().find(|d| d.severity == Level::Error)).map(|d| d.offset)
 }

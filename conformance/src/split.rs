@@ -11,7 +11,7 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-use gguf_validate::write::GgufModel;
+use gguf_validate_core::write::GgufModel;
 use serde::{Deserialize, Serialize};
 
 use crate::build::{V, drop_kv, set_kv, tiny_llama};

@@ -628,9 +628,9 @@ mod tests {
         for (case, file) in &cases {
             assert!(case.class.starts_with("probe: ") && case.id.starts_with("probe/"), "{case:?}");
             let bytes = std::fs::read(file).expect("written");
-            let r = gguf_validate::validate_bytes(
+            let r = gguf_validate_core::validate_bytes(
                 &bytes,
-                &gguf_validate::Options::new(gguf_validate::rules::Profile::Spec),
+                &gguf_validate_core::Options::new(gguf_validate_core::rules::Profile::Spec),
             );
             assert!(r.valid, "{}: {:?}", case.id, r.diagnostics);
         }
@@ -641,8 +641,10 @@ mod tests {
     fn a_wrapped_template_is_a_valid_file_with_that_template() {
         let t = "{% for m in messages %}{{ m['content'] }}{% endfor %}";
         let bytes = wrap_template(t);
-        let r =
-            gguf_validate::validate_bytes(&bytes, &gguf_validate::Options::new(gguf_validate::rules::Profile::Strict));
+        let r = gguf_validate_core::validate_bytes(
+            &bytes,
+            &gguf_validate_core::Options::new(gguf_validate_core::rules::Profile::Strict),
+        );
         assert!(r.valid, "{:?}", r.diagnostics);
         assert!(bytes.windows(t.len()).any(|w| w == t.as_bytes()));
     }

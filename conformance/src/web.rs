@@ -91,7 +91,7 @@ pub fn data(root: &Path, m: &Matrix, t: Option<&TemplateMatrix>, writers: Option
         .iter()
         .map(|row| {
             for id in &row.file.rules {
-                if let Some(rule) = gguf_validate::rules::RuleId::from_id(id).map(|r| r.rule()) {
+                if let Some(rule) = gguf_validate_core::rules::RuleId::from_id(id).map(|r| r.rule()) {
                     rules
                         .entry(id.clone())
                         .or_insert_with(|| json!({"description": rule.description, "citation": rule.citation}));

@@ -4,10 +4,10 @@
 use std::collections::BTreeSet;
 
 use gguf_conformance::{Verdict, all_cases};
-use gguf_validate::rules::{Group, Level, Profile, RULES, RuleId};
-use gguf_validate::{Options, Report, validate_bytes};
+use gguf_validate_core::rules::{Group, Level, Profile, RULES, RuleId};
+use gguf_validate_core::{Options, Report, validate_bytes};
 
-fn reported(report: &gguf_validate::Report) -> BTreeSet<String> {
+fn reported(report: &gguf_validate_core::Report) -> BTreeSet<String> {
     // Suppressed findings are counted per rule; listed ones carry the id.
     let mut ids: BTreeSet<String> = report.diagnostics.iter().map(|d| d.rule.to_string()).collect();
     ids.extend(report.suppressed.keys().map(|k| k.to_string()));
@@ -204,11 +204,11 @@ fn case_names_are_unique_and_rules_exist() {
 /// Rules of the GGUF catalogue that no corpus case breaks, and why. (The
 /// `rwkv` and `legacy` groups have their own corpus in corpus/legacy/; the
 /// `data` group runs only with `--check-data`, like llama.cpp
-/// `--check-tensors`, and is tested by parser/tests/check_data.rs.)
+/// `--check-tensors`, and is tested by parser/core/tests/check_data.rs.)
 const NOT_IN_CORPUS: &[(&str, &str)] = &[
     (
         "size-32-bit",
-        "needs a tensor of 4 GiB of data; parser/tests/pairing.rs breaks it (2^32 bytes) and holds its boundary (2^32 - 32) on sparse files; the wrapping cases of the corpus (data-size-overflow) report it too",
+        "needs a tensor of 4 GiB of data; parser/core/tests/pairing.rs breaks it (2^32 bytes) and holds its boundary (2^32 - 32) on sparse files; the wrapping cases of the corpus (data-size-overflow) report it too",
     ),
     (
         "projector-text-width",
@@ -216,18 +216,18 @@ const NOT_IN_CORPUS: &[(&str, &str)] = &[
     ),
     (
         "adapter-base-tensor",
-        "needs an adapter and its base: corpus/models/lora (an adapter for a 4-layer llama against a 2-layer one; conformance/tests/llama_models.rs) and parser/tests/pairing.rs",
+        "needs an adapter and its base: corpus/models/lora (an adapter for a 4-layer llama against a 2-layer one; conformance/tests/llama_models.rs) and parser/core/tests/pairing.rs",
     ),
     (
         "adapter-base-shape",
-        "needs an adapter and its base: corpus/models/lora (an adapter for a wider llama; conformance/tests/llama_models.rs) and parser/tests/pairing.rs",
+        "needs an adapter and its base: corpus/models/lora (an adapter for a wider llama; conformance/tests/llama_models.rs) and parser/core/tests/pairing.rs",
     ),
     (
         "control-vector-width",
-        "needs a control vector and its base: parser/tests/pairing.rs breaks it and holds its boundary",
+        "needs a control vector and its base: parser/core/tests/pairing.rs breaks it and holds its boundary",
     ),
-    ("string-length-limit", "needs a string over 1 GiB; parser/tests/limits.rs builds one in memory"),
-    ("array-length-limit", "needs an array over 2^30 elements; parser/tests/limits.rs builds one in memory"),
+    ("string-length-limit", "needs a string over 1 GiB; parser/core/tests/limits.rs builds one in memory"),
+    ("array-length-limit", "needs an array over 2^30 elements; parser/core/tests/limits.rs builds one in memory"),
     (
         "metadata-limit",
         "needs metadata past this tool's caps (256 MiB by default); parser/cli/tests/metadata_limits.rs breaks each cap at its boundary in memory and with sparse files",
@@ -367,11 +367,11 @@ fn the_layout_of_the_validations_parse_is_a_second_parses() {
     let (mut kept, mut with_tensors) = (0usize, 0usize);
     for path in &files {
         let bytes = std::fs::read(path).expect("read");
-        let src = gguf_validate::io::SliceSource(&bytes);
-        let plain = gguf_validate::validate_source(&src, &Options::default()).expect("in memory");
+        let src = gguf_validate_core::io::SliceSource(&bytes);
+        let plain = gguf_validate_core::validate_source(&src, &Options::default()).expect("in memory");
         let asked = Options { want_layout: true, ..Options::default() };
-        let mut with = gguf_validate::validate_source(&src, &asked).expect("in memory");
-        let second = gguf_validate::validate::layout(&with.metadata, src.0.len() as u64);
+        let mut with = gguf_validate_core::validate_source(&src, &asked).expect("in memory");
+        let second = gguf_validate_core::validate::layout(&with.metadata, src.0.len() as u64);
         if let Some(l) = &with.report.layout {
             assert_eq!(*l, second, "{}", path.display());
             kept += 1;

@@ -9,8 +9,8 @@
 //! their reason (a stale entry fails the test too).
 use std::path::Path;
 
-use gguf_validate::rules::Profile;
-use gguf_validate::{Options, validate_bytes};
+use gguf_validate_core::rules::Profile;
+use gguf_validate_core::{Options, validate_bytes};
 
 /// Files where strict deliberately disagrees with a full load.
 const EXCEPTIONS: &[(&str, &str)] = &[
@@ -60,7 +60,7 @@ struct Judged {
 fn judge(
     dir: &Path,
     exceptions: &[(&str, &str)],
-    extra: impl Fn(&serde_json::Value, &str, &gguf_validate::Report, &mut Vec<String>),
+    extra: impl Fn(&serde_json::Value, &str, &gguf_validate_core::Report, &mut Vec<String>),
 ) -> Judged {
     let manifest: serde_json::Value =
         serde_json::from_slice(&std::fs::read(dir.join("manifest.json")).expect("manifest")).expect("json");
@@ -232,7 +232,7 @@ fn strict_agrees_with_llama_cpp_on_every_converter_output() {
 /// through the pipeline with its companion (`with`: the text model of a
 /// projector, the base of an adapter) named as `--with` names it.
 fn judge_paired(folder: &str) -> (usize, usize, Vec<String>) {
-    use gguf_validate::pipeline::{Input, Pipeline, Settings};
+    use gguf_validate_core::pipeline::{Input, Pipeline, Settings};
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../corpus/models").join(folder);
     let manifest: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(dir.join("manifest.json")).unwrap()).unwrap();
@@ -249,7 +249,7 @@ fn judge_paired(folder: &str) -> (usize, usize, Vec<String>) {
         let errors: Vec<String> = report
             .diagnostics
             .iter()
-            .filter(|d| d.severity == gguf_validate::Level::Error)
+            .filter(|d| d.severity == gguf_validate_core::Level::Error)
             .map(|d| format!("{} {}", d.rule.id(), d.message))
             .collect();
         let shown = format!("{folder}/{file} with {:?}", m["with"]);

@@ -6,13 +6,13 @@ use std::collections::BTreeSet;
 
 use gguf_conformance::Verdict;
 use gguf_conformance::split::{check_split, split_cases, split_dir};
-use gguf_validate::io::{ByteSource, SliceSource};
-use gguf_validate::rules::{Level, Profile, RuleId};
-use gguf_validate::split_set::validate_set;
-use gguf_validate::{Options, validate_bytes};
+use gguf_validate_core::io::{ByteSource, SliceSource};
+use gguf_validate_core::rules::{Level, Profile, RuleId};
+use gguf_validate_core::split_set::validate_set;
+use gguf_validate_core::{Options, validate_bytes};
 
 /// Rule ids of a set and its shards (listed or only counted).
-fn rules_of(v: &gguf_validate::split_set::SetValidated) -> BTreeSet<String> {
+fn rules_of(v: &gguf_validate_core::split_set::SetValidated) -> BTreeSet<String> {
     let mut ids: BTreeSet<String> = v.set.diagnostics.iter().map(|d| d.rule.to_string()).collect();
     ids.extend(v.set.suppressed.keys().map(|k| k.to_string()));
     for s in v.shards.iter().flatten() {

@@ -22,7 +22,7 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 CONF = HERE.parent
 WRITERS = [
-    ("own", "gguf-validate write-model (parser/src/write.rs)", "own.toml"),
+    ("own", "gguf-validate write-model (parser/core/src/write.rs)", "own.toml"),
     ("gguf-py", "gguf-py GGUFWriter", "gguf_py.toml"),
     ("gguf-py-all-types", "gguf-py GGUFWriter, every ggml type claimed", "gguf_py-all-types.toml"),
     ("ggml", "ggml gguf_* writer (ctypes)", "ggml_writer.toml"),

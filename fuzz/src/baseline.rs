@@ -18,9 +18,9 @@ use std::collections::BTreeSet;
 use std::sync::OnceLock;
 
 use arbitrary::Unstructured;
-use gguf_validate::config::Baseline;
-use gguf_validate::write::{GgufModel, OwnedValue};
-use gguf_validate::{Options, Profile, Report, validate_bytes};
+use gguf_validate_core::config::Baseline;
+use gguf_validate_core::write::{GgufModel, OwnedValue};
+use gguf_validate_core::{Options, Profile, Report, validate_bytes};
 
 /// Names the reports are applied under (as `render::json_path` gives them:
 /// UTF-8 paths as they are).

@@ -34,9 +34,9 @@ use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 
 use arbitrary::Unstructured;
-use gguf_validate::config::{Config, Origin, SECURITY_RULES, metadata_sha256};
-use gguf_validate::limits::MAX_DIAGNOSTICS_PER_RULE;
-use gguf_validate::{Level, Options, Profile, RULES, Report, RuleId, validate_bytes};
+use gguf_validate_core::config::{Config, Origin, SECURITY_RULES, metadata_sha256};
+use gguf_validate_core::limits::MAX_DIAGNOSTICS_PER_RULE;
+use gguf_validate_core::{Level, Options, Profile, RULES, Report, RuleId, validate_bytes};
 
 /// A civil date: year, month, day.
 type Date = (i32, u32, u32);

@@ -12,8 +12,8 @@
 #![forbid(unsafe_code)]
 
 use arbitrary::{Result, Unstructured};
-use gguf_validate::numerics::{self, NumericsError};
-use gguf_validate::types::{GgmlType, TypeStatus, type_info};
+use gguf_validate_core::numerics::{self, NumericsError};
+use gguf_validate_core::types::{GgmlType, TypeStatus, type_info};
 
 /// The property.
 pub fn run(u: &mut Unstructured<'_>) -> Result<()> {

@@ -10,11 +10,11 @@
 #![forbid(unsafe_code)]
 
 use arbitrary::{Result, Unstructured};
-use gguf_validate::parse;
-use gguf_validate::smith::{self, Config};
-use gguf_validate::types::GgmlType;
-use gguf_validate::write::{GgufModel, OwnedValue};
-use gguf_validate::{Options, validate_bytes};
+use gguf_validate_core::parse;
+use gguf_validate_core::smith::{self, Config};
+use gguf_validate_core::types::GgmlType;
+use gguf_validate_core::write::{GgufModel, OwnedValue};
+use gguf_validate_core::{Options, validate_bytes};
 
 /// The property.
 pub fn run(u: &mut Unstructured<'_>) -> Result<()> {
@@ -43,14 +43,14 @@ pub fn check(cfg: &Config, model: &GgufModel, bytes: &[u8]) {
     assert!(again == bytes, "round trip changed the file ({} -> {} bytes)", bytes.len(), again.len());
     let reparsed = parse::parse_bytes(&again).unwrap_or_else(|| panic!("rewritten file does not parse"));
     assert_eq!(
-        gguf_validate::dump::dump(&parsed, true),
-        gguf_validate::dump::dump(&reparsed, true),
+        gguf_validate_core::dump::dump(&parsed, true),
+        gguf_validate_core::dump::dump(&reparsed, true),
         "dump JSON differs after the round trip"
     );
     assert_eq!(back.tensors, model.tensors, "tensors differ after the round trip");
 }
 
-fn check_summary(cfg: &Config, model: &GgufModel, s: &gguf_validate::report::Summary) {
+fn check_summary(cfg: &Config, model: &GgufModel, s: &gguf_validate_core::report::Summary) {
     let n = |x: usize| Some(u64::try_from(x).unwrap_or(u64::MAX));
     assert_eq!(s.tensor_count, n(model.tensors.len()));
     assert_eq!(s.kv_count, n(model.kvs.len()));

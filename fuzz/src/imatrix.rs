@@ -1,4 +1,4 @@
-//! Any bytes through [`gguf_validate::imatrix::Imatrix::read`], the reader of
+//! Any bytes through [`gguf_validate_core::imatrix::Imatrix::read`], the reader of
 //! llama.cpp importance-matrix files (GGUF and legacy `.dat`).
 //!
 //! - no panic, and the same answer twice;
@@ -9,8 +9,8 @@
 //!   `n_per_row · n_expert` values.
 #![forbid(unsafe_code)]
 
-use gguf_validate::imatrix::{Imatrix, Lookup};
-use gguf_validate::io::MemSource;
+use gguf_validate_core::imatrix::{Imatrix, Lookup};
+use gguf_validate_core::io::MemSource;
 
 /// The property.
 pub fn run(data: &[u8]) {
@@ -39,8 +39,8 @@ pub fn run(data: &[u8]) {
 
 /// Legacy and GGUF imatrix files to start the smoke test from.
 pub fn seeds() -> Vec<Vec<u8>> {
-    use gguf_validate::types::{GgmlType, ValueType};
-    use gguf_validate::write::{GgufModel, OwnedTensor, OwnedValue};
+    use gguf_validate_core::types::{GgmlType, ValueType};
+    use gguf_validate_core::write::{GgufModel, OwnedTensor, OwnedValue};
     let mut legacy = 2i32.to_le_bytes().to_vec();
     for (name, ncall, values) in [("blk.0.attn_q.weight", 3i32, vec![1.5f32; 8]), ("x", 0, vec![2.0; 4])] {
         legacy.extend_from_slice(&i32::try_from(name.len()).unwrap_or(0).to_le_bytes());
@@ -78,7 +78,7 @@ mod tests {
     fn seeds_are_read() {
         for s in seeds() {
             let m = Imatrix::read(&MemSource(s)).unwrap();
-            assert_eq!(m.entries.len(), 2 - usize::from(m.format == gguf_validate::imatrix::ImatrixFormat::Gguf));
+            assert_eq!(m.entries.len(), 2 - usize::from(m.format == gguf_validate_core::imatrix::ImatrixFormat::Gguf));
         }
     }
 

@@ -8,8 +8,8 @@
 //! than the file has, so the loop always terminates.
 #![forbid(unsafe_code)]
 
-use gguf_validate::io::SliceSource;
-use gguf_validate::{NeedMoreData, Options, Profile, validate_bytes, validate_prefix, validate_source};
+use gguf_validate_core::io::SliceSource;
+use gguf_validate_core::{NeedMoreData, Options, Profile, validate_bytes, validate_prefix, validate_source};
 
 /// The property.
 pub fn run(data: &[u8]) {
@@ -61,7 +61,7 @@ fn fnv1a(data: &[u8]) -> u64 {
 
 #[cfg(test)]
 mod tests {
-    use gguf_validate::{Options, validate_prefix};
+    use gguf_validate_core::{Options, validate_prefix};
 
     /// Fuzz finding: a GGUF v1 prefix longer than its 16-byte header was
     /// answered with `NeedMoreData(16)` again and again.

@@ -120,7 +120,7 @@ pub fn test_n_times(n: u32, run: impl Fn(&mut Unstructured<'_>) -> arbitrary::Re
 /// (valid under some profile), single-fault mutants and raw random bytes,
 /// in turn.
 pub fn smoke_files(n: u32) -> Vec<Vec<u8>> {
-    use gguf_validate::smith;
+    use gguf_validate_core::smith;
     let mut rng = SplitMix(smoke_seed() ^ 0x5eed);
     let mut out = Vec::new();
     for i in 0..n {

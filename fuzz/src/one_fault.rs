@@ -1,5 +1,5 @@
 //! A strict-valid generated file with exactly one fault injected
-//! ([`gguf_validate::smith::mutate`]) is rejected under `strict` with the
+//! ([`gguf_validate_core::smith::mutate`]) is rejected under `strict` with the
 //! rule the fault targets, and with no error outside the fault's known
 //! consequences. Faults documented as harmless (an upper-case key, bytes
 //! appended, version 2) must leave the file valid and raise their warning
@@ -8,8 +8,8 @@
 #![forbid(unsafe_code)]
 
 use arbitrary::{Result, Unstructured};
-use gguf_validate::smith::{self, Config, mutate};
-use gguf_validate::{Options, Profile, validate_bytes};
+use gguf_validate_core::smith::{self, Config, mutate};
+use gguf_validate_core::{Options, Profile, validate_bytes};
 
 /// The property.
 pub fn run(u: &mut Unstructured<'_>) -> Result<()> {

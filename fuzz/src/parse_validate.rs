@@ -13,9 +13,9 @@
 //!   byte (`GgufModel::from_parsed` then `to_bytes`).
 #![forbid(unsafe_code)]
 
-use gguf_validate::parse::{self, Parsed, Value};
-use gguf_validate::write::GgufModel;
-use gguf_validate::{Level, Options, Profile, Report, RuleId, validate_bytes};
+use gguf_validate_core::parse::{self, Parsed, Value};
+use gguf_validate_core::write::GgufModel;
+use gguf_validate_core::{Level, Options, Profile, Report, RuleId, validate_bytes};
 
 /// The property.
 pub fn run(data: &[u8]) {
@@ -33,7 +33,7 @@ pub fn run(data: &[u8]) {
     }
     if let Some(parsed) = parse::parse_bytes(data) {
         drain(&parsed);
-        let _ = gguf_validate::dump::dump(&parsed, true);
+        let _ = gguf_validate_core::dump::dump(&parsed, true);
         if strict_valid {
             let back = GgufModel::from_parsed(&parsed, data).to_bytes();
             assert!(
@@ -103,7 +103,7 @@ fn drain_value(v: &Value<'_>) {
             n += 1;
         }
         assert_eq!(n, a.len, "array at {} yields {n} of its {} elements", a.offset, a.len);
-        if a.elem_type == gguf_validate::types::ValueType::String {
+        if a.elem_type == gguf_validate_core::types::ValueType::String {
             assert_eq!(a.strings().count() as u64, a.len);
         }
     }

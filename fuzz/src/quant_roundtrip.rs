@@ -25,8 +25,8 @@
 #![forbid(unsafe_code)]
 
 use arbitrary::{Result, Unstructured};
-use gguf_validate::numerics::{self, NumericsError};
-use gguf_validate::types::GgmlType;
+use gguf_validate_core::numerics::{self, NumericsError};
+use gguf_validate_core::types::GgmlType;
 
 /// The property.
 pub fn run(u: &mut Unstructured<'_>) -> Result<()> {

@@ -22,8 +22,8 @@
 
 use std::time::{Duration, Instant};
 
-use gguf_validate::io::ByteSource;
-use gguf_validate::remote::Url;
+use gguf_validate_core::io::ByteSource;
+use gguf_validate_core::remote::Url;
 use gguf_validate_http::{HttpOptions, scripted};
 
 /// Between two responses of the input.
@@ -84,7 +84,7 @@ pub fn run(data: &[u8]) {
     match client.open(&url) {
         Ok(src) => {
             let len = src.len();
-            match gguf_validate::validate_source(&src, &gguf_validate::Options::default()) {
+            match gguf_validate_core::validate_source(&src, &gguf_validate_core::Options::default()) {
                 Ok(v) => assert!(v.metadata.len() as u64 <= len.max(64)),
                 Err(e) => messages.push(e.to_string()),
             }
@@ -123,8 +123,8 @@ mod tests {
 
     /// A small valid GGUF file.
     fn file() -> Vec<u8> {
-        use gguf_validate::types::GgmlType;
-        use gguf_validate::write::{GgufModel, OwnedTensor, OwnedValue};
+        use gguf_validate_core::types::GgmlType;
+        use gguf_validate_core::write::{GgufModel, OwnedTensor, OwnedValue};
         let mut m = GgufModel::new();
         m.kv("general.architecture", OwnedValue::str("plain"));
         for i in 0..8 {

@@ -10,7 +10,7 @@
 //! string builders, deep nesting), since random bytes rarely parse.
 #![forbid(unsafe_code)]
 
-use gguf_validate::template::analyse;
+use gguf_validate_core::template::analyse;
 
 /// The property.
 pub fn run(data: &[u8]) {

@@ -11,7 +11,7 @@
 
 use std::path::{Path, PathBuf};
 
-use gguf_validate::{Level, Options, Profile, validate_bytes};
+use gguf_validate_core::{Level, Options, Profile, validate_bytes};
 
 fn regressions_dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../corpus/regressions")

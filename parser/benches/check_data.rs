@@ -20,10 +20,10 @@
 
 use std::time::{Duration, Instant};
 
-use gguf_validate::check_data::{DataOptions, check_data};
-use gguf_validate::io::{ByteSource, OpenPolicy, SliceSource, open};
-use gguf_validate::validate::layout;
-use gguf_validate::{Options, validate_source};
+use gguf_validate_core::check_data::{DataOptions, check_data};
+use gguf_validate_core::io::{ByteSource, OpenPolicy, SliceSource, open};
+use gguf_validate_core::validate::layout;
+use gguf_validate_core::{Options, validate_source};
 
 const RUNS: usize = 11;
 

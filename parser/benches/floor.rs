@@ -3,7 +3,7 @@
 //! in-process, for `process.py --floor` to print beside the tool's figures.
 //!
 //! ```text
-//! GGUF_VALIDATE_GEMMA=gemma-3-270m-q4_k_m.gguf cargo bench -p gguf-validate-lib --bench floor
+//! GGUF_VALIDATE_GEMMA=gemma-3-270m-q4_k_m.gguf cargo bench -p gguf-validate-core --bench floor
 //! ```
 //!
 //! prints one line of JSON (`process.py --floor` builds it and gives the
@@ -33,8 +33,8 @@
 use std::hash::BuildHasher;
 use std::time::Instant;
 
-use gguf_validate::io::{ByteSource, OpenPolicy, open};
-use gguf_validate::{Options, limits, validate_source};
+use gguf_validate_core::io::{ByteSource, OpenPolicy, open};
+use gguf_validate_core::{Options, limits, validate_source};
 
 /// Masks keeping the first `n` bytes of two little-endian words.
 const MASKS: [[u64; 2]; 17] = {
@@ -150,7 +150,7 @@ fn main() {
     let opts = Options { container_only: true, limits: limits::MetadataLimits::UNBOUNDED, ..Options::default() };
     let v = validate_source(&src, &opts).expect("read");
     let end = u64::try_from(v.metadata.len()).unwrap();
-    let parsed = gguf_validate::parse::parse_prefix(&v.metadata, src.len()).expect("GGUF v2/v3");
+    let parsed = gguf_validate_core::parse::parse_prefix(&v.metadata, src.len()).expect("GGUF v2/v3");
     let vocab = parsed.file.get("tokenizer.ggml.tokens").and_then(|kv| kv.value.as_array().copied()).map(|a| {
         let from = a.data_offset();
         (from, from + a.data.len() as u64, a.len)

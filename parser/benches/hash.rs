@@ -21,8 +21,8 @@
 use std::io::Read;
 use std::time::{Duration, Instant};
 
-use gguf_validate::hash::{Algo, Algos, HashOptions, Part, hash_model, tensor_ranges};
-use gguf_validate::io::{ByteSource, OpenPolicy, open};
+use gguf_validate_core::hash::{Algo, Algos, HashOptions, Part, hash_model, tensor_ranges};
+use gguf_validate_core::io::{ByteSource, OpenPolicy, open};
 use sha2::Digest as _;
 
 const RUNS: usize = 7;

@@ -3,7 +3,7 @@
 //! CPU, and the gemma-3-270m file alone, in files per second.
 //!
 //! ```text
-//! GGUF_VALIDATE_GEMMA=path/to/gemma-3-270m-q4_k_m.gguf cargo bench -p gguf-validate-lib --bench many
+//! GGUF_VALIDATE_GEMMA=path/to/gemma-3-270m-q4_k_m.gguf cargo bench -p gguf-validate-core --bench many
 //! ```
 //! Figures are medians of 5 runs of the release binary; the machine may be
 //! shared, so compare the ratio within one run.
@@ -19,7 +19,7 @@ fn median(mut v: Vec<f64>) -> f64 {
 }
 
 fn bin() -> PathBuf {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
     // Where cargo builds (CARGO_TARGET_DIR when set, as cargo itself does).
     let target = std::env::var_os("CARGO_TARGET_DIR").map_or_else(|| root.join("target"), PathBuf::from);
     let b = target.join("release/gguf-validate");
@@ -47,7 +47,7 @@ fn time_s(bin: &Path, args: &[&str]) -> f64 {
 }
 
 fn main() {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
     let bin = bin();
     let dir = std::env::temp_dir().join(format!("gguf-validate-bench-many-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);

@@ -5,7 +5,7 @@
 //! ```text
 //! GGUF_VALIDATE_GEMMA=path/to/gemma-3-270m-q4_k_m.gguf \
 //! GGUF_REF_PYTHON=path/to/venv/bin/python \
-//!   cargo bench -p gguf-validate-lib --bench metadata
+//!   cargo bench -p gguf-validate-core --bench metadata
 //! ```
 //! Without `GGUF_VALIDATE_GEMMA` it measures the largest gguf-py sample.
 //! Figures are medians; the machine may be shared, so compare the ratio.
@@ -15,8 +15,8 @@ use std::path::PathBuf;
 use std::process::Command;
 use std::time::Instant;
 
-use gguf_validate::io::{OpenPolicy, open};
-use gguf_validate::{Options, Profile, validate_source};
+use gguf_validate_core::io::{OpenPolicy, open};
+use gguf_validate_core::{Options, Profile, validate_source};
 
 fn vm_hwm_kib() -> Option<u64> {
     let status = std::fs::read_to_string("/proc/self/status").ok()?;
@@ -46,12 +46,12 @@ fn time_ms(runs: usize, mut f: impl FnMut()) -> f64 {
 /// default: `$GGUF_VALIDATE_LLAMA_CPP/models/templates`), side by side with the full
 /// validation's median.
 fn template_stage(path: &std::path::Path, full_ms: f64) {
-    use gguf_validate::template;
+    use gguf_validate_core::template;
     let file_len = std::fs::metadata(path).map(|m| m.len()).unwrap_or(0);
     let mut buf = Vec::new();
     let mut f = std::fs::File::open(path).expect("open");
     std::io::Read::read_to_end(&mut std::io::Read::take(&mut f, 16 << 20), &mut buf).expect("read");
-    let Some(parsed) = gguf_validate::parse::parse_prefix(&buf, file_len) else {
+    let Some(parsed) = gguf_validate_core::parse::parse_prefix(&buf, file_len) else {
         println!("template stage: metadata not within the first 16 MiB; not measured");
         return;
     };
@@ -105,7 +105,7 @@ fn template_stage(path: &std::path::Path, full_ms: f64) {
 /// validation per profile (what it did before: the metadata read once, then
 /// validated three times), in alternating runs.
 fn judge_stage(path: &std::path::Path, runs: usize) {
-    use gguf_validate::pipeline::scan::{PrefixSource, judge};
+    use gguf_validate_core::pipeline::scan::{PrefixSource, judge};
     let (mut one, mut three) = (Vec::with_capacity(runs), Vec::with_capacity(runs));
     for _ in 0..runs {
         let src = open(path, &OpenPolicy::default()).expect("open");
@@ -133,7 +133,7 @@ fn judge_stage(path: &std::path::Path, runs: usize) {
 fn main() {
     let path = std::env::var_os("GGUF_VALIDATE_GEMMA")
         .map(PathBuf::from)
-        .unwrap_or_else(|| PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../corpus/gguf-py/llama_tiny.gguf")));
+        .unwrap_or_else(|| PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../../corpus/gguf-py/llama_tiny.gguf")));
     let runs = 50;
     let opts = Options::new(Profile::Strict);
     let hwm_before = vm_hwm_kib();
@@ -167,7 +167,7 @@ fn main() {
         );
         return;
     };
-    let script = concat!(env!("CARGO_MANIFEST_DIR"), "/benches/metadata_ref.py");
+    let script = concat!(env!("CARGO_MANIFEST_DIR"), "/../benches/metadata_ref.py");
     let out = Command::new(python).arg(script).arg(&path).arg("20").arg("3").output().expect("run reference script");
     if !out.status.success() {
         println!("reference script failed: {}", String::from_utf8_lossy(&out.stderr));

@@ -107,7 +107,7 @@ def many_keys(path, n):
 
 def build_floor():
     """The floor bench's executable, built (release) by cargo."""
-    cmd = ["cargo", "bench", "-p", "gguf-validate-lib", "--bench", "floor", "--no-run", "--message-format=json"]
+    cmd = ["cargo", "bench", "-p", "gguf-validate-core", "--bench", "floor", "--no-run", "--message-format=json"]
     r = subprocess.run(cmd, capture_output=True, text=True, check=True)
     for line in r.stdout.splitlines():
         msg = json.loads(line)

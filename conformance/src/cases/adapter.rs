@@ -4,7 +4,7 @@
 //! and a case at its boundary; the rules against a base model need a pair
 //! of files (`parser/cli/tests/pairing.rs`).
 
-use gguf_validate::types::{GgmlType, ValueType as T};
+use gguf_validate_core::types::{GgmlType, ValueType as T};
 
 use crate::build::*;
 use crate::{A, Case, R, case};

@@ -1,6 +1,6 @@
 //! Magic, version, byte order, counts, truncation.
 
-use gguf_validate::parse::ByteOrder;
+use gguf_validate_core::parse::ByteOrder;
 
 use crate::build::*;
 use crate::{A, Case, R, case};
@@ -164,7 +164,7 @@ pub fn cases(v: &mut Vec<Case>) {
         patch(bytes(base()), 8, &2u64.to_le_bytes())
     }));
     v.push(case("counts_zero", [R, R, A], &["architecture-missing"], "Header only: 0 tensors, 0 keys, padded to 32 bytes. ggml accepts it (test-gguf HEADER_EMPTY); the spec requires general.architecture.", "test-gguf HEADER_EMPTY; gguf.md Required", || {
-        bytes(gguf_validate::write::GgufModel::new())
+        bytes(gguf_validate_core::write::GgufModel::new())
     }));
     v.push(case(
         "truncated_in_kv",

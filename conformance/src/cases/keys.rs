@@ -1,7 +1,7 @@
 //! Well-known keys: alignment, architecture, quantization version,
 //! standard key types, tokenizer arrays.
 
-use gguf_validate::types::{GgmlType, ValueType as T};
+use gguf_validate_core::types::{GgmlType, ValueType as T};
 
 use crate::build::*;
 use crate::{A, Case, R, case};

@@ -1,6 +1,6 @@
 //! Keys and values: key grammar, strings, bools, arrays, value types.
 
-use gguf_validate::types::ValueType as T;
+use gguf_validate_core::types::ValueType as T;
 
 use crate::build::*;
 use crate::{A, Case, R, case};

@@ -3,8 +3,8 @@
 //! C-string reader sees differently). Each rule has a breaking case and a
 //! case at its boundary.
 
-use gguf_validate::rules::Profile;
-use gguf_validate::types::ValueType as T;
+use gguf_validate_core::rules::Profile;
+use gguf_validate_core::types::ValueType as T;
 
 use crate::build::*;
 use crate::{A, Case, R, case};

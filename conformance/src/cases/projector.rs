@@ -5,7 +5,7 @@
 //! image, projecting to 64), changed in one place: one breaking case and
 //! one case at the boundary for each rule.
 
-use gguf_validate::types::ValueType as T;
+use gguf_validate_core::types::ValueType as T;
 
 use crate::build::*;
 use crate::{A, Case, R, case};

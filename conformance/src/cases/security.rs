@@ -6,7 +6,7 @@
 //! A fixed reader (and `gguf-validate`, which uses checked arithmetic) must
 //! reject every one of them.
 
-use gguf_validate::types::{GgmlType, ValueType as T};
+use gguf_validate_core::types::{GgmlType, ValueType as T};
 
 use crate::build::*;
 use crate::{Case, R, case};

@@ -6,7 +6,7 @@
 //! harmless marker `MARKER`. The base file has an architecture llama.cpp
 //! does not know (`neutral`, an info), so only template rules fire.
 
-use gguf_validate::types::ValueType as T;
+use gguf_validate_core::types::ValueType as T;
 
 use crate::build::*;
 use crate::{A, Case, R, case};

@@ -1,6 +1,6 @@
 //! Tensor infos: names, dimensions, types, sizes.
 
-use gguf_validate::types::GgmlType;
+use gguf_validate_core::types::GgmlType;
 
 use crate::build::*;
 use crate::{A, Case, R, case};

@@ -18,7 +18,7 @@
 //! load). Our `ggml` profile models the full load, so the TENSORS `_SUCCESS`
 //! files, which carry tensor infos but no data, are rejected by it.
 
-use gguf_validate::types::{ValueType, type_info};
+use gguf_validate_core::types::{ValueType, type_info};
 
 use crate::{A, Case, R, Verdict, case};
 
@@ -147,7 +147,7 @@ fn pad(x: u64, a: u64) -> u64 {
 /// ggml_row_size with wrapping arithmetic (the shapes of the overflow
 /// classes wrap in upstream's C++ too; only later offsets depend on it).
 fn row_size(ty: u32, ne: i64) -> u64 {
-    let info = type_info(ty).unwrap_or(gguf_validate::types::GGML_TYPES[0]);
+    let info = type_info(ty).unwrap_or(gguf_validate_core::types::GGML_TYPES[0]);
     (ne as u64 / u64::from(info.block_size.max(1))).wrapping_mul(u64::from(info.type_size))
 }
 

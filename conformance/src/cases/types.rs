@@ -1,7 +1,7 @@
 //! One tensor of every live ggml type, and one row that is not a multiple
 //! of each block type's block size.
 
-use gguf_validate::types::GgmlType;
+use gguf_validate_core::types::GgmlType;
 
 use crate::build::*;
 use crate::{A, Case, R, case};

@@ -168,7 +168,7 @@ def main() -> int:
         f"// Source: llama-cpp-python=={LLAMA_CPP_PYTHON} sdist, vendor/llama.cpp/ggml/src/ggml-common.h\n"
         f"// (sha256 {digest}), the GGML_TABLE_BEGIN/GGML_TABLE_END blocks.\n"
         "// Only the numbers are taken; they are checked against ggml's compiled\n"
-        "// dequantizers by the golden tests (parser/tests/numerics_golden.rs).\n"
+        "// dequantizers by the golden tests (parser/core/tests/numerics_golden.rs).\n"
     )
     outputs: dict[str, str] = {f"{fname}.rs": header + "\n" + "\n\n".join(parts) + "\n" for fname, parts in files.items()}
     lattice_header = (

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Writes parser/src/check/llama_arch_table.rs: per architecture llama.cpp
+"""Writes parser/core/src/check/llama_arch_table.rs: per architecture llama.cpp
 knows, the tensor names its loader creates and the hyper-parameter keys it
 requires, plus the value type llama.cpp reads every key with.
 
@@ -886,7 +886,7 @@ def main() -> int:
     args = [a for a in sys.argv[1:] if a != "--check"]
     check = "--check" in sys.argv
     root = pathlib.Path(args[0])
-    out = pathlib.Path(args[1]) if len(args) > 1 else pathlib.Path(__file__).resolve().parents[3] / "parser/src/check/llama_arch_table.rs"
+    out = pathlib.Path(args[1]) if len(args) > 1 else pathlib.Path(__file__).resolve().parents[3] / "parser/core/src/check/llama_arch_table.rs"
     new = render(root)
     if check:
         if not out.exists() or out.read_text() != new:

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Writes parser/src/check/llama_arches.rs: the architecture names llama.cpp
+"""Writes parser/core/src/check/llama_arches.rs: the architecture names llama.cpp
 knows (`LLM_ARCH_NAMES` of src/llama-arch.cpp), for the model-layer rules.
 
 The source is the llama.cpp tree vendored by the PyPI sdist of
@@ -8,7 +8,7 @@ llama-cpp-python==0.3.36 (vendor/llama.cpp). Re-run after a version bump:
     python3 conformance/tools/llama-arch/gen_arches.py LLAMA_CPP_DIR [OUT]
 
 LLAMA_CPP_DIR is the vendored tree (the one holding src/llama-arch.cpp);
-OUT defaults to parser/src/check/llama_arches.rs. With --check, compares
+OUT defaults to parser/core/src/check/llama_arches.rs. With --check, compares
 instead of writing and exits 1 on a difference.
 """
 import hashlib
@@ -45,7 +45,7 @@ def main() -> int:
     args = [a for a in sys.argv[1:] if a != "--check"]
     check = "--check" in sys.argv
     src = pathlib.Path(args[0]) / "src" / "llama-arch.cpp"
-    out = pathlib.Path(args[1]) if len(args) > 1 else pathlib.Path(__file__).resolve().parents[3] / "parser/src/check/llama_arches.rs"
+    out = pathlib.Path(args[1]) if len(args) > 1 else pathlib.Path(__file__).resolve().parents[3] / "parser/core/src/check/llama_arches.rs"
     new = render(src)
     if check:
         if out.read_text() != new:

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Writes parser/src/check/clip_table.rs: the contract libmtmd holds a
+"""Writes parser/core/src/check/clip_table.rs: the contract libmtmd holds a
 multimodal projector (mmproj) file to, per projector type.
 
 Facts come from the llama.cpp tree vendored by the PyPI sdist of
@@ -1522,7 +1522,7 @@ def main() -> int:
         print("usage: gen_clip_table.py LLAMA_CPP_DIR [OUT] [--check]", file=sys.stderr)
         return 2
     root = pathlib.Path(args[0])
-    out = pathlib.Path(args[1]) if len(args) > 1 else pathlib.Path(__file__).resolve().parents[3] / "parser/src/check/clip_table.rs"
+    out = pathlib.Path(args[1]) if len(args) > 1 else pathlib.Path(__file__).resolve().parents[3] / "parser/core/src/check/clip_table.rs"
     try:
         new = render(root)
     except (GenError, OSError, ValueError) as e:

@@ -267,7 +267,7 @@ pub enum Command {
 
 /// The `after_help` of `dequant` and `quantize`: formats, type names, exit status.
 pub fn types_help() -> String {
-    let names: Vec<&str> = gguf_validate::types::GgmlType::ALL.iter().map(|t| t.name()).collect();
+    let names: Vec<&str> = gguf_validate_core::types::GgmlType::ALL.iter().map(|t| t.name()).collect();
     format!(
         "Buffers are raw little-endian data with no header, as in a GGUF tensor; results are
 bit-exact with ggml's dequantize_row_* and ggml_quantize_chunk (quantize_row_*_ref with
@@ -386,7 +386,7 @@ pub struct ValidateArgs {
     #[arg(long)]
     pub allow_special_files: bool,
     /// With --allow-special-files: most bytes read from one special file.
-    #[arg(long, value_name = "BYTES", default_value_t = gguf_validate::limits::MAX_SPECIAL_FILE_BYTES)]
+    #[arg(long, value_name = "BYTES", default_value_t = gguf_validate_core::limits::MAX_SPECIAL_FILE_BYTES)]
     pub special_file_limit: u64,
     /// Also scan every tensor's values for what ggml's --check-tensors rejects
     /// (NaN/Inf elements and block scales, MXFP4 exponent 0xFF, ...).
@@ -394,7 +394,7 @@ pub struct ValidateArgs {
     pub check_data: bool,
     /// With --check-data: list at most N findings per tensor, and at most
     /// max(N, 50) per rule in the whole file (all are counted); N <= 10000.
-    #[arg(long, value_name = "N", default_value_t = gguf_validate::check_data::DEFAULT_MAX_LISTED_PER_TENSOR,
+    #[arg(long, value_name = "N", default_value_t = gguf_validate_core::check_data::DEFAULT_MAX_LISTED_PER_TENSOR,
           value_parser = parse_max_data_findings)]
     pub max_data_findings: usize,
     #[command(flatten)]
@@ -402,7 +402,7 @@ pub struct ValidateArgs {
 }
 
 fn parse_max_data_findings(s: &str) -> Result<usize, String> {
-    let max = gguf_validate::limits::MAX_DATA_FINDINGS;
+    let max = gguf_validate_core::limits::MAX_DATA_FINDINGS;
     match s.parse::<usize>() {
         Ok(n) if n <= max => Ok(n),
         Ok(n) => Err(format!("{n} is above the limit of {max} findings listed per tensor")),

@@ -5,12 +5,12 @@
 use std::io::{self, Read, Write};
 use std::path::{Path, PathBuf};
 
-use gguf_validate::data::DataTensor;
-use gguf_validate::io::{self as gio, ByteSource};
-use gguf_validate::numerics::{self, NumericsError};
-use gguf_validate::parse::{self, ByteOrder};
-use gguf_validate::pipeline::Input;
-use gguf_validate::types::GgmlType;
+use gguf_validate_core::data::DataTensor;
+use gguf_validate_core::io::{self as gio, ByteSource};
+use gguf_validate_core::numerics::{self, NumericsError};
+use gguf_validate_core::parse::{self, ByteOrder};
+use gguf_validate_core::pipeline::Input;
+use gguf_validate_core::types::GgmlType;
 
 use crate::render;
 use crate::{EXIT_INVALID, EXIT_USAGE, EXIT_VALID};
@@ -115,11 +115,11 @@ fn read_f32s(path: &Path) -> Result<Vec<f32>, String> {
 }
 
 /// Reads a llama.cpp importance-matrix file (GGUF or legacy `.dat`).
-pub fn read_imatrix_file(path: &Path) -> Result<gguf_validate::imatrix::Imatrix, String> {
+pub fn read_imatrix_file(path: &Path) -> Result<gguf_validate_core::imatrix::Imatrix, String> {
     let shown = render::display_path(path);
     let input = Input::Path(path.to_path_buf());
     let opened = input.open(&gio::OpenPolicy::default(), None, None).map_err(|e| format!("{shown}: {}", e.message))?;
-    gguf_validate::imatrix::Imatrix::read(opened.source())
+    gguf_validate_core::imatrix::Imatrix::read(opened.source())
         .map_err(|e| format!("{shown}: not an importance matrix llama-quantize accepts: {e}"))
 }
 
@@ -253,8 +253,8 @@ pub fn dump_tensor(path: &Path, name: &str, dequant: bool, output: &Path) -> u8 
     };
     let src = opened.source();
     let len = src.len();
-    let opts = gguf_validate::Options { want_layout: true, ..gguf_validate::Options::default() };
-    let mut validated = match gguf_validate::validate_source(src, &opts) {
+    let opts = gguf_validate_core::Options { want_layout: true, ..gguf_validate_core::Options::default() };
+    let mut validated = match gguf_validate_core::validate_source(src, &opts) {
         Ok(v) => v,
         Err(e) => return usage(&format!("{shown}: {e}")),
     };

@@ -5,8 +5,8 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use clap::Args;
-use gguf_validate::numerics::GgmlType;
-use gguf_validate::rules::Profile;
+use gguf_validate_core::numerics::GgmlType;
+use gguf_validate_core::rules::Profile;
 use gguf_validate_harness::caps::Capabilities;
 use gguf_validate_harness::quant::{self, CommandQuantizer, QuantOptions};
 use gguf_validate_harness::shrink::Budget;

@@ -1,6 +1,6 @@
 //! `gguf-validate hash`: digests of tensor data in llama-gguf-hash's
 //! layout, and `--check MANIFEST`. The work is the library's
-//! (`gguf_validate::pipeline::commands::hash_target`, which opens the
+//! (`gguf_validate_core::pipeline::commands::hash_target`, which opens the
 //! files and split sets at the front door); this module parses the
 //! arguments and writes the lines.
 
@@ -8,11 +8,11 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use clap::{Args, ValueEnum};
-use gguf_validate::hash::{self, Algo, Algos, HashOptions, Manifest};
-use gguf_validate::io::{self as gio, ByteSource};
-use gguf_validate::pipeline::Input;
-use gguf_validate::pipeline::commands::{hash_target, hash_targets};
-use gguf_validate::remote::UrlOpener;
+use gguf_validate_core::hash::{self, Algo, Algos, HashOptions, Manifest};
+use gguf_validate_core::io::{self as gio, ByteSource};
+use gguf_validate_core::pipeline::Input;
+use gguf_validate_core::pipeline::commands::{hash_target, hash_targets};
+use gguf_validate_core::remote::UrlOpener;
 
 use crate::render;
 use crate::{EXIT_INVALID, EXIT_USAGE, EXIT_VALID};
@@ -214,11 +214,11 @@ fn check(args: &HashArgs, files: &[Input], manifest_path: &Path, opener: Option<
 
 fn read_manifest(path: &Path) -> Result<String, String> {
     let src = gio::open(path, &gio::OpenPolicy::default()).map_err(|e| e.to_string())?;
-    if src.len() > gguf_validate::limits::MAX_MANIFEST_BYTES {
+    if src.len() > gguf_validate_core::limits::MAX_MANIFEST_BYTES {
         return Err(format!(
             "{} bytes is more than the {} a manifest may have",
             src.len(),
-            gguf_validate::limits::MAX_MANIFEST_BYTES
+            gguf_validate_core::limits::MAX_MANIFEST_BYTES
         ));
     }
     let bytes = gio::read_range(&src, 0, src.len()).map_err(|e| e.to_string())?;

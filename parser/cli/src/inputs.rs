@@ -15,9 +15,9 @@
 use std::io::BufRead;
 use std::path::{Path, PathBuf};
 
-use gguf_validate::io::{self as gio, ByteSource};
-use gguf_validate::parse::{self, Detected};
-use gguf_validate::pipeline::Input;
+use gguf_validate_core::io::{self as gio, ByteSource};
+use gguf_validate_core::parse::{self, Detected};
+use gguf_validate_core::pipeline::Input;
 
 /// How directories are walked.
 #[derive(Clone, Copy, Debug, Default)]

@@ -5,8 +5,8 @@
 use std::path::Path;
 use std::time::Duration;
 
-use gguf_validate::pipeline::Input;
-use gguf_validate::pipeline::commands::{self, DumpError};
+use gguf_validate_core::pipeline::Input;
+use gguf_validate_core::pipeline::commands::{self, DumpError};
 
 use crate::{EXIT_INVALID, EXIT_USAGE, EXIT_VALID, render, report_io};
 
@@ -17,7 +17,7 @@ pub fn derive_results(
     quant: &Path,
     imatrix: Option<&Path>,
     timeout: Option<Duration>,
-) -> Result<Vec<gguf_validate::derive::TensorResult>, String> {
+) -> Result<Vec<gguf_validate_core::derive::TensorResult>, String> {
     let input = |p: &Path| Input::Path(p.to_path_buf());
     commands::derive(&input(base), &input(quant), imatrix.map(input).as_ref(), None, timeout)
 }
@@ -31,8 +31,8 @@ pub fn derive(base: &Path, quant: &Path, json: bool, imatrix: Option<&Path>, tim
             return EXIT_USAGE;
         }
     };
-    let all_identical =
-        !results.is_empty() && results.iter().all(|r| matches!(r.verdict, gguf_validate::derive::Verdict::Identical));
+    let all_identical = !results.is_empty()
+        && results.iter().all(|r| matches!(r.verdict, gguf_validate_core::derive::Verdict::Identical));
     match report_io(render::derive_report(&results, json)) {
         EXIT_VALID if all_identical => EXIT_VALID,
         EXIT_VALID => EXIT_INVALID,

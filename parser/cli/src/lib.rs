@@ -4,7 +4,7 @@
 //! The command line is this library's [`main_with_args`]: the binary
 //! (`main.rs`) and the Python wheel's console script both call it, so
 //! both behave the same, exit codes included. Every command's work is the
-//! library's (`gguf_validate::pipeline`: inputs opened at its front door,
+//! library's (`gguf_validate_core::pipeline`: inputs opened at its front door,
 //! `commands` for `dump`, `derive` and `hash`); this crate parses
 //! arguments and renders. The Python bindings call the library directly,
 //! and this crate only for their console script.

@@ -7,9 +7,9 @@
 use std::io::{self, IsTerminal, Write};
 use std::path::Path;
 
-use gguf_validate::parse::escape_bytes;
-use gguf_validate::pipeline::{Input, ScanBar, ScanProgress};
-use gguf_validate::rules::RULES;
+use gguf_validate_core::parse::escape_bytes;
+use gguf_validate_core::pipeline::{Input, ScanBar, ScanProgress};
+use gguf_validate_core::rules::RULES;
 use serde::Serialize;
 
 use crate::values::RulesFormat;
@@ -93,8 +93,8 @@ pub fn rules(format: RulesFormat) -> io::Result<()> {
     let stdout = io::stdout();
     let mut out = io::BufWriter::new(stdout.lock());
     match format {
-        RulesFormat::Markdown => write!(out, "{}", gguf_validate::rules::catalogue_markdown())?,
-        RulesFormat::Json => write_json(&mut out, &gguf_validate::rules::catalogue_rows())?,
+        RulesFormat::Markdown => write!(out, "{}", gguf_validate_core::rules::catalogue_markdown())?,
+        RulesFormat::Json => write_json(&mut out, &gguf_validate_core::rules::catalogue_rows())?,
         RulesFormat::Text => {
             let w = RULES.iter().map(|r| r.id.len()).max().unwrap_or(10);
             writeln!(out, "{:w$}  {:7} {:7} {:7}  description", "rule", "strict", "spec", "ggml")?;
@@ -143,8 +143,8 @@ fn write_json(out: &mut impl Write, value: &impl Serialize) -> io::Result<()> {
 
 /// The `derive` report: a line per tensor (`identical`, `differs`, `not
 /// derivable`) and a closing count, or one JSON document.
-pub fn derive_report(results: &[gguf_validate::derive::TensorResult], json: bool) -> io::Result<()> {
-    use gguf_validate::derive::Verdict;
+pub fn derive_report(results: &[gguf_validate_core::derive::TensorResult], json: bool) -> io::Result<()> {
+    use gguf_validate_core::derive::Verdict;
     let mut out = io::BufWriter::new(io::stdout().lock());
     if json {
         let doc = serde_json::json!({ "tensors": results });

@@ -6,12 +6,12 @@
 use std::io::{self, Write};
 use std::path::PathBuf;
 
-use gguf_validate::output::{
+use gguf_validate_core::output::{
     FileEntry, Format, MAX_LISTED_SKIPPED, Renderer, RunEnd, Skipped, Style, Totals, renderer,
 };
-use gguf_validate::pipeline::{Input, Outcome};
-use gguf_validate::rules::Profile;
-use gguf_validate::split_set::SetReport;
+use gguf_validate_core::pipeline::{Input, Outcome};
+use gguf_validate_core::rules::Profile;
+use gguf_validate_core::split_set::SetReport;
 
 /// Reports written to files beside stdout.
 #[derive(Clone, Debug, Default)]

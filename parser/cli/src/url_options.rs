@@ -12,8 +12,8 @@ use std::sync::Arc;
 
 use clap::Args;
 use clap::builder::TypedValueParser;
-use gguf_validate::pipeline::Input;
-use gguf_validate::remote::UrlOpener;
+use gguf_validate_core::pipeline::Input;
+use gguf_validate_core::remote::UrlOpener;
 
 /// Options for files given as URLs (validation and `hash`).
 #[derive(Clone, Args)]
@@ -31,7 +31,7 @@ pub struct RemoteArgs {
     /// For URLs: retries of a request that failed in a way that may pass
     /// (connection errors, timeouts, HTTP 408, 429, 5xx gateway errors),
     /// with exponential backoff.
-    #[arg(long, value_name = "N", default_value_t = gguf_validate::limits::REMOTE_RETRIES,
+    #[arg(long, value_name = "N", default_value_t = gguf_validate_core::limits::REMOTE_RETRIES,
           value_parser = clap::value_parser!(u32).range(0..=10))]
     pub retries: u32,
     /// For URLs: seconds for one request, connecting, headers and body
@@ -39,14 +39,14 @@ pub struct RemoteArgs {
     /// tried again once at most, whatever --retries says: a server that
     /// never answers in time costs a read at most 2 x this (and backoff),
     /// a file at most --http-deadline.
-    #[arg(long, value_name = "DURATION", default_value_t = gguf_validate::limits::REMOTE_TIMEOUT_SECS as f64,
+    #[arg(long, value_name = "DURATION", default_value_t = gguf_validate_core::limits::REMOTE_TIMEOUT_SECS as f64,
           value_parser = parse_secs)]
     pub http_timeout: f64,
     /// For URLs: give up on a remote file after this many seconds in all
     /// (requests, retries, waits), however slowly the server sends; a
     /// split set named by URL shares one such deadline for all its shards.
     /// Raise it for --check-data or hash of large files.
-    #[arg(long, value_name = "DURATION", default_value_t = gguf_validate::limits::REMOTE_FILE_DEADLINE_SECS as f64,
+    #[arg(long, value_name = "DURATION", default_value_t = gguf_validate_core::limits::REMOTE_FILE_DEADLINE_SECS as f64,
           value_parser = parse_secs)]
     pub http_deadline: f64,
 }

@@ -8,19 +8,19 @@ use std::ops::ControlFlow;
 use std::sync::Arc;
 use std::time::Duration;
 
-use gguf_validate::Options;
-use gguf_validate::check_data::DataOptions;
-use gguf_validate::config::{Baseline, Config};
-use gguf_validate::io::OpenPolicy;
-use gguf_validate::limits::MetadataLimits;
-use gguf_validate::pipeline::{Input, Item, Outcome, Pipeline, Settings};
-use gguf_validate::rules::{Level, Profile, RuleId};
+use gguf_validate_core::Options;
+use gguf_validate_core::check_data::DataOptions;
+use gguf_validate_core::config::{Baseline, Config};
+use gguf_validate_core::io::OpenPolicy;
+use gguf_validate_core::limits::MetadataLimits;
+use gguf_validate_core::pipeline::{Input, Item, Outcome, Pipeline, Settings};
+use gguf_validate_core::rules::{Level, Profile, RuleId};
 
 use crate::cli::ValidateArgs;
 use crate::stream::{SideOutputs, Stream};
 use crate::values::ColorArg;
 use crate::{EXIT_INVALID, EXIT_USAGE, EXIT_VALID, inputs, render, report_io};
-use gguf_validate::output::Style;
+use gguf_validate_core::output::Style;
 
 /// Collects `--allow/--warn/--deny` in command-line order.
 fn overrides(args: &ValidateArgs, matches: &clap::ArgMatches) -> Result<Vec<(RuleId, Level)>, String> {

@@ -2,7 +2,7 @@
 //! formats, colour), shared by every subcommand; a leaf module.
 
 use clap::ValueEnum;
-use gguf_validate::rules::Profile;
+use gguf_validate_core::rules::Profile;
 
 #[derive(Clone, Copy, Debug, ValueEnum, PartialEq, Eq)]
 pub enum ProfileArg {
@@ -15,14 +15,14 @@ pub enum ProfileArg {
 }
 
 /// `--format`: one of the library's output formats, named and described
-/// by it (`gguf_validate::output::Format`).
+/// by it (`gguf_validate_core::output::Format`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct FormatArg(pub gguf_validate::output::Format);
+pub struct FormatArg(pub gguf_validate_core::output::Format);
 
 impl ValueEnum for FormatArg {
     fn value_variants<'a>() -> &'a [Self] {
         static ALL: std::sync::OnceLock<Vec<FormatArg>> = std::sync::OnceLock::new();
-        ALL.get_or_init(|| gguf_validate::output::Format::ALL.into_iter().map(FormatArg).collect())
+        ALL.get_or_init(|| gguf_validate_core::output::Format::ALL.into_iter().map(FormatArg).collect())
     }
 
     fn to_possible_value(&self) -> Option<clap::builder::PossibleValue> {

@@ -107,9 +107,9 @@ fn rules_subcommand_lists_the_catalogue() {
     let o = run(&["rules", "--format", "json"]);
     assert_eq!(code(&o), 0);
     let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
-    assert_eq!(v.as_array().unwrap().len(), gguf_validate::RULES.len());
+    assert_eq!(v.as_array().unwrap().len(), gguf_validate_core::RULES.len());
     let text = stdout(&run(&["rules"]));
-    for r in gguf_validate::RULES {
+    for r in gguf_validate_core::RULES {
         assert!(text.contains(r.id), "{} missing from `rules`", r.id);
     }
 }

@@ -187,8 +187,8 @@ fn labels_say_what_the_file_is() {
 /// A model of `n` F32 tensors of 64 elements each, cut `cut` bytes before
 /// its end.
 fn truncated_model(dir: &Path, n: usize, cut: usize) -> PathBuf {
-    use gguf_validate::types::GgmlType;
-    use gguf_validate::write::{GgufModel, OwnedTensor, OwnedValue};
+    use gguf_validate_core::types::GgmlType;
+    use gguf_validate_core::write::{GgufModel, OwnedTensor, OwnedValue};
     let mut m = GgufModel::new();
     m.kv("general.architecture", OwnedValue::str("plain"));
     for i in 0..n {
@@ -244,8 +244,8 @@ fn a_truncated_file_is_one_cause_with_its_symptoms_under_it() {
 
 #[test]
 fn offsets_all_shifted_by_one_amount_are_one_cause() {
-    use gguf_validate::types::GgmlType;
-    use gguf_validate::write::{GgufModel, OwnedTensor, OwnedValue};
+    use gguf_validate_core::types::GgmlType;
+    use gguf_validate_core::write::{GgufModel, OwnedTensor, OwnedValue};
     let d = TempDir::new("gate-shift");
     let mut m = GgufModel::new();
     m.kv("general.architecture", OwnedValue::str("plain"));

@@ -5,9 +5,9 @@
 
 use std::path::{Path, PathBuf};
 
-use gguf_validate::numerics;
-use gguf_validate::types::GgmlType;
-use gguf_validate::write::{GgufModel, OwnedTensor, OwnedValue};
+use gguf_validate_core::numerics;
+use gguf_validate_core::types::GgmlType;
+use gguf_validate_core::write::{GgufModel, OwnedTensor, OwnedValue};
 use serde_json::Value;
 
 use gguf_validate_testkit as support;

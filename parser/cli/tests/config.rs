@@ -103,8 +103,8 @@ fn expired_and_mispinned_suppressions_are_findings() {
         use std::io::Read;
         let mut b = Vec::new();
         std::fs::File::open(d.join("models/a.gguf")).unwrap().read_to_end(&mut b).unwrap();
-        let parsed = gguf_validate::parse::parse_bytes(&b).unwrap();
-        gguf_validate::config::metadata_sha256(&b, parsed.file.infos_end).unwrap()
+        let parsed = gguf_validate_core::parse::parse_bytes(&b).unwrap();
+        gguf_validate_core::config::metadata_sha256(&b, parsed.file.infos_end).unwrap()
     };
     std::fs::write(
         d.join("gguf-validate.toml"),

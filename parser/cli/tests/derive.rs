@@ -4,8 +4,8 @@
 use std::path::{Path, PathBuf};
 use std::process::Output;
 
-use gguf_validate::types::GgmlType;
-use gguf_validate::write::{GgufModel, OwnedTensor, OwnedValue};
+use gguf_validate_core::types::GgmlType;
+use gguf_validate_core::write::{GgufModel, OwnedTensor, OwnedValue};
 
 use gguf_validate_testkit as support;
 
@@ -54,7 +54,7 @@ fn pair(dir: &Path) -> (PathBuf, PathBuf, Vec<u8>) {
             f32_bytes
         } else {
             let mut out = Vec::new();
-            gguf_validate::numerics::quantize_chunk(*ty, &v, dims[0] as usize, None, &mut out).unwrap();
+            gguf_validate_core::numerics::quantize_chunk(*ty, &v, dims[0] as usize, None, &mut out).unwrap();
             out
         };
         quant.tensor(tensor(name, dims, *ty, q));
@@ -92,7 +92,7 @@ fn an_altered_block_differs_and_is_located() {
     let d = TempDir::new("derive-altered");
     let (b, q, mut qbytes) = pair(&d);
     // Flip one byte inside b.weight's (Q8_0) second block: find it by parsing.
-    let parsed = gguf_validate::parse::parse_bytes(&qbytes).unwrap();
+    let parsed = gguf_validate_core::parse::parse_bytes(&qbytes).unwrap();
     let start = parsed.file.data_start().unwrap();
     let t = parsed.file.tensors.iter().find(|t| t.name.bytes == b"b.weight").unwrap();
     let at = (start + t.data_offset) as usize + 34 + 10; // block 1 (34 bytes each), a quant byte
@@ -118,7 +118,7 @@ fn shape_and_name_mismatches_are_not_derivable() {
     other.kv("general.quantization_version", OwnedValue::U32(2));
     let v = values(512, 9);
     let mut q = Vec::new();
-    gguf_validate::numerics::quantize_chunk(GgmlType::Q8_0, &v, 128, None, &mut q).unwrap();
+    gguf_validate_core::numerics::quantize_chunk(GgmlType::Q8_0, &v, 128, None, &mut q).unwrap();
     other.tensor(tensor("b.weight", &[128, 4], GgmlType::Q8_0, q.clone()));
     other.tensor(tensor("z.weight", &[128, 4], GgmlType::Q8_0, q));
     other.canonical().unwrap();
@@ -137,7 +137,7 @@ fn shape_and_name_mismatches_are_not_derivable() {
 /// An importance matrix as `llama-imatrix` writes it (GGUF): per entry,
 /// `in_sum2` (ne0 × n_mat) and `counts` (n_mat).
 fn imatrix_gguf(entries: &[(&str, Vec<f32>, Vec<f32>)]) -> Vec<u8> {
-    use gguf_validate::types::ValueType;
+    use gguf_validate_core::types::ValueType;
     let mut m = GgufModel::new();
     m.kv("general.type", OwnedValue::str("imatrix"));
     m.kv("imatrix.datasets", OwnedValue::Array(ValueType::String, vec![OwnedValue::str("calibration.txt")]));
@@ -204,7 +204,7 @@ fn moe(dir: &Path) -> Moe {
     let f32b = |v: &[f32]| v.iter().flat_map(|x| x.to_le_bytes()).collect::<Vec<u8>>();
     let quantized = |ty, v: &[f32], n, w: Option<&[f32]>| {
         let mut out = Vec::new();
-        gguf_validate::numerics::quantize_chunk(ty, v, n, w, &mut out).unwrap();
+        gguf_validate_core::numerics::quantize_chunk(ty, v, n, w, &mut out).unwrap();
         out
     };
     let mut expected_experts = Vec::new();
@@ -345,8 +345,14 @@ fn quantize_takes_weights_from_an_imatrix_file_per_expert() {
     assert_eq!(std::fs::read(&out).unwrap(), m.expected_experts);
     // The weights differ per expert, so one slice for all rows gives other bytes.
     let mut one = Vec::new();
-    gguf_validate::numerics::quantize_chunk(GgmlType::Q4_K, &m.experts, 256, Some(&m.expert_weights[..256]), &mut one)
-        .unwrap();
+    gguf_validate_core::numerics::quantize_chunk(
+        GgmlType::Q4_K,
+        &m.experts,
+        256,
+        Some(&m.expert_weights[..256]),
+        &mut one,
+    )
+    .unwrap();
     assert_ne!(one, m.expected_experts);
     let o = quantize("nope.weight");
     assert_eq!(o.status.code(), Some(2));

@@ -39,7 +39,7 @@ fn sarif_results_carry_region_line_fingerprint_and_the_catalogue() {
     let log = sarif_of(&["--format", "sarif", INVALID, VALID, MISSING]);
     let run = &log["runs"][0];
     let rules = run["tool"]["driver"]["rules"].as_array().unwrap();
-    assert_eq!(rules.len(), gguf_validate::rules::RULES.len(), "the whole catalogue");
+    assert_eq!(rules.len(), gguf_validate_core::rules::RULES.len(), "the whole catalogue");
     let results = run["results"].as_array().unwrap();
     assert_eq!(results.len(), 1);
     let r = &results[0];

@@ -8,7 +8,7 @@ use gguf_validate_testkit as support;
 use std::path::Path;
 use std::process::{Command, Output};
 
-use gguf_validate::write::{GgufModel, OwnedValue};
+use gguf_validate_core::write::{GgufModel, OwnedValue};
 use sha2::Digest as _;
 use support::cli::{code, command, stderr, stdout};
 use support::root;
@@ -82,7 +82,7 @@ fn gemma_is_llama_gguf_hash_byte_for_byte() {
 /// Name and absolute byte range of each tensor, through the data scan's
 /// view of the file (not the hash module's).
 fn ranges(bytes: &[u8]) -> Vec<(String, std::ops::Range<usize>)> {
-    let ts = gguf_validate::validate::layout(bytes, bytes.len() as u64).tensors;
+    let ts = gguf_validate_core::validate::layout(bytes, bytes.len() as u64).tensors;
     ts.iter().map(|t| (t.name.clone(), t.offset as usize..(t.offset + t.nbytes) as usize)).collect()
 }
 
@@ -136,7 +136,7 @@ fn text_output_snapshot() {
 #[test]
 fn editing_metadata_leaves_the_digests_unchanged() {
     let bytes = std::fs::read(root().join(TINY)).unwrap();
-    let parsed = gguf_validate::parse::parse_bytes(&bytes).unwrap();
+    let parsed = gguf_validate_core::parse::parse_bytes(&bytes).unwrap();
     let mut m = GgufModel::from_parsed(&parsed, &bytes);
     m.kv("general.name", OwnedValue::str("renamed"));
     m.kv("x.padding", OwnedValue::str(&"z".repeat(5000)));
@@ -235,7 +235,7 @@ fn unreadable_files_and_manifests_exit_2() {
 #[test]
 fn a_split_set_is_hashed_as_one_model() {
     let bytes = std::fs::read(root().join(TINY)).unwrap();
-    let parsed = gguf_validate::parse::parse_bytes(&bytes).unwrap();
+    let parsed = gguf_validate_core::parse::parse_bytes(&bytes).unwrap();
     let whole = GgufModel::from_parsed(&parsed, &bytes);
     let dir = TempDir::new("hash-split");
     std::fs::write(dir.join("merged.gguf"), &bytes).unwrap();

@@ -10,8 +10,8 @@ use std::path::Path;
 use std::process::{Child, Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
-use gguf_validate::types::GgmlType;
-use gguf_validate::write::{GgufModel, OwnedTensor, OwnedValue};
+use gguf_validate_core::types::GgmlType;
+use gguf_validate_core::write::{GgufModel, OwnedTensor, OwnedValue};
 
 use gguf_validate_testkit as support;
 
@@ -351,7 +351,7 @@ fn many_unknown_type_ids_keep_the_summary_small() {
     assert_eq!(code(&o), 1);
     let v: serde_json::Value = serde_json::from_slice(&o.stdout).expect("json");
     let types = v["files"][0]["summary"]["tensor_types"].as_object().unwrap();
-    assert!(types.len() <= gguf_validate::limits::MAX_SUMMARY_TYPE_KEYS + 1, "{} keys", types.len());
+    assert!(types.len() <= gguf_validate_core::limits::MAX_SUMMARY_TYPE_KEYS + 1, "{} keys", types.len());
     let total: u64 = types.values().map(|n| n.as_u64().unwrap()).sum();
     assert_eq!(total, 20_000, "every tensor counted");
     assert!(o.stdout.len() < 100_000, "{} bytes", o.stdout.len());

@@ -6,14 +6,14 @@
 
 use std::collections::BTreeSet;
 
-use gguf_validate::legacy::rwkv::RwkvArch;
-use gguf_validate::legacy::write::{GgmlWriter, RwkvParamSpec, RwkvWriter, TinyRwkv};
-use gguf_validate::legacy::{self};
-use gguf_validate::numerics;
-use gguf_validate::parse::LegacyFormat;
-use gguf_validate::rules::{Level, Profile};
-use gguf_validate::types::GgmlType;
-use gguf_validate::{Options, Report, validate_bytes};
+use gguf_validate_core::legacy::rwkv::RwkvArch;
+use gguf_validate_core::legacy::write::{GgmlWriter, RwkvParamSpec, RwkvWriter, TinyRwkv};
+use gguf_validate_core::legacy::{self};
+use gguf_validate_core::numerics;
+use gguf_validate_core::parse::LegacyFormat;
+use gguf_validate_core::rules::{Level, Profile};
+use gguf_validate_core::types::GgmlType;
+use gguf_validate_core::{Options, Report, validate_bytes};
 
 use gguf_validate_testkit as support;
 
@@ -444,8 +444,11 @@ fn rwkv_prefix_asks_for_the_whole_file() {
     let bytes = mini_v4().to_bytes();
     let len = u64::try_from(bytes.len()).unwrap();
     let opts = Options::new(Profile::Strict);
-    assert_eq!(gguf_validate::validate_prefix(&bytes[..100], len, &opts), Err(gguf_validate::NeedMoreData(len)));
-    assert!(gguf_validate::validate_prefix(&bytes, len, &opts).unwrap().valid);
+    assert_eq!(
+        gguf_validate_core::validate_prefix(&bytes[..100], len, &opts),
+        Err(gguf_validate_core::NeedMoreData(len))
+    );
+    assert!(gguf_validate_core::validate_prefix(&bytes, len, &opts).unwrap().valid);
 }
 
 // ---------------------------------------------------------------- GGML, GGMF, GGJT

@@ -11,10 +11,10 @@ use gguf_validate_testkit as support;
 use std::path::PathBuf;
 use std::process::{Command, Output};
 
-use gguf_validate::limits::{self, MetadataLimits};
-use gguf_validate::types::ValueType;
-use gguf_validate::write::{GgufModel, OwnedValue};
-use gguf_validate::{Options, Profile, validate_bytes};
+use gguf_validate_core::limits::{self, MetadataLimits};
+use gguf_validate_core::types::ValueType;
+use gguf_validate_core::write::{GgufModel, OwnedValue};
+use gguf_validate_core::{Options, Profile, validate_bytes};
 use support::cli::{BIN, clean};
 use support::root;
 use support::tmp::TempDir;
@@ -25,7 +25,7 @@ fn rules_with(bytes: &[u8], limits: MetadataLimits) -> Vec<&'static str> {
     validate_bytes(bytes, &opts)
         .diagnostics
         .iter()
-        .filter(|d| d.severity != gguf_validate::rules::Level::Info)
+        .filter(|d| d.severity != gguf_validate_core::rules::Level::Info)
         .map(|d| d.rule.id())
         .collect()
 }
@@ -46,7 +46,7 @@ fn model(f: impl FnOnce(&mut GgufModel)) -> Vec<u8> {
 /// The metadata's length (header, key/values, tensor infos) of a file
 /// without tensors.
 fn metadata_len(bytes: &[u8]) -> u64 {
-    gguf_validate::parse::parse_bytes(bytes).unwrap().file.infos_end
+    gguf_validate_core::parse::parse_bytes(bytes).unwrap().file.infos_end
 }
 
 #[test]
@@ -125,8 +125,12 @@ fn key_and_tensor_counts_at_their_caps_and_one_past() {
     let bytes = model(|m| {
         for i in 0..4 {
             m.tensor(
-                gguf_validate::write::OwnedTensor::zeroed(&format!("t{i}"), &[8], gguf_validate::types::GgmlType::F32)
-                    .unwrap(),
+                gguf_validate_core::write::OwnedTensor::zeroed(
+                    &format!("t{i}"),
+                    &[8],
+                    gguf_validate_core::types::GgmlType::F32,
+                )
+                .unwrap(),
             );
         }
     });
@@ -150,7 +154,7 @@ fn total_metadata_at_its_cap_and_one_byte_under() {
 /// verdict is the same whatever the first read's size.
 #[test]
 fn a_source_reads_no_more_than_the_cap() {
-    use gguf_validate::io::{ByteSource, ReadError, SliceSource};
+    use gguf_validate_core::io::{ByteSource, ReadError, SliceSource};
     use std::sync::atomic::{AtomicU64, Ordering};
 
     #[derive(Debug)]
@@ -177,7 +181,7 @@ fn a_source_reads_no_more_than_the_cap() {
         let cap = n / 2;
         let src = Counted(SliceSource(&bytes), AtomicU64::new(0), first);
         let opts = Options { limits: caps(|l| l.bytes = cap), ..Options::new(Profile::Strict) };
-        let v = gguf_validate::validate_source(&src, &opts).unwrap();
+        let v = gguf_validate_core::validate_source(&src, &opts).unwrap();
         assert!(v.report.diagnostics.iter().any(|d| d.rule == "metadata-limit"), "first read {first}");
         assert!(v.metadata.len() as u64 <= cap, "buffer {} over the cap {cap}", v.metadata.len());
         assert!(src.1.load(Ordering::Relaxed) <= cap, "read {} bytes", src.1.load(Ordering::Relaxed));

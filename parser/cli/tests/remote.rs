@@ -11,8 +11,8 @@ use gguf_validate_testkit as support;
 use std::process::Output;
 use std::time::Duration;
 
-use gguf_validate::types::GgmlType;
-use gguf_validate::write::{GgufModel, OwnedTensor, OwnedValue};
+use gguf_validate_core::types::GgmlType;
+use gguf_validate_core::write::{GgufModel, OwnedTensor, OwnedValue};
 use support::cli::{code, json, run, run_env, text};
 use support::http::{Answer, Body, File, Server};
 use support::root;
@@ -33,7 +33,7 @@ fn model(keys: usize, elems: u64) -> Vec<u8> {
 
 /// Where the data section starts (the metadata's length).
 fn metadata_len(bytes: &[u8]) -> u64 {
-    gguf_validate::validate_bytes(bytes, &gguf_validate::Options::default()).summary.data_offset.unwrap()
+    gguf_validate_core::validate_bytes(bytes, &gguf_validate_core::Options::default()).summary.data_offset.unwrap()
 }
 
 /// A file entry without what depends on where it was read from.
@@ -89,7 +89,7 @@ fn metadata_is_fetched_in_growing_ranges_each_byte_once() {
 /// gemma's and llama's), then scores and token types (`spm`) or merges
 /// (`bpe`), a few small keys, and `tensors` tensor infos.
 fn vocabulary_model(tokens: usize, bpe: bool, tensors: usize) -> Vec<u8> {
-    use gguf_validate::types::ValueType;
+    use gguf_validate_core::types::ValueType;
     let mut m = GgufModel::new();
     m.kv("general.architecture", OwnedValue::str("plain"));
     m.kv("tokenizer.ggml.model", OwnedValue::str(if bpe { "gpt2" } else { "llama" }));
@@ -531,7 +531,7 @@ fn padding_in_the_data_section_is_read_for_a_few_regions_then_noted() {
     }
     m.canonical();
     let mut bytes = m.to_bytes();
-    let tensors = gguf_validate::validate::layout(&bytes, bytes.len() as u64).tensors;
+    let tensors = gguf_validate_core::validate::layout(&bytes, bytes.len() as u64).tensors;
     let gap = (tensors[1].offset + tensors[1].nbytes) as usize;
     bytes[gap + 3] = 0x5a;
     let server = Server::start();
@@ -611,7 +611,7 @@ fn a_timed_out_request_is_tried_again_once_whatever_the_retries() {
     let (o, took) = timed(&["--http-timeout", "2", "--retries", "3", &server.url("/m.gguf")]);
     assert_eq!(code(&o), 2, "{}", text(&o));
     assert!(text(&o).contains("timed out"), "{}", text(&o));
-    let backoff = Duration::from_millis(gguf_validate::limits::REMOTE_BACKOFF_MS);
+    let backoff = Duration::from_millis(gguf_validate_core::limits::REMOTE_BACKOFF_MS);
     assert!(
         took >= Duration::from_secs(4) && took < Duration::from_secs(4) + backoff + Duration::from_secs(3),
         "{took:?}"
@@ -683,7 +683,7 @@ fn hostile_retry_after_far_in_the_future_fails_at_once() {
     let (o, took) = timed(&["--retries", "1", &server.url("/n.gguf")]);
     assert_eq!(code(&o), 2, "{}", text(&o));
     assert!(text(&o).contains("HTTP 503"), "{}", text(&o));
-    let cap = Duration::from_secs(gguf_validate::limits::REMOTE_MAX_RETRY_AFTER_SECS);
+    let cap = Duration::from_secs(gguf_validate_core::limits::REMOTE_MAX_RETRY_AFTER_SECS);
     assert!(took >= cap && took < cap + Duration::from_secs(3), "{took:?}");
     assert_eq!(server.log().iter().filter(|l| l.path == "/n.gguf").count(), 2);
 }

@@ -21,8 +21,8 @@
 
 use serde::Deserialize;
 
-use gguf_validate::limits;
-use gguf_validate::types::{GgmlType, ValueType};
+use gguf_validate_core::limits;
+use gguf_validate_core::types::{GgmlType, ValueType};
 
 /// A writer's claims.
 #[derive(Clone, Debug, PartialEq, Eq)]

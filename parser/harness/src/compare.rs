@@ -2,12 +2,12 @@
 //! by field comparison with the description it was given.
 
 use crate::{Kind, Mismatch};
-use gguf_validate::parse::{ByteOrder, parse_bytes};
-use gguf_validate::report::Options;
-use gguf_validate::rules::Level;
-use gguf_validate::types::{GgmlType, ValueType};
-use gguf_validate::validate::validate_bytes;
-use gguf_validate::write::{GgufModel, OwnedTensor, OwnedValue};
+use gguf_validate_core::parse::{ByteOrder, parse_bytes};
+use gguf_validate_core::report::Options;
+use gguf_validate_core::rules::Level;
+use gguf_validate_core::types::{GgmlType, ValueType};
+use gguf_validate_core::validate::validate_bytes;
+use gguf_validate_core::write::{GgufModel, OwnedTensor, OwnedValue};
 
 /// What a comparison found.
 #[derive(Clone, Debug, Default, PartialEq)]
@@ -166,7 +166,7 @@ fn compare_tensor(
     path: &str,
     want: &OwnedTensor,
     have: &OwnedTensor,
-    info: Option<&gguf_validate::parse::TensorInfo<'_>>,
+    info: Option<&gguf_validate_core::parse::TensorInfo<'_>>,
     data_start: Option<u64>,
     align: u64,
 ) -> Vec<Mismatch> {
@@ -468,7 +468,7 @@ pub fn mentions(v: &OwnedValue, t: ValueType) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use gguf_validate::rules::Profile;
+    use gguf_validate_core::rules::Profile;
 
     fn model() -> GgufModel {
         let mut m = GgufModel::new();

@@ -3,7 +3,7 @@
 //! A writer under test is a command that reads a *model description* (the
 //! versioned JSON format of [`model_json`]) and writes a GGUF file. A
 //! campaign ([`writer::run_campaign`]) generates descriptions with
-//! [`smith`](gguf_validate::smith) within what the writer claims to support
+//! [`smith`](gguf_validate_core::smith) within what the writer claims to support
 //! ([`caps::Capabilities`]), runs the writer on each under a timeout
 //! ([`process`]), validates what it wrote under a profile and reads it back
 //! field by field against what was asked ([`compare`]). Mismatches are

@@ -46,9 +46,9 @@ use base64::Engine as _;
 use base64::engine::general_purpose::STANDARD;
 use serde_json::{Map, Value, json};
 
-use gguf_validate::parse::ByteOrder;
-use gguf_validate::types::{GgmlType, ValueType};
-use gguf_validate::write::{GgufModel, OwnedTensor, OwnedValue};
+use gguf_validate_core::parse::ByteOrder;
+use gguf_validate_core::types::{GgmlType, ValueType};
+use gguf_validate_core::write::{GgufModel, OwnedTensor, OwnedValue};
 
 /// The `format` member.
 pub const FORMAT: &str = "gguf-writer-model";

@@ -24,7 +24,7 @@ use std::time::{Duration, Instant};
 use crate::campaign_report::time;
 use crate::process::{self, RunOutcome};
 use crate::{Kind, SplitMix};
-use gguf_validate::numerics::{self, GgmlType, dequantize_to_vec, error_bound, quantize_chunk};
+use gguf_validate_core::numerics::{self, GgmlType, dequantize_to_vec, error_bound, quantize_chunk};
 
 /// The row classes the generator draws from.
 pub const ROW_CLASSES: [&str; 7] = ["random", "edge", "nan-inf", "subnormal", "all-equal", "outliers", "zero"];

@@ -7,8 +7,8 @@
 use std::time::{Duration, Instant};
 
 use crate::compare::Size;
-use gguf_validate::types::GgmlType;
-use gguf_validate::write::{GgufModel, OwnedValue};
+use gguf_validate_core::types::GgmlType;
+use gguf_validate_core::write::{GgufModel, OwnedValue};
 
 /// How much shrinking may cost.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -288,8 +288,8 @@ pub fn shrink(model: &GgufModel, budget: Budget, test: &mut dyn FnMut(&GgufModel
 #[cfg(test)]
 mod tests {
     use super::*;
-    use gguf_validate::types::ValueType;
-    use gguf_validate::write::OwnedTensor;
+    use gguf_validate_core::types::ValueType;
+    use gguf_validate_core::write::OwnedTensor;
 
     #[test]
     fn shrinks_to_the_one_value_that_matters() {

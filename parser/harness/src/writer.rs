@@ -13,13 +13,13 @@ use crate::compare::{Comparison, Size, compare};
 use crate::process::{self, RunOutcome};
 use crate::shrink::{Budget, ShrinkStats, shrink};
 use crate::{Kind, Mismatch, SplitMix, model_json};
-use gguf_validate::parse::ByteOrder;
-use gguf_validate::report::Options;
-use gguf_validate::rules::Profile;
-use gguf_validate::smith::{self, Config};
-use gguf_validate::types::ValueType;
-use gguf_validate::validate::validate_bytes;
-use gguf_validate::write::{GgufModel, OwnedValue};
+use gguf_validate_core::parse::ByteOrder;
+use gguf_validate_core::report::Options;
+use gguf_validate_core::rules::Profile;
+use gguf_validate_core::smith::{self, Config};
+use gguf_validate_core::types::ValueType;
+use gguf_validate_core::validate::validate_bytes;
+use gguf_validate_core::write::{GgufModel, OwnedValue};
 
 /// Random bytes behind each generated description.
 pub const CASE_BYTES: usize = 8192;
@@ -719,7 +719,7 @@ mod tests {
             }
         }
         assert_eq!(value_types.len(), ValueType::ALL.len(), "{value_types:?}");
-        assert_eq!(tensor_types.len(), gguf_validate::types::GgmlType::ALL.len());
+        assert_eq!(tensor_types.len(), gguf_validate_core::types::GgmlType::ALL.len());
         assert!(nan_payload && neg_zero && zero_dim);
         // Nothing unclaimed is generated.
         let narrow = Capabilities::from_toml(

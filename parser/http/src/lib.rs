@@ -54,9 +54,9 @@ use ureq::Body;
 use ureq::http::Response;
 use ureq::tls::{Certificate, PemItem, RootCerts, TlsConfig, TlsProvider};
 
-use gguf_validate::io::{ByteSource, ReadError};
-use gguf_validate::limits;
-use gguf_validate::remote::{OpenFailure, RemoteSource, RemoteSummary, Url, UrlOpener, redact_text};
+use gguf_validate_core::io::{ByteSource, ReadError};
+use gguf_validate_core::limits;
+use gguf_validate_core::remote::{OpenFailure, RemoteSource, RemoteSummary, Url, UrlOpener, redact_text};
 
 /// How remote files are fetched.
 #[derive(Clone)]
@@ -1385,14 +1385,14 @@ impl Opener {
     /// command line and the Python bindings both build theirs here.
     pub fn from_env(mut opts: HttpOptions, ca_certs: &[std::path::PathBuf]) -> Result<Opener, String> {
         let endpoint = std::env::var("HF_ENDPOINT").ok().filter(|e| !e.is_empty());
-        let hub = Url::parse(endpoint.as_deref().unwrap_or(gguf_validate::remote::HF_DEFAULT_ENDPOINT))
+        let hub = Url::parse(endpoint.as_deref().unwrap_or(gguf_validate_core::remote::HF_DEFAULT_ENDPOINT))
             .map_err(|e| format!("HF_ENDPOINT: {e}"))?;
         if opts.token.is_none() {
             opts.token =
                 std::env::var("HF_TOKEN").ok().filter(|t| !t.trim().is_empty()).map(|t| (hub, t.trim().to_string()));
         }
         for f in ca_certs {
-            let shown = gguf_validate::pipeline::Input::Path(f.clone()).shown();
+            let shown = gguf_validate_core::pipeline::Input::Path(f.clone()).shown();
             opts.extra_roots_pem.push(std::fs::read(f).map_err(|e| format!("--ca-cert {shown}: {e}"))?);
         }
         let client = Client::new(opts).map_err(|e| format!("--ca-cert: {e}"))?;
@@ -1406,12 +1406,12 @@ impl Opener {
 
     /// The URL an input names (`hf://` resolved against the hub).
     pub fn resolve(&self, input: &str) -> Result<Url, String> {
-        gguf_validate::remote::resolve(input, self.endpoint.as_deref()).map(|t| t.url)
+        gguf_validate_core::remote::resolve(input, self.endpoint.as_deref()).map(|t| t.url)
     }
 
     /// Opens a URL or `hf://` name as an [`HttpSource`].
     pub fn open_http(&self, input: &str, deadline: Option<Instant>) -> Result<HttpSource, OpenFailure> {
-        let target = gguf_validate::remote::resolve(input, self.endpoint.as_deref())
+        let target = gguf_validate_core::remote::resolve(input, self.endpoint.as_deref())
             .map_err(|message| OpenFailure { message, not_found: false })?;
         self.client
             .open_until(&target.url, deadline)

@@ -20,14 +20,14 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use gguf_numerics::{GgmlType, TypeStatus};
-use gguf_validate::Options;
-use gguf_validate::check_data::{DEFAULT_MAX_LISTED_PER_TENSOR, DataOptions};
-use gguf_validate::config::Config;
-use gguf_validate::hash::{Algo, Algos, HashOptions};
-use gguf_validate::limits::MetadataLimits;
-use gguf_validate::pipeline::{Input, Item, Outcome, Pipeline, Settings};
-use gguf_validate::remote::UrlOpener;
-use gguf_validate::rules::Profile;
+use gguf_validate_core::Options;
+use gguf_validate_core::check_data::{DEFAULT_MAX_LISTED_PER_TENSOR, DataOptions};
+use gguf_validate_core::config::Config;
+use gguf_validate_core::hash::{Algo, Algos, HashOptions};
+use gguf_validate_core::limits::MetadataLimits;
+use gguf_validate_core::pipeline::{Input, Item, Outcome, Pipeline, Settings};
+use gguf_validate_core::remote::UrlOpener;
+use gguf_validate_core::rules::Profile;
 use gguf_validate_http::{HttpOptions, Opener};
 use numpy::{PyArray1, PyReadonlyArray1};
 use pyo3::buffer::PyBuffer;
@@ -164,7 +164,7 @@ type Entry = (&'static str, String);
 
 fn file_entry(input: &Input, outcome: &Outcome, profile: Profile, set: Option<&str>) -> Entry {
     let kind = if matches!(outcome, Outcome::Unreadable(_)) { "unreadable" } else { "file" };
-    (kind, gguf_validate::pipeline::json::file(&input.json_name(), outcome, profile, set).to_string())
+    (kind, gguf_validate_core::pipeline::json::file(&input.json_name(), outcome, profile, set).to_string())
 }
 
 #[pyfunction]
@@ -209,7 +209,7 @@ fn validate_many(py: Python<'_>, sources: Vec<Source>, jobs: usize, options: &Bo
         let _ = p.run::<()>(&inputs, jobs, |item| {
             let e = match item {
                 Item::File { input, outcome, set } => file_entry(input, outcome, profile, set),
-                Item::Set(set) => ("set", gguf_validate::pipeline::json::set(set).to_string()),
+                Item::Set(set) => ("set", gguf_validate_core::pipeline::json::set(set).to_string()),
             };
             if tx.send(Ok(e)).is_ok() { ControlFlow::Continue(()) } else { ControlFlow::Break(()) }
         });
@@ -226,14 +226,14 @@ fn main(py: Python<'_>, argv: Vec<std::ffi::OsString>) -> u8 {
 /// The rule catalogue, as `gguf-validate rules --format json` prints it.
 #[pyfunction]
 fn rules() -> String {
-    serde_json::Value::Array(gguf_validate::rules::catalogue_rows()).to_string()
+    serde_json::Value::Array(gguf_validate_core::rules::catalogue_rows()).to_string()
 }
 
 /// `dump`'s JSON and whether the file was read completely.
 #[pyfunction]
 #[pyo3(signature = (source, full, http))]
 fn dump(py: Python<'_>, source: Source, full: bool, http: HttpArgs) -> PyResult<(String, bool)> {
-    use gguf_validate::pipeline::commands::{DumpError, dump};
+    use gguf_validate_core::pipeline::commands::{DumpError, dump};
     let input = source.input(py)?;
     py.detach(|| {
         let opener = http.opener([&input], 1)?;
@@ -254,7 +254,7 @@ fn derive(py: Python<'_>, base: Source, quant: Source, imatrix: Option<Source>, 
     py.detach(|| {
         let opener = http.opener([&base, &quant].into_iter().chain(imatrix.as_ref()), 2)?;
         let results =
-            gguf_validate::pipeline::commands::derive(&base, &quant, imatrix.as_ref(), opener.as_deref(), None)
+            gguf_validate_core::pipeline::commands::derive(&base, &quant, imatrix.as_ref(), opener.as_deref(), None)
                 .map_err(unreadable)?;
         serde_json::to_string(&results).map_err(|e| unreadable(e.to_string()))
     })
@@ -283,7 +283,7 @@ fn hash(
         let connections = std::thread::available_parallelism().map_or(1, std::num::NonZeroUsize::get);
         let opener = http.opener([&input], connections)?;
         let opts = HashOptions { algos: Algos::NONE.with(algo), per_tensor };
-        let (_, d) = gguf_validate::pipeline::commands::model_digests(&input, false, &opts, opener.as_deref())
+        let (_, d) = gguf_validate_core::pipeline::commands::model_digests(&input, false, &opts, opener.as_deref())
             .map_err(unreadable)?;
         let model = d.model.first().map(ToString::to_string).unwrap_or_default();
         let per = d.tensors.iter().filter_map(|t| Some((t.name.clone(), t.digests.first()?.to_string()))).collect();

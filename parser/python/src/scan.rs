@@ -18,11 +18,11 @@ use std::collections::HashMap;
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
-use gguf_validate::Options;
-use gguf_validate::pipeline::Outcome;
-use gguf_validate::pipeline::scan::judge;
-use gguf_validate::remote::redact_text;
-use gguf_validate::rules::Profile;
+use gguf_validate_core::Options;
+use gguf_validate_core::pipeline::Outcome;
+use gguf_validate_core::pipeline::scan::judge;
+use gguf_validate_core::remote::redact_text;
+use gguf_validate_core::rules::Profile;
 use gguf_validate_http::{HttpOptions, Opener, Probe};
 use pyo3::prelude::*;
 use serde_json::{Value, json};
@@ -148,7 +148,8 @@ impl Scanner {
         let judged = match judged {
             Ok(j) => j,
             Err(e) => {
-                let class = if matches!(e, gguf_validate::io::ReadError::Changed { .. }) { "changed" } else { "read" };
+                let class =
+                    if matches!(e, gguf_validate_core::io::ReadError::Changed { .. }) { "changed" } else { "read" };
                 return failed(class, &e.to_string(), requests, bytes);
             }
         };
@@ -159,7 +160,7 @@ impl Scanner {
             .map(|(p, r)| {
                 let mut r = r;
                 r.summary.remote = Some(summary.clone());
-                gguf_validate::pipeline::json::file(&name, &Outcome::Report(Box::new(r), None), *p, None)
+                gguf_validate_core::pipeline::json::file(&name, &Outcome::Report(Box::new(r), None), *p, None)
             })
             .collect();
         json!({

@@ -20,12 +20,12 @@ use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex, PoisonError};
 
 use gguf_numerics::GgmlType;
-use gguf_validate::io::{ByteSource, ReadError};
-use gguf_validate::output::{Format, render};
-use gguf_validate::pipeline::commands::{DumpError, dump};
-use gguf_validate::pipeline::{Input, Outcome, Pipeline, Settings, SharedSource, json, scan};
-use gguf_validate::remote::RemoteSummary;
-use gguf_validate::{Options, Profile, limits, remote};
+use gguf_validate_core::io::{ByteSource, ReadError};
+use gguf_validate_core::output::{Format, render};
+use gguf_validate_core::pipeline::commands::{DumpError, dump};
+use gguf_validate_core::pipeline::{Input, Outcome, Pipeline, Settings, SharedSource, json, scan};
+use gguf_validate_core::remote::RemoteSummary;
+use gguf_validate_core::{Options, Profile, limits, remote};
 use serde_json::json;
 use wasm_bindgen::prelude::*;
 
@@ -455,7 +455,7 @@ pub fn unreadable_entry(name: &str, error: &str, options: &str) -> Result<String
 /// The rule catalogue, as `gguf-validate rules --format json` prints it.
 #[wasm_bindgen]
 pub fn rules() -> String {
-    serde_json::Value::Array(gguf_validate::rules::catalogue_rows()).to_string()
+    serde_json::Value::Array(gguf_validate_core::rules::catalogue_rows()).to_string()
 }
 
 /// The limits of remote reads the native reader keeps, for the package's
@@ -576,9 +576,9 @@ mod tests {
                 assert!(reads.supply(n, r[1].as_u64().unwrap_or(0), &bytes[o..o + l]).is_ok());
             }
         };
-        let whole = gguf_validate::pipeline::json::file(
+        let whole = gguf_validate_core::pipeline::json::file(
             "m.gguf",
-            &Outcome::Report(Box::new(gguf_validate::validate_bytes(&bytes, &Options::default())), None),
+            &Outcome::Report(Box::new(gguf_validate_core::validate_bytes(&bytes, &Options::default())), None),
             Profile::Strict,
             None,
         );

@@ -2,7 +2,7 @@
 // Source: llama-cpp-python==0.3.36 sdist, vendor/llama.cpp/ggml/src/ggml-common.h
 // (sha256 0061131b615c5721fc88a78feeb22c1f8c450f1c2646a317d80796a653bf595c), the GGML_TABLE_BEGIN/GGML_TABLE_END blocks.
 // Only the numbers are taken; they are checked against ggml's compiled
-// dequantizers by the golden tests (parser/tests/numerics_golden.rs).
+// dequantizers by the golden tests (parser/core/tests/numerics_golden.rs).
 
 /// IQ1_S / IQ1_M code book: 2048 groups of 8 signed trits (i8 per byte, LE).
 #[rustfmt::skip]

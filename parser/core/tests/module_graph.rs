@@ -2,7 +2,7 @@
 //! (ARCHITECTURE.md, "Layers of the library"), and no crate of the workspace
 //! has a module cycle.
 //!
-//! Every `parser/src/**/*.rs` file of the library is read,
+//! Every `parser/core/src/**/*.rs` file of the library is read,
 //! comments and literals blanked, and every path that starts with `crate::`,
 //! `super::` or `self::` (in `use` trees, in expressions, and in strings
 //! that are a whole path, like serde's `serialize_with`) resolved to the
@@ -74,7 +74,7 @@ fn crate_files(src: &Path) -> Vec<(PathBuf, Module)> {
 /// The `src/` folder of every member of the workspace (its root
 /// `Cargo.toml`'s `members`).
 fn workspace_crates() -> Vec<PathBuf> {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
     let manifest = std::fs::read_to_string(root.join("Cargo.toml")).unwrap();
     let members = manifest.split("members = [").nth(1).and_then(|m| m.split(']').next()).expect("workspace members");
     members
@@ -644,7 +644,7 @@ fn code_spans(text: &str) -> impl Iterator<Item = &str> {
 /// "Layers of the library" that names it as a path (`x.rs`, `x/`,
 /// `x/y.rs`).
 fn architecture_layers(modules: &BTreeSet<String>) -> BTreeMap<String, usize> {
-    let doc = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("../ARCHITECTURE.md")).unwrap();
+    let doc = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("../../ARCHITECTURE.md")).unwrap();
     let section = doc.split("\n## Layers of the library\n").nth(1).expect("the layers section");
     let section = section.split("\n## ").next().unwrap();
     let mut layers = BTreeMap::new();
@@ -786,7 +786,7 @@ fn cycles_are_reported_with_their_arrows() {
 }
 
 /// No module of another crate of the workspace is named like a top-level
-/// module of the library: a reader of `use gguf_validate::validate` (or a
+/// module of the library: a reader of `use gguf_validate_core::validate` (or a
 /// tool that draws the graph) must not take the command line's
 /// `validate_command.rs` for the library's `validate.rs`.
 #[test]
@@ -799,7 +799,7 @@ fn no_other_crate_names_a_module_like_the_librarys() {
     // types) is re-exported by the library's, its `imatrix` (the weights'
     // arithmetic) is what the library's (the files) hands them to.
     const UNDER: [(&str, &str); 2] = [("numerics", "types"), ("numerics", "imatrix")];
-    let parser = src_dir().join("..");
+    let parser = src_dir().join("../..");
     let own = std::fs::canonicalize(src_dir()).unwrap();
     let mut crates = 0;
     for src in workspace_crates() {
@@ -822,6 +822,39 @@ fn no_other_crate_names_a_module_like_the_librarys() {
             }
         }
     }
-    assert!(crates >= 5, "{crates} crates beside the library");
+    assert!(crates >= 7, "{crates} crates beside the library");
     assert!(clashes.is_empty(), "modules named like the library's:\n{}", clashes.join("\n"));
+}
+
+/// The library, the command line, HTTP, the harness, numerics, Python,
+/// testkit and the WebAssembly build are sibling folders under `parser/`,
+/// none of them the parent of another (`parser/` itself is no crate), and
+/// no two packages or library crates share a name with the Python module
+/// (`gguf_validate`) or with each other.
+#[test]
+fn the_crates_are_sibling_folders_with_names_of_their_own() {
+    let parser = std::fs::canonicalize(src_dir().join("../..")).unwrap();
+    assert!(!parser.join("Cargo.toml").exists(), "parser/ is a folder of crates, not a crate");
+    let mut siblings = BTreeSet::new();
+    let (mut packages, mut libs) = (BTreeSet::new(), BTreeSet::new());
+    for src in workspace_crates() {
+        let dir = src.parent().unwrap().to_path_buf();
+        let manifest = std::fs::read_to_string(dir.join("Cargo.toml")).unwrap();
+        let field = |section: &str| -> Option<String> {
+            let body = manifest.split(&format!("[{section}]\n")).nth(1)?;
+            let body = body.split("\n[").next()?;
+            body.lines().find_map(|l| l.strip_prefix("name = \"").map(|n| n.trim_end_matches('"').to_string()))
+        };
+        let package = field("package").expect("a package name");
+        let lib = field("lib").unwrap_or_else(|| package.replace('-', "_"));
+        assert!(packages.insert(package.clone()), "two packages named {package}");
+        assert!(libs.insert(lib.clone()), "two library crates named {lib}");
+        assert_ne!(lib, "gguf_validate", "{package}'s crate is named like the Python module");
+        let canon = std::fs::canonicalize(&dir).unwrap();
+        if canon.parent() == Some(parser.as_path()) {
+            siblings.insert(canon.file_name().unwrap().to_string_lossy().into_owned());
+        }
+    }
+    let expected = ["cli", "core", "harness", "http", "numerics", "python", "testkit", "wasm"];
+    assert_eq!(siblings, expected.iter().map(|s| s.to_string()).collect::<BTreeSet<_>>());
 }

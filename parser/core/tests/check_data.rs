@@ -1,4 +1,4 @@
-//! The `--check-data` scan (`gguf_validate::check_data`): exact rule ids,
+//! The `--check-data` scan (`gguf_validate_core::check_data`): exact rule ids,
 //! absolute offsets and per-tensor counts on files built with the writer,
 //! chunking invariance, the per-tensor listing cap, big-endian files,
 //! profile levels, and (with `GGUF_VALIDATE_GEMMA=path`) a real model.
@@ -7,13 +7,13 @@ use gguf_validate_testkit as support;
 
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use gguf_validate::check_data::{DataOptions, DataReport, TensorData, TensorStatus, check_data};
-use gguf_validate::data::{DataTensor, gguf_tensors};
-use gguf_validate::io::SliceSource;
-use gguf_validate::parse::{ByteOrder, parse_bytes};
-use gguf_validate::types::GgmlType;
-use gguf_validate::write::{GgufModel, OwnedTensor, OwnedValue};
-use gguf_validate::{Level, Options, Profile, Report, RuleId, validate_bytes};
+use gguf_validate_core::check_data::{DataOptions, DataReport, TensorData, TensorStatus, check_data};
+use gguf_validate_core::data::{DataTensor, gguf_tensors};
+use gguf_validate_core::io::SliceSource;
+use gguf_validate_core::parse::{ByteOrder, parse_bytes};
+use gguf_validate_core::types::GgmlType;
+use gguf_validate_core::write::{GgufModel, OwnedTensor, OwnedValue};
+use gguf_validate_core::{Level, Options, Profile, Report, RuleId, validate_bytes};
 
 const F16_ONE: u16 = 0x3c00;
 const F16_INF: u16 = 0x7c00;
@@ -438,8 +438,8 @@ fn listing_is_capped_per_rule_and_tensor_entries_are_capped_with_a_count() {
     let bytes = m.to_bytes();
     let (_, data) = scan(&bytes, &DataOptions::default());
     assert_eq!(data.findings, 300);
-    assert_eq!(data.issues.len(), gguf_validate::limits::MAX_DIAGNOSTICS_PER_RULE);
-    assert_eq!(data.per_tensor.len(), gguf_validate::limits::MAX_LISTED_DATA_TENSORS);
+    assert_eq!(data.issues.len(), gguf_validate_core::limits::MAX_DIAGNOSTICS_PER_RULE);
+    assert_eq!(data.per_tensor.len(), gguf_validate_core::limits::MAX_LISTED_DATA_TENSORS);
     assert_eq!(data.per_tensor_omitted, 200);
     let listed: u64 = data.per_tensor.iter().map(|p| p.listed).sum();
     assert_eq!(listed, 50, "`listed` says what is really listed");
@@ -457,11 +457,11 @@ fn listing_is_capped_per_rule_and_tensor_entries_are_capped_with_a_count() {
 fn a_source_that_shrinks_during_the_scan_is_an_error() {
     #[derive(Debug)]
     struct Shrinking(Vec<u8>);
-    impl gguf_validate::io::ByteSource for Shrinking {
+    impl gguf_validate_core::io::ByteSource for Shrinking {
         fn len(&self) -> u64 {
             self.0.len() as u64
         }
-        fn read_exact_at(&self, offset: u64, buf: &mut [u8]) -> Result<(), gguf_validate::io::ReadError> {
+        fn read_exact_at(&self, offset: u64, buf: &mut [u8]) -> Result<(), gguf_validate_core::io::ReadError> {
             // Everything past the first 200 bytes is gone.
             SliceSource(&self.0[..200]).read_exact_at(offset, buf)
         }
@@ -478,5 +478,5 @@ fn a_cancelled_scan_stops() {
     let tensors = tensors_of(&bytes);
     let cancel = std::sync::atomic::AtomicBool::new(true);
     let e = check_data(&SliceSource(&bytes), &tensors, &DataOptions::default(), &|_| {}, Some(&cancel)).unwrap_err();
-    assert!(matches!(e, gguf_validate::io::ReadError::Cancelled));
+    assert!(matches!(e, gguf_validate_core::io::ReadError::Cancelled));
 }

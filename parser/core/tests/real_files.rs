@@ -5,7 +5,7 @@
 
 use gguf_validate_testkit as support;
 
-use gguf_validate::{Level, Options, Profile, validate_bytes};
+use gguf_validate_core::{Level, Options, Profile, validate_bytes};
 use support::root;
 
 fn corpus(name: &str) -> Vec<u8> {
@@ -45,8 +45,8 @@ fn gguf_py_files_are_valid_under_every_profile_they_target() {
 fn big_and_little_endian_gguf_py_files_describe_the_same_model() {
     let le = corpus("llama_tiny.gguf");
     let be = corpus("llama_tiny_be.gguf");
-    let mut a = gguf_validate::dump::dump(&gguf_validate::parse::parse_bytes(&le).unwrap(), true);
-    let mut b = gguf_validate::dump::dump(&gguf_validate::parse::parse_bytes(&be).unwrap(), true);
+    let mut a = gguf_validate_core::dump::dump(&gguf_validate_core::parse::parse_bytes(&le).unwrap(), true);
+    let mut b = gguf_validate_core::dump::dump(&gguf_validate_core::parse::parse_bytes(&be).unwrap(), true);
     assert_eq!(a["byte_order"], "little-endian");
     assert_eq!(b["byte_order"], "big-endian");
     a["byte_order"] = serde_json::Value::Null;

@@ -245,7 +245,7 @@ mod tests {
     use super::*;
 
     fn sample() -> Input {
-        let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../corpus/samples/tiny-llama.gguf");
+        let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../corpus/samples/tiny-llama.gguf");
         Input::bytes("tiny-llama.gguf", std::fs::read(path).unwrap_or_default())
     }
 
@@ -280,7 +280,7 @@ mod tests {
     }
 
     fn slow_sample(delay: Duration) -> Input {
-        let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../corpus/samples/tiny-llama.gguf");
+        let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../corpus/samples/tiny-llama.gguf");
         let bytes = std::fs::read(path).unwrap_or_default();
         Input::Source {
             name: "slow.gguf".into(),

@@ -6,8 +6,8 @@ use std::ops::ControlFlow;
 use std::path::PathBuf;
 use std::sync::atomic::Ordering;
 
-use gguf_validate::pipeline::{Input, Item, Outcome, Pipeline, Settings, json};
-use gguf_validate::rules::Profile;
+use gguf_validate_core::pipeline::{Input, Item, Outcome, Pipeline, Settings, json};
+use gguf_validate_core::rules::Profile;
 use gguf_validate_testkit as support;
 
 fn sample() -> PathBuf {
@@ -124,8 +124,8 @@ fn a_time_limit_gives_up_on_a_file_that_never_comes() {
 /// A file with a vocabulary of 20,000 tokens (one of invalid UTF-8 when
 /// `bad`), written to a temporary file.
 fn vocabulary_file(name: &str, bad: bool) -> PathBuf {
-    use gguf_validate::types::ValueType as T;
-    use gguf_validate::write::{GgufModel, OwnedValue as V};
+    use gguf_validate_core::types::ValueType as T;
+    use gguf_validate_core::write::{GgufModel, OwnedValue as V};
     let mut m = GgufModel::new();
     m.kv("general.architecture", V::str("llama"));
     let tokens = (0..20_000)

@@ -582,7 +582,7 @@ catalogue! {
 
     // ---- Model: what llama.cpp's loader assumes (strict only: the spec and ggml's reader do not) ----
     ModelArchitectureUnknown = "model-architecture-unknown", Model, [Info, Allow, Allow],
-        cite: "llama.cpp src/llama-arch.cpp LLM_ARCH_NAMES (parser/src/check/llama_arches.rs, generated)",
+        cite: "llama.cpp src/llama-arch.cpp LLM_ARCH_NAMES (parser/core/src/check/llama_arches.rs, generated)",
         "The architecture is one llama.cpp knows; for any other, the report says its hyper-parameters were not checked (an info, never an error: other programs use GGUF too).";
     ModelBlockCount = "model-block-count", Model, [Error, Allow, Allow],
         cite: "llama.cpp src/llama-model.cpp load_hparams: GGML_ASSERT(n_layer > 0 && n_layer <= LLAMA_MAX_LAYERS), src/llama-hparams.h LLAMA_MAX_LAYERS = 512; llama.cpp #25821, #26051",
@@ -871,7 +871,7 @@ pub fn catalogue_markdown() -> String {
     let _ = writeln!(out, "# Rule catalogue\n");
     let _ = writeln!(
         out,
-        "Generated from `parser/src/rules.rs` by `gguf-validate rules --format markdown`; do not edit by hand.\n\n\
+        "Generated from `parser/core/src/rules.rs` by `gguf-validate rules --format markdown`; do not edit by hand.\n\n\
          Levels per profile: **E** error (the file is invalid), **W** warning, **I** info, **-** not reported. \
          Fatal rules stop decoding and cannot be allowed. Bracketed tags in citations (`[T3]`) are the checks of ggml's \
          reader listed in [ggml-reader.md](ggml-reader.md). Every rule has an anchor named after its id: \
@@ -949,7 +949,7 @@ mod tests {
     /// `parser/docs/ggml-reader.md`, so citations resolve in the repository.
     #[test]
     fn citation_tags_resolve_in_the_repository() {
-        let doc = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/docs/ggml-reader.md")).unwrap();
+        let doc = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../docs/ggml-reader.md")).unwrap();
         for r in RULES {
             let mut rest = r.citation;
             while let Some(open) = rest.find('[') {

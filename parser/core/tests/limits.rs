@@ -3,19 +3,19 @@
 //! over 1 GiB of input are exercised in memory here (the corpus cannot
 //! hold such files).
 
-use gguf_validate::types::ValueType;
-use gguf_validate::write::{GgufModel, OwnedValue};
-use gguf_validate::{Options, Profile, validate_bytes};
+use gguf_validate_core::types::ValueType;
+use gguf_validate_core::write::{GgufModel, OwnedValue};
+use gguf_validate_core::{Options, Profile, validate_bytes};
 
 fn rules(bytes: &[u8], profile: Profile) -> Vec<&'static str> {
     // Infos (the neutral architecture is one llama.cpp does not know) aside.
     // ggml's limits are above this tool's own caps (`metadata-limit`),
     // which an in-memory caller can lift.
-    let opts = Options { limits: gguf_validate::limits::MetadataLimits::UNBOUNDED, ..Options::new(profile) };
+    let opts = Options { limits: gguf_validate_core::limits::MetadataLimits::UNBOUNDED, ..Options::new(profile) };
     validate_bytes(bytes, &opts)
         .diagnostics
         .iter()
-        .filter(|d| d.severity != gguf_validate::rules::Level::Info)
+        .filter(|d| d.severity != gguf_validate_core::rules::Level::Info)
         .map(|d| d.rule.id())
         .collect()
 }

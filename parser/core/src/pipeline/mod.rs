@@ -15,9 +15,9 @@
 //!
 //! ```
 //! use std::ops::ControlFlow;
-//! use gguf_validate::pipeline::{Input, Item, Pipeline, Settings};
+//! use gguf_validate_core::pipeline::{Input, Item, Pipeline, Settings};
 //!
-//! let sample = concat!(env!("CARGO_MANIFEST_DIR"), "/../corpus/samples/tiny-llama.gguf");
+//! let sample = concat!(env!("CARGO_MANIFEST_DIR"), "/../../corpus/samples/tiny-llama.gguf");
 //! let pipeline = Pipeline::new(Settings::default());
 //! // One input...
 //! let bytes = std::fs::read(sample).unwrap();

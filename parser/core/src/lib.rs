@@ -1,4 +1,4 @@
-//! `gguf_validate` (the `gguf-validate-lib` package): a strict validator for GGUF model files.
+//! `gguf_validate_core` (the `gguf-validate-core` package): a strict validator for GGUF model files.
 //!
 //! Layers, each depending only on the ones above it (ARCHITECTURE.md,
 //! "Layers of the library"; `tests/module_graph.rs` checks both lists

@@ -2,9 +2,9 @@
 //! run names (`Settings::with`, the CLI's `--with`) or finds in their folder,
 //! and the rules that need more than one file or a file too large for the
 //! corpus (`size-32-bit`, on a sparse file).
-use gguf_validate::pipeline::{Input, Pipeline, Settings};
-use gguf_validate::types::{GgmlType, ValueType};
-use gguf_validate::write::{GgufModel, OwnedTensor, OwnedValue as V};
+use gguf_validate_core::pipeline::{Input, Pipeline, Settings};
+use gguf_validate_core::types::{GgmlType, ValueType};
+use gguf_validate_core::write::{GgufModel, OwnedTensor, OwnedValue as V};
 
 fn f32_tensor(name: &str, dims: &[u64]) -> OwnedTensor {
     OwnedTensor::zeroed(name, dims, GgmlType::F32).unwrap()

@@ -16,9 +16,9 @@ use gguf_validate_testkit as support;
 
 use std::path::{Path, PathBuf};
 
-use gguf_validate::rules::Group;
-use gguf_validate::template::{self, Kind};
-use gguf_validate::{Level, Options, Profile, validate_bytes};
+use gguf_validate_core::rules::Group;
+use gguf_validate_core::template::{self, Kind};
+use gguf_validate_core::{Level, Options, Profile, validate_bytes};
 
 /// llama.cpp's `models/` directory (`GGUF_VALIDATE_LLAMA_CPP`, set by
 /// `.ci/reference.sh`).

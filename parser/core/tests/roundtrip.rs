@@ -2,22 +2,22 @@
 //! parses back to the same model, re-serialises to the same bytes, and
 //! validates with zero errors under `strict`.
 
-use gguf_validate::parse::{ByteOrder, parse_bytes};
-use gguf_validate::types::{GgmlType, ValueType};
-use gguf_validate::write::{GgufModel, OwnedTensor, OwnedValue};
-use gguf_validate::{Options, Profile, validate_bytes};
+use gguf_validate_core::parse::{ByteOrder, parse_bytes};
+use gguf_validate_core::types::{GgmlType, ValueType};
+use gguf_validate_core::write::{GgufModel, OwnedTensor, OwnedValue};
+use gguf_validate_core::{Options, Profile, validate_bytes};
 use proptest::prelude::*;
 
 /// The report of the first `cut` bytes of `bytes`, grown as the validator
 /// asks (`NeedMoreData`) until it gives one; `Err` when it asks for no more
 /// than it has.
-fn grown_prefix_report(bytes: &[u8], cut: usize, opts: &Options) -> Result<gguf_validate::Report, String> {
+fn grown_prefix_report(bytes: &[u8], cut: usize, opts: &Options) -> Result<gguf_validate_core::Report, String> {
     let mut have = cut.min(bytes.len());
     loop {
-        match gguf_validate::validate_prefix(&bytes[..have], bytes.len() as u64, opts) {
+        match gguf_validate_core::validate_prefix(&bytes[..have], bytes.len() as u64, opts) {
             Ok(r) => return Ok(r),
-            Err(gguf_validate::NeedMoreData(n)) if n as usize > have => have = (n as usize).min(bytes.len()),
-            Err(gguf_validate::NeedMoreData(n)) => return Err(format!("asked for {n} with {have}")),
+            Err(gguf_validate_core::NeedMoreData(n)) if n as usize > have => have = (n as usize).min(bytes.len()),
+            Err(gguf_validate_core::NeedMoreData(n)) => return Err(format!("asked for {n} with {have}")),
         }
     }
 }
@@ -113,9 +113,9 @@ proptest! {
         let profile = if m.order == ByteOrder::BigEndian { Profile::Spec } else { Profile::Strict };
         let report = validate_bytes(&bytes, &Options::new(profile));
         prop_assert_eq!(report.counts.errors, 0, "{:?}", report.diagnostics);
-        let dump1 = gguf_validate::dump::dump(&parse_bytes(&bytes).unwrap(), true);
+        let dump1 = gguf_validate_core::dump::dump(&parse_bytes(&bytes).unwrap(), true);
         let again = GgufModel::from_parsed(&parse_bytes(&bytes).unwrap(), &bytes).to_bytes();
-        let dump2 = gguf_validate::dump::dump(&parse_bytes(&again).unwrap(), true);
+        let dump2 = gguf_validate_core::dump::dump(&parse_bytes(&again).unwrap(), true);
         prop_assert_eq!(dump1, dump2);
     }
 
