@@ -176,6 +176,10 @@ pub enum Command {
         /// With --tensor: where to write the data (`-` for stdout).
         #[arg(long, value_name = "PATH", requires = "tensor")]
         output: Option<PathBuf>,
+        /// Give up after this long (seconds, or 500ms, 30s, 2m, 1h; exit 2):
+        /// the metadata's reads and, with --tensor, the data's.
+        #[arg(long, value_name = "DURATION", value_parser = crate::units::parse_timeout)]
+        timeout: Option<f64>,
     },
     /// Decode raw little-endian blocks of a ggml type to little-endian f32.
     #[command(after_help = types_help())]

@@ -4,12 +4,13 @@
 
 use std::io::{self, Read, Write};
 use std::path::{Path, PathBuf};
+use std::time::Duration;
 
-use gguf_validate_core::data::DataTensor;
-use gguf_validate_core::io::{self as gio, ByteSource};
+use gguf_validate_core::io as gio;
 use gguf_validate_core::numerics::{self, NumericsError};
-use gguf_validate_core::parse::{self, ByteOrder};
+use gguf_validate_core::parse;
 use gguf_validate_core::pipeline::Input;
+use gguf_validate_core::pipeline::commands::{self, CopyError, TensorError};
 use gguf_validate_core::types::GgmlType;
 
 use crate::render;
@@ -243,56 +244,28 @@ pub fn quantize(ty: &str, input: &Path, output: &Path, opts: &QuantizeOpts) -> u
 /// `gguf-validate dump FILE --tensor NAME [--dequant] --output PATH`: the
 /// tensor's bytes as stored, or decoded to f32, read and written in steps
 /// (a tensor of any size costs a few MB). Exit 1 when the file has no
-/// readable tensor of that name or its data cannot be decoded.
-pub fn dump_tensor(path: &Path, name: &str, dequant: bool, output: &Path) -> u8 {
-    let shown = render::display_path(path);
+/// readable tensor of that name or its data cannot be decoded; exit 2 when
+/// it cannot be read (or `timeout` passed).
+pub fn dump_tensor(path: &Path, name: &str, dequant: bool, output: &Path, timeout: Option<Duration>) -> u8 {
     let input = Input::Path(path.to_path_buf());
-    let opened = match input.open(&gio::OpenPolicy::default(), None, None) {
-        Ok(o) => o,
-        Err(e) => return usage(&format!("{shown}: {}", e.message)),
+    let data = match commands::tensor_data(&input, name, dequant, None, timeout) {
+        Ok(d) => d,
+        Err(TensorError::Unreadable(e)) => return usage(&e),
+        Err(TensorError::Invalid(e)) => {
+            render::error(&e);
+            return EXIT_INVALID;
+        }
     };
-    let src = opened.source();
-    let len = src.len();
-    let opts = gguf_validate_core::Options { want_layout: true, ..gguf_validate_core::Options::default() };
-    let mut validated = match gguf_validate_core::validate_source(src, &opts) {
-        Ok(v) => v,
-        Err(e) => return usage(&format!("{shown}: {e}")),
-    };
-    let tensors = validated.take_layout(len).tensors;
-    let quoted = parse::quote_bytes(name.as_bytes());
-    let Some(t) = tensors.iter().find(|t| t.name == name) else {
-        // Only to tell an unreadable tensor from a missing one.
-        let parsed = parse::parse_prefix(&validated.metadata, len);
-        let listed = parsed.as_ref().is_some_and(|p| p.file.tensors.iter().any(|t| t.name.bytes == name.as_bytes()));
-        render::error(&if listed {
-            format!(
-                "{shown}: tensor `{quoted}` has no readable data (invalid type, shape or range; run `gguf-validate` on the file)"
-            )
-        } else {
-            format!("{shown}: no tensor named `{quoted}`")
-        });
-        return EXIT_INVALID;
-    };
-    if t.offset.checked_add(t.nbytes).is_none_or(|end| end > len) {
-        render::error(&format!("{shown}: tensor `{quoted}` lies outside the file"));
-        return EXIT_INVALID;
-    }
-    if dequant && t.order == ByteOrder::BigEndian && t.ty.is_quantized() {
-        render::error(&format!(
-            "{shown}: tensor `{quoted}` is {} data of a big-endian file, which has no agreed layout to decode",
-            t.ty
-        ));
-        return EXIT_INVALID;
-    }
+    let t = &data.tensor;
     let mut out = match render::output(output) {
         Ok(o) => o,
         Err(e) => return usage(&format!("{}: {e}", render::display_path(output))),
     };
-    let written = copy_tensor(src, t, dequant, &mut out);
+    let written = data.write(dequant, &mut out);
     drop(out);
     let written = match written {
         Ok(n) => n,
-        Err(CopyError::Read(e)) => return usage(&format!("{shown}: {e}")),
+        Err(CopyError::Read(e)) => return usage(&e),
         Err(CopyError::Write(e)) => return write_failed(&e, output),
     };
     if output.as_os_str() == "-" {
@@ -310,38 +283,4 @@ pub fn dump_tensor(path: &Path, name: &str, dequant: bool, output: &Path) -> u8 
         "bytes_written": written,
     });
     crate::report_io(render::json(&summary))
-}
-
-enum CopyError {
-    Read(gio::ReadError),
-    Write(io::Error),
-}
-
-/// Copies a tensor's bytes (or their f32 decoding) from `src` to `out` in
-/// steps of whole blocks.
-fn copy_tensor(src: &dyn ByteSource, t: &DataTensor, dequant: bool, out: &mut dyn Write) -> Result<u64, CopyError> {
-    let ts = u64::from(t.ty.type_size()).max(1);
-    let step = (u64::try_from(STEP_BYTES).unwrap_or(u64::MAX) / ts).max(1) * ts;
-    let mut buf = Vec::new();
-    let mut done = 0u64;
-    let mut written = 0u64;
-    while done < t.nbytes {
-        let n = step.min(t.nbytes - done);
-        buf.resize(usize::try_from(n).unwrap_or(0), 0);
-        src.read_exact_at(t.offset + done, &mut buf).map_err(CopyError::Read)?;
-        if dequant {
-            if t.order == ByteOrder::BigEndian {
-                for e in buf.chunks_exact_mut(t.ty.type_size() as usize) {
-                    e.reverse();
-                }
-            }
-            written += write_dequantized(t.ty, &buf, out).map_err(CopyError::Write)?;
-        } else {
-            out.write_all(&buf).map_err(CopyError::Write)?;
-            written += n;
-        }
-        done += n;
-    }
-    out.flush().map_err(CopyError::Write)?;
-    Ok(written)
 }

@@ -42,13 +42,17 @@ pub fn derive(base: &Path, quant: &Path, json: bool, imatrix: Option<&Path>, tim
 
 /// A file's header, metadata and tensor table as `dump` prints it (with
 /// `path` and `file_size`), and whether the file was read completely.
-pub fn dump_value(path: &Path, full: bool) -> Result<(serde_json::Value, bool), DumpError> {
-    commands::dump(&Input::Path(path.to_path_buf()), full, None)
+pub fn dump_value(
+    path: &Path,
+    full: bool,
+    timeout: Option<std::time::Duration>,
+) -> Result<(serde_json::Value, bool), DumpError> {
+    commands::dump(&Input::Path(path.to_path_buf()), full, None, timeout)
 }
 
-/// `dump FILE [--full]`.
-pub fn dump(path: &Path, full: bool) -> u8 {
-    let (value, complete) = match dump_value(path, full) {
+/// `dump FILE [--full] [--timeout D]`.
+pub fn dump(path: &Path, full: bool, timeout: Option<std::time::Duration>) -> u8 {
+    let (value, complete) = match dump_value(path, full, timeout) {
         Ok(v) => v,
         Err(DumpError::Unreadable(e)) => {
             render::error(&e);

@@ -53,10 +53,12 @@ pub fn main_with_args(args: Vec<OsString>) -> u8 {
     };
     match cli.command {
         Some(Command::Rules { format }) => report_io(render::rules(format)),
-        Some(Command::Dump { file, tensor: Some(name), dequant, output: Some(out), .. }) => {
-            convert::dump_tensor(&file, &name, dequant, &out)
+        Some(Command::Dump { file, tensor: Some(name), dequant, output: Some(out), timeout, .. }) => {
+            convert::dump_tensor(&file, &name, dequant, &out, timeout.map(std::time::Duration::from_secs_f64))
         }
-        Some(Command::Dump { file, full, .. }) => inspect::dump(&file, full),
+        Some(Command::Dump { file, full, timeout, .. }) => {
+            inspect::dump(&file, full, timeout.map(std::time::Duration::from_secs_f64))
+        }
         Some(Command::Dequant { ty, input, output }) => convert::dequant(&ty, &input, &output),
         Some(Command::Quantize { ty, input, output, row_length, imatrix, imatrix_tensor, reference }) => {
             let opts = convert::QuantizeOpts { row_length, imatrix, imatrix_tensor, reference };

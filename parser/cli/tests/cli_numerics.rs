@@ -323,6 +323,16 @@ fn dump_tensor_writes_raw_and_dequantized_data() {
     let o = run_in(&dir, &["dump", "m.gguf", "--tensor", "nope", "--dequant", "--output", "n.f32"]);
     assert_eq!(code(&o), 1);
     assert!(stderr(&o).contains("no tensor named `nope`"), "{}", stderr(&o));
+
+    // --timeout (the library's tests make it pass): a generous one changes
+    // nothing, a malformed one is a usage error.
+    let timed = run_in(&dir, &["dump", "m.gguf", "--tensor", "tok_embd.weight", "--output", "-", "--timeout", "30s"]);
+    assert_eq!(code(&timed), 0);
+    assert!(timed.stdout == blocks);
+    let plain = run_in(&dir, &["dump", "m.gguf"]);
+    let timed = run_in(&dir, &["dump", "m.gguf", "--timeout", "30"]);
+    assert_eq!((code(&timed), &timed.stdout), (0, &plain.stdout));
+    assert_eq!(code(&run_in(&dir, &["dump", "m.gguf", "--timeout", "-1"])), 2);
 }
 
 #[test]

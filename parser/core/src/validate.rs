@@ -367,6 +367,7 @@ pub fn model_facts(
         container_only: true,
         companions: crate::report::Companions::default(),
         want_layout: false,
+        want_description: None,
         ..opts.clone()
     };
     let validated = validate_source(src, &opts)?;

@@ -90,8 +90,10 @@ impl HttpArgs {
             return Ok(None);
         }
         let mut http = HttpOptions { headers: self.headers.clone(), connections, ..HttpOptions::default() };
-        if let Some(t) = self.http_timeout.filter(|t| t.is_finite() && *t > 0.0) {
-            http.timeout = Duration::from_secs_f64(t);
+        if let Some(t) =
+            self.http_timeout.filter(|t| t.is_finite() && *t > 0.0).and_then(|t| Duration::try_from_secs_f64(t).ok())
+        {
+            http.timeout = t;
             http.request_deadline = http.timeout;
         }
         Ok(Some(Arc::new(Opener::from_env(http, &self.ca_certs).map_err(usage)?)))
@@ -114,6 +116,18 @@ struct RunOptions {
     with_models: Vec<String>,
 }
 
+/// A time limit in seconds (`timeout=`): a positive number a `Duration`
+/// holds, or none.
+fn time_limit(seconds: Option<f64>) -> PyResult<Option<Duration>> {
+    match seconds {
+        None => Ok(None),
+        Some(t) => match Duration::try_from_secs_f64(t) {
+            Ok(d) if t > 0.0 => Ok(Some(d)),
+            _ => Err(usage(format!("timeout {t}: a positive number of seconds"))),
+        },
+    }
+}
+
 /// The pipeline of a run, as the command line's `validate` builds it
 /// (config, profile, options, URL opener only when an input is a URL).
 fn pipeline(o: &RunOptions, http: &HttpArgs, inputs: &[Input], jobs: usize) -> PyResult<(Pipeline, Profile)> {
@@ -122,12 +136,7 @@ fn pipeline(o: &RunOptions, http: &HttpArgs, inputs: &[Input], jobs: usize) -> P
         Some(name) => profile_named(name)?,
         None => config.as_ref().and_then(|c| c.profile).unwrap_or_default(),
     };
-    let timeout = match o.timeout {
-        Some(t) if !(t.is_finite() && t > 0.0) => {
-            return Err(usage(format!("timeout {t}: a positive number of seconds")));
-        }
-        t => t.map(Duration::from_secs_f64),
-    };
+    let timeout = time_limit(o.timeout)?;
     let with: Vec<Input> = o.with_models.iter().map(|m| Input::from_path(PathBuf::from(m))).collect();
     let settings = Settings {
         options: Options {
@@ -139,6 +148,7 @@ fn pipeline(o: &RunOptions, http: &HttpArgs, inputs: &[Input], jobs: usize) -> P
             companions: Default::default(),
             all_profiles: false,
             want_layout: false,
+            want_description: None,
         },
         check_data: o.check_data.then(|| DataOptions::listing(DEFAULT_MAX_LISTED_PER_TENSOR)),
         timeout,
@@ -231,13 +241,14 @@ fn rules() -> String {
 
 /// `dump`'s JSON and whether the file was read completely.
 #[pyfunction]
-#[pyo3(signature = (source, full, http))]
-fn dump(py: Python<'_>, source: Source, full: bool, http: HttpArgs) -> PyResult<(String, bool)> {
+#[pyo3(signature = (source, full, http, timeout=None))]
+fn dump(py: Python<'_>, source: Source, full: bool, http: HttpArgs, timeout: Option<f64>) -> PyResult<(String, bool)> {
     use gguf_validate_core::pipeline::commands::{DumpError, dump};
     let input = source.input(py)?;
+    let limit = time_limit(timeout)?;
     py.detach(|| {
         let opener = http.opener([&input], 1)?;
-        match dump(&input, full, opener.as_deref()) {
+        match dump(&input, full, opener.as_deref(), limit) {
             Ok((v, complete)) => Ok((v.to_string(), complete)),
             Err(DumpError::Unreadable(e)) => Err(unreadable(e)),
             Err(DumpError::NotGguf(e)) => Err(failure("invalid", e)),
@@ -247,14 +258,22 @@ fn dump(py: Python<'_>, source: Source, full: bool, http: HttpArgs) -> PyResult<
 
 /// `derive`'s per-tensor results as JSON.
 #[pyfunction]
-#[pyo3(signature = (base, quant, imatrix, http))]
-fn derive(py: Python<'_>, base: Source, quant: Source, imatrix: Option<Source>, http: HttpArgs) -> PyResult<String> {
+#[pyo3(signature = (base, quant, imatrix, http, timeout=None))]
+fn derive(
+    py: Python<'_>,
+    base: Source,
+    quant: Source,
+    imatrix: Option<Source>,
+    http: HttpArgs,
+    timeout: Option<f64>,
+) -> PyResult<String> {
     let (base, quant) = (base.input(py)?, quant.input(py)?);
     let imatrix = imatrix.map(|s| s.input(py)).transpose()?;
+    let limit = time_limit(timeout)?;
     py.detach(|| {
         let opener = http.opener([&base, &quant].into_iter().chain(imatrix.as_ref()), 2)?;
         let results =
-            gguf_validate_core::pipeline::commands::derive(&base, &quant, imatrix.as_ref(), opener.as_deref(), None)
+            gguf_validate_core::pipeline::commands::derive(&base, &quant, imatrix.as_ref(), opener.as_deref(), limit)
                 .map_err(unreadable)?;
         serde_json::to_string(&results).map_err(|e| unreadable(e.to_string()))
     })
@@ -264,14 +283,16 @@ fn derive(py: Python<'_>, base: Source, quant: Source, imatrix: Option<Source>, 
 /// shard stands for its split set, as the command line has it), and per
 /// tensor when asked.
 #[pyfunction]
-#[pyo3(signature = (source, algo, per_tensor, http))]
+#[pyo3(signature = (source, algo, per_tensor, http, timeout=None))]
 fn hash(
     py: Python<'_>,
     source: Source,
     algo: &str,
     per_tensor: bool,
     http: HttpArgs,
+    timeout: Option<f64>,
 ) -> PyResult<(String, Vec<(String, String)>)> {
+    let limit = time_limit(timeout)?;
     let algo = Algo::from_name(algo).ok_or_else(|| {
         usage(format!(
             "algorithm `{algo}`: expected one of {}",
@@ -283,8 +304,9 @@ fn hash(
         let connections = std::thread::available_parallelism().map_or(1, std::num::NonZeroUsize::get);
         let opener = http.opener([&input], connections)?;
         let opts = HashOptions { algos: Algos::NONE.with(algo), per_tensor };
-        let (_, d) = gguf_validate_core::pipeline::commands::model_digests(&input, false, &opts, opener.as_deref())
-            .map_err(unreadable)?;
+        let (_, d) =
+            gguf_validate_core::pipeline::commands::model_digests(&input, false, &opts, opener.as_deref(), limit)
+                .map_err(unreadable)?;
         let model = d.model.first().map(ToString::to_string).unwrap_or_default();
         let per = d.tensors.iter().filter_map(|t| Some((t.name.clone(), t.digests.first()?.to_string()))).collect();
         Ok((model, per))

@@ -6,8 +6,11 @@ from __future__ import annotations
 import json
 import os
 import pickle
+import socket
 import subprocess
 import sys
+import threading
+import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
@@ -243,3 +246,49 @@ def test_with_models_pairs_an_adapter_with_its_base(cli: list[str]) -> None:
         assert report.to_dict() == entry
     many = list(gv.validate_many([f"{lora}/lora-llama_r4.gguf"], with_models=[f"{lora}/llama.gguf"]))
     assert [r.valid for r in many] == [True]
+
+
+def test_dump_hash_and_derive_stop_at_their_timeout() -> None:
+    """`timeout=` bounds `dump`, `hash` and `derive` as it bounds
+    `validate`: against a server that accepts and never answers (with a
+    20 s `http_timeout`), each gives up after about the limit."""
+    listener = socket.socket()
+    listener.bind(("127.0.0.1", 0))
+    listener.listen(16)
+    held: list[socket.socket] = []
+    stop = threading.Event()
+
+    def accept() -> None:
+        listener.settimeout(0.2)
+        while not stop.is_set():
+            try:
+                held.append(listener.accept()[0])
+            except OSError:
+                continue
+
+    t = threading.Thread(target=accept, daemon=True)
+    t.start()
+    url = f"http://127.0.0.1:{listener.getsockname()[1]}/m.gguf"
+    try:
+        calls = {
+            "dump": lambda: gv.dump(url, timeout=0.5, http_timeout=20),
+            "hash": lambda: gv.hash(url, timeout=0.5, http_timeout=20),
+            "derive": lambda: gv.derive(url, url, timeout=0.5, http_timeout=20),
+        }
+        for name, call in calls.items():
+            started = time.monotonic()
+            with pytest.raises(gv.UnreadableError, match="deadline|timed out"):
+                call()
+            assert time.monotonic() - started < 10, name
+    finally:
+        stop.set()
+        t.join(5)
+        for c in held:
+            c.close()
+        listener.close()
+    sample = "corpus/samples/tiny-llama.gguf"
+    assert gv.dump(sample, timeout=30) == gv.dump(sample)
+    assert gv.hash(sample, timeout=30) == gv.hash(sample)
+    for bad in (-1, 0, float("nan"), 1e300):
+        with pytest.raises(gv.UsageError):
+            gv.dump(sample, timeout=bad)

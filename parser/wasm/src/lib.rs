@@ -351,7 +351,7 @@ impl Reads {
     pub fn dump(&self, source: usize, full: bool) -> Result<String, JsError> {
         let input = self.input(source)?;
         self.begin_round();
-        let out = dump(&input, full, None);
+        let out = dump(&input, full, None, None);
         if let Some(need) = self.need() {
             return Ok(need);
         }

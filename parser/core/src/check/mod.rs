@@ -129,8 +129,15 @@ pub(crate) fn gguf(
         tensors: crate::data::gguf_tensors(&parsed, file_len),
         metadata_end: Some(parsed.file.infos_end),
     });
+    // `dump`'s description from this parse when it finished (one that
+    // stopped is described by a parse without the caps: `dump::describe`).
+    let description = opts.want_description.filter(|_| parsed.fatal.is_none()).map(|arrays| crate::dump::Description {
+        value: crate::dump::dump(&parsed, arrays == crate::dump::ArrayValues::All),
+        complete: true,
+    });
     let mut report = sink.finish(opts.profile, FileFormat::Gguf, Some(version), Some(order), summary);
     report.layout = layout;
+    report.description = description;
     Ok(report)
 }
 

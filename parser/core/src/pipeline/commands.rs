@@ -43,19 +43,40 @@ pub enum DumpError {
 /// A file's header, metadata and tensor table as `dump` prints it, with
 /// `path` (the input's JSON name) and `file_size`; and whether the file was
 /// read completely. `full`: every array element, not a summary of long
-/// arrays.
-pub fn dump(input: &Input, full: bool, opener: Option<&dyn UrlOpener>) -> Result<(serde_json::Value, bool), DumpError> {
+/// arrays. `limit`: the time limit (the URL's open and every read).
+pub fn dump(
+    input: &Input,
+    full: bool,
+    opener: Option<&dyn UrlOpener>,
+    limit: Option<Duration>,
+) -> Result<(serde_json::Value, bool), DumpError> {
     let shown = input.shown();
-    let opened = open_named(input, opener, None).map_err(DumpError::Unreadable)?;
-    let src = opened.source();
+    let limit = limit.map(TimeLimit::start);
+    let opened = open_named(input, opener, limit.as_ref().map(TimeLimit::deadline)).map_err(DumpError::Unreadable)?;
+    let timed = limit.as_ref().map(|l| l.source(opened.source()));
+    let src: &dyn ByteSource = match &timed {
+        Some(t) => t,
+        None => opened.source(),
+    };
     let file_len = src.len();
     // The metadata read as validation reads it (sized reads, the caps);
-    // only the container's checks run, whose report is not used: the
-    // model, tokenizer and template layers would be work for nothing.
-    let metadata = crate::validate_source(src, &Options { container_only: true, ..Options::default() })
-        .map_err(|e| DumpError::Unreadable(format!("{shown}: {e}")))?
-        .metadata;
-    let Some((mut value, complete)) = crate::dump::describe(&metadata, file_len, full) else {
+    // only the container's checks run, whose report is not used (the
+    // model, tokenizer and template layers would be work for nothing), and
+    // the description comes from that parse.
+    let opts = Options {
+        container_only: true,
+        want_description: Some(crate::dump::ArrayValues::full(full)),
+        ..Options::default()
+    };
+    let validated = crate::validate_source(src, &opts).map_err(|e| match &limit {
+        Some(l) if l.passed() => DumpError::Unreadable(format!("{shown}: {}", l.message())),
+        _ => DumpError::Unreadable(format!("{shown}: {e}")),
+    })?;
+    let described = match validated.report.description {
+        Some(d) => Some((d.value, d.complete)),
+        None => crate::dump::describe(&validated.metadata, file_len, full),
+    };
+    let Some((mut value, complete)) = described else {
         return Err(DumpError::NotGguf(format!(
             "{shown}: not a GGUF v2/v3 file (run `gguf-validate` on it for details)"
         )));
@@ -65,6 +86,143 @@ pub fn dump(input: &Input, full: bool, opener: Option<&dyn UrlOpener>) -> Result
         o.insert("file_size".into(), serde_json::json!(file_len));
     }
     Ok((value, complete))
+}
+
+/// Why `dump --tensor` has no data to give.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum TensorError {
+    /// The file could not be read, or the time limit passed (the message
+    /// names the file).
+    Unreadable(String),
+    /// The file has no tensor of that name with readable data, or its data
+    /// cannot be decoded as asked (the message says which).
+    Invalid(String),
+}
+
+/// One tensor's data located in an opened file (`dump --tensor`): write it
+/// with [`TensorData::write`].
+#[derive(Debug)]
+pub struct TensorData<'a> {
+    opened: Opened<'a>,
+    limit: Option<TimeLimit>,
+    shown: String,
+    /// Where the data lies, its type and shape.
+    pub tensor: crate::data::DataTensor,
+}
+
+/// Opens `input` and finds the tensor `name` (its metadata read and parsed
+/// once, container checks only); `dequant` when it is to be decoded to
+/// f32 (refused for quantized data of a big-endian file, which has no
+/// agreed layout). `limit` bounds the open, the metadata read and the
+/// copy that follows.
+pub fn tensor_data<'a>(
+    input: &'a Input,
+    name: &str,
+    dequant: bool,
+    opener: Option<&dyn UrlOpener>,
+    limit: Option<Duration>,
+) -> Result<TensorData<'a>, TensorError> {
+    let shown = input.shown();
+    let limit = limit.map(TimeLimit::start);
+    let opened = open_named(input, opener, limit.as_ref().map(TimeLimit::deadline)).map_err(TensorError::Unreadable)?;
+    let failed = |e: crate::io::ReadError| match &limit {
+        Some(l) if l.passed() => TensorError::Unreadable(format!("{shown}: {}", l.message())),
+        _ => TensorError::Unreadable(format!("{shown}: {e}")),
+    };
+    let len = opened.source().len();
+    let opts = Options { container_only: true, want_layout: true, ..Options::default() };
+    let validated = match &limit {
+        Some(l) => crate::validate_source(&l.source(opened.source()), &opts),
+        None => crate::validate_source(opened.source(), &opts),
+    };
+    let mut validated = validated.map_err(failed)?;
+    let quoted = crate::parse::quote_bytes(name.as_bytes());
+    let Some(tensor) = validated.take_layout(len).tensors.into_iter().find(|t| t.name == name) else {
+        // Only to tell an unreadable tensor from a missing one.
+        let parsed = crate::parse::parse_prefix(&validated.metadata, len);
+        let listed = parsed.as_ref().is_some_and(|p| p.file.tensors.iter().any(|t| t.name.bytes == name.as_bytes()));
+        return Err(TensorError::Invalid(if listed {
+            format!(
+                "{shown}: tensor `{quoted}` has no readable data (invalid type, shape or range; run `gguf-validate` on the file)"
+            )
+        } else {
+            format!("{shown}: no tensor named `{quoted}`")
+        }));
+    };
+    if tensor.offset.checked_add(tensor.nbytes).is_none_or(|end| end > len) {
+        return Err(TensorError::Invalid(format!("{shown}: tensor `{quoted}` lies outside the file")));
+    }
+    if dequant && tensor.order == crate::parse::ByteOrder::BigEndian && tensor.ty.is_quantized() {
+        return Err(TensorError::Invalid(format!(
+            "{shown}: tensor `{quoted}` is {} data of a big-endian file, which has no agreed layout to decode",
+            tensor.ty
+        )));
+    }
+    opened.before_data().map_err(|e| TensorError::Unreadable(format!("{shown}: {e}")))?;
+    Ok(TensorData { opened, limit, shown, tensor })
+}
+
+/// Input bytes copied (or decoded) per step, so that buffers stay small.
+const TENSOR_STEP_BYTES: u64 = 1 << 20;
+
+/// Why a tensor's copy stopped.
+#[derive(Debug)]
+pub enum CopyError {
+    /// Reading the file failed, or the time limit passed (the message
+    /// names the file).
+    Read(String),
+    /// Writing the output failed.
+    Write(std::io::Error),
+}
+
+impl TensorData<'_> {
+    /// Writes the tensor's bytes as stored, or (`dequant`) decoded to
+    /// little-endian f32, to `out` in steps of whole blocks; the number of
+    /// bytes written.
+    pub fn write(&self, dequant: bool, out: &mut dyn std::io::Write) -> Result<u64, CopyError> {
+        let t = &self.tensor;
+        let timed = self.limit.as_ref().map(|l| l.source(self.opened.source()));
+        let src: &dyn ByteSource = match &timed {
+            Some(s) => s,
+            None => self.opened.source(),
+        };
+        let read_failed = |e: crate::io::ReadError| match &self.limit {
+            Some(l) if l.passed() => CopyError::Read(format!("{}: {}", self.shown, l.message())),
+            _ => CopyError::Read(format!("{}: {e}", self.shown)),
+        };
+        let type_size = usize::try_from(t.ty.type_size()).unwrap_or(1).max(1);
+        let ts = u64::try_from(type_size).unwrap_or(1);
+        let step = (TENSOR_STEP_BYTES / ts).max(1).saturating_mul(ts);
+        let mut buf = Vec::new();
+        let mut done = 0u64;
+        let mut written = 0u64;
+        while done < t.nbytes {
+            let n = step.min(t.nbytes - done);
+            buf.resize(usize::try_from(n).unwrap_or(0), 0);
+            src.read_exact_at(t.offset.saturating_add(done), &mut buf).map_err(read_failed)?;
+            if dequant {
+                if t.order == crate::parse::ByteOrder::BigEndian {
+                    for e in buf.chunks_exact_mut(type_size) {
+                        e.reverse();
+                    }
+                }
+                let values = crate::numerics::dequantize_to_vec(t.ty, &buf)
+                    .map_err(|e| CopyError::Read(format!("{}: {e}", self.shown)))?;
+                let mut bytes = Vec::with_capacity(values.len().saturating_mul(4));
+                for v in values {
+                    bytes.extend_from_slice(&v.to_le_bytes());
+                }
+                out.write_all(&bytes).map_err(CopyError::Write)?;
+                written = written.saturating_add(u64::try_from(bytes.len()).unwrap_or(u64::MAX));
+            } else {
+                out.write_all(&buf).map_err(CopyError::Write)?;
+                written = written.saturating_add(n);
+            }
+            done = done.saturating_add(n);
+        }
+        out.flush().map_err(CopyError::Write)?;
+        Ok(written)
+    }
 }
 
 /// Every tensor of `quant` against `base`'s (`derive`'s results), with the
@@ -80,7 +238,7 @@ pub fn derive(
     let limit = limit.map(TimeLimit::start);
     let deadline = limit.as_ref().map(TimeLimit::deadline);
     let tensors = |f: &Input, src: &dyn ByteSource| -> Result<Vec<crate::data::DataTensor>, String> {
-        let opts = Options { want_layout: true, ..Options::default() };
+        let opts = Options { container_only: true, want_layout: true, ..Options::default() };
         let mut v = crate::validate_source(src, &opts).map_err(|e| format!("{}: {e}", f.shown()))?;
         Ok(v.take_layout(src.len()).tensors)
     };
@@ -231,12 +389,13 @@ pub fn model_digests(
     no_split: bool,
     opts: &HashOptions,
     opener: Option<&dyn UrlOpener>,
+    limit: Option<Duration>,
 ) -> Result<(String, ModelDigests), String> {
     let target = hash_targets(std::slice::from_ref(input), no_split)
         .into_iter()
         .next()
         .ok_or_else(|| format!("{}: nothing to hash", input.shown()))?;
-    let digests = hash_target(&target, opts, opener, None, None)?;
+    let digests = hash_target(&target, opts, opener, None, limit)?;
     Ok((target.name, digests))
 }
 
@@ -322,16 +481,54 @@ mod tests {
     #[test]
     fn dump_and_hash_read_bytes_through_the_front_door() {
         let input = sample();
-        let (value, complete) = dump(&input, false, None).map_err(|e| format!("{e:?}")).unwrap_or_default();
+        let (value, complete) = dump(&input, false, None, None).map_err(|e| format!("{e:?}")).unwrap_or_default();
         assert!(complete);
         assert_eq!(value["path"], "tiny-llama.gguf");
         assert_eq!(value["tensors"].as_array().map(Vec::len), Some(11));
         let opts = HashOptions { algos: crate::hash::Algos::DEFAULT, per_tensor: true };
-        let hashed = model_digests(&input, false, &opts, None);
+        let hashed = model_digests(&input, false, &opts, None, None);
         assert_eq!(
             hashed.as_ref().map(|(name, d)| (name.as_str(), d.tensors.len())).ok(),
             Some(("tiny-llama.gguf", 11))
         );
-        assert_eq!(dump(&Input::bytes("x", b"GGUF".to_vec()), false, None).ok(), None);
+        assert_eq!(dump(&Input::bytes("x", b"GGUF".to_vec()), false, None, None).ok(), None);
+    }
+
+    #[test]
+    fn dump_and_a_tensors_copy_stop_at_their_time_limit() {
+        let slow = slow_sample(Duration::from_millis(300));
+        let started = Instant::now();
+        let err = dump(&slow, false, None, Some(Duration::from_millis(100))).err();
+        assert!(matches!(&err, Some(DumpError::Unreadable(e)) if e.contains("timed out after 0.1 s")), "{err:?}");
+        assert!(started.elapsed() < Duration::from_secs(5), "{:?}", started.elapsed());
+        let err = tensor_data(&slow, "token_embd.weight", false, None, Some(Duration::from_millis(100))).err();
+        assert!(matches!(&err, Some(TensorError::Unreadable(e)) if e.contains("timed out")), "{err:?}");
+        // A limit that passes during the copy stops the copy at its next read.
+        let medium = slow_sample(Duration::from_millis(150));
+        let data = tensor_data(&medium, "token_embd.weight", false, None, Some(Duration::from_millis(1200)));
+        let data = data.map_err(|e| format!("{e:?}"));
+        assert!(data.is_ok(), "{data:?}");
+        if let Ok(data) = data {
+            std::thread::sleep(Duration::from_millis(1300));
+            let copied = data.write(false, &mut Vec::new());
+            assert!(matches!(&copied, Err(CopyError::Read(e)) if e.contains("timed out")), "{copied:?}");
+        }
+        // Without a limit: the description, and the tensor's bytes as stored
+        // (its offset and size from the layout) or decoded to f32.
+        let fast = sample();
+        let (value, _) =
+            dump(&fast, true, None, Some(Duration::from_secs(60))).map_err(|e| format!("{e:?}")).unwrap_or_default();
+        assert_eq!(value["tensors"].as_array().map(Vec::len), Some(11));
+        let data = tensor_data(&fast, "blk.0.attn_q.weight", true, None, None).map_err(|e| format!("{e:?}"));
+        let (mut raw, mut f32s) = (Vec::new(), Vec::new());
+        if let Ok(d) = &data {
+            assert_eq!(d.write(false, &mut raw).ok(), Some(d.tensor.nbytes));
+            let n = d.write(true, &mut f32s).unwrap_or(0);
+            assert_eq!(n, u64::try_from(f32s.len()).unwrap_or(0));
+            assert_eq!(n, d.tensor.dims.iter().product::<u64>() * 4);
+        }
+        assert!(data.is_ok() && !raw.is_empty(), "{data:?}");
+        let missing = tensor_data(&fast, "no.such.weight", false, None, None).err();
+        assert!(matches!(&missing, Some(TensorError::Invalid(e)) if e.contains("no tensor named")), "{missing:?}");
     }
 }

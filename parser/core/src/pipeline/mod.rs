@@ -55,7 +55,7 @@ pub use open::Opened;
 
 use crate::check_data::{self, DataOptions, DataReport};
 use crate::config::{self, Baseline, Config};
-use crate::io::{self as gio, ByteSource, FileKind, OpenPolicy};
+use crate::io::{self as gio, ByteSource, FileKind, OpenPolicy, ReadError};
 use crate::remote::UrlOpener;
 use crate::report::{Examined, Options, Report};
 use crate::rules::{Level, RuleId};
@@ -249,6 +249,63 @@ impl TimeLimit {
     /// What is said of work the limit stopped.
     pub fn message(&self) -> String {
         format!("timed out after {} s (the time limit, --timeout); gave up", self.limit.as_secs_f64())
+    }
+
+    /// `inner`, whose reads fail ([`ReadError::Cancelled`]) once the limit
+    /// has passed, and a read that ends after it: work that reads (a
+    /// metadata read, a tensor's copy) stops at the read the limit passed
+    /// in, and gives no result late.
+    pub fn source<'a>(&'a self, inner: &'a dyn ByteSource) -> TimedSource<'a> {
+        TimedSource { inner, limit: self }
+    }
+}
+
+/// A source read under a [`TimeLimit`] ([`TimeLimit::source`]).
+#[derive(Debug)]
+pub struct TimedSource<'a> {
+    inner: &'a dyn ByteSource,
+    limit: &'a TimeLimit,
+}
+
+impl TimedSource<'_> {
+    fn check(&self) -> Result<(), ReadError> {
+        if self.limit.passed() { Err(ReadError::Cancelled) } else { Ok(()) }
+    }
+}
+
+impl ByteSource for TimedSource<'_> {
+    fn len(&self) -> u64 {
+        self.inner.len()
+    }
+    fn read_exact_at(&self, offset: u64, buf: &mut [u8]) -> Result<(), ReadError> {
+        self.check()?;
+        let read = self.inner.read_exact_at(offset, buf);
+        self.check()?;
+        read
+    }
+    fn is_hole(&self, offset: u64, len: u64) -> bool {
+        self.inner.is_hole(offset, len)
+    }
+    fn first_read(&self) -> u64 {
+        self.inner.first_read()
+    }
+    fn sized_reads(&self) -> bool {
+        self.inner.sized_reads()
+    }
+    fn round_trips(&self) -> bool {
+        self.inner.round_trips()
+    }
+    fn read_append(&self, offset: u64, len: u64, buf: &mut Vec<u8>) -> Result<(), ReadError> {
+        self.check()?;
+        let read = self.inner.read_append(offset, len, buf);
+        self.check()?;
+        read
+    }
+    fn read_optional_at(&self, offset: u64, buf: &mut [u8]) -> Result<bool, ReadError> {
+        self.check()?;
+        let read = self.inner.read_optional_at(offset, buf);
+        self.check()?;
+        read
     }
 }
 

@@ -347,6 +347,10 @@ def rules() -> list[dict[str, Any]]:
     return cast(list[dict[str, Any]], json.loads(_native.rules()))
 
 
+def _seconds(timeout: float | None) -> float | None:
+    return None if timeout is None else float(timeout)
+
+
 def dump(
     source: Source,
     *,
@@ -354,13 +358,17 @@ def dump(
     headers: Mapping[str, str] | None = None,
     ca_certs: Sequence[str | os.PathLike[str]] | None = None,
     http_timeout: float | None = None,
+    timeout: float | None = None,
 ) -> dict[str, Any]:
     """A GGUF file's header, metadata and tensor table (`gguf-validate dump`):
     long arrays are cut unless `full`. `source` is a path, a URL or
     bytes-like, as for `validate` (`headers`, `ca_certs`, `http_timeout`
-    for URLs). Raises `NotGGUFError` for a file that is not GGUF v2/v3 and
-    `UnreadableError` for one that cannot be read."""
-    text, _complete = _call(_native.dump, _source(source), full, _http(headers, ca_certs, http_timeout))
+    for URLs). `timeout` bounds the whole call in seconds. Raises
+    `NotGGUFError` for a file that is not GGUF v2/v3 and `UnreadableError`
+    for one that cannot be read (or when `timeout` passed)."""
+    text, _complete = _call(
+        _native.dump, _source(source), full, _http(headers, ca_certs, http_timeout), _seconds(timeout)
+    )
     return cast(dict[str, Any], json.loads(text))
 
 
@@ -372,6 +380,7 @@ def hash(  # noqa: A001 - the command line's name
     headers: Mapping[str, str] | None = None,
     ca_certs: Sequence[str | os.PathLike[str]] | None = None,
     http_timeout: float | None = None,
+    timeout: float | None = None,
 ) -> str | dict[str, str]:
     """The digest of a file's tensor data as `llama-gguf-hash` computes it
     (`xxh64`, `sha1`, `sha256`, or `uuid`), in lower-case hex, equal to
@@ -379,8 +388,11 @@ def hash(  # noqa: A001 - the command line's name
     ranges) or bytes-like, as for `validate`; a shard
     (`NAME-0000k-of-0000n.gguf`) stands for its whole split set, as on the
     command line. With `per_tensor`, a dict of tensor name to digest, and
-    the whole model under the key `""`."""
-    model, tensors = _call(_native.hash, _source(source), algo, per_tensor, _http(headers, ca_certs, http_timeout))
+    the whole model under the key `""`. `timeout` bounds the whole call in
+    seconds (`UnreadableError` when it passed)."""
+    model, tensors = _call(
+        _native.hash, _source(source), algo, per_tensor, _http(headers, ca_certs, http_timeout), _seconds(timeout)
+    )
     if not per_tensor:
         return model
     return {**dict(tensors), "": model}
@@ -394,18 +406,21 @@ def derive(
     headers: Mapping[str, str] | None = None,
     ca_certs: Sequence[str | os.PathLike[str]] | None = None,
     http_timeout: float | None = None,
+    timeout: float | None = None,
 ) -> list[dict[str, Any]]:
     """Whether each tensor of `quant` is `ggml_quantize_chunk` of the
     `base`'s tensor of the same name (with `imatrix`'s weights when given):
     one dict per tensor with `name`, `type` and `status` (`identical`,
     `differs` or `not-derivable`, with details). Each of the three is a
-    path, a URL or bytes-like, as for `validate`."""
+    path, a URL or bytes-like, as for `validate`. `timeout` bounds the
+    whole call in seconds (`UnreadableError` when it passed)."""
     text = _call(
         _native.derive,
         _source(base),
         _source(quant),
         None if imatrix is None else _source(imatrix),
         _http(headers, ca_certs, http_timeout),
+        _seconds(timeout),
     )
     return cast(list[dict[str, Any]], json.loads(text))
 
