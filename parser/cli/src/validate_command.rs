@@ -133,7 +133,6 @@ pub fn run(args: &ValidateArgs, matches: &clap::ArgMatches) -> u8 {
             companions: Default::default(),
             all_profiles: false,
             want_layout: false,
-            want_description: None,
         },
         policy: OpenPolicy { special_files: args.allow_special_files, max_special_bytes: args.special_file_limit },
         check_data: args.check_data.then(|| DataOptions::listing(args.max_data_findings)),

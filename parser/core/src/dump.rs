@@ -124,37 +124,6 @@ pub fn dump(parsed: &Parsed<'_>, full: bool) -> Json {
     out
 }
 
-/// How much of an array a description lists.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum ArrayValues {
-    /// The first [`limits::DUMP_ARRAY_PREVIEW`] elements (`truncated`
-    /// says when there are more).
-    Preview,
-    /// Every element.
-    All,
-}
-
-impl ArrayValues {
-    /// `full`: every element.
-    pub fn full(full: bool) -> ArrayValues {
-        if full { ArrayValues::All } else { ArrayValues::Preview }
-    }
-}
-
-/// A file's description (`dump`'s JSON) and whether it covers the whole
-/// file (false when decoding stopped).
-#[derive(Clone, Debug, PartialEq)]
-pub struct Description {
-    /// The canonical JSON.
-    pub value: Json,
-    /// The whole file was described.
-    pub complete: bool,
-}
-
-// A description holds no NaN: JSON numbers cannot (floats that are not
-// numbers are the strings "nan", "inf", "-inf"), so equality is total.
-impl Eq for Description {}
-
 /// A file's description from the metadata validation read, whatever its
 /// format: GGUF ([`dump`]), else rwkv.cpp, GGML, GGMF or GGJT
 /// ([`crate::legacy::dump`]; their metadata is the whole file). The bool

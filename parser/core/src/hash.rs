@@ -285,7 +285,14 @@ impl From<ReadError> for HashError {
 pub fn tensor_ranges(src: &dyn ByteSource) -> Result<Vec<TensorRange>, HashError> {
     let file_len = src.len();
     let opts = crate::Options { container_only: true, ..crate::Options::default() };
-    let validated = crate::validate_source(src, &opts)?;
+    // From the validation's own parse when it finished (a stopped one is
+    // parsed again below, for its error).
+    let mut visited = None;
+    let validated =
+        crate::validate_source_visiting(src, &opts, &mut |parsed| visited = Some(ranges_of(parsed, file_len)))?;
+    if let Some(ranges) = visited {
+        return ranges;
+    }
     let prefix = validated.metadata.as_slice();
     match parse::detect(prefix) {
         Detected::Gguf { version, order } if version >= 2 => {

@@ -259,13 +259,27 @@ fn read_legacy(src: &dyn ByteSource) -> Result<Imatrix, ImatrixError> {
 }
 
 fn read_gguf(src: &dyn ByteSource) -> Result<Imatrix, ImatrixError> {
-    let validated = crate::validate::validate_source(src, &Options::default())?;
+    // From the validation's own parse when it finished, else a parse of
+    // the metadata read (for what stopped it).
+    let mut visited = None;
+    let opts = Options { container_only: true, ..Options::default() };
+    let validated = crate::validate::validate_source_visiting(src, &opts, &mut |parsed| {
+        visited = Some(from_parsed(parsed, src));
+    })?;
+    if let Some(read) = visited {
+        return read;
+    }
     let Some(parsed) = parse::parse_prefix(&validated.metadata, src.len()) else {
         return bad(0, "not a GGUF v2/v3 file ggml can read (run `gguf-validate` on it for details)");
     };
     if let Some(fatal) = &parsed.fatal {
         return bad(fatal.offset, format!("the GGUF file cannot be decoded ({})", fatal.path));
     }
+    from_parsed(&parsed, src)
+}
+
+/// The importance matrix of a parsed GGUF file whose data `src` holds.
+fn from_parsed(parsed: &parse::Parsed<'_>, src: &dyn ByteSource) -> Result<Imatrix, ImatrixError> {
     let file = &parsed.file;
     let key = |k: &str| file.get(k);
     // llama-quantize: "missing imatrix metadata".
@@ -294,7 +308,7 @@ fn read_gguf(src: &dyn ByteSource) -> Result<Imatrix, ImatrixError> {
     let chunk_count = u32_of("imatrix.chunk_count")?;
     let chunk_size = u32_of("imatrix.chunk_size")?;
 
-    let tensors = gguf_tensors(&parsed, src.len());
+    let tensors = gguf_tensors(parsed, src.len());
     if tensors.is_empty() {
         return bad(0, "no tensors: no data in the file");
     }

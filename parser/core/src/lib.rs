@@ -72,4 +72,7 @@ pub use check::template;
 pub use parse::{ByteOrder, GgufFile, Parsed};
 pub use report::{Cause, Diagnostic, Options, Report};
 pub use rules::{Level, Profile, RULES, RuleId};
-pub use validate::{NeedMoreData, Validated, validate_bytes, validate_prefix, validate_source, validate_source_report};
+pub use validate::{
+    NeedMoreData, Validated, validate_bytes, validate_prefix, validate_source, validate_source_report,
+    validate_source_visiting,
+};

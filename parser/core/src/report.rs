@@ -233,12 +233,6 @@ pub struct Report {
     /// the parse stopped early: `validate::layout` parses again then).
     #[serde(skip)]
     pub layout: Option<crate::data::Layout>,
-    /// With [`Options::want_description`]: `dump`'s description of the
-    /// file from the validation's own parse (`None` when not asked for, or
-    /// when the parse did not finish: [`crate::dump::describe`] parses
-    /// again then).
-    #[serde(skip)]
-    pub description: Option<crate::dump::Description>,
 }
 
 /// Per-run options: profile and per-rule level overrides.
@@ -268,9 +262,6 @@ pub struct Options {
     /// validation's parse, for a step that reads the data next (a data
     /// scan, `derive`, `dump --tensor`) instead of parsing again.
     pub want_layout: bool,
-    /// Keep `dump`'s description of the file ([`Report::description`])
-    /// from the validation's parse, with long arrays shown as asked.
-    pub want_description: Option<crate::dump::ArrayValues>,
 }
 
 /// What a run knows of one model file that a projector, a LoRA adapter or
@@ -593,7 +584,6 @@ impl<'o> Sink<'o> {
             applied: Vec::new(),
             profiles: Vec::new(),
             layout: None,
-            description: None,
         }
     }
 

@@ -115,12 +115,6 @@ pub struct SetReport {
     pub suppressed: BTreeMap<&'static str, u64>,
 }
 
-/// Whether a file (its metadata prefix and length) is a shard of a split
-/// set: a GGUF file with `split.count` above 1.
-pub fn is_shard(metadata: &[u8], file_len: u64) -> bool {
-    parse::parse_prefix(metadata, file_len).is_some_and(|p| check::is_shard(&p.file))
-}
-
 /// A validated set: each shard's own result, in the order given, and the
 /// set's report.
 #[derive(Debug)]

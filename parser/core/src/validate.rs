@@ -40,6 +40,28 @@ pub struct Validated {
 /// Formats that interleave headers and data (rwkv.cpp, GGML, GGMF, GGJT)
 /// are read whole, up to [`limits::MAX_LEGACY_FILE_BYTES`].
 pub fn validate_source(src: &dyn ByteSource, opts: &Options) -> Result<Validated, ReadError> {
+    read_and_validate(src, opts, None)
+}
+
+/// [`validate_source`], handing the validation's own parse of a GGUF file
+/// to `visit` when it finished (no fatal error): a caller that needs more
+/// of the metadata than the report (a hash's tensor ranges, a scan's
+/// facts, a model's shapes) takes it from this one parse. Not called for
+/// other formats, nor when decoding stopped: the caller parses
+/// [`Validated::metadata`] itself then.
+pub fn validate_source_visiting(
+    src: &dyn ByteSource,
+    opts: &Options,
+    visit: &mut dyn FnMut(&parse::Parsed<'_>),
+) -> Result<Validated, ReadError> {
+    read_and_validate(src, opts, Some(visit))
+}
+
+fn read_and_validate(
+    src: &dyn ByteSource,
+    opts: &Options,
+    mut visit: Option<&mut dyn FnMut(&parse::Parsed<'_>)>,
+) -> Result<Validated, ReadError> {
     let file_len = src.len();
     // Never more than the metadata cap, whatever the file declares (the
     // parser stops at the cap with `metadata-limit`).
@@ -60,7 +82,7 @@ pub fn validate_source(src: &dyn ByteSource, opts: &Options) -> Result<Validated
         spans.clear();
     }
     loop {
-        match validate_in(&prefix, file_len, Some(src), &spans, opts) {
+        match validate_in(&prefix, file_len, Some(src), &spans, opts, visit.as_deref_mut()) {
             Ok(report) => return Ok(Validated { report, metadata: prefix }),
             Err(Stop::Read(e)) => return Err(e),
             Err(Stop::More(want)) => {
@@ -163,7 +185,7 @@ fn validate_lean(src: &dyn ByteSource, opts: &Options) -> Result<Option<Report>,
             return Ok(None);
         }
     }
-    match validate_in(&prefix, file_len, Some(src), extent.spans(), opts) {
+    match validate_in(&prefix, file_len, Some(src), extent.spans(), opts, None) {
         Ok(report) => Ok(Some(report)),
         Err(_) => Ok(None),
     }
@@ -297,7 +319,7 @@ pub fn validate_bytes(buf: &[u8], opts: &Options) -> Report {
 /// supply; the same call with more bytes gives the same report as with
 /// the whole file.
 pub fn validate_prefix(prefix: &[u8], file_len: u64, opts: &Options) -> Result<Report, NeedMoreData> {
-    match validate_in(prefix, file_len, None, &[], opts) {
+    match validate_in(prefix, file_len, None, &[], opts, None) {
         Ok(r) => Ok(r),
         Err(Stop::More(n)) => Err(NeedMoreData(n)),
         // Without a source nothing is read, so this cannot happen; asking
@@ -308,12 +330,13 @@ pub fn validate_prefix(prefix: &[u8], file_len: u64, opts: &Options) -> Result<R
 
 /// [`validate_prefix`], reading what lies past the prefix from `source`
 /// when there is one: the format dispatch.
-fn validate_in(
+fn validate_in<'v>(
     prefix: &[u8],
     file_len: u64,
     source: Option<&dyn ByteSource>,
     spans: &[parse::StringSpan],
     opts: &Options,
+    visit: Option<&mut (dyn FnMut(&parse::Parsed<'_>) + 'v)>,
 ) -> Result<Report, Stop> {
     let prefix_len = u64::try_from(prefix.len()).unwrap_or(u64::MAX);
     if prefix_len < file_len && prefix_len < limits::HEADER_SIZE {
@@ -328,7 +351,7 @@ fn validate_in(
             }
             Ok(report)
         }
-        detected => check::gguf(prefix, file_len, detected, source, spans, opts),
+        detected => check::gguf(prefix, file_len, detected, source, spans, opts, visit),
     }
 }
 
@@ -367,10 +390,16 @@ pub fn model_facts(
         container_only: true,
         companions: crate::report::Companions::default(),
         want_layout: false,
-        want_description: None,
         ..opts.clone()
     };
-    let validated = validate_source(src, &opts)?;
+    let mut visited = None;
+    let validated = validate_source_visiting(src, &opts, &mut |parsed| {
+        visited = Some(crate::check::model_facts(&parsed.file, name));
+    })?;
+    if let Some(facts) = visited {
+        return Ok(facts);
+    }
+    // Not GGUF, or decoding stopped under the caps: a parse without them.
     let Some(parsed) = parse::parse_prefix(validated.metadata.as_slice(), src.len()) else { return Ok(None) };
     if parsed.fatal.is_some() {
         return Ok(None);

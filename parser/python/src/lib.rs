@@ -148,7 +148,6 @@ fn pipeline(o: &RunOptions, http: &HttpArgs, inputs: &[Input], jobs: usize) -> P
             companions: Default::default(),
             all_profiles: false,
             want_layout: false,
-            want_description: None,
         },
         check_data: o.check_data.then(|| DataOptions::listing(DEFAULT_MAX_LISTED_PER_TENSOR)),
         timeout,

@@ -90,13 +90,14 @@ impl From<NeedMoreData> for Stop {
 /// `prefix.len()` bytes are `prefix`, reading past them from `source` when
 /// there is one; `spans` are string arrays a walk of the prefix under
 /// `opts.limits` went through (see [`parse::parse_gguf_spanned`]).
-pub(crate) fn gguf(
+pub(crate) fn gguf<'v>(
     prefix: &[u8],
     file_len: u64,
     detected: Detected,
     source: Option<&dyn ByteSource>,
     spans: &[parse::StringSpan],
     opts: &Options,
+    visit: Option<&mut (dyn FnMut(&parse::Parsed<'_>) + 'v)>,
 ) -> Result<Report, Stop> {
     let mut sink = Sink::new(opts);
     let (version, order) = match header::check_detected(detected, prefix, file_len, &mut sink)? {
@@ -129,15 +130,11 @@ pub(crate) fn gguf(
         tensors: crate::data::gguf_tensors(&parsed, file_len),
         metadata_end: Some(parsed.file.infos_end),
     });
-    // `dump`'s description from this parse when it finished (one that
-    // stopped is described by a parse without the caps: `dump::describe`).
-    let description = opts.want_description.filter(|_| parsed.fatal.is_none()).map(|arrays| crate::dump::Description {
-        value: crate::dump::dump(&parsed, arrays == crate::dump::ArrayValues::All),
-        complete: true,
-    });
+    if let (Some(visit), None) = (visit, &parsed.fatal) {
+        visit(&parsed);
+    }
     let mut report = sink.finish(opts.profile, FileFormat::Gguf, Some(version), Some(order), summary);
     report.layout = layout;
-    report.description = description;
     Ok(report)
 }
 
@@ -234,11 +231,6 @@ fn check_parsed(
     const ORDER: [&str; 6] = ["container", "model", "tokenizer", "split", "template", "data"];
     summary.examined.sort_by_key(|e| ORDER.iter().position(|l| *l == e.layer));
     Ok(())
-}
-
-/// Whether a parsed file is a shard of a split set (`split.count` above 1).
-pub(crate) fn is_shard(file: &parse::GgufFile<'_>) -> bool {
-    split::role(file).is_some()
 }
 
 pub(crate) use kv::strings_valid;

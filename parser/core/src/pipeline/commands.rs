@@ -62,18 +62,19 @@ pub fn dump(
     // The metadata read as validation reads it (sized reads, the caps);
     // only the container's checks run, whose report is not used (the
     // model, tokenizer and template layers would be work for nothing), and
-    // the description comes from that parse.
-    let opts = Options {
-        container_only: true,
-        want_description: Some(crate::dump::ArrayValues::full(full)),
-        ..Options::default()
-    };
-    let validated = crate::validate_source(src, &opts).map_err(|e| match &limit {
+    // the description comes from that parse when it finished (one that
+    // stopped is described from a parse without the caps).
+    let opts = Options { container_only: true, ..Options::default() };
+    let mut visited = None;
+    let validated = crate::validate_source_visiting(src, &opts, &mut |parsed| {
+        visited = Some((crate::dump::dump(parsed, full), true));
+    })
+    .map_err(|e| match &limit {
         Some(l) if l.passed() => DumpError::Unreadable(format!("{shown}: {}", l.message())),
         _ => DumpError::Unreadable(format!("{shown}: {e}")),
     })?;
-    let described = match validated.report.description {
-        Some(d) => Some((d.value, d.complete)),
+    let described = match visited {
+        Some(d) => Some(d),
         None => crate::dump::describe(&validated.metadata, file_len, full),
     };
     let Some((mut value, complete)) = described else {

@@ -47,17 +47,25 @@ pub fn judge(src: &dyn ByteSource, options: &Options, profiles: &[Profile]) -> R
         return Ok(Judged { reports: Vec::new(), facts: Facts::default() });
     };
     // One read, one parse, one pass: every profile's report from it.
+    // The facts from the validation's own parse (a parse without the caps
+    // when it stopped under them).
+    let mut visited = None;
+    let opts = Options { profile: *first, all_profiles: true, ..options.clone() };
     let crate::Validated { report, metadata } =
-        crate::validate_source(src, &Options { profile: *first, all_profiles: true, ..options.clone() })?;
+        crate::validate_source_visiting(src, &opts, &mut |parsed| visited = Some(facts_of(parsed)))?;
     let reports = profiles.iter().filter_map(|p| report.profiles.iter().find(|r| r.profile == *p).cloned()).collect();
-    Ok(Judged { reports, facts: facts(&metadata, src.len()) })
+    Ok(Judged { reports, facts: visited.unwrap_or_else(|| facts(&metadata, src.len())) })
 }
 
 /// The [`Facts`] of a file of `file_len` bytes whose metadata is
 /// `metadata` (none for what is not GGUF v2/v3).
 pub fn facts(metadata: &[u8], file_len: u64) -> Facts {
+    crate::parse::parse_prefix(metadata, file_len).map(|p| facts_of(&p)).unwrap_or_default()
+}
+
+/// The [`Facts`] of a parsed file.
+fn facts_of(parsed: &crate::parse::Parsed<'_>) -> Facts {
     use sha2::Digest;
-    let Some(parsed) = crate::parse::parse_prefix(metadata, file_len) else { return Facts::default() };
     let file_type = match parsed.file.get("general.file_type").map(|kv| kv.value) {
         Some(Value::U32(t)) => Some(t),
         _ => None,
