@@ -2,6 +2,7 @@
 //! cross-reader matrix and the template scanners matrix, check that the
 //! committed results cover the corpus and that their markdown and HTML are
 //! regenerated from them, and write the web report.
+#![forbid(unsafe_code)]
 
 use std::path::PathBuf;
 use std::process::ExitCode;
