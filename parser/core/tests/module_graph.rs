@@ -858,3 +858,29 @@ fn the_crates_are_sibling_folders_with_names_of_their_own() {
     let expected = ["cli", "core", "harness", "http", "numerics", "python", "testkit", "wasm"];
     assert_eq!(siblings, expected.iter().map(|s| s.to_string()).collect::<BTreeSet<_>>());
 }
+
+/// Every crate root of the workspace (libraries, binaries, `src/bin/`
+/// files, the fuzz targets) forbids `unsafe`.
+#[test]
+fn every_crate_root_forbids_unsafe_code() {
+    let mut roots = Vec::new();
+    for src in workspace_crates() {
+        for name in ["lib.rs", "main.rs"] {
+            roots.push(src.join(name));
+        }
+        for dir in [src.join("bin"), src.join("../fuzz_targets")] {
+            for e in std::fs::read_dir(dir).into_iter().flatten().flatten() {
+                roots.push(e.path());
+            }
+        }
+    }
+    let roots: Vec<PathBuf> =
+        roots.into_iter().filter(|p| p.extension().is_some_and(|x| x == "rs") && p.is_file()).collect();
+    assert!(roots.len() >= 20, "{} crate roots found", roots.len());
+    let missing: Vec<String> = roots
+        .iter()
+        .filter(|p| !std::fs::read_to_string(p).unwrap_or_default().contains("#![forbid(unsafe_code)]"))
+        .map(|p| p.display().to_string())
+        .collect();
+    assert!(missing.is_empty(), "crate roots without #![forbid(unsafe_code)]:\n{}", missing.join("\n"));
+}
