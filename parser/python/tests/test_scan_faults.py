@@ -187,12 +187,25 @@ def test_a_listing_that_fails_mid_way_is_finished_by_a_rerun(
     hub.page_size = 4
     hub.listing_fails_from = 8  # the third page
     out = tmp_path / "scan"
+    first = scan("hub:", out, **scan_kwargs("local"))
+    # The two pages listed before the failure are scanned, and the run says
+    # the listing stopped.
+    assert first.listing_error and "listing" in first.listing_error, first
+    rows_first = rows_of(out, latest=True)
+    assert {r["repo"] for r in rows_first.values()} == set(sorted(hub.repos)[:8])
+    assert first.files == len(rows_first) > 0
+    # The command line exits 2 and says what happened.
+    cmd = [sys.executable, "-m", "gguf_validate.scan", "hub:", "--output", str(tmp_path / "cli"), "--quiet"]
+    done = subprocess.run(cmd, capture_output=True, text=True, timeout=300, env=dict(os.environ), check=False)
+    assert done.returncode == 2, done.stderr
+    assert "the listing stopped early" in done.stderr and "a rerun lists again" in done.stderr, done.stderr
+    # A listing that fails on its first page lists nothing: an error.
+    hub.listing_fails_from = 0
     with pytest.raises(ValueError, match="listing"):
-        scan("hub:", out, **scan_kwargs("local"))
-    # Nothing half-done: no row was written before the listing was whole.
-    assert not list(out.glob("part-*.parquet"))
+        scan("hub:", tmp_path / "none", **scan_kwargs("local"))
     hub.healthy = True
-    scan("hub:", out, **scan_kwargs("local"))
+    again = scan("hub:", out, **scan_kwargs("local"))
+    assert again.listing_error is None
     rows = rows_of(out, latest=True)
     listed = {r["repo"] for r in rows.values()}
     assert listed == set(hub.repos)
@@ -200,8 +213,11 @@ def test_a_listing_that_fails_mid_way_is_finished_by_a_rerun(
     for url, f in fleet.local.items():
         repo = url.split("/resolve/")[0].removeprefix(hub.hub_url + "/")
         assert by_name[(repo, f.name)]["status"] == verdicts[str(f)], url
-    record("listing fails mid-way (page 3)", "local", len(rows), {"rows": 0, "unreadable": 0, "transient": 0},
-           counts(rows), "the run stops with the listing's error before any row; the rerun lists and scans all")
+    # The rerun scanned only what the first run had not listed.
+    assert again.skipped >= len(rows_first), again
+    record("listing fails mid-way (page 3)", "local", len(rows), counts(rows_first), counts(rows),
+           "the pages listed before the failure are scanned (exit 2: the listing stopped early); the rerun lists "
+           "again and scans the rest")
 
 
 def scan_command(urls: Path, out: Path, engine: str) -> list[str]:

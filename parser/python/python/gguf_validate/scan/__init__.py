@@ -38,7 +38,7 @@ from gguf_validate import __version__
 from gguf_validate.scan import _work
 from gguf_validate.scan.engine import make
 from gguf_validate.scan.schema import MAX_FINDINGS, PROFILES, TRANSIENT_CLASSES
-from gguf_validate.scan.sources import Source, read_sources, repo_of
+from gguf_validate.scan.sources import ListingError, Source, read_sources, repo_of
 from gguf_validate.scan.store import VERDICT_COLUMNS, Store
 
 __all__ = ["CHUNK_FILES", "ScanSummary", "main", "scan"]
@@ -82,6 +82,9 @@ class ScanSummary:
     bytes: int
     requests: int
     seconds: float
+    #: Why a hub listing stopped before its end (the files listed before
+    #: it were scanned; a rerun lists again and scans the rest), or None.
+    listing_error: str | None = None
 
 
 def _now() -> str:
@@ -218,10 +221,18 @@ def scan(
     )
     seen: set[str] = set()
     todo: list[Source] = []
-    for s in listed:
-        if s.url not in seen:
-            seen.add(s.url)
-            todo.append(s)
+    listing_error: str | None = None
+    try:
+        for s in listed:
+            if s.url not in seen:
+                seen.add(s.url)
+                todo.append(s)
+    except ListingError as e:
+        # A listing that stopped mid-way: what it listed is scanned (one bad
+        # page never loses the rest); the run says so, and a rerun lists again.
+        if not todo:
+            raise
+        listing_error = str(e)
     store = Store(os.fspath(output), retry_failed=retry_failed)
     conc = concurrency or DEFAULT_CONCURRENCY
     eng = make(engine, conc, threads)
@@ -327,6 +338,7 @@ def scan(
         bytes=counts["bytes"],
         requests=counts["requests"],
         seconds=time.monotonic() - started,
+        listing_error=listing_error,
     )
 
 
@@ -383,4 +395,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         f"{s.unreadable} unreadable{transient}; {s.rows} rows into {s.output}; "
         f"{s.requests} requests, {s.bytes} bytes, {s.seconds:.1f} s"
     )
+    if s.listing_error:
+        print(
+            f"gguf_validate.scan: the listing stopped early ({s.listing_error}): the {s.files} files listed "
+            "before it were scanned; a rerun lists again and scans the rest",
+            file=sys.stderr,
+        )
+        return 2
     return 0

@@ -122,6 +122,11 @@ def _source(url: str, repo: str | None, revision: str | None) -> Source:
     return Source(url, repo or r, revision or (rev if rev and _PINNED.match(rev) else None))
 
 
+class ListingError(ValueError):
+    """A hub listing that stopped before its end (a page that failed after
+    its retries, or was not a listing): the pages before it were listed."""
+
+
 def _get_json(url: str, hub: str) -> tuple[object, str | None]:
     """GET a listing page: its JSON and the next page's URL."""
     headers = {"Accept": "application/json", "User-Agent": "gguf-validate-scan"}
@@ -134,15 +139,15 @@ def _get_json(url: str, hub: str) -> tuple[object, str | None]:
             with _OPENER.open(req, timeout=LISTING_TIMEOUT) as resp:
                 body = resp.read(MAX_LISTING_PAGE_BYTES + 1)
                 if len(body) > MAX_LISTING_PAGE_BYTES:
-                    raise ValueError(f"a listing page of {_origin(url)} is over {MAX_LISTING_PAGE_BYTES} bytes")
+                    raise ListingError(f"a listing page of {_origin(url)} is over {MAX_LISTING_PAGE_BYTES} bytes")
                 return json.loads(body), _next_link(resp.headers.get("Link", ""), url)
         except urllib.error.HTTPError as e:
             if e.code not in (429, 500, 502, 503, 504) or attempt == LISTING_RETRIES:
-                raise ValueError(f"the hub's listing at {_origin(url)} answered HTTP {e.code}") from None
+                raise ListingError(f"the hub's listing at {_origin(url)} answered HTTP {e.code}") from None
             wait = _retry_after(e.headers.get("Retry-After"), attempt)
         except (urllib.error.URLError, TimeoutError, OSError) as e:
             if attempt == LISTING_RETRIES:
-                raise ValueError(f"the hub's listing at {_origin(url)}: {getattr(e, 'reason', e)}") from None
+                raise ListingError(f"the hub's listing at {_origin(url)}: {getattr(e, 'reason', e)}") from None
             wait = _retry_after(None, attempt)
         time.sleep(wait)
     raise AssertionError("unreachable")
@@ -194,7 +199,7 @@ def list_hub(query: str) -> Iterator[Source]:
         page, url = _get_json(url, hub)
         pages += 1
         if not isinstance(page, list):
-            raise ValueError("the hub's listing is not a JSON list of models")
+            raise ListingError("the hub's listing is not a JSON list of models")
         for model in page:
             if not isinstance(model, dict) or not isinstance(model.get("id"), str):
                 continue
