@@ -382,3 +382,61 @@ fn the_layout_of_the_validations_parse_is_a_second_parses() {
     }
     assert!(kept > 700 && with_tensors > 400, "{kept} layouts kept, {with_tensors} with tensors");
 }
+
+/// What a step takes from the validation's own parse
+/// (`validate_source_visiting`: `dump`'s description, `hash`'s tensor
+/// ranges, the hub scan's facts) is what a second parse of the metadata
+/// gives, on every corpus file; and visiting changes nothing of the report.
+#[test]
+fn what_steps_take_from_the_validations_parse_is_a_second_parses() {
+    use gguf_validate_core::{dump, hash, parse, pipeline};
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../corpus");
+    let mut files = Vec::new();
+    let mut dirs = vec![root];
+    while let Some(d) = dirs.pop() {
+        for e in std::fs::read_dir(&d).expect("dir").flatten() {
+            let p = e.path();
+            if p.is_dir() {
+                dirs.push(p);
+            } else if !p.extension().is_some_and(|x| x == "md" || x == "json" || x == "snap") {
+                files.push(p);
+            }
+        }
+    }
+    files.sort();
+    assert!(files.len() > 900, "{} corpus files", files.len());
+    let container = Options { container_only: true, ..Options::default() };
+    let mut visited_files = 0usize;
+    for path in &files {
+        let bytes = std::fs::read(path).expect("read");
+        let len = bytes.len() as u64;
+        let src = gguf_validate_core::io::SliceSource(&bytes);
+        let plain = gguf_validate_core::validate_source(&src, &container).expect("in memory");
+        let mut seen = None;
+        let visited = gguf_validate_core::validate_source_visiting(&src, &container, &mut |p| {
+            seen = Some((dump::dump(p, true), hash::ranges_of(p, len).ok(), p.file.kvs.len()));
+        })
+        .expect("in memory");
+        assert_eq!(visited.report, plain.report, "{}", path.display());
+        let Some((described, ranges, _)) = seen else { continue };
+        visited_files += 1;
+        let second = parse::parse_prefix(&visited.metadata, len).expect("a finished parse parses again");
+        assert!(second.fatal.is_none(), "{}", path.display());
+        assert_eq!(described, dump::dump(&second, true), "{}", path.display());
+        assert_eq!(ranges, hash::ranges_of(&second, len).ok(), "{}", path.display());
+        // The steps themselves: dump's description and the scan's facts.
+        let input = pipeline::Input::bytes("f.gguf", bytes.clone());
+        let (value, complete) = pipeline::commands::dump(&input, true, None, None).expect("dump");
+        assert!(complete, "{}", path.display());
+        let mut expected = dump::describe(&visited.metadata, len, true).expect("described").0;
+        if let Some(o) = expected.as_object_mut() {
+            o.insert("path".into(), serde_json::json!("f.gguf"));
+            o.insert("file_size".into(), serde_json::json!(len));
+        }
+        assert_eq!(value, expected, "{}", path.display());
+        let judged = pipeline::scan::judge(&src, &Options::default(), &gguf_validate_core::rules::Profile::ALL)
+            .expect("in memory");
+        assert_eq!(judged.facts, pipeline::scan::facts(&visited.metadata, len), "{}", path.display());
+    }
+    assert!(visited_files > 700, "{visited_files} files visited");
+}
