@@ -344,11 +344,9 @@ fn one_pass_judges_every_profile_as_its_own_run_would() {
     assert!(compared > 5000, "{compared} reports compared");
 }
 
-/// The data's layout kept from the validation's own parse
-/// (`Options::want_layout`) is the layout a second parse of the metadata
-/// gives, on every corpus file, and asking for it changes nothing else.
-#[test]
-fn the_layout_of_the_validations_parse_is_a_second_parses() {
+/// Every file under `corpus/` but the notes, expectations and snapshots
+/// (`.md`, `.json`, `.snap`), sorted: more than 900 of them.
+fn corpus_model_files() -> Vec<std::path::PathBuf> {
     let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../corpus");
     let mut files = Vec::new();
     let mut dirs = vec![root];
@@ -364,6 +362,15 @@ fn the_layout_of_the_validations_parse_is_a_second_parses() {
     }
     files.sort();
     assert!(files.len() > 900, "{} corpus files", files.len());
+    files
+}
+
+/// The data's layout kept from the validation's own parse
+/// (`Options::want_layout`) is the layout a second parse of the metadata
+/// gives, on every corpus file, and asking for it changes nothing else.
+#[test]
+fn the_layout_of_the_validations_parse_is_a_second_parses() {
+    let files = corpus_model_files();
     let (mut kept, mut with_tensors) = (0usize, 0usize);
     for path in &files {
         let bytes = std::fs::read(path).expect("read");
@@ -390,21 +397,7 @@ fn the_layout_of_the_validations_parse_is_a_second_parses() {
 #[test]
 fn what_steps_take_from_the_validations_parse_is_a_second_parses() {
     use gguf_validate_core::{dump, hash, parse, pipeline};
-    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../corpus");
-    let mut files = Vec::new();
-    let mut dirs = vec![root];
-    while let Some(d) = dirs.pop() {
-        for e in std::fs::read_dir(&d).expect("dir").flatten() {
-            let p = e.path();
-            if p.is_dir() {
-                dirs.push(p);
-            } else if !p.extension().is_some_and(|x| x == "md" || x == "json" || x == "snap") {
-                files.push(p);
-            }
-        }
-    }
-    files.sort();
-    assert!(files.len() > 900, "{} corpus files", files.len());
+    let files = corpus_model_files();
     let container = Options { container_only: true, ..Options::default() };
     let mut visited_files = 0usize;
     for path in &files {
