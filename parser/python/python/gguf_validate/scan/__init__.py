@@ -28,11 +28,13 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import pickle
 import sys
 import time
+import zlib
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, TextIO
+from typing import Any, TextIO, cast
 
 from gguf_validate import __version__
 from gguf_validate.scan import _work
@@ -172,6 +174,17 @@ def _duplicate(row: dict[str, Any], of: Mapping[str, Any], probe: Mapping[str, A
     return row
 
 
+def _pack(verdict: dict[str, Any]) -> bytes:
+    """A judged row's verdict columns, compressed (a few hundred bytes where
+    the dict of Python objects takes a few kilobytes; its findings repeat)."""
+    return zlib.compress(pickle.dumps(verdict, protocol=pickle.HIGHEST_PROTOCOL), 1)
+
+
+def _unpack(packed: bytes) -> dict[str, Any]:
+    """What `_pack` packed (this process's own bytes, never a file's)."""
+    return cast(dict[str, Any], pickle.loads(zlib.decompress(packed)))
+
+
 class _Progress:
     """A rate line on a stream, at most once per `PROGRESS_SECONDS`."""
 
@@ -240,8 +253,9 @@ def scan(
     settings = _work.Settings(per_process_rate, timeout, max(conc, threads), PROFILES)
     counts = dict(rows=0, judged=0, duplicates=0, skipped=0, unreadable=0, transient=0, bytes=0, requests=0)
     retried = sum(s.url in store.retrying for s in todo)
-    # Judged this run: SHA-256 -> the verdict columns and URL of its row.
-    judged_here: dict[str, dict[str, Any]] = {}
+    # Judged this run: SHA-256 -> the verdict columns and URL of its row,
+    # packed (`_pack`: a run holds one for every file it judged).
+    judged_here: dict[str, bytes] = {}
     bar = _Progress(len(todo), progress)
 
     def emit(rows: list[dict[str, Any]]) -> None:
@@ -278,7 +292,8 @@ def scan(
                     rows.append(_unreadable(row, p, p))
                     continue
                 sha = p.get("sha256")
-                earlier = (judged_here.get(sha) or store.judged(sha)) if sha else None
+                here = judged_here.get(sha) if sha else None
+                earlier = _unpack(here) if here is not None else store.judged(sha) if sha else None
                 if earlier is not None:
                     rows.append(_duplicate(row, earlier, p))
                 elif sha and sha in first:
@@ -303,7 +318,7 @@ def scan(
                         counts["judged"] += 1
                         out = [_judged(row, answer, p, profile)]
                         if row["sha256"]:
-                            judged_here[row["sha256"]] = {k: row.get(k) for k in (*VERDICT_COLUMNS, "url")}
+                            judged_here[row["sha256"]] = _pack({k: row.get(k) for k in (*VERDICT_COLUMNS, "url")})
                     for k in waiting.pop(i, []):
                         copy = _base(chunk[k], probes[k], profile)
                         if out[0]["status"] != "unreadable":
