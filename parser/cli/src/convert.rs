@@ -16,9 +16,6 @@ use gguf_validate_core::types::GgmlType;
 use crate::render;
 use crate::{EXIT_INVALID, EXIT_USAGE, EXIT_VALID};
 
-/// Input bytes decoded per step, so that output buffers stay small.
-const STEP_BYTES: usize = 1 << 20;
-
 fn all_names(filter: impl Fn(GgmlType) -> bool) -> String {
     GgmlType::ALL.iter().copied().filter(|t| filter(*t)).map(GgmlType::name).collect::<Vec<_>>().join(", ")
 }
@@ -50,27 +47,6 @@ fn write_failed(e: &io::Error, path: &Path) -> u8 {
     usage(&format!("writing {}: {e}", path.display()))
 }
 
-/// Decodes whole blocks of `ty` in steps and writes f32 little-endian.
-fn write_dequantized(ty: GgmlType, src: &[u8], out: &mut dyn Write) -> io::Result<u64> {
-    let ts = ty.type_size() as usize;
-    let step = (STEP_BYTES / ts).max(1) * ts;
-    let mut values = Vec::new();
-    let mut bytes = Vec::new();
-    let mut written = 0u64;
-    for chunk in src.chunks(step) {
-        let n = numerics::element_count(ty, chunk.len()).unwrap_or(0);
-        values.clear();
-        values.resize(n, 0.0f32);
-        numerics::dequantize(ty, chunk, &mut values).map_err(io::Error::other)?;
-        bytes.clear();
-        bytes.extend(values.iter().flat_map(|v| v.to_le_bytes()));
-        out.write_all(&bytes)?;
-        written += bytes.len() as u64;
-    }
-    out.flush()?;
-    Ok(written)
-}
-
 /// `gguf-validate dequant --type T --input BLOCKS --output F32`.
 pub fn dequant(ty: &str, input: &Path, output: &Path) -> u8 {
     let ty = match parse_type(ty) {
@@ -89,7 +65,7 @@ pub fn dequant(ty: &str, input: &Path, output: &Path) -> u8 {
         Ok(o) => o,
         Err(e) => return usage(&format!("{}: {e}", output.display())),
     };
-    match write_dequantized(ty, &src, &mut out) {
+    match commands::write_dequantized(ty, &src, &mut out) {
         Ok(_) => EXIT_VALID,
         Err(e) => write_failed(&e, output),
     }

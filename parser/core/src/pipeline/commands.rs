@@ -11,7 +11,7 @@ use std::time::Duration;
 
 use web_time::Instant;
 
-use super::{Input, Opened, ScanProgress, TimeLimit};
+use super::{Input, Opened, ScanProgress, TimeLimit, TimedSource};
 use crate::Options;
 use crate::derive::TensorResult;
 use crate::hash::{HashOptions, ModelDigests, Part};
@@ -53,11 +53,7 @@ pub fn dump(
     let shown = input.shown();
     let limit = limit.map(TimeLimit::start);
     let opened = open_named(input, opener, limit.as_ref().map(TimeLimit::deadline)).map_err(DumpError::Unreadable)?;
-    let timed = limit.as_ref().map(|l| l.source(opened.source()));
-    let src: &dyn ByteSource = match &timed {
-        Some(t) => t,
-        None => opened.source(),
-    };
+    let src = TimedSource::new(opened.source(), limit.as_ref());
     let file_len = src.len();
     // The metadata read as validation reads it (sized reads, the caps);
     // only the container's checks run, whose report is not used (the
@@ -66,13 +62,10 @@ pub fn dump(
     // stopped is described from a parse without the caps).
     let opts = Options { container_only: true, ..Options::default() };
     let mut visited = None;
-    let validated = crate::validate_source_visiting(src, &opts, &mut |parsed| {
+    let validated = crate::validate_source_visiting(&src, &opts, &mut |parsed| {
         visited = Some((crate::dump::dump(parsed, full), true));
     })
-    .map_err(|e| match &limit {
-        Some(l) if l.passed() => DumpError::Unreadable(format!("{shown}: {}", l.message())),
-        _ => DumpError::Unreadable(format!("{shown}: {e}")),
-    })?;
+    .map_err(|e| DumpError::Unreadable(TimeLimit::explain(limit.as_ref(), &shown, &e)))?;
     let described = match visited {
         Some(d) => Some(d),
         None => crate::dump::describe(&validated.metadata, file_len, full),
@@ -126,17 +119,10 @@ pub fn tensor_data<'a>(
     let shown = input.shown();
     let limit = limit.map(TimeLimit::start);
     let opened = open_named(input, opener, limit.as_ref().map(TimeLimit::deadline)).map_err(TensorError::Unreadable)?;
-    let failed = |e: crate::io::ReadError| match &limit {
-        Some(l) if l.passed() => TensorError::Unreadable(format!("{shown}: {}", l.message())),
-        _ => TensorError::Unreadable(format!("{shown}: {e}")),
-    };
     let len = opened.source().len();
     let opts = Options { container_only: true, want_layout: true, ..Options::default() };
-    let validated = match &limit {
-        Some(l) => crate::validate_source(&l.source(opened.source()), &opts),
-        None => crate::validate_source(opened.source(), &opts),
-    };
-    let mut validated = validated.map_err(failed)?;
+    let mut validated = crate::validate_source(&TimedSource::new(opened.source(), limit.as_ref()), &opts)
+        .map_err(|e| TensorError::Unreadable(TimeLimit::explain(limit.as_ref(), &shown, &e)))?;
     let quoted = crate::parse::quote_bytes(name.as_bytes());
     let Some(tensor) = validated.take_layout(len).tensors.into_iter().find(|t| t.name == name) else {
         // Only to tell an unreadable tensor from a missing one.
@@ -182,15 +168,9 @@ impl TensorData<'_> {
     /// bytes written.
     pub fn write(&self, dequant: bool, out: &mut dyn std::io::Write) -> Result<u64, CopyError> {
         let t = &self.tensor;
-        let timed = self.limit.as_ref().map(|l| l.source(self.opened.source()));
-        let src: &dyn ByteSource = match &timed {
-            Some(s) => s,
-            None => self.opened.source(),
-        };
-        let read_failed = |e: crate::io::ReadError| match &self.limit {
-            Some(l) if l.passed() => CopyError::Read(format!("{}: {}", self.shown, l.message())),
-            _ => CopyError::Read(format!("{}: {e}", self.shown)),
-        };
+        let src = TimedSource::new(self.opened.source(), self.limit.as_ref());
+        let read_failed =
+            |e: crate::io::ReadError| CopyError::Read(TimeLimit::explain(self.limit.as_ref(), &self.shown, &e));
         let type_size = usize::try_from(t.ty.type_size()).unwrap_or(1).max(1);
         let ts = u64::try_from(type_size).unwrap_or(1);
         let step = (TENSOR_STEP_BYTES / ts).max(1).saturating_mul(ts);
@@ -207,14 +187,7 @@ impl TensorData<'_> {
                         e.reverse();
                     }
                 }
-                let values = crate::numerics::dequantize_to_vec(t.ty, &buf)
-                    .map_err(|e| CopyError::Read(format!("{}: {e}", self.shown)))?;
-                let mut bytes = Vec::with_capacity(values.len().saturating_mul(4));
-                for v in values {
-                    bytes.extend_from_slice(&v.to_le_bytes());
-                }
-                out.write_all(&bytes).map_err(CopyError::Write)?;
-                written = written.saturating_add(u64::try_from(bytes.len()).unwrap_or(u64::MAX));
+                written = written.saturating_add(write_dequantized(t.ty, &buf, out).map_err(CopyError::Write)?);
             } else {
                 out.write_all(&buf).map_err(CopyError::Write)?;
                 written = written.saturating_add(n);
@@ -224,6 +197,31 @@ impl TensorData<'_> {
         out.flush().map_err(CopyError::Write)?;
         Ok(written)
     }
+}
+
+/// Decodes whole blocks of `ty` (`blocks`) in steps and writes them to
+/// `out` as little-endian f32 (`dequant`, `dump --tensor --dequant`); the
+/// number of bytes written.
+pub fn write_dequantized(
+    ty: crate::types::GgmlType,
+    blocks: &[u8],
+    out: &mut dyn std::io::Write,
+) -> std::io::Result<u64> {
+    let type_size = usize::try_from(ty.type_size()).unwrap_or(1).max(1);
+    let step = usize::try_from(TENSOR_STEP_BYTES).unwrap_or(usize::MAX).checked_div(type_size).unwrap_or(1).max(1);
+    let (mut values, mut bytes) = (Vec::new(), Vec::new());
+    let mut written = 0u64;
+    for chunk in blocks.chunks(step.saturating_mul(type_size)) {
+        values.clear();
+        values.resize(crate::numerics::element_count(ty, chunk.len()).unwrap_or(0), 0.0f32);
+        crate::numerics::dequantize(ty, chunk, &mut values).map_err(std::io::Error::other)?;
+        bytes.clear();
+        bytes.extend(values.iter().flat_map(|v| v.to_le_bytes()));
+        out.write_all(&bytes)?;
+        written = written.saturating_add(u64::try_from(bytes.len()).unwrap_or(u64::MAX));
+    }
+    out.flush()?;
+    Ok(written)
 }
 
 /// Every tensor of `quant` against `base`'s (`derive`'s results), with the
@@ -372,10 +370,8 @@ pub fn hash_target(
         }
     };
     let cancel = limit.as_ref().map(TimeLimit::flag);
-    let digests = crate::hash::hash_model(&parts, opts, &inc, cancel).map_err(|e| match &limit {
-        Some(l) if l.passed() => format!("{}: {}", target.name, l.message()),
-        _ => format!("{}: {e}", target.name),
-    });
+    let digests = crate::hash::hash_model(&parts, opts, &inc, cancel)
+        .map_err(|e| TimeLimit::explain(limit.as_ref(), &target.name, &e));
     if let Some(b) = &bar {
         b.finish();
     }

@@ -256,20 +256,35 @@ impl TimeLimit {
     /// metadata read, a tensor's copy) stops at the read the limit passed
     /// in, and gives no result late.
     pub fn source<'a>(&'a self, inner: &'a dyn ByteSource) -> TimedSource<'a> {
-        TimedSource { inner, limit: self }
+        TimedSource::new(inner, Some(self))
+    }
+
+    /// What is said of a read that failed with `error` (the input shown as
+    /// `shown`): the limit's message when it passed, else the error's.
+    pub fn explain(limit: Option<&TimeLimit>, shown: &str, error: &dyn std::fmt::Display) -> String {
+        match limit {
+            Some(l) if l.passed() => format!("{shown}: {}", l.message()),
+            _ => format!("{shown}: {error}"),
+        }
     }
 }
 
-/// A source read under a [`TimeLimit`] ([`TimeLimit::source`]).
+/// A source read under a [`TimeLimit`] ([`TimeLimit::source`]), or as it
+/// is when there is none.
 #[derive(Debug)]
 pub struct TimedSource<'a> {
     inner: &'a dyn ByteSource,
-    limit: &'a TimeLimit,
+    limit: Option<&'a TimeLimit>,
 }
 
-impl TimedSource<'_> {
+impl<'a> TimedSource<'a> {
+    /// `inner` read under `limit` (when there is one).
+    pub fn new(inner: &'a dyn ByteSource, limit: Option<&'a TimeLimit>) -> TimedSource<'a> {
+        TimedSource { inner, limit }
+    }
+
     fn check(&self) -> Result<(), ReadError> {
-        if self.limit.passed() { Err(ReadError::Cancelled) } else { Ok(()) }
+        if self.limit.is_some_and(TimeLimit::passed) { Err(ReadError::Cancelled) } else { Ok(()) }
     }
 }
 
