@@ -315,6 +315,13 @@ pub struct ValidateArgs {
     /// Which idea of "valid" to apply (default: the config's, else strict).
     #[arg(long, value_enum)]
     pub profile: Option<ProfileArg>,
+    /// Judge each file and split set under every profile (strict, spec,
+    /// ggml) from one validation: prints, for each profile in turn, a line
+    /// `== profile P (exit N) ==` and then what `--profile P` alone prints
+    /// and N what it exits with; exits with the worst of them. The human
+    /// report only, with no side report or baseline to write.
+    #[arg(long, conflicts_with_all = ["profile", "output_sarif", "output_junit", "write_baseline"])]
+    pub every_profile: bool,
     /// Read settings from this config file (trusted: it may lower any
     /// rule) instead of the `gguf-validate.toml` found in the working
     /// directory or its parents.

@@ -21,11 +21,12 @@ pub struct SideOutputs {
 }
 
 /// The validation output, written file by file as each one finishes: the
-/// format on stdout, and the side reports collected for the end.
-pub struct Stream {
+/// format on stdout (or into a buffer: `--every-profile` writes one output
+/// per profile), and the side reports collected for the end.
+pub struct Stream<W: Write = io::Stdout> {
     main: Box<dyn Renderer>,
     format: Format,
-    out: io::BufWriter<io::Stdout>,
+    out: io::BufWriter<W>,
     /// Side reports and the files they go to.
     sides: Vec<(Box<dyn Renderer>, PathBuf)>,
     /// `--quiet`: valid files are counted, not printed.
@@ -37,8 +38,22 @@ pub struct Stream {
 }
 
 impl Stream {
-    /// Starts the output (the JSON document's head).
+    /// Starts the output on stdout (the JSON document's head).
     pub fn begin(format: Format, profile: Profile, style: Style, side: SideOutputs, quiet: bool) -> io::Result<Stream> {
+        Stream::begin_to(io::stdout(), format, profile, style, side, quiet)
+    }
+}
+
+impl<W: Write> Stream<W> {
+    /// Starts the output on `to`.
+    pub fn begin_to(
+        to: W,
+        format: Format,
+        profile: Profile,
+        style: Style,
+        side: SideOutputs,
+        quiet: bool,
+    ) -> io::Result<Stream<W>> {
         let mut sides: Vec<(Box<dyn Renderer>, PathBuf)> = Vec::new();
         if let Some(p) = side.sarif {
             sides.push((renderer(Format::Sarif, profile, style), p));
@@ -49,7 +64,7 @@ impl Stream {
         let mut s = Stream {
             main: renderer(format, profile, style),
             format,
-            out: io::BufWriter::new(io::stdout()),
+            out: io::BufWriter::new(to),
             sides,
             quiet,
             totals: Totals::default(),
@@ -97,8 +112,9 @@ impl Stream {
         self.skipped = paths.iter().take(MAX_LISTED_SKIPPED).map(Input::json_name).collect();
     }
 
-    /// Ends the output (closing brackets, whole-run reports, side files).
-    pub fn finish(mut self) -> io::Result<()> {
+    /// Ends the output (closing brackets, whole-run reports, side files);
+    /// gives back what it was written to.
+    pub fn finish(mut self) -> io::Result<W> {
         let end = RunEnd {
             totals: &self.totals,
             skipped: Skipped { count: self.totals.skipped_by_ignore, listed: &self.skipped },
@@ -114,6 +130,127 @@ impl Stream {
             side.finish(&mut text, &end)?;
             std::fs::write(path, text)?;
         }
-        self.out.flush()
+        self.out.into_inner().map_err(io::IntoInnerError::into_error)
+    }
+}
+
+/// The outputs of a run: one, or with `--every-profile` one per profile
+/// (each written to a buffer, printed in turn at the end under a line
+/// that names the profile and what its own run exits with).
+pub enum Outputs {
+    /// The profile's output, on stdout.
+    One(Stream),
+    /// Each profile's output and exit code so far.
+    Each(Vec<(Profile, Stream<Vec<u8>>, u8)>),
+}
+
+impl Outputs {
+    /// The outcome as `profile` judged it (the same outcome for a file
+    /// that could not be read).
+    fn under(outcome: &Outcome, profile: Profile) -> Option<Outcome> {
+        match outcome {
+            Outcome::Report(r, data) => {
+                let r = r.profiles.iter().find(|r| r.profile == profile)?;
+                Some(Outcome::Report(Box::new(r.clone()), data.clone()))
+            }
+            Outcome::Unreadable(why) => Some(Outcome::Unreadable(why.clone())),
+        }
+    }
+
+    /// Applies `f` to each output with its exit code so far.
+    fn each(&mut self, mut f: impl FnMut(Option<Profile>, &mut dyn Sink, &mut u8) -> io::Result<()>) -> io::Result<()> {
+        match self {
+            Outputs::One(s) => f(None, s, &mut 0),
+            Outputs::Each(all) => all.iter_mut().try_for_each(|(p, s, code)| f(Some(*p), s, code)),
+        }
+    }
+
+    /// See [`Stream::skipped`].
+    pub fn skipped(&mut self, paths: &[Input]) {
+        let _ = self.each(|_, s, _| {
+            s.skipped(paths);
+            Ok(())
+        });
+    }
+
+    /// Writes one file's result; `code` is what it asks the run to exit
+    /// with (the worst of the profiles' with `--every-profile`).
+    pub fn file(
+        &mut self,
+        input: &Input,
+        outcome: &Outcome,
+        set: Option<&str>,
+        code: impl Fn(&Outcome) -> u8,
+    ) -> io::Result<u8> {
+        let mut worst = 0;
+        self.each(|p, s, own| {
+            let under = match p {
+                None => None,
+                Some(p) => {
+                    Some(Outputs::under(outcome, p).ok_or_else(|| io::Error::other("no report under a profile"))?)
+                }
+            };
+            let shown = under.as_ref().unwrap_or(outcome);
+            *own = (*own).max(code(shown));
+            worst = worst.max(code(shown));
+            s.file(input, shown, set)
+        })?;
+        Ok(worst)
+    }
+
+    /// Writes a split set's result; gives what it asks the run to exit with.
+    pub fn set(&mut self, set: &SetReport, code: impl Fn(&SetReport) -> u8) -> io::Result<u8> {
+        let mut worst = 0;
+        self.each(|p, s, own| {
+            let shown = match p {
+                None => set,
+                Some(p) => set
+                    .profiles
+                    .iter()
+                    .find(|r| r.profile == p)
+                    .ok_or_else(|| io::Error::other("no set report under a profile"))?,
+            };
+            *own = (*own).max(code(shown));
+            worst = worst.max(code(shown));
+            s.set(shown)
+        })?;
+        Ok(worst)
+    }
+
+    /// Ends the outputs: with `--every-profile`, each profile's in turn
+    /// under its line, every one ending as its run would; `floor` is the
+    /// exit code every profile's run shares (unreadable arguments).
+    pub fn finish(self, floor: u8) -> io::Result<()> {
+        match self {
+            Outputs::One(s) => s.finish().map(|_| ()),
+            Outputs::Each(all) => {
+                let mut out = io::stdout().lock();
+                for (p, s, code) in all {
+                    let text = s.finish()?;
+                    writeln!(out, "== profile {p} (exit {}) ==", code.max(floor))?;
+                    out.write_all(&text)?;
+                }
+                out.flush()
+            }
+        }
+    }
+}
+
+/// What [`Outputs`] writes through: a [`Stream`] to any writer.
+trait Sink {
+    fn skipped(&mut self, paths: &[Input]);
+    fn file(&mut self, input: &Input, outcome: &Outcome, set: Option<&str>) -> io::Result<()>;
+    fn set(&mut self, set: &SetReport) -> io::Result<()>;
+}
+
+impl<W: Write> Sink for Stream<W> {
+    fn skipped(&mut self, paths: &[Input]) {
+        Stream::skipped(self, paths);
+    }
+    fn file(&mut self, input: &Input, outcome: &Outcome, set: Option<&str>) -> io::Result<()> {
+        Stream::file(self, input, outcome, set)
+    }
+    fn set(&mut self, set: &SetReport) -> io::Result<()> {
+        Stream::set(self, set)
     }
 }

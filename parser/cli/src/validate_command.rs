@@ -17,7 +17,7 @@ use gguf_validate_core::pipeline::{Input, Item, Outcome, Pipeline, Settings};
 use gguf_validate_core::rules::{Level, Profile, RuleId};
 
 use crate::cli::ValidateArgs;
-use crate::stream::{SideOutputs, Stream};
+use crate::stream::{Outputs, SideOutputs, Stream};
 use crate::values::ColorArg;
 use crate::{EXIT_INVALID, EXIT_USAGE, EXIT_VALID, inputs, render, report_io};
 use gguf_validate_core::output::Style;
@@ -123,6 +123,10 @@ pub fn run(args: &ValidateArgs, matches: &clap::ArgMatches) -> u8 {
             return EXIT_USAGE;
         }
     };
+    if args.every_profile && args.format.0 != gguf_validate_core::output::Format::Human {
+        render::error("--every-profile prints the human report of each profile: it takes no --format");
+        return EXIT_USAGE;
+    }
     let settings = Settings {
         options: Options {
             profile,
@@ -131,7 +135,7 @@ pub fn run(args: &ValidateArgs, matches: &clap::ArgMatches) -> u8 {
             container_only,
             limits: args.max_metadata.map_or_else(MetadataLimits::default, MetadataLimits::with_total),
             companions: Default::default(),
-            all_profiles: false,
+            all_profiles: args.every_profile,
             want_layout: false,
         },
         policy: OpenPolicy { special_files: args.allow_special_files, max_special_bytes: args.special_file_limit },
@@ -148,7 +152,19 @@ pub fn run(args: &ValidateArgs, matches: &clap::ArgMatches) -> u8 {
     let pipeline =
         Pipeline { settings, config, baseline, collect_baseline: args.write_baseline.is_some(), ..Pipeline::default() };
     let side = SideOutputs { sarif: args.output_sarif.clone(), junit: args.output_junit.clone() };
-    let mut out = match Stream::begin(args.format.0, profile, Style::new(color), side, args.quiet) {
+    let begun = if args.every_profile {
+        Profile::ALL
+            .iter()
+            .map(|p| {
+                Stream::begin_to(Vec::new(), args.format.0, *p, Style::new(color), side.clone(), args.quiet)
+                    .map(|s| (*p, s, EXIT_VALID))
+            })
+            .collect::<std::io::Result<Vec<_>>>()
+            .map(Outputs::Each)
+    } else {
+        Stream::begin(args.format.0, profile, Style::new(color), side, args.quiet).map(Outputs::One)
+    };
+    let mut out = match begun {
         Ok(o) => o,
         Err(e) => return report_io(Err(e)),
     };
@@ -160,25 +176,25 @@ pub fn run(args: &ValidateArgs, matches: &clap::ArgMatches) -> u8 {
         render::error(&nothing_to_validate(&args.files, args.files_from.as_deref(), skipped_by_ignore.len()));
         code = EXIT_USAGE;
     }
+    // What every profile's run exits with whatever it finds.
+    let floor = code;
     for e in input_errors {
         code = EXIT_USAGE;
-        if let Err(e) = out.file(&e.input, &Outcome::Unreadable(e.message), None) {
+        if let Err(e) = out.file(&e.input, &Outcome::Unreadable(e.message), None, file_code) {
             return report_io(Err(e));
         }
     }
+    let floor = if code == EXIT_USAGE { EXIT_USAGE } else { floor };
     let ran = pipeline.run(&files, jobs, |item| {
         let written = match item {
-            Item::File { input, outcome, set } => {
-                code = code.max(file_code(outcome));
-                out.file(input, outcome, set)
-            }
-            Item::Set(set) => {
-                code = code.max(if set.valid { EXIT_VALID } else { EXIT_INVALID });
-                out.set(set)
-            }
+            Item::File { input, outcome, set } => out.file(input, outcome, set, file_code),
+            Item::Set(set) => out.set(set, |set| if set.valid { EXIT_VALID } else { EXIT_INVALID }),
         };
         match written {
-            Ok(()) => ControlFlow::Continue(()),
+            Ok(c) => {
+                code = code.max(c);
+                ControlFlow::Continue(())
+            }
             Err(e) => ControlFlow::Break(e),
         }
     });
@@ -197,7 +213,7 @@ pub fn run(args: &ValidateArgs, matches: &clap::ArgMatches) -> u8 {
             return EXIT_USAGE;
         }
     }
-    match report_io(out.finish()) {
+    match report_io(out.finish(floor)) {
         EXIT_VALID => code,
         other => other,
     }

@@ -146,6 +146,11 @@ pub const MIN_KV_SIZE: u64 = 8 + 4 + 1;
 /// with every pair; below it the plain comparison is as fast.
 pub const KEY_INDEX_MIN_PAIRS: usize = 64;
 
+/// Entries of a key index from which it is sorted by radix rather than by
+/// comparison (`parse::sort_packed`): below it the counting arrays cost
+/// more than they save.
+pub const RADIX_SORT_MIN_ENTRIES: usize = 1 << 12;
+
 /// Smallest possible tensor info: u64 name length, empty name, u32 n_dims
 /// (0), u32 type, u64 offset.
 pub const MIN_TENSOR_INFO_SIZE: u64 = 8 + 4 + 4 + 8;

@@ -113,6 +113,11 @@ pub struct SetReport {
     pub counts: Counts,
     /// The set's findings per rule that were counted but not listed.
     pub suppressed: BTreeMap<&'static str, u64>,
+    /// With [`Options::all_profiles`] (through the pipeline): the set's
+    /// report under each profile, in [`Profile::ALL`] order, from the
+    /// shards' reports under it (empty otherwise).
+    #[serde(skip)]
+    pub profiles: Vec<SetReport>,
 }
 
 /// A validated set: each shard's own result, in the order given, and the
@@ -304,6 +309,7 @@ fn finish(sink: Sink<'_>, opts: &Options, name: &str) -> SetReport {
         diagnostics: r.diagnostics,
         counts: r.counts,
         suppressed: r.suppressed,
+        profiles: Vec::new(),
     }
 }
 

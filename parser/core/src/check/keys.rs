@@ -165,6 +165,15 @@ struct Tables {
     spec: HashMap<&'static str, &'static str, foldhash::fast::RandomState>,
     /// The `{arch}.` keys of `LOADER_KEY_TYPES`, by the rest of the key.
     per_arch: HashMap<&'static str, &'static [&'static str], foldhash::fast::RandomState>,
+    /// The first segments (up to the first dot) of the keys of [`LOADER_FIXED`]
+    /// and [`SPEC_ONLY`]: a key with another one, and not the architecture's,
+    /// is in no table (a file of a million keys of its own skips the lookups).
+    heads: Vec<&'static [u8]>,
+}
+
+/// The key up to its first dot (the whole key without one).
+fn first_segment(key: &[u8]) -> &[u8] {
+    key.split(|b| *b == b'.').next().unwrap_or_default()
 }
 
 fn tables() -> &'static Tables {
@@ -185,7 +194,14 @@ fn tables() -> &'static Tables {
                 per_arch.entry(rest).or_insert(*t);
             }
         }
-        Tables { fixed, spec, per_arch }
+        let mut heads: Vec<&'static [u8]> = Vec::new();
+        for key in LOADER_FIXED.iter().map(|(k, _)| *k).chain(SPEC_ONLY.iter().map(|(k, _)| *k)) {
+            let head = first_segment(key.as_bytes());
+            if !heads.contains(&head) {
+                heads.push(head);
+            }
+        }
+        Tables { fixed, spec, per_arch, heads }
     })
 }
 
@@ -217,6 +233,10 @@ fn check_standard_types(file: &GgufFile<'_>, arch: Option<&str>, sink: &mut Sink
     let tables = tables();
     // Keys first: only a pair of a known key is decoded.
     for (i, key) in file.kvs.keys() {
+        let of_arch = arch.is_some_and(|a| key.strip_prefix(a.as_bytes()).is_some_and(|r| r.first() == Some(&b'.')));
+        if !of_arch && !tables.heads.contains(&first_segment(key)) {
+            continue;
+        }
         // A template key holding a non-string is template-value-type's.
         if super::template::is_template_key(key) {
             continue;

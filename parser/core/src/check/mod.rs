@@ -266,7 +266,7 @@ pub(crate) fn later_duplicates<T>(items: &[T], key: impl Fn(&T) -> &[u8]) -> Vec
         let h = hasher.hash_one(key(item)) >> 32;
         packed.push(h << 32 | u64::from(i));
     }
-    packed.sort_unstable();
+    parse::sort_packed(&mut packed);
     later_duplicates_packed(&packed, |i| items.get(i).map_or(&[][..], &key))
 }
 

@@ -103,6 +103,14 @@ impl<'a> Pairs<'a> {
         (0..self.len()).filter_map(|i| Some((i, self.key(i)?)))
     }
 
+    /// Each pair's position, key and value type, without decoding values.
+    pub fn keys_and_types(&self) -> impl Iterator<Item = (usize, &'a [u8], Option<ValueType>)> + '_ {
+        self.records.iter().enumerate().filter_map(|(i, r)| {
+            let (key, type_at) = self.string_at(usize::try_from(r.at).ok()?)?;
+            Some((i, key, self.u32_at(type_at).and_then(ValueType::from_id)))
+        })
+    }
+
     /// The type of pair `i`'s value, without decoding it.
     pub fn value_type(&self, i: usize) -> Option<ValueType> {
         let at = usize::try_from(self.records.get(i)?.at).ok()?;
@@ -293,6 +301,9 @@ mod tests {
             }
             let keys: Vec<(usize, &[u8])> = kvs.keys().collect();
             assert_eq!(keys, decoded.iter().map(|kv| (kv.index, kv.key.bytes)).collect::<Vec<_>>());
+            let typed: Vec<_> = kvs.keys_and_types().collect();
+            let want: Vec<_> = decoded.iter().map(|kv| (kv.index, kv.key.bytes, Some(kv.value.value_type()))).collect();
+            assert_eq!(typed, want);
             assert_eq!((kvs.value_type(17), kvs.key(17)), (None, None));
             assert_eq!(kvs.find(b"a.f64"), Some(decoded[11]));
             assert_eq!(kvs.find(b"a.f6"), None);

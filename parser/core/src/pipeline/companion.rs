@@ -32,9 +32,13 @@ struct Known {
 /// could not be read.
 type Read = Result<Option<Arc<ModelFacts>>, String>;
 
-/// Says in `report`'s `pairing` entry why no model was found (`why`), in
-/// place of the note that asked for one.
+/// Says in `report`'s `pairing` entry (and in that of its report under
+/// each profile) why no model was found (`why`), in place of the note that
+/// asked for one.
 pub fn none_found(report: &mut Report, why: &str) {
+    for r in &mut report.profiles {
+        none_found(r, why);
+    }
     let asked = crate::check::NO_COMPANION;
     for e in report.summary.examined.iter_mut().filter(|e| e.layer == "pairing") {
         if let Some(note) = e.note.as_mut()

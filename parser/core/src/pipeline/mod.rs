@@ -58,7 +58,7 @@ use crate::config::{self, Baseline, Config};
 use crate::io::{self as gio, ByteSource, FileKind, OpenPolicy, ReadError};
 use crate::remote::UrlOpener;
 use crate::report::{Examined, Options, Report};
-use crate::rules::{Level, RuleId};
+use crate::rules::{Level, Profile, RuleId};
 use crate::split_set::{self, SetReport, ShardInput};
 
 /// Time allowed to read a FIFO, socket or device (when special files are
@@ -475,6 +475,9 @@ fn validate_open(
     }
     match scanned {
         Ok(mut data) => {
+            for r in &mut report.profiles {
+                data.clone().merge_into(r, &Options { profile: r.profile, ..settings.options.clone() });
+            }
             data.merge_into(&mut report, &settings.options);
             done(Outcome::Report(Box::new(report), Some(Box::new(data))))
         }
@@ -524,11 +527,34 @@ pub fn validate_set(input: &Input, first: Validation, settings: &Settings) -> Se
             ShardInput { name, file_len, report: v.outcome.report(), metadata }
         })
         .collect();
+    let refuse = |report: &mut SetReport| {
+        if let Some(why) = &refused {
+            report.valid = false;
+            report.summary.examined.retain(|e| e.layer != "split");
+            report.summary.examined.insert(0, Examined::partly("split", why.clone()));
+        }
+    };
     let mut report = split_set::check_set(&inputs, &settings.options);
-    if let Some(why) = refused {
-        report.valid = false;
-        report.summary.examined.retain(|e| e.layer != "split");
-        report.summary.examined.insert(0, Examined::partly("split", why));
+    refuse(&mut report);
+    if settings.options.all_profiles {
+        // The set under each profile, from the shards' own reports under
+        // it (each shard was validated once).
+        report.profiles = Profile::ALL
+            .iter()
+            .map(|p| {
+                let under: Vec<ShardInput<'_>> = inputs
+                    .iter()
+                    .map(|s| ShardInput {
+                        report: s.report.and_then(|r| r.profiles.iter().find(|r| r.profile == *p)),
+                        ..*s
+                    })
+                    .collect();
+                let opts = Options { profile: *p, all_profiles: false, ..settings.options.clone() };
+                let mut r = split_set::check_set(&under, &opts);
+                refuse(&mut r);
+                r
+            })
+            .collect();
     }
     SetRun { members, report }
 }
@@ -585,13 +611,19 @@ impl Pipeline {
     fn finish(&self, input: &Input, v: &mut Validation, baseline_out: &mut Vec<String>) {
         let Outcome::Report(report, _) = &mut v.outcome else { return };
         let opts = self.settings_for(input).options;
-        if let Some(c) = &self.config {
-            c.apply(&input.config_path(), report, &opts, v.metadata_sha256.as_deref(), config::today());
-        }
         let shown = input.json_name();
-        if let Some(b) = &self.baseline {
-            b.apply(&shown, report, &opts);
+        // The report, and with `all_profiles` each profile's: the same policy.
+        let mut profiles = std::mem::take(&mut report.profiles);
+        for r in std::iter::once(&mut **report).chain(profiles.iter_mut()) {
+            let opts = Options { profile: r.profile, ..opts.clone() };
+            if let Some(c) = &self.config {
+                c.apply(&input.config_path(), r, &opts, v.metadata_sha256.as_deref(), config::today());
+            }
+            if let Some(b) = &self.baseline {
+                b.apply(&shown, r, &opts);
+            }
         }
+        report.profiles = profiles;
         if self.collect_baseline {
             baseline_out.extend(Baseline::of_report(&shown, report));
         }

@@ -362,6 +362,10 @@ fn find_pair(s: &str, from: usize, c: char, next: impl Fn(u8) -> bool) -> Option
 /// `tokenizer.chat_template`, `tokenizer.chat_template.<name>`, or a key
 /// that a C-string reader sees as one of those (cut at a NUL).
 pub fn is_template_key(key: &[u8]) -> bool {
+    // Cut at a NUL, the key is this name only if it starts with it.
+    if !key.starts_with(b"tokenizer.chat_template") {
+        return false;
+    }
     let key = key.split(|b| *b == 0).next().unwrap_or_default();
     key == b"tokenizer.chat_template" || key.starts_with(b"tokenizer.chat_template.")
 }
@@ -412,10 +416,9 @@ pub fn file_findings(file: &GgufFile<'_>) -> Vec<FileFinding> {
     let sink = &mut out;
     let mut emitted: Vec<(String, KeyValue<'_>, SpecialToken)> = Vec::new();
     // Keys first: only templates, strings and arrays are decoded.
-    for (i, key) in file.kvs.keys() {
+    for (i, key, value_type) in file.kvs.keys_and_types() {
         let wanted = is_template_key(key)
-            || (!is_vocabulary_key(key)
-                && matches!(file.kvs.value_type(i), Some(ValueType::String | ValueType::Array)));
+            || (matches!(value_type, Some(ValueType::String | ValueType::Array)) && !is_vocabulary_key(key));
         if !wanted {
             continue;
         }
