@@ -58,6 +58,13 @@ pub struct ReaderConfig {
     /// Per-file time limit for this reader, seconds (else the run's).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub timeout_secs: Option<u64>,
+    /// A command that judges a file for several readers at once: the
+    /// readers with the same one run it once per file, and each takes its
+    /// verdict from the section of its `profile` (the output of
+    /// `gguf-validate --every-profile`: a line `== profile P (exit N) ==`,
+    /// then what `--profile P` prints). Without it, `command` runs.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub together: Option<String>,
 }
 
 /// `conformance/readers.json`.
@@ -597,16 +604,20 @@ fn signal_name(sig: i32) -> &'static str {
 fn describe(status: ExitStatus) -> (Outcome, Option<String>) {
     use std::os::unix::process::ExitStatusExt;
     match (status.code(), status.signal()) {
-        (Some(0), _) => (Outcome::Accept, None),
-        (Some(1), _) => (Outcome::Reject, None),
-        // a shell between the runner and the program reports its signal as 128 + N
-        (Some(c), _) if c > 128 && c < 160 => {
-            (Outcome::Crash, Some(format!("signal {} ({})", c - 128, signal_name(c - 128))))
-        }
-        (Some(101), _) => (Outcome::Crash, Some("exit 101 (Rust panic)".into())),
-        (Some(c), _) => (Outcome::Crash, Some(format!("exit {c}"))),
+        (Some(c), _) => describe_code(c),
         (None, Some(s)) => (Outcome::Crash, Some(format!("signal {s} ({})", signal_name(s)))),
         (None, None) => (Outcome::Crash, Some("unknown status".into())),
+    }
+}
+
+fn describe_code(code: i32) -> (Outcome, Option<String>) {
+    match code {
+        0 => (Outcome::Accept, None),
+        1 => (Outcome::Reject, None),
+        // a shell between the runner and the program reports its signal as 128 + N
+        c if c > 128 && c < 160 => (Outcome::Crash, Some(format!("signal {} ({})", c - 128, signal_name(c - 128)))),
+        101 => (Outcome::Crash, Some("exit 101 (Rust panic)".into())),
+        c => (Outcome::Crash, Some(format!("exit {c}"))),
     }
 }
 
@@ -712,7 +723,103 @@ pub struct RunResult {
 /// Runs one reader on one file (path relative to `root`), capturing what
 /// it prints (stdout and stderr together, the last 64 KiB).
 pub fn run_one(root: &Path, reader: &ReaderConfig, file: &Path, limit: Duration) -> RunResult {
-    let mut cmd = shell(&reader.command, Some(file));
+    let run = run_captured(root, &reader.command, file, limit, 64 * 1024);
+    let (outcome, detail) = match run.status {
+        Ok(status) => describe(status),
+        Err((o, d)) => (o, Some(d)),
+    };
+    result_of(outcome, detail, &run.output, &run.root)
+}
+
+/// What [`run_together`] captures of a run for several readers: each
+/// profile's section in full (an excerpt is taken from each section's end).
+const TOGETHER_CAPTURE: u64 = 4 * 1024 * 1024;
+
+/// The sections of an `--every-profile` output: profile, exit code, text.
+fn sections(output: &str) -> Vec<(&str, i32, String)> {
+    let mut found: Vec<(&str, i32, String)> = Vec::new();
+    for line in output.split_inclusive('\n') {
+        let head = line.strip_prefix("== profile ").and_then(|r| r.trim_end().strip_suffix(") =="));
+        match head.and_then(|h| h.split_once(" (exit ")).and_then(|(p, c)| Some((p, c.parse().ok()?))) {
+            Some((p, c)) => found.push((p, c, String::new())),
+            None => {
+                if let Some((_, _, text)) = found.last_mut() {
+                    text.push_str(line);
+                }
+            }
+        }
+    }
+    found
+}
+
+/// Runs the `together` command of `readers` (which share it) once on one
+/// file and gives each reader's result: its profile's section judged as
+/// its own run would be (the section's exit code, the excerpt of its
+/// text), or, when the run as a whole crashed, timed out or printed no
+/// section for a profile, what the run gave.
+pub fn run_together(root: &Path, readers: &[&ReaderConfig], file: &Path, limit: Duration) -> Vec<RunResult> {
+    let command = readers.first().and_then(|r| r.together.as_deref()).unwrap_or_default();
+    let run = run_captured(root, command, file, limit, TOGETHER_CAPTURE);
+    let whole = || {
+        let (outcome, detail) = match &run.status {
+            Ok(status) => describe(*status),
+            Err((o, d)) => (o.clone(), Some(d.clone())),
+        };
+        result_of(outcome, detail, &run.output, &run.root)
+    };
+    // The run's own status is the worst of its sections': only a plain
+    // exit (0, 1 or 2) has sections to judge by.
+    if !matches!(&run.status, Ok(s) if matches!(s.code(), Some(0..=2))) {
+        return readers.iter().map(|_| whole()).collect();
+    }
+    let parts = sections(&run.output);
+    readers
+        .iter()
+        .map(|r| {
+            let part = r.profile.as_deref().and_then(|p| parts.iter().find(|(name, ..)| *name == p));
+            match part {
+                Some((_, code, text)) => {
+                    let (outcome, detail) = describe_code(*code);
+                    result_of(outcome, detail, text, &run.root)
+                }
+                None => RunResult {
+                    outcome: Outcome::Crash,
+                    detail: Some(format!(
+                        "the output has no section for profile {}",
+                        r.profile.as_deref().unwrap_or("(none)")
+                    )),
+                    excerpt: excerpt(&run.output, &run.root),
+                },
+            }
+        })
+        .collect()
+}
+
+/// A run as captured: its exit status (or a timeout, or why it could not
+/// be waited for), the end of its output, and the root as its paths show it.
+struct Captured {
+    status: Result<ExitStatus, (Outcome, String)>,
+    output: String,
+    root: String,
+}
+
+/// A result from an outcome and the output it printed: the crash line
+/// added to a crash's detail, an excerpt of the output's end.
+fn result_of(outcome: Outcome, mut detail: Option<String>, output: &str, root_text: &str) -> RunResult {
+    if outcome == Outcome::Crash {
+        if let (Some(d), Some(line)) = (detail.as_mut(), crash_line(output)) {
+            d.push_str(": ");
+            d.push_str(&crate::readable::readable(&line, Some(root_text)));
+        }
+    }
+    RunResult { outcome, detail, excerpt: excerpt(output, root_text) }
+}
+
+/// Runs `command` on one file (path relative to `root`) under `limit`,
+/// capturing the last `max` bytes of what it prints (stdout and stderr
+/// together).
+fn run_captured(root: &Path, command: &str, file: &Path, limit: Duration, max: u64) -> Captured {
+    let mut cmd = shell(command, Some(file));
     let log = std::env::temp_dir().join(format!(
         "gguf-matrix-{}-{}.log",
         std::process::id(),
@@ -728,31 +835,26 @@ pub fn run_one(root: &Path, reader: &ReaderConfig, file: &Path, limit: Duration)
         Ok(c) => c,
         Err(e) => {
             let _ = std::fs::remove_file(&log);
-            return RunResult { outcome: Outcome::Crash, detail: Some(format!("cannot start: {e}")), excerpt: None };
+            let status = Err((Outcome::Crash, format!("cannot start: {e}")));
+            return Captured { status, output: String::new(), root: root_text };
         }
     };
     let start = Instant::now();
-    let (outcome, mut detail) = loop {
+    let status = loop {
         match child.try_wait() {
-            Ok(Some(status)) => break describe(status),
+            Ok(Some(status)) => break Ok(status),
             Ok(None) if start.elapsed() >= limit => {
                 let _ = child.kill();
                 let _ = child.wait();
-                break (Outcome::Timeout, Some(format!("killed after {} s", limit.as_secs())));
+                break Err((Outcome::Timeout, format!("killed after {} s", limit.as_secs())));
             }
             Ok(None) => std::thread::sleep(Duration::from_millis(5)),
-            Err(e) => break (Outcome::Crash, Some(format!("wait failed: {e}"))),
+            Err(e) => break Err((Outcome::Crash, format!("wait failed: {e}"))),
         }
     };
-    let output = tail(&log, 64 * 1024);
+    let output = tail(&log, max);
     let _ = std::fs::remove_file(&log);
-    if outcome == Outcome::Crash {
-        if let (Some(d), Some(line)) = (detail.as_mut(), crash_line(&output)) {
-            d.push_str(": ");
-            d.push_str(&crate::readable::readable(&line, Some(&root_text)));
-        }
-    }
-    RunResult { outcome, detail, excerpt: excerpt(&output, &root_text) }
+    Captured { status, output, root: root_text }
 }
 
 /// The first line a reader's version command prints (or why there is none).
@@ -828,7 +930,20 @@ pub fn run(
     progress: &(dyn Fn(usize, usize) + Sync),
 ) -> Matrix {
     let corpus = Path::new("corpus");
-    let tasks: Vec<(usize, usize)> = (0..files.len()).flat_map(|f| (0..readers.len()).map(move |r| (r, f))).collect();
+    // The readers in runs: one reader alone, or the readers sharing a
+    // `together` command (one run of it per file for all of them).
+    let mut groups: Vec<Vec<usize>> = Vec::new();
+    for (r, reader) in readers.iter().enumerate() {
+        let shared = reader.together.as_ref().and_then(|t| {
+            groups.iter().position(|g| g.first().and_then(|i| readers.get(*i)?.together.as_ref()) == Some(t))
+        });
+        match shared.and_then(|g| groups.get_mut(g)) {
+            Some(g) => g.push(r),
+            None => groups.push(vec![r]),
+        }
+    }
+    let tasks: Vec<(usize, usize)> = (0..files.len()).flat_map(|f| (0..groups.len()).map(move |g| (g, f))).collect();
+    let cells_total = files.len().saturating_mul(readers.len());
     let results: Mutex<BTreeMap<(usize, usize), Cell>> = Mutex::new(BTreeMap::new());
     let next = AtomicUsize::new(0);
     let done = AtomicUsize::new(0);
@@ -837,18 +952,26 @@ pub fn run(
             s.spawn(|| {
                 loop {
                     let i = next.fetch_add(1, Ordering::SeqCst);
-                    let Some(&(r, f)) = tasks.get(i) else { break };
-                    let (Some(reader), Some(file)) = (readers.get(r), files.get(f)) else { break };
-                    let limit = reader.timeout_secs.map_or(limit, Duration::from_secs);
-                    let res = run_one(root, reader, &corpus.join(&file.file), limit);
-                    let class = classify(expectation(file, reader), &res.outcome);
-                    if let Ok(mut m) = results.lock() {
-                        m.insert(
-                            (r, f),
-                            Cell { outcome: res.outcome, class, detail: res.detail, excerpt: res.excerpt },
-                        );
+                    let Some(&(g, f)) = tasks.get(i) else { break };
+                    let (Some(group), Some(file)) = (groups.get(g), files.get(f)) else { break };
+                    let members: Vec<&ReaderConfig> = group.iter().filter_map(|r| readers.get(*r)).collect();
+                    let Some(first) = members.first() else { break };
+                    let limit = first.timeout_secs.map_or(limit, Duration::from_secs);
+                    let path = corpus.join(&file.file);
+                    let got = match first.together {
+                        Some(_) => run_together(root, &members, &path, limit),
+                        None => vec![run_one(root, first, &path, limit)],
+                    };
+                    for ((r, reader), res) in group.iter().zip(&members).zip(got) {
+                        let class = classify(expectation(file, reader), &res.outcome);
+                        if let Ok(mut m) = results.lock() {
+                            m.insert(
+                                (*r, f),
+                                Cell { outcome: res.outcome, class, detail: res.detail, excerpt: res.excerpt },
+                            );
+                        }
+                        progress(done.fetch_add(1, Ordering::SeqCst) + 1, cells_total);
                     }
-                    progress(done.fetch_add(1, Ordering::SeqCst) + 1, tasks.len());
                 }
             });
         }
@@ -1358,6 +1481,7 @@ mod tests {
             profile: None,
             description: String::new(),
             timeout_secs: None,
+            together: None,
         };
         assert_eq!(expectation(&file, &reader), Expect::Either);
         reader.profile = Some("strict".into());
@@ -1380,6 +1504,7 @@ mod tests {
             profile: None,
             description: String::new(),
             timeout_secs: None,
+            together: None,
         };
         assert_eq!(run_one(root, &r("sh -c 'exit 0'"), Path::new("x"), limit).outcome, Outcome::Accept);
         assert_eq!(run_one(root, &r("sh -c 'exit 1'"), Path::new("x"), limit).outcome, Outcome::Reject);
@@ -1389,6 +1514,53 @@ mod tests {
             run_one(root, &r("sh -c 'sleep 5' --"), Path::new("x"), Duration::from_millis(200)).outcome,
             Outcome::Timeout
         );
+    }
+
+    /// Readers sharing a `together` command: each takes its profile's
+    /// section (its exit code and the excerpt of its text); a run that
+    /// crashed or timed out as a whole, or printed no section for a
+    /// profile, gives that to each reader.
+    #[test]
+    fn readers_run_together_take_their_profiles_section() {
+        let root = Path::new(".");
+        let limit = Duration::from_secs(5);
+        let r = |profile: &str, together: &str| ReaderConfig {
+            name: format!("v {profile}"),
+            command: "false".into(),
+            version: None,
+            profile: Some(profile.into()),
+            description: String::new(),
+            timeout_secs: None,
+            together: Some(together.into()),
+        };
+        let three = |together: &str| [r("strict", together), r("spec", together), r("ggml", together)];
+        let run = |readers: &[ReaderConfig], limit| {
+            let refs: Vec<&ReaderConfig> = readers.iter().collect();
+            run_together(root, &refs, Path::new("x"), limit)
+        };
+        let printed = "printf '== profile strict (exit 1) ==\\nx: INVALID (profile strict)\\n  error[a] 0x0 kv[0]\\n\
+                       == profile spec (exit 0) ==\\nx: valid (profile spec)\\n\
+                       == profile ggml (exit 2) ==\\nx: unreadable\\n'; exit 2";
+        let got = run(&three(&format!("sh -c \"{printed}\" --")), limit);
+        let outcomes: Vec<Outcome> = got.iter().map(|g| g.outcome.clone()).collect();
+        assert_eq!(outcomes, [Outcome::Reject, Outcome::Accept, Outcome::Crash]);
+        assert_eq!(got[0].excerpt.as_deref(), Some("x: INVALID (profile strict)\n  error[a] 0x0 kv[0]"));
+        assert_eq!(got[1].excerpt.as_deref(), Some("x: valid (profile spec)"));
+        assert_eq!((got[2].detail.as_deref(), got[2].excerpt.as_deref()), (Some("exit 2"), Some("x: unreadable")));
+        // A crash of the whole run.
+        let got = run(&three("sh -c 'echo \"thread main panicked at a.rs:1:1:\"; echo boom; exit 101' --"), limit);
+        for g in &got {
+            assert_eq!(g.outcome, Outcome::Crash);
+            assert_eq!(g.detail.as_deref(), Some("exit 101 (Rust panic): thread main panicked at a.rs:1:1: boom"));
+        }
+        // A timeout of the whole run.
+        let got = run(&three("sh -c 'sleep 5' --"), Duration::from_millis(200));
+        assert!(got.iter().all(|g| g.outcome == Outcome::Timeout), "{got:?}");
+        // No section for a profile.
+        let got = run(&three("sh -c \"printf '== profile strict (exit 0) ==\\nok\\n'\" --"), limit);
+        assert_eq!(got[0].outcome, Outcome::Accept);
+        assert_eq!(got[1].outcome, Outcome::Crash);
+        assert_eq!(got[1].detail.as_deref(), Some("the output has no section for profile spec"));
     }
 
     #[test]
@@ -1401,6 +1573,7 @@ mod tests {
             profile: None,
             description: String::new(),
             timeout_secs: None,
+            together: None,
         };
         let limit = Duration::from_secs(5);
         let abort = run_one(
@@ -1509,6 +1682,7 @@ mod tests {
                 profile: None,
                 description: String::new(),
                 timeout_secs: None,
+                together: None,
             },
             version_found: "1".into(),
             summary: BTreeMap::new(),
