@@ -36,9 +36,18 @@ pub(crate) fn check_pairs(file: &GgufFile<'_>, sink: &mut Sink<'_>) {
         }
     };
     let mut duplicates = duplicates.iter().peekable();
-    for (i, kv) in file.kvs.iter().enumerate() {
+    // Keys and types first: a pair is decoded only when its key is not
+    // well formed, repeats an earlier one, or its value has rules.
+    for (i, key, value_type) in file.kvs.keys_and_types() {
+        let key_ok = key.len() <= limits::MAX_KEY_LEN && key_well_formed(key);
+        let duplicate = duplicates.next_if_eq(&&i).is_some();
+        let value_rules = matches!(value_type, Some(ValueType::Bool | ValueType::String | ValueType::Array));
+        if key_ok && !duplicate && !value_rules {
+            continue;
+        }
+        let Some(kv) = file.kvs.get(i) else { continue };
         check_key(&kv, sink);
-        if duplicates.next_if_eq(&&i).is_some() {
+        if duplicate {
             sink.emit(
                 RuleId::KeyDuplicate,
                 kv.key.offset,
@@ -54,15 +63,32 @@ pub(crate) fn check_pairs(file: &GgufFile<'_>, sink: &mut Sink<'_>) {
 /// between dots, in one pass over its bytes (the common case of
 /// [`check_key`], which then has only the length to check).
 fn key_well_formed(key: &[u8]) -> bool {
-    let mut after_dot = true;
-    for b in key {
-        match b {
-            b'a'..=b'z' | b'0'..=b'9' | b'_' => after_dot = false,
-            b'.' if !after_dot => after_dot = true,
-            _ => return false,
+    // Without a branch a byte: each byte's class from a table; a byte of
+    // no class, or a dot after a dot (or first, or last), is a fault.
+    const WORD: u8 = 1;
+    const DOT: u8 = 2;
+    const BAD: u8 = 4;
+    const CLASS: [u8; 256] = {
+        let mut t = [BAD; 256];
+        let mut b = 0;
+        while b < 256 {
+            let c = b as u8;
+            if c.is_ascii_lowercase() || c.is_ascii_digit() || c == b'_' {
+                t[b] = WORD;
+            } else if c == b'.' {
+                t[b] = DOT;
+            }
+            b += 1;
         }
+        t
+    };
+    let (mut faults, mut prev) = (0u8, DOT);
+    for b in key {
+        let c = CLASS.get(usize::from(*b)).copied().unwrap_or(BAD);
+        faults |= (c & BAD) | (c & prev & DOT);
+        prev = c;
     }
-    !after_dot
+    faults == 0 && prev == WORD
 }
 
 fn check_key(kv: &KeyValue<'_>, sink: &mut Sink<'_>) {
@@ -286,6 +312,20 @@ mod tests {
         }
         for bad in [&b""[..], b".", b"a.", b".a", b"a..b", b"A", b"a.B", b"a-b", b"a b", b"a\0", "é".as_bytes()] {
             assert!(!key_well_formed(bad), "{bad:?}");
+        }
+    }
+
+    proptest::proptest! {
+        /// The table-driven test is the grammar: non-empty segments of
+        /// `[a-z0-9_]` between dots, over keys of bytes near its edges.
+        #[test]
+        fn well_formed_is_the_grammar(key in proptest::collection::vec(
+            proptest::sample::select(vec![b'a', b'z', b'0', b'9', b'_', b'.', b'.', b'A', b'-', 0, 0x80, b'`', b'{', b'/', b':']),
+            0..12,
+        )) {
+            let grammar = key.split(|b| *b == b'.')
+                .all(|seg| !seg.is_empty() && seg.iter().all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || *b == b'_'));
+            proptest::prop_assert_eq!(key_well_formed(&key), grammar);
         }
     }
 }

@@ -482,6 +482,11 @@ fn parse_body<'a>(ctx: &Ctx<'a>, file: &mut GgufFile<'a>, section: &mut Section<
     file.kvs.reserve(cap(kv_count, limits::MIN_KV_SIZE));
     let mut i = i;
     for index in 0..usize::try_from(kv_count).unwrap_or(usize::MAX) {
+        if let Some(rest) = plain_scalar_pair(ctx, i).and_then(|n| i.get(n..)) {
+            file.kvs.push_scalar(ctx.offset(i));
+            i = rest;
+            continue;
+        }
         *section = Section::Kv(index, None);
         let (rest, key) = lift(ctx.string(i, "key"))?;
         *section = Section::Kv(index, Some(key));
@@ -500,6 +505,47 @@ fn parse_body<'a>(ctx: &Ctx<'a>, file: &mut GgufFile<'a>, section: &mut Section<
     }
     file.infos_end = ctx.offset(i);
     Ok(())
+}
+
+/// The length of the pair at `i` when it is one of a scalar value that the
+/// parser's own functions would decode without a fault, wholly in the
+/// buffer: its key's length within the bytes left in the file and the
+/// caps, a known scalar type, every byte at hand. Decoded by hand, the
+/// common case of a file of many keys (nom's error paths cost more than
+/// the decoding); `None` for anything else, which the parser's functions
+/// decode (and where they stop, say why). A test holds the two to the
+/// same pairs.
+fn plain_scalar_pair(ctx: &Ctx<'_>, i: &[u8]) -> Option<usize> {
+    let len = *i.first_chunk::<8>()?;
+    let len = match ctx.order {
+        ByteOrder::LittleEndian => u64::from_le_bytes(len),
+        ByteOrder::BigEndian => u64::from_be_bytes(len),
+    };
+    let key = i.get(8..)?;
+    // As `Ctx::string` checks the key: the bytes left in the file, the
+    // cap on one string, the cap on the metadata.
+    if len > ctx.remaining(key) || len > ctx.limits.string_bytes {
+        return None;
+    }
+    if ctx.offset(key).checked_add(len)? > ctx.limits.bytes {
+        return None;
+    }
+    let type_at = usize::try_from(len).ok()?.checked_add(8)?;
+    let ty = *i.get(type_at..)?.first_chunk::<4>()?;
+    let ty = match ctx.order {
+        ByteOrder::LittleEndian => u32::from_le_bytes(ty),
+        ByteOrder::BigEndian => u32::from_be_bytes(ty),
+    };
+    use crate::types::ValueType as T;
+    let size = match T::from_id(ty)? {
+        T::U8 | T::I8 | T::Bool => 1,
+        T::U16 | T::I16 => 2,
+        T::U32 | T::I32 | T::F32 => 4,
+        T::U64 | T::I64 | T::F64 => 8,
+        T::String | T::Array => return None,
+    };
+    let end = type_at.checked_add(4)?.checked_add(size)?;
+    (end <= i.len()).then_some(end)
 }
 
 fn tensor_info<'a>(
@@ -582,6 +628,7 @@ mod tests {
     //! Each decoding failure, on a few annotated bytes: its kind, offset
     //! and field path, and what was decoded before it.
     use super::*;
+    use proptest::strategy::Strategy as _;
 
     proptest::proptest! {
         #![proptest_config(proptest::prelude::ProptestConfig::with_cases(64))]
@@ -609,6 +656,47 @@ mod tests {
             want.sort_unstable();
             sort_packed(&mut packed);
             proptest::prop_assert_eq!(packed, want);
+        }
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(2000))]
+        /// A pair the hand decoding takes is one the parser's functions
+        /// decode without a fault, to the same end and key, as a scalar:
+        /// key lengths around the bytes left in the file, the buffer and
+        /// the caps, every type id around the known ones, both orders.
+        #[allow(clippy::arithmetic_side_effects, clippy::cast_possible_truncation)]
+        #[test]
+        fn hand_decoded_pairs_are_the_parsers(
+            key_len in 0u64..40,
+            declared in proptest::prop_oneof![proptest::prelude::Just(None), (0u64..48).prop_map(Some), proptest::prelude::any::<u64>().prop_map(Some)],
+            ty in 0u32..16,
+            tail in 0usize..12,
+            file_extra in 0u64..16,
+            string_cap in 0u64..48,
+            bytes_cap in 0u64..96,
+            big_endian in proptest::prelude::any::<bool>(),
+        ) {
+            let order = if big_endian { ByteOrder::BigEndian } else { ByteOrder::LittleEndian };
+            let n = declared.unwrap_or(key_len);
+            let mut buf = Vec::new();
+            buf.extend(if big_endian { n.to_be_bytes() } else { n.to_le_bytes() });
+            buf.extend(std::iter::repeat_n(b'k', key_len as usize));
+            buf.extend(if big_endian { ty.to_be_bytes() } else { ty.to_le_bytes() });
+            buf.extend(std::iter::repeat_n(7u8, tail));
+            let limits = limits::MetadataLimits { string_bytes: string_cap, bytes: bytes_cap, ..limits::MetadataLimits::UNBOUNDED };
+            let ctx = Ctx { buf: &buf, file_len: buf.len() as u64 + file_extra, order, base: 0, limits, spans: &[] };
+            if let Some(end) = plain_scalar_pair(&ctx, &buf) {
+                let (rest, key) = ctx.string(&buf, "key").expect("the parser takes the key");
+                let (rest, t) = value::value_type(&ctx, rest, false).expect("and the type");
+                let (rest, v) = value::parse_value(&ctx, rest, t, 0).expect("and the value");
+                proptest::prop_assert_eq!(buf.len() - rest.len(), end);
+                proptest::prop_assert_eq!(key.offset, 0);
+                proptest::prop_assert!(!matches!(v, Value::String(_) | Value::Array(_)));
+            } else if declared.is_none() && (ty as usize) < 13 && ty != 8 && ty != 9 && tail >= 8
+                && key_len <= string_cap && 8 + key_len <= bytes_cap {
+                proptest::prop_assert!(false, "a plain scalar pair left to the parser");
+            }
         }
     }
 

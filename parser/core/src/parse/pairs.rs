@@ -69,6 +69,12 @@ impl<'a> Pairs<'a> {
         self.records.push(Record { at: kv.key.offset, array });
     }
 
+    /// Appends a pair of a scalar value whose key's length field is at
+    /// `at` (what [`Pairs::push`] keeps of one).
+    pub(crate) fn push_scalar(&mut self, at: u64) {
+        self.records.push(Record { at, array: 0 });
+    }
+
     /// How many pairs.
     pub fn len(&self) -> usize {
         self.records.len()
