@@ -68,6 +68,8 @@ fn key_well_formed(key: &[u8]) -> bool {
     const WORD: u8 = 1;
     const DOT: u8 = 2;
     const BAD: u8 = 4;
+    // Evaluated by the compiler: an index out of range would not build.
+    #[allow(clippy::indexing_slicing, clippy::cast_possible_truncation, clippy::arithmetic_side_effects)]
     const CLASS: [u8; 256] = {
         let mut t = [BAD; 256];
         let mut b = 0;
