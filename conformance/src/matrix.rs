@@ -723,12 +723,7 @@ pub struct RunResult {
 /// Runs one reader on one file (path relative to `root`), capturing what
 /// it prints (stdout and stderr together, the last 64 KiB).
 pub fn run_one(root: &Path, reader: &ReaderConfig, file: &Path, limit: Duration) -> RunResult {
-    let run = run_captured(root, &reader.command, file, limit, 64 * 1024);
-    let (outcome, detail) = match run.status {
-        Ok(status) => describe(status),
-        Err((o, d)) => (o, Some(d)),
-    };
-    result_of(outcome, detail, &run.output, &run.root)
+    run_captured(root, &reader.command, file, limit, 64 * 1024).result()
 }
 
 /// What [`run_together`] captures of a run for several readers: each
@@ -760,17 +755,10 @@ fn sections(output: &str) -> Vec<(&str, i32, String)> {
 pub fn run_together(root: &Path, readers: &[&ReaderConfig], file: &Path, limit: Duration) -> Vec<RunResult> {
     let command = readers.first().and_then(|r| r.together.as_deref()).unwrap_or_default();
     let run = run_captured(root, command, file, limit, TOGETHER_CAPTURE);
-    let whole = || {
-        let (outcome, detail) = match &run.status {
-            Ok(status) => describe(*status),
-            Err((o, d)) => (o.clone(), Some(d.clone())),
-        };
-        result_of(outcome, detail, &run.output, &run.root)
-    };
     // The run's own status is the worst of its sections': only a plain
     // exit (0, 1 or 2) has sections to judge by.
     if !matches!(&run.status, Ok(s) if matches!(s.code(), Some(0..=2))) {
-        return readers.iter().map(|_| whole()).collect();
+        return readers.iter().map(|_| run.result()).collect();
     }
     let parts = sections(&run.output);
     readers
@@ -801,6 +789,17 @@ struct Captured {
     status: Result<ExitStatus, (Outcome, String)>,
     output: String,
     root: String,
+}
+
+impl Captured {
+    /// The run's result as a whole: its status, and its output.
+    fn result(&self) -> RunResult {
+        let (outcome, detail) = match &self.status {
+            Ok(status) => describe(*status),
+            Err((o, d)) => (o.clone(), Some(d.clone())),
+        };
+        result_of(outcome, detail, &self.output, &self.root)
+    }
 }
 
 /// A result from an outcome and the output it printed: the crash line

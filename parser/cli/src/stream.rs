@@ -191,8 +191,8 @@ impl Outputs {
                 }
             };
             let shown = under.as_ref().unwrap_or(outcome);
-            *own = (*own).max(code(shown));
-            worst = worst.max(code(shown));
+            let c = code(shown);
+            (*own, worst) = ((*own).max(c), worst.max(c));
             s.file(input, shown, set)
         })?;
         Ok(worst)
@@ -210,8 +210,8 @@ impl Outputs {
                     .find(|r| r.profile == p)
                     .ok_or_else(|| io::Error::other("no set report under a profile"))?,
             };
-            *own = (*own).max(code(shown));
-            worst = worst.max(code(shown));
+            let c = code(shown);
+            (*own, worst) = ((*own).max(c), worst.max(c));
             s.set(shown)
         })?;
         Ok(worst)

@@ -176,15 +176,15 @@ pub fn run(args: &ValidateArgs, matches: &clap::ArgMatches) -> u8 {
         render::error(&nothing_to_validate(&args.files, args.files_from.as_deref(), skipped_by_ignore.len()));
         code = EXIT_USAGE;
     }
-    // What every profile's run exits with whatever it finds.
-    let floor = code;
     for e in input_errors {
         code = EXIT_USAGE;
         if let Err(e) = out.file(&e.input, &Outcome::Unreadable(e.message), None, file_code) {
             return report_io(Err(e));
         }
     }
-    let floor = if code == EXIT_USAGE { EXIT_USAGE } else { floor };
+    // What every profile's run exits with whatever it finds (an empty run,
+    // an argument that names nothing readable).
+    let floor = code;
     let ran = pipeline.run(&files, jobs, |item| {
         let written = match item {
             Item::File { input, outcome, set } => out.file(input, outcome, set, file_code),

@@ -269,10 +269,7 @@ impl Extent {
     #[inline]
     fn scalar_pair_end(&self, buf: &[u8], at: u64) -> Option<u64> {
         let key_end = self.string_end(buf, at).ok()??;
-        let size = match ValueType::from_id(self.u32_at(buf, key_end).ok()?)? {
-            ValueType::String | ValueType::Array => return None,
-            fixed => fixed.min_size(),
-        };
+        let size = ValueType::from_id(self.u32_at(buf, key_end).ok()?)?.fixed_size()?;
         self.span(key_end.saturating_add(4), u64_of(size))
     }
 

@@ -536,14 +536,7 @@ fn plain_scalar_pair(ctx: &Ctx<'_>, i: &[u8]) -> Option<usize> {
         ByteOrder::LittleEndian => u32::from_le_bytes(ty),
         ByteOrder::BigEndian => u32::from_be_bytes(ty),
     };
-    use crate::types::ValueType as T;
-    let size = match T::from_id(ty)? {
-        T::U8 | T::I8 | T::Bool => 1,
-        T::U16 | T::I16 => 2,
-        T::U32 | T::I32 | T::F32 => 4,
-        T::U64 | T::I64 | T::F64 => 8,
-        T::String | T::Array => return None,
-    };
+    let size = crate::types::ValueType::from_id(ty)?.fixed_size()?;
     let end = type_at.checked_add(4)?.checked_add(size)?;
     (end <= i.len()).then_some(end)
 }
