@@ -152,9 +152,32 @@ pub fn validate_set(shards: &[(&str, &dyn ByteSource)], opts: &Options) -> SetVa
 /// the model layer over the first shard's metadata and every shard's
 /// tensors. At most [`limits::MAX_SPLIT_SHARDS`] shards are looked at.
 pub fn check_set(shards: &[ShardInput<'_>], opts: &Options) -> SetReport {
+    check_set_parsed(shards, &parse_shards(shards), opts)
+}
+
+/// The metadata of a set's shards, each parsed once, for
+/// [`check_set_parsed`] to judge the set as often as it is asked (once per
+/// profile of a run under every profile).
+#[derive(Debug)]
+pub struct ParsedShards<'a>(Vec<Option<parse::Parsed<'a>>>);
+
+/// Parses the metadata of the shards [`check_set`] looks at (the first
+/// [`limits::MAX_SPLIT_SHARDS`]; those that were read).
+pub fn parse_shards<'a>(shards: &[ShardInput<'a>]) -> ParsedShards<'a> {
     let taken = shards.get(..limits::MAX_SPLIT_SHARDS).unwrap_or(shards);
-    let parsed: Vec<Option<parse::Parsed<'_>>> =
-        taken.iter().map(|s| s.report.and_then(|_| parse::parse_prefix(s.metadata, s.file_len))).collect();
+    ParsedShards(taken.iter().map(|s| s.report.and_then(|_| parse::parse_prefix(s.metadata, s.file_len))).collect())
+}
+
+/// [`check_set`] from the shards' metadata parsed by [`parse_shards`]
+/// (of the same shards, in the same order; a shard without a report is
+/// judged unread whatever was parsed).
+pub fn check_set_parsed(shards: &[ShardInput<'_>], parsed: &ParsedShards<'_>, opts: &Options) -> SetReport {
+    let taken = shards.get(..limits::MAX_SPLIT_SHARDS).unwrap_or(shards);
+    let parsed: Vec<Option<&parse::Parsed<'_>>> = taken
+        .iter()
+        .enumerate()
+        .map(|(i, s)| s.report.and(parsed.0.get(i).and_then(Option::as_ref)))
+        .collect();
     // Slot order: by position, then as given.
     let named: Vec<Option<split_name::SplitName<'_>>> = taken.iter().map(|s| split_name::parse(s.name)).collect();
     let mut members: Vec<(usize, SetMember<'_, '_>)> = parsed
@@ -162,7 +185,7 @@ pub fn check_set(shards: &[ShardInput<'_>], opts: &Options) -> SetReport {
         .zip(&named)
         .enumerate()
         .map(|(i, (p, n))| {
-            (i, SetMember { file: p.as_ref().map(|p| &p.file), slot: 0, named: n.map(|n| (n.position, n.count)) })
+            (i, SetMember { file: p.map(|p| &p.file), slot: 0, named: n.map(|n| (n.position, n.count)) })
         })
         .collect();
     members.sort_by_key(|(i, m)| (m.position().unwrap_or(u64::MAX), *i));

@@ -534,7 +534,9 @@ pub fn validate_set(input: &Input, first: Validation, settings: &Settings) -> Se
             report.summary.examined.insert(0, Examined::partly("split", why.clone()));
         }
     };
-    let mut report = split_set::check_set(&inputs, &settings.options);
+    // Each shard's metadata parsed once for every judgement of the set.
+    let parsed = split_set::parse_shards(&inputs);
+    let mut report = split_set::check_set_parsed(&inputs, &parsed, &settings.options);
     refuse(&mut report);
     if settings.options.all_profiles {
         // The set under each profile, from the shards' own reports under
@@ -550,7 +552,7 @@ pub fn validate_set(input: &Input, first: Validation, settings: &Settings) -> Se
                     })
                     .collect();
                 let opts = Options { profile: *p, all_profiles: false, ..settings.options.clone() };
-                let mut r = split_set::check_set(&under, &opts);
+                let mut r = split_set::check_set_parsed(&under, &parsed, &opts);
                 refuse(&mut r);
                 r
             })
