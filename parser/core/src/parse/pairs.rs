@@ -14,6 +14,7 @@
 use super::KeyValue;
 use super::input::{ByteOrder, Str, u64_of};
 use super::value::{Array, Value};
+use crate::scratch::PagedVec;
 use crate::types::ValueType;
 
 /// The bits of [`Record::array`] that hold the elements' byte length.
@@ -34,6 +35,14 @@ struct Record {
     array: u64,
 }
 
+impl Record {
+    /// As [`Pairs`] keeps it: `[at, array]`.
+    #[inline]
+    fn of([at, array]: [u64; 2]) -> Record {
+        Record { at, array }
+    }
+}
+
 /// The key/value pairs of a file, in file order: [`Pairs::get`] and
 /// [`Pairs::iter`] give each as a [`KeyValue`] (by value; it is `Copy`).
 #[derive(Clone)]
@@ -41,19 +50,24 @@ pub struct Pairs<'a> {
     /// The metadata's bytes, from offset 0 of the file.
     buf: &'a [u8],
     order: ByteOrder,
-    records: Vec<Record>,
+    /// Each pair's [`Record`] as `[at, array]` (in huge pages for many).
+    records: PagedVec<[u64; 2]>,
 }
 
 impl<'a> Pairs<'a> {
     /// No pairs yet, over the metadata `buf` (from offset 0 of the file) in
     /// byte order `order`.
     pub(crate) fn new(buf: &'a [u8], order: ByteOrder) -> Pairs<'a> {
-        Pairs { buf, order, records: Vec::new() }
+        Pairs { buf, order, records: PagedVec::default() }
     }
 
-    /// Room for `n` more pairs.
+    /// Room for `n` pairs, before the first is pushed (the parser sizes it
+    /// once, by the bytes at hand; after, a push past the room moves the
+    /// records to the heap).
     pub(crate) fn reserve(&mut self, n: usize) {
-        self.records.reserve(n);
+        if self.records.as_slice().is_empty() {
+            self.records = PagedVec::with_capacity(n);
+        }
     }
 
     /// Appends a pair the parser decoded from `buf`.
@@ -66,29 +80,29 @@ impl<'a> Pairs<'a> {
             }
             _ => 0,
         };
-        self.records.push(Record { at: kv.key.offset, array });
+        self.records.push([kv.key.offset, array]);
     }
 
     /// Appends a pair of a scalar value whose key's length field is at
     /// `at` (what [`Pairs::push`] keeps of one).
     pub(crate) fn push_scalar(&mut self, at: u64) {
-        self.records.push(Record { at, array: 0 });
+        self.records.push([at, 0]);
     }
 
     /// How many pairs.
     pub fn len(&self) -> usize {
-        self.records.len()
+        self.records.as_slice().len()
     }
 
     /// Whether there are none.
     pub fn is_empty(&self) -> bool {
-        self.records.is_empty()
+        self.records.as_slice().is_empty()
     }
 
     /// Pair `i`.
     #[inline]
     pub fn get(&self, i: usize) -> Option<KeyValue<'a>> {
-        self.decode(i, *self.records.get(i)?)
+        self.decode(i, Record::of(*self.records.as_slice().get(i)?))
     }
 
     /// The pairs in file order.
@@ -99,34 +113,37 @@ impl<'a> Pairs<'a> {
     /// The key of pair `i` (without decoding its value).
     #[inline]
     pub(crate) fn key(&self, i: usize) -> Option<&'a [u8]> {
-        let at = usize::try_from(self.records.get(i)?.at).ok()?;
-        self.string_at(at).map(|(bytes, _)| bytes)
+        let [at, _] = *self.records.as_slice().get(i)?;
+        self.string_at(usize::try_from(at).ok()?).map(|(bytes, _)| bytes)
     }
 
     /// Each pair's position and key, without decoding values: for a pass
     /// that decodes ([`Pairs::get`]) only the pairs whose key it wants.
     pub fn keys(&self) -> impl Iterator<Item = (usize, &'a [u8])> + '_ {
-        (0..self.len()).filter_map(|i| Some((i, self.key(i)?)))
+        self.records.as_slice().iter().enumerate().filter_map(|(i, [at, _])| {
+            let (key, _) = self.string_at(usize::try_from(*at).ok()?)?;
+            Some((i, key))
+        })
     }
 
     /// Each pair's position, key and value type, without decoding values.
     pub fn keys_and_types(&self) -> impl Iterator<Item = (usize, &'a [u8], Option<ValueType>)> + '_ {
-        self.records.iter().enumerate().filter_map(|(i, r)| {
-            let (key, type_at) = self.string_at(usize::try_from(r.at).ok()?)?;
+        self.records.as_slice().iter().enumerate().filter_map(|(i, [at, _])| {
+            let (key, type_at) = self.string_at(usize::try_from(*at).ok()?)?;
             Some((i, key, self.u32_at(type_at).and_then(ValueType::from_id)))
         })
     }
 
     /// The type of pair `i`'s value, without decoding it.
     pub fn value_type(&self, i: usize) -> Option<ValueType> {
-        let at = usize::try_from(self.records.get(i)?.at).ok()?;
-        let (_, type_at) = self.string_at(at)?;
+        let [at, _] = *self.records.as_slice().get(i)?;
+        let (_, type_at) = self.string_at(usize::try_from(at).ok()?)?;
         ValueType::from_id(self.u32_at(type_at)?)
     }
 
     /// The first pair with key `key`, comparing it with every pair's.
     pub(crate) fn find(&self, key: &[u8]) -> Option<KeyValue<'a>> {
-        (0..self.len()).find(|i| self.key(*i) == Some(key)).and_then(|i| self.get(i))
+        self.keys().find(|(_, k)| *k == key).and_then(|(i, _)| self.get(i))
     }
 
     /// The `N` bytes at `at`.
