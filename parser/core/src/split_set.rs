@@ -173,11 +173,8 @@ pub fn parse_shards<'a>(shards: &[ShardInput<'a>]) -> ParsedShards<'a> {
 /// judged unread whatever was parsed).
 pub fn check_set_parsed(shards: &[ShardInput<'_>], parsed: &ParsedShards<'_>, opts: &Options) -> SetReport {
     let taken = shards.get(..limits::MAX_SPLIT_SHARDS).unwrap_or(shards);
-    let parsed: Vec<Option<&parse::Parsed<'_>>> = taken
-        .iter()
-        .enumerate()
-        .map(|(i, s)| s.report.and(parsed.0.get(i).and_then(Option::as_ref)))
-        .collect();
+    let parsed: Vec<Option<&parse::Parsed<'_>>> =
+        taken.iter().enumerate().map(|(i, s)| s.report.and(parsed.0.get(i).and_then(Option::as_ref))).collect();
     // Slot order: by position, then as given.
     let named: Vec<Option<split_name::SplitName<'_>>> = taken.iter().map(|s| split_name::parse(s.name)).collect();
     let mut members: Vec<(usize, SetMember<'_, '_>)> = parsed

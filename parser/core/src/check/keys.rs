@@ -402,7 +402,11 @@ mod tests {
     #[test]
     fn heads_answer_as_a_comparison_with_every_segment() {
         let heads = &tables().heads;
-        assert!(heads.segments.contains(&&b"general"[..]) && heads.segments.contains(&&b"tokenizer"[..]), "{:?}", heads.segments);
+        assert!(
+            heads.segments.contains(&&b"general"[..]) && heads.segments.contains(&&b"tokenizer"[..]),
+            "{:?}",
+            heads.segments
+        );
         let is_head = |s: &[u8]| heads.segments.contains(&s);
         let mut tried = 0;
         for head in &heads.segments {
