@@ -213,6 +213,17 @@ def main():
                     floor = statistics.median([f[key] for f in floors])
                     line += f"   current/floor (medians) {work / max(floor, 1e-6):5.2f}"
                 print(line)
+            # The current build's library in the floor's own process (warm,
+            # no process start-up), against the same floor.
+            if "tool_full_ms" in floors[0]:
+                print(f"  {'in-process':10} the current library, timed in the floor's process after its passes:")
+                for key, floor_key, what in (
+                    ("tool_container_ms", "container_ms", "--container-only"),
+                    ("tool_full_ms", "full_ms", "full strict"),
+                ):
+                    tool = [f[key] for f in floors]
+                    ratio = statistics.median(tool) / max(statistics.median([f[floor_key] for f in floors]), 1e-6)
+                    print(f"  {'in-process':10} {what:18} {stats(tool)}   in-process/floor (medians) {ratio:5.2f}")
 
     corpus = sorted(glob.glob(os.path.join(args.corpus, "*.gguf")))
     if corpus:
