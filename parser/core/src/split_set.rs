@@ -29,7 +29,7 @@ use crate::parse::{self, TensorInfo};
 use crate::report::{Counts, Diagnostic, Examined, Options, Report, Sink, Summary};
 use crate::rules::Profile;
 use crate::split_name;
-use crate::validate::{Validated, validate_source};
+use crate::validate::{Validated, validate_source_visiting};
 
 /// One shard handed to [`check_set`]: what validating it as a file gave.
 #[derive(Clone, Copy, Debug)]
@@ -43,6 +43,9 @@ pub struct ShardInput<'a> {
     pub report: Option<&'a Report>,
     /// A prefix of the file holding its metadata ([`Validated::metadata`]).
     pub metadata: &'a [u8],
+    /// Its validation's parse of `metadata`, when it was kept (else the
+    /// metadata is parsed again).
+    pub parse: Option<&'a parse::KeptParse>,
 }
 
 /// One shard in a set report.
@@ -132,16 +135,26 @@ pub struct SetValidated {
 
 /// Validates every shard (named sources) and then the set.
 pub fn validate_set(shards: &[(&str, &dyn ByteSource)], opts: &Options) -> SetValidated {
-    let results: Vec<Result<Validated, ReadError>> =
-        shards.iter().map(|(_, src)| validate_source(*src, opts)).collect();
+    let mut kept = Vec::with_capacity(shards.len());
+    let results: Vec<Result<Validated, ReadError>> = shards
+        .iter()
+        .map(|(_, src)| {
+            let mut parse = None;
+            let r = validate_source_visiting(*src, opts, &mut |p| parse = Some(parse::KeptParse::of(p)));
+            kept.push(parse);
+            r
+        })
+        .collect();
     let inputs: Vec<ShardInput<'_>> = shards
         .iter()
         .zip(&results)
-        .map(|((name, src), r)| ShardInput {
+        .zip(&kept)
+        .map(|(((name, src), r), parse)| ShardInput {
             name,
             file_len: src.len(),
             report: r.as_ref().ok().map(|v| &v.report),
             metadata: r.as_ref().map_or(&[][..], |v| v.metadata.as_slice()),
+            parse: parse.as_ref(),
         })
         .collect();
     let set = check_set(&inputs, opts);
@@ -161,11 +174,16 @@ pub fn check_set(shards: &[ShardInput<'_>], opts: &Options) -> SetReport {
 #[derive(Debug)]
 pub struct ParsedShards<'a>(Vec<Option<parse::Parsed<'a>>>);
 
-/// Parses the metadata of the shards [`check_set`] looks at (the first
-/// [`limits::MAX_SPLIT_SHARDS`]; those that were read).
+/// The parses of the shards [`check_set`] looks at (the first
+/// [`limits::MAX_SPLIT_SHARDS`]; those that were read): each kept from its
+/// validation, or else its metadata parsed again.
 pub fn parse_shards<'a>(shards: &[ShardInput<'a>]) -> ParsedShards<'a> {
     let taken = shards.get(..limits::MAX_SPLIT_SHARDS).unwrap_or(shards);
-    ParsedShards(taken.iter().map(|s| s.report.and_then(|_| parse::parse_prefix(s.metadata, s.file_len))).collect())
+    let parse = |s: &ShardInput<'a>| {
+        s.report?;
+        s.parse.and_then(|k| k.parsed(s.metadata)).or_else(|| parse::parse_prefix(s.metadata, s.file_len))
+    };
+    ParsedShards(taken.iter().map(parse).collect())
 }
 
 /// [`check_set`] from the shards' metadata parsed by [`parse_shards`]
@@ -383,6 +401,63 @@ mod tests {
             r.diagnostics.iter().filter(|d| d.severity != crate::rules::Level::Info).map(|d| d.rule.id()).collect();
         v.dedup();
         v
+    }
+
+    /// Every split set of the corpus, under every profile: judged from the
+    /// parses its shards' validations kept, the set's report is the one
+    /// judged by parsing each shard's metadata again.
+    #[test]
+    fn a_set_judged_from_its_shards_kept_parses_is_judged_as_from_their_bytes() {
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../corpus/split");
+        let mut sets = 0;
+        for dir in std::fs::read_dir(&root).unwrap().flatten().map(|e| e.path()).filter(|p| p.is_dir()) {
+            let mut names: Vec<_> = std::fs::read_dir(&dir).unwrap().flatten().map(|e| e.path()).collect();
+            names.sort();
+            let bytes: Vec<(String, Vec<u8>)> =
+                names.iter().map(|p| (p.display().to_string(), std::fs::read(p).unwrap())).collect();
+            for profile in Profile::ALL {
+                let opts = Options { profile, ..Options::default() };
+                let done = validate_set(
+                    &bytes
+                        .iter()
+                        .map(|(n, b)| (n.as_str(), SliceSource(b)))
+                        .collect::<Vec<_>>()
+                        .iter()
+                        .map(|(n, s)| (*n, s as &dyn ByteSource))
+                        .collect::<Vec<_>>(),
+                    &opts,
+                );
+                let again: Vec<ShardInput<'_>> = bytes
+                    .iter()
+                    .zip(&done.shards)
+                    .map(|((name, b), r)| ShardInput {
+                        name,
+                        file_len: b.len() as u64,
+                        report: r.as_ref().ok().map(|v| &v.report),
+                        metadata: r.as_ref().map_or(&[][..], |v| v.metadata.as_slice()),
+                        parse: None,
+                    })
+                    .collect();
+                assert_eq!(done.set, check_set(&again, &opts), "{} under {profile:?}", dir.display());
+                // And from parses kept as a validation keeps them: each one
+                // given again over its bytes (not parsed again).
+                let kept: Vec<Option<parse::KeptParse>> = again
+                    .iter()
+                    .map(|s| parse::parse_prefix(s.metadata, s.file_len).map(|p| parse::KeptParse::of(&p)))
+                    .collect();
+                for (s, k) in again.iter().zip(&kept) {
+                    assert_eq!(
+                        k.is_some() && s.report.is_some(),
+                        k.as_ref().and_then(|k| k.parsed(s.metadata)).is_some() && s.report.is_some()
+                    );
+                }
+                let from_kept: Vec<ShardInput<'_>> =
+                    again.iter().zip(&kept).map(|(s, k)| ShardInput { parse: k.as_ref(), ..*s }).collect();
+                assert_eq!(done.set, check_set(&from_kept, &opts), "{} under {profile:?}", dir.display());
+            }
+            sets += 1;
+        }
+        assert!(sets >= 10, "{sets} sets");
     }
 
     #[test]

@@ -15,6 +15,7 @@
 pub mod extent;
 pub mod header;
 pub mod input;
+pub mod kept;
 pub mod pairs;
 pub mod value;
 
@@ -22,6 +23,7 @@ pub(crate) use extent::lean_strings;
 pub use extent::{Extent, Reach};
 pub use header::{Detected, LegacyFormat, detect};
 pub use input::{ByteOrder, Ctx, DecodeKind, Str, StringSpan, escape_bytes, is_invisible_format, quote_bytes};
+pub use kept::KeptParse;
 pub use pairs::Pairs;
 pub use value::{Array, Element, Value};
 

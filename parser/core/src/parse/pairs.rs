@@ -61,6 +61,27 @@ impl<'a> Pairs<'a> {
         Pairs { buf, order, records: PagedVec::default() }
     }
 
+    /// Pairs over `buf` whose records another [`Pairs`] over the same
+    /// bytes kept ([`Pairs::records`]).
+    pub(crate) fn from_records(buf: &'a [u8], order: ByteOrder, records: PagedVec<[u64; 2]>) -> Pairs<'a> {
+        Pairs { buf, order, records }
+    }
+
+    /// The records, to keep ([`super::KeptParse`]).
+    pub(crate) fn records(&self) -> &PagedVec<[u64; 2]> {
+        &self.records
+    }
+
+    /// The byte order.
+    pub(crate) fn order(&self) -> ByteOrder {
+        self.order
+    }
+
+    /// The length of the metadata the pairs are read from.
+    pub(crate) fn buf_len(&self) -> usize {
+        self.buf.len()
+    }
+
     /// Room for `n` pairs, before the first is pushed (the parser sizes it
     /// once, by the bytes at hand; after, a push past the room moves the
     /// records to the heap).

@@ -150,6 +150,9 @@ pub struct Validation {
     pub outcome: Outcome,
     /// Its metadata prefix and length, when it is a shard.
     pub metadata: Option<(crate::io::MetadataBytes, u64)>,
+    /// A shard's parse of that metadata, kept from its validation: the
+    /// set's checks take it instead of parsing the metadata again.
+    pub parse: Option<crate::parse::KeptParse>,
     /// The sha256 of its metadata, when asked for ([`Settings::metadata_hash`]).
     pub metadata_sha256: Option<String>,
     /// A URL the server says is not there (`404`/`410`): a sibling shard
@@ -170,6 +173,7 @@ impl Validation {
         Validation {
             outcome: Outcome::Unreadable(why),
             metadata: None,
+            parse: None,
             metadata_sha256: None,
             not_found: false,
             started: Instant::now(),
@@ -416,12 +420,17 @@ fn validate_open(
         }
         false => &settings.options,
     };
+    // A shard's parse is kept for its set's checks.
+    let mut kept = None;
+    let mut keep = |p: &crate::parse::Parsed<'_>| {
+        kept = p.file.get("split.count").is_some().then(|| crate::parse::KeptParse::of(p));
+    };
     let validated = match lean {
         true => crate::validate_source_report(src, options).and_then(|report| match report.summary.split {
-            Some(_) => crate::validate_source(src, options),
+            Some(_) => crate::validate_source_visiting(src, options, &mut keep),
             None => Ok(crate::Validated { report, metadata: crate::io::MetadataBytes::default() }),
         }),
-        false => crate::validate_source(src, options),
+        false => crate::validate_source_visiting(src, options, &mut keep),
     };
     let validated = match validated {
         Ok(v) => v,
@@ -438,7 +447,7 @@ fn validate_open(
             }
         } else {
             let opts = Options { companions, ..options.clone() };
-            validated = match crate::validate_source(src, &opts) {
+            validated = match crate::validate_source_visiting(src, &opts, &mut keep) {
                 Ok(v) => v,
                 Err(e) => return Validation::unreadable(e.to_string()),
             };
@@ -453,9 +462,12 @@ fn validate_open(
         _ => None,
     };
     let tensors = settings.check_data.as_ref().and(layout.map(|l| l.tensors));
-    // Only a shard's metadata is kept (for the set's checks).
-    let metadata = report.summary.split.is_some().then(|| (validated.metadata, src.len()));
-    let done = |outcome| Validation { outcome, metadata, metadata_sha256, not_found: false, started: Instant::now() };
+    // Only a shard's metadata is kept (for the set's checks), with its parse.
+    let shard = report.summary.split.is_some();
+    let metadata = shard.then(|| (validated.metadata, src.len()));
+    let parse = if shard { kept } else { None };
+    let done =
+        |outcome| Validation { outcome, metadata, parse, metadata_sha256, not_found: false, started: Instant::now() };
     let (Some(data_opts), Some(tensors)) = (&settings.check_data, tensors) else {
         return done(Outcome::Report(Box::new(report), None));
     };
@@ -524,7 +536,7 @@ pub fn validate_set(input: &Input, first: Validation, settings: &Settings) -> Se
         .zip(&names)
         .map(|((_, v), name)| {
             let (metadata, file_len) = v.metadata.as_ref().map_or((&[][..], 0), |(m, l)| (m.as_slice(), *l));
-            ShardInput { name, file_len, report: v.outcome.report(), metadata }
+            ShardInput { name, file_len, report: v.outcome.report(), metadata, parse: v.parse.as_ref() }
         })
         .collect();
     let refuse = |report: &mut SetReport| {
