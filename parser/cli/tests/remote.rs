@@ -412,6 +412,20 @@ fn a_split_set_by_url_fetches_only_each_shards_metadata() {
     assert_eq!(server.log().len(), 3);
     assert!(server.log().iter().map(|l| l.body_bytes).sum::<u64>() as usize <= sizes);
 
+    // Every shard given: each validated once, as an input and as a member
+    // of its set (the set takes the validations the run made), one request
+    // a shard, the same report.
+    server.clear_log();
+    let urls: Vec<String> = (1..=3).map(|k| server.url(&format!("/set/tiny-{k:05}-of-00003.gguf"))).collect();
+    let all = run(&["--format", "jsonl", &urls[0], &urls[1], &urls[2]]);
+    assert_eq!(code(&all), 0, "{}", text(&all));
+    let last: serde_json::Value =
+        serde_json::from_str(String::from_utf8(all.stdout).unwrap().lines().last().unwrap()).unwrap();
+    assert_eq!(last, lines[3]);
+    let mut requested: Vec<String> = server.log().iter().map(|l| l.path.clone()).collect();
+    requested.sort();
+    assert_eq!(requested, (1..=3).map(|k| format!("/set/tiny-{k:05}-of-00003.gguf")).collect::<Vec<_>>());
+
     // A shard the server does not have is a missing shard of the set.
     server.route("/set/tiny-00003-of-00003.gguf", Answer::Status(404));
     let o = run(&["--format", "jsonl", &server.url("/set/tiny-00001-of-00003.gguf")]);

@@ -504,6 +504,18 @@ fn validate_open(
 /// many shards is the given shard alone, the others missing, with the
 /// reason in the set's `examined`.
 pub fn validate_set(input: &Input, first: Validation, settings: &Settings) -> SetRun {
+    validate_set_with(input, first, settings, &mut |_| None)
+}
+
+/// [`validate_set`], taking a shard's validation from `known` where the
+/// run has it already (a shard that is also an input of the run, validated
+/// beside this one) instead of validating the shard again.
+pub fn validate_set_with(
+    input: &Input,
+    first: Validation,
+    settings: &Settings,
+    known: &mut dyn FnMut(&Input) -> Option<Validation>,
+) -> SetRun {
     let (shards, refused) = match input.shards() {
         Ok(shards) => (shards, None),
         Err(why) => (vec![input.clone()], Some(why)),
@@ -519,7 +531,7 @@ pub fn validate_set(input: &Input, first: Validation, settings: &Settings) -> Se
     let members: Vec<(Input, Validation)> = shards
         .into_iter()
         .map(|shard| {
-            let v = if &shard == input { first.take() } else { None };
+            let v = if &shard == input { first.take() } else { known(&shard) };
             let v = v.unwrap_or_else(|| match settings.deadline {
                 Some(d) if Instant::now() >= d => Validation::unreadable(
                     "not requested: the split set's deadline passed (one deadline for all its shards)".into(),
@@ -647,7 +659,8 @@ impl Pipeline {
     /// the calling thread) and hands each file, then each split set after
     /// its shards, to `each` in input order. A shard brings its siblings
     /// (unless only containers are checked); a set named again through
-    /// another of its shards is not validated twice. `each` may stop the
+    /// another of its shards is not validated twice, and a sibling given as
+    /// an input too is validated once (the set takes that validation). `each` may stop the
     /// run with `ControlFlow::Break`, and so may [`Pipeline::cancel`]
     /// between windows. Returns the baseline identities when
     /// [`Pipeline::collect_baseline`] is set.
@@ -676,7 +689,9 @@ impl Pipeline {
                 }
                 None => window.iter().map(one).collect(),
             };
-            for (input, mut v) in window.iter().zip(validations) {
+            let mut validations: Vec<Option<Validation>> = validations.into_iter().map(Some).collect();
+            for (at, input) in window.iter().enumerate() {
+                let Some(mut v) = validations.get_mut(at).and_then(Option::take) else { continue };
                 if done.contains(&input.identity()) {
                     continue;
                 }
@@ -687,7 +702,15 @@ impl Pipeline {
                     }
                     continue;
                 }
-                let mut set = validate_set(input, v, &self.settings);
+                // A sibling shard given later in this window was validated
+                // with it: the set takes that validation.
+                let mut known = |shard: &Input| {
+                    let id = shard.identity();
+                    let later = window.iter().enumerate().skip(at.saturating_add(1));
+                    let (pos, _) = later.into_iter().find(|(_, w)| w.identity() == id)?;
+                    validations.get_mut(pos)?.take()
+                };
+                let mut set = validate_set_with(input, v, &self.settings, &mut known);
                 for (member, v) in &mut set.members {
                     if member != input {
                         self.finish(member, v, &mut baseline_out);
