@@ -1,6 +1,7 @@
-//! Zeroed working memory for a check that needs a large array of its own
-//! (the vocabulary's hashes and bitmap, [`crate::check`]'s tokenizer
-//! rules): in anonymous pages advised for transparent huge pages where it
+//! Working memory for a large array of plain values ([`PagedVec`]: the
+//! vocabulary's hashes and bitmap of [`crate::check`]'s tokenizer rules,
+//! zeroed; the pairs' records and key index of [`crate::parse`], pushed):
+//! in anonymous pages advised for transparent huge pages where it
 //! is at least [`limits::HUGE_SCRATCH_MIN`] bytes and the system gives
 //! them, on the heap otherwise. Fresh memory is zeroed by the kernel page
 //! by page as it is first touched; on the machines measured a 4 KiB page
@@ -10,53 +11,6 @@
 #![forbid(unsafe_code)]
 
 use crate::limits;
-
-/// `len` zeroed `u32`s.
-#[derive(Debug)]
-pub(crate) struct Zeroed {
-    pages: Option<memmap2::MmapMut>,
-    heap: Vec<u32>,
-    len: usize,
-}
-
-impl Zeroed {
-    /// `len` zeroed words: in huge pages when large enough (and the system
-    /// gives them), else on the heap.
-    pub(crate) fn new(len: usize) -> Zeroed {
-        match huge_pages(len) {
-            Some(map) => Zeroed { pages: Some(map), heap: Vec::new(), len },
-            None => Zeroed { pages: None, heap: vec![0; len], len },
-        }
-    }
-
-    /// The words.
-    pub(crate) fn as_slice(&self) -> &[u32] {
-        match &self.pages {
-            Some(map) => {
-                let bytes = map.get(..self.len.saturating_mul(4)).unwrap_or_default();
-                bytemuck::try_cast_slice(bytes).unwrap_or_default()
-            }
-            None => &self.heap,
-        }
-    }
-
-    /// The words, to write.
-    pub(crate) fn as_mut_slice(&mut self) -> &mut [u32] {
-        match &mut self.pages {
-            Some(map) => {
-                let bytes = map.get_mut(..self.len.saturating_mul(4)).unwrap_or_default();
-                bytemuck::try_cast_slice_mut(bytes).unwrap_or_default()
-            }
-            None => &mut self.heap,
-        }
-    }
-
-    /// Whether the words are in reserved pages (not the heap).
-    #[cfg(test)]
-    pub(crate) fn is_paged(&self) -> bool {
-        self.pages.is_some()
-    }
-}
 
 /// Values of a plain type, pushed up to a capacity given in advance (a
 /// bound the bytes at hand back, never a declared count): where that
@@ -155,20 +109,6 @@ impl<T: bytemuck::Pod> Clone for PagedVec<T> {
     }
 }
 
-/// An anonymous mapping of room for `len` words in huge pages
-/// ([`huge_page_map`]); `None` below [`limits::HUGE_SCRATCH_MIN`] or where
-/// there is none.
-fn huge_pages(len: usize) -> Option<memmap2::MmapMut> {
-    let bytes = u64::try_from(len).ok()?.checked_mul(4)?;
-    if bytes < limits::HUGE_SCRATCH_MIN {
-        return None;
-    }
-    let map = huge_page_map(bytes)?;
-    // The mapping is page-aligned, so its bytes are words; checked anyway.
-    bytemuck::try_cast_slice::<u8, u32>(&map).ok()?;
-    Some(map)
-}
-
 /// Anonymous memory of at least `bytes`, rounded up to
 /// [`limits::HUGE_PAGE_BYTES`] (so the kernel can align it and back all of
 /// it with huge pages), with no swap reserved and advised for transparent
@@ -176,7 +116,7 @@ fn huge_pages(len: usize) -> Option<memmap2::MmapMut> {
 /// it is touched. `None` off Linux (there is no advice to give there, and
 /// Windows would charge the whole reservation to the commit limit) or
 /// where the system refuses. Shared by the metadata buffer
-/// ([`crate::io::MetadataBytes`]) and [`Zeroed`].
+/// ([`crate::io::MetadataBytes`]) and [`PagedVec`].
 pub(crate) fn huge_page_map(bytes: u64) -> Option<memmap2::MmapMut> {
     let map = anonymous_map(bytes)?;
     // Only a hint: without it (THP off) the pages are 4 KiB ones.
@@ -234,7 +174,7 @@ mod tests {
         let small = usize::try_from(limits::HUGE_SCRATCH_MIN / 4).unwrap() - 1;
         let large = small + 1000;
         for len in [0, 1, small, large] {
-            let mut z = Zeroed::new(len);
+            let mut z: PagedVec<u32> = PagedVec::zeroed(len);
             assert_eq!(z.as_slice().len(), len);
             assert!(z.as_slice().iter().all(|w| *w == 0));
             for (i, w) in z.as_mut_slice().iter_mut().enumerate() {

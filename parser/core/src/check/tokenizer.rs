@@ -8,7 +8,7 @@ use crate::limits;
 use crate::parse::{Array, ByteOrder, GgufFile, KeyValue, Str};
 use crate::report::Sink;
 use crate::rules::RuleId;
-use crate::scratch::Zeroed;
+use crate::scratch::PagedVec;
 use crate::types::ValueType;
 
 use super::kv::kv_path;
@@ -241,7 +241,7 @@ struct Duplicates {
     /// Room for the 32-bit hash of every token, in order (`hash_room`
     /// words, the first `count` of them walked), then the bitmap, in one
     /// piece of zeroed memory (huge pages for a large vocabulary).
-    scratch: Zeroed,
+    scratch: PagedVec<u32>,
     hash_room: usize,
     count: usize,
     /// Bits set more than once.
@@ -484,7 +484,7 @@ impl Duplicates {
         Duplicates {
             text: TextHash { seeds, hasher },
             shift: 32u32.saturating_sub(bits),
-            scratch: Zeroed::new(hash_room.saturating_add(words)),
+            scratch: PagedVec::zeroed(hash_room.saturating_add(words)),
             hash_room,
             count: 0,
             hot: Vec::new(),
