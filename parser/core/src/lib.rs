@@ -73,6 +73,6 @@ pub use parse::{ByteOrder, GgufFile, Parsed};
 pub use report::{Cause, Diagnostic, Options, Report};
 pub use rules::{Level, Profile, RULES, RuleId};
 pub use validate::{
-    NeedMoreData, Validated, validate_bytes, validate_prefix, validate_source, validate_source_report,
-    validate_source_visiting,
+    Hooks, NeedMoreData, Validated, validate_bytes, validate_prefix, validate_source, validate_source_report,
+    validate_source_visiting, validate_source_with,
 };

@@ -345,7 +345,6 @@ impl Options {
 }
 
 /// Collects diagnostics, applying levels, the per-rule cap and counts.
-#[derive(Debug)]
 pub(crate) struct Sink<'o> {
     opts: &'o Options,
     /// Findings listed per rule; the rest are counted.
@@ -356,6 +355,9 @@ pub(crate) struct Sink<'o> {
     /// With `all_profiles`: findings per rule, listed or not (each
     /// profile's counts are made from these at the end).
     totals: BTreeMap<RuleId, u64>,
+    /// Where the models a pairing needs are looked for when
+    /// [`Options::companions`] holds none (the validation's hooks).
+    pub(crate) find_companions: Option<&'o dyn Fn() -> Companions>,
 }
 
 impl<'o> Sink<'o> {
@@ -367,6 +369,18 @@ impl<'o> Sink<'o> {
             per_rule: BTreeMap::new(),
             counts: Counts::default(),
             totals: BTreeMap::new(),
+            find_companions: None,
+        }
+    }
+
+    /// The models a projector, adapter or control vector is paired with:
+    /// [`Options::companions`], or, when they hold none and say nothing of
+    /// why, what [`Sink::find_companions`] finds.
+    pub(crate) fn companions(&self) -> Companions {
+        let given = &self.opts.companions;
+        match self.find_companions {
+            Some(find) if given.models.is_empty() && given.none_because.is_none() => find(),
+            _ => given.clone(),
         }
     }
 

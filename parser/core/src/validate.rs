@@ -10,6 +10,7 @@
 #![forbid(unsafe_code)]
 #![deny(clippy::indexing_slicing, clippy::arithmetic_side_effects, clippy::cast_possible_truncation)]
 
+pub use crate::check::Hooks;
 use crate::check::{self, Stop};
 use crate::io::{ByteSource, MetadataBytes, ReadError};
 use crate::limits;
@@ -40,7 +41,7 @@ pub struct Validated {
 /// Formats that interleave headers and data (rwkv.cpp, GGML, GGMF, GGJT)
 /// are read whole, up to [`limits::MAX_LEGACY_FILE_BYTES`].
 pub fn validate_source(src: &dyn ByteSource, opts: &Options) -> Result<Validated, ReadError> {
-    read_and_validate(src, opts, None)
+    read_and_validate(src, opts, Hooks::default())
 }
 
 /// [`validate_source`], handing the validation's own parse of a GGUF file
@@ -54,14 +55,21 @@ pub fn validate_source_visiting(
     opts: &Options,
     visit: &mut dyn FnMut(&parse::Parsed<'_>),
 ) -> Result<Validated, ReadError> {
-    read_and_validate(src, opts, Some(visit))
+    read_and_validate(src, opts, Hooks { visit: Some(visit), companions: None })
 }
 
-fn read_and_validate(
-    src: &dyn ByteSource,
-    opts: &Options,
-    mut visit: Option<&mut dyn FnMut(&parse::Parsed<'_>)>,
-) -> Result<Validated, ReadError> {
+/// [`validate_source`] with [`Hooks`].
+pub fn validate_source_with(src: &dyn ByteSource, opts: &Options, hooks: Hooks<'_>) -> Result<Validated, ReadError> {
+    read_and_validate(src, opts, hooks)
+}
+
+fn read_and_validate(src: &dyn ByteSource, opts: &Options, hooks: Hooks<'_>) -> Result<Validated, ReadError> {
+    let Hooks { mut visit, companions } = hooks;
+    // A validation that asks for more bytes checks again: the models are
+    // looked for once.
+    let found = std::cell::OnceCell::new();
+    let cached = companions.map(|find| move || found.get_or_init(find).clone());
+    let find = cached.as_ref().map(|f| f as &dyn Fn() -> crate::report::Companions);
     let file_len = src.len();
     // Never more than the metadata cap, whatever the file declares (the
     // parser stops at the cap with `metadata-limit`).
@@ -82,7 +90,10 @@ fn read_and_validate(
         spans.clear();
     }
     loop {
-        match validate_in(&prefix, file_len, Some(src), &spans, opts, visit.as_deref_mut()) {
+        // (A shorter borrow of the visitor each round.)
+        let visit = visit.as_deref_mut().map(|v| v as &mut dyn FnMut(&parse::Parsed<'_>));
+        let hooks = Hooks { visit, companions: find };
+        match validate_in(&prefix, file_len, Some(src), &spans, opts, hooks) {
             Ok(report) => return Ok(Validated { report, metadata: prefix }),
             Err(Stop::Read(e)) => return Err(e),
             Err(Stop::More(want)) => {
@@ -185,7 +196,7 @@ fn validate_lean(src: &dyn ByteSource, opts: &Options) -> Result<Option<Report>,
             return Ok(None);
         }
     }
-    match validate_in(&prefix, file_len, Some(src), extent.spans(), opts, None) {
+    match validate_in(&prefix, file_len, Some(src), extent.spans(), opts, Hooks::default()) {
         Ok(report) => Ok(Some(report)),
         Err(_) => Ok(None),
     }
@@ -319,7 +330,7 @@ pub fn validate_bytes(buf: &[u8], opts: &Options) -> Report {
 /// supply; the same call with more bytes gives the same report as with
 /// the whole file.
 pub fn validate_prefix(prefix: &[u8], file_len: u64, opts: &Options) -> Result<Report, NeedMoreData> {
-    match validate_in(prefix, file_len, None, &[], opts, None) {
+    match validate_in(prefix, file_len, None, &[], opts, Hooks::default()) {
         Ok(r) => Ok(r),
         Err(Stop::More(n)) => Err(NeedMoreData(n)),
         // Without a source nothing is read, so this cannot happen; asking
@@ -330,13 +341,13 @@ pub fn validate_prefix(prefix: &[u8], file_len: u64, opts: &Options) -> Result<R
 
 /// [`validate_prefix`], reading what lies past the prefix from `source`
 /// when there is one: the format dispatch.
-fn validate_in<'v>(
+fn validate_in(
     prefix: &[u8],
     file_len: u64,
     source: Option<&dyn ByteSource>,
     spans: &[parse::StringSpan],
     opts: &Options,
-    visit: Option<&mut (dyn FnMut(&parse::Parsed<'_>) + 'v)>,
+    hooks: Hooks<'_>,
 ) -> Result<Report, Stop> {
     let prefix_len = u64::try_from(prefix.len()).unwrap_or(u64::MAX);
     if prefix_len < file_len && prefix_len < limits::HEADER_SIZE {
@@ -351,7 +362,7 @@ fn validate_in<'v>(
             }
             Ok(report)
         }
-        detected => check::gguf(prefix, file_len, detected, source, spans, opts, visit),
+        detected => check::gguf(prefix, file_len, detected, source, spans, opts, hooks),
     }
 }
 

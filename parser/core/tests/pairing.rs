@@ -284,3 +284,102 @@ mod hostile {
         }
     }
 }
+
+/// A source that counts its reads of the header (each validation reads the
+/// file from its first byte).
+#[derive(Debug)]
+struct CountingHeaderReads {
+    bytes: gguf_validate_core::io::MemSource,
+    header_reads: std::sync::atomic::AtomicUsize,
+}
+
+impl gguf_validate_core::io::ByteSource for CountingHeaderReads {
+    fn len(&self) -> u64 {
+        self.bytes.len()
+    }
+    fn sized_reads(&self) -> bool {
+        true
+    }
+    fn read_exact_at(&self, offset: u64, buf: &mut [u8]) -> Result<(), gguf_validate_core::io::ReadError> {
+        if offset == 0 {
+            self.header_reads.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        }
+        self.bytes.read_exact_at(offset, buf)
+    }
+}
+
+/// A file that pairs is validated once, with the models the run pairs it
+/// with (looked for when its checks reach the pairing), not once to learn
+/// what it is and again with them; its report is the one a validation
+/// given those models from the start makes.
+#[test]
+fn a_paired_file_is_validated_once() {
+    use gguf_validate_core::io::MemSource;
+    use gguf_validate_core::pipeline::SharedSource;
+    use std::sync::Arc;
+    use std::sync::atomic::Ordering;
+    for (file, with, rule) in [
+        (adapter(16, 4, &[]), model(16, 2), None),
+        (adapter(32, 4, &[]), model(16, 2), Some("adapter-base-shape")),
+        (control_vector(8, 2), model(16, 3), Some("control-vector-width")),
+    ] {
+        let counted = Arc::new(CountingHeaderReads { bytes: MemSource(file.clone()), header_reads: 0.into() });
+        let input = Input::Source { name: "file.gguf".into(), source: SharedSource(counted.clone()) };
+        let settings = Settings { with: vec![Input::bytes("model.gguf", with.clone())], ..Settings::default() };
+        let v = Pipeline::new(settings).validate(&input);
+        let r = v.outcome.report().unwrap();
+        assert_eq!(counted.header_reads.load(Ordering::Relaxed), 1, "read from the start once");
+        assert_eq!(r.diagnostics.first().map(|d| d.rule.id()), rule);
+        // The same report as a validation given the model from the start.
+        let facts = gguf_validate_core::validate::model_facts(&MemSource(with), "model.gguf", &Default::default())
+            .unwrap()
+            .unwrap();
+        let opts = gguf_validate_core::Options {
+            companions: gguf_validate_core::report::Companions {
+                models: vec![Arc::new(facts)],
+                given: true,
+                none_because: None,
+            },
+            ..gguf_validate_core::Options::default()
+        };
+        let direct = gguf_validate_core::validate_source(&MemSource(file), &opts).unwrap().report;
+        assert_eq!(r.diagnostics, direct.diagnostics);
+        assert_eq!(r.summary.examined, direct.summary.examined);
+        assert_eq!(r.valid, direct.valid);
+    }
+}
+
+/// The library asks a validation's `companions` hook for the models only
+/// when a file's pairing needs them: once for an adapter or control vector
+/// (whatever reads its validation takes), never for a model, nor when the
+/// options already name the models or why there are none.
+#[test]
+fn the_companions_hook_is_asked_only_by_a_pairing() {
+    use gguf_validate_core::io::MemSource;
+    use gguf_validate_core::report::Companions;
+    use gguf_validate_core::{Hooks, Options, validate_source_with};
+    let asked = std::cell::Cell::new(0);
+    let find = || {
+        asked.set(asked.get() + 1);
+        Companions { none_because: Some("looked, found none".into()), ..Companions::default() }
+    };
+    let run = |bytes: Vec<u8>, opts: &Options| {
+        asked.set(0);
+        let v = validate_source_with(&MemSource(bytes), opts, Hooks { visit: None, companions: Some(&find) }).unwrap();
+        let note = v.report.summary.examined.iter().find(|e| e.layer == "pairing").and_then(|e| e.note.clone());
+        (asked.get(), note)
+    };
+    let plain = Options::default();
+    let (n, note) = run(adapter(16, 4, &[]), &plain);
+    assert_eq!((n, note.as_deref()), (1, Some("base model: looked, found none")));
+    assert_eq!(run(control_vector(16, 2), &plain).0, 1);
+    assert_eq!(run(model(16, 2), &plain), (0, None));
+    // Under `--container-only` nothing is paired.
+    assert_eq!(run(adapter(16, 4, &[]), &Options { container_only: true, ..Options::default() }).0, 0);
+    // The options say why there are none: not asked.
+    let told = Options {
+        companions: Companions { none_because: Some("told".into()), ..Companions::default() },
+        ..Options::default()
+    };
+    assert_eq!(run(adapter(16, 4, &[]), &told), (0, Some("base model: told".into())));
+}

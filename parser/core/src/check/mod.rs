@@ -57,18 +57,42 @@ pub const NO_COMPANION: &str = "none in the run (name it with --with MODEL, or k
 /// The models a projector, adapter or control vector is paired with
 /// ([`crate::report::Options::companions`]), or `None` after recording in
 /// `examined` why the pairing did not run (`role`: `base model`, `text model`).
-pub(crate) fn companions<'o>(
-    sink: &Sink<'o>,
+pub(crate) fn companions(
+    sink: &Sink<'_>,
     role: &str,
     examined: &mut Vec<Examined>,
-) -> Option<&'o crate::report::Companions> {
-    let c = &sink.options().companions;
+) -> Option<crate::report::Companions> {
+    let c = sink.companions();
     if c.models.is_empty() {
         let why = c.none_because.as_deref().unwrap_or(NO_COMPANION);
         examined.push(Examined::skipped("pairing", format!("{role}: {why}")));
         return None;
     }
     Some(c)
+}
+
+/// What a caller of [`crate::validate_source_with`] takes from a validation as it
+/// runs, or gives it when it asks.
+#[derive(Default)]
+pub struct Hooks<'h> {
+    /// Given the validation's own parse, as by [`crate::validate_source_visiting`].
+    pub visit: Option<&'h mut dyn FnMut(&parse::Parsed<'_>)>,
+    /// Asked for the models a projector, LoRA adapter or control vector
+    /// pairs with when its checks reach the pairing and
+    /// [`Options::companions`] holds none (nor why there are none): at
+    /// most once a validation, and never for any other file. The pipeline
+    /// looks for them here, so that such a file is validated once, with
+    /// them, rather than once to learn what it is and again to pair it.
+    pub companions: Option<&'h dyn Fn() -> crate::report::Companions>,
+}
+
+impl std::fmt::Debug for Hooks<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Hooks")
+            .field("visit", &self.visit.is_some())
+            .field("companions", &self.companions.is_some())
+            .finish()
+    }
 }
 
 /// Why a check could not finish with the bytes at hand.
@@ -90,16 +114,18 @@ impl From<NeedMoreData> for Stop {
 /// `prefix.len()` bytes are `prefix`, reading past them from `source` when
 /// there is one; `spans` are string arrays a walk of the prefix under
 /// `opts.limits` went through (see [`parse::parse_gguf_spanned`]).
-pub(crate) fn gguf<'v>(
+pub(crate) fn gguf(
     prefix: &[u8],
     file_len: u64,
     detected: Detected,
     source: Option<&dyn ByteSource>,
     spans: &[parse::StringSpan],
     opts: &Options,
-    visit: Option<&mut (dyn FnMut(&parse::Parsed<'_>) + 'v)>,
+    hooks: Hooks<'_>,
 ) -> Result<Report, Stop> {
+    let Hooks { visit, companions } = hooks;
     let mut sink = Sink::new(opts);
+    sink.find_companions = companions;
     let (version, order) = match header::check_detected(detected, prefix, file_len, &mut sink)? {
         header::Outcome::Body { version, order } => (version, order),
         header::Outcome::Done(format, version, order, summary) => {

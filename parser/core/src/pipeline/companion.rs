@@ -13,7 +13,7 @@ use std::sync::{Arc, Mutex};
 
 use super::{Input, Settings};
 use crate::limits;
-use crate::report::{Companions, ModelFacts, Report};
+use crate::report::{Companions, ModelFacts};
 
 /// What a run has read of the models it pairs with: by input, the model's
 /// facts, `None` for a file that is not a model, or why it could not be
@@ -31,31 +31,6 @@ struct Known {
 /// One model as read: its facts, `None` when it is not a model, or why it
 /// could not be read.
 type Read = Result<Option<Arc<ModelFacts>>, String>;
-
-/// Says in `report`'s `pairing` entry (and in that of its report under
-/// each profile) why no model was found (`why`), in place of the note that
-/// asked for one.
-pub fn none_found(report: &mut Report, why: &str) {
-    for r in &mut report.profiles {
-        none_found(r, why);
-    }
-    let asked = crate::check::NO_COMPANION;
-    for e in report.summary.examined.iter_mut().filter(|e| e.layer == "pairing") {
-        if let Some(note) = e.note.as_mut()
-            && let Some(head) = note.strip_suffix(asked)
-        {
-            *note = format!("{head}{why}");
-        }
-    }
-}
-
-/// Whether the file of `report` asked for the models it pairs with (a
-/// projector, adapter or control vector validated without any).
-pub fn wanted(report: &Report) -> bool {
-    report.summary.examined.iter().any(|e| {
-        e.layer == "pairing" && !e.checked && e.note.as_deref().is_some_and(|n| n.ends_with(crate::check::NO_COMPANION))
-    })
-}
 
 /// The models `input` is paired with under `settings`.
 pub fn find(input: &Input, settings: &Settings) -> Companions {

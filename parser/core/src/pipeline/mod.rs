@@ -425,34 +425,24 @@ fn validate_open(
     let mut keep = |p: &crate::parse::Parsed<'_>| {
         kept = p.file.get("split.count").is_some().then(|| crate::parse::KeptParse::of(p));
     };
+    // A projector, adapter or control vector asks for the models it pairs
+    // with as its checks reach the pairing: found then, in the run's
+    // `--with` models or its folder, and the file validated once.
+    let find = || companion::find(input, settings);
     let validated = match lean {
+        // (`--container-only` does not pair: no models are looked for.)
         true => crate::validate_source_report(src, options).and_then(|report| match report.summary.split {
             Some(_) => crate::validate_source_visiting(src, options, &mut keep),
             None => Ok(crate::Validated { report, metadata: crate::io::MetadataBytes::default() }),
         }),
-        false => crate::validate_source_visiting(src, options, &mut keep),
+        false => {
+            crate::validate_source_with(src, options, crate::Hooks { visit: Some(&mut keep), companions: Some(&find) })
+        }
     };
-    let validated = match validated {
+    let mut validated = match validated {
         Ok(v) => v,
         Err(e) => return Validation::unreadable(e.to_string()),
     };
-    // A projector, adapter or control vector asks for the models it pairs
-    // with: validated again with them, when the run has any.
-    let mut validated = validated;
-    if companion::wanted(&validated.report) {
-        let companions = companion::find(input, settings);
-        if companions.models.is_empty() {
-            if let Some(why) = &companions.none_because {
-                companion::none_found(&mut validated.report, why);
-            }
-        } else {
-            let opts = Options { companions, ..options.clone() };
-            validated = match crate::validate_source_visiting(src, &opts, &mut keep) {
-                Ok(v) => v,
-                Err(e) => return Validation::unreadable(e.to_string()),
-            };
-        }
-    }
     // Where the data lies: from the validation's parse (a parse after it
     // only when that one stopped early), and only when a later step needs it.
     let layout = wants_layout.then(|| validated.take_layout(src.len()));
