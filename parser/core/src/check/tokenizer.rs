@@ -604,8 +604,14 @@ impl Duplicates {
     }
 
     /// The string of token `i`, from the nearest checkpoint before it.
+    #[cfg(test)]
     fn string<'a>(&self, tokens: &Array<'a>, i: u64) -> Option<Str<'a>> {
-        let pos = *self.checkpoints.get(usize::try_from(i.checked_div(CHECKPOINT)?).ok()?)?;
+        Self::string_after(&self.checkpoints, tokens, i)
+    }
+
+    /// The string of token `i`, from the nearest of `checkpoints` before it.
+    fn string_after<'a>(checkpoints: &[u64], tokens: &Array<'a>, i: u64) -> Option<Str<'a>> {
+        let pos = *checkpoints.get(usize::try_from(i.checked_div(CHECKPOINT)?).ok()?)?;
         Self::strings_from(tokens, pos)?.nth(usize::try_from(i & (CHECKPOINT - 1)).ok()?)
     }
 
@@ -624,49 +630,85 @@ impl Duplicates {
 
     /// The tokens whose text an earlier token has, in order: each with
     /// the first token of that text and its string.
-    fn found<'a>(self, tokens: &Array<'a>) -> Vec<(u64, u64, Str<'a>)> {
+    fn found<'a>(mut self, tokens: &Array<'a>) -> Vec<(u64, u64, Str<'a>)> {
         if self.hot.is_empty() {
             return Vec::new();
         }
         // A text repeated has the hash of a hot token (the later copy set
-        // a bit already set): the tokens of those hashes, with their hash.
-        // Each hash is first looked up in a filter of the hot hashes' low
-        // bits, 64 bits a hot hash, at most 32 KiB (in the first-level
-        // cache, where the bitmap's 1 MiB is not), then in a set of them.
-        let hashes = self.scratch.as_slice().get(..self.count).unwrap_or_default();
-        let hot: std::collections::HashSet<u32, foldhash::fast::RandomState> = self.hot.iter().copied().collect();
-        let filter_bits = self.hot.len().saturating_mul(64).clamp(64, MAX_FILTER_BITS).next_power_of_two();
-        let mut filter = vec![0u64; filter_bits / 64];
+        // a bit already set): the tokens of those hashes are the
+        // candidates. The hot hashes sorted, each hash looked up first in a
+        // filter of their low bits (64 bits a hot hash, at most 32 KiB: in
+        // the first-level cache, where the bitmap's 1 MiB is not), then
+        // among them by bisection.
+        self.hot.sort_unstable();
+        self.hot.dedup();
+        let Duplicates { hot, scratch, checkpoints, hash_room, count, .. } = &mut self;
+        let hot: &[u32] = hot;
+        let (hashes, seen) = scratch.as_mut_slice().split_at_mut_checked(*hash_room).unwrap_or_default();
+        let hashes = hashes.get(..*count).unwrap_or_default();
+        // The bitmap is done with: its memory, paged in already, holds the
+        // filter, a count for each hot hash, then the candidates as pairs
+        // (hot hash, token), so finding them touches no fresh page (about
+        // fifty of the heap's for gemma-3's vocabulary). What does not fit
+        // goes to the heap.
+        let seen_bits = seen.len().saturating_mul(32);
+        let filter_bits = hot.len().saturating_mul(64).clamp(64, MAX_FILTER_BITS).next_power_of_two().min(seen_bits);
+        let Some((filter, rest)) = seen.split_at_mut_checked(filter_bits / 32) else { return Vec::new() };
+        filter.fill(0);
         let bit = |h: u32| {
             let b = usize::try_from(h).unwrap_or(0) & filter_bits.saturating_sub(1);
-            (b / 64, 1u64 << (b % 64))
+            (b / 32, 1u32 << (b % 32))
         };
-        for h in &self.hot {
+        for h in hot {
             let (word, mask) = bit(*h);
             if let Some(w) = filter.get_mut(word) {
                 *w |= mask;
             }
         }
-        let mut hashed: Vec<(u32, u64)> = Vec::with_capacity(self.hot.len().saturating_mul(2));
+        let mut counts_on_heap = Vec::new();
+        let (counts, pairs) = match rest.split_at_mut_checked(hot.len()) {
+            Some((counts, pairs)) => (counts, pairs),
+            None => {
+                counts_on_heap.resize(hot.len(), 0u32);
+                (&mut counts_on_heap[..], &mut [][..])
+            }
+        };
+        counts.fill(0);
+        let mut in_pairs = 0usize;
+        let mut on_heap: Vec<(u32, u64)> = Vec::new();
         for (i, h) in (0u64..).zip(hashes.iter()) {
             let (word, mask) = bit(*h);
-            if filter.get(word).is_some_and(|w| w & mask != 0) && hot.contains(h) {
-                hashed.push((*h, i));
+            if filter.get(word).is_none_or(|w| w & mask == 0) {
+                continue;
+            }
+            let Ok(run) = hot.binary_search(h) else { continue };
+            if let Some(c) = counts.get_mut(run) {
+                *c = c.saturating_add(1);
+            }
+            let run = u32::try_from(run).unwrap_or(u32::MAX);
+            let pair = in_pairs.checked_mul(2).and_then(|at| pairs.get_mut(at..at.checked_add(2)?));
+            match (pair, u32::try_from(i)) {
+                (Some([r, t]), Ok(token)) if on_heap.is_empty() => {
+                    (*r, *t) = (run, token);
+                    in_pairs = in_pairs.saturating_add(1);
+                }
+                _ => on_heap.push((run, i)),
             }
         }
-        // Equal hashes among those, counted: the candidates, in token
-        // order, each with its hash as the id of its run.
-        let mut counts: std::collections::HashMap<u32, u32, foldhash::fast::RandomState> =
-            std::collections::HashMap::with_capacity_and_hasher(hashed.len(), Default::default());
-        for (h, _) in &hashed {
-            let c = counts.entry(*h).or_insert(0);
-            *c = c.saturating_add(1);
-        }
+        // The candidates in token order, each with the index of its hash
+        // among the hot ones as the id of its run; those alone in their run
+        // are no duplicate.
+        let paired = pairs.get(..in_pairs.saturating_mul(2)).unwrap_or_default();
+        let candidates = paired.chunks_exact(2).map(|p| match p {
+            [r, t] => (*r, u64::from(*t)),
+            _ => (u32::MAX, 0),
+        });
+        let repeated = |run: &u32| usize::try_from(*run).ok().and_then(|r| counts.get(r)).is_some_and(|c| *c > 1);
         // The candidates' texts, then equal texts within a run.
-        let mut texts: Vec<(u32, u64, Str<'a>)> = hashed
-            .iter()
-            .filter(|(h, _)| counts.get(h).is_some_and(|c| *c > 1))
-            .filter_map(|(h, i)| Some((*h, *i, self.string(tokens, *i)?)))
+        let mut texts: Vec<(u32, u64, Str<'a>)> = candidates
+            .chain(on_heap.iter().copied())
+            .filter(|(run, _)| repeated(run))
+            .filter_map(|(run, i)| Some((run, i, Self::string_after(checkpoints, tokens, i)?)))
             .collect();
         if texts.is_empty() {
             return Vec::new();
@@ -903,6 +945,40 @@ mod tests {
             }
             let got: Vec<(u64, u64)> = dups.found(&tokens).iter().map(|(i, first, _)| (*i, *first)).collect();
             assert_eq!(got, want, "split at {split_at}");
+        }
+    }
+
+    /// Where the candidates do not all fit in the bitmap's memory (every
+    /// token the same text, or a few texts many times over, all of them
+    /// candidates), those past it are kept on the heap, and the
+    /// duplicates are still those a naive search finds, in token order.
+    #[test]
+    fn duplicates_past_the_bitmaps_room_are_found_as_a_naive_search_finds_them() {
+        for texts in [
+            vec![b"same".to_vec(); 3000],
+            (0..3000u32).map(|i| format!("t{}", i % 3).into_bytes()).collect(),
+            (0..3000u32).map(|i| if i % 2 == 0 { b"x".to_vec() } else { format!("u{i}").into_bytes() }).collect(),
+        ] {
+            let (data, len) = array(&texts);
+            let tokens = Array {
+                offset: 1000,
+                elem_type: ValueType::String,
+                len,
+                data: &data,
+                order: ByteOrder::LittleEndian,
+                depth: 1,
+                plain_lengths: false,
+                checked: false,
+            };
+            let mut dups = Duplicates::new(&tokens);
+            // Every candidate is a pair of words: more of them than the
+            // bitmap holds in the first two cases.
+            let room = dups.scratch.as_slice().len() - dups.hash_room;
+            dups.walk::<false>(tokens.data, tokens.len, u64::MAX, None, &mut Vec::new());
+            let want = naive_duplicates(&texts);
+            let got: Vec<(u64, u64)> = dups.found(&tokens).iter().map(|(i, first, _)| (*i, *first)).collect();
+            assert_eq!(got, want);
+            assert!(room < 2 * 3000, "{room} words of room");
         }
     }
 
