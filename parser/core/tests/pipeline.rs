@@ -154,7 +154,65 @@ fn container_only_reads_lean_with_the_report_of_the_whole_metadata() {
         assert_eq!(a.outcome.is_valid(), !bad);
         std::fs::remove_file(path).unwrap();
     }
-    // A shard keeps its metadata for its set's checks.
-    let shard = Pipeline::new(lean).validate(&set_shards("y_valid")[0]);
-    assert!(shard.metadata.is_some_and(|(m, _)| !m.is_empty()));
+    // A shard read lean keeps no metadata (a run under `--container-only`
+    // checks no set); a set judged from it reads its shards' metadata
+    // then, and every corpus set's report is the one a set of shards read
+    // whole gets.
+    let mut judged = 0;
+    for set in std::fs::read_dir(support::root().join("corpus/split")).unwrap() {
+        let set = set.unwrap().path();
+        if !set.is_dir() {
+            continue;
+        }
+        let mut shards: Vec<PathBuf> = std::fs::read_dir(&set).unwrap().map(|e| e.unwrap().path()).collect();
+        shards.sort();
+        let Some(first) = shards.first().map(|p| Input::Path(p.clone())) else { continue };
+        let set_of = |settings: &Settings| {
+            let v = gguf_validate_core::pipeline::validate_input(&first, settings);
+            let kept = v.metadata.as_ref().is_some_and(|(m, _)| !m.is_empty());
+            let run = gguf_validate_core::pipeline::validate_set(&first, v, settings);
+            (kept, json::set(&run.report))
+        };
+        let ((lean_kept, lean_set), (whole_kept, whole_set)) = (set_of(&lean), set_of(&whole));
+        assert!(!lean_kept, "{}", set.display());
+        judged += usize::from(whole_kept);
+        assert_eq!(lean_set, whole_set, "{}", set.display());
+    }
+    assert!(judged >= 10, "{judged} sets judged from shards read whole");
+}
+
+/// A source that counts its reads from the first byte (one a validation).
+#[derive(Debug)]
+struct HeaderReads(gguf_validate_core::io::MemSource, std::sync::atomic::AtomicUsize);
+
+impl gguf_validate_core::io::ByteSource for HeaderReads {
+    fn len(&self) -> u64 {
+        self.0.len()
+    }
+    fn sized_reads(&self) -> bool {
+        true
+    }
+    fn read_exact_at(&self, offset: u64, buf: &mut [u8]) -> Result<(), gguf_validate_core::io::ReadError> {
+        if offset == 0 {
+            self.1.fetch_add(1, Ordering::Relaxed);
+        }
+        self.0.read_exact_at(offset, buf)
+    }
+}
+
+/// Under `--container-only` a run reads a shard once (it checks no set),
+/// and a full run once as well (its set takes that validation).
+#[test]
+fn a_run_reads_a_shard_once() {
+    use gguf_validate_core::pipeline::SharedSource;
+    let bytes = std::fs::read(support::root().join("corpus/split/y_valid/tiny-00001-of-00003.gguf")).unwrap();
+    for container_only in [true, false] {
+        let counted = std::sync::Arc::new(HeaderReads(gguf_validate_core::io::MemSource(bytes.clone()), 0.into()));
+        let input = Input::Source { name: "tiny-00001-of-00003.gguf".into(), source: SharedSource(counted.clone()) };
+        let mut settings = Settings::default();
+        settings.options.container_only = container_only;
+        let seen = run_all(&Pipeline::new(settings), &[input], 1);
+        assert!(!seen.is_empty() && seen[0].2, "{seen:?}");
+        assert_eq!(counted.1.load(Ordering::Relaxed), 1, "container_only {container_only}: {seen:?}");
+    }
 }

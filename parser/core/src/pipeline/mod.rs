@@ -334,10 +334,20 @@ impl ByteSource for TimedSource<'_> {
 /// alive either), on the calling thread otherwise.
 pub fn validate_input(input: &Input, settings: &Settings) -> Validation {
     let started = Instant::now();
-    Validation { started, ..validate_timed(input, settings) }
+    Validation { started, ..validate_timed(input, settings, Read::AsNeeded) }
 }
 
-fn validate_timed(input: &Input, settings: &Settings) -> Validation {
+/// How much of a file's metadata a validation keeps.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Read {
+    /// What the settings need after the report: under `--container-only`
+    /// a lean read, which keeps none (a run checks no split set then).
+    AsNeeded,
+    /// A shard's metadata and parse, always: for its set's checks.
+    Shard,
+}
+
+fn validate_timed(input: &Input, settings: &Settings, read: Read) -> Validation {
     let special = input
         .path()
         .is_some_and(|p| gio::kind_of(p).is_ok_and(|k| !matches!(k, FileKind::Regular | FileKind::Directory)));
@@ -347,18 +357,18 @@ fn validate_timed(input: &Input, settings: &Settings) -> Validation {
     let Some(timeout) = timeout else {
         // No time limit: nothing to give up on, so no worker thread (a
         // thread per file is most of the cost of a folder of small files).
-        return validate_now(input, settings, &cancel);
+        return validate_now(input, settings, &cancel, read);
     };
     let (tx, rx) = mpsc::sync_channel(1);
     let job = (input.clone(), settings.clone(), Arc::clone(&cancel));
     let spawned = std::thread::Builder::new().name("validate".into()).spawn(move || {
         let (input, settings, cancel) = job;
         // The receiver is gone when the time limit passed first.
-        let _ = tx.send(validate_now(&input, &settings, &cancel));
+        let _ = tx.send(validate_now(&input, &settings, &cancel, read));
     });
     if spawned.is_err() {
         // No thread to be had: validate here, without a time limit.
-        return validate_now(input, settings, &cancel);
+        return validate_now(input, settings, &cancel, read);
     }
     match rx.recv_timeout(timeout) {
         Ok(v) => v,
@@ -377,7 +387,7 @@ fn validate_timed(input: &Input, settings: &Settings) -> Validation {
     }
 }
 
-fn validate_now(input: &Input, settings: &Settings, cancel: &AtomicBool) -> Validation {
+fn validate_now(input: &Input, settings: &Settings, cancel: &AtomicBool, read: Read) -> Validation {
     // A URL: the file's time limit and the set's deadline, besides the
     // opener's own.
     let now = Instant::now();
@@ -386,7 +396,7 @@ fn validate_now(input: &Input, settings: &Settings, cancel: &AtomicBool) -> Vali
         Ok(o) => o,
         Err(f) => return Validation { not_found: f.not_found, ..Validation::unreadable(f.message) },
     };
-    let mut v = validate_open(opened.source(), input, settings, cancel, &|| opened.before_data());
+    let mut v = validate_open(opened.source(), input, settings, cancel, read, &|| opened.before_data());
     // What reading a URL cost, in the summary.
     if let (Outcome::Report(r, _), Some(remote)) = (&mut v.outcome, opened.remote_summary()) {
         r.summary.remote = Some(remote);
@@ -401,11 +411,12 @@ fn validate_open(
     input: &Input,
     settings: &Settings,
     cancel: &AtomicBool,
+    read: Read,
     before_data: &dyn Fn() -> Result<(), String>,
 ) -> Validation {
     // Nothing after the report needs the metadata: a lean read where
-    // there is one (`--container-only`), then the metadata only for a
-    // shard (its set's checks read it).
+    // there is one (`--container-only`), then, only when asked for a
+    // shard's set, the metadata of a shard.
     let lean = settings.options.container_only && settings.check_data.is_none() && !settings.metadata_hash;
     // A step after the report that reads the data, or hashes the metadata,
     // takes where they lie from the validation's own parse.
@@ -432,8 +443,8 @@ fn validate_open(
     let validated = match lean {
         // (`--container-only` does not pair: no models are looked for.)
         true => crate::validate_source_report(src, options).and_then(|report| match report.summary.split {
-            Some(_) => crate::validate_source_visiting(src, options, &mut keep),
-            None => Ok(crate::Validated { report, metadata: crate::io::MetadataBytes::default() }),
+            Some(_) if read == Read::Shard => crate::validate_source_visiting(src, options, &mut keep),
+            _ => Ok(crate::Validated { report, metadata: crate::io::MetadataBytes::default() }),
         }),
         false => {
             crate::validate_source_with(src, options, crate::Hooks { visit: Some(&mut keep), companions: Some(&find) })
@@ -454,7 +465,8 @@ fn validate_open(
     let tensors = settings.check_data.as_ref().and(layout.map(|l| l.tensors));
     // Only a shard's metadata is kept (for the set's checks), with its parse.
     let shard = report.summary.split.is_some();
-    let metadata = shard.then(|| (validated.metadata, src.len()));
+    // (None from a lean read: it kept none.)
+    let metadata = (shard && !validated.metadata.is_empty()).then(|| (validated.metadata, src.len()));
     let parse = if shard { kept } else { None };
     let done =
         |outcome| Validation { outcome, metadata, parse, metadata_sha256, not_found: false, started: Instant::now() };
@@ -522,11 +534,14 @@ pub fn validate_set_with(
         .into_iter()
         .map(|shard| {
             let v = if &shard == input { first.take() } else { known(&shard) };
+            // A shard read lean (`--container-only`) kept no metadata: the
+            // set reads it again.
+            let v = v.filter(|v| !v.is_shard() || v.metadata.is_some());
             let v = v.unwrap_or_else(|| match settings.deadline {
                 Some(d) if Instant::now() >= d => Validation::unreadable(
                     "not requested: the split set's deadline passed (one deadline for all its shards)".into(),
                 ),
-                _ => validate_input(&shard, settings),
+                _ => Validation { started: Instant::now(), ..validate_timed(&shard, settings, Read::Shard) },
             });
             (shard, v)
         })
