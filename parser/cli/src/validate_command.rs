@@ -110,11 +110,19 @@ pub fn run(args: &ValidateArgs, matches: &clap::ArgMatches) -> u8 {
             return EXIT_USAGE;
         }
     };
-    let jobs = args
-        .jobs
-        .map_or_else(|| std::thread::available_parallelism().map_or(1, std::num::NonZeroUsize::get), usize::from);
-    // URLs: one HTTP client for the run, one connection per job and host.
     let with: Vec<Input> = args.with.iter().cloned().map(Input::from_path).collect();
+    // One file on this machine: nothing runs beside it (no pool of jobs, no
+    // connections), so the machine's parallelism is not asked for (on Linux
+    // that reads the cgroup's CPU quota, three files, at every start).
+    let alone = files.len() <= 1 && !files.iter().chain(&with).any(|i| i.url().is_some());
+    let jobs = args.jobs.map_or_else(
+        || match alone {
+            true => 1,
+            false => std::thread::available_parallelism().map_or(1, std::num::NonZeroUsize::get),
+        },
+        usize::from,
+    );
+    // URLs: one HTTP client for the run, one connection per job and host.
     let opener = match crate::url_options::opener_for(&args.remote, &[files.as_slice(), with.as_slice()].concat(), jobs)
     {
         Ok(o) => o,
