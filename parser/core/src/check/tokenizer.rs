@@ -888,6 +888,20 @@ mod tests {
         (data, u64::try_from(texts.len()).unwrap())
     }
 
+    /// A string array of `len` strings whose bytes are `data`, at offset 1000.
+    fn string_array(data: &[u8], len: u64, order: ByteOrder) -> Array<'_> {
+        Array {
+            offset: 1000,
+            elem_type: ValueType::String,
+            len,
+            data,
+            order,
+            depth: 1,
+            plain_lengths: false,
+            checked: false,
+        }
+    }
+
     /// Every token whose text (as llama.cpp names it) an earlier one has,
     /// with the first such token: by comparing every pair.
     fn naive_duplicates(texts: &[Vec<u8>]) -> Vec<(u64, u64)> {
@@ -918,16 +932,7 @@ mod tests {
         texts[1280] = Vec::new();
         texts[2000] = b"[EMPTY_128]".to_vec();
         let (data, len) = array(&texts);
-        let tokens = Array {
-            offset: 1000,
-            elem_type: ValueType::String,
-            len,
-            data: &data,
-            order: ByteOrder::LittleEndian,
-            depth: 1,
-            plain_lengths: false,
-            checked: false,
-        };
+        let tokens = string_array(&data, len, ByteOrder::LittleEndian);
         let want = naive_duplicates(&texts);
         assert!(want.len() >= 17, "{want:?}");
         // Walked on one thread, and in two parts (tokens 1792.. on another).
@@ -960,16 +965,7 @@ mod tests {
             (0..3000u32).map(|i| if i % 2 == 0 { b"x".to_vec() } else { format!("u{i}").into_bytes() }).collect(),
         ] {
             let (data, len) = array(&texts);
-            let tokens = Array {
-                offset: 1000,
-                elem_type: ValueType::String,
-                len,
-                data: &data,
-                order: ByteOrder::LittleEndian,
-                depth: 1,
-                plain_lengths: false,
-                checked: false,
-            };
+            let tokens = string_array(&data, len, ByteOrder::LittleEndian);
             let mut dups = Duplicates::new(&tokens);
             // Every candidate is a pair of words: more of them than the
             // bitmap holds in the first two cases.
@@ -1009,16 +1005,7 @@ mod tests {
                 data.extend_from_slice(t);
             }
             let order = if big { ByteOrder::BigEndian } else { ByteOrder::LittleEndian };
-            let tokens = Array {
-                offset: 1000,
-                elem_type: ValueType::String,
-                len: u64::try_from(texts.len()).unwrap(),
-                data: &data,
-                order,
-                depth: 1,
-                plain_lengths: false,
-                checked: false,
-            };
+            let tokens = string_array(&data, u64::try_from(texts.len()).unwrap(), order);
             let at =
                 |i: usize| usize::try_from(tokens.strings().nth(i).unwrap().1.offset - tokens.data_offset()).unwrap();
             let known_splits = [None, None, Some((64, at(64))), Some((64, at(65)))];
@@ -1077,16 +1064,7 @@ mod tests {
             assert_eq!(skip(&data, 301), None);
             assert_eq!(skip(&data[..starts[128] - 1], 128), None);
             let order = if big { ByteOrder::BigEndian } else { ByteOrder::LittleEndian };
-            let tokens = Array {
-                offset: 0,
-                elem_type: ValueType::String,
-                len: 300,
-                data: &data,
-                order,
-                depth: 1,
-                plain_lengths: false,
-                checked: false,
-            };
+            let tokens = Array { offset: 0, ..string_array(&data, 300, order) };
             let dups = Duplicates::new(&tokens);
             let mut hashes = vec![0u32; 300];
             let split_from = |d: &[u8], mid: u64, from: Option<usize>, h: &mut [u32]| {
