@@ -648,7 +648,8 @@ impl Duplicates {
         let hashes = hashes.get(..*count).unwrap_or_default();
         // The bitmap is done with: its memory, paged in already, holds the
         // filter, a count for each hot hash, then the candidates as pairs
-        // (hot hash, token), so finding them touches no fresh page (about
+        // (the hash's place among the hot ones, token), so finding them
+        // touches no fresh page (about
         // fifty of the heap's for gemma-3's vocabulary). What does not fit
         // goes to the heap.
         let seen_bits = seen.len().saturating_mul(32);
@@ -674,8 +675,11 @@ impl Duplicates {
             }
         };
         counts.fill(0);
+        let whole_pairs = pairs.len() & !1;
+        let pairs: &mut [[u32; 2]] =
+            pairs.get_mut(..whole_pairs).and_then(|p| bytemuck::try_cast_slice_mut(p).ok()).unwrap_or_default();
         let mut in_pairs = 0usize;
-        let mut on_heap: Vec<(u32, u64)> = Vec::new();
+        let mut on_heap: Vec<(usize, u64)> = Vec::new();
         for (i, h) in (0u64..).zip(hashes.iter()) {
             let (word, mask) = bit(*h);
             if filter.get(word).is_none_or(|w| w & mask == 0) {
@@ -685,27 +689,22 @@ impl Duplicates {
             if let Some(c) = counts.get_mut(run) {
                 *c = c.saturating_add(1);
             }
-            let run = u32::try_from(run).unwrap_or(u32::MAX);
-            let pair = in_pairs.checked_mul(2).and_then(|at| pairs.get_mut(at..at.checked_add(2)?));
-            match (pair, u32::try_from(i)) {
-                (Some([r, t]), Ok(token)) if on_heap.is_empty() => {
-                    (*r, *t) = (run, token);
+            match (pairs.get_mut(in_pairs), u32::try_from(run), u32::try_from(i)) {
+                (Some(pair), Ok(r), Ok(token)) if on_heap.is_empty() => {
+                    *pair = [r, token];
                     in_pairs = in_pairs.saturating_add(1);
                 }
                 _ => on_heap.push((run, i)),
             }
         }
-        // The candidates in token order, each with the index of its hash
+        // The candidates in token order, each with the place of its hash
         // among the hot ones as the id of its run; those alone in their run
         // are no duplicate.
-        let paired = pairs.get(..in_pairs.saturating_mul(2)).unwrap_or_default();
-        let candidates = paired.chunks_exact(2).map(|p| match p {
-            [r, t] => (*r, u64::from(*t)),
-            _ => (u32::MAX, 0),
-        });
-        let repeated = |run: &u32| usize::try_from(*run).ok().and_then(|r| counts.get(r)).is_some_and(|c| *c > 1);
+        let paired = pairs.get(..in_pairs).unwrap_or_default();
+        let candidates = paired.iter().map(|[r, t]| (usize::try_from(*r).unwrap_or(usize::MAX), u64::from(*t)));
+        let repeated = |run: &usize| counts.get(*run).is_some_and(|c| *c > 1);
         // The candidates' texts, then equal texts within a run.
-        let mut texts: Vec<(u32, u64, Str<'a>)> = candidates
+        let mut texts: Vec<(usize, u64, Str<'a>)> = candidates
             .chain(on_heap.iter().copied())
             .filter(|(run, _)| repeated(run))
             .filter_map(|(run, i)| Some((run, i, Self::string_after(checkpoints, tokens, i)?)))

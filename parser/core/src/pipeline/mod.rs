@@ -333,8 +333,13 @@ impl ByteSource for TimedSource<'_> {
 /// in the kernel cannot be interrupted, but it cannot keep the process
 /// alive either), on the calling thread otherwise.
 pub fn validate_input(input: &Input, settings: &Settings) -> Validation {
+    validate_reading(input, settings, Read::AsNeeded)
+}
+
+/// [`validate_input`], keeping what `read` says of the metadata.
+fn validate_reading(input: &Input, settings: &Settings, read: Read) -> Validation {
     let started = Instant::now();
-    Validation { started, ..validate_timed(input, settings, Read::AsNeeded) }
+    Validation { started, ..validate_timed(input, settings, read) }
 }
 
 /// How much of a file's metadata a validation keeps.
@@ -541,7 +546,7 @@ pub fn validate_set_with(
                 Some(d) if Instant::now() >= d => Validation::unreadable(
                     "not requested: the split set's deadline passed (one deadline for all its shards)".into(),
                 ),
-                _ => Validation { started: Instant::now(), ..validate_timed(&shard, settings, Read::Shard) },
+                _ => validate_reading(&shard, settings, Read::Shard),
             });
             (shard, v)
         })
