@@ -141,12 +141,12 @@ impl Default for MetadataLimits {
 pub const MIN_KV_SIZE: u64 = 8 + 4 + 1;
 
 /// `GgufFile::get` on a file of more pairs than this looks keys up in an
-/// index of their hashes (`parse::KeyIndex`, 8 bytes a pair, built once
-/// and shared with the duplicate-key rule) rather than comparing the key
-/// with every pair; below it the plain comparison is as fast.
+/// index of their hashes (`parse::KeyIndex`: 4 bytes a pair and a bitmap,
+/// built once and shared with the duplicate-key rule) rather than comparing
+/// the key with every pair; below it the plain comparison is as fast.
 pub const KEY_INDEX_MIN_PAIRS: usize = 64;
 
-/// Entries of a key index from which it is sorted by radix rather than by
+/// Packed entries (a hash above a position) from which they are sorted by radix rather than by
 /// comparison (`parse::sort_packed`): below it the counting arrays cost
 /// more than they save.
 pub const RADIX_SORT_MIN_ENTRIES: usize = 1 << 12;

@@ -29,7 +29,7 @@ fn element_path(kv: &KeyValue<'_>, indices: &[u64]) -> String {
 /// value (strings, bools, arrays), recursively.
 pub(crate) fn check_pairs(file: &GgufFile<'_>, sink: &mut Sink<'_>) {
     let duplicates = match file.key_index() {
-        Some((_, packed)) => super::later_duplicates_packed(packed, |i| file.kvs.key(i).unwrap_or_default()),
+        Some(index) => super::later_duplicates_packed(&index.candidates(), |i| file.kvs.key(i).unwrap_or_default()),
         None => {
             let keys: Vec<&[u8]> = (0..file.kvs.len()).map(|i| file.kvs.key(i).unwrap_or_default()).collect();
             super::later_duplicates(&keys, |k| k)

@@ -297,7 +297,7 @@ pub(crate) fn later_duplicates<T>(items: &[T], key: impl Fn(&T) -> &[u8]) -> Vec
 }
 
 /// [`later_duplicates`] from the items' keys hashed to 32 bits above their
-/// positions, sorted (as [`parse::GgufFile::key_index`] keeps them); `key`
+/// positions, sorted (as [`parse::KeyHashes::candidates`] gives them); `key`
 /// gives the key of the item at a position.
 pub(crate) fn later_duplicates_packed<'k>(packed: &[u64], key: impl Fn(usize) -> &'k [u8]) -> Vec<usize> {
     let position = |p: &u64| parse::key_index_position(*p);
@@ -354,6 +354,45 @@ mod tests {
         let want: Vec<usize> = (1700..5000).collect();
         assert_eq!(later_duplicates(&many, |k| k), want);
         assert_eq!(later_duplicates_sorted(&many, |k| k), want);
+    }
+
+    /// A GGUF v3 file of these keys, each a u32.
+    fn file_of_keys(keys: &[String]) -> Vec<u8> {
+        let mut b = b"GGUF".to_vec();
+        b.extend_from_slice(&3u32.to_le_bytes());
+        b.extend_from_slice(&0u64.to_le_bytes());
+        b.extend_from_slice(&(keys.len() as u64).to_le_bytes());
+        for k in keys {
+            b.extend_from_slice(&(k.len() as u64).to_le_bytes());
+            b.extend_from_slice(k.as_bytes());
+            b.extend_from_slice(&4u32.to_le_bytes());
+            b.extend_from_slice(&7u32.to_le_bytes());
+        }
+        b
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(48))]
+        /// The key index's candidates hold every repeated key with its
+        /// first, so the duplicates found from them are a comparison of
+        /// every pair's; `get` finds each key's first pair, and no other
+        /// key, as a comparison with every pair does.
+        #[test]
+        fn the_key_index_finds_what_comparing_every_pair_finds(
+            picks in proptest::collection::vec(0u32..400, 65..900),
+        ) {
+            let keys: Vec<String> = picks.iter().map(|p| format!("k.{p}")).collect();
+            let bytes = file_of_keys(&keys);
+            let parsed = parse::parse_bytes(&bytes).expect("GGUF v3");
+            let file = &parsed.file;
+            let index = file.key_index().expect("an index");
+            let found = later_duplicates_packed(&index.candidates(), |i| file.kvs.key(i).unwrap_or_default());
+            proptest::prop_assert_eq!(found, later_duplicates_sorted(&keys, |k| k.as_bytes()));
+            for probe in keys.iter().map(String::as_str).chain(["k.400", "k.", "missing"]) {
+                let first = keys.iter().position(|k| k == probe);
+                proptest::prop_assert_eq!(file.get(probe).map(|kv| kv.index), first);
+            }
+        }
     }
 
     #[test]

@@ -16,6 +16,7 @@ pub mod extent;
 pub mod header;
 pub mod input;
 pub mod kept;
+mod key_index;
 pub mod pairs;
 pub mod value;
 
@@ -24,6 +25,7 @@ pub use extent::{Extent, Reach};
 pub use header::{Detected, LegacyFormat, detect};
 pub use input::{ByteOrder, Ctx, DecodeKind, Str, StringSpan, escape_bytes, is_invisible_format, quote_bytes};
 pub use kept::KeptParse;
+pub(crate) use key_index::{KeyHashes, KeyIndex};
 pub use pairs::Pairs;
 pub use value::{Array, Element, Value};
 
@@ -183,26 +185,9 @@ impl std::fmt::Debug for Spans<'_> {
     }
 }
 
-/// The pairs of a file by key: each key hashed once (per-process seeds)
-/// to 32 bits, packed above the pair's position in one `u64`, sorted (8
-/// bytes a pair). Built on first use, once: the duplicate-key rule reads
-/// the runs of equal hashes, and [`GgufFile::get`] on a file of more than
-/// [`limits::KEY_INDEX_MIN_PAIRS`] pairs finds a key by binary search
-/// instead of comparing it with every pair (the model layer looks up about
-/// a hundred keys: a file of a million keys took 40% of its time there).
-/// `None` inside for more pairs than a `u32` counts. Derived data: two
-/// files are equal whatever their indexes hold.
-#[derive(Clone, Debug, Default)]
-pub(crate) struct KeyIndex(std::sync::OnceLock<Option<(foldhash::fast::RandomState, crate::scratch::PagedVec<u64>)>>);
-
-impl PartialEq for KeyIndex {
-    fn eq(&self, _: &KeyIndex) -> bool {
-        true
-    }
-}
-
 /// Sorts packed entries (a 32-bit hash above a 32-bit position, as a
-/// [`KeyIndex`] holds them) as `sort_unstable` does. Many entries pushed in
+/// [`KeyHashes::candidates`] and the duplicate searches of
+/// `check::later_duplicates` give them) as `sort_unstable` does. Many entries pushed in
 /// position order, as the indexes push them, are sorted by a stable radix
 /// sort of the hash: three passes of 11, 11 and 10 bits between the
 /// entries and a second buffer in huge pages (then copied back), where a
@@ -255,7 +240,7 @@ pub(crate) fn sort_packed(packed: &mut [u64]) {
     packed.copy_from_slice(other);
 }
 
-/// The position of a pair in a packed entry of a [`KeyIndex`].
+/// The position in a packed entry (a 32-bit hash above a 32-bit position).
 pub(crate) fn key_index_position(packed: u64) -> usize {
     usize::try_from(packed & u64::from(u32::MAX)).unwrap_or(usize::MAX)
 }
@@ -281,43 +266,15 @@ impl<'a> GgufFile<'a> {
     pub fn get(&self, key: &str) -> Option<KeyValue<'a>> {
         let key = key.as_bytes();
         let indexed = if self.kvs.len() > limits::KEY_INDEX_MIN_PAIRS { self.key_index() } else { None };
-        let Some((hasher, packed)) = indexed else { return self.kvs.find(key) };
-        use std::hash::BuildHasher;
-        let h = hasher.hash_one(key) >> 32;
-        // The run of this hash, in position order: its first pair with the
-        // key is the file's first.
-        let start = packed.partition_point(|p| p >> 32 < h);
-        let i = packed
-            .get(start..)
-            .unwrap_or_default()
-            .iter()
-            .take_while(|p| *p >> 32 == h)
-            .map(|p| key_index_position(*p))
-            .find(|i| self.kvs.key(*i) == Some(key))?;
-        self.kvs.get(i)
+        let Some(index) = indexed else { return self.kvs.find(key) };
+        self.kvs.get(index.first(key, |i| self.kvs.key(i))?)
     }
 
-    /// The pairs' keys hashed to 32 bits above their positions, sorted, and
-    /// the hasher ([`KeyIndex`]); `None` for more pairs than a `u32`
-    /// counts, or a key that could not be read again (the callers then
-    /// compare keys with every pair).
-    pub(crate) fn key_index(&self) -> Option<(&foldhash::fast::RandomState, &[u64])> {
-        self.key_index
-            .0
-            .get_or_init(|| {
-                use std::hash::BuildHasher;
-                let hasher = foldhash::fast::RandomState::default();
-                let mut packed = crate::scratch::PagedVec::with_capacity(self.kvs.len());
-                for (i, key) in self.kvs.keys() {
-                    let i = u32::try_from(i).ok()?;
-                    packed.push((hasher.hash_one(key) >> 32) << 32 | u64::from(i));
-                }
-                sort_packed(packed.as_mut_slice());
-                Some((hasher, packed))
-            })
-            .as_ref()
-            .map(|(hasher, packed)| (hasher, packed.as_slice()))
-            .filter(|(_, packed)| packed.len() == self.kvs.len())
+    /// The pairs' keys hashed ([`KeyIndex`]); `None` for more pairs than a
+    /// `u32` counts, or a key that could not be read again (the callers
+    /// then compare keys with every pair).
+    pub(crate) fn key_index(&self) -> Option<&KeyHashes> {
+        self.key_index.get_or_build(&self.kvs)
     }
 }
 
@@ -775,12 +732,18 @@ mod tests {
                 assert_eq!(file.get(probe).map(|kv| kv.index), plain.map(|kv| kv.index), "{n} pairs, `{probe}`");
             }
             assert_eq!(file.get(&keys[0]).map(|kv| kv.index), Some(0));
-            let (_, packed) = file.key_index().expect("an index");
-            assert_eq!(packed.len(), keys.len());
-            assert!(packed.is_sorted());
-            let mut positions: Vec<usize> = packed.iter().map(|p| key_index_position(*p)).collect();
-            positions.sort_unstable();
-            assert_eq!(positions, (0..keys.len()).collect::<Vec<_>>());
+            let index = file.key_index().expect("an index");
+            assert_eq!(index.len(), keys.len());
+            // Every repeat is a candidate with its first, each pair once, sorted.
+            let candidates: Vec<usize> = index.candidates().iter().map(|p| key_index_position(*p)).collect();
+            for dup in [0, n / 2, n, n + 1, n + 2] {
+                assert!(candidates.contains(&dup), "{n} pairs: {dup} is a candidate");
+            }
+            assert!(index.candidates().is_sorted());
+            let mut once = candidates.clone();
+            once.sort_unstable();
+            once.dedup();
+            assert_eq!(once.len(), candidates.len());
         }
     }
 
