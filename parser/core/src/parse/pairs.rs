@@ -106,6 +106,7 @@ impl<'a> Pairs<'a> {
 
     /// Appends a pair of a scalar value whose key's length field is at
     /// `at` (what [`Pairs::push`] keeps of one).
+    #[inline]
     pub(crate) fn push_scalar(&mut self, at: u64) {
         self.records.push([at, 0]);
     }
