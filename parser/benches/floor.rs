@@ -9,7 +9,7 @@
 //! prints one line of JSON (`process.py --floor` builds it and gives the
 //! file as its argument).
 //!
-//! Three passes over the metadata, each in the same process after the file
+//! Four passes over the metadata, each in the same process after the file
 //! was read once (page cache warm), each a lower bound of what the tool
 //! does and nothing more:
 //!
@@ -24,7 +24,16 @@
 //!   set in a bitmap of 32 bits a token, in fresh huge-page memory (a
 //!   duplicate search cannot do less: every text is read and placed once).
 //!
-//! A file without a vocabulary has the copy and UTF-8 only.
+//! - `pairs`: `copy` and UTF-8 with every key/value pair walked, item by
+//!   item across chunks (a pair up to its value, each string of a string
+//!   array, the fixed-size elements of an array), and every key hashed
+//!   (foldhash) and its bit set in a fresh bitmap of 32 bits a key. Any
+//!   validator does this much: it cannot find where the metadata ends, or
+//!   a repeated key, without it. `null` where the walk cannot go (a nested
+//!   array). The vocabulary's texts are walked, not hashed.
+//!
+//! A file without a vocabulary has the copy and UTF-8 only in `container`
+//! and `full`: of a file of a million keys, only `pairs` walks the keys.
 //!
 //! Then, in the same process, the tool's own validation of the file
 //! (`validate_source_report`, full strict and `--container-only`, as the
@@ -144,6 +153,129 @@ fn pass(
     walked
 }
 
+/// Where a walk of the pairs stands between two chunks: pairs left, and
+/// the array it is inside (element type, elements left).
+struct PairWalk {
+    pairs_left: u64,
+    array: Option<(u32, u64)>,
+    hot: u64,
+}
+
+/// The bytes of a fixed-size GGUF value type; `None` for a string or array.
+fn fixed_size(t: u32) -> Option<u64> {
+    match t {
+        0 | 1 | 7 => Some(1),
+        2 | 3 => Some(2),
+        4..=6 => Some(4),
+        10..=12 => Some(8),
+        _ => None,
+    }
+}
+
+/// Walks the items of the pairs (a pair up to its value, or an array's
+/// string, or an array's fixed-size elements) wholly inside `buf`, each
+/// key hashed and its bit set in `seen`; gives where the first item not
+/// wholly inside starts. `None` for a nested array or an unknown type.
+fn walk_pairs(buf: &[u8], w: &mut PairWalk, state: &foldhash::fast::FixedState, seen: &mut [u32]) -> Option<usize> {
+    let u64_at = |p: usize| buf.get(p..p + 8).map(|b| u64::from_le_bytes(b.try_into().unwrap()));
+    let u32_at = |p: usize| buf.get(p..p + 4).map(|b| u32::from_le_bytes(b.try_into().unwrap()));
+    let mut p = 0usize;
+    loop {
+        match w.array {
+            Some((_, 0)) => w.array = None,
+            Some((8, left)) => {
+                let Some(n) = u64_at(p) else { return Some(p) };
+                if p + 8 + n as usize > buf.len() {
+                    return Some(p);
+                }
+                p += 8 + n as usize;
+                w.array = Some((8, left - 1));
+            }
+            Some((t, left)) => {
+                let size = fixed_size(t)?;
+                let whole = ((buf.len() - p) as u64 / size).min(left);
+                if whole == 0 {
+                    return Some(p);
+                }
+                p += (whole * size) as usize;
+                w.array = Some((t, left - whole));
+            }
+            None if w.pairs_left == 0 => return Some(p),
+            None => {
+                let Some(k) = u64_at(p) else { return Some(p) };
+                let k = k as usize;
+                let Some(t) = u32_at(p + 8 + k) else { return Some(p) };
+                let v = p + 12 + k;
+                let next = match t {
+                    8 => match u64_at(v) {
+                        Some(n) if v + 8 + n as usize <= buf.len() => v + 8 + n as usize,
+                        _ => return Some(p),
+                    },
+                    9 => match (u32_at(v), u64_at(v + 4)) {
+                        (Some(et), Some(n)) if et != 9 => {
+                            w.array = Some((et, n));
+                            v + 12
+                        }
+                        (Some(_), Some(_)) => return None,
+                        _ => return Some(p),
+                    },
+                    t => {
+                        let end = v + fixed_size(t)? as usize;
+                        if end > buf.len() {
+                            return Some(p);
+                        }
+                        end
+                    }
+                };
+                let h = (state.hash_one(&buf[p + 8..p + 8 + k]) >> 32) as u32;
+                let bit = h >> (32 - seen.len().trailing_zeros() - 5);
+                let word = &mut seen[(bit >> 5) as usize];
+                w.hot += u64::from(*word & (1 << (bit & 31)) != 0);
+                *word |= 1 << (bit & 31);
+                p = next;
+                w.pairs_left -= 1;
+            }
+        }
+    }
+}
+
+/// The container pass (copy and UTF-8 through one reused buffer) with
+/// every pair walked as well, item by item across chunks, and each key
+/// hashed and its bit set in `seen`: the least a validator of a file's
+/// keys does (it cannot find the metadata's end, or a repeated key,
+/// otherwise). Gives the pairs walked; `None` where the walk cannot go (a
+/// nested array, an unknown type).
+fn pairs_pass(src: &dyn ByteSource, end: u64, pairs: u64, seen: &mut [u32]) -> Option<u64> {
+    let chunk = usize::try_from(limits::LEAN_READ_CHUNK).unwrap();
+    let mut buf = vec![0u8; 2 * chunk];
+    let (mut have, mut at) = (0usize, 0u64);
+    let state = foldhash::fast::FixedState::with_seed(24);
+    // The pairs start after the header of a GGUF v3 file (24 bytes).
+    let mut skip = 24usize;
+    let mut w = PairWalk { pairs_left: pairs, array: None, hot: 0 };
+    while at < end {
+        let want = (end - at).min(chunk as u64) as usize;
+        if buf.len() < have + want {
+            buf.resize(have + want, 0);
+        }
+        src.read_exact_at(at, &mut buf[have..have + want]).unwrap();
+        std::hint::black_box(simdutf8::basic::from_utf8(&buf[have..have + want]).is_ok());
+        let total = have + want;
+        at += want as u64;
+        let start = skip.min(total);
+        skip -= start;
+        let used = if w.pairs_left > 0 || w.array.is_some() {
+            walk_pairs(&buf[start..total], &mut w, &state, seen)?
+        } else {
+            total - start
+        };
+        buf.copy_within(start + used..total, 0);
+        have = total - start - used;
+    }
+    std::hint::black_box(w.hot);
+    Some(pairs - w.pairs_left)
+}
+
 fn main() {
     // `cargo bench` passes `--bench`: the file is the first other argument,
     // else GGUF_VALIDATE_GEMMA.
@@ -186,6 +318,24 @@ fn main() {
     let hashed = pass(&src, end, vocab, true, Some(seen));
     let full = t.elapsed();
     assert_eq!(hashed, tokens, "every token hashed");
+    // The pairs walked and every key hashed, in a fresh bitmap of 32 bits
+    // a key (at most 1 MiB) as the tool's key index has it.
+    let pairs = {
+        let mut head = [0u8; 24];
+        src.read_exact_at(0, &mut head).expect("a header");
+        u64::from_le_bytes(head[16..24].try_into().unwrap())
+    };
+    let t = Instant::now();
+    let words = (pairs.max(2) * 32).next_power_of_two().min(1 << 23) as usize / 32;
+    let mut map = memmap2::MmapOptions::new().len(words * 4).map_anon().expect("map");
+    #[cfg(target_os = "linux")]
+    let _ = map.advise(memmap2::Advice::HugePage);
+    let seen: &mut [u32] = bytemuck::try_cast_slice_mut(&mut map[..]).unwrap();
+    let walked_pairs = pairs_pass(&src, end, pairs, seen);
+    let pairs_took = t.elapsed();
+    if let Some(n) = walked_pairs {
+        assert_eq!(n, pairs, "every pair walked");
+    }
     // The tool's own validation, in this warm process: as the command
     // line validates (the caps raised for the 1M-key file, as process.py
     // raises them).
@@ -200,10 +350,11 @@ fn main() {
     let (tool_container, tool_full) = (tool(true), tool(false));
     let ms = |d: std::time::Duration| d.as_secs_f64() * 1e3;
     println!(
-        "{{\"metadata_bytes\": {end}, \"tokens\": {tokens}, \"copy_ms\": {:.4}, \"container_ms\": {:.4}, \"full_ms\": {:.4}, \"tool_container_ms\": {:.4}, \"tool_full_ms\": {:.4}}}",
+        "{{\"metadata_bytes\": {end}, \"tokens\": {tokens}, \"pairs\": {pairs}, \"copy_ms\": {:.4}, \"container_ms\": {:.4}, \"full_ms\": {:.4}, \"pairs_ms\": {}, \"tool_container_ms\": {:.4}, \"tool_full_ms\": {:.4}}}",
         ms(copy),
         ms(container),
         ms(full),
+        walked_pairs.map_or("null".to_string(), |_| format!("{:.4}", ms(pairs_took))),
         ms(tool_container),
         ms(tool_full)
     );

@@ -17,8 +17,9 @@ With --floor (the `floor` bench, built with cargo), the floor of this machine is
 measured in the same rounds: the least work a validator of the file's
 vocabulary does (the metadata copied through one reused buffer; plus
 UTF-8 and the length fields walked; plus every token hashed and placed in
-a bitmap), timed inside its own process, so the tool's figures can be read
-against what the machine allows.
+a bitmap), and of its keys (copy and UTF-8 with every pair walked and every
+key hashed and placed in a bitmap), timed inside its own process, so the
+tool's figures can be read against what the machine allows.
 
     python3 parser/benches/process.py --bin target/release/gguf-validate \\
         [--bin OLD_BINARY] [--gemma PATH] [--runs 25] [--libggml PATH] [--floor]
@@ -212,6 +213,16 @@ def main():
                     work = statistics.median([t - startup for t in times[f"current {mode}"]])
                     floor = statistics.median([f[key] for f in floors])
                     line += f"   current/floor (medians) {work / max(floor, 1e-6):5.2f}"
+                print(line)
+            # The pairs walked and every key hashed: what any validator of
+            # the keys does (the floors above walk the vocabulary only).
+            pairs = [f["pairs_ms"] for f in floors if f.get("pairs_ms") is not None]
+            if pairs:
+                line = f"  {'floor':10} {'+ pairs, keys hashed':18} {stats(pairs)}"
+                floor = statistics.median(pairs)
+                for mode in ("--container-only", "full strict"):
+                    work = statistics.median([t - startup for t in times[f"current {mode}"]])
+                    line += f"   current {mode}/this {work / max(floor, 1e-6):5.2f}"
                 print(line)
             # The current build's library in the floor's own process (warm,
             # no process start-up), against the same floor.
