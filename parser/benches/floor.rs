@@ -276,6 +276,16 @@ fn pairs_pass(src: &dyn ByteSource, end: u64, pairs: u64, seen: &mut [u32]) -> O
     Some(pairs - w.pairs_left)
 }
 
+/// Fresh memory for a bitmap of 32 bits an item (a power of two, at most
+/// 1 MiB), advised for huge pages as the tool's scratch is.
+fn fresh_bitmap(items: u64) -> memmap2::MmapMut {
+    let words = (items.max(2) * 32).next_power_of_two().min(1 << 23) as usize / 32;
+    let map = memmap2::MmapOptions::new().len(words * 4).map_anon().expect("map");
+    #[cfg(target_os = "linux")]
+    let _ = map.advise(memmap2::Advice::HugePage);
+    map
+}
+
 fn main() {
     // `cargo bench` passes `--bench`: the file is the first other argument,
     // else GGUF_VALIDATE_GEMMA.
@@ -309,27 +319,19 @@ fn main() {
     let container = t.elapsed();
     assert_eq!(walked, tokens, "the walk met every token");
     let t = Instant::now();
-    // Fresh memory for the bitmap, in huge pages, as the tool has it.
-    let words = (tokens.max(2) * 32).next_power_of_two().min(1 << 23) as usize / 32;
-    let mut map = memmap2::MmapOptions::new().len(words * 4).map_anon().expect("map");
-    #[cfg(target_os = "linux")]
-    let _ = map.advise(memmap2::Advice::HugePage);
+    let mut map = fresh_bitmap(tokens);
     let seen: &mut [u32] = bytemuck::try_cast_slice_mut(&mut map[..]).unwrap();
     let hashed = pass(&src, end, vocab, true, Some(seen));
     let full = t.elapsed();
     assert_eq!(hashed, tokens, "every token hashed");
-    // The pairs walked and every key hashed, in a fresh bitmap of 32 bits
-    // a key (at most 1 MiB) as the tool's key index has it.
+    // The pairs walked and every key hashed.
     let pairs = {
         let mut head = [0u8; 24];
         src.read_exact_at(0, &mut head).expect("a header");
         u64::from_le_bytes(head[16..24].try_into().unwrap())
     };
     let t = Instant::now();
-    let words = (pairs.max(2) * 32).next_power_of_two().min(1 << 23) as usize / 32;
-    let mut map = memmap2::MmapOptions::new().len(words * 4).map_anon().expect("map");
-    #[cfg(target_os = "linux")]
-    let _ = map.advise(memmap2::Advice::HugePage);
+    let mut map = fresh_bitmap(pairs);
     let seen: &mut [u32] = bytemuck::try_cast_slice_mut(&mut map[..]).unwrap();
     let walked_pairs = pairs_pass(&src, end, pairs, seen);
     let pairs_took = t.elapsed();
