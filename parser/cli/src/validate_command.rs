@@ -115,13 +115,11 @@ pub fn run(args: &ValidateArgs, matches: &clap::ArgMatches) -> u8 {
     // connections), so the machine's parallelism is not asked for (on Linux
     // that reads the cgroup's CPU quota, three files, at every start).
     let alone = files.len() <= 1 && !files.iter().chain(&with).any(|i| i.url().is_some());
-    let jobs = args.jobs.map_or_else(
-        || match alone {
-            true => 1,
-            false => std::thread::available_parallelism().map_or(1, std::num::NonZeroUsize::get),
-        },
-        usize::from,
-    );
+    let jobs = match args.jobs {
+        Some(n) => usize::from(n),
+        None if alone => 1,
+        None => std::thread::available_parallelism().map_or(1, std::num::NonZeroUsize::get),
+    };
     // URLs: one HTTP client for the run, one connection per job and host.
     let opener = match crate::url_options::opener_for(&args.remote, &[files.as_slice(), with.as_slice()].concat(), jobs)
     {

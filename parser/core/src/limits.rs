@@ -146,9 +146,9 @@ pub const MIN_KV_SIZE: u64 = 8 + 4 + 1;
 /// the key with every pair; below it the plain comparison is as fast.
 pub const KEY_INDEX_MIN_PAIRS: usize = 64;
 
-/// Packed entries (a hash above a position) from which they are sorted by radix rather than by
-/// comparison (`parse::sort_packed`): below it the counting arrays cost
-/// more than they save.
+/// Packed entries (a hash above a position) from which they are sorted by
+/// radix rather than by comparison (`parse::sort_packed`): below it the
+/// counting arrays cost more than they save.
 pub const RADIX_SORT_MIN_ENTRIES: usize = 1 << 12;
 
 /// Smallest possible tensor info: u64 name length, empty name, u32 n_dims

@@ -115,6 +115,16 @@ impl<T: bytemuck::Pod> Clone for PagedVec<T> {
     }
 }
 
+/// The word (of 32 bits) and mask of a hash's bit in a bitmap of
+/// `2^(32 - shift)` bits: the hash's top `32 - shift` bits (`shift` is at
+/// most 26: the bitmap has at least 64 bits). The bitmaps of the
+/// vocabulary's duplicate search and of the key index.
+#[inline]
+pub(crate) fn bitmap_slot(shift: u32, h: u32) -> (usize, u32) {
+    let bit = h.wrapping_shr(shift);
+    (usize::try_from(bit >> 5).unwrap_or(0), 1 << (bit & 31))
+}
+
 /// Anonymous memory of at least `bytes`, rounded up to
 /// [`limits::HUGE_PAGE_BYTES`] (so the kernel can align it and back all of
 /// it with huge pages), with no swap reserved and advised for transparent

@@ -8,7 +8,7 @@ use crate::limits;
 use crate::parse::{Array, ByteOrder, GgufFile, KeyValue, Str};
 use crate::report::Sink;
 use crate::rules::RuleId;
-use crate::scratch::PagedVec;
+use crate::scratch::{PagedVec, bitmap_slot};
 use crate::types::ValueType;
 
 use super::kv::kv_path;
@@ -336,14 +336,6 @@ fn folded_multiply(x: u64, y: u64) -> u64 {
     low ^ high
 }
 
-/// The bitmap word (of 32 bits) and mask of a hash: its top `32 - shift`
-/// bits (`shift` is at most 26: the bitmap has at least 64 bits).
-#[inline]
-fn slot(shift: u32, h: u32) -> (usize, u32) {
-    let bit = h.wrapping_shr(shift);
-    (usize::try_from(bit >> 5).unwrap_or(0), 1 << (bit & 31))
-}
-
 impl TextHash {
     /// The 32-bit hash of a text. Up to 16 bytes: its bytes as two
     /// little-endian words padded with zeros, and its length, through two
@@ -513,7 +505,7 @@ impl Duplicates {
             self.checkpoints.push(u64::try_from(pos).unwrap_or(u64::MAX));
         }
         let h = if bytes.is_empty() { self.text.hash(&Self::text(i, bytes)) } else { self.text.hash(bytes) };
-        let (word, mask) = slot(self.shift, h);
+        let (word, mask) = bitmap_slot(self.shift, h);
         let (hashes, seen) = self.scratch.as_mut_slice().split_at_mut(self.hash_room);
         if let Some(slot) = hashes.get_mut(self.count) {
             *slot = h;
@@ -580,7 +572,7 @@ impl Duplicates {
         let shift = self.shift;
         let (hashes, seen) = self.scratch.as_mut_slice().split_at_mut_checked(self.hash_room).unwrap_or_default();
         for h in hashes.get(..self.count).unwrap_or_default() {
-            let (word, mask) = slot(shift, *h);
+            let (word, mask) = bitmap_slot(shift, *h);
             if let Some(w) = seen.get_mut(word) {
                 if *w & mask != 0 {
                     self.hot.push(*h);

@@ -19,7 +19,7 @@
 
 use std::hash::BuildHasher;
 
-use crate::scratch::PagedVec;
+use crate::scratch::{PagedVec, bitmap_slot};
 
 /// log2 of the most bits of the bitmap (2^23 bits: 1 MiB, from a million
 /// pairs up).
@@ -72,12 +72,6 @@ pub(crate) struct KeyHashes {
     repeats: usize,
 }
 
-/// The word of a bitmap and the mask within it of bit `bit`.
-#[inline]
-fn word_and_mask(bit: u32) -> (usize, u32) {
-    (usize::try_from(bit >> 5).unwrap_or(usize::MAX), 1u32 << (bit & 31))
-}
-
 impl KeyHashes {
     /// Hashes `keys`, which must be the `pairs` pairs' keys in position
     /// order; `None` if one is missing or they are more than a `u32` counts.
@@ -99,7 +93,7 @@ impl KeyHashes {
             next = next.checked_add(1)?;
             let h = hash32(&hasher, key);
             hashes.push(h);
-            let (word, mask) = word_and_mask(h >> shift);
+            let (word, mask) = bitmap_slot(shift, h);
             let [seen, hot] = both.get_mut(word)?;
             // Without a branch: the bit turns hot when it was seen already.
             let again = *seen & mask;
@@ -116,7 +110,7 @@ impl KeyHashes {
     /// Whether `which` (0: every key's bits, 1: the hot ones) has the bit of hash `h`.
     #[inline]
     fn has(&self, which: usize, h: u32) -> bool {
-        let (word, mask) = word_and_mask(h >> self.shift);
+        let (word, mask) = bitmap_slot(self.shift, h);
         self.bitmaps.as_slice().get(word).and_then(|w| w.get(which)).is_some_and(|w| w & mask != 0)
     }
 
