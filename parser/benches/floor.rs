@@ -104,6 +104,35 @@ fn walk(buf: &[u8], left: &mut u64, hash: Option<(&foldhash::fast::FixedState, &
     p
 }
 
+/// Reads `[0, end)` of `src` through one reused buffer of
+/// [`limits::LEAN_READ_CHUNK`] (grown only while a kept item needs more),
+/// checking each chunk as UTF-8 when `utf8`. After each chunk `walk` is
+/// given the bytes held and the file offset of the first, and gives how
+/// many of them it is done with: the rest are kept for the next chunk.
+/// `None` from `walk` ends the pass.
+fn stream(src: &dyn ByteSource, end: u64, utf8: bool, mut walk: impl FnMut(&[u8], u64) -> Option<usize>) -> Option<()> {
+    let chunk = usize::try_from(limits::LEAN_READ_CHUNK).unwrap();
+    let mut buf = vec![0u8; 2 * chunk];
+    let (mut have, mut at) = (0usize, 0u64);
+    while at < end {
+        let want = (end - at).min(chunk as u64) as usize;
+        if buf.len() < have + want {
+            buf.resize(have + want, 0);
+        }
+        src.read_exact_at(at, &mut buf[have..have + want]).unwrap();
+        if utf8 {
+            std::hint::black_box(simdutf8::basic::from_utf8(&buf[have..have + want]).is_ok());
+        }
+        let total = have + want;
+        let base = at - have as u64;
+        at += want as u64;
+        let done = walk(&buf[..total], base)?.min(total);
+        buf.copy_within(done..total, 0);
+        have = total - done;
+    }
+    Some(())
+}
+
 /// One pass over `[0, end)` of `src` through a reused buffer; `vocab`: the
 /// range and count of the vocabulary's strings, walked (and hashed with
 /// `seen`) when given. Gives the tokens walked.
@@ -114,41 +143,27 @@ fn pass(
     utf8: bool,
     mut seen: Option<&mut [u32]>,
 ) -> u64 {
-    let chunk = usize::try_from(limits::LEAN_READ_CHUNK).unwrap();
-    let mut buf = vec![0u8; 2 * chunk];
-    let (mut have, mut at, mut walked, mut hot) = (0usize, 0u64, 0u64, 0u64);
+    let (mut walked, mut hot) = (0u64, 0u64);
     let state = foldhash::fast::FixedState::with_seed(24);
     let (from, to, count) = vocab.unwrap_or((end, end, 0));
     let mut left = count;
-    while at < end {
-        let want = (end - at).min(chunk as u64) as usize;
-        if buf.len() < have + want {
-            buf.resize(have + want, 0);
+    stream(src, end, utf8, |held, base| {
+        // The part of the vocabulary held: its strings walked, the last
+        // partial one kept for the next chunk.
+        let total = held.len();
+        let start = from.saturating_sub(base).min(total as u64) as usize;
+        if vocab.is_none() || base + (total as u64) <= from || base + start as u64 > to {
+            return Some(total);
         }
-        src.read_exact_at(at, &mut buf[have..have + want]).unwrap();
-        if utf8 {
-            std::hint::black_box(simdutf8::basic::from_utf8(&buf[have..have + want]).is_ok());
-        }
-        // The part of the vocabulary in the buffer: its strings walked, the
-        // last partial one kept for the next chunk.
-        let total = have + want;
-        let start = from.saturating_sub(at - have as u64).min(total as u64) as usize;
-        at += want as u64;
-        if vocab.is_some() && at > from && at - (total - start) as u64 <= to {
-            let stop = (to - (at - total as u64)).min(total as u64) as usize;
-            let before = left;
-            let used = match seen.as_deref_mut() {
-                Some(seen) => walk(&buf[start..stop], &mut left, Some((&state, seen, &mut hot))),
-                None => walk(&buf[start..stop], &mut left, None),
-            };
-            walked += before - left;
-            let keep = if left > 0 { start + used } else { total };
-            buf.copy_within(keep..total, 0);
-            have = total - keep;
-        } else {
-            have = 0;
-        }
-    }
+        let stop = (to - base).min(total as u64) as usize;
+        let before = left;
+        let used = match seen.as_deref_mut() {
+            Some(seen) => walk(&held[start..stop], &mut left, Some((&state, seen, &mut hot))),
+            None => walk(&held[start..stop], &mut left, None),
+        };
+        walked += before - left;
+        Some(if left > 0 { start + used } else { total })
+    });
     std::hint::black_box(hot);
     walked
 }
@@ -246,32 +261,16 @@ fn walk_pairs(buf: &[u8], w: &mut PairWalk, state: &foldhash::fast::FixedState, 
 /// otherwise). Gives the pairs walked; `None` where the walk cannot go (a
 /// nested array, an unknown type).
 fn pairs_pass(src: &dyn ByteSource, end: u64, pairs: u64, seen: &mut [u32]) -> Option<u64> {
-    let chunk = usize::try_from(limits::LEAN_READ_CHUNK).unwrap();
-    let mut buf = vec![0u8; 2 * chunk];
-    let (mut have, mut at) = (0usize, 0u64);
     let state = foldhash::fast::FixedState::with_seed(24);
-    // The pairs start after the header of a GGUF v3 file (24 bytes).
-    let mut skip = 24usize;
     let mut w = PairWalk { pairs_left: pairs, array: None, hot: 0 };
-    while at < end {
-        let want = (end - at).min(chunk as u64) as usize;
-        if buf.len() < have + want {
-            buf.resize(have + want, 0);
+    stream(src, end, true, |held, base| {
+        // The pairs start after the header of a GGUF v3 file (24 bytes).
+        let start = 24u64.saturating_sub(base).min(held.len() as u64) as usize;
+        if w.pairs_left == 0 && w.array.is_none() {
+            return Some(held.len());
         }
-        src.read_exact_at(at, &mut buf[have..have + want]).unwrap();
-        std::hint::black_box(simdutf8::basic::from_utf8(&buf[have..have + want]).is_ok());
-        let total = have + want;
-        at += want as u64;
-        let start = skip.min(total);
-        skip -= start;
-        let used = if w.pairs_left > 0 || w.array.is_some() {
-            walk_pairs(&buf[start..total], &mut w, &state, seen)?
-        } else {
-            total - start
-        };
-        buf.copy_within(start + used..total, 0);
-        have = total - start - used;
-    }
+        Some(start + walk_pairs(&held[start..], &mut w, &state, seen)?)
+    })?;
     std::hint::black_box(w.hot);
     Some(pairs - w.pairs_left)
 }
