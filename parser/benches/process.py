@@ -19,7 +19,10 @@ vocabulary does (the metadata copied through one reused buffer; plus
 UTF-8 and the length fields walked; plus every token hashed and placed in
 a bitmap), and of its keys (copy and UTF-8 with every pair walked and every
 key hashed and placed in a bitmap), timed inside its own process, so the
-tool's figures can be read against what the machine allows.
+tool's figures can be read against what the machine allows; and each of
+those passes alone in a fresh process, timed from outside as the tool is
+(wall time minus the least run of the floor's process that only opens the
+file), so what a fresh process adds can be told from the tool's own work.
 
     python3 parser/benches/process.py --bin target/release/gguf-validate \\
         [--bin OLD_BINARY] [--gemma PATH] [--runs 25] [--libggml PATH] [--floor]
@@ -128,6 +131,19 @@ def floor_run(binary, path, out):
     return go
 
 
+def floor_fresh(binary, what, path, figures):
+    """A fresh process of the floor bench doing one pass (or, `none`,
+    opening the file only), as `figures` (an in-process run's JSON) places
+    the metadata's end and the vocabulary."""
+    start, stop = figures["vocab"]
+    cmd = [binary, "--fresh", what, *(str(n) for n in (figures["metadata_bytes"], start, stop, figures["tokens"])), path]
+
+    def go():
+        subprocess.run(cmd, stdout=subprocess.DEVNULL, check=True)
+
+    return go
+
+
 def help_of(binary):
     return subprocess.run([binary, "--help"], capture_output=True, text=True).stdout
 
@@ -172,8 +188,15 @@ def main():
         if load:
             contenders.append(("ggml gguf_init_from_file", lambda: load(path)))
         floors = []
+        fresh = ("copy", "container", "full", "pairs")
         if floor_bin:
             contenders.append(("floor", floor_run(floor_bin, path, floors)))
+            # The same passes, each alone in a fresh process, timed from
+            # outside as the tool is (`--fresh none` opens the file only).
+            figures = []
+            floor_run(floor_bin, path, figures)()
+            for what in ("none", *fresh):
+                contenders.append((f"floor fresh {what}", floor_fresh(floor_bin, what, path, figures[0])))
         times = {n: [] for n, _ in contenders}
         order = random.Random(24)
         for _ in range(args.runs):
@@ -225,6 +248,25 @@ def main():
                 for mode in ("--container-only",) if tokens else ("--container-only", "full strict"):
                     work = statistics.median([t - startup for t in times[f"current {mode}"]])
                     line += f"   current {mode}/this {work / max(floor, 1e-6):5.2f}"
+                print(line)
+            # The passes in fresh processes: what a process that does only
+            # the floor's work takes, timed as the tool is.
+            none = min(times["floor fresh none"])
+            print(f"  {'floor':10} each pass alone in a fresh process (wall time minus the least run that only opens the file):")
+            for what, key, modes in (
+                ("copy", "copy_ms", ()),
+                ("container", "container_ms", ("--container-only",)),
+                ("full", "full_ms", ("full strict",)),
+                ("pairs", "pairs_ms", ("--container-only",) if tokens else ("--container-only", "full strict")),
+            ):
+                if key == "pairs_ms" and not pairs:
+                    continue
+                work = [t - none for t in times[f"floor fresh {what}"]]
+                label_ = {"container": "+ UTF-8, lengths", "full": "+ hash, bitmap", "pairs": "pairs, keys hashed"}.get(what, what)
+                line = f"  {'fresh':10} {label_:18} {stats(work)}"
+                for mode in modes:
+                    tool = statistics.median([t - startup for t in times[f"current {mode}"]])
+                    line += f"   current {mode}/this {tool / max(statistics.median(work), 1e-6):5.2f}"
                 print(line)
             # The current build's library in the floor's own process (warm,
             # no process start-up), against the same floor.
