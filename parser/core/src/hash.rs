@@ -540,6 +540,10 @@ const SIZES: Sizes = Sizes {
 #[derive(Debug, Default)]
 struct Batch {
     chunks: Vec<Chunk>,
+    /// Where each chunk starts in `buf` (each placed by
+    /// [`crate::io::read_start`], at most [`crate::io::READ_SLACK`] bytes
+    /// after the one before).
+    starts: Vec<usize>,
     buf: Vec<u8>,
 }
 
@@ -556,11 +560,18 @@ impl Batch {
             bytes = bytes.saturating_add(c.len);
             self.chunks.push(c);
         }
-        self.buf.resize(bytes, 0);
+        self.buf.resize(bytes.saturating_add(self.chunks.len().saturating_mul(crate::io::READ_SLACK)), 0);
+        self.starts.clear();
         let mut slices: Vec<&mut [u8]> = Vec::with_capacity(self.chunks.len());
         let mut rest = self.buf.as_mut_slice();
+        let mut at = 0usize;
         for c in &self.chunks {
-            let (head, tail) = rest.split_at_mut(c.len.min(rest.len()));
+            let skip = crate::io::read_start(rest, c.offset).min(rest.len());
+            let len = c.len.min(rest.len().saturating_sub(skip));
+            let (head, tail) = rest.split_at_mut(skip).1.split_at_mut(len);
+            at = at.saturating_add(skip);
+            self.starts.push(at);
+            at = at.saturating_add(head.len());
             slices.push(head);
             rest = tail;
         }
@@ -579,18 +590,15 @@ impl Batch {
 
     /// The chunks' bytes, in order.
     fn slices(&self) -> Vec<&[u8]> {
-        let mut out = Vec::with_capacity(self.chunks.len());
-        let mut rest = self.buf.as_slice();
-        for c in &self.chunks {
-            let (head, tail) = rest.split_at(c.len.min(rest.len()));
-            out.push(head);
-            rest = tail;
-        }
-        out
+        self.chunks
+            .iter()
+            .zip(&self.starts)
+            .map(|(c, &start)| self.buf.get(start..start.saturating_add(c.len)).unwrap_or_default())
+            .collect()
     }
 
     fn bytes(&self) -> u64 {
-        u64::try_from(self.buf.len()).unwrap_or(u64::MAX)
+        self.chunks.iter().fold(0u64, |n, c| n.saturating_add(u64::try_from(c.len).unwrap_or(u64::MAX)))
     }
 }
 
@@ -987,6 +995,28 @@ mod tests {
         let opts = HashOptions { algos, per_tensor: true };
         let d = hash_with(&parts, &opts, &|_| {}, None, sizes.unwrap_or(SIZES)).unwrap();
         (tensors, d)
+    }
+
+    #[test]
+    fn a_batch_gives_each_chunk_its_bytes_where_its_reads_were_placed() {
+        // Chunks of one byte, each 4095 bytes on in the file: unmoved, the
+        // k-th would land 2k bytes further ahead of its place in a page,
+        // so within 2048 of them some land 1 to 63 bytes ahead and move.
+        let file: Vec<u8> = (0..5000u64 * 4095 + 1).map(|i| (i % 251) as u8).collect();
+        let src = SliceSource(&file);
+        let parts = [Part { source: &src, tensors: Vec::new() }];
+        let chunks = (0..5000u64).map(|k| Chunk { part: 0, tensor: 0, offset: k * 4095, len: 1, last: false });
+        let mut batch = Batch::default();
+        let sizes = Sizes { chunk: 1, batch_bytes: u64::MAX, batch_chunks: 5000 };
+        batch.fill(&parts, &mut chunks.into_iter(), sizes).unwrap();
+        let slices = batch.slices();
+        assert_eq!(slices.len(), 5000);
+        for (k, slice) in slices.iter().enumerate() {
+            assert_eq!(*slice, &file[k * 4095..k * 4095 + 1], "chunk {k}");
+        }
+        assert!(batch.starts.iter().enumerate().any(|(k, &start)| start != k), "no read was moved");
+        assert!(batch.starts.windows(2).all(|w| w[1] > w[0] && w[1] - w[0] <= 1 + crate::io::READ_SLACK));
+        assert_eq!(batch.bytes(), 5000);
     }
 
     #[test]

@@ -179,17 +179,21 @@ impl TensorData<'_> {
         let mut written = 0u64;
         while done < t.nbytes {
             let n = step.min(t.nbytes - done);
-            buf.resize(usize::try_from(n).unwrap_or(0), 0);
-            src.read_exact_at(t.offset.saturating_add(done), &mut buf).map_err(read_failed)?;
+            let len = usize::try_from(n).unwrap_or(0);
+            buf.resize(len.saturating_add(crate::io::READ_SLACK), 0);
+            let at = t.offset.saturating_add(done);
+            let start = crate::io::read_start(&buf, at);
+            let buf = buf.get_mut(start..start.saturating_add(len)).unwrap_or_default();
+            src.read_exact_at(at, buf).map_err(read_failed)?;
             if dequant {
                 if t.order == crate::parse::ByteOrder::BigEndian {
                     for e in buf.chunks_exact_mut(type_size) {
                         e.reverse();
                     }
                 }
-                written = written.saturating_add(write_dequantized(t.ty, &buf, out).map_err(CopyError::Write)?);
+                written = written.saturating_add(write_dequantized(t.ty, buf, out).map_err(CopyError::Write)?);
             } else {
-                out.write_all(&buf).map_err(CopyError::Write)?;
+                out.write_all(buf).map_err(CopyError::Write)?;
                 written = written.saturating_add(n);
             }
             done = done.saturating_add(n);
