@@ -527,7 +527,14 @@ fn read_special(path: &Path, limit: u64) -> Result<Source, OpenError> {
 /// refuses the mapping or the advice, the bytes stay on the heap.
 #[derive(Debug, Default)]
 pub struct MetadataBytes {
+    /// On the heap: `front` bytes that are not the metadata's, then the
+    /// bytes read.
     heap: Vec<u8>,
+    /// Placed by [`read_start`] when the first read allocates the heap
+    /// buffer, so that its bytes land at their place in a page (an
+    /// allocation the allocator maps, 128 KiB or more, starts 16 bytes
+    /// into a page: every byte of the read would be on the slow path).
+    front: usize,
     /// The reserved pages and how many of their bytes were read.
     pages: Option<(memmap2::MmapMut, usize)>,
     /// The pages are of the base size ([`MetadataBytes::reserve_sparse`]):
@@ -538,14 +545,14 @@ pub struct MetadataBytes {
 impl MetadataBytes {
     /// Bytes already in memory.
     pub fn from_vec(bytes: Vec<u8>) -> MetadataBytes {
-        MetadataBytes { heap: bytes, pages: None, sparse: false }
+        MetadataBytes { heap: bytes, front: 0, pages: None, sparse: false }
     }
 
     /// The bytes read.
     pub fn as_slice(&self) -> &[u8] {
         match &self.pages {
             Some((map, n)) => map.get(..*n).unwrap_or_default(),
-            None => &self.heap,
+            None => self.heap.get(self.front..).unwrap_or_default(),
         }
     }
 
@@ -553,7 +560,11 @@ impl MetadataBytes {
     pub fn into_vec(self) -> Vec<u8> {
         match self.pages {
             Some((map, n)) => map.get(..n).unwrap_or_default().to_vec(),
-            None => self.heap,
+            None => {
+                let mut heap = self.heap;
+                heap.drain(..self.front.min(heap.len()));
+                heap
+            }
         }
     }
 
@@ -581,11 +592,12 @@ impl MetadataBytes {
     /// Moves the bytes from the heap into `map` when there is one and they
     /// are not in pages yet; whether they were moved.
     fn move_into(&mut self, map: Option<memmap2::MmapMut>, sparse: bool) -> bool {
-        let n = self.heap.len();
+        let bytes = self.heap.get(self.front..).unwrap_or_default();
+        let n = bytes.len();
         let Some(mut map) = map.filter(|_| self.pages.is_none()) else { return false };
         let Some(dst) = map.get_mut(..n) else { return false };
-        dst.copy_from_slice(&self.heap);
-        (self.heap, self.pages, self.sparse) = (Vec::new(), Some((map, n)), sparse);
+        dst.copy_from_slice(bytes);
+        (self.heap, self.front, self.pages, self.sparse) = (Vec::new(), 0, Some((map, n)), sparse);
         true
     }
 
@@ -623,6 +635,18 @@ impl MetadataBytes {
             }
             self.heap = map.get(..*n).unwrap_or_default().to_vec();
             self.pages = None;
+        }
+        if self.heap.capacity() == 0 {
+            // The first read: the buffer allocated, then where it starts.
+            let room = usize::try_from(len).ok().and_then(|n| n.checked_add(READ_SLACK));
+            let room = room.ok_or(ReadError::TooLarge { need: len, limit: u64::MAX, what: "a read" })?;
+            self.heap.try_reserve_exact(room).map_err(|_| ReadError::TooLarge {
+                need: len,
+                limit: u64::MAX,
+                what: "a read",
+            })?;
+            self.front = read_start(&self.heap, offset);
+            self.heap.resize(self.front, 0);
         }
         src.read_append(offset, len, &mut self.heap)
     }

@@ -477,6 +477,29 @@ mod tests {
     }
 
     #[test]
+    fn metadata_on_the_heap_lands_where_a_copy_of_it_is_not_slow() {
+        // About 70 KB, 150 KB and 840 KB: the last two in buffers the
+        // allocator maps, 16 bytes into a page, where they would be slow.
+        for keys in [3_000, 6_500, 35_000] {
+            let mut m = crate::write::GgufModel::new();
+            m.kv("general.architecture", crate::write::OwnedValue::str("plain"));
+            for i in 0..keys {
+                m.kv(&format!("x.k{i}"), crate::write::OwnedValue::U32(1));
+            }
+            let bytes = m.to_bytes();
+            assert!((bytes.len() as u64) < limits::PAGED_METADATA_MIN);
+            let src = Counting(&bytes, Default::default(), Default::default());
+            let v = validate_source(&src, &Options::default()).unwrap();
+            assert!(!v.metadata.is_paged());
+            let ahead = v.metadata.as_ptr().addr() % 4096;
+            assert!(ahead == 0 || ahead >= crate::io::READ_SLACK, "{keys} keys: {ahead} bytes past its place");
+            assert_eq!(&v.metadata[..], &bytes[..]);
+            assert_eq!(v.report, validate_bytes(&bytes, &Options::default()));
+            assert_eq!(v.metadata.into_vec(), bytes);
+        }
+    }
+
+    #[test]
     fn a_local_source_reads_the_metadata_to_its_end_and_no_further() {
         let mut m = crate::write::GgufModel::new();
         m.kv("general.architecture", crate::write::OwnedValue::str("plain"));
