@@ -633,7 +633,7 @@ impl MetadataBytes {
                     return Ok(());
                 }
             }
-            self.heap = map.get(..*n).unwrap_or_default().to_vec();
+            (self.heap, self.front) = (map.get(..*n).unwrap_or_default().to_vec(), 0);
             self.pages = None;
         }
         if self.heap.capacity() == 0 {
