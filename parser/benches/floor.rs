@@ -49,15 +49,15 @@
 //! `process.py` to time from outside the way it times the tool: what a
 //! fresh process adds to the floor's own work.
 //!
-//! Every read lands at the same offset within a page of memory as it has
-//! in the file ([`aligned_start`]): on this machine a kernel copy 1 to 31
-//! bytes ahead of that takes 2.5 to 3 times as long.
+//! Every read is placed as the library places its reads
+//! ([`io::read_start`]): on this machine a kernel copy 1 to 31 bytes ahead
+//! of its place in a page takes 2.5 to 3 times as long.
 #![allow(clippy::disallowed_macros, clippy::indexing_slicing, clippy::arithmetic_side_effects)]
 
 use std::hash::BuildHasher;
 use std::time::Instant;
 
-use gguf_validate_core::io::{ByteSource, OpenPolicy, open};
+use gguf_validate_core::io::{self, ByteSource, OpenPolicy, open};
 use gguf_validate_core::{Options, limits, validate_source, validate_source_report};
 
 /// Masks keeping the first `n` bytes of two little-endian words.
@@ -120,17 +120,16 @@ fn walk(buf: &[u8], left: &mut u64, hash: Option<(&foldhash::fast::FixedState, &
 /// `None` from `walk` ends the pass.
 fn stream(src: &dyn ByteSource, end: u64, utf8: bool, mut walk: impl FnMut(&[u8], u64) -> Option<usize>) -> Option<()> {
     let chunk = usize::try_from(limits::LEAN_READ_CHUNK).unwrap();
-    let mut buf = vec![0u8; 2 * chunk + PAGE];
-    // Where the held bytes start in `buf`: placed so that every read lands
-    // at the same offset in a page of memory as it has in a page of the
-    // file (see `aligned_start`).
+    let mut buf = vec![0u8; 2 * chunk + io::READ_SLACK];
+    // Where the held bytes start in `buf`: moved each round so that the
+    // read after them is placed as the library places its reads.
     let (mut start, mut have, mut at) = (0usize, 0usize, 0u64);
     while at < end {
         let want = (end - at).min(chunk as u64) as usize;
-        if buf.len() < PAGE + have + want {
-            buf.resize(PAGE + have + want, 0);
+        if buf.len() < io::READ_SLACK + have + want {
+            buf.resize(io::READ_SLACK + have + want, 0);
         }
-        let to = aligned_start(&buf, at, have);
+        let to = io::read_start(&buf[have..], at);
         buf.copy_within(start..start + have, to);
         start = to;
         let read = start + have..start + have + want;
@@ -146,22 +145,6 @@ fn stream(src: &dyn ByteSource, end: u64, utf8: bool, mut walk: impl FnMut(&[u8]
         have = total - done;
     }
     Some(())
-}
-
-/// The base page size.
-const PAGE: usize = 4096;
-
-/// Where in `buf` to hold `have` bytes so that the read that follows them,
-/// of the file's bytes from `at`, lands at `at`'s offset within a page.
-/// On this machine's AMD EPYC, the kernel's copy into a buffer whose page
-/// offset is 1 to 31 bytes past the file's takes 2.5 to 3 times as long
-/// (measured: 18 to 26 ms against 7 to 9 ms for 30 MB); a buffer fresh
-/// from `mmap`, 16 bytes into its page, is there for reads at offsets
-/// that are whole pages. A floor that paid that would not be one.
-fn aligned_start(buf: &[u8], at: u64, have: usize) -> usize {
-    let address = buf.as_ptr() as usize;
-    let want = (at as usize).wrapping_sub(have) % PAGE;
-    want.wrapping_sub(address % PAGE) % PAGE
 }
 
 /// One pass over `[0, end)` of `src` through a reused buffer; `vocab`: the

@@ -475,9 +475,7 @@ fn scan_task(src: &dyn ByteSource, t: &DataTensor, task: &Task, max_listed: usiz
     }
     READ_BUF.with(|cell| {
         let mut buf = cell.borrow_mut();
-        buf.resize(n.saturating_add(crate::io::READ_SLACK), 0);
-        let start = crate::io::read_start(&buf, at);
-        let data = buf.get_mut(start..start.saturating_add(n)).unwrap_or_default();
+        let data = crate::io::placed_window(&mut buf, at, n);
         src.read_exact_at(at, data)?;
         if t.order == ByteOrder::BigEndian && is_element_type(t.ty) {
             for e in data.chunks_exact_mut((t.ty.type_size() as usize).max(1)) {

@@ -714,6 +714,18 @@ pub fn read_start(buf: &[u8], offset: u64) -> usize {
     }
 }
 
+/// The `len` bytes of `buf` a read of a file's bytes from `offset` goes
+/// into, placed by [`read_start`]; `buf` is first grown to hold them and
+/// the [`READ_SLACK`] in front (kept as it is if it is larger).
+pub fn placed_window(buf: &mut Vec<u8>, offset: u64, len: usize) -> &mut [u8] {
+    let room = len.saturating_add(READ_SLACK);
+    if buf.len() < room {
+        buf.resize(room, 0);
+    }
+    let start = read_start(buf, offset);
+    buf.get_mut(start..start.saturating_add(len)).unwrap_or_default()
+}
+
 /// Reads `[offset, offset + len)` of `src` into a new buffer.
 pub fn read_range(src: &dyn ByteSource, offset: u64, len: u64) -> Result<Vec<u8>, ReadError> {
     let mut buf = Vec::new();

@@ -250,12 +250,10 @@ fn stream_strings(
 ) -> Option<(u64, u64)> {
     let limit = src.len().min(caps.bytes);
     let longest = caps.string_bytes.min(limits::MAX_STRING_LEN);
-    chunk.resize(usize::try_from(limits::LEAN_READ_CHUNK).ok()?.saturating_add(crate::io::READ_SLACK), 0);
     let (mut at, mut left, mut or) = (start, len, 0u64);
     while left > 0 {
         let n = usize::try_from(limit.saturating_sub(at).min(limits::LEAN_READ_CHUNK)).ok()?;
-        let from = crate::io::read_start(chunk, at);
-        let window = chunk.get_mut(from..from.checked_add(n)?)?;
+        let window = crate::io::placed_window(chunk, at, n);
         src.read_exact_at(at, window).ok()?;
         let (walked, strings, lengths) = match order {
             parse::ByteOrder::LittleEndian => parse::lean_strings::<false>(window, left, longest),

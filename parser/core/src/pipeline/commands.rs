@@ -179,11 +179,8 @@ impl TensorData<'_> {
         let mut written = 0u64;
         while done < t.nbytes {
             let n = step.min(t.nbytes - done);
-            let len = usize::try_from(n).unwrap_or(0);
-            buf.resize(len.saturating_add(crate::io::READ_SLACK), 0);
             let at = t.offset.saturating_add(done);
-            let start = crate::io::read_start(&buf, at);
-            let buf = buf.get_mut(start..start.saturating_add(len)).unwrap_or_default();
+            let buf = crate::io::placed_window(&mut buf, at, usize::try_from(n).unwrap_or(0));
             src.read_exact_at(at, buf).map_err(read_failed)?;
             if dequant {
                 if t.order == crate::parse::ByteOrder::BigEndian {
