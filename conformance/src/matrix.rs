@@ -154,7 +154,9 @@ pub const CASE_DIRS: [&str; 7] = ["gguf", "gguf-py", "regressions", "legacy", "s
 fn offset_of(path: &Path, rules: &[String]) -> Option<u64> {
     use gguf_validate_core::rules::{Level, Profile};
     let bytes = std::fs::read(path).ok()?;
-    let report = gguf_validate_core::validate_bytes(&bytes, &gguf_validate_core::Options::new(Profile::Strict));
+    let report = gguf_validate_core::Validator::new(gguf_validate_core::Options::new(Profile::Strict))
+        .validate_bytes(&bytes)
+        .report;
     let named = report.diagnostics.iter().find(|d| rules.iter().any(|r| r == d.rule.id()));
     named.or_else(|| report.diagnostics.iter().find(|d| d.severity == Level::Error)).map(|d| d.offset)
 }

@@ -628,10 +628,11 @@ mod tests {
         for (case, file) in &cases {
             assert!(case.class.starts_with("probe: ") && case.id.starts_with("probe/"), "{case:?}");
             let bytes = std::fs::read(file).expect("written");
-            let r = gguf_validate_core::validate_bytes(
-                &bytes,
-                &gguf_validate_core::Options::new(gguf_validate_core::rules::Profile::Spec),
-            );
+            let r = gguf_validate_core::Validator::new(gguf_validate_core::Options::new(
+                gguf_validate_core::rules::Profile::Spec,
+            ))
+            .validate_bytes(&bytes)
+            .report;
             assert!(r.valid, "{}: {:?}", case.id, r.diagnostics);
         }
         let _ = std::fs::remove_dir_all(&out);
@@ -641,10 +642,11 @@ mod tests {
     fn a_wrapped_template_is_a_valid_file_with_that_template() {
         let t = "{% for m in messages %}{{ m['content'] }}{% endfor %}";
         let bytes = wrap_template(t);
-        let r = gguf_validate_core::validate_bytes(
-            &bytes,
-            &gguf_validate_core::Options::new(gguf_validate_core::rules::Profile::Strict),
-        );
+        let r = gguf_validate_core::Validator::new(gguf_validate_core::Options::new(
+            gguf_validate_core::rules::Profile::Strict,
+        ))
+        .validate_bytes(&bytes)
+        .report;
         assert!(r.valid, "{:?}", r.diagnostics);
         assert!(bytes.windows(t.len()).any(|w| w == t.as_bytes()));
     }

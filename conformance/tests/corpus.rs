@@ -5,7 +5,7 @@ use std::collections::BTreeSet;
 
 use gguf_conformance::{Verdict, all_cases};
 use gguf_validate_core::rules::{Group, Level, Profile, RULES, RuleId};
-use gguf_validate_core::{Options, Report, validate_bytes};
+use gguf_validate_core::{Options, Validator};
 
 fn reported(report: &gguf_validate_core::Report) -> BTreeSet<String> {
     // Suppressed findings are counted per rule; listed ones carry the id.
@@ -25,7 +25,7 @@ fn check_file(
 ) -> Vec<(Profile, String)> {
     let mut failures = Vec::new();
     for (i, profile) in Profile::ALL.into_iter().enumerate() {
-        let report = validate_bytes(bytes, &Options::new(profile));
+        let report = Validator::new(Options::new(profile)).validate_bytes(bytes).report;
         let want_valid = verdicts[i] == Verdict::Accept;
         if report.valid != want_valid {
             failures.push((
@@ -119,7 +119,7 @@ fn every_case_meets_its_expectations() {
         let bytes = std::fs::read(root.join("corpus").join(&f.file)).expect("corpus file");
         let mut failures = Vec::new();
         for profile in Profile::ALL {
-            let report = validate_bytes(&bytes, &Options::new(profile));
+            let report = Validator::new(Options::new(profile)).validate_bytes(&bytes).report;
             let want_valid = f.expected.get(profile.name()) == Some(&Verdict::Accept);
             if report.valid != want_valid {
                 failures
@@ -259,7 +259,10 @@ fn every_gguf_rule_has_a_breaking_case() {
 /// The JSON reports of a file under every profile.
 fn reports_of(path: &std::path::Path) -> Vec<serde_json::Value> {
     let bytes = std::fs::read(path).unwrap();
-    Profile::ALL.into_iter().map(|p| serde_json::to_value(validate_bytes(&bytes, &Options::new(p))).unwrap()).collect()
+    Profile::ALL
+        .into_iter()
+        .map(|p| serde_json::to_value(Validator::new(Options::new(p)).validate_bytes(&bytes).report).unwrap())
+        .collect()
 }
 
 /// Runs `f` with the snapshots of `snapshots/reports/`, named without the
@@ -293,8 +296,8 @@ fn corpus_directory_is_up_to_date() {
     }
 }
 
-/// One pass judged under every profile (`Options::all_profiles`, what the
-/// hub scan and the matrix use) gives exactly the report of each profile's
+/// One pass judged under every profile (`Validator::with_every_profile`,
+/// what the hub scan and the matrix use) gives exactly the report of each profile's
 /// own run, for every file of the corpus, with the default options and with
 /// overrides and `deny_warnings`.
 #[test]
@@ -330,15 +333,14 @@ fn one_pass_judges_every_profile_as_its_own_run_would() {
     for path in &files {
         let bytes = std::fs::read(path).expect("read");
         for base in &variants {
-            let one = validate_bytes(&bytes, &Options { all_profiles: true, ..base.clone() });
+            let one = Validator::new(base.clone()).with_every_profile(true).validate_bytes(&bytes);
             assert_eq!(one.profiles.len(), 3, "{}", path.display());
             for (p, judged) in Profile::ALL.iter().zip(&one.profiles) {
-                let own = validate_bytes(&bytes, &Options { profile: *p, ..base.clone() });
+                let own = Validator::new(Options { profile: *p, ..base.clone() }).validate_bytes(&bytes).report;
                 assert_eq!(*judged, own, "{} under {p}", path.display());
                 compared += 1;
             }
-            let strict = Options { all_profiles: false, ..base.clone() };
-            assert_eq!(Report { profiles: Vec::new(), ..one }, validate_bytes(&bytes, &strict), "{}", path.display());
+            assert_eq!(one.report, Validator::new(base.clone()).validate_bytes(&bytes).report, "{}", path.display());
         }
     }
     assert!(compared > 5000, "{compared} reports compared");
@@ -365,71 +367,53 @@ fn corpus_model_files() -> Vec<std::path::PathBuf> {
     files
 }
 
-/// The data's layout kept from the validation's own parse
-/// (`Options::want_layout`) is the layout a second parse of the metadata
-/// gives, on every corpus file, and asking for it changes nothing else.
-#[test]
-fn the_layout_of_the_validations_parse_is_a_second_parses() {
-    let files = corpus_model_files();
-    let (mut kept, mut with_tensors) = (0usize, 0usize);
-    for path in &files {
-        let bytes = std::fs::read(path).expect("read");
-        let src = gguf_validate_core::io::SliceSource(&bytes);
-        let plain = gguf_validate_core::validate_source(&src, &Options::default()).expect("in memory");
-        let asked = Options { want_layout: true, ..Options::default() };
-        let mut with = gguf_validate_core::validate_source(&src, &asked).expect("in memory");
-        let second = gguf_validate_core::validate::layout(&with.metadata, src.0.len() as u64);
-        if let Some(l) = &with.report.layout {
-            assert_eq!(*l, second, "{}", path.display());
-            kept += 1;
-            with_tensors += usize::from(!l.tensors.is_empty());
-        }
-        assert_eq!(with.take_layout(src.0.len() as u64), second, "{}", path.display());
-        assert_eq!(Report { layout: None, ..with.report }, plain.report, "{}", path.display());
-    }
-    assert!(kept > 700 && with_tensors > 400, "{kept} layouts kept, {with_tensors} with tensors");
-}
-
-/// What a step takes from the validation's own parse
-/// (`validate_source_visiting`: `dump`'s description, `hash`'s tensor
-/// ranges, the hub scan's facts) is what a second parse of the metadata
-/// gives, on every corpus file; and visiting changes nothing of the report.
+/// What every step takes from the validation's own parse
+/// (`Validated::parsed`: the data's layout, `dump`'s description, `hash`'s
+/// tensor ranges, the hub scan's facts) is what a second parse of the
+/// metadata gives, on every corpus file; keeping it changes nothing of the
+/// report, and a report-only validation gives the same report.
 #[test]
 fn what_steps_take_from_the_validations_parse_is_a_second_parses() {
     use gguf_validate_core::{dump, hash, parse, pipeline};
     let files = corpus_model_files();
-    let container = Options { container_only: true, ..Options::default() };
-    let mut visited_files = 0usize;
+    let container = Validator::new(Options { container_only: true, ..Options::default() });
+    let (mut parsed_files, mut with_tensors) = (0usize, 0usize);
     for path in &files {
         let bytes = std::fs::read(path).expect("read");
         let len = bytes.len() as u64;
         let src = gguf_validate_core::io::SliceSource(&bytes);
-        let plain = gguf_validate_core::validate_source(&src, &container).expect("in memory");
-        let mut seen = None;
-        let visited = gguf_validate_core::validate_source_visiting(&src, &container, &mut |p| {
-            seen = Some((dump::dump(p, true), hash::ranges_of(p, len).ok(), p.file.kvs.len()));
-        })
-        .expect("in memory");
-        assert_eq!(visited.report, plain.report, "{}", path.display());
-        let Some((described, ranges, _)) = seen else { continue };
-        visited_files += 1;
-        let second = parse::parse_prefix(&visited.metadata, len).expect("a finished parse parses again");
-        assert!(second.fatal.is_none(), "{}", path.display());
-        assert_eq!(described, dump::dump(&second, true), "{}", path.display());
-        assert_eq!(ranges, hash::ranges_of(&second, len).ok(), "{}", path.display());
+        let validated = container.validate(&src).expect("in memory");
+        let report_only = container.clone().report_only(true).validate(&src).expect("in memory");
+        assert_eq!(report_only.report, validated.report, "{}", path.display());
+        assert!(report_only.parsed().is_none() && report_only.metadata.is_empty(), "{}", path.display());
+        let full = Validator::new(Options::default()).validate(&src).expect("in memory");
+        assert_eq!(full.report, Validator::new(Options::default()).validate_bytes(&bytes).report);
+        let Some(kept) = validated.parsed() else {
+            assert!(parse::parse_prefix(&validated.metadata, len).is_none(), "{}", path.display());
+            continue;
+        };
+        parsed_files += 1;
+        let second = parse::parse_prefix(&validated.metadata, len).expect("a parse parses again");
+        if second.fatal.is_none() && kept.fatal.is_none() {
+            assert_eq!(kept, second, "{}", path.display());
+        }
+        let layout = validated.layout();
+        with_tensors += usize::from(!layout.tensors.is_empty());
+        if kept.fatal.is_none() {
+            assert_eq!(layout.tensors, gguf_validate_core::data::gguf_tensors(&second, len), "{}", path.display());
+            assert_eq!(dump::dump(&kept, true), dump::dump(&second, true), "{}", path.display());
+            assert_eq!(hash::ranges_of(&kept, len).ok(), hash::ranges_of(&second, len).ok(), "{}", path.display());
+        }
         // The steps themselves: dump's description and the scan's facts.
         let input = pipeline::Input::bytes("f.gguf", bytes.clone());
-        let (value, complete) = pipeline::commands::dump(&input, true, None, None).expect("dump");
-        assert!(complete, "{}", path.display());
-        let mut expected = dump::describe(&visited.metadata, len, true).expect("described").0;
+        let (value, _) = pipeline::commands::dump(&input, true, None, None).expect("dump");
+        let mut expected = dump::describe(&validated, true).expect("described").0;
         if let Some(o) = expected.as_object_mut() {
             o.insert("path".into(), serde_json::json!("f.gguf"));
             o.insert("file_size".into(), serde_json::json!(len));
         }
         assert_eq!(value, expected, "{}", path.display());
-        let judged = pipeline::scan::judge(&src, &Options::default(), &gguf_validate_core::rules::Profile::ALL)
-            .expect("in memory");
-        assert_eq!(judged.facts, pipeline::scan::facts(&visited.metadata, len), "{}", path.display());
+        assert_eq!(pipeline::scan::facts(&full), pipeline::scan::facts(&validated), "{}", path.display());
     }
-    assert!(visited_files > 700, "{visited_files} files visited");
+    assert!(parsed_files > 700 && with_tensors > 400, "{parsed_files} parsed, {with_tensors} with tensors");
 }

@@ -10,7 +10,7 @@
 use std::path::Path;
 
 use gguf_validate_core::rules::Profile;
-use gguf_validate_core::{Options, validate_bytes};
+use gguf_validate_core::{Options, Validator};
 
 /// Files where strict deliberately disagrees with a full load.
 const EXCEPTIONS: &[(&str, &str)] = &[
@@ -69,7 +69,9 @@ fn judge(
     for m in models {
         let file = m["file"].as_str().expect("file");
         let verdict = m["loads"].as_str().expect("loads");
-        let report = validate_bytes(&std::fs::read(dir.join(file)).expect("read"), &Options::new(Profile::Strict));
+        let report = Validator::new(Options::new(Profile::Strict))
+            .validate_bytes(&std::fs::read(dir.join(file)).expect("read"))
+            .report;
         let llama_ok = verdict == "yes";
         judged.loads += usize::from(llama_ok);
         let agrees = report.valid == llama_ok;
@@ -111,7 +113,8 @@ fn every_complete_model_has_no_finding_at_all() {
             continue;
         }
         n += 1;
-        let report = validate_bytes(&std::fs::read(&path).expect("read"), &Options::new(Profile::Strict));
+        let report =
+            Validator::new(Options::new(Profile::Strict)).validate_bytes(&std::fs::read(&path).expect("read")).report;
         let found: Vec<String> = report.diagnostics.iter().map(|d| format!("{} {}", d.rule.id(), d.message)).collect();
         assert!(found.is_empty(), "{name}: {found:?}");
     }
@@ -140,7 +143,9 @@ fn model_key_missing_is_where_load_hparams_stops() {
     for m in manifest["models"].as_array().expect("models") {
         let file = m["file"].as_str().expect("file");
         let detail = m["detail"].as_str().unwrap_or_default();
-        let report = validate_bytes(&std::fs::read(dir.join(file)).expect("read"), &Options::new(Profile::Strict));
+        let report = Validator::new(Options::new(Profile::Strict))
+            .validate_bytes(&std::fs::read(dir.join(file)).expect("read"))
+            .report;
         let key_missing: Vec<&str> = report
             .diagnostics
             .iter()

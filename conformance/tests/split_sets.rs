@@ -8,14 +8,41 @@ use gguf_conformance::Verdict;
 use gguf_conformance::split::{check_split, split_cases, split_dir};
 use gguf_validate_core::io::{ByteSource, SliceSource};
 use gguf_validate_core::rules::{Level, Profile, RuleId};
-use gguf_validate_core::split_set::validate_set;
-use gguf_validate_core::{Options, validate_bytes};
+use gguf_validate_core::split_set::{SetReport, ShardInput, check_set};
+use gguf_validate_core::{Options, Validated, Validator};
+
+/// Shards validated as files, and their set judged.
+struct Set {
+    shards: Vec<Validated>,
+    set: SetReport,
+}
+
+/// Validates every shard (named sources), then the set from what their
+/// validations kept.
+fn validate_set(shards: &[(&str, &dyn ByteSource)], opts: &Options) -> Set {
+    let validator = Validator::new(opts.clone());
+    let validated: Vec<Validated> =
+        shards.iter().map(|(_, src)| validator.validate(*src).expect("in memory")).collect();
+    let inputs: Vec<ShardInput<'_>> = shards
+        .iter()
+        .zip(&validated)
+        .map(|((name, src), v)| ShardInput {
+            name,
+            file_len: src.len(),
+            report: Some(&v.report),
+            profiles: &v.profiles,
+            validated: Some(v),
+        })
+        .collect();
+    let set = check_set(&inputs, opts, false);
+    Set { shards: validated, set }
+}
 
 /// Rule ids of a set and its shards (listed or only counted).
-fn rules_of(v: &gguf_validate_core::split_set::SetValidated) -> BTreeSet<String> {
+fn rules_of(v: &Set) -> BTreeSet<String> {
     let mut ids: BTreeSet<String> = v.set.diagnostics.iter().map(|d| d.rule.to_string()).collect();
     ids.extend(v.set.suppressed.keys().map(|k| k.to_string()));
-    for s in v.shards.iter().flatten() {
+    for s in &v.shards {
         ids.extend(s.report.diagnostics.iter().map(|d| d.rule.to_string()));
         ids.extend(s.report.suppressed.keys().map(|k| k.to_string()));
     }
@@ -72,7 +99,7 @@ fn a_lone_later_shard_has_no_model_layer_errors() {
     for (k, m) in shards.into_iter().enumerate() {
         let bytes = gguf_conformance::build::bytes(m);
         for profile in Profile::ALL {
-            let r = validate_bytes(&bytes, &Options::new(profile));
+            let r = Validator::new(Options::new(profile)).validate_bytes(&bytes).report;
             assert!(r.valid, "shard {k}: {profile}: {:?}", r.diagnostics);
             assert!(r.diagnostics.is_empty(), "shard {k}: {profile}: {:?}", r.diagnostics);
             let model = r.summary.examined.iter().find(|e| e.layer == "model").unwrap();

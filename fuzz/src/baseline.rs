@@ -20,7 +20,7 @@ use std::sync::OnceLock;
 use arbitrary::Unstructured;
 use gguf_validate_core::config::Baseline;
 use gguf_validate_core::write::{GgufModel, OwnedValue};
-use gguf_validate_core::{Options, Profile, Report, validate_bytes};
+use gguf_validate_core::{Options, Profile, Report, Validator};
 
 /// Names the reports are applied under (as `render::json_path` gives them:
 /// UTF-8 paths as they are).
@@ -64,7 +64,7 @@ pub fn reports() -> &'static [(Options, Report)] {
         for f in &files {
             for p in [Profile::Strict, Profile::Ggml] {
                 let opts = Options::new(p);
-                out.push((opts.clone(), validate_bytes(f, &opts)));
+                out.push((opts.clone(), Validator::new(opts.clone()).validate_bytes(f).report));
             }
         }
         out

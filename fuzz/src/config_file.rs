@@ -36,7 +36,7 @@ use std::sync::OnceLock;
 use arbitrary::Unstructured;
 use gguf_validate_core::config::{Config, Origin, SECURITY_RULES, metadata_sha256};
 use gguf_validate_core::limits::MAX_DIAGNOSTICS_PER_RULE;
-use gguf_validate_core::{Level, Options, Profile, RULES, Report, RuleId, validate_bytes};
+use gguf_validate_core::{Level, Options, Profile, RULES, Report, RuleId, Validator};
 
 /// A civil date: year, month, day.
 type Date = (i32, u32, u32);
@@ -142,7 +142,7 @@ fn validated(file: &[u8], opts: &Options) -> Report {
     if let Some(r) = cache.lock().ok().and_then(|c| c.get(&key).cloned()) {
         return r;
     }
-    let r = validate_bytes(file, opts);
+    let r = Validator::new(opts.clone()).validate_bytes(file).report;
     if let Ok(mut c) = cache.lock() {
         if c.len() >= 4096 {
             c.clear();

@@ -14,7 +14,7 @@ use gguf_validate_core::parse;
 use gguf_validate_core::smith::{self, Config};
 use gguf_validate_core::types::GgmlType;
 use gguf_validate_core::write::{GgufModel, OwnedValue};
-use gguf_validate_core::{Options, validate_bytes};
+use gguf_validate_core::{Options, Validator};
 
 /// The property.
 pub fn run(u: &mut Unstructured<'_>) -> Result<()> {
@@ -30,7 +30,7 @@ pub fn check(cfg: &Config, model: &GgufModel, bytes: &[u8]) {
     let len = u64::try_from(bytes.len()).unwrap_or(u64::MAX);
     for profile in cfg.valid_under() {
         let opts = Options::new(profile);
-        let r = validate_bytes(bytes, &opts);
+        let r = Validator::new(opts.clone()).validate_bytes(bytes).report;
         crate::parse_validate::check_report(&r, len, &opts);
         assert!(r.counts.errors == 0, "generated file invalid under {profile}: {:#?}\n{cfg:#?}", r.diagnostics);
         check_summary(cfg, model, &r.summary);

@@ -9,31 +9,36 @@
 #![forbid(unsafe_code)]
 
 use gguf_validate_core::io::SliceSource;
-use gguf_validate_core::{NeedMoreData, Options, Profile, validate_bytes, validate_prefix, validate_source};
+use gguf_validate_core::{NeedMoreData, Options, Profile, Validator};
 
 /// The property.
 pub fn run(data: &[u8]) {
     let mut rng = crate::SplitMix(fnv1a(data));
     let profile = Profile::ALL.get(usize::try_from(rng.below(3)).unwrap_or(0)).copied().unwrap_or_default();
-    let opts = Options::new(profile);
+    let validator = Validator::new(Options::new(profile));
     let len = u64::try_from(data.len()).unwrap_or(u64::MAX);
-    let whole = validate_bytes(data, &opts);
-    // An in-memory source never fails to read.
-    match validate_source(&SliceSource(data), &opts) {
+    // The whole file as a prefix: nothing read past it, nothing asked for.
+    let whole = match validator.validate_prefix(data, len) {
+        Ok(v) => v.report,
+        Err(NeedMoreData(n)) => panic!("NeedMoreData({n}) with the whole {len}-byte file"),
+    };
+    // Read through a source (the metadata read in rounds, padding in
+    // place): the same report. An in-memory source never fails to read.
+    match validator.validate(&SliceSource(data)) {
         Ok(v) => {
-            assert_eq!(v.report, whole, "validate_source gives another report ({profile})");
+            assert_eq!(v.report, whole, "a source gives another report ({profile})");
             assert!(v.metadata.len() <= data.len(), "read more than the file");
         }
-        Err(e) => panic!("validate_source failed on an in-memory source: {e}"),
+        Err(e) => panic!("validating an in-memory source failed: {e}"),
     }
     // Start anywhere from an empty prefix to the whole file.
     let mut have = usize::try_from(rng.below(len.saturating_add(1).min(256))).unwrap_or(0);
     let mut rounds = 0u32;
     loop {
         let prefix = data.get(..have).unwrap_or(data);
-        match validate_prefix(prefix, len, &opts) {
-            Ok(report) => {
-                assert_eq!(report, whole, "prefix of {have} of {len} bytes gives another report ({profile})");
+        match validator.validate_prefix(prefix, len) {
+            Ok(v) => {
+                assert_eq!(v.report, whole, "prefix of {have} of {len} bytes gives another report ({profile})");
                 break;
             }
             Err(NeedMoreData(n)) => {
@@ -61,7 +66,7 @@ fn fnv1a(data: &[u8]) -> u64 {
 
 #[cfg(test)]
 mod tests {
-    use gguf_validate_core::{Options, validate_prefix};
+    use gguf_validate_core::{Options, Validator};
 
     /// Fuzz finding: a GGUF v1 prefix longer than its 16-byte header was
     /// answered with `NeedMoreData(16)` again and again.
@@ -69,7 +74,7 @@ mod tests {
     fn gguf_v1_prefix_completes() {
         let mut file = b"GGUF\x01\0\0\0\0\0\0\0\x01\0\0\0".to_vec();
         file.resize(200, 0);
-        let r = validate_prefix(&file[..64], 200, &Options::default());
+        let r = Validator::new(Options::default()).validate_prefix(&file[..64], 200);
         assert!(r.is_ok(), "{r:?}");
         super::run(&file);
     }

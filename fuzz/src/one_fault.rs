@@ -9,7 +9,7 @@
 
 use arbitrary::{Result, Unstructured};
 use gguf_validate_core::smith::{self, Config, mutate};
-use gguf_validate_core::{Options, Profile, validate_bytes};
+use gguf_validate_core::{Options, Profile, Validator};
 
 /// The property.
 pub fn run(u: &mut Unstructured<'_>) -> Result<()> {
@@ -17,7 +17,7 @@ pub fn run(u: &mut Unstructured<'_>) -> Result<()> {
     let model = smith::generate(u, &cfg)?;
     let Some(m) = mutate::mutate(u, &model)? else { return Ok(()) };
     crate::log_case("one_fault", &m.bytes, &(&m.fault, &m.detail, &m.expected));
-    let report = validate_bytes(&m.bytes, &Options::new(Profile::Strict));
+    let report = Validator::new(Options::new(Profile::Strict)).validate_bytes(&m.bytes).report;
     if let Err(why) = m.expected.check(&report) {
         panic!("{:?} ({}): {why}\n{:#?}", m.fault, m.detail, report.diagnostics);
     }
@@ -57,7 +57,7 @@ mod tests {
                 let Ok(cfg) = Config::arbitrary_for(&mut u, Profile::Strict) else { continue };
                 let Ok(model) = smith::generate(&mut u, &cfg) else { continue };
                 let Ok(Some(m)) = mutate::inject(&mut u, &model, fault) else { continue };
-                let report = validate_bytes(&m.bytes, &Options::new(Profile::Strict));
+                let report = Validator::new(Options::new(Profile::Strict)).validate_bytes(&m.bytes).report;
                 if let Err(why) = m.expected.check(&report) {
                     panic!("{fault:?} ({}): {why}\n{:#?}", m.detail, report.diagnostics);
                 }

@@ -15,7 +15,7 @@
 
 use gguf_validate_core::parse::{self, Parsed, Value};
 use gguf_validate_core::write::GgufModel;
-use gguf_validate_core::{Level, Options, Profile, Report, RuleId, validate_bytes};
+use gguf_validate_core::{Level, Options, Profile, Report, RuleId, Validator};
 
 /// The property.
 pub fn run(data: &[u8]) {
@@ -23,8 +23,8 @@ pub fn run(data: &[u8]) {
     let mut strict_valid = false;
     for profile in Profile::ALL {
         let opts = Options::new(profile);
-        let first = validate_bytes(data, &opts);
-        let second = validate_bytes(data, &opts);
+        let first = Validator::new(opts.clone()).validate_bytes(data).report;
+        let second = Validator::new(opts.clone()).validate_bytes(data).report;
         assert_eq!(first, second, "two runs under {profile} differ");
         check_report(&first, len, &opts);
         if profile == Profile::Strict {

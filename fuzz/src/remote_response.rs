@@ -84,7 +84,7 @@ pub fn run(data: &[u8]) {
     match client.open(&url) {
         Ok(src) => {
             let len = src.len();
-            match gguf_validate_core::validate_source(&src, &gguf_validate_core::Options::default()) {
+            match gguf_validate_core::Validator::default().validate(&src) {
                 Ok(v) => assert!(v.metadata.len() as u64 <= len.max(64)),
                 Err(e) => messages.push(e.to_string()),
             }

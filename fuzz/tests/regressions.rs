@@ -11,7 +11,7 @@
 
 use std::path::{Path, PathBuf};
 
-use gguf_validate_core::{Level, Options, Profile, validate_bytes};
+use gguf_validate_core::{Level, Options, Profile, Validator};
 
 fn regressions_dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../corpus/regressions")
@@ -41,7 +41,7 @@ fn replay_regressions() {
             assert!(expect[field].is_string(), "{name}: `{field}` missing");
         }
         for profile in Profile::ALL {
-            let report = validate_bytes(&bytes, &Options::new(profile));
+            let report = Validator::new(Options::new(profile)).validate_bytes(&bytes).report;
             let want = expect["verdict"][profile.name()]
                 .as_str()
                 .unwrap_or_else(|| panic!("{name}: no verdict for {profile}"));

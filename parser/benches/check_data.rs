@@ -21,9 +21,8 @@
 use std::time::{Duration, Instant};
 
 use gguf_validate_core::check_data::{DataOptions, check_data};
-use gguf_validate_core::io::{ByteSource, OpenPolicy, SliceSource, open};
-use gguf_validate_core::validate::layout;
-use gguf_validate_core::{Options, validate_source};
+use gguf_validate_core::io::{OpenPolicy, SliceSource, open};
+use gguf_validate_core::{Options, Validator};
 
 const RUNS: usize = 11;
 
@@ -69,8 +68,7 @@ fn main() {
     let mut data_bytes = 0;
     for _ in 0..RUNS {
         let src = SliceSource(&whole_file);
-        let meta = validate_source(&src, &opts).expect("read").metadata;
-        let tensors = layout(&meta, src.len()).tensors;
+        let tensors = Validator::new(opts.clone()).validate(&src).expect("read").layout().tensors;
         let t = Instant::now();
         let r = check_data(&src, &tensors, &dopts, &|_| {}, None).expect("read");
         in_memory.push(t.elapsed());
@@ -85,9 +83,9 @@ fn main() {
 
         let t = Instant::now();
         let src = open(&path, &OpenPolicy::default()).expect("open");
-        let v = validate_source(&src, &opts).expect("read");
+        let v = Validator::new(opts.clone()).validate(&src).expect("read");
+        let tensors = v.layout().tensors;
         let mut report = v.report;
-        let tensors = layout(&v.metadata, src.len()).tensors;
         let mut r = check_data(&src, &tensors, &dopts, &|_| {}, None).expect("read");
         r.merge_into(&mut report, &opts);
         whole.push(t.elapsed());

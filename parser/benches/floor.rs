@@ -36,7 +36,7 @@
 //! and `full`: of a file of a million keys, only `pairs` walks the keys.
 //!
 //! Then, in the same process, the tool's own validation of the file
-//! (`validate_source_report`, full strict and `--container-only`, as the
+//! (`Validator::validate` (report only under `--container-only`), full strict and `--container-only`, as the
 //! command line asks for it): the tool's work timed as the floor is, warm
 //! and without process start-up, so the part of the whole-process figures
 //! that a fresh process adds (its code and heap touched the first time)
@@ -58,7 +58,7 @@ use std::hash::BuildHasher;
 use std::time::Instant;
 
 use gguf_validate_core::io::{self, ByteSource, OpenPolicy, open};
-use gguf_validate_core::{Options, limits, validate_source, validate_source_report};
+use gguf_validate_core::{Options, Validator, limits};
 
 /// Masks keeping the first `n` bytes of two little-endian words.
 const MASKS: [[u64; 2]; 17] = {
@@ -362,9 +362,9 @@ fn main() {
     // its parse are dropped before anything is timed (their memory is not
     // held while the passes and the tool's own run take theirs).
     let (end, vocab) = {
-        let v = validate_source(&src, &opts).expect("read");
+        let v = Validator::new(opts).validate(&src).expect("read");
         let end = u64::try_from(v.metadata.len()).unwrap();
-        let parsed = gguf_validate_core::parse::parse_prefix(&v.metadata, src.len()).expect("GGUF v2/v3");
+        let parsed = v.parsed().expect("GGUF v2/v3");
         let vocab = parsed.file.get("tokenizer.ggml.tokens").and_then(|kv| kv.value.as_array().copied()).map(|a| {
             let from = a.data_offset();
             (from, from + a.data.len() as u64, a.len)
@@ -401,7 +401,7 @@ fn main() {
     let tool = |container_only: bool| {
         let opts = Options { container_only, limits: limits::MetadataLimits::UNBOUNDED, ..Options::default() };
         let t = Instant::now();
-        let report = validate_source_report(&src, &opts).expect("read");
+        let report = Validator::new(opts).report_only(container_only).validate(&src).expect("read").report;
         let took = t.elapsed();
         std::hint::black_box(report);
         took

@@ -16,7 +16,7 @@ use std::process::Command;
 use std::time::Instant;
 
 use gguf_validate_core::io::{OpenPolicy, open};
-use gguf_validate_core::{Options, Profile, validate_source};
+use gguf_validate_core::{Options, Profile, Validator};
 
 fn vm_hwm_kib() -> Option<u64> {
     let status = std::fs::read_to_string("/proc/self/status").ok()?;
@@ -100,23 +100,24 @@ fn template_stage(path: &std::path::Path, full_ms: f64) {
     }
 }
 
-/// The hub scan's judge (a verdict per profile): one pass judged under
-/// every profile (`Options::all_profiles`, what the scan does) against a
+/// The hub scan's judgement (a verdict per profile): one pass judged under
+/// every profile (`Validator::with_every_profile`, what the scan does) against a
 /// validation per profile (what it did before: the metadata read once, then
 /// validated three times), in alternating runs.
 fn judge_stage(path: &std::path::Path, runs: usize) {
-    use gguf_validate_core::pipeline::scan::{PrefixSource, judge};
+    use gguf_validate_core::pipeline::scan::PrefixSource;
+    let every = Validator::default().with_every_profile(true);
     let (mut one, mut three) = (Vec::with_capacity(runs), Vec::with_capacity(runs));
     for _ in 0..runs {
         let src = open(path, &OpenPolicy::default()).expect("open");
         let t = Instant::now();
-        std::hint::black_box(judge(&src, &Options::default(), &Profile::ALL).expect("judge"));
+        std::hint::black_box(every.validate(&src).expect("judge"));
         one.push(t.elapsed().as_secs_f64() * 1e3);
         let t = Instant::now();
-        let first = validate_source(&src, &Options::new(Profile::Strict)).expect("read");
+        let first = Validator::new(Options::new(Profile::Strict)).validate(&src).expect("read");
         let again = PrefixSource { prefix: &first.metadata, rest: &src };
         for p in [Profile::Spec, Profile::Ggml] {
-            std::hint::black_box(validate_source(&again, &Options::new(p)).expect("read"));
+            std::hint::black_box(Validator::new(Options::new(p)).validate(&again).expect("read"));
         }
         three.push(t.elapsed().as_secs_f64() * 1e3);
     }
@@ -138,13 +139,14 @@ fn main() {
     let opts = Options::new(Profile::Strict);
     let hwm_before = vm_hwm_kib();
     // Warm the page cache and check the verdict once.
-    let first = validate_source(&open(&path, &OpenPolicy::default()).expect("open"), &opts).expect("read");
+    let validator = Validator::new(opts.clone());
+    let first = validator.validate(&open(&path, &OpenPolicy::default()).expect("open")).expect("read");
     assert!(first.report.valid, "{:?}", first.report.diagnostics);
     let mut times = Vec::with_capacity(runs);
     for _ in 0..runs {
         let t = Instant::now();
         let src = open(&path, &OpenPolicy::default()).expect("open");
-        let report = validate_source(&src, &opts).expect("read");
+        let report = validator.validate(&src).expect("read");
         std::hint::black_box(&report);
         drop(src);
         times.push(t.elapsed().as_secs_f64() * 1e3);

@@ -6,6 +6,7 @@
 use std::io::{self, Write};
 use std::path::PathBuf;
 
+use gguf_validate_core::Report;
 use gguf_validate_core::output::{
     FileEntry, Format, MAX_LISTED_SKIPPED, Renderer, RunEnd, Skipped, Style, Totals, renderer,
 };
@@ -147,10 +148,10 @@ pub enum Outputs {
 impl Outputs {
     /// The outcome as `profile` judged it (the same outcome for a file
     /// that could not be read).
-    fn under(outcome: &Outcome, profile: Profile) -> Option<Outcome> {
+    fn under(outcome: &Outcome, profiles: &[Report], profile: Profile) -> Option<Outcome> {
         match outcome {
-            Outcome::Report(r, data) => {
-                let r = r.profiles.iter().find(|r| r.profile == profile)?;
+            Outcome::Report(_, data) => {
+                let r = profiles.iter().find(|r| r.profile == profile)?;
                 Some(Outcome::Report(Box::new(r.clone()), data.clone()))
             }
             Outcome::Unreadable(why) => Some(Outcome::Unreadable(why.clone())),
@@ -173,12 +174,14 @@ impl Outputs {
         });
     }
 
-    /// Writes one file's result; `code` is what it asks the run to exit
-    /// with (the worst of the profiles' with `--every-profile`).
+    /// Writes one file's result (`profiles`: its report under each profile,
+    /// with `--every-profile`); `code` is what it asks the run to exit with
+    /// (the worst of the profiles' with `--every-profile`).
     pub fn file(
         &mut self,
         input: &Input,
         outcome: &Outcome,
+        profiles: &[Report],
         set: Option<&str>,
         code: impl Fn(&Outcome) -> u8,
     ) -> io::Result<u8> {
@@ -186,9 +189,10 @@ impl Outputs {
         self.each(|p, s, own| {
             let under = match p {
                 None => None,
-                Some(p) => {
-                    Some(Outputs::under(outcome, p).ok_or_else(|| io::Error::other("no report under a profile"))?)
-                }
+                Some(p) => Some(
+                    Outputs::under(outcome, profiles, p)
+                        .ok_or_else(|| io::Error::other("no report under a profile"))?,
+                ),
             };
             let shown = under.as_ref().unwrap_or(outcome);
             let c = code(shown);

@@ -8,13 +8,13 @@ use std::ops::ControlFlow;
 use std::sync::Arc;
 use std::time::Duration;
 
-use gguf_validate_core::Options;
 use gguf_validate_core::check_data::DataOptions;
 use gguf_validate_core::config::{Baseline, Config};
 use gguf_validate_core::io::OpenPolicy;
 use gguf_validate_core::limits::MetadataLimits;
 use gguf_validate_core::pipeline::{Input, Item, Outcome, Pipeline, Settings};
 use gguf_validate_core::rules::{Level, Profile, RuleId};
+use gguf_validate_core::{Options, Validator};
 
 use crate::cli::ValidateArgs;
 use crate::stream::{Outputs, SideOutputs, Stream};
@@ -133,17 +133,18 @@ pub fn run(args: &ValidateArgs, matches: &clap::ArgMatches) -> u8 {
         render::error("--every-profile prints the human report of each profile: it takes no --format");
         return EXIT_USAGE;
     }
+    let options = Options {
+        profile,
+        overrides,
+        deny_warnings,
+        container_only,
+        limits: args.max_metadata.map_or_else(MetadataLimits::default, MetadataLimits::with_total),
+    };
+    // Under `--container-only` nothing after the report is needed (no
+    // pairing, no split set): the report alone, read lean where it can be.
+    let validator = Validator::new(options).with_every_profile(args.every_profile).report_only(container_only);
     let settings = Settings {
-        options: Options {
-            profile,
-            overrides,
-            deny_warnings,
-            container_only,
-            limits: args.max_metadata.map_or_else(MetadataLimits::default, MetadataLimits::with_total),
-            companions: Default::default(),
-            all_profiles: args.every_profile,
-            want_layout: false,
-        },
+        validator,
         policy: OpenPolicy { special_files: args.allow_special_files, max_special_bytes: args.special_file_limit },
         check_data: args.check_data.then(|| DataOptions::listing(args.max_data_findings)),
         timeout: args.timeout.map(Duration::from_secs_f64),
@@ -184,7 +185,7 @@ pub fn run(args: &ValidateArgs, matches: &clap::ArgMatches) -> u8 {
     }
     for e in input_errors {
         code = EXIT_USAGE;
-        if let Err(e) = out.file(&e.input, &Outcome::Unreadable(e.message), None, file_code) {
+        if let Err(e) = out.file(&e.input, &Outcome::Unreadable(e.message), &[], None, file_code) {
             return report_io(Err(e));
         }
     }
@@ -193,7 +194,7 @@ pub fn run(args: &ValidateArgs, matches: &clap::ArgMatches) -> u8 {
     let floor = code;
     let ran = pipeline.run(&files, jobs, |item| {
         let written = match item {
-            Item::File { input, outcome, set } => out.file(input, outcome, set, file_code),
+            Item::File { input, outcome, profiles, set } => out.file(input, outcome, profiles, set, file_code),
             Item::Set(set) => out.set(set, |set| if set.valid { EXIT_VALID } else { EXIT_INVALID }),
         };
         match written {

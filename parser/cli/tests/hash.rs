@@ -82,7 +82,7 @@ fn gemma_is_llama_gguf_hash_byte_for_byte() {
 /// Name and absolute byte range of each tensor, through the data scan's
 /// view of the file (not the hash module's).
 fn ranges(bytes: &[u8]) -> Vec<(String, std::ops::Range<usize>)> {
-    let ts = gguf_validate_core::validate::layout(bytes, bytes.len() as u64).tensors;
+    let ts = gguf_validate_core::Validator::default().validate_bytes(bytes).layout().tensors;
     ts.iter().map(|t| (t.name.clone(), t.offset as usize..(t.offset + t.nbytes) as usize)).collect()
 }
 

@@ -13,7 +13,7 @@ use gguf_validate_core::numerics;
 use gguf_validate_core::parse::LegacyFormat;
 use gguf_validate_core::rules::{Level, Profile};
 use gguf_validate_core::types::GgmlType;
-use gguf_validate_core::{Options, Report, validate_bytes};
+use gguf_validate_core::{Options, Report, Validator};
 
 use gguf_validate_testkit as support;
 
@@ -24,7 +24,7 @@ use support::tmp::TempDir;
 // ---------------------------------------------------------------- helpers
 
 fn report_in(bytes: &[u8], profile: Profile) -> Report {
-    validate_bytes(bytes, &Options::new(profile))
+    Validator::new(Options::new(profile)).validate_bytes(bytes).report
 }
 
 fn report(bytes: &[u8]) -> Report {
@@ -443,12 +443,9 @@ fn rwkv_architecture_is_info_only() {
 fn rwkv_prefix_asks_for_the_whole_file() {
     let bytes = mini_v4().to_bytes();
     let len = u64::try_from(bytes.len()).unwrap();
-    let opts = Options::new(Profile::Strict);
-    assert_eq!(
-        gguf_validate_core::validate_prefix(&bytes[..100], len, &opts),
-        Err(gguf_validate_core::NeedMoreData(len))
-    );
-    assert!(gguf_validate_core::validate_prefix(&bytes, len, &opts).unwrap().valid);
+    let validator = Validator::new(Options::new(Profile::Strict));
+    assert_eq!(validator.validate_prefix(&bytes[..100], len).err(), Some(gguf_validate_core::NeedMoreData(len)));
+    assert!(validator.validate_prefix(&bytes, len).unwrap().report.valid);
 }
 
 // ---------------------------------------------------------------- GGML, GGMF, GGJT

@@ -14,7 +14,7 @@ use std::process::{Command, Output};
 use gguf_validate_core::limits::{self, MetadataLimits};
 use gguf_validate_core::types::ValueType;
 use gguf_validate_core::write::{GgufModel, OwnedValue};
-use gguf_validate_core::{Options, Profile, validate_bytes};
+use gguf_validate_core::{Options, Profile, Validator};
 use support::cli::{BIN, clean};
 use support::root;
 use support::tmp::TempDir;
@@ -22,7 +22,9 @@ use support::tmp::TempDir;
 /// Errors and warnings (infos aside) of `bytes` under `limits`.
 fn rules_with(bytes: &[u8], limits: MetadataLimits) -> Vec<&'static str> {
     let opts = Options { limits, ..Options::new(Profile::Strict) };
-    validate_bytes(bytes, &opts)
+    Validator::new(opts.clone())
+        .validate_bytes(bytes)
+        .report
         .diagnostics
         .iter()
         .filter(|d| d.severity != gguf_validate_core::rules::Level::Info)
@@ -90,7 +92,7 @@ fn string_arrays_are_held_to_the_string_cap_element_by_element() {
     });
     assert_eq!(rules_with(&bytes, caps(|l| l.string_bytes = 40)), Vec::<&str>::new());
     let opts = Options { limits: caps(|l| l.string_bytes = 39), ..Options::new(Profile::Strict) };
-    let r = validate_bytes(&bytes, &opts);
+    let r = Validator::new(opts.clone()).validate_bytes(&bytes).report;
     let d = r.diagnostics.iter().find(|d| d.rule == "metadata-limit").expect("metadata-limit");
     assert_eq!(d.path, "kv[1] custom.list[1]", "the element that is over the cap");
     assert!(d.message.contains("string length 40 is over the limit of 39"), "{}", d.message);
@@ -181,7 +183,7 @@ fn a_source_reads_no_more_than_the_cap() {
         let cap = n / 2;
         let src = Counted(SliceSource(&bytes), AtomicU64::new(0), first);
         let opts = Options { limits: caps(|l| l.bytes = cap), ..Options::new(Profile::Strict) };
-        let v = gguf_validate_core::validate_source(&src, &opts).unwrap();
+        let v = Validator::new(opts).validate(&src).unwrap();
         assert!(v.report.diagnostics.iter().any(|d| d.rule == "metadata-limit"), "first read {first}");
         assert!(v.metadata.len() as u64 <= cap, "buffer {} over the cap {cap}", v.metadata.len());
         assert!(src.1.load(Ordering::Relaxed) <= cap, "read {} bytes", src.1.load(Ordering::Relaxed));

@@ -33,7 +33,12 @@ fn model(keys: usize, elems: u64) -> Vec<u8> {
 
 /// Where the data section starts (the metadata's length).
 fn metadata_len(bytes: &[u8]) -> u64 {
-    gguf_validate_core::validate_bytes(bytes, &gguf_validate_core::Options::default()).summary.data_offset.unwrap()
+    gguf_validate_core::Validator::new(gguf_validate_core::Options::default())
+        .validate_bytes(bytes)
+        .report
+        .summary
+        .data_offset
+        .unwrap()
 }
 
 /// A file entry without what depends on where it was read from.
@@ -545,7 +550,7 @@ fn padding_in_the_data_section_is_read_for_a_few_regions_then_noted() {
     }
     m.canonical();
     let mut bytes = m.to_bytes();
-    let tensors = gguf_validate_core::validate::layout(&bytes, bytes.len() as u64).tensors;
+    let tensors = gguf_validate_core::Validator::default().validate_bytes(&bytes).layout().tensors;
     let gap = (tensors[1].offset + tensors[1].nbytes) as usize;
     bytes[gap + 3] = 0x5a;
     let server = Server::start();

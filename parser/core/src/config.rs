@@ -595,7 +595,7 @@ mod tests {
     }
 
     fn report_with(findings: &[(RuleId, u64)], opts: &Options) -> Report {
-        let mut r = crate::validate_bytes(b"", opts);
+        let mut r = crate::Validator::new(opts.clone()).validate_bytes(b"").report;
         r.diagnostics.clear();
         r.counts = crate::report::Counts::default();
         r.suppressed.clear();

@@ -124,16 +124,16 @@ pub fn dump(parsed: &Parsed<'_>, full: bool) -> Json {
     out
 }
 
-/// A file's description from the metadata validation read, whatever its
-/// format: GGUF ([`dump`]), else rwkv.cpp, GGML, GGMF or GGJT
+/// A validated file's description, whatever its format: GGUF ([`dump`] of
+/// the validation's own parse), else rwkv.cpp, GGML, GGMF or GGJT
 /// ([`crate::legacy::dump`]; their metadata is the whole file). The bool
 /// says whether the whole file could be described (false when decoding
 /// stopped). `None` for a file of no known format.
-pub fn describe(metadata: &[u8], file_len: u64, full: bool) -> Option<(Json, bool)> {
-    match crate::parse::parse_prefix(metadata, file_len) {
+pub fn describe(validated: &crate::Validated, full: bool) -> Option<(Json, bool)> {
+    match validated.parsed() {
         Some(parsed) => Some((dump(&parsed, full), parsed.fatal.is_none())),
         None => {
-            let value = crate::legacy::dump(metadata)?;
+            let value = crate::legacy::dump(&validated.metadata)?;
             let complete = value.get("complete").and_then(Json::as_bool) != Some(false);
             Some((value, complete))
         }

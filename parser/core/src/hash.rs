@@ -277,21 +277,25 @@ impl From<ReadError> for HashError {
 }
 
 /// Reads the metadata of the GGUF file in `src` as validation reads it
-/// ([`crate::validate_source`], container checks only: the library's one
+/// ([`crate::Validator`], container checks only: the library's one
 /// metadata reader) and returns where each tensor's data lies, in
 /// tensor-info order. Fails, before any tensor data is read, when a
 /// tensor's type or shape is invalid, its range is not inside the file, or
 /// two ranges overlap.
 pub fn tensor_ranges(src: &dyn ByteSource) -> Result<Vec<TensorRange>, HashError> {
-    let file_len = src.len();
     let opts = crate::Options { container_only: true, ..crate::Options::default() };
-    // From the validation's own parse when it finished (a stopped one is
-    // parsed again below, for its error).
-    let mut visited = None;
-    let validated =
-        crate::validate_source_visiting(src, &opts, &mut |parsed| visited = Some(ranges_of(parsed, file_len)))?;
-    if let Some(ranges) = visited {
-        return ranges;
+    let validated = crate::Validator::new(opts.clone()).validate(src)?;
+    tensor_ranges_of(&validated, &opts)
+}
+
+/// [`tensor_ranges`] of a file already validated (as a command that
+/// validates first and hashes after reads it): from the validation's own
+/// parse; only a file whose header was not read as GGUF v2/v3 is looked at
+/// again, for what it is.
+pub fn tensor_ranges_of(validated: &crate::Validated, opts: &crate::Options) -> Result<Vec<TensorRange>, HashError> {
+    let file_len = validated.file_len();
+    if let Some(parsed) = validated.parsed() {
+        return ranges_of(&parsed, file_len);
     }
     let prefix = validated.metadata.as_slice();
     match parse::detect(prefix) {

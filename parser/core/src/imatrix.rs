@@ -259,17 +259,11 @@ fn read_legacy(src: &dyn ByteSource) -> Result<Imatrix, ImatrixError> {
 }
 
 fn read_gguf(src: &dyn ByteSource) -> Result<Imatrix, ImatrixError> {
-    // From the validation's own parse when it finished, else a parse of
-    // the metadata read (for what stopped it).
-    let mut visited = None;
+    // From the validation's own parse (also when decoding stopped: it says
+    // where).
     let opts = Options { container_only: true, ..Options::default() };
-    let validated = crate::validate::validate_source_visiting(src, &opts, &mut |parsed| {
-        visited = Some(from_parsed(parsed, src));
-    })?;
-    if let Some(read) = visited {
-        return read;
-    }
-    let Some(parsed) = parse::parse_prefix(&validated.metadata, src.len()) else {
+    let validated = crate::Validator::new(opts).validate(src)?;
+    let Some(parsed) = validated.parsed() else {
         return bad(0, "not a GGUF v2/v3 file ggml can read (run `gguf-validate` on it for details)");
     };
     if let Some(fatal) = &parsed.fatal {

@@ -22,7 +22,8 @@
 //! 5. [`check`], [`legacy`], [`check_data`]: the rules over a parsed GGUF
 //!    file, the pre-GGUF formats, and the `--check-data` scan of tensor
 //!    values (rayon, in place);
-//! 6. [`validate`] (the entry point yielding a [`report::Report`]),
+//! 6. [`validate`] ([`Validator`], the one entry point, yielding a
+//!    [`Validated`]: the reports, the metadata and its parse),
 //!    [`dump`], [`hash`] (digests of tensor data and manifests in
 //!    llama-gguf-hash's layout), [`split_set`] (split sets validated as a
 //!    whole), [`config`] (`gguf-validate.toml`), [`imatrix`] (llama.cpp
@@ -72,7 +73,4 @@ pub use check::template;
 pub use parse::{ByteOrder, GgufFile, Parsed};
 pub use report::{Cause, Diagnostic, Options, Report};
 pub use rules::{Level, Profile, RULES, RuleId};
-pub use validate::{
-    Hooks, NeedMoreData, Validated, validate_bytes, validate_prefix, validate_source, validate_source_report,
-    validate_source_visiting, validate_source_with,
-};
+pub use validate::{NeedMoreData, Validated, Validator};

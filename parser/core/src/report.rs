@@ -224,15 +224,6 @@ pub struct Report {
     /// reason (every report lists what it did not count).
     #[serde(rename = "suppressions_applied", skip_serializing_if = "Vec::is_empty")]
     pub applied: Vec<Applied>,
-    /// With [`Options::all_profiles`]: the report of each profile, in
-    /// [`Profile::ALL`] order (empty otherwise, and in each of them).
-    #[serde(skip)]
-    pub profiles: Vec<Report>,
-    /// With [`Options::want_layout`]: where the file's tensor data lies,
-    /// from the validation's own parse (`None` when not asked for, or when
-    /// the parse stopped early: `validate::layout` parses again then).
-    #[serde(skip)]
-    pub layout: Option<crate::data::Layout>,
 }
 
 /// Per-run options: profile and per-rule level overrides.
@@ -251,17 +242,6 @@ pub struct Options {
     /// What a file's metadata may declare before decoding stops
     /// (`metadata-limit`): time and memory stay bounded by these.
     pub limits: crate::limits::MetadataLimits,
-    /// The models a projector, LoRA adapter or control vector is checked
-    /// against (`--with MODEL`, or the models of its folder).
-    pub companions: Companions,
-    /// Judge one pass under every profile: the report (of `profile`) then
-    /// carries the report of each profile in [`Report::profiles`], equal to
-    /// what a run of that profile gives, from one read and one parse.
-    pub all_profiles: bool,
-    /// Keep where the tensor data lies ([`Report::layout`]) from the
-    /// validation's parse, for a step that reads the data next (a data
-    /// scan, `derive`, `dump --tensor`) instead of parsing again.
-    pub want_layout: bool,
 }
 
 /// What a run knows of one model file that a projector, a LoRA adapter or
@@ -333,13 +313,40 @@ impl Options {
         }
         self.overrides.iter().rev().find(|(id, _)| *id == rule).map_or_else(|| r.level(profile), |(_, l)| *l)
     }
+}
 
-    /// Whether some profile this run judges reports `rule`.
+/// No models to pair with (a validation that is not given any).
+static NO_COMPANIONS: Companions = Companions { models: Vec::new(), given: false, none_because: None };
+
+/// How one validation judges, as the checks see it: the options, one
+/// profile or every profile in one pass, and the models a projector,
+/// adapter or control vector pairs with ([`crate::Validator`]'s settings).
+#[derive(Clone, Copy)]
+pub(crate) struct Judging<'o> {
+    /// Profile, levels, limits.
+    pub(crate) options: &'o Options,
+    /// Judge one pass under every profile ([`crate::Validator::every_profile`]).
+    pub(crate) every_profile: bool,
+    /// The models given for the pairing.
+    pub(crate) companions: &'o Companions,
+    /// Where the models a pairing needs are looked for when `companions`
+    /// holds none and says nothing of why: asked at most once a
+    /// validation, only by a pairing.
+    pub(crate) find_companions: Option<&'o dyn Fn() -> Companions>,
+}
+
+impl<'o> Judging<'o> {
+    /// Judged under `options` alone: one profile, no models to pair with.
+    pub(crate) fn plain(options: &'o Options) -> Judging<'o> {
+        Judging { options, every_profile: false, companions: &NO_COMPANIONS, find_companions: None }
+    }
+
+    /// Whether some profile this validation judges reports `rule`.
     fn reported(&self, rule: RuleId) -> bool {
-        if self.all_profiles {
-            Profile::ALL.iter().any(|p| self.level_under(*p, rule) != Level::Allow)
+        if self.every_profile {
+            Profile::ALL.iter().any(|p| self.options.level_under(*p, rule) != Level::Allow)
         } else {
-            self.level(rule) != Level::Allow
+            self.options.level(rule) != Level::Allow
         }
     }
 }
@@ -347,38 +354,41 @@ impl Options {
 /// Collects diagnostics, applying levels, the per-rule cap and counts.
 pub(crate) struct Sink<'o> {
     opts: &'o Options,
+    judging: Judging<'o>,
     /// Findings listed per rule; the rest are counted.
     cap: u64,
     pub(crate) diagnostics: Vec<Diagnostic>,
     per_rule: BTreeMap<RuleId, u64>,
     pub(crate) counts: Counts,
-    /// With `all_profiles`: findings per rule, listed or not (each
+    /// Judging every profile: findings per rule, listed or not (each
     /// profile's counts are made from these at the end).
     totals: BTreeMap<RuleId, u64>,
-    /// Where the models a pairing needs are looked for when
-    /// [`Options::companions`] holds none (the validation's hooks).
-    pub(crate) find_companions: Option<&'o dyn Fn() -> Companions>,
 }
 
 impl<'o> Sink<'o> {
     pub(crate) fn new(opts: &'o Options) -> Sink<'o> {
+        Sink::judging(Judging::plain(opts))
+    }
+
+    /// A sink that judges as `judging` says.
+    pub(crate) fn judging(judging: Judging<'o>) -> Sink<'o> {
         Sink {
-            opts,
+            opts: judging.options,
+            judging,
             cap: limits::MAX_DIAGNOSTICS_PER_RULE as u64,
             diagnostics: Vec::new(),
             per_rule: BTreeMap::new(),
             counts: Counts::default(),
             totals: BTreeMap::new(),
-            find_companions: None,
         }
     }
 
     /// The models a projector, adapter or control vector is paired with:
-    /// [`Options::companions`], or, when they hold none and say nothing of
-    /// why, what [`Sink::find_companions`] finds.
+    /// those given, or, when none are given and nothing says why, what
+    /// [`Judging::find_companions`] finds.
     pub(crate) fn companions(&self) -> Companions {
-        let given = &self.opts.companions;
-        match self.find_companions {
+        let given = self.judging.companions;
+        match self.judging.find_companions {
             Some(find) if given.models.is_empty() && given.none_because.is_none() => find(),
             _ => given.clone(),
         }
@@ -391,13 +401,13 @@ impl<'o> Sink<'o> {
     }
 
     pub(crate) fn enabled(&self, rule: RuleId) -> bool {
-        self.opts.reported(rule)
+        self.judging.reported(rule)
     }
 
-    /// With `all_profiles`, counts `n` findings of `rule` (false when no
+    /// Judging every profile, counts `n` findings of `rule` (false when no
     /// profile reports it); each profile's counts come at the end.
     fn count_all(&mut self, rule: RuleId, n: u64) -> bool {
-        if !self.opts.reported(rule) {
+        if !self.judging.reported(rule) {
             return false;
         }
         let t = self.totals.entry(rule).or_insert(0);
@@ -426,7 +436,7 @@ impl<'o> Sink<'o> {
         message: impl FnOnce() -> String,
     ) {
         let severity = self.opts.level(rule);
-        let counted = if self.opts.all_profiles { self.count_all(rule, 1) } else { self.count(severity, 1) };
+        let counted = if self.judging.every_profile { self.count_all(rule, 1) } else { self.count(severity, 1) };
         if !counted {
             return;
         }
@@ -481,7 +491,7 @@ impl<'o> Sink<'o> {
     /// the report's counts and `suppressed`).
     pub(crate) fn count_unlisted(&mut self, rule: RuleId, n: u64) {
         let counted =
-            if self.opts.all_profiles { self.count_all(rule, n) } else { self.count(self.opts.level(rule), n) };
+            if self.judging.every_profile { self.count_all(rule, n) } else { self.count(self.opts.level(rule), n) };
         if !counted {
             return;
         }
@@ -559,20 +569,32 @@ impl<'o> Sink<'o> {
         byte_order: Option<ByteOrder>,
         summary: Summary,
     ) -> Report {
-        if self.opts.all_profiles {
+        self.finish_judged(profile, format, version, byte_order, summary).0
+    }
+
+    /// [`Sink::finish`], and when judging every profile, the report of
+    /// each, in [`Profile::ALL`] order (else none).
+    pub(crate) fn finish_judged(
+        self,
+        profile: Profile,
+        format: FileFormat,
+        version: Option<u32>,
+        byte_order: Option<ByteOrder>,
+        summary: Summary,
+    ) -> (Report, Vec<Report>) {
+        if self.judging.every_profile {
             let profiles: Vec<Report> = Profile::ALL
                 .iter()
                 .map(|p| self.under(*p).report(*p, format, version, byte_order, summary.clone()))
                 .collect();
             // The run's own profile is one of them: no second derivation.
-            let mut report = match profiles.iter().find(|r| r.profile == profile) {
+            let report = match profiles.iter().find(|r| r.profile == profile) {
                 Some(r) => r.clone(),
                 None => self.under(profile).report(profile, format, version, byte_order, summary),
             };
-            report.profiles = profiles;
-            return report;
+            return (report, profiles);
         }
-        self.report(profile, format, version, byte_order, summary)
+        (self.report(profile, format, version, byte_order, summary), Vec::new())
     }
 
     /// The report of the findings collected for one profile.
@@ -596,13 +618,11 @@ impl<'o> Sink<'o> {
             counts,
             suppressed,
             applied: Vec::new(),
-            profiles: Vec::new(),
-            layout: None,
         }
     }
 
     /// What a run of `profile` alone would have collected, from the
-    /// findings of an `all_profiles` run: the findings it reports, at its
+    /// findings of a pass judging every profile: the findings it reports, at its
     /// levels, a cause it does not report dropped, its counts.
     fn under(&self, profile: Profile) -> Sink<'o> {
         let level = |rule: RuleId| self.opts.level_under(profile, rule);
@@ -616,7 +636,7 @@ impl<'o> Sink<'o> {
                 ..d.clone()
             })
             .collect();
-        let mut sink = Sink { opts: self.opts, cap: self.cap, diagnostics, ..Sink::new(self.opts) };
+        let mut sink = Sink { cap: self.cap, diagnostics, ..Sink::new(self.opts) };
         for (rule, n) in &self.totals {
             if sink.count(level(*rule), *n) {
                 sink.per_rule.insert(*rule, self.per_rule.get(rule).copied().unwrap_or(0));

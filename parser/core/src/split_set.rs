@@ -1,7 +1,7 @@
 //! Split sets (`gguf-split`): a model stored as shards `NAME-0000k-of-0000n.gguf`,
 //! validated as a whole.
 //!
-//! Each shard is first validated as a file ([`crate::validate_source`]):
+//! Each shard is first validated as a file ([`crate::Validator`]):
 //! its container and the `split-*` rules one shard can answer. A file with
 //! `split.count` above 1 is judged as a shard there: its model and
 //! tokenizer are not (a later shard has tensors but no hyper-parameters, the
@@ -11,10 +11,11 @@
 //! model layer over the first shard's metadata and the tensors of all
 //! shards (as llama.cpp's loader sees the set).
 //!
-//! Shards are named sources, so the same code serves files on disk (the CLI
-//! finds siblings by name with [`crate::split_name::siblings`]) and remote
-//! ones: [`validate_set`] takes any [`ByteSource`]s. A shard's position is
-//! the one its name says, else its `split.no`.
+//! Shards are named validations, so the same code serves files on disk
+//! (siblings found by name with [`crate::split_name::siblings`]), remote
+//! ones and bytes in memory: the pipeline's
+//! [`crate::pipeline::validate_set`] validates each and hands them here. A
+//! shard's position is the one its name says, else its `split.no`.
 #![forbid(unsafe_code)]
 #![deny(clippy::indexing_slicing, clippy::arithmetic_side_effects, clippy::cast_possible_truncation)]
 
@@ -23,13 +24,12 @@ use std::collections::BTreeMap;
 use serde::Serialize;
 
 use crate::check::{self, SetMember};
-use crate::io::{ByteSource, ReadError};
 use crate::limits;
 use crate::parse::{self, TensorInfo};
 use crate::report::{Counts, Diagnostic, Examined, Options, Report, Sink, Summary};
 use crate::rules::Profile;
 use crate::split_name;
-use crate::validate::{Validated, validate_source_visiting};
+use crate::validate::Validated;
 
 /// One shard handed to [`check_set`]: what validating it as a file gave.
 #[derive(Clone, Copy, Debug)]
@@ -41,11 +41,10 @@ pub struct ShardInput<'a> {
     pub file_len: u64,
     /// Its own report; `None` when it could not be read.
     pub report: Option<&'a Report>,
-    /// A prefix of the file holding its metadata ([`Validated::metadata`]).
-    pub metadata: &'a [u8],
-    /// Its validation's parse of `metadata`, when it was kept (else the
-    /// metadata is parsed again).
-    pub parse: Option<&'a parse::KeptParse>,
+    /// Judging every profile: its report under each.
+    pub profiles: &'a [Report],
+    /// Its validation: the metadata and the validation's own parse of it.
+    pub validated: Option<&'a Validated>,
 }
 
 /// One shard in a set report.
@@ -116,80 +115,58 @@ pub struct SetReport {
     pub counts: Counts,
     /// The set's findings per rule that were counted but not listed.
     pub suppressed: BTreeMap<&'static str, u64>,
-    /// With [`Options::all_profiles`] (through the pipeline): the set's
-    /// report under each profile, in [`Profile::ALL`] order, from the
-    /// shards' reports under it (empty otherwise).
+    /// Judging every profile: the set's report under each, in
+    /// [`Profile::ALL`] order, from the shards' reports under it (empty
+    /// otherwise).
     #[serde(skip)]
     pub profiles: Vec<SetReport>,
 }
 
-/// A validated set: each shard's own result, in the order given, and the
-/// set's report.
-#[derive(Debug)]
-pub struct SetValidated {
-    /// Each shard's result, in the order given.
-    pub shards: Vec<Result<Validated, ReadError>>,
-    /// The set.
-    pub set: SetReport,
-}
-
-/// Validates every shard (named sources) and then the set.
-pub fn validate_set(shards: &[(&str, &dyn ByteSource)], opts: &Options) -> SetValidated {
-    let mut kept = Vec::with_capacity(shards.len());
-    let results: Vec<Result<Validated, ReadError>> = shards
-        .iter()
-        .map(|(_, src)| {
-            let mut parse = None;
-            let r = validate_source_visiting(*src, opts, &mut |p| parse = Some(parse::KeptParse::of(p)));
-            kept.push(parse);
-            r
-        })
-        .collect();
-    let inputs: Vec<ShardInput<'_>> = shards
-        .iter()
-        .zip(&results)
-        .zip(&kept)
-        .map(|(((name, src), r), parse)| ShardInput {
-            name,
-            file_len: src.len(),
-            report: r.as_ref().ok().map(|v| &v.report),
-            metadata: r.as_ref().map_or(&[][..], |v| v.metadata.as_slice()),
-            parse: parse.as_ref(),
-        })
-        .collect();
-    let set = check_set(&inputs, opts);
-    SetValidated { shards: results, set }
-}
-
-/// Judges a set from its shards' own results: the `split-*` rules, then
-/// the model layer over the first shard's metadata and every shard's
+/// Judges a set from its shards' own validations: the `split-*` rules,
+/// then the model layer over the first shard's metadata and every shard's
 /// tensors. At most [`limits::MAX_SPLIT_SHARDS`] shards are looked at.
-pub fn check_set(shards: &[ShardInput<'_>], opts: &Options) -> SetReport {
-    check_set_parsed(shards, &parse_shards(shards), opts)
+/// `every_profile`: the set's report under each profile too
+/// ([`SetReport::profiles`]), from the shards' reports under it, each
+/// shard's parse taken once for all of them.
+pub fn check_set(shards: &[ShardInput<'_>], opts: &Options, every_profile: bool) -> SetReport {
+    let parsed = parse_shards(shards);
+    let mut report = check_set_parsed(shards, &parsed, opts);
+    if every_profile {
+        report.profiles = Profile::ALL
+            .iter()
+            .map(|p| {
+                let under: Vec<ShardInput<'_>> = shards
+                    .iter()
+                    .map(|s| ShardInput { report: s.profiles.iter().find(|r| r.profile == *p), ..*s })
+                    .collect();
+                check_set_parsed(&under, &parsed, &Options { profile: *p, ..opts.clone() })
+            })
+            .collect();
+    }
+    report
 }
 
-/// The metadata of a set's shards, each parsed once, for
+/// The parses of a set's shards, each taken once from its validation, for
 /// [`check_set_parsed`] to judge the set as often as it is asked (once per
-/// profile of a run under every profile).
-#[derive(Debug)]
-pub struct ParsedShards<'a>(Vec<Option<parse::Parsed<'a>>>);
+/// profile judged).
+struct ParsedShards<'a>(Vec<Option<parse::Parsed<'a>>>);
 
 /// The parses of the shards [`check_set`] looks at (the first
-/// [`limits::MAX_SPLIT_SHARDS`]; those that were read): each kept from its
-/// validation, or else its metadata parsed again.
-pub fn parse_shards<'a>(shards: &[ShardInput<'a>]) -> ParsedShards<'a> {
+/// [`limits::MAX_SPLIT_SHARDS`]; those that were read), each its
+/// validation's own.
+fn parse_shards<'a>(shards: &[ShardInput<'a>]) -> ParsedShards<'a> {
     let taken = shards.get(..limits::MAX_SPLIT_SHARDS).unwrap_or(shards);
     let parse = |s: &ShardInput<'a>| {
         s.report?;
-        s.parse.and_then(|k| k.parsed(s.metadata)).or_else(|| parse::parse_prefix(s.metadata, s.file_len))
+        s.validated?.parsed()
     };
     ParsedShards(taken.iter().map(parse).collect())
 }
 
-/// [`check_set`] from the shards' metadata parsed by [`parse_shards`]
-/// (of the same shards, in the same order; a shard without a report is
-/// judged unread whatever was parsed).
-pub fn check_set_parsed(shards: &[ShardInput<'_>], parsed: &ParsedShards<'_>, opts: &Options) -> SetReport {
+/// [`check_set`] from the shards' parses of [`parse_shards`] (of the same
+/// shards, in the same order; a shard without a report is judged unread
+/// whatever was parsed).
+fn check_set_parsed(shards: &[ShardInput<'_>], parsed: &ParsedShards<'_>, opts: &Options) -> SetReport {
     let taken = shards.get(..limits::MAX_SPLIT_SHARDS).unwrap_or(shards);
     let parsed: Vec<Option<&parse::Parsed<'_>>> =
         taken.iter().enumerate().map(|(i, s)| s.report.and(parsed.0.get(i).and_then(Option::as_ref))).collect();
@@ -403,11 +380,35 @@ mod tests {
         v
     }
 
-    /// Every split set of the corpus, under every profile: judged from the
-    /// parses its shards' validations kept, the set's report is the one
-    /// judged by parsing each shard's metadata again.
+    /// Shards validated (every profile judged) and their set judged.
+    struct Set {
+        shards: Vec<Validated>,
+        set: SetReport,
+    }
+
+    fn validate_set(shards: &[(&str, &dyn crate::io::ByteSource)], opts: &Options, every_profile: bool) -> Set {
+        let validator = crate::Validator::new(opts.clone()).with_every_profile(every_profile);
+        let validated: Vec<Validated> = shards.iter().map(|(_, src)| validator.validate(*src).unwrap()).collect();
+        let inputs: Vec<ShardInput<'_>> = shards
+            .iter()
+            .zip(&validated)
+            .map(|((name, src), v)| ShardInput {
+                name,
+                file_len: src.len(),
+                report: Some(&v.report),
+                profiles: &v.profiles,
+                validated: Some(v),
+            })
+            .collect();
+        let set = check_set(&inputs, opts, every_profile);
+        Set { shards: validated, set }
+    }
+
+    /// Every split set of the corpus: judged under every profile in one
+    /// pass, each profile's set report is the one a run of that profile
+    /// alone gives.
     #[test]
-    fn a_set_judged_from_its_shards_kept_parses_is_judged_as_from_their_bytes() {
+    fn a_set_judged_under_every_profile_is_judged_as_under_each_alone() {
         let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../corpus/split");
         let mut sets = 0;
         for dir in std::fs::read_dir(&root).unwrap().flatten().map(|e| e.path()).filter(|p| p.is_dir()) {
@@ -415,44 +416,15 @@ mod tests {
             names.sort();
             let bytes: Vec<(String, Vec<u8>)> =
                 names.iter().map(|p| (p.display().to_string(), std::fs::read(p).unwrap())).collect();
-            for profile in Profile::ALL {
-                let opts = Options { profile, ..Options::default() };
-                let done = validate_set(
-                    &bytes
-                        .iter()
-                        .map(|(n, b)| (n.as_str(), SliceSource(b)))
-                        .collect::<Vec<_>>()
-                        .iter()
-                        .map(|(n, s)| (*n, s as &dyn ByteSource))
-                        .collect::<Vec<_>>(),
-                    &opts,
-                );
-                let again: Vec<ShardInput<'_>> = bytes
-                    .iter()
-                    .zip(&done.shards)
-                    .map(|((name, b), r)| ShardInput {
-                        name,
-                        file_len: b.len() as u64,
-                        report: r.as_ref().ok().map(|v| &v.report),
-                        metadata: r.as_ref().map_or(&[][..], |v| v.metadata.as_slice()),
-                        parse: None,
-                    })
-                    .collect();
-                assert_eq!(done.set, check_set(&again, &opts), "{} under {profile:?}", dir.display());
-                // And from parses kept as a validation keeps them: each one
-                // given again over its bytes (not parsed again).
-                let kept: Vec<Option<parse::KeptParse>> = again
-                    .iter()
-                    .map(|s| parse::parse_prefix(s.metadata, s.file_len).map(|p| parse::KeptParse::of(&p)))
-                    .collect();
-                for (s, k) in again.iter().zip(&kept) {
-                    if let (Some(k), Some(_)) = (k, s.report) {
-                        assert!(k.parsed(s.metadata).is_some(), "{}", s.name);
-                    }
-                }
-                let from_kept: Vec<ShardInput<'_>> =
-                    again.iter().zip(&kept).map(|(s, k)| ShardInput { parse: k.as_ref(), ..*s }).collect();
-                assert_eq!(done.set, check_set(&from_kept, &opts), "{} under {profile:?}", dir.display());
+            let sources: Vec<(&str, SliceSource<'_>)> =
+                bytes.iter().map(|(n, b)| (n.as_str(), SliceSource(b))).collect();
+            let named: Vec<(&str, &dyn crate::io::ByteSource)> =
+                sources.iter().map(|(n, s)| (*n, s as &dyn crate::io::ByteSource)).collect();
+            let every = validate_set(&named, &Options::default(), true);
+            assert_eq!(every.set.profiles.len(), Profile::ALL.len());
+            for (profile, under) in Profile::ALL.iter().zip(&every.set.profiles) {
+                let alone = validate_set(&named, &Options::new(*profile), false);
+                assert_eq!(*under, alone.set, "{} under {profile:?}", dir.display());
             }
             sets += 1;
         }
@@ -463,7 +435,7 @@ mod tests {
     fn a_count_of_65535_costs_the_shards_that_exist() {
         let b = shard(0, u16::MAX, 1, GgmlType::F32, "a");
         let src = SliceSource(&b);
-        let v = validate_set(&[("m-00001-of-65535.gguf", &src)], &Options::default());
+        let v = validate_set(&[("m-00001-of-65535.gguf", &src)], &Options::default(), false);
         let r = &v.set;
         assert_eq!(r.summary.shards_missing, 65_534);
         let listed = r.diagnostics.iter().filter(|d| d.rule == crate::rules::RuleId::SplitShardMissing).count();
@@ -479,8 +451,9 @@ mod tests {
         // say general.quantization_version; a later shard never has to.
         let (a, b) = (shard(0, 2, 2, GgmlType::F32, "a"), shard(1, 2, 2, GgmlType::Q8_0, "b"));
         let (sa, sb) = (SliceSource(&a), SliceSource(&b));
-        let v = validate_set(&[("m-00001-of-00002.gguf", &sa), ("m-00002-of-00002.gguf", &sb)], &Options::default());
-        assert!(v.shards.iter().all(|s| s.as_ref().unwrap().report.valid));
+        let v =
+            validate_set(&[("m-00001-of-00002.gguf", &sa), ("m-00002-of-00002.gguf", &sb)], &Options::default(), false);
+        assert!(v.shards.iter().all(|s| s.report.valid));
         assert_eq!(ids(&v.set), ["quantization-version-missing"]);
         assert_eq!(v.set.diagnostics[0].path, "shard[0] kv");
     }
@@ -495,7 +468,7 @@ mod tests {
         m.canonical();
         let b = m.to_bytes();
         let (sa, sb) = (SliceSource(&a), SliceSource(&b));
-        let v = validate_set(&[("second", &sb), ("first", &sa)], &Options::default());
+        let v = validate_set(&[("second", &sb), ("first", &sa)], &Options::default(), false);
         assert_eq!(v.set.name, "second");
         let names: Vec<&str> = v.set.shards.iter().map(|s| s.name.as_str()).collect();
         assert_eq!(names, ["first", "second"], "the shard with split.no 0 comes first");

@@ -1,75 +1,285 @@
-//! The validator's entry points, and the one place that dispatches on the
-//! format: GGUF goes to [`crate::check`], rwkv.cpp and the formats GGUF
-//! replaced go to [`crate::legacy`].
+//! The validator: [`Validator`], configured once per run, validates a
+//! file through any [`ByteSource`] into one [`Validated`] (the report under
+//! every profile asked, the metadata read, the validation's own parse)
+//! that every later step reads. This is also the one place that
+//! dispatches on the format: GGUF goes to [`crate::check`], rwkv.cpp and
+//! the formats GGUF replaced go to [`crate::legacy`].
 //!
-//! [`validate_source`] validates a file read through a [`ByteSource`] (the
-//! CLI: the metadata is read into memory, to its end as a walk of it says
-//! or by doubling reads, padding is read in place), [`validate_bytes`] a whole file in memory, and
-//! [`validate_prefix`] a prefix of a file of known length (it asks for more
-//! bytes when the metadata, or a padding region, runs past the prefix).
+//! ```
+//! use gguf_validate_core::{Options, Profile, Validator};
+//! use gguf_validate_core::io::SliceSource;
+//!
+//! let bytes = std::fs::read(concat!(env!("CARGO_MANIFEST_DIR"), "/../../corpus/samples/tiny-llama.gguf")).unwrap();
+//! let validator = Validator::new(Options::new(Profile::Strict)).with_every_profile(true);
+//! let validated = validator.validate(&SliceSource(&bytes)).unwrap();
+//! assert!(validated.report.valid);
+//! assert_eq!(validated.profiles.len(), 3);
+//! // The validation's own parse, for a step after the report.
+//! let parsed = validated.parsed().unwrap();
+//! assert_eq!(parsed.file.tensors.len(), validated.layout().tensors.len());
+//! ```
 #![forbid(unsafe_code)]
 #![deny(clippy::indexing_slicing, clippy::arithmetic_side_effects, clippy::cast_possible_truncation)]
 
-pub use crate::check::Hooks;
-use crate::check::{self, Stop};
-use crate::io::{ByteSource, MetadataBytes, ReadError};
+use crate::check::{self, Checked, Stop};
+use crate::io::{ByteSource, MetadataBytes, ReadError, SliceSource};
 use crate::limits;
-use crate::parse::{self, Detected};
-use crate::report::{FileFormat, Options, Report, Sink, Summary};
-use crate::rules::RuleId;
+use crate::parse::{self, Detected, KeptParse, Parsed};
+use crate::report::{Companions, FileFormat, Judging, ModelFacts, Options, Report, Sink, Summary};
+use crate::rules::{Level, Profile, RuleId};
 
+pub use crate::data::Layout;
 pub use crate::parse::NeedMoreData;
 
-/// A validated file: the report and the metadata bytes that were read
-/// (the file's first `metadata.len()` bytes), which later steps such as
-/// `--check-data` parse again instead of reading the file twice.
+/// What every file of a run is validated with, built once: the options
+/// (profile, levels, limits, container only), whether one pass judges
+/// every profile, the models a projector, adapter or control vector is
+/// paired with, and whether anything after the report is needed.
+///
+/// [`Validator::validate`] is the one entry point; every front end and
+/// every command (the pipeline, `dump`, `hash`, `derive`, the hub scan, the
+/// Python and WebAssembly bindings) calls it and reads what it needs from
+/// the [`Validated`] it returns.
+#[derive(Clone, Debug, Default)]
+pub struct Validator {
+    options: Options,
+    every_profile: bool,
+    companions: Companions,
+    report_only: bool,
+}
+
+impl From<Options> for Validator {
+    fn from(options: Options) -> Validator {
+        Validator::new(options)
+    }
+}
+
+impl Validator {
+    /// A validator judging under `options`: one profile, no models to
+    /// pair with, the metadata and parse kept for the steps after the report.
+    pub fn new(options: Options) -> Validator {
+        Validator { options, ..Validator::default() }
+    }
+
+    /// Judge one pass under every profile: [`Validated::profiles`] holds
+    /// each profile's report, equal to what a validator of that profile
+    /// alone gives, from one read and one parse.
+    #[must_use]
+    pub fn with_every_profile(self, every_profile: bool) -> Validator {
+        Validator { every_profile, ..self }
+    }
+
+    /// The models a projector, LoRA adapter or control vector is checked
+    /// against (`--with MODEL`, read beforehand).
+    #[must_use]
+    pub fn with_companions(self, companions: Companions) -> Validator {
+        Validator { companions, ..self }
+    }
+
+    /// Nothing after the report is needed: [`Validated`] keeps neither
+    /// the metadata nor the parse, and under [`Options::container_only`] a
+    /// local GGUF v2/v3 file is read lean (the large arrays of its metadata
+    /// walked as they stream through one buffer, not held): the same
+    /// report, for less.
+    #[must_use]
+    pub fn report_only(self, report_only: bool) -> Validator {
+        Validator { report_only, ..self }
+    }
+
+    /// The same validator with `levels` applied before its own overrides
+    /// (a config's levels for one path, which the command line's override).
+    #[must_use]
+    pub fn with_levels_first(&self, levels: Vec<(RuleId, Level)>) -> Validator {
+        let mut v = self.clone();
+        let mut overrides = levels;
+        overrides.extend(self.options.overrides.iter().copied());
+        v.options.overrides = overrides;
+        v
+    }
+
+    /// The options files are judged with.
+    pub fn options(&self) -> &Options {
+        &self.options
+    }
+
+    /// Whether one pass judges every profile.
+    pub fn judges_every_profile(&self) -> bool {
+        self.every_profile
+    }
+
+    /// Whether nothing after the report is kept ([`Validator::report_only`]).
+    pub fn is_report_only(&self) -> bool {
+        self.report_only
+    }
+
+    fn judging<'a>(&'a self, find: Option<&'a dyn Fn() -> Companions>) -> Judging<'a> {
+        Judging {
+            options: &self.options,
+            every_profile: self.every_profile,
+            companions: &self.companions,
+            find_companions: find,
+        }
+    }
+
+    /// Validates a file read through `src`: reads its metadata with
+    /// positioned reads, starting with [`ByteSource::first_read`] bytes
+    /// ([`limits::METADATA_FIRST_READ`] for a file), then to the end of the
+    /// metadata as a walk of it says ([`ByteSource::sized_reads`]) or
+    /// doubling while the parser asks for more (never past the file or the
+    /// metadata cap), and reads padding and gaps in place in chunks. Memory
+    /// follows the metadata, not the file.
+    ///
+    /// Formats that interleave headers and data (rwkv.cpp, GGML, GGMF,
+    /// GGJT) are read whole, up to [`limits::MAX_LEGACY_FILE_BYTES`].
+    pub fn validate(&self, src: &dyn ByteSource) -> Result<Validated, ReadError> {
+        self.validate_pairing(src, None)
+    }
+
+    /// [`Validator::validate`], where the models a projector, adapter or
+    /// control vector pairs with are found by `find` when its checks reach
+    /// the pairing (at most once, and never for another kind of file) and
+    /// the validator was given none: the pipeline looks for them so, and
+    /// the file is validated once, with them.
+    pub fn validate_pairing(
+        &self,
+        src: &dyn ByteSource,
+        find: Option<&dyn Fn() -> Companions>,
+    ) -> Result<Validated, ReadError> {
+        if self.report_only
+            && self.options.container_only
+            && src.sized_reads()
+            && !src.round_trips()
+            && let Some((report, profiles)) = validate_lean(src, self.judging(None))?
+        {
+            let file_len = src.len();
+            return Ok(Validated { report, profiles, metadata: MetadataBytes::default(), parse: None, file_len });
+        }
+        // A validation that asks for more bytes checks again: the models are
+        // looked for once.
+        let found = std::cell::OnceCell::new();
+        let cached = find.map(|f| move || found.get_or_init(f).clone());
+        let find = cached.as_ref().map(|f| f as &dyn Fn() -> Companions);
+        let mut v = read_and_validate(src, self.judging(find))?;
+        if self.report_only {
+            v.metadata = MetadataBytes::default();
+            v.parse = None;
+        }
+        Ok(v)
+    }
+
+    /// Validates a whole file held in memory: [`Validator::validate`] of
+    /// the bytes as a source (which cannot fail to read).
+    pub fn validate_bytes(&self, bytes: &[u8]) -> Validated {
+        match self.validate(&SliceSource(bytes)) {
+            Ok(v) => v,
+            // Cannot happen in memory; report it as a truncation rather
+            // than panic.
+            Err(_) => {
+                let len = u64::try_from(bytes.len()).unwrap_or(u64::MAX);
+                let mut sink = Sink::new(&self.options);
+                sink.emit(RuleId::FileTruncated, len, String::new, || "file ends early".into());
+                let summary = Summary { file_size: len, ..Summary::default() };
+                let report = sink.finish(self.options.profile, FileFormat::Gguf, None, None, summary);
+                Validated {
+                    report,
+                    profiles: Vec::new(),
+                    metadata: MetadataBytes::default(),
+                    parse: None,
+                    file_len: len,
+                }
+            }
+        }
+    }
+
+    /// Validates a file of `file_len` bytes of which `prefix` holds the
+    /// first `prefix.len()`, reading nothing else. When the prefix is too
+    /// short, returns how many bytes to supply; the same call with more
+    /// bytes gives the same report as with the whole file.
+    pub fn validate_prefix(&self, prefix: &[u8], file_len: u64) -> Result<Validated, NeedMoreData> {
+        match validate_in(prefix, file_len, None, &[], self.judging(None)) {
+            Ok(checked) => {
+                let metadata = MetadataBytes::from_vec(if self.report_only { Vec::new() } else { prefix.to_vec() });
+                let parse = checked.parse.filter(|_| !self.report_only);
+                Ok(Validated { report: checked.report, profiles: checked.profiles, metadata, parse, file_len })
+            }
+            Err(Stop::More(n)) => Err(NeedMoreData(n)),
+            // Without a source nothing is read, so this cannot happen;
+            // asking for the whole file is the safe answer.
+            Err(Stop::Read(_)) => Err(NeedMoreData(file_len)),
+        }
+    }
+}
+
+/// A validated file: what [`Validator::validate`] gives, and what every
+/// step after the report reads instead of reading or parsing the file
+/// again.
 #[derive(Debug)]
 pub struct Validated {
-    /// The report.
+    /// The report, under the validator's profile.
     pub report: Report,
-    /// A prefix of the file holding all of its metadata.
+    /// Judging every profile ([`Validator::with_every_profile`]): the
+    /// report of each, in [`Profile::ALL`] order; empty otherwise.
+    pub profiles: Vec<Report>,
+    /// A prefix of the file holding all of its metadata (empty for a
+    /// [`Validator::report_only`] validation).
     pub metadata: MetadataBytes,
+    /// The validation's own parse of `metadata` (a GGUF v2/v3 file).
+    parse: Option<KeptParse>,
+    /// The file's length.
+    file_len: u64,
 }
 
-/// Validates a file read through `src`: reads its metadata with positioned
-/// reads, starting with [`ByteSource::first_read`] bytes
-/// ([`limits::METADATA_FIRST_READ`] for a file), then to the end of the
-/// metadata as a walk of it says ([`ByteSource::sized_reads`]) or doubling
-/// while the parser asks for more (never past the file), and reads padding
-/// and gaps in place in chunks. Memory follows the metadata, not the file.
-///
-/// Formats that interleave headers and data (rwkv.cpp, GGML, GGMF, GGJT)
-/// are read whole, up to [`limits::MAX_LEGACY_FILE_BYTES`].
-pub fn validate_source(src: &dyn ByteSource, opts: &Options) -> Result<Validated, ReadError> {
-    read_and_validate(src, opts, Hooks::default())
+impl Validated {
+    /// The report under `profile`: the report itself, or, judging every
+    /// profile, that profile's.
+    pub fn report_under(&self, profile: Profile) -> Option<&Report> {
+        if self.report.profile == profile {
+            return Some(&self.report);
+        }
+        self.profiles.iter().find(|r| r.profile == profile)
+    }
+
+    /// The validation's own parse of a GGUF v2/v3 file's metadata, also
+    /// when decoding stopped early ([`Parsed::fatal`] says where): no
+    /// walk of the bytes (the parse's records are kept beside them).
+    /// `None` for another format, a header that is not read, or a
+    /// [`Validator::report_only`] validation.
+    pub fn parsed(&self) -> Option<Parsed<'_>> {
+        self.parse.as_ref()?.parsed(self.metadata.as_slice())
+    }
+
+    /// The file's length.
+    pub fn file_len(&self) -> u64 {
+        self.file_len
+    }
+
+    /// Where the file's tensor data lies: from the validation's parse, or
+    /// for the formats GGUF replaced from their tensors as read.
+    pub fn layout(&self) -> Layout {
+        match self.parsed() {
+            Some(parsed) => Layout {
+                tensors: crate::data::gguf_tensors(&parsed, self.file_len),
+                metadata_end: Some(parsed.file.infos_end),
+            },
+            None => Layout { tensors: crate::legacy::data_tensors(&self.metadata), metadata_end: None },
+        }
+    }
+
+    /// What a projector, LoRA adapter or control vector is checked against
+    /// in this file (named `name` in messages), from its parse. `None`
+    /// when the file is not a model llama.cpp loads (another projector or
+    /// adapter, no tensors, not GGUF, decoding stopped).
+    pub fn model_facts(&self, name: &str) -> Option<ModelFacts> {
+        let parsed = self.parsed()?;
+        if parsed.fatal.is_some() {
+            return None;
+        }
+        check::model_facts(&parsed.file, name)
+    }
 }
 
-/// [`validate_source`], handing the validation's own parse of a GGUF file
-/// to `visit` when it finished (no fatal error): a caller that needs more
-/// of the metadata than the report (a hash's tensor ranges, a scan's
-/// facts, a model's shapes) takes it from this one parse. Not called for
-/// other formats, nor when decoding stopped: the caller parses
-/// [`Validated::metadata`] itself then.
-pub fn validate_source_visiting(
-    src: &dyn ByteSource,
-    opts: &Options,
-    visit: &mut dyn FnMut(&parse::Parsed<'_>),
-) -> Result<Validated, ReadError> {
-    read_and_validate(src, opts, Hooks { visit: Some(visit), companions: None })
-}
-
-/// [`validate_source`] with [`Hooks`].
-pub fn validate_source_with(src: &dyn ByteSource, opts: &Options, hooks: Hooks<'_>) -> Result<Validated, ReadError> {
-    read_and_validate(src, opts, hooks)
-}
-
-fn read_and_validate(src: &dyn ByteSource, opts: &Options, hooks: Hooks<'_>) -> Result<Validated, ReadError> {
-    let Hooks { mut visit, companions } = hooks;
-    // A validation that asks for more bytes checks again: the models are
-    // looked for once.
-    let found = std::cell::OnceCell::new();
-    let cached = companions.map(|find| move || found.get_or_init(find).clone());
-    let find = cached.as_ref().map(|f| f as &dyn Fn() -> crate::report::Companions);
+fn read_and_validate(src: &dyn ByteSource, judging: Judging<'_>) -> Result<Validated, ReadError> {
+    let opts = judging.options;
     let file_len = src.len();
     // Never more than the metadata cap, whatever the file declares (the
     // parser stops at the cap with `metadata-limit`).
@@ -90,11 +300,10 @@ fn read_and_validate(src: &dyn ByteSource, opts: &Options, hooks: Hooks<'_>) -> 
         spans.clear();
     }
     loop {
-        // (A shorter borrow of the visitor each round.)
-        let visit = visit.as_deref_mut().map(|v| v as &mut dyn FnMut(&parse::Parsed<'_>));
-        let hooks = Hooks { visit, companions: find };
-        match validate_in(&prefix, file_len, Some(src), &spans, opts, hooks) {
-            Ok(report) => return Ok(Validated { report, metadata: prefix }),
+        match validate_in(&prefix, file_len, Some(src), &spans, judging) {
+            Ok(Checked { report, profiles, parse }) => {
+                return Ok(Validated { report, profiles, metadata: prefix, parse, file_len });
+            }
             Err(Stop::Read(e)) => return Err(e),
             Err(Stop::More(want)) => {
                 let have = u64::try_from(prefix.len()).unwrap_or(u64::MAX);
@@ -125,33 +334,19 @@ fn read_and_validate(src: &dyn ByteSource, opts: &Options, hooks: Hooks<'_>) -> 
     }
 }
 
-/// The report of [`validate_source`], for callers that need nothing after
-/// it (not the metadata): the same report, for less. Under
-/// `--container-only` ([`Options::container_only`]), a local GGUF v2/v3
-/// file (a source of [`ByteSource::sized_reads`] without round trips) is
-/// read lean: the metadata [`limits::LEAN_READ_CHUNK`] at a time, each
-/// large string array (256 strings or more) walked as it streams through
-/// one reused buffer, where its lengths, the caps and UTF-8 are checked,
-/// and neither it nor the large fixed-size arrays other than bools
+/// The lean read of a [`Validator::report_only`] validation under
+/// `--container-only` of a local file: the metadata
+/// [`limits::LEAN_READ_CHUNK`] at a time, each large string array (256
+/// strings or more) walked as it streams through one reused buffer, where
+/// its lengths, the caps and UTF-8 are checked, and neither it nor the
+/// large fixed-size arrays other than bools
 /// ([`limits::LEAN_UNREAD_MIN_BYTES`]) copied into memory: nothing of the
-/// container's checks reads them. Where the lean read cannot vouch for an
+/// container's checks reads them. `None` where it cannot vouch for an
 /// array (a string longer than a chunk, invalid UTF-8, a cap, the end of
-/// the file, a read error) or the walk gives up, the file is validated by
-/// [`validate_source`] instead, so the report is always the one it gives.
-pub fn validate_source_report(src: &dyn ByteSource, opts: &Options) -> Result<Report, ReadError> {
-    if opts.container_only
-        && src.sized_reads()
-        && !src.round_trips()
-        && let Some(report) = validate_lean(src, opts)?
-    {
-        return Ok(report);
-    }
-    validate_source(src, opts).map(|v| v.report)
-}
-
-/// The lean read of [`validate_source_report`]: `None` where it cannot go
-/// on (the caller validates as [`validate_source`] does).
-fn validate_lean(src: &dyn ByteSource, opts: &Options) -> Result<Option<Report>, ReadError> {
+/// the file, a read error) or the walk gives up: the caller reads the
+/// metadata whole, so the report is always the one that gives.
+fn validate_lean(src: &dyn ByteSource, judging: Judging<'_>) -> Result<Option<(Report, Vec<Report>)>, ReadError> {
+    let opts = judging.options;
     let file_len = src.len();
     let cap = opts.limits.bytes.max(limits::HEADER_SIZE);
     let caps = limits::MetadataLimits { bytes: cap, ..opts.limits };
@@ -196,8 +391,8 @@ fn validate_lean(src: &dyn ByteSource, opts: &Options) -> Result<Option<Report>,
             return Ok(None);
         }
     }
-    match validate_in(&prefix, file_len, Some(src), extent.spans(), opts, Hooks::default()) {
-        Ok(report) => Ok(Some(report)),
+    match validate_in(&prefix, file_len, Some(src), extent.spans(), judging) {
+        Ok(checked) => Ok(Some((checked.report, checked.profiles))),
         Err(_) => Ok(None),
     }
 }
@@ -309,45 +504,16 @@ fn read_to_extent(
     }
 }
 
-/// Validates a whole file held in memory.
-pub fn validate_bytes(buf: &[u8], opts: &Options) -> Report {
-    let len = u64::try_from(buf.len()).unwrap_or(u64::MAX);
-    match validate_prefix(buf, len, opts) {
-        Ok(r) => r,
-        // Cannot happen when the prefix is the whole file; report it as a
-        // truncation rather than panic.
-        Err(NeedMoreData(_)) => {
-            let mut sink = Sink::new(opts);
-            sink.emit(RuleId::FileTruncated, len, String::new, || "file ends early".into());
-            sink.finish(opts.profile, FileFormat::Gguf, None, None, Summary { file_size: len, ..Summary::default() })
-        }
-    }
-}
-
 /// Validates a file of `file_len` bytes of which `prefix` holds the first
-/// `prefix.len()`. When the prefix is too short, returns how many bytes to
-/// supply; the same call with more bytes gives the same report as with
-/// the whole file.
-pub fn validate_prefix(prefix: &[u8], file_len: u64, opts: &Options) -> Result<Report, NeedMoreData> {
-    match validate_in(prefix, file_len, None, &[], opts, Hooks::default()) {
-        Ok(r) => Ok(r),
-        Err(Stop::More(n)) => Err(NeedMoreData(n)),
-        // Without a source nothing is read, so this cannot happen; asking
-        // for the whole file is the safe answer.
-        Err(Stop::Read(_)) => Err(NeedMoreData(file_len)),
-    }
-}
-
-/// [`validate_prefix`], reading what lies past the prefix from `source`
-/// when there is one: the format dispatch.
+/// `prefix.len()`, reading what lies past the prefix from `source` when
+/// there is one: the format dispatch.
 fn validate_in(
     prefix: &[u8],
     file_len: u64,
     source: Option<&dyn ByteSource>,
     spans: &[parse::StringSpan],
-    opts: &Options,
-    hooks: Hooks<'_>,
-) -> Result<Report, Stop> {
+    judging: Judging<'_>,
+) -> Result<Checked, Stop> {
     let prefix_len = u64::try_from(prefix.len()).unwrap_or(u64::MAX);
     if prefix_len < file_len && prefix_len < limits::HEADER_SIZE {
         return Err(Stop::More(limits::HEADER_SIZE.min(file_len)));
@@ -355,72 +521,33 @@ fn validate_in(
     match parse::detect(prefix) {
         // rwkv.cpp, GGML, GGMF, GGJT (and the `legacy-format` verdict).
         Detected::Legacy { format, version } => {
-            let mut report = crate::legacy::validate(prefix, file_len, format, version, opts).map_err(Stop::from)?;
-            if opts.want_layout {
-                report.layout = Some(Layout { tensors: crate::legacy::data_tensors(prefix), metadata_end: None });
-            }
-            Ok(report)
+            let (report, profiles) =
+                crate::legacy::validate(prefix, file_len, format, version, judging).map_err(Stop::from)?;
+            Ok(Checked { report, profiles, parse: None })
         }
-        detected => check::gguf(prefix, file_len, detected, source, spans, opts, hooks),
+        detected => check::gguf(prefix, file_len, detected, source, spans, judging),
     }
-}
-
-pub use crate::data::Layout;
-
-impl Validated {
-    /// Where the file's data lies: from the validation's own parse when it
-    /// was asked for ([`Options::want_layout`]) and finished, else from a
-    /// parse of the metadata read.
-    pub fn take_layout(&mut self, file_len: u64) -> Layout {
-        self.report.layout.take().unwrap_or_else(|| layout(&self.metadata, file_len))
-    }
-}
-
-/// The [`Layout`] of a file of `file_len` bytes whose metadata is `metadata`.
-pub fn layout(metadata: &[u8], file_len: u64) -> Layout {
-    match parse::parse_prefix(metadata, file_len) {
-        Some(parsed) => {
-            Layout { tensors: crate::data::gguf_tensors(&parsed, file_len), metadata_end: Some(parsed.file.infos_end) }
-        }
-        None => Layout { tensors: crate::legacy::data_tensors(metadata), metadata_end: None },
-    }
-}
-
-/// What a projector, LoRA adapter or control vector is checked against in
-/// the model read through `src` (named `name` in messages): its metadata is
-/// read as [`validate_source`] reads it (under `opts`' caps, container
-/// checks only) and parsed. `None` when the file is not a model llama.cpp
-/// loads (another projector or adapter, no tensors, not GGUF).
-pub fn model_facts(
-    src: &dyn ByteSource,
-    name: &str,
-    opts: &Options,
-) -> Result<Option<crate::report::ModelFacts>, ReadError> {
-    let opts = Options {
-        container_only: true,
-        companions: crate::report::Companions::default(),
-        want_layout: false,
-        ..opts.clone()
-    };
-    let mut visited = None;
-    let validated = validate_source_visiting(src, &opts, &mut |parsed| {
-        visited = Some(crate::check::model_facts(&parsed.file, name));
-    })?;
-    if let Some(facts) = visited {
-        return Ok(facts);
-    }
-    // Not GGUF, or decoding stopped under the caps: a parse without them.
-    let Some(parsed) = parse::parse_prefix(validated.metadata.as_slice(), src.len()) else { return Ok(None) };
-    if parsed.fatal.is_some() {
-        return Ok(None);
-    }
-    Ok(crate::check::model_facts(&parsed.file, name))
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::io::SliceSource;
+
+    fn validate_source(src: &dyn ByteSource, opts: &Options) -> Result<Validated, ReadError> {
+        Validator::new(opts.clone()).validate(src)
+    }
+
+    fn validate_bytes(bytes: &[u8], opts: &Options) -> Report {
+        Validator::new(opts.clone()).validate_bytes(bytes).report
+    }
+
+    fn validate_source_report(src: &dyn ByteSource, opts: &Options) -> Result<Report, ReadError> {
+        Validator::new(opts.clone()).report_only(true).validate(src).map(|v| v.report)
+    }
+
+    fn lean(src: &dyn ByteSource, opts: &Options) -> Option<Report> {
+        validate_lean(src, Judging::plain(opts)).unwrap().map(|(report, _)| report)
+    }
 
     /// A source whose bytes past `keep` are gone (a file truncated by
     /// another process after it was opened).
@@ -584,7 +711,7 @@ mod tests {
             let bytes = vocabulary(n, None, order);
             let opts = container_only();
             let src = Counting(&bytes, Default::default(), Default::default());
-            let lean = validate_lean(&src, &opts).unwrap().expect("read lean");
+            let lean = lean(&src, &opts).expect("read lean");
             let whole = validate_source(&SliceSource(&bytes), &opts).unwrap();
             assert_eq!(lean, whole.report);
             assert_eq!(validate_source_report(&SliceSource(&bytes), &opts).unwrap(), whole.report);
@@ -633,15 +760,15 @@ mod tests {
         let mut long = vec![b'a'; 200];
         let bytes = vocabulary(20_000, Some((15_000, long.clone())), order);
         let opts = container_only();
-        let lean = validate_lean(&SliceSource(&bytes), &opts).unwrap().expect("read lean");
-        assert_eq!(lean, validate_source(&SliceSource(&bytes), &opts).unwrap().report);
+        let read_lean = lean(&SliceSource(&bytes), &opts).expect("read lean");
+        assert_eq!(read_lean, validate_source(&SliceSource(&bytes), &opts).unwrap().report);
         long[150] = 0xff;
         let bytes = vocabulary(20_000, Some((15_000, long)), order);
-        assert!(validate_lean(&SliceSource(&bytes), &opts).unwrap().is_none());
+        assert!(lean(&SliceSource(&bytes), &opts).is_none());
         let whole = validate_source(&SliceSource(&bytes), &opts).unwrap().report;
         assert!(whole.diagnostics.iter().any(|d| d.rule.id() == "string-utf8"));
         for (what, bytes, opts) in cases {
-            assert!(validate_lean(&SliceSource(&bytes), &opts).unwrap().is_none(), "{what}: not lean");
+            assert!(lean(&SliceSource(&bytes), &opts).is_none(), "{what}: not lean");
             let whole = validate_source(&SliceSource(&bytes), &opts).unwrap().report;
             assert_eq!(validate_source_report(&SliceSource(&bytes), &opts).unwrap(), whole, "{what}");
         }

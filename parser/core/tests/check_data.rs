@@ -13,7 +13,7 @@ use gguf_validate_core::io::SliceSource;
 use gguf_validate_core::parse::{ByteOrder, parse_bytes};
 use gguf_validate_core::types::GgmlType;
 use gguf_validate_core::write::{GgufModel, OwnedTensor, OwnedValue};
-use gguf_validate_core::{Level, Options, Profile, Report, RuleId, validate_bytes};
+use gguf_validate_core::{Level, Options, Profile, Report, RuleId, Validator};
 
 const F16_ONE: u16 = 0x3c00;
 const F16_INF: u16 = 0x7c00;
@@ -55,7 +55,7 @@ fn entry<'a>(data: &'a DataReport, name: &str) -> &'a TensorData {
 /// Validation plus the data scan, merged, under `profile`.
 fn report(bytes: &[u8], profile: Profile) -> (Report, DataReport) {
     let opts = Options::new(profile);
-    let mut report = validate_bytes(bytes, &opts);
+    let mut report = Validator::new(opts.clone()).validate_bytes(bytes).report;
     let (_, mut data) = scan(bytes, &DataOptions::default());
     data.merge_into(&mut report, &opts);
     (report, data)
@@ -131,10 +131,10 @@ fn spec_profile_only_warns_and_allow_drops_the_rule() {
     );
 
     let opts = Options { overrides: vec![(RuleId::DataNonFinite, Level::Allow)], ..Options::new(Profile::Strict) };
-    let mut r = validate_bytes(&bytes, &opts);
+    let mut r = Validator::new(opts.clone()).validate_bytes(&bytes).report;
     scan(&bytes, &DataOptions::default()).1.merge_into(&mut r, &opts);
     let (_, mut data) = scan(&bytes, &DataOptions::default());
-    data.merge_into(&mut validate_bytes(&bytes, &opts), &opts);
+    data.merge_into(&mut Validator::new(opts.clone()).validate_bytes(&bytes).report, &opts);
     assert_eq!(entry(&data, "w").listed, 0, "an allowed rule lists nothing");
     assert!(r.valid);
     assert!(r.diagnostics.iter().all(|d| d.severity == Level::Info), "{:?}", r.diagnostics);
@@ -447,7 +447,7 @@ fn listing_is_capped_per_rule_and_tensor_entries_are_capped_with_a_count() {
     // Asking for more per tensor raises the per-rule cap with it, exactly.
     let (_, data) = scan(&bytes, &DataOptions::listing(1000));
     assert_eq!(data.issues.len(), 300);
-    let (mut r, mut d) = (validate_bytes(&bytes, &Options::new(Profile::Strict)), data);
+    let (mut r, mut d) = (Validator::new(Options::new(Profile::Strict)).validate_bytes(&bytes).report, data);
     d.merge_into(&mut r, &Options::new(Profile::Strict));
     assert_eq!(r.diagnostics.iter().filter(|x| x.rule == "data-non-finite").count(), 300);
     assert!(!r.suppressed.contains_key("data-non-finite"));

@@ -5,14 +5,16 @@
 
 use gguf_validate_core::types::ValueType;
 use gguf_validate_core::write::{GgufModel, OwnedValue};
-use gguf_validate_core::{Options, Profile, validate_bytes};
+use gguf_validate_core::{Options, Profile, Validator};
 
 fn rules(bytes: &[u8], profile: Profile) -> Vec<&'static str> {
     // Infos (the neutral architecture is one llama.cpp does not know) aside.
     // ggml's limits are above this tool's own caps (`metadata-limit`),
     // which an in-memory caller can lift.
     let opts = Options { limits: gguf_validate_core::limits::MetadataLimits::UNBOUNDED, ..Options::new(profile) };
-    validate_bytes(bytes, &opts)
+    Validator::new(opts.clone())
+        .validate_bytes(bytes)
+        .report
         .diagnostics
         .iter()
         .filter(|d| d.severity != gguf_validate_core::rules::Level::Info)
@@ -33,7 +35,7 @@ fn huge_array_count_in_a_tiny_file() {
     b.extend_from_slice(&10u32.to_le_bytes()); // of u64
     b.extend_from_slice(&u64::MAX.to_le_bytes());
     assert_eq!(b.len(), 49);
-    let r = validate_bytes(&b, &Options::new(Profile::Strict));
+    let r = Validator::new(Options::new(Profile::Strict)).validate_bytes(&b).report;
     assert_eq!(r.diagnostics.len(), 1);
     assert_eq!(r.diagnostics[0].rule, "array-length-exceeds-file");
     assert_eq!(r.diagnostics[0].offset, 41, "reported where the count starts");

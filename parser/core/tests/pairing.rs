@@ -331,55 +331,54 @@ fn a_paired_file_is_validated_once() {
         assert_eq!(counted.header_reads.load(Ordering::Relaxed), 1, "read from the start once");
         assert_eq!(r.diagnostics.first().map(|d| d.rule.id()), rule);
         // The same report as a validation given the model from the start.
-        let facts = gguf_validate_core::validate::model_facts(&MemSource(with), "model.gguf", &Default::default())
+        let facts = gguf_validate_core::Validator::default()
+            .validate(&MemSource(with))
             .unwrap()
+            .model_facts("model.gguf")
             .unwrap();
-        let opts = gguf_validate_core::Options {
-            companions: gguf_validate_core::report::Companions {
+        let validator =
+            gguf_validate_core::Validator::default().with_companions(gguf_validate_core::report::Companions {
                 models: vec![Arc::new(facts)],
                 given: true,
                 none_because: None,
-            },
-            ..gguf_validate_core::Options::default()
-        };
-        let direct = gguf_validate_core::validate_source(&MemSource(file), &opts).unwrap().report;
+            });
+        let direct = validator.validate(&MemSource(file)).unwrap().report;
         assert_eq!(r.diagnostics, direct.diagnostics);
         assert_eq!(r.summary.examined, direct.summary.examined);
         assert_eq!(r.valid, direct.valid);
     }
 }
 
-/// The library asks a validation's `companions` hook for the models only
-/// when a file's pairing needs them: once for an adapter or control vector
-/// (whatever reads its validation takes), never for a model, nor when the
-/// options already name the models or why there are none.
+/// The library asks a validation's finder (`Validator::validate_pairing`)
+/// for the models only when a file's pairing needs them: once for an
+/// adapter or control vector (whatever reads its validation takes), never
+/// for a model, nor when the validator already names the models or why
+/// there are none.
 #[test]
 fn the_companions_hook_is_asked_only_by_a_pairing() {
     use gguf_validate_core::io::MemSource;
     use gguf_validate_core::report::Companions;
-    use gguf_validate_core::{Hooks, Options, validate_source_with};
+    use gguf_validate_core::{Options, Validator};
     let asked = std::cell::Cell::new(0);
     let find = || {
         asked.set(asked.get() + 1);
         Companions { none_because: Some("looked, found none".into()), ..Companions::default() }
     };
-    let run = |bytes: Vec<u8>, opts: &Options| {
+    let run = |bytes: Vec<u8>, validator: &Validator| {
         asked.set(0);
-        let v = validate_source_with(&MemSource(bytes), opts, Hooks { visit: None, companions: Some(&find) }).unwrap();
+        let v = validator.validate_pairing(&MemSource(bytes), Some(&find)).unwrap();
         let note = v.report.summary.examined.iter().find(|e| e.layer == "pairing").and_then(|e| e.note.clone());
         (asked.get(), note)
     };
-    let plain = Options::default();
+    let plain = Validator::default();
     let (n, note) = run(adapter(16, 4, &[]), &plain);
     assert_eq!((n, note.as_deref()), (1, Some("base model: looked, found none")));
     assert_eq!(run(control_vector(16, 2), &plain).0, 1);
     assert_eq!(run(model(16, 2), &plain), (0, None));
     // Under `--container-only` nothing is paired.
-    assert_eq!(run(adapter(16, 4, &[]), &Options { container_only: true, ..Options::default() }).0, 0);
-    // The options say why there are none: not asked.
-    let told = Options {
-        companions: Companions { none_because: Some("told".into()), ..Companions::default() },
-        ..Options::default()
-    };
+    assert_eq!(run(adapter(16, 4, &[]), &Validator::new(Options { container_only: true, ..Options::default() })).0, 0);
+    // The validator says why there are none: not asked.
+    let told =
+        Validator::default().with_companions(Companions { none_because: Some("told".into()), ..Companions::default() });
     assert_eq!(run(adapter(16, 4, &[]), &told), (0, Some("base model: told".into())));
 }

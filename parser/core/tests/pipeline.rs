@@ -8,6 +8,7 @@ use std::sync::atomic::Ordering;
 
 use gguf_validate_core::pipeline::{Input, Item, Outcome, Pipeline, Settings, json};
 use gguf_validate_core::rules::Profile;
+use gguf_validate_core::{Options, Validator};
 use gguf_validate_testkit as support;
 
 fn sample() -> PathBuf {
@@ -60,10 +61,15 @@ fn a_shard_brings_its_set_once_in_input_order() {
     }
 }
 
+/// The validator of a run under `--container-only`, as the command line
+/// builds it: nothing after the report.
+fn container_only() -> Validator {
+    Validator::new(Options { container_only: true, ..Options::default() }).report_only(true)
+}
+
 #[test]
 fn container_only_runs_validate_shards_alone() {
-    let mut settings = Settings::default();
-    settings.options.container_only = true;
+    let settings = Settings { validator: container_only(), ..Settings::default() };
     let seen = run_all(&Pipeline::new(settings), &set_shards("y_valid")[..1], 1);
     assert_eq!(seen.len(), 1, "{seen:?}");
 }
@@ -140,8 +146,7 @@ fn vocabulary_file(name: &str, bad: bool) -> PathBuf {
 
 #[test]
 fn container_only_reads_lean_with_the_report_of_the_whole_metadata() {
-    let mut lean = Settings::default();
-    lean.options.container_only = true;
+    let lean = Settings { validator: container_only(), ..Settings::default() };
     // A metadata hash needs the metadata: the whole of it is read.
     let mut whole = lean.clone();
     whole.metadata_hash = true;
@@ -169,8 +174,8 @@ fn container_only_reads_lean_with_the_report_of_the_whole_metadata() {
         let Some(first) = shards.first().map(|p| Input::Path(p.clone())) else { continue };
         let set_of = |settings: &Settings| {
             let v = gguf_validate_core::pipeline::validate_input(&first, settings);
-            let kept = v.metadata.as_ref().is_some_and(|(m, _)| !m.is_empty());
-            let run = gguf_validate_core::pipeline::validate_set(&first, v, settings);
+            let kept = v.validated.as_ref().is_some_and(|v| !v.metadata.is_empty());
+            let run = gguf_validate_core::pipeline::validate_set(&first, v, settings, &mut |_| None);
             (kept, json::set(&run.report))
         };
         let ((lean_kept, lean_set), (whole_kept, whole_set)) = (set_of(&lean), set_of(&whole));
@@ -209,8 +214,8 @@ fn a_run_reads_a_shard_once() {
     for container_only in [true, false] {
         let counted = std::sync::Arc::new(HeaderReads(gguf_validate_core::io::MemSource(bytes.clone()), 0.into()));
         let input = Input::Source { name: "tiny-00001-of-00003.gguf".into(), source: SharedSource(counted.clone()) };
-        let mut settings = Settings::default();
-        settings.options.container_only = container_only;
+        let validator = Validator::new(Options { container_only, ..Options::default() }).report_only(container_only);
+        let settings = Settings { validator, ..Settings::default() };
         let seen = run_all(&Pipeline::new(settings), &[input], 1);
         assert!(!seen.is_empty() && seen[0].2, "{seen:?}");
         assert_eq!(counted.1.load(Ordering::Relaxed), 1, "container_only {container_only}: {seen:?}");

@@ -5,7 +5,7 @@
 
 use gguf_validate_testkit as support;
 
-use gguf_validate_core::{Level, Options, Profile, validate_bytes};
+use gguf_validate_core::{Level, Options, Profile, Validator};
 use support::root;
 
 fn corpus(name: &str) -> Vec<u8> {
@@ -20,23 +20,23 @@ fn gguf_py_files_are_valid_under_every_profile_they_target() {
         let profiles: &[Profile] =
             if name.ends_with("_be.gguf") { &[Profile::Spec] } else { &[Profile::Strict, Profile::Spec] };
         for &profile in profiles {
-            let r = validate_bytes(&bytes, &Options::new(profile));
+            let r = Validator::new(Options::new(profile)).validate_bytes(&bytes).report;
             assert!(r.valid, "{name} under {profile}: {:?}", r.diagnostics);
             assert_eq!(r.counts.errors, 0);
         }
-        let strict = validate_bytes(&bytes, &Options::new(Profile::Strict));
+        let strict = Validator::new(Options::new(Profile::Strict)).validate_bytes(&bytes).report;
         // Infos (an architecture llama.cpp does not know) are fine.
         let warnings: Vec<&str> =
             strict.diagnostics.iter().filter(|d| d.severity >= Level::Warning).map(|d| d.rule.id()).collect();
         if name.ends_with("_be.gguf") {
             assert_eq!(warnings, ["byte-order-big-endian"]);
             assert!(
-                !validate_bytes(&bytes, &Options::new(Profile::Ggml)).valid,
+                !Validator::new(Options::new(Profile::Ggml)).validate_bytes(&bytes).report.valid,
                 "ggml on a little-endian host rejects big-endian files"
             );
         } else {
             assert!(warnings.is_empty(), "{name}: {warnings:?}");
-            assert!(validate_bytes(&bytes, &Options::new(Profile::Ggml)).valid);
+            assert!(Validator::new(Options::new(Profile::Ggml)).validate_bytes(&bytes).report.valid);
         }
     }
 }
@@ -59,7 +59,7 @@ fn big_and_little_endian_gguf_py_files_describe_the_same_model() {
 fn gemma_3_270m() {
     let path = support::reference::gemma();
     let bytes = std::fs::read(&path).expect("GGUF_VALIDATE_GEMMA points at the gemma file");
-    let r = validate_bytes(&bytes, &Options::new(Profile::Strict));
+    let r = Validator::new(Options::new(Profile::Strict)).validate_bytes(&bytes).report;
     let model = r.summary.examined.iter().find(|e| e.layer == "model").expect("model layer entry");
     assert!(model.checked && model.note.is_none(), "gemma3's tensors are checked in full: {model:?}");
     assert!(r.valid, "{:?}", r.diagnostics);
@@ -69,7 +69,7 @@ fn gemma_3_270m() {
     assert_eq!(r.summary.architecture.as_deref(), Some("gemma3"));
     assert_eq!(r.summary.data_offset, Some(0x6390c0));
     for p in [Profile::Spec, Profile::Ggml] {
-        assert!(validate_bytes(&bytes, &Options::new(p)).valid);
+        assert!(Validator::new(Options::new(p)).validate_bytes(&bytes).report.valid);
     }
 }
 
@@ -88,7 +88,8 @@ fn llama_cpp_vocabulary_files_are_valid_under_strict() {
             continue;
         }
         n += 1;
-        let r = validate_bytes(&std::fs::read(&path).expect("read"), &Options::new(Profile::Strict));
+        let r =
+            Validator::new(Options::new(Profile::Strict)).validate_bytes(&std::fs::read(&path).expect("read")).report;
         let errors: Vec<String> = r
             .diagnostics
             .iter()

@@ -18,7 +18,7 @@ use std::path::{Path, PathBuf};
 
 use gguf_validate_core::rules::Group;
 use gguf_validate_core::template::{self, Kind};
-use gguf_validate_core::{Level, Options, Profile, validate_bytes};
+use gguf_validate_core::{Level, Options, Profile, Validator};
 
 /// llama.cpp's `models/` directory (`GGUF_VALIDATE_LLAMA_CPP`, set by
 /// `.ci/reference.sh`).
@@ -83,7 +83,7 @@ fn llama_cpp_templates_give_no_error() {
 /// The template findings of a GGUF file under `strict`: (errors, warnings).
 fn template_findings(path: &Path) -> (Vec<String>, Vec<String>) {
     let bytes = std::fs::read(path).expect("readable GGUF file");
-    let r = validate_bytes(&bytes, &Options::new(Profile::Strict));
+    let r = Validator::new(Options::new(Profile::Strict)).validate_bytes(&bytes).report;
     let mut errors = Vec::new();
     let mut warnings = Vec::new();
     for d in r.diagnostics.iter().filter(|d| d.rule.rule().group == Group::Template) {

@@ -5,7 +5,7 @@
 use gguf_validate_core::parse::{ByteOrder, parse_bytes};
 use gguf_validate_core::types::{GgmlType, ValueType};
 use gguf_validate_core::write::{GgufModel, OwnedTensor, OwnedValue};
-use gguf_validate_core::{Options, Profile, validate_bytes};
+use gguf_validate_core::{Options, Profile, Validator};
 use proptest::prelude::*;
 
 /// The report of the first `cut` bytes of `bytes`, grown as the validator
@@ -14,8 +14,8 @@ use proptest::prelude::*;
 fn grown_prefix_report(bytes: &[u8], cut: usize, opts: &Options) -> Result<gguf_validate_core::Report, String> {
     let mut have = cut.min(bytes.len());
     loop {
-        match gguf_validate_core::validate_prefix(&bytes[..have], bytes.len() as u64, opts) {
-            Ok(r) => return Ok(r),
+        match Validator::new(opts.clone()).validate_prefix(&bytes[..have], bytes.len() as u64) {
+            Ok(v) => return Ok(v.report),
             Err(gguf_validate_core::NeedMoreData(n)) if n as usize > have => have = (n as usize).min(bytes.len()),
             Err(gguf_validate_core::NeedMoreData(n)) => return Err(format!("asked for {n} with {have}")),
         }
@@ -111,7 +111,7 @@ proptest! {
         // Big-endian files are valid by the spec only (strict: they load on
         // no common host).
         let profile = if m.order == ByteOrder::BigEndian { Profile::Spec } else { Profile::Strict };
-        let report = validate_bytes(&bytes, &Options::new(profile));
+        let report = Validator::new(Options::new(profile)).validate_bytes(&bytes).report;
         prop_assert_eq!(report.counts.errors, 0, "{:?}", report.diagnostics);
         let dump1 = gguf_validate_core::dump::dump(&parse_bytes(&bytes).unwrap(), true);
         let again = GgufModel::from_parsed(&parse_bytes(&bytes).unwrap(), &bytes).to_bytes();
@@ -125,7 +125,7 @@ proptest! {
         // give exactly the report of the whole buffer.
         let bytes = m.to_bytes();
         let opts = Options::new(Profile::Strict);
-        let whole = validate_bytes(&bytes, &opts);
+        let whole = Validator::new(opts.clone()).validate_bytes(&bytes).report;
         let report = grown_prefix_report(&bytes, cut, &opts).map_err(TestCaseError::fail)?;
         prop_assert_eq!(report, whole);
     }
@@ -150,7 +150,7 @@ fn every_prefix_of_a_pointer_gives_the_whole_file_report() {
     ];
     let opts = Options::new(Profile::Strict);
     for bytes in files {
-        let whole = validate_bytes(bytes, &opts);
+        let whole = Validator::new(opts.clone()).validate_bytes(bytes).report;
         for cut in 0..=bytes.len() {
             let report = grown_prefix_report(bytes, cut, &opts);
             assert_eq!(report, Ok(whole.clone()), "cut at {cut} of {}", bytes.len());

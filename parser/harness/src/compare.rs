@@ -2,11 +2,11 @@
 //! by field comparison with the description it was given.
 
 use crate::{Kind, Mismatch};
+use gguf_validate_core::Validator;
 use gguf_validate_core::parse::{ByteOrder, parse_bytes};
 use gguf_validate_core::report::Options;
 use gguf_validate_core::rules::Level;
 use gguf_validate_core::types::{GgmlType, ValueType};
-use gguf_validate_core::validate::validate_bytes;
 use gguf_validate_core::write::{GgufModel, OwnedTensor, OwnedValue};
 
 /// What a comparison found.
@@ -21,7 +21,7 @@ pub struct Comparison {
 /// Validates `out` under `opts` and compares it with `asked`.
 pub fn compare(asked: &GgufModel, out: &[u8], opts: &Options) -> Comparison {
     let mut c = Comparison::default();
-    let report = validate_bytes(out, opts);
+    let report = Validator::new(opts.clone()).validate_bytes(out).report;
     let mut seen_rules = Vec::new();
     for d in report.diagnostics.iter().filter(|d| d.severity == Level::Error) {
         if seen_rules.contains(&d.rule) {

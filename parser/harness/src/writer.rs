@@ -13,12 +13,12 @@ use crate::compare::{Comparison, Size, compare};
 use crate::process::{self, RunOutcome};
 use crate::shrink::{Budget, ShrinkStats, shrink};
 use crate::{Kind, Mismatch, SplitMix, model_json};
+use gguf_validate_core::Validator;
 use gguf_validate_core::parse::ByteOrder;
 use gguf_validate_core::report::Options;
 use gguf_validate_core::rules::Profile;
 use gguf_validate_core::smith::{self, Config};
 use gguf_validate_core::types::ValueType;
-use gguf_validate_core::validate::validate_bytes;
 use gguf_validate_core::write::{GgufModel, OwnedValue};
 
 /// Random bytes behind each generated description.
@@ -268,7 +268,8 @@ fn strip_nul(v: &mut OwnedValue) {
 /// under `profile`: descriptions that are not are never given to a writer.
 pub fn valid_description(model: &GgufModel, profile: Profile) -> bool {
     let mut m = model.clone();
-    m.canonical().is_some() && validate_bytes(&m.to_bytes(), &Options::new(profile)).counts.errors == 0
+    m.canonical().is_some()
+        && Validator::new(Options::new(profile)).validate_bytes(&m.to_bytes()).report.counts.errors == 0
 }
 
 /// Generates the description of case `case`, or `None` when the generated

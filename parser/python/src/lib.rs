@@ -20,7 +20,6 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use gguf_numerics::{GgmlType, TypeStatus};
-use gguf_validate_core::Options;
 use gguf_validate_core::check_data::{DEFAULT_MAX_LISTED_PER_TENSOR, DataOptions};
 use gguf_validate_core::config::Config;
 use gguf_validate_core::hash::{Algo, Algos, HashOptions};
@@ -28,6 +27,7 @@ use gguf_validate_core::limits::MetadataLimits;
 use gguf_validate_core::pipeline::{Input, Item, Outcome, Pipeline, Settings};
 use gguf_validate_core::remote::UrlOpener;
 use gguf_validate_core::rules::Profile;
+use gguf_validate_core::{Options, Validator};
 use gguf_validate_http::{HttpOptions, Opener};
 use numpy::{PyArray1, PyReadonlyArray1};
 use pyo3::buffer::PyBuffer;
@@ -138,17 +138,17 @@ fn pipeline(o: &RunOptions, http: &HttpArgs, inputs: &[Input], jobs: usize) -> P
     };
     let timeout = time_limit(o.timeout)?;
     let with: Vec<Input> = o.with_models.iter().map(|m| Input::from_path(PathBuf::from(m))).collect();
+    let options = Options {
+        profile,
+        overrides: Vec::new(),
+        deny_warnings: o.deny_warnings || config.as_ref().and_then(|c| c.deny_warnings).unwrap_or(false),
+        container_only: o.container_only || config.as_ref().and_then(|c| c.container_only).unwrap_or(false),
+        limits: MetadataLimits::default(),
+    };
+    // Under `--container-only` nothing after the report is needed.
+    let report_only = options.container_only;
     let settings = Settings {
-        options: Options {
-            profile,
-            overrides: Vec::new(),
-            deny_warnings: o.deny_warnings || config.as_ref().and_then(|c| c.deny_warnings).unwrap_or(false),
-            container_only: o.container_only || config.as_ref().and_then(|c| c.container_only).unwrap_or(false),
-            limits: MetadataLimits::default(),
-            companions: Default::default(),
-            all_profiles: false,
-            want_layout: false,
-        },
+        validator: Validator::new(options).report_only(report_only),
         check_data: o.check_data.then(|| DataOptions::listing(DEFAULT_MAX_LISTED_PER_TENSOR)),
         timeout,
         metadata_hash: config.as_ref().is_some_and(Config::has_pins),
@@ -217,7 +217,7 @@ fn validate_many(py: Python<'_>, sources: Vec<Source>, jobs: usize, options: &Bo
         // A reader that went away (the iterator dropped) stops the run.
         let _ = p.run::<()>(&inputs, jobs, |item| {
             let e = match item {
-                Item::File { input, outcome, set } => file_entry(input, outcome, profile, set),
+                Item::File { input, outcome, set, .. } => file_entry(input, outcome, profile, set),
                 Item::Set(set) => ("set", gguf_validate_core::pipeline::json::set(set).to_string()),
             };
             if tx.send(Ok(e)).is_ok() { ControlFlow::Continue(()) } else { ControlFlow::Break(()) }

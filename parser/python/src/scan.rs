@@ -18,11 +18,11 @@ use std::collections::HashMap;
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
-use gguf_validate_core::Options;
 use gguf_validate_core::pipeline::Outcome;
-use gguf_validate_core::pipeline::scan::judge;
+use gguf_validate_core::pipeline::scan;
 use gguf_validate_core::remote::redact_text;
 use gguf_validate_core::rules::Profile;
+use gguf_validate_core::{Options, Validator};
 use gguf_validate_http::{HttpOptions, Opener, Probe};
 use pyo3::prelude::*;
 use serde_json::{Value, json};
@@ -142,7 +142,7 @@ impl Scanner {
             Ok(s) => s,
             Err(e) => return failed(e.class(), &e.to_string(), 1, 0),
         };
-        let judged = judge(&src, &Options::default(), profiles);
+        let judged = Validator::new(Options::default()).with_every_profile(true).validate(&src);
         let summary = src.summary();
         let (requests, bytes) = (summary.requests, summary.bytes_fetched);
         let judged = match judged {
@@ -154,18 +154,19 @@ impl Scanner {
             }
         };
         let name = target.shown();
+        let facts = scan::facts(&judged);
         let entries: Vec<Value> = profiles
             .iter()
-            .zip(judged.reports)
+            .filter_map(|p| judged.report_under(*p).map(|r| (p, r)))
             .map(|(p, r)| {
-                let mut r = r;
+                let mut r = r.clone();
                 r.summary.remote = Some(summary.clone());
                 gguf_validate_core::pipeline::json::file(&name, &Outcome::Report(Box::new(r), None), *p, None)
             })
             .collect();
         json!({
             "entries": entries,
-            "facts": { "file_type": judged.facts.file_type, "templates": judged.facts.templates },
+            "facts": { "file_type": facts.file_type, "templates": facts.templates },
             "remote": summary,
             "requests": requests,
             "bytes": bytes,

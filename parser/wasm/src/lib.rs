@@ -25,7 +25,7 @@ use gguf_validate_core::output::{Format, render};
 use gguf_validate_core::pipeline::commands::{DumpError, dump};
 use gguf_validate_core::pipeline::{Input, Outcome, Pipeline, Settings, SharedSource, json, scan};
 use gguf_validate_core::remote::RemoteSummary;
-use gguf_validate_core::{Options, Profile, limits, remote};
+use gguf_validate_core::{Options, Profile, Validator, limits, remote};
 use serde_json::json;
 use wasm_bindgen::prelude::*;
 
@@ -309,13 +309,14 @@ impl Reads {
         let inputs = |ns: &[usize]| ns.iter().map(|n| self.input(*n)).collect::<Result<Vec<_>, _>>();
         let (with, folder) = (inputs(&with)?, inputs(&folder)?);
         self.begin_round();
+        let options = Options {
+            profile: o.profile,
+            container_only: o.container_only,
+            deny_warnings: o.deny_warnings,
+            ..Options::default()
+        };
         let settings = Settings {
-            options: Options {
-                profile: o.profile,
-                container_only: o.container_only,
-                deny_warnings: o.deny_warnings,
-                ..Options::default()
-            },
+            validator: Validator::new(options),
             with,
             folder: (!folder.is_empty()).then_some(folder),
             ..Settings::default()
@@ -334,12 +335,9 @@ impl Reads {
         let entry = json::file(&name, &v.outcome, o.profile, None);
         *self.last.borrow_mut() = Some((name, v.outcome));
         // What the metadata says besides the report (`general.file_type`, the
-        // chat templates' SHA-256), from the bytes read from offset 0.
+        // chat templates' SHA-256), from the validation's own parse.
         let facts = o.facts.then(|| {
-            let s = self.sources.get(source);
-            let held = s.map(|s| s.lock());
-            let prefix = held.as_ref().and_then(|h| h.ranges.get(&0)).map(Vec::as_slice).unwrap_or_default();
-            let f = scan::facts(prefix, s.map_or(0, |s| s.len));
+            let f = v.validated.as_ref().map(scan::facts).unwrap_or_default();
             json!({ "file_type": f.file_type, "templates": f.templates })
         });
         Ok(json!({ "entry": entry, "facts": facts }).to_string())
@@ -578,7 +576,7 @@ mod tests {
         };
         let whole = gguf_validate_core::pipeline::json::file(
             "m.gguf",
-            &Outcome::Report(Box::new(gguf_validate_core::validate_bytes(&bytes, &Options::default())), None),
+            &Outcome::Report(Box::new(Validator::new(Options::default()).validate_bytes(&bytes).report), None),
             Profile::Strict,
             None,
         );

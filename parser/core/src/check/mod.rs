@@ -43,7 +43,7 @@ use std::cell::Cell;
 use crate::io::{ByteSource, ReadError};
 use crate::limits;
 use crate::parse::{self, Detected, NeedMoreData, ParseOutcome, Parsed};
-use crate::report::{CONTAINER_ONLY, DATA_NOT_ASKED, Examined, FileFormat, Options, Report, Sink, Summary};
+use crate::report::{CONTAINER_ONLY, DATA_NOT_ASKED, Examined, FileFormat, Judging, Report, Sink, Summary};
 
 /// Offset reported for a missing key: the header's kv_count field. Here,
 /// not in one family's module, because several families report missing
@@ -55,7 +55,7 @@ pub(crate) const KV_SECTION: u64 = 16;
 pub const NO_COMPANION: &str = "none in the run (name it with --with MODEL, or keep it in the same folder)";
 
 /// The models a projector, adapter or control vector is paired with
-/// ([`crate::report::Options::companions`]), or `None` after recording in
+/// (given to the [`crate::Validator`], or found as its pairing asks), or `None` after recording in
 /// `examined` why the pairing did not run (`role`: `base model`, `text model`).
 pub(crate) fn companions(
     sink: &Sink<'_>,
@@ -69,30 +69,6 @@ pub(crate) fn companions(
         return None;
     }
     Some(c)
-}
-
-/// What a caller of [`crate::validate_source_with`] takes from a validation as it
-/// runs, or gives it when it asks.
-#[derive(Default)]
-pub struct Hooks<'h> {
-    /// Given the validation's own parse, as by [`crate::validate_source_visiting`].
-    pub visit: Option<&'h mut dyn FnMut(&parse::Parsed<'_>)>,
-    /// Asked for the models a projector, LoRA adapter or control vector
-    /// pairs with when its checks reach the pairing and
-    /// [`Options::companions`] holds none (nor why there are none): at
-    /// most once a validation, and never for any other file. The pipeline
-    /// looks for them here, so that such a file is validated once, with
-    /// them, rather than once to learn what it is and again to pair it.
-    pub companions: Option<&'h dyn Fn() -> crate::report::Companions>,
-}
-
-impl std::fmt::Debug for Hooks<'_> {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Hooks")
-            .field("visit", &self.visit.is_some())
-            .field("companions", &self.companions.is_some())
-            .finish()
-    }
 }
 
 /// Why a check could not finish with the bytes at hand.
@@ -110,26 +86,35 @@ impl From<NeedMoreData> for Stop {
     }
 }
 
+/// What checking one file gave: the report, each profile's when every
+/// profile was judged, and the parse (a GGUF file's, also when decoding
+/// stopped early), kept for the steps after the report.
+#[derive(Debug)]
+pub(crate) struct Checked {
+    pub(crate) report: Report,
+    pub(crate) profiles: Vec<Report>,
+    pub(crate) parse: Option<parse::KeptParse>,
+}
+
 /// Checks a file detected as GGUF (or as nothing known) whose first
 /// `prefix.len()` bytes are `prefix`, reading past them from `source` when
 /// there is one; `spans` are string arrays a walk of the prefix under
-/// `opts.limits` went through (see [`parse::parse_gguf_spanned`]).
+/// the options' limits went through (see [`parse::parse_gguf_spanned`]).
 pub(crate) fn gguf(
     prefix: &[u8],
     file_len: u64,
     detected: Detected,
     source: Option<&dyn ByteSource>,
     spans: &[parse::StringSpan],
-    opts: &Options,
-    hooks: Hooks<'_>,
-) -> Result<Report, Stop> {
-    let Hooks { visit, companions } = hooks;
-    let mut sink = Sink::new(opts);
-    sink.find_companions = companions;
+    judging: Judging<'_>,
+) -> Result<Checked, Stop> {
+    let opts = judging.options;
+    let mut sink = Sink::judging(judging);
     let (version, order) = match header::check_detected(detected, prefix, file_len, &mut sink)? {
         header::Outcome::Body { version, order } => (version, order),
         header::Outcome::Done(format, version, order, summary) => {
-            return Ok(sink.finish(opts.profile, format, version, order, *summary));
+            let (report, profiles) = sink.finish_judged(opts.profile, format, version, order, *summary);
+            return Ok(Checked { report, profiles, parse: None });
         }
     };
     let parsed = match parse::parse_gguf_spanned(prefix, file_len, version, order, &opts.limits, spans) {
@@ -151,17 +136,9 @@ pub(crate) fn gguf(
             *e = Examined::partly("container", note);
         }
     }
-    // Where the data lies, from this parse, for a step that reads it next.
-    let layout = (opts.want_layout && parsed.fatal.is_none()).then(|| crate::data::Layout {
-        tensors: crate::data::gguf_tensors(&parsed, file_len),
-        metadata_end: Some(parsed.file.infos_end),
-    });
-    if let (Some(visit), None) = (visit, &parsed.fatal) {
-        visit(&parsed);
-    }
-    let mut report = sink.finish(opts.profile, FileFormat::Gguf, Some(version), Some(order), summary);
-    report.layout = layout;
-    Ok(report)
+    let (report, profiles) = sink.finish_judged(opts.profile, FileFormat::Gguf, Some(version), Some(order), summary);
+    // The parse itself (its records moved, not copied) for later steps.
+    Ok(Checked { report, profiles, parse: Some(parse::KeptParse::keep(parsed)) })
 }
 
 /// Bytes of the file available to the validator: a prefix, the length,

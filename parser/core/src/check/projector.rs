@@ -685,7 +685,7 @@ mod tests {
     }
 
     fn projector_rules(bytes: &[u8]) -> Vec<String> {
-        let report = crate::validate::validate_bytes(bytes, &Options::new(Profile::Strict));
+        let report = crate::Validator::new(Options::new(Profile::Strict)).validate_bytes(bytes).report;
         report
             .diagnostics
             .iter()

@@ -23,7 +23,7 @@ pub mod write;
 use crate::data::DataTensor;
 use crate::parse::NeedMoreData;
 use crate::parse::{ByteOrder, Ctx, Detected, LegacyFormat, detect};
-use crate::report::{FileFormat, Options, Report, Sink, Summary};
+use crate::report::{FileFormat, Judging, Report, Sink, Summary};
 use crate::rules::RuleId;
 
 /// A finding that stops decoding: its rule (a fatal one), where, and why.
@@ -150,14 +150,15 @@ pub(crate) fn element_count(dims: &[u64]) -> Option<u64> {
 /// An `fmgg` file whose version is neither 1 (GGMF) nor 100/101 (rwkv.cpp)
 /// is read as rwkv.cpp when the version is above 101 (`rwkv-version`) and
 /// as GGMF otherwise (`legacy-version`).
-pub fn validate(
+pub(crate) fn validate(
     prefix: &[u8],
     file_len: u64,
     format: LegacyFormat,
     version: Option<u32>,
-    opts: &Options,
-) -> Result<Report, NeedMoreData> {
-    let mut sink = Sink::new(opts);
+    judging: Judging<'_>,
+) -> Result<(Report, Vec<Report>), NeedMoreData> {
+    let opts = judging.options;
+    let mut sink = Sink::judging(judging);
     let summary = Summary { file_size: file_len, ..Summary::default() };
     let format = effective_format(format, version);
     let needs_whole_file =
@@ -172,18 +173,30 @@ pub fn validate(
             let mut summary = summary;
             rwkv::check(&file, &mut sink, &mut summary);
             let version = file.header.map(|h| h.version).or(version);
-            Ok(sink.finish(opts.profile, FileFormat::Legacy(format), version, Some(ByteOrder::LittleEndian), summary))
+            Ok(sink.finish_judged(
+                opts.profile,
+                FileFormat::Legacy(format),
+                version,
+                Some(ByteOrder::LittleEndian),
+                summary,
+            ))
         }
         LegacyFormat::Ggml | LegacyFormat::Ggmf | LegacyFormat::Ggjt => {
             emit_legacy_format(&mut sink, format, version);
             let file = ggml::parse(prefix, format, version);
             let mut summary = summary;
             ggml::check(&file, &mut sink, &mut summary);
-            Ok(sink.finish(opts.profile, FileFormat::Legacy(format), version, Some(ByteOrder::LittleEndian), summary))
+            Ok(sink.finish_judged(
+                opts.profile,
+                FileFormat::Legacy(format),
+                version,
+                Some(ByteOrder::LittleEndian),
+                summary,
+            ))
         }
         LegacyFormat::Ggla | LegacyFormat::Ggsn | LegacyFormat::Ggsq => {
             emit_legacy_format(&mut sink, format, version);
-            Ok(sink.finish(opts.profile, FileFormat::Legacy(format), version, None, summary))
+            Ok(sink.finish_judged(opts.profile, FileFormat::Legacy(format), version, None, summary))
         }
     }
 }

@@ -1,6 +1,7 @@
 //! A parse kept apart from the metadata it borrows from, and given again
-//! over the same metadata without walking it: how a split set's check
-//! takes each shard's parse from the shard's own validation (a parse
+//! over the same metadata without walking it: how every step after a
+//! validation ([`crate::Validated::parsed`]: a data scan, a hash, a dump,
+//! a split set's checks) takes the validation's own parse (a parse
 //! borrows its bytes, which the validation owns; holding both in one value
 //! would take unsafe code).
 #![forbid(unsafe_code)]
@@ -50,6 +51,19 @@ impl KeptParse {
     /// What `parsed` needs besides the bytes it was parsed from (a copy of
     /// its pairs' records, 16 bytes a pair; no walk).
     pub fn of(parsed: &Parsed<'_>) -> KeptParse {
+        let kept = KeptParse::shape(parsed);
+        KeptParse { records: parsed.file.kvs.records().clone(), ..kept }
+    }
+
+    /// [`KeptParse::of`], taking the parse: its pairs' records are moved,
+    /// not copied (what a validation keeps of its own parse).
+    pub fn keep(parsed: Parsed<'_>) -> KeptParse {
+        let kept = KeptParse::shape(&parsed);
+        KeptParse { records: parsed.file.kvs.into_records(), ..kept }
+    }
+
+    /// All of a kept parse but the records (left empty).
+    fn shape(parsed: &Parsed<'_>) -> KeptParse {
         let file = &parsed.file;
         let tensors = file
             .tensors
@@ -72,7 +86,7 @@ impl KeptParse {
         KeptParse {
             header: file.header,
             order: file.kvs.order(),
-            records: file.kvs.records().clone(),
+            records: PagedVec::default(),
             tensors,
             infos_end: file.infos_end,
             file_len: file.file_len,

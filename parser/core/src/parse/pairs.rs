@@ -72,6 +72,11 @@ impl<'a> Pairs<'a> {
         &self.records
     }
 
+    /// The records, moved out ([`super::KeptParse::keep`]).
+    pub(crate) fn into_records(self) -> PagedVec<[u64; 2]> {
+        self.records
+    }
+
     /// The byte order.
     pub(crate) fn order(&self) -> ByteOrder {
         self.order

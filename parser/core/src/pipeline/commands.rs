@@ -12,13 +12,13 @@ use std::time::Duration;
 use web_time::Instant;
 
 use super::{Input, Opened, ScanProgress, TimeLimit, TimedSource};
-use crate::Options;
 use crate::derive::TensorResult;
 use crate::hash::{HashOptions, ModelDigests, Part};
 use crate::io::{ByteSource, OpenPolicy};
 use crate::limits::MAX_SPLIT_SHARDS;
 use crate::remote::UrlOpener;
 use crate::split_name;
+use crate::{Options, Validator};
 
 /// Opens one input on its own under the default policy; a failure is a
 /// message naming it.
@@ -58,19 +58,11 @@ pub fn dump(
     // The metadata read as validation reads it (sized reads, the caps);
     // only the container's checks run, whose report is not used (the
     // model, tokenizer and template layers would be work for nothing), and
-    // the description comes from that parse when it finished (one that
-    // stopped is described from a parse without the caps).
-    let opts = Options { container_only: true, ..Options::default() };
-    let mut visited = None;
-    let validated = crate::validate_source_visiting(&src, &opts, &mut |parsed| {
-        visited = Some((crate::dump::dump(parsed, full), true));
-    })
-    .map_err(|e| DumpError::Unreadable(TimeLimit::explain(limit.as_ref(), &shown, &e)))?;
-    let described = match visited {
-        Some(d) => Some(d),
-        None => crate::dump::describe(&validated.metadata, file_len, full),
-    };
-    let Some((mut value, complete)) = described else {
+    // the description comes from that validation's parse.
+    let validated = Validator::new(Options { container_only: true, ..Options::default() })
+        .validate(&src)
+        .map_err(|e| DumpError::Unreadable(TimeLimit::explain(limit.as_ref(), &shown, &e)))?;
+    let Some((mut value, complete)) = crate::dump::describe(&validated, full) else {
         return Err(DumpError::NotGguf(format!(
             "{shown}: not a GGUF v2/v3 file (run `gguf-validate` on it for details)"
         )));
@@ -120,13 +112,13 @@ pub fn tensor_data<'a>(
     let limit = limit.map(TimeLimit::start);
     let opened = open_named(input, opener, limit.as_ref().map(TimeLimit::deadline)).map_err(TensorError::Unreadable)?;
     let len = opened.source().len();
-    let opts = Options { container_only: true, want_layout: true, ..Options::default() };
-    let mut validated = crate::validate_source(&TimedSource::new(opened.source(), limit.as_ref()), &opts)
+    let validated = Validator::new(Options { container_only: true, ..Options::default() })
+        .validate(&TimedSource::new(opened.source(), limit.as_ref()))
         .map_err(|e| TensorError::Unreadable(TimeLimit::explain(limit.as_ref(), &shown, &e)))?;
     let quoted = crate::parse::quote_bytes(name.as_bytes());
-    let Some(tensor) = validated.take_layout(len).tensors.into_iter().find(|t| t.name == name) else {
+    let Some(tensor) = validated.layout().tensors.into_iter().find(|t| t.name == name) else {
         // Only to tell an unreadable tensor from a missing one.
-        let parsed = crate::parse::parse_prefix(&validated.metadata, len);
+        let parsed = validated.parsed();
         let listed = parsed.as_ref().is_some_and(|p| p.file.tensors.iter().any(|t| t.name.bytes == name.as_bytes()));
         return Err(TensorError::Invalid(if listed {
             format!(
@@ -238,9 +230,9 @@ pub fn derive(
     let limit = limit.map(TimeLimit::start);
     let deadline = limit.as_ref().map(TimeLimit::deadline);
     let tensors = |f: &Input, src: &dyn ByteSource| -> Result<Vec<crate::data::DataTensor>, String> {
-        let opts = Options { container_only: true, want_layout: true, ..Options::default() };
-        let mut v = crate::validate_source(src, &opts).map_err(|e| format!("{}: {e}", f.shown()))?;
-        Ok(v.take_layout(src.len()).tensors)
+        let validator = Validator::new(Options { container_only: true, ..Options::default() });
+        let v = validator.validate(src).map_err(|e| format!("{}: {e}", f.shown()))?;
+        Ok(v.layout().tensors)
     };
     let bsrc = open_named(base, opener, deadline)?;
     let btensors = tensors(base, bsrc.source())?;

@@ -147,16 +147,32 @@ fn facts(input: &Input, settings: &Settings) -> Read {
     {
         return hit.clone();
     }
-    let opts = &settings.options;
+    // Its metadata read as a validation reads it (under the run's caps),
+    // container checks only: its facts come from that parse.
+    let validator =
+        crate::Validator::new(crate::Options { container_only: true, ..settings.validator.options().clone() });
     let name = input.shown();
     let until = settings.timeout.and_then(|t| web_time::Instant::now().checked_add(t));
     let read = input
         .open(&settings.policy, settings.opener.as_deref(), until)
         .map_err(|f| f.message)
-        .and_then(|opened| crate::validate::model_facts(opened.source(), &name, opts).map_err(|e| e.to_string()));
-    let read = read.map(|f| f.map(Arc::new));
+        .and_then(|opened| validator.validate(opened.source()).map_err(|e| e.to_string()))
+        .map(|v| v.model_facts(&name).map(Arc::new));
     if let Ok(mut cache) = settings.companion_cache.0.lock() {
         cache.models.insert(key, read.clone());
     }
     read
+}
+
+/// Keeps what the run's own validation of `input` says of it as a model
+/// (`validated`, read and parsed once): a projector, adapter or control
+/// vector of the run that pairs with it later reads nothing again.
+pub(crate) fn remember(input: &Input, validated: &crate::Validated, settings: &Settings) {
+    let key = input.identity();
+    let Ok(mut cache) = settings.companion_cache.0.lock() else { return };
+    if cache.models.contains_key(&key) {
+        return;
+    }
+    let facts = validated.model_facts(&input.shown()).map(Arc::new);
+    cache.models.insert(key, Ok(facts));
 }

@@ -4,7 +4,7 @@
 //!
 //! For each input: open it (a file under the [`OpenPolicy`], a URL through
 //! the run's [`UrlOpener`], bytes in memory), validate its metadata
-//! ([`crate::validate_source`]), scan its data when asked
+//! ([`crate::Validator`]), scan its data when asked
 //! ([`crate::check_data`], merged into the same report), record what
 //! reading a URL cost, apply the config's levels, suppressions and
 //! baseline; a shard of a split set brings its siblings and the set's own
@@ -58,8 +58,9 @@ use crate::config::{self, Baseline, Config};
 use crate::io::{self as gio, ByteSource, FileKind, OpenPolicy, ReadError};
 use crate::remote::UrlOpener;
 use crate::report::{Examined, Options, Report};
-use crate::rules::{Level, Profile, RuleId};
+use crate::rules::{Level, RuleId};
 use crate::split_set::{self, SetReport, ShardInput};
+use crate::validate::{Validated, Validator};
 
 /// Time allowed to read a FIFO, socket or device (when special files are
 /// allowed) when no time limit is given: a writer that never comes must
@@ -112,8 +113,9 @@ pub trait ScanBar: Send + Sync {
 /// What every file of one run is validated with.
 #[derive(Clone, Debug, Default)]
 pub struct Settings {
-    /// Profile, levels, limits.
-    pub options: Options,
+    /// The validator: profile, levels, limits, every profile or one,
+    /// report only or the metadata kept.
+    pub validator: Validator,
     /// Which local files may be opened.
     pub policy: OpenPolicy,
     /// Scan tensor data too.
@@ -148,11 +150,13 @@ pub struct Settings {
 pub struct Validation {
     /// What is reported for the file.
     pub outcome: Outcome,
-    /// Its metadata prefix and length, when it is a shard.
-    pub metadata: Option<(crate::io::MetadataBytes, u64)>,
-    /// A shard's parse of that metadata, kept from its validation: the
-    /// set's checks take it instead of parsing the metadata again.
-    pub parse: Option<crate::parse::KeptParse>,
+    /// Judging every profile: the report of each (with the data scan
+    /// merged), in [`Profile::ALL`] order.
+    pub profiles: Vec<Report>,
+    /// The validation itself (its metadata and parse), kept for a shard
+    /// (the set's checks read it) and for [`Pipeline::validate`] (a step
+    /// after the report reads it instead of reading the file again).
+    pub validated: Option<Validated>,
     /// The sha256 of its metadata, when asked for ([`Settings::metadata_hash`]).
     pub metadata_sha256: Option<String>,
     /// A URL the server says is not there (`404`/`410`): a sibling shard
@@ -172,8 +176,8 @@ impl Validation {
     fn unreadable(why: String) -> Validation {
         Validation {
             outcome: Outcome::Unreadable(why),
-            metadata: None,
-            parse: None,
+            profiles: Vec::new(),
+            validated: None,
             metadata_sha256: None,
             not_found: false,
             started: Instant::now(),
@@ -200,6 +204,8 @@ pub enum Item<'a> {
         input: &'a Input,
         /// Its outcome.
         outcome: &'a Outcome,
+        /// Judging every profile: the report under each.
+        profiles: &'a [Report],
         /// The split set it is a shard of.
         set: Option<&'a str>,
     },
@@ -345,11 +351,14 @@ fn validate_reading(input: &Input, settings: &Settings, read: Read) -> Validatio
 /// How much of a file's metadata a validation keeps.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Read {
-    /// What the settings need after the report: under `--container-only`
-    /// a lean read, which keeps none (a run checks no split set then).
+    /// What the settings need after the report (with a report-only
+    /// validator, none: a run under `--container-only` checks no split
+    /// set), and a shard's validation for its set.
     AsNeeded,
     /// A shard's metadata and parse, always: for its set's checks.
     Shard,
+    /// The validation, whatever the file is.
+    Kept,
 }
 
 fn validate_timed(input: &Input, settings: &Settings, read: Read) -> Validation {
@@ -419,88 +428,84 @@ fn validate_open(
     read: Read,
     before_data: &dyn Fn() -> Result<(), String>,
 ) -> Validation {
-    // Nothing after the report needs the metadata: a lean read where
-    // there is one (`--container-only`), then, only when asked for a
-    // shard's set, the metadata of a shard.
-    let lean = settings.options.container_only && settings.check_data.is_none() && !settings.metadata_hash;
-    // A step after the report that reads the data, or hashes the metadata,
-    // takes where they lie from the validation's own parse.
-    let wants_layout = settings.check_data.is_some() || settings.metadata_hash;
-    // (`Pipeline::new` sets it once for a run; a caller of `validate_input`
-    // with settings of its own gets a copy here.)
-    let with_layout;
-    let options = match wants_layout && !settings.options.want_layout {
+    // A set's checks read a shard's metadata and parse, a data scan where
+    // the data lies, a pin the metadata's hash: never report only then.
+    let needs_more = read != Read::AsNeeded || settings.check_data.is_some() || settings.metadata_hash;
+    let keeping;
+    let validator = match needs_more && settings.validator.is_report_only() {
         true => {
-            with_layout = Options { want_layout: true, ..settings.options.clone() };
-            &with_layout
+            keeping = settings.validator.clone().report_only(false);
+            &keeping
         }
-        false => &settings.options,
-    };
-    // A shard's parse is kept for its set's checks.
-    let mut kept = None;
-    let mut keep = |p: &crate::parse::Parsed<'_>| {
-        kept = p.file.get("split.count").is_some().then(|| crate::parse::KeptParse::of(p));
+        false => &settings.validator,
     };
     // A projector, adapter or control vector asks for the models it pairs
     // with as its checks reach the pairing: found then, in the run's
     // `--with` models or its folder, and the file validated once.
     let find = || companion::find(input, settings);
-    let validated = match lean {
-        // (`--container-only` does not pair: no models are looked for.)
-        true => crate::validate_source_report(src, options).and_then(|report| match report.summary.split {
-            Some(_) if read == Read::Shard => crate::validate_source_visiting(src, options, &mut keep),
-            _ => Ok(crate::Validated { report, metadata: crate::io::MetadataBytes::default() }),
-        }),
-        false => {
-            crate::validate_source_with(src, options, crate::Hooks { visit: Some(&mut keep), companions: Some(&find) })
-        }
-    };
-    let mut validated = match validated {
+    let mut validated = match validator.validate_pairing(src, Some(&find)) {
         Ok(v) => v,
         Err(e) => return Validation::unreadable(e.to_string()),
     };
-    // Where the data lies: from the validation's parse (a parse after it
-    // only when that one stopped early), and only when a later step needs it.
-    let layout = wants_layout.then(|| validated.take_layout(src.len()));
-    let mut report = validated.report;
+    if !validator.is_report_only() {
+        // What it is as a model, for a file of the run that pairs with it.
+        companion::remember(input, &validated, settings);
+    }
+    // Where the data lies, from the validation's parse, only when a later
+    // step reads the data or hashes the metadata.
+    let layout = (settings.check_data.is_some() || settings.metadata_hash).then(|| validated.layout());
     let metadata_sha256 = match (&layout, settings.metadata_hash) {
         (Some(l), true) => l.metadata_end.and_then(|end| config::metadata_sha256(&validated.metadata, end)),
         _ => None,
     };
     let tensors = settings.check_data.as_ref().and(layout.map(|l| l.tensors));
-    // Only a shard's metadata is kept (for the set's checks), with its parse.
-    let shard = report.summary.split.is_some();
-    // (None from a lean read: it kept none.)
-    let metadata = (shard && !validated.metadata.is_empty()).then(|| (validated.metadata, src.len()));
-    let parse = if shard { kept } else { None };
-    let done =
-        |outcome| Validation { outcome, metadata, parse, metadata_sha256, not_found: false, started: Instant::now() };
-    let (Some(data_opts), Some(tensors)) = (&settings.check_data, tensors) else {
-        return done(Outcome::Report(Box::new(report), None));
-    };
-    if let Err(why) = before_data() {
-        return Validation::unreadable(why);
-    }
-    let total: u64 = tensors.iter().map(|t| t.nbytes).fold(0, u64::saturating_add);
-    let bar = settings.progress.as_ref().map(|p| p.begin(&input.shown(), total.min(src.len())));
-    let inc = |n| {
-        if let Some(b) = &bar {
-            b.inc(n);
-        }
-    };
-    let scanned = check_data::check_data(src, &tensors, data_opts, &inc, Some(cancel));
-    if let Some(b) = &bar {
-        b.finish();
-    }
-    match scanned {
-        Ok(mut data) => {
-            for r in &mut report.profiles {
-                data.clone().merge_into(r, &Options { profile: r.profile, ..settings.options.clone() });
+    let data = match (&settings.check_data, tensors) {
+        (Some(data_opts), Some(tensors)) => {
+            if let Err(why) = before_data() {
+                return Validation::unreadable(why);
             }
-            data.merge_into(&mut report, &settings.options);
-            done(Outcome::Report(Box::new(report), Some(Box::new(data))))
+            let total: u64 = tensors.iter().map(|t| t.nbytes).fold(0, u64::saturating_add);
+            let bar = settings.progress.as_ref().map(|p| p.begin(&input.shown(), total.min(src.len())));
+            let inc = |n| {
+                if let Some(b) = &bar {
+                    b.inc(n);
+                }
+            };
+            let scanned = check_data::check_data(src, &tensors, data_opts, &inc, Some(cancel));
+            if let Some(b) = &bar {
+                b.finish();
+            }
+            match scanned {
+                Ok(data) => Some(data),
+                Err(e) => return Validation::unreadable(format!("during the data scan: {e}")),
+            }
         }
-        Err(e) => Validation::unreadable(format!("during the data scan: {e}")),
+        _ => None,
+    };
+    let options = validator.options();
+    let mut profiles = std::mem::take(&mut validated.profiles);
+    let mut data = data;
+    if let Some(data) = &mut data {
+        for r in &mut profiles {
+            data.clone().merge_into(r, &Options { profile: r.profile, ..options.clone() });
+        }
+        data.merge_into(&mut validated.report, options);
+    }
+    // Kept for a shard (its set's checks) or when asked; else the report
+    // is moved out and the metadata freed now.
+    let shard = validated.report.summary.split.is_some();
+    let keep = read == Read::Kept || (shard && !validator.is_report_only());
+    let (report, validated) = match keep {
+        true => (validated.report.clone(), Some(validated)),
+        false => (validated.report, None),
+    };
+    Validation {
+        outcome: Outcome::Report(Box::new(report), data.map(Box::new)),
+        profiles,
+        validated,
+        metadata_sha256,
+        not_found: false,
+        started: Instant::now(),
     }
 }
 
@@ -509,15 +514,10 @@ fn validate_open(
 /// all are read by one deadline from the first shard's start), each as a
 /// file under the time limit, then the set. A set named by URL with too
 /// many shards is the given shard alone, the others missing, with the
-/// reason in the set's `examined`.
-pub fn validate_set(input: &Input, first: Validation, settings: &Settings) -> SetRun {
-    validate_set_with(input, first, settings, &mut |_| None)
-}
-
-/// [`validate_set`], taking a shard's validation from `known` where the
-/// run has it already (a shard that is also an input of the run, validated
-/// beside this one) instead of validating the shard again.
-pub fn validate_set_with(
+/// reason in the set's `examined`. A shard's validation is taken from
+/// `known` where the run has it already (a shard that is also an input of
+/// the run, validated beside this one) instead of validating it again.
+pub fn validate_set(
     input: &Input,
     first: Validation,
     settings: &Settings,
@@ -539,9 +539,9 @@ pub fn validate_set_with(
         .into_iter()
         .map(|shard| {
             let v = if &shard == input { first.take() } else { known(&shard) };
-            // A shard read lean (`--container-only`) kept no metadata: the
+            // A shard validated for its report only kept no metadata: the
             // set reads it again.
-            let v = v.filter(|v| !v.is_shard() || v.metadata.is_some());
+            let v = v.filter(|v| !v.is_shard() || v.validated.is_some());
             let v = v.unwrap_or_else(|| match settings.deadline {
                 Some(d) if Instant::now() >= d => Validation::unreadable(
                     "not requested: the split set's deadline passed (one deadline for all its shards)".into(),
@@ -556,41 +556,24 @@ pub fn validate_set_with(
     let inputs: Vec<ShardInput<'_>> = members
         .iter()
         .zip(&names)
-        .map(|((_, v), name)| {
-            let (metadata, file_len) = v.metadata.as_ref().map_or((&[][..], 0), |(m, l)| (m.as_slice(), *l));
-            ShardInput { name, file_len, report: v.outcome.report(), metadata, parse: v.parse.as_ref() }
+        .map(|((_, v), name)| ShardInput {
+            name,
+            file_len: v.validated.as_ref().map_or(0, Validated::file_len),
+            report: v.outcome.report(),
+            profiles: &v.profiles,
+            validated: v.validated.as_ref(),
         })
         .collect();
-    let refuse = |report: &mut SetReport| {
-        if let Some(why) = &refused {
-            report.valid = false;
-            report.summary.examined.retain(|e| e.layer != "split");
-            report.summary.examined.insert(0, Examined::partly("split", why.clone()));
+    let validator = &settings.validator;
+    let mut report = split_set::check_set(&inputs, validator.options(), validator.judges_every_profile());
+    if let Some(why) = &refused {
+        let mut profiles = std::mem::take(&mut report.profiles);
+        for r in std::iter::once(&mut report).chain(profiles.iter_mut()) {
+            r.valid = false;
+            r.summary.examined.retain(|e| e.layer != "split");
+            r.summary.examined.insert(0, Examined::partly("split", why.clone()));
         }
-    };
-    // Each shard's metadata parsed once for every judgement of the set.
-    let parsed = split_set::parse_shards(&inputs);
-    let mut report = split_set::check_set_parsed(&inputs, &parsed, &settings.options);
-    refuse(&mut report);
-    if settings.options.all_profiles {
-        // The set under each profile, from the shards' own reports under
-        // it (each shard was validated once).
-        report.profiles = Profile::ALL
-            .iter()
-            .map(|p| {
-                let under: Vec<ShardInput<'_>> = inputs
-                    .iter()
-                    .map(|s| ShardInput {
-                        report: s.report.and_then(|r| r.profiles.iter().find(|r| r.profile == *p)),
-                        ..*s
-                    })
-                    .collect();
-                let opts = Options { profile: *p, all_profiles: false, ..settings.options.clone() };
-                let mut r = split_set::check_set_parsed(&under, &parsed, &opts);
-                refuse(&mut r);
-                r
-            })
-            .collect();
+        report.profiles = profiles;
     }
     SetRun { members, report }
 }
@@ -616,11 +599,7 @@ pub struct Pipeline {
 
 impl Pipeline {
     /// A run with `settings` and no config.
-    pub fn new(mut settings: Settings) -> Pipeline {
-        // A step after the report reads the data or hashes the metadata:
-        // keep where they lie from the validation's parse (once for the run,
-        // not a copy of the options per file).
-        settings.options.want_layout |= settings.check_data.is_some() || settings.metadata_hash;
+    pub fn new(settings: Settings) -> Pipeline {
         Pipeline { settings, ..Pipeline::default() }
     }
 
@@ -629,16 +608,19 @@ impl Pipeline {
     pub fn settings_for(&self, input: &Input) -> Settings {
         let mut s = self.settings.clone();
         if let Some(c) = &self.config {
-            let mut levels: Vec<(RuleId, Level)> = c.levels_for(&input.config_path());
-            levels.extend(self.settings.options.overrides.iter().copied());
-            s.options.overrides = levels;
+            let levels: Vec<(RuleId, Level)> = c.levels_for(&input.config_path());
+            s.validator = self.settings.validator.with_levels_first(levels);
         }
         s
     }
 
-    /// Validates one input (a shard without its set).
+    /// Validates one input (a shard without its set), keeping the
+    /// validation ([`Validation::validated`]) for a step after the report
+    /// unless the validator gives the report only.
     pub fn validate(&self, input: &Input) -> Validation {
-        let mut v = validate_input(input, &self.settings_for(input));
+        let settings = self.settings_for(input);
+        let read = if settings.validator.is_report_only() { Read::AsNeeded } else { Read::Kept };
+        let mut v = validate_reading(input, &settings, read);
         self.finish(input, &mut v, &mut Vec::new());
         v
     }
@@ -646,11 +628,11 @@ impl Pipeline {
     /// After validation: the config's suppressions, then the baseline.
     fn finish(&self, input: &Input, v: &mut Validation, baseline_out: &mut Vec<String>) {
         let Outcome::Report(report, _) = &mut v.outcome else { return };
-        let opts = self.settings_for(input).options;
+        let settings = self.settings_for(input);
+        let opts = settings.validator.options();
         let shown = input.json_name();
-        // The report, and with `all_profiles` each profile's: the same policy.
-        let mut profiles = std::mem::take(&mut report.profiles);
-        for r in std::iter::once(&mut **report).chain(profiles.iter_mut()) {
+        // The report, and judging every profile each profile's: the same policy.
+        for r in std::iter::once(&mut **report).chain(v.profiles.iter_mut()) {
             let opts = Options { profile: r.profile, ..opts.clone() };
             if let Some(c) = &self.config {
                 c.apply(&input.config_path(), r, &opts, v.metadata_sha256.as_deref(), config::today());
@@ -659,7 +641,6 @@ impl Pipeline {
                 b.apply(&shown, r, &opts);
             }
         }
-        report.profiles = profiles;
         if self.collect_baseline {
             baseline_out.extend(Baseline::of_report(&shown, report));
         }
@@ -687,27 +668,59 @@ impl Pipeline {
         } else {
             None
         };
+        let one = |input: &Input| validate_input(input, &self.settings_for(input));
+        // A model named with `--with` that is an input too: validated first,
+        // so that the projectors, adapters and control vectors of the run
+        // pair with what its own validation read, whatever the order.
+        let mut early: Vec<(Input, Validation)> = Vec::new();
+        if !self.settings.validator.options().container_only {
+            for m in &self.settings.with {
+                let id = m.identity();
+                if let Some(input) = inputs.iter().find(|i| i.identity() == id)
+                    && !early.iter().any(|(e, _)| e.identity() == id)
+                {
+                    early.push((input.identity(), one(input)));
+                }
+            }
+        }
         for window in inputs.chunks(jobs.saturating_mul(WINDOW_PER_JOB).max(1)) {
             if self.cancel.load(Ordering::Relaxed) {
                 break;
             }
-            let one = |input: &Input| validate_input(input, &self.settings_for(input));
-            let validations: Vec<Validation> = match &pool {
-                Some(pool) => {
-                    use rayon::prelude::*;
-                    pool.install(|| window.par_iter().map(one).collect())
+            // Validated already: as a shard of a set an earlier window
+            // checked (not again), or first (taken as it is).
+            let mut validations: Vec<Option<Validation>> = Vec::with_capacity(window.len());
+            let mut todo = Vec::new();
+            for input in window {
+                let id = input.identity();
+                let taken = early.iter().position(|(e, _)| *e == id).map(|at| early.swap_remove(at).1);
+                if taken.is_none() && !done.contains(&id) {
+                    todo.push(input);
                 }
-                None => window.iter().map(one).collect(),
+                validations.push(taken);
+            }
+            let fresh: Vec<Validation> = match &pool {
+                Some(pool) if todo.len() > 1 => {
+                    use rayon::prelude::*;
+                    pool.install(|| todo.par_iter().map(|i| one(i)).collect())
+                }
+                _ => todo.iter().map(|i| one(i)).collect(),
             };
-            let mut validations: Vec<Option<Validation>> = validations.into_iter().map(Some).collect();
+            let mut fresh = fresh.into_iter();
+            for (slot, input) in validations.iter_mut().zip(window) {
+                if slot.is_none() && !done.contains(&input.identity()) {
+                    *slot = fresh.next();
+                }
+            }
             for (at, input) in window.iter().enumerate() {
                 let Some(mut v) = validations.get_mut(at).and_then(Option::take) else { continue };
                 if done.contains(&input.identity()) {
                     continue;
                 }
                 self.finish(input, &mut v, &mut baseline_out);
-                if self.settings.options.container_only || !v.is_shard() {
-                    if let ControlFlow::Break(e) = each(Item::File { input, outcome: &v.outcome, set: None }) {
+                if self.settings.validator.options().container_only || !v.is_shard() {
+                    let item = Item::File { input, outcome: &v.outcome, profiles: &v.profiles, set: None };
+                    if let ControlFlow::Break(e) = each(item) {
                         return Err(e);
                     }
                     continue;
@@ -720,7 +733,7 @@ impl Pipeline {
                     let (pos, _) = later.into_iter().find(|(_, w)| w.identity() == id)?;
                     validations.get_mut(pos)?.take()
                 };
-                let mut set = validate_set_with(input, v, &self.settings, &mut known);
+                let mut set = validate_set(input, v, &self.settings, &mut known);
                 for (member, v) in &mut set.members {
                     if member != input {
                         self.finish(member, v, &mut baseline_out);
@@ -728,7 +741,12 @@ impl Pipeline {
                 }
                 for (member, v) in &set.members {
                     done.insert(member.identity());
-                    let item = Item::File { input: member, outcome: &v.outcome, set: Some(&set.report.name) };
+                    let item = Item::File {
+                        input: member,
+                        outcome: &v.outcome,
+                        profiles: &v.profiles,
+                        set: Some(&set.report.name),
+                    };
                     if let ControlFlow::Break(e) = each(item) {
                         return Err(e);
                     }

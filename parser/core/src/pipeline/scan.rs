@@ -1,18 +1,14 @@
-//! One read, several verdicts: what a scan of many files needs of each.
+//! What a scan of many files needs of each besides its reports.
 //!
 //! A fleet scan (the Python package's `gguf_validate.scan`) judges every
-//! file under more than one profile. [`judge`] reads the metadata once,
-//! through the source it is given (for a remote file, the range requests
-//! of one validation), and validates the bytes read under each profile,
-//! the later ones from memory ([`PrefixSource`]); it also picks out the
-//! facts a scan tabulates besides the reports ([`Facts`]).
+//! file under every profile in one pass ([`crate::Validator::with_every_profile`]:
+//! one read, one parse) and tabulates a few facts of its metadata,
+//! [`facts`], taken from that validation's parse.
 #![forbid(unsafe_code)]
 #![deny(clippy::indexing_slicing, clippy::arithmetic_side_effects, clippy::cast_possible_truncation)]
 
 use crate::io::{ByteSource, ReadError};
 use crate::parse::value::Value;
-use crate::report::{Options, Report};
-use crate::rules::Profile;
 
 /// The metadata key of the default chat template; named ones are
 /// `tokenizer.chat_template.NAME`.
@@ -31,36 +27,10 @@ pub struct Facts {
     pub templates: Vec<(String, String)>,
 }
 
-/// A file judged under several profiles.
-#[derive(Clone, Debug)]
-pub struct Judged {
-    /// One report per profile asked for, in that order.
-    pub reports: Vec<Report>,
-    /// What the metadata says.
-    pub facts: Facts,
-}
-
-/// Validates `src` under `options` with each of `profiles` in turn (the
-/// other options unchanged), reading its metadata once.
-pub fn judge(src: &dyn ByteSource, options: &Options, profiles: &[Profile]) -> Result<Judged, ReadError> {
-    let Some(first) = profiles.first() else {
-        return Ok(Judged { reports: Vec::new(), facts: Facts::default() });
-    };
-    // One read, one parse, one pass: every profile's report from it.
-    // The facts from the validation's own parse (a parse without the caps
-    // when it stopped under them).
-    let mut visited = None;
-    let opts = Options { profile: *first, all_profiles: true, ..options.clone() };
-    let crate::Validated { report, metadata } =
-        crate::validate_source_visiting(src, &opts, &mut |parsed| visited = Some(facts_of(parsed)))?;
-    let reports = profiles.iter().filter_map(|p| report.profiles.iter().find(|r| r.profile == *p).cloned()).collect();
-    Ok(Judged { reports, facts: visited.unwrap_or_else(|| facts(&metadata, src.len())) })
-}
-
-/// The [`Facts`] of a file of `file_len` bytes whose metadata is
-/// `metadata` (none for what is not GGUF v2/v3).
-pub fn facts(metadata: &[u8], file_len: u64) -> Facts {
-    crate::parse::parse_prefix(metadata, file_len).map(|p| facts_of(&p)).unwrap_or_default()
+/// The [`Facts`] of a validated file, from the validation's own parse
+/// (none for what is not GGUF v2/v3).
+pub fn facts(validated: &crate::Validated) -> Facts {
+    validated.parsed().map(|p| facts_of(&p)).unwrap_or_default()
 }
 
 /// The [`Facts`] of a parsed file.
@@ -139,6 +109,8 @@ impl ByteSource for PrefixSource<'_> {
 mod tests {
     use super::*;
     use crate::io::SliceSource;
+    use crate::report::Options;
+    use crate::rules::Profile;
     use crate::write::{GgufModel, OwnedValue};
 
     #[test]
@@ -150,21 +122,23 @@ mod tests {
         m.kv("tokenizer.chat_template.tool_use", OwnedValue::str("{{ tools }}"));
         m.kv("tokenizer.chat_template_not", OwnedValue::str("not a template"));
         let bytes = m.to_bytes();
-        let profiles = [Profile::Strict, Profile::Spec, Profile::Ggml];
-        let judged = judge(&SliceSource(&bytes), &Options::default(), &profiles).unwrap();
-        for (p, r) in profiles.iter().zip(&judged.reports) {
-            assert_eq!(*r, crate::validate_bytes(&bytes, &Options::new(*p)), "{p:?}");
+        let validated = crate::Validator::default().with_every_profile(true).validate(&SliceSource(&bytes)).unwrap();
+        for p in Profile::ALL {
+            let alone = crate::Validator::new(Options::new(p)).validate_bytes(&bytes).report;
+            assert_eq!(validated.report_under(p), Some(&alone), "{p:?}");
         }
-        assert_eq!(judged.facts.file_type, Some(15));
-        let keys: Vec<&str> = judged.facts.templates.iter().map(|(k, _)| k.as_str()).collect();
+        let facts = facts(&validated);
+        assert_eq!(facts.file_type, Some(15));
+        let keys: Vec<&str> = facts.templates.iter().map(|(k, _)| k.as_str()).collect();
         assert_eq!(keys, ["tokenizer.chat_template", "tokenizer.chat_template.tool_use"]);
         // sha256("{{ messages }}")
         let sum: String = {
             use sha2::Digest;
             sha2::Sha256::digest(b"{{ messages }}").iter().map(|b| format!("{b:02x}")).collect()
         };
-        assert_eq!(judged.facts.templates[0].1, sum);
-        assert_eq!(facts(b"not gguf", 8), Facts::default());
+        assert_eq!(facts.templates[0].1, sum);
+        let not_gguf = crate::Validator::default().validate_bytes(b"not gguf");
+        assert_eq!(super::facts(&not_gguf), Facts::default());
     }
 
     #[test]

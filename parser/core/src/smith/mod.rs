@@ -840,8 +840,8 @@ fn shape(u: &mut Unstructured<'_>, cfg: &Config, ty: GgmlType) -> Result<Vec<u64
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::Validator;
     use crate::report::Options;
-    use crate::validate::validate_bytes;
 
     fn bytes(seed: u64, len: usize) -> Vec<u8> {
         let mut r = SplitMix(seed);
@@ -872,7 +872,7 @@ mod tests {
         let data = bytes(1, 4096);
         let mut u = Unstructured::new(&data);
         let model = generate(&mut u, &Config::default()).unwrap();
-        let r = validate_bytes(&model.to_bytes(), &Options::new(Profile::Strict));
+        let r = Validator::new(Options::new(Profile::Strict)).validate_bytes(&model.to_bytes()).report;
         assert_eq!(r.counts.errors, 0, "{:#?}", r.diagnostics);
     }
 
@@ -880,7 +880,7 @@ mod tests {
     fn exhausted_input_still_generates() {
         let mut u = Unstructured::new(&[]);
         let (cfg, model) = arbitrary_file(&mut u).unwrap();
-        let r = validate_bytes(&model.to_bytes(), &Options::new(cfg.profile));
+        let r = Validator::new(Options::new(cfg.profile)).validate_bytes(&model.to_bytes()).report;
         assert_eq!(r.counts.errors, 0, "{:#?}", r.diagnostics);
     }
 
@@ -892,7 +892,7 @@ mod tests {
             let (cfg, model) = arbitrary_file(&mut u).unwrap();
             let file = model.to_bytes();
             for p in cfg.valid_under() {
-                let r = validate_bytes(&file, &Options::new(p));
+                let r = Validator::new(Options::new(p)).validate_bytes(&file).report;
                 assert_eq!(r.counts.errors, 0, "seed {seed} profile {p} {cfg:#?} {:#?}", r.diagnostics);
             }
         }

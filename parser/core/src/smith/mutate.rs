@@ -1152,8 +1152,8 @@ impl Faulter<'_, '_, '_> {
 mod tests {
     use super::super::{Config, generate};
     use super::*;
+    use crate::Validator;
     use crate::report::Options;
-    use crate::validate::validate_bytes;
 
     fn data(seed: u64, n: usize) -> Vec<u8> {
         let mut r = super::super::SplitMix(seed);
@@ -1175,7 +1175,7 @@ mod tests {
                 continue;
             };
             applied.insert(m.fault);
-            let r = validate_bytes(&m.bytes, &Options::new(Profile::Strict));
+            let r = Validator::new(Options::new(Profile::Strict)).validate_bytes(&m.bytes).report;
             if let Err(e) = m.expected.check(&r) {
                 panic!("seed {seed} {:?} ({}): {e}\n{:#?}", m.fault, m.detail, r.diagnostics);
             }

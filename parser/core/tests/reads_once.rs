@@ -1,0 +1,226 @@
+//! Each file is read and parsed once per run, whatever the window of
+//! `Pipeline::run` it falls in or the order of the inputs: the shards of a
+//! split set given as inputs over two windows, with and without a data
+//! scan, are each read once (their data scanned once), and a model that is
+//! both an input and the `--with` model of an adapter is read once.
+
+use std::collections::HashMap;
+use std::ops::ControlFlow;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use gguf_validate_core::check_data::DataOptions;
+use gguf_validate_core::io::{ByteSource, MemSource, ReadError};
+use gguf_validate_core::pipeline::{Input, Item, Pipeline, Settings, SharedSource};
+use gguf_validate_core::remote::{OpenFailure, RemoteSource, RemoteSummary, UrlOpener};
+use gguf_validate_core::types::{GgmlType, ValueType};
+use gguf_validate_core::write::{GgufModel, OwnedTensor, OwnedValue as V};
+use web_time::Instant;
+
+/// What was read of one file: validations (reads from its first byte) and
+/// reads of its tensor's data (a data scan's).
+#[derive(Debug, Default)]
+struct Reads {
+    from_start: AtomicUsize,
+    of_data: AtomicUsize,
+}
+
+/// A file served from memory as a URL is, counting its reads.
+#[derive(Debug)]
+struct Served {
+    bytes: MemSource,
+    /// Where its one tensor's data starts.
+    data_start: u64,
+    reads: Arc<Reads>,
+}
+
+impl ByteSource for Served {
+    fn len(&self) -> u64 {
+        self.bytes.len()
+    }
+    fn sized_reads(&self) -> bool {
+        true
+    }
+    fn read_exact_at(&self, offset: u64, buf: &mut [u8]) -> Result<(), ReadError> {
+        if offset == 0 {
+            self.reads.from_start.fetch_add(1, Ordering::Relaxed);
+        } else if offset <= self.data_start && offset + buf.len() as u64 > self.data_start {
+            self.reads.of_data.fetch_add(1, Ordering::Relaxed);
+        }
+        self.bytes.read_exact_at(offset, buf)
+    }
+}
+
+impl RemoteSource for Served {
+    fn supports_ranges(&self) -> bool {
+        true
+    }
+    fn release_cache(&self) {}
+    fn summary(&self) -> RemoteSummary {
+        RemoteSummary::default()
+    }
+}
+
+/// Serves files by URL; any other URL is not there (`404`).
+#[derive(Debug, Default)]
+struct Server {
+    files: HashMap<String, (Vec<u8>, u64, Arc<Reads>)>,
+}
+
+impl UrlOpener for Server {
+    fn open(&self, input: &str, _: Option<Instant>) -> Result<Box<dyn RemoteSource>, OpenFailure> {
+        let Some((bytes, data_start, reads)) = self.files.get(input) else {
+            return Err(OpenFailure { message: "404".into(), not_found: true });
+        };
+        Ok(Box::new(Served { bytes: MemSource(bytes.clone()), data_start: *data_start, reads: Arc::clone(reads) }))
+    }
+    fn file_deadline(&self) -> Duration {
+        Duration::from_secs(60)
+    }
+}
+
+/// Shard `no` of a set of `count`, with one F32 tensor of 32 zeros.
+fn shard(no: u16, count: u16) -> Vec<u8> {
+    let mut m = GgufModel::new();
+    if no == 0 {
+        m.kv("general.architecture", V::str("plain"));
+    }
+    m.kv("split.no", V::U16(no));
+    m.kv("split.count", V::U16(count));
+    m.kv("split.tensors.count", V::I32(i32::from(count)));
+    m.tensor(OwnedTensor::zeroed(&format!("t{no}"), &[32], GgmlType::F32).unwrap());
+    m.canonical();
+    m.to_bytes()
+}
+
+fn data_start(bytes: &[u8]) -> u64 {
+    let tensors = gguf_validate_core::Validator::default().validate_bytes(bytes).layout().tensors;
+    tensors[0].offset
+}
+
+#[test]
+fn five_shards_over_two_windows_are_each_read_once() {
+    for check_data in [false, true] {
+        let mut server = Server::default();
+        let mut inputs = Vec::new();
+        for no in 0..5u16 {
+            let url = format!("https://127.0.0.1:9/m-{:05}-of-00005.gguf", no + 1);
+            let bytes = shard(no, 5);
+            let start = data_start(&bytes);
+            server.files.insert(url.clone(), (bytes, start, Arc::default()));
+            inputs.push(Input::Url(url));
+        }
+        let reads: Vec<Arc<Reads>> = inputs
+            .iter()
+            .map(|i| match i {
+                Input::Url(u) => Arc::clone(&server.files[u].2),
+                _ => unreachable!(),
+            })
+            .collect();
+        let settings = Settings {
+            opener: Some(Arc::new(server)),
+            check_data: check_data.then(|| DataOptions::listing(10)),
+            ..Settings::default()
+        };
+        // One job: windows of four inputs, the fifth shard in the second.
+        let (mut files, mut sets) = (0, 0);
+        let _ = Pipeline::new(settings).run::<()>(&inputs, 1, |item| {
+            match item {
+                Item::File { outcome, set, .. } => {
+                    assert!(outcome.report().is_some(), "{outcome:?}");
+                    assert!(set.is_some());
+                    files += 1;
+                }
+                Item::Set(s) => {
+                    assert_eq!(s.shards.len(), 5, "{s:?}");
+                    sets += 1;
+                }
+            }
+            ControlFlow::Continue(())
+        });
+        assert_eq!((files, sets), (5, 1));
+        for (i, r) in reads.iter().enumerate() {
+            assert_eq!(r.from_start.load(Ordering::Relaxed), 1, "shard {i} validated once (check_data {check_data})");
+            let scans = usize::from(check_data);
+            assert_eq!(r.of_data.load(Ordering::Relaxed), scans, "shard {i}'s data scanned {scans} times");
+        }
+    }
+}
+
+/// A llama model of width `embd`, `layers` layers, a vocabulary of 8 tokens.
+fn model(embd: u64, layers: u32) -> Vec<u8> {
+    let f32_tensor = |name: &str, dims: &[u64]| OwnedTensor::zeroed(name, dims, GgmlType::F32).unwrap();
+    let mut m = GgufModel::new();
+    m.kv("general.architecture", V::str("llama"));
+    m.kv("llama.embedding_length", V::U32(u32::try_from(embd).unwrap()));
+    m.kv("llama.block_count", V::U32(layers));
+    let tokens: Vec<V> = (0..8).map(|i| V::str(&format!("t{i}"))).collect();
+    m.kv("tokenizer.ggml.model", V::str("llama"));
+    m.kv("tokenizer.ggml.tokens", V::Array(ValueType::String, tokens));
+    m.tensor(f32_tensor("token_embd.weight", &[embd, 8]));
+    m.tensor(f32_tensor("output_norm.weight", &[embd]));
+    for l in 0..layers {
+        m.tensor(f32_tensor(&format!("blk.{l}.attn_q.weight"), &[embd, embd]));
+        m.tensor(f32_tensor(&format!("blk.{l}.attn_v.weight"), &[embd, embd / 2]));
+    }
+    m.canonical();
+    m.to_bytes()
+}
+
+/// A LoRA adapter of rank `rank` on `blk.0.attn_q.weight` of a model of width `embd`.
+fn adapter(embd: u64, rank: u64) -> Vec<u8> {
+    let mut m = GgufModel::new();
+    m.kv("general.architecture", V::str("llama"));
+    m.kv("general.type", V::str("adapter"));
+    m.kv("adapter.type", V::str("lora"));
+    m.kv("adapter.lora.alpha", V::F32(8.0));
+    m.tensor(OwnedTensor::zeroed("blk.0.attn_q.weight.lora_a", &[embd, rank], GgmlType::F32).unwrap());
+    m.tensor(OwnedTensor::zeroed("blk.0.attn_q.weight.lora_b", &[rank, embd], GgmlType::F32).unwrap());
+    m.canonical();
+    m.to_bytes()
+}
+
+#[derive(Debug)]
+struct FromStart(MemSource, AtomicUsize);
+
+impl ByteSource for FromStart {
+    fn len(&self) -> u64 {
+        self.0.len()
+    }
+    fn sized_reads(&self) -> bool {
+        true
+    }
+    fn read_exact_at(&self, offset: u64, buf: &mut [u8]) -> Result<(), ReadError> {
+        if offset == 0 {
+            self.1.fetch_add(1, Ordering::Relaxed);
+        }
+        self.0.read_exact_at(offset, buf)
+    }
+}
+
+#[test]
+fn a_model_that_is_an_input_and_the_with_model_is_read_once() {
+    for model_first in [true, false] {
+        for jobs in [1, 2] {
+            let counted = Arc::new(FromStart(MemSource(model(16, 2)), 0.into()));
+            let m = Input::Source { name: "model.gguf".into(), source: SharedSource(counted.clone()) };
+            let a = Input::bytes("adapter.gguf", adapter(16, 4));
+            let inputs = if model_first { vec![m.clone(), a] } else { vec![a, m.clone()] };
+            let settings = Settings { with: vec![m], ..Settings::default() };
+            let mut paired = None;
+            let _ = Pipeline::new(settings).run::<()>(&inputs, jobs, |item| {
+                if let Item::File { input, outcome, .. } = item
+                    && input.shown() == "adapter.gguf"
+                {
+                    let r = outcome.report().expect("read");
+                    paired = r.summary.examined.iter().find(|e| e.layer == "pairing").map(|e| e.checked);
+                }
+                ControlFlow::Continue(())
+            });
+            assert_eq!(paired, Some(true), "the adapter was paired with the model");
+            let reads = counted.1.load(Ordering::Relaxed);
+            assert_eq!(reads, 1, "model first {model_first}, jobs {jobs}: the model read {reads} times");
+        }
+    }
+}
