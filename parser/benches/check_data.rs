@@ -20,7 +20,7 @@
 
 use std::time::{Duration, Instant};
 
-use gguf_validate_core::check_data::{DataOptions, check_data};
+use gguf_validate_core::data_scan::{DataOptions, check_data};
 use gguf_validate_core::io::{OpenPolicy, SliceSource, open};
 use gguf_validate_core::{Options, Validator};
 

@@ -405,7 +405,7 @@ pub struct ValidateArgs {
     pub check_data: bool,
     /// With --check-data: list at most N findings per tensor, and at most
     /// max(N, 50) per rule in the whole file (all are counted); N <= 10000.
-    #[arg(long, value_name = "N", default_value_t = gguf_validate_core::check_data::DEFAULT_MAX_LISTED_PER_TENSOR,
+    #[arg(long, value_name = "N", default_value_t = gguf_validate_core::data_scan::DEFAULT_MAX_LISTED_PER_TENSOR,
           value_parser = parse_max_data_findings)]
     pub max_data_findings: usize,
     #[command(flatten)]

@@ -8,8 +8,8 @@ use std::ops::ControlFlow;
 use std::sync::Arc;
 use std::time::Duration;
 
-use gguf_validate_core::check_data::DataOptions;
 use gguf_validate_core::config::{Baseline, Config};
+use gguf_validate_core::data_scan::DataOptions;
 use gguf_validate_core::io::OpenPolicy;
 use gguf_validate_core::limits::MetadataLimits;
 use gguf_validate_core::pipeline::{Input, Item, Outcome, Pipeline, Settings};

@@ -71,7 +71,7 @@ fn not(reason: impl Into<String>) -> Verdict {
 }
 
 /// Compares every tensor of `quant` with the base's tensor of the same name
-/// (tensors described by [`crate::validate::layout`] of each file),
+/// (tensors described by [`crate::Validated::layout`] of each file),
 /// quantizing with the weights `imatrix` holds for each tensor, if any.
 /// Once `cancel` is set, the tensors not started are not compared.
 pub fn derive(

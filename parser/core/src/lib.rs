@@ -19,7 +19,7 @@
 //! 3. [`parse`], [`data`]: a nom parser over `&[u8]` that builds a borrowed
 //!    [`parse::GgufFile`], and where each tensor's bytes lie;
 //! 4. [`report`]: diagnostics, the reporting policy and the verdict;
-//! 5. [`check`], [`legacy`], [`check_data`]: the rules over a parsed GGUF
+//! 5. [`check`], [`legacy`], [`data_scan`]: the rules over a parsed GGUF
 //!    file, the pre-GGUF formats, and the `--check-data` scan of tensor
 //!    values (rayon, in place);
 //! 6. [`validate`] ([`Validator`], the one entry point, yielding a
@@ -42,9 +42,9 @@
 #![warn(missing_docs)]
 
 pub mod check;
-pub mod check_data;
 pub mod config;
 pub mod data;
+pub mod data_scan;
 pub mod derive;
 pub mod dump;
 pub mod hash;

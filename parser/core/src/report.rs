@@ -281,7 +281,7 @@ impl ModelFacts {
     }
 }
 
-/// The models of [`Options::companions`]: given with `--with` (`given`:
+/// The models a [`crate::Validator`] pairs with: given with `--with` (`given`:
 /// the pair must match them), or found beside the file (the pair must
 /// match one of them).
 #[derive(Clone, Debug, Default, PartialEq, Eq)]

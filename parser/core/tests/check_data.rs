@@ -7,8 +7,8 @@ use gguf_validate_testkit as support;
 
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use gguf_validate_core::check_data::{DataOptions, DataReport, TensorData, TensorStatus, check_data};
 use gguf_validate_core::data::{DataTensor, gguf_tensors};
+use gguf_validate_core::data_scan::{DataOptions, DataReport, TensorData, TensorStatus, check_data};
 use gguf_validate_core::io::SliceSource;
 use gguf_validate_core::parse::{ByteOrder, parse_bytes};
 use gguf_validate_core::types::GgmlType;

@@ -8,7 +8,7 @@
 //! that are a whole path, like serde's `serialize_with`) resolved to the
 //! file that defines its module: a file is one module, a `mod.rs` is its
 //! folder's module, inline modules belong to their file, and names
-//! re-exported by `lib.rs` (`crate::validate_bytes`, `crate::template`)
+//! re-exported by `lib.rs` (`crate::Validator`, `crate::template`)
 //! resolve to where they come from. Code under `#[cfg(test)]` is left out:
 //! a unit test may build its input with the writer or judge it with
 //! `validate` without making the module depend on them.

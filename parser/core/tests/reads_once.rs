@@ -10,7 +10,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
-use gguf_validate_core::check_data::DataOptions;
+use gguf_validate_core::data_scan::DataOptions;
 use gguf_validate_core::io::{ByteSource, MemSource, ReadError};
 use gguf_validate_core::pipeline::{Input, Item, Pipeline, Settings, SharedSource};
 use gguf_validate_core::remote::{OpenFailure, RemoteSource, RemoteSummary, UrlOpener};

@@ -20,8 +20,8 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use gguf_numerics::{GgmlType, TypeStatus};
-use gguf_validate_core::check_data::{DEFAULT_MAX_LISTED_PER_TENSOR, DataOptions};
 use gguf_validate_core::config::Config;
+use gguf_validate_core::data_scan::{DEFAULT_MAX_LISTED_PER_TENSOR, DataOptions};
 use gguf_validate_core::hash::{Algo, Algos, HashOptions};
 use gguf_validate_core::limits::MetadataLimits;
 use gguf_validate_core::pipeline::{Input, Item, Outcome, Pipeline, Settings};

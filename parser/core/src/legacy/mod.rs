@@ -12,7 +12,7 @@
 //! - [`write`](mod@write): a minimal writer of both, for tests and the corpus.
 //!
 //! All three formats interleave headers and data, so validation needs the
-//! whole file ([`validate`] asks for it with [`NeedMoreData`]).
+//! whole file (the [`crate::Validator`] asks for it with [`NeedMoreData`]).
 #![forbid(unsafe_code)]
 #![deny(clippy::indexing_slicing, clippy::arithmetic_side_effects, clippy::cast_possible_truncation)]
 

@@ -4,7 +4,7 @@
 
 use std::io::{self, Write};
 
-use crate::check_data::{DataReport, TensorStatus};
+use crate::data_scan::{DataReport, TensorStatus};
 use crate::parse::{LegacyFormat, escape_bytes, quote_bytes};
 use crate::pipeline::Outcome;
 use crate::report::{CONTAINER_ONLY, Counts, DATA_NOT_ASKED, Diagnostic, Examined, FileFormat, Report, Summary};

@@ -16,7 +16,7 @@
 #![forbid(unsafe_code)]
 #![deny(clippy::indexing_slicing, clippy::arithmetic_side_effects, clippy::cast_possible_truncation)]
 
-use super::input::{ByteOrder, StringSpan, u64_of};
+use super::primitives::{ByteOrder, StringSpan, u64_of};
 use crate::limits;
 use crate::types::ValueType;
 

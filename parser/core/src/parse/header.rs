@@ -2,7 +2,7 @@
 //! the magics of the formats GGUF replaced.
 #![forbid(unsafe_code)]
 
-use super::input::ByteOrder;
+use super::primitives::ByteOrder;
 
 /// A format that is not GGUF v2/v3 but is recognised from its magic.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]

@@ -7,8 +7,8 @@
 #![forbid(unsafe_code)]
 #![deny(clippy::indexing_slicing, clippy::arithmetic_side_effects, clippy::cast_possible_truncation)]
 
-use super::input::{ByteOrder, Str, StringSpan};
 use super::pairs::Pairs;
+use super::primitives::{ByteOrder, Str, StringSpan};
 use super::{DecodeError, GgufFile, Header, KeyIndex, Parsed, Spans, TensorInfo};
 use crate::scratch::PagedVec;
 

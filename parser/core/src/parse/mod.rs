@@ -14,24 +14,24 @@
 
 pub mod extent;
 pub mod header;
-pub mod input;
 pub mod kept;
 mod key_index;
 pub mod pairs;
+pub mod primitives;
 pub mod value;
 
 pub(crate) use extent::lean_strings;
 pub use extent::{Extent, Reach};
 pub use header::{Detected, LegacyFormat, detect};
-pub use input::{ByteOrder, Ctx, DecodeKind, Str, StringSpan, escape_bytes, is_invisible_format, quote_bytes};
 pub use kept::KeptParse;
 pub(crate) use key_index::{KeyHashes, KeyIndex};
 pub use pairs::Pairs;
+pub use primitives::{ByteOrder, Ctx, DecodeKind, Str, StringSpan, escape_bytes, is_invisible_format, quote_bytes};
 pub use value::{Array, Element, Value};
 
 use crate::limits;
 use crate::types::type_info;
-use input::{PError, PResult, u64_of};
+use primitives::{PError, PResult, u64_of};
 
 /// The fixed header of a GGUF v2/v3 file.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

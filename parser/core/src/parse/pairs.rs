@@ -12,7 +12,7 @@
 #![deny(clippy::indexing_slicing, clippy::arithmetic_side_effects, clippy::cast_possible_truncation)]
 
 use super::KeyValue;
-use super::input::{ByteOrder, Str, u64_of};
+use super::primitives::{ByteOrder, Str, u64_of};
 use super::value::{Array, Value};
 use crate::scratch::PagedVec;
 use crate::types::ValueType;

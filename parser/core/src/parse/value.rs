@@ -5,7 +5,7 @@
 //! costs one walk and no allocation.
 #![forbid(unsafe_code)]
 
-use super::input::{ByteOrder, Ctx, DecodeKind, PError, PResult, Str, u64_of};
+use super::primitives::{ByteOrder, Ctx, DecodeKind, PError, PResult, Str, u64_of};
 use crate::limits;
 use crate::types::ValueType;
 

@@ -6,7 +6,7 @@
 use serde::Serialize;
 
 use super::Outcome;
-use crate::check_data::DataReport;
+use crate::data_scan::DataReport;
 use crate::report::Report;
 use crate::rules::Profile;
 use crate::split_set::SetReport;

@@ -5,7 +5,7 @@
 //! For each input: open it (a file under the [`OpenPolicy`], a URL through
 //! the run's [`UrlOpener`], bytes in memory), validate its metadata
 //! ([`crate::Validator`]), scan its data when asked
-//! ([`crate::check_data`], merged into the same report), record what
+//! ([`crate::data_scan`], merged into the same report), record what
 //! reading a URL cost, apply the config's levels, suppressions and
 //! baseline; a shard of a split set brings its siblings and the set's own
 //! checks ([`crate::split_set`]). A time limit runs a file in a worker
@@ -53,8 +53,8 @@ use web_time::Instant;
 pub use input::{Input, SharedSource};
 pub use open::Opened;
 
-use crate::check_data::{self, DataOptions, DataReport};
 use crate::config::{self, Baseline, Config};
+use crate::data_scan::{self, DataOptions, DataReport};
 use crate::io::{self as gio, ByteSource, FileKind, OpenPolicy, ReadError};
 use crate::remote::UrlOpener;
 use crate::report::{Examined, Options, Report};
@@ -151,7 +151,7 @@ pub struct Validation {
     /// What is reported for the file.
     pub outcome: Outcome,
     /// Judging every profile: the report of each (with the data scan
-    /// merged), in [`Profile::ALL`] order.
+    /// merged), in [`crate::Profile::ALL`] order.
     pub profiles: Vec<Report>,
     /// The validation itself (its metadata and parse), kept for a shard
     /// (the set's checks read it) and for [`Pipeline::validate`] (a step
@@ -471,7 +471,7 @@ fn validate_open(
                     b.inc(n);
                 }
             };
-            let scanned = check_data::check_data(src, &tensors, data_opts, &inc, Some(cancel));
+            let scanned = data_scan::check_data(src, &tensors, data_opts, &inc, Some(cancel));
             if let Some(b) = &bar {
                 b.finish();
             }
