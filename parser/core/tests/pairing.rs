@@ -382,3 +382,38 @@ fn the_companions_hook_is_asked_only_by_a_pairing() {
         Validator::default().with_companions(Companions { none_because: Some("told".into()), ..Companions::default() });
     assert_eq!(run(adapter(16, 4, &[]), &told), (0, Some("base model: told".into())));
 }
+
+/// A model that is both an input of the run and the `--with` model of an
+/// adapter is read once, whatever the order of the inputs and the jobs:
+/// the adapter pairs with what the model's own validation read.
+#[test]
+fn a_model_that_is_an_input_and_the_with_model_is_read_once() {
+    use std::ops::ControlFlow;
+    use std::sync::atomic::Ordering;
+
+    use gguf_validate_core::io::MemSource;
+    use gguf_validate_core::pipeline::{Item, SharedSource};
+    use std::sync::Arc;
+    for model_first in [true, false] {
+        for jobs in [1, 2] {
+            let counted = Arc::new(CountingHeaderReads { bytes: MemSource(model(16, 2)), header_reads: 0.into() });
+            let m = Input::Source { name: "model.gguf".into(), source: SharedSource(counted.clone()) };
+            let a = Input::bytes("adapter.gguf", adapter(16, 4, &[]));
+            let inputs = if model_first { vec![m.clone(), a] } else { vec![a, m.clone()] };
+            let settings = Settings { with: vec![m], ..Settings::default() };
+            let mut paired = None;
+            let _ = Pipeline::new(settings).run::<()>(&inputs, jobs, |item| {
+                if let Item::File { input, outcome, .. } = item
+                    && input.shown() == "adapter.gguf"
+                {
+                    let r = outcome.report().expect("read");
+                    paired = r.summary.examined.iter().find(|e| e.layer == "pairing").map(|e| e.checked);
+                }
+                ControlFlow::Continue(())
+            });
+            assert_eq!(paired, Some(true), "the adapter was paired with the model");
+            let reads = counted.header_reads.load(Ordering::Relaxed);
+            assert_eq!(reads, 1, "model first {model_first}, jobs {jobs}: the model read {reads} times");
+        }
+    }
+}

@@ -1,8 +1,8 @@
 //! Each file is read and parsed once per run, whatever the window of
 //! `Pipeline::run` it falls in or the order of the inputs: the shards of a
 //! split set given as inputs over two windows, with and without a data
-//! scan, are each read once (their data scanned once), and a model that is
-//! both an input and the `--with` model of an adapter is read once.
+//! scan, are each read once (their data scanned once). (A model that is
+//! both an input and the `--with` model of an adapter: `pairing.rs`.)
 
 use std::collections::HashMap;
 use std::ops::ControlFlow;
@@ -14,7 +14,7 @@ use gguf_validate_core::data_scan::DataOptions;
 use gguf_validate_core::io::{ByteSource, MemSource, ReadError};
 use gguf_validate_core::pipeline::{Input, Item, Pipeline, Settings, SharedSource};
 use gguf_validate_core::remote::{OpenFailure, RemoteSource, RemoteSummary, UrlOpener};
-use gguf_validate_core::types::{GgmlType, ValueType};
+use gguf_validate_core::types::GgmlType;
 use gguf_validate_core::write::{GgufModel, OwnedTensor, OwnedValue as V};
 use web_time::Instant;
 
@@ -144,83 +144,6 @@ fn five_shards_over_two_windows_are_each_read_once() {
             assert_eq!(r.from_start.load(Ordering::Relaxed), 1, "shard {i} validated once (check_data {check_data})");
             let scans = usize::from(check_data);
             assert_eq!(r.of_data.load(Ordering::Relaxed), scans, "shard {i}'s data scanned {scans} times");
-        }
-    }
-}
-
-/// A llama model of width `embd`, `layers` layers, a vocabulary of 8 tokens.
-fn model(embd: u64, layers: u32) -> Vec<u8> {
-    let f32_tensor = |name: &str, dims: &[u64]| OwnedTensor::zeroed(name, dims, GgmlType::F32).unwrap();
-    let mut m = GgufModel::new();
-    m.kv("general.architecture", V::str("llama"));
-    m.kv("llama.embedding_length", V::U32(u32::try_from(embd).unwrap()));
-    m.kv("llama.block_count", V::U32(layers));
-    let tokens: Vec<V> = (0..8).map(|i| V::str(&format!("t{i}"))).collect();
-    m.kv("tokenizer.ggml.model", V::str("llama"));
-    m.kv("tokenizer.ggml.tokens", V::Array(ValueType::String, tokens));
-    m.tensor(f32_tensor("token_embd.weight", &[embd, 8]));
-    m.tensor(f32_tensor("output_norm.weight", &[embd]));
-    for l in 0..layers {
-        m.tensor(f32_tensor(&format!("blk.{l}.attn_q.weight"), &[embd, embd]));
-        m.tensor(f32_tensor(&format!("blk.{l}.attn_v.weight"), &[embd, embd / 2]));
-    }
-    m.canonical();
-    m.to_bytes()
-}
-
-/// A LoRA adapter of rank `rank` on `blk.0.attn_q.weight` of a model of width `embd`.
-fn adapter(embd: u64, rank: u64) -> Vec<u8> {
-    let mut m = GgufModel::new();
-    m.kv("general.architecture", V::str("llama"));
-    m.kv("general.type", V::str("adapter"));
-    m.kv("adapter.type", V::str("lora"));
-    m.kv("adapter.lora.alpha", V::F32(8.0));
-    m.tensor(OwnedTensor::zeroed("blk.0.attn_q.weight.lora_a", &[embd, rank], GgmlType::F32).unwrap());
-    m.tensor(OwnedTensor::zeroed("blk.0.attn_q.weight.lora_b", &[rank, embd], GgmlType::F32).unwrap());
-    m.canonical();
-    m.to_bytes()
-}
-
-#[derive(Debug)]
-struct FromStart(MemSource, AtomicUsize);
-
-impl ByteSource for FromStart {
-    fn len(&self) -> u64 {
-        self.0.len()
-    }
-    fn sized_reads(&self) -> bool {
-        true
-    }
-    fn read_exact_at(&self, offset: u64, buf: &mut [u8]) -> Result<(), ReadError> {
-        if offset == 0 {
-            self.1.fetch_add(1, Ordering::Relaxed);
-        }
-        self.0.read_exact_at(offset, buf)
-    }
-}
-
-#[test]
-fn a_model_that_is_an_input_and_the_with_model_is_read_once() {
-    for model_first in [true, false] {
-        for jobs in [1, 2] {
-            let counted = Arc::new(FromStart(MemSource(model(16, 2)), 0.into()));
-            let m = Input::Source { name: "model.gguf".into(), source: SharedSource(counted.clone()) };
-            let a = Input::bytes("adapter.gguf", adapter(16, 4));
-            let inputs = if model_first { vec![m.clone(), a] } else { vec![a, m.clone()] };
-            let settings = Settings { with: vec![m], ..Settings::default() };
-            let mut paired = None;
-            let _ = Pipeline::new(settings).run::<()>(&inputs, jobs, |item| {
-                if let Item::File { input, outcome, .. } = item
-                    && input.shown() == "adapter.gguf"
-                {
-                    let r = outcome.report().expect("read");
-                    paired = r.summary.examined.iter().find(|e| e.layer == "pairing").map(|e| e.checked);
-                }
-                ControlFlow::Continue(())
-            });
-            assert_eq!(paired, Some(true), "the adapter was paired with the model");
-            let reads = counted.1.load(Ordering::Relaxed);
-            assert_eq!(reads, 1, "model first {model_first}, jobs {jobs}: the model read {reads} times");
         }
     }
 }

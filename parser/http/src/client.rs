@@ -313,18 +313,10 @@ mod tests {
     use std::sync::atomic::Ordering;
     use std::time::Duration;
 
-    use gguf_validate_core::remote::Url;
-
     use crate::options::HttpOptions;
     use crate::scripted;
 
-    fn answer(head: &str) -> Vec<u8> {
-        format!("{head}\r\nContent-Length: 0\r\n\r\n").into_bytes()
-    }
-
-    fn url() -> Url {
-        Url::parse("http://hub.test/org/model/resolve/main/m.gguf").unwrap()
-    }
+    use crate::scripted::tests::{answer, url};
 
     #[test]
     fn a_probe_stops_at_the_redirect_to_another_origin_with_what_the_hub_said() {

@@ -113,18 +113,10 @@ mod tests {
     use std::sync::atomic::Ordering;
     use std::time::{Duration, Instant};
 
-    use gguf_validate_core::remote::Url;
-
     use crate::options::HttpOptions;
     use crate::scripted;
 
-    fn answer(head: &str) -> Vec<u8> {
-        format!("{head}\r\nContent-Length: 0\r\n\r\n").into_bytes()
-    }
-
-    fn url() -> Url {
-        Url::parse("http://hub.test/org/model/resolve/main/m.gguf").unwrap()
-    }
+    use crate::scripted::tests::{answer, url};
 
     #[test]
     fn a_rate_cap_spaces_the_requests_to_a_host() {

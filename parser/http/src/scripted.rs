@@ -130,3 +130,19 @@ pub fn client(opts: HttpOptions, responses: Vec<Vec<u8>>) -> (Client, Arc<Served
     let agent = ureq::Agent::with_parts(config, ScriptConnector(script), Loopback);
     (Client { inner: Arc::new(ClientInner { agent, opts, roots: 0, pacer: Pacer::default() }) }, served)
 }
+
+/// What the crate's unit tests script a server with.
+#[cfg(test)]
+pub(crate) mod tests {
+    use gguf_validate_core::remote::Url;
+
+    /// An answer of `head` (the status line and headers), with no body.
+    pub(crate) fn answer(head: &str) -> Vec<u8> {
+        format!("{head}\r\nContent-Length: 0\r\n\r\n").into_bytes()
+    }
+
+    /// A hub file's URL.
+    pub(crate) fn url() -> Url {
+        Url::parse("http://hub.test/org/model/resolve/main/m.gguf").unwrap()
+    }
+}

@@ -159,7 +159,7 @@ pub(crate) fn validate(
 ) -> Result<(Report, Vec<Report>), NeedMoreData> {
     let opts = judging.options;
     let mut sink = Sink::judging(judging);
-    let summary = Summary { file_size: file_len, ..Summary::default() };
+    let mut summary = Summary { file_size: file_len, ..Summary::default() };
     let format = effective_format(format, version);
     let needs_whole_file =
         matches!(format, LegacyFormat::Rwkv | LegacyFormat::Ggml | LegacyFormat::Ggmf | LegacyFormat::Ggjt);
@@ -167,38 +167,24 @@ pub(crate) fn validate(
     if needs_whole_file && prefix_len < file_len {
         return Err(NeedMoreData(file_len));
     }
-    match format {
+    let (version, order) = match format {
         LegacyFormat::Rwkv => {
             let file = rwkv::parse(prefix);
-            let mut summary = summary;
             rwkv::check(&file, &mut sink, &mut summary);
-            let version = file.header.map(|h| h.version).or(version);
-            Ok(sink.finish_judged(
-                opts.profile,
-                FileFormat::Legacy(format),
-                version,
-                Some(ByteOrder::LittleEndian),
-                summary,
-            ))
+            (file.header.map(|h| h.version).or(version), Some(ByteOrder::LittleEndian))
         }
         LegacyFormat::Ggml | LegacyFormat::Ggmf | LegacyFormat::Ggjt => {
             emit_legacy_format(&mut sink, format, version);
             let file = ggml::parse(prefix, format, version);
-            let mut summary = summary;
             ggml::check(&file, &mut sink, &mut summary);
-            Ok(sink.finish_judged(
-                opts.profile,
-                FileFormat::Legacy(format),
-                version,
-                Some(ByteOrder::LittleEndian),
-                summary,
-            ))
+            (version, Some(ByteOrder::LittleEndian))
         }
         LegacyFormat::Ggla | LegacyFormat::Ggsn | LegacyFormat::Ggsq => {
             emit_legacy_format(&mut sink, format, version);
-            Ok(sink.finish_judged(opts.profile, FileFormat::Legacy(format), version, None, summary))
+            (version, None)
         }
-    }
+    };
+    Ok(sink.finish_judged(opts.profile, FileFormat::Legacy(format), version, order, summary))
 }
 
 /// The format to parse as: `fmgg` with a version above 101 is taken for a
