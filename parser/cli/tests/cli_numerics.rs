@@ -257,7 +257,7 @@ fn quantize_matches_ggml_quantize_chunk_with_and_without_imatrix() {
 fn quantize_command_is_the_library_quantize_tensor_for_every_type() {
     let dir = TempDir::new("numerics-one-dispatch");
     let (rows, n) = (4usize, 256usize);
-    let mut rng = gguf_validate_harness::SplitMix(0x0123_4567_89ab_cdef);
+    let mut rng = gguf_validate_core::seeded::SplitMix64::new(0x0123_4567_89ab_cdef);
     let x: Vec<f32> = (0..rows * n).map(|_| (rng.unit_f32() - 0.5) * 2f32.powi(rng.below(9) as i32 - 4)).collect();
     let w: Vec<f32> = (0..n).map(|_| rng.unit_f32() * 4.0 + 0.01).collect();
     std::fs::write(dir.join("x.f32"), f32s(&x)).expect("write");
