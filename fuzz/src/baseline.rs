@@ -227,9 +227,9 @@ mod tests {
     #[test]
     fn smoke() {
         crate::test_n_times(300, run_built);
-        let mut rng = crate::SplitMix(crate::smoke_seed());
+        let mut rng = crate::SplitMix64::new(crate::smoke_seed());
         for _ in 0..100 {
-            run(&rng.bytes(512));
+            run(&rng.bytes_below(512));
         }
     }
 

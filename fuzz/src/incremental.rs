@@ -13,7 +13,7 @@ use gguf_validate_core::{NeedMoreData, Options, Profile, Validator};
 
 /// The property.
 pub fn run(data: &[u8]) {
-    let mut rng = crate::SplitMix(fnv1a(data));
+    let mut rng = crate::SplitMix64::new(fnv1a(data));
     let profile = Profile::ALL.get(usize::try_from(rng.below(3)).unwrap_or(0)).copied().unwrap_or_default();
     let validator = Validator::new(Options::new(profile));
     let len = u64::try_from(data.len()).unwrap_or(u64::MAX);

@@ -23,6 +23,8 @@
 #![forbid(unsafe_code)]
 
 use arbitrary::Unstructured;
+// The seeded smoke tests draw from the workspace's one generator.
+use gguf_validate_core::seeded::SplitMix64;
 
 pub mod baseline;
 pub mod config_file;
@@ -64,42 +66,6 @@ pub fn run_unstructured(data: &[u8], run: impl Fn(&mut Unstructured<'_>) -> arbi
     let _ = run(&mut u);
 }
 
-/// A small deterministic random generator for the seeded smoke tests.
-#[derive(Clone, Debug)]
-pub struct SplitMix(pub u64);
-
-impl SplitMix {
-    /// The next 64 random bits.
-    pub fn next_u64(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
-    }
-
-    /// A value in `0..n` (0 when `n` is 0).
-    pub fn below(&mut self, n: u64) -> u64 {
-        self.next_u64().checked_rem(n).unwrap_or(0)
-    }
-
-    /// Fills `out` with random bytes.
-    pub fn fill(&mut self, out: &mut [u8]) {
-        for chunk in out.chunks_mut(8) {
-            let v = self.next_u64().to_le_bytes();
-            chunk.iter_mut().zip(v).for_each(|(d, s)| *d = s);
-        }
-    }
-
-    /// A random buffer of `0..max_len` bytes.
-    pub fn bytes(&mut self, max_len: u64) -> Vec<u8> {
-        let len = usize::try_from(self.below(max_len)).unwrap_or(0);
-        let mut b = vec![0u8; len];
-        self.fill(&mut b);
-        b
-    }
-}
-
 /// Seed of the smoke tests: `GGUF_FUZZ_SEED`, or a fixed value so that
 /// `cargo test` is deterministic.
 pub fn smoke_seed() -> u64 {
@@ -109,9 +75,9 @@ pub fn smoke_seed() -> u64 {
 /// Runs an `Unstructured` property `n` times on seeded random input (as
 /// wasm-tools' `test_n_times`).
 pub fn test_n_times(n: u32, run: impl Fn(&mut Unstructured<'_>) -> arbitrary::Result<()>) {
-    let mut rng = SplitMix(smoke_seed());
+    let mut rng = SplitMix64::new(smoke_seed());
     for _ in 0..n {
-        let buf = rng.bytes(8192);
+        let buf = rng.bytes_below(8192);
         run_unstructured(&buf, &run);
     }
 }
@@ -121,10 +87,10 @@ pub fn test_n_times(n: u32, run: impl Fn(&mut Unstructured<'_>) -> arbitrary::Re
 /// in turn.
 pub fn smoke_files(n: u32) -> Vec<Vec<u8>> {
     use gguf_validate_core::smith;
-    let mut rng = SplitMix(smoke_seed() ^ 0x5eed);
+    let mut rng = SplitMix64::new(smoke_seed() ^ 0x5eed);
     let mut out = Vec::new();
     for i in 0..n {
-        let buf = rng.bytes(8192);
+        let buf = rng.bytes_below(8192);
         let mut u = Unstructured::new(&buf);
         let file = match i % 3 {
             0 => smith::arbitrary_file(&mut u).ok().map(|(_, m)| m.to_bytes()),

@@ -34,7 +34,7 @@ pub fn run(data: &[u8]) {
 
 #[cfg(test)]
 mod tests {
-    use crate::SplitMix;
+    use crate::SplitMix64;
 
     const FRAGMENTS: [&str; 48] = [
         "{{ ",
@@ -99,7 +99,7 @@ mod tests {
 
     #[test]
     fn smoke() {
-        let mut rng = SplitMix(crate::smoke_seed() ^ 0x7e41);
+        let mut rng = SplitMix64::new(crate::smoke_seed() ^ 0x7e41);
         for _ in 0..400 {
             let n = rng.below(64);
             let mut s = String::new();
@@ -110,7 +110,7 @@ mod tests {
             super::run(s.as_bytes());
         }
         for _ in 0..100 {
-            super::run(&rng.bytes(512));
+            super::run(&rng.bytes_below(512));
         }
     }
 

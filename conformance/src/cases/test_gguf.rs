@@ -18,6 +18,7 @@
 //! load). Our `ggml` profile models the full load, so the TENSORS `_SUCCESS`
 //! files, which carry tensor infos but no data, are rejected by it.
 
+use gguf_validate_core::seeded::SplitMix64;
 use gguf_validate_core::types::{ValueType, type_info};
 
 use crate::{A, Case, R, Verdict, case};
@@ -87,32 +88,16 @@ fn declares_alignment(hft: u32) -> bool {
     )
 }
 
-/// splitmix64: a small deterministic generator (fixed seed per file).
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u32 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        (z ^ (z >> 31)) as u32
-    }
-    fn below(&mut self, n: u32) -> u32 {
-        self.next() % n
-    }
-}
-
 /// (value type, array element type) for the random key/value pairs: every
 /// scalar type and an array of every non-array type, shuffled.
-fn kv_types(rng: &mut Rng) -> Vec<(u32, u32)> {
+fn kv_types(rng: &mut SplitMix64) -> Vec<(u32, u32)> {
     let mut v: Vec<(u32, u32)> = ValueType::ALL
         .iter()
         .filter(|t| **t != ValueType::Array)
         .flat_map(|t| [(t.id(), u32::MAX), (ValueType::Array.id(), t.id())])
         .collect();
     for i in (1..v.len()).rev() {
-        let j = rng.below(i as u32 + 1) as usize;
+        let j = rng.below_u32(i as u32 + 1) as usize;
         v.swap(i, j);
     }
     v
@@ -120,16 +105,16 @@ fn kv_types(rng: &mut Rng) -> Vec<(u32, u32)> {
 
 /// (ggml type id, shape) of the random tensors: live types only (block
 /// size > 0), ne0 = 1..2 blocks, 1..4 dims of 1..3.
-fn tensor_configs(rng: &mut Rng) -> Vec<(u32, [i64; 4])> {
+fn tensor_configs(rng: &mut SplitMix64) -> Vec<(u32, [i64; 4])> {
     let mut v = Vec::new();
     while v.len() < 6 {
-        let ty = rng.below(43);
+        let ty = rng.below_u32(43);
         let Some(info) = type_info(ty).filter(|i| i.block_size > 0) else { continue };
         let mut shape = [1i64; 4];
-        shape[0] = i64::from(1 + rng.below(2)) * i64::from(info.block_size);
-        let n_dims = 1 + rng.below(4) as usize;
+        shape[0] = i64::from(1 + rng.below_u32(2)) * i64::from(info.block_size);
+        let n_dims = 1 + rng.below_u32(4) as usize;
         for d in shape.iter_mut().take(n_dims).skip(1) {
-            *d = i64::from(1 + rng.below(3));
+            *d = i64::from(1 + rng.below_u32(3));
         }
         v.push((ty, shape));
     }
@@ -172,7 +157,8 @@ impl Out {
 
 /// Builds the file of one class (upstream `get_handcrafted_file`).
 fn handcrafted(hft: u32) -> Vec<u8> {
-    let mut rng = Rng(0x6767_7566);
+    // The workspace's seeded generator, a fixed seed per file.
+    let mut rng = SplitMix64::new(0x6767_7566);
     let mut alignment: u64 = 32;
     let mut f = Out(Vec::new());
     f.bytes(if hft == HEADER_BAD_MAGIC { b"FUGG" } else { b"GGUF" });
@@ -211,24 +197,24 @@ fn handcrafted(hft: u32) -> Vec<u8> {
         f.u32(ty);
         let is_string = ty == ValueType::String.id() || ty_arr == ValueType::String.id();
         let data: Vec<u8> =
-            (0..16).flat_map(|_| (rng.next() | if is_string { 0x0101_0101 } else { 0 }).to_le_bytes()).collect();
+            (0..16).flat_map(|_| (rng.next_u32() | if is_string { 0x0101_0101 } else { 0 }).to_le_bytes()).collect();
         if ty == ValueType::String.id() {
-            let n = rng.below(64) as usize;
+            let n = rng.below_u32(64) as usize;
             f.u64(n as u64);
             f.bytes(&data[..n]);
         } else if ty == ValueType::Array.id() {
             f.u32(ty_arr);
             if ty_arr == ValueType::String.id() {
-                let n_str = rng.below(17) as usize;
+                let n_str = rng.below_u32(17) as usize;
                 f.u64(n_str as u64);
                 for s in 0..n_str {
-                    let n = rng.below(5) as usize;
+                    let n = rng.below_u32(5) as usize;
                     f.u64(n as u64);
                     f.bytes(&data[4 * s..4 * s + n]);
                 }
             } else {
                 let size = type_size(ty_arr);
-                let n = rng.below(64) as usize / size;
+                let n = rng.below_u32(64) as usize / size;
                 f.u64(n as u64);
                 f.bytes(&data[..n * size]);
             }

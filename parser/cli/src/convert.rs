@@ -116,67 +116,39 @@ fn imatrix_entry(path: &Path, name: &str) -> Result<(Vec<f32>, usize), String> {
     Ok((e.weights, usize::try_from(e.n_mat).unwrap_or(usize::MAX)))
 }
 
-/// Quantizes `values` as `n_mat` expert slices of equal row counts, slice `e`
-/// with weights `w[e·n_per_row..]` (what llama_model_quantize does for a 3-D
-/// tensor).
-fn quantize_experts(
-    ty: GgmlType,
-    reference: numerics::Reference,
-    values: &[f32],
-    n_per_row: usize,
-    w: &[f32],
-    n_mat: usize,
-    blocks: &mut Vec<u8>,
-) -> Result<(), NumericsError> {
-    let rows = values.len().checked_div(n_per_row).unwrap_or(0);
-    if w.len() != n_per_row.saturating_mul(n_mat) {
-        return Err(NumericsError::ImatrixLength { expected: n_per_row.saturating_mul(n_mat), actual: w.len() });
+/// What the CLI says when `numerics::quantize_tensor` refuses: the
+/// library's message, with the option to change where there is one.
+fn quantize_refusal(e: &NumericsError, input: &Path, q: &numerics::QuantizeOptions<'_>) -> String {
+    match e {
+        NumericsError::Unsupported { ty, .. } if !numerics::has_quantizer(*ty) => {
+            format!("{e}; types with one: {}", all_names(numerics::has_quantizer))
+        }
+        NumericsError::ImatrixRequired { ty } => format!(
+            "{ty} needs an importance matrix (--imatrix): ggml quantizes it only with one (ggml_quantize_requires_imatrix)"
+        ),
+        NumericsError::Unsupported { .. } if q.imatrix.is_some() && q.reference == numerics::Reference::Row => {
+            "--imatrix needs --reference chunk (ggml's row references take no importance matrix)".to_string()
+        }
+        _ => format!("{}: {e}", input.display()),
     }
-    // Each expert gets the same number of whole rows.
-    if n_per_row == 0 || rows % n_mat != 0 || values.len() % n_per_row != 0 {
-        return Err(NumericsError::RowLength { ty, n_per_row: n_per_row.saturating_mul(n_mat), len: values.len() });
-    }
-    let per_expert = (rows / n_mat).saturating_mul(n_per_row);
-    let mut one = Vec::new();
-    for (x, wx) in values.chunks(per_expert.max(1)).zip(w.chunks(n_per_row)) {
-        numerics::quantize_with(ty, reference, x, n_per_row, Some(wx), &mut one)?;
-        blocks.extend_from_slice(&one);
-    }
-    Ok(())
 }
 
 /// `gguf-validate quantize --type T --input F32 --output BLOCKS [--row-length N]
-/// [--imatrix WEIGHTS] [--reference chunk|row]`.
+/// [--imatrix WEIGHTS [--imatrix-tensor NAME]] [--reference chunk|row]`: the
+/// arguments read into `numerics::quantize_tensor`, which decides everything else.
 pub fn quantize(ty: &str, input: &Path, output: &Path, opts: &QuantizeOpts) -> u8 {
     let ty = match parse_type(ty) {
         Ok(t) => t,
         Err(e) => return usage(&e),
     };
-    let reference = match opts.reference.to_ascii_lowercase().as_str() {
-        "chunk" => numerics::Reference::Chunk,
-        "row" => numerics::Reference::Row,
-        other => return usage(&format!("--reference {other}: expected `chunk` or `row`")),
+    let Some(reference) = numerics::Reference::from_name(&opts.reference) else {
+        return usage(&format!("--reference {}: expected `chunk` or `row`", opts.reference));
     };
-    let quantizable = |t| numerics::has_reference_quantizer(t) || numerics::has_chunk_quantizer(t);
-    if !quantizable(ty) {
-        return usage(&format!(
-            "{ty} has no quantizer (the type has no conversion from f32); types with one: {}",
-            all_names(quantizable)
-        ));
-    }
-    if numerics::requires_imatrix(ty) && opts.imatrix.is_none() {
-        return usage(&format!(
-            "{ty} needs an importance matrix (--imatrix): ggml quantizes it only with one (ggml_quantize_requires_imatrix)"
-        ));
-    }
-    if reference == numerics::Reference::Row && opts.imatrix.is_some() {
-        return usage("--imatrix needs --reference chunk (ggml's row references take no importance matrix)");
-    }
     let values = match read_f32s(input) {
         Ok(v) => v,
         Err(e) => return usage(&e),
     };
-    let (imatrix, n_mat) = match (opts.imatrix.as_deref(), opts.imatrix_tensor.as_deref()) {
+    let (imatrix, experts) = match (opts.imatrix.as_deref(), opts.imatrix_tensor.as_deref()) {
         (Some(path), Some(name)) => match imatrix_entry(path, name) {
             Ok((w, n_mat)) => (Some(w), n_mat),
             Err(e) => return usage(&e),
@@ -186,26 +158,10 @@ pub fn quantize(ty: &str, input: &Path, output: &Path, opts: &QuantizeOpts) -> u
             Err(e) => return usage(&e),
         },
     };
-    let n_per_row = match (opts.row_length, &imatrix) {
-        (Some(n), _) => n,
-        (None, Some(w)) => w.len() / n_mat.max(1),
-        (None, None) => values.len(),
-    };
+    let q = numerics::QuantizeOptions { reference, n_per_row: opts.row_length, imatrix: imatrix.as_deref(), experts };
     let mut blocks = Vec::new();
-    let result = if numerics::has_chunk_quantizer(ty) {
-        match &imatrix {
-            // One slice of weights per expert, the rows split evenly.
-            Some(w) if n_mat > 1 => quantize_experts(ty, reference, &values, n_per_row, w, n_mat, &mut blocks),
-            _ => numerics::quantize_with(ty, reference, &values, n_per_row, imatrix.as_deref(), &mut blocks),
-        }
-    } else if imatrix.is_some() {
-        // Q8_1 / Q8_K: not in ggml_quantize_chunk; their row reference takes no weights.
-        Err(numerics::NumericsError::Unsupported { ty, what: "quantizer with an importance matrix" })
-    } else {
-        numerics::quantize_row_ref(ty, &values, &mut blocks)
-    };
-    if let Err(e) = result {
-        return usage(&format!("{}: {e}", input.display()));
+    if let Err(e) = numerics::quantize_tensor(ty, &values, &q, &mut blocks) {
+        return usage(&quantize_refusal(&e, input, &q));
     }
     let written = render::output(output).and_then(|mut out| {
         out.write_all(&blocks)?;

@@ -248,6 +248,60 @@ fn quantize_matches_ggml_quantize_chunk_with_and_without_imatrix() {
     assert_eq!(checked, 36);
 }
 
+/// The command line's `quantize` only reads arguments into
+/// `numerics::quantize_tensor`: for every type, with and without an
+/// importance matrix, row length and reference, its bytes are the
+/// library's on the same seeded input, and it refuses (exit 2) exactly
+/// what the library refuses.
+#[test]
+fn quantize_command_is_the_library_quantize_tensor_for_every_type() {
+    let dir = TempDir::new("numerics-one-dispatch");
+    let (rows, n) = (4usize, 256usize);
+    let mut rng = gguf_validate_core::seeded::SplitMix64::new(0x0123_4567_89ab_cdef);
+    let x: Vec<f32> = (0..rows * n).map(|_| (rng.unit_f32() - 0.5) * 2f32.powi(rng.below(9) as i32 - 4)).collect();
+    let w: Vec<f32> = (0..n).map(|_| rng.unit_f32() * 4.0 + 0.01).collect();
+    std::fs::write(dir.join("x.f32"), f32s(&x)).expect("write");
+    std::fs::write(dir.join("w.f32"), f32s(&w)).expect("write");
+    let npr = n.to_string();
+    let mut quantized = Vec::new();
+    for ty in GgmlType::ALL {
+        let name = ty.name();
+        let cases: [(&[&str], numerics::QuantizeOptions<'_>); 5] = [
+            (&[], numerics::QuantizeOptions::default()),
+            (&["--row-length", &npr], numerics::QuantizeOptions { n_per_row: Some(n), ..Default::default() }),
+            (&["--imatrix", "w.f32"], numerics::QuantizeOptions { imatrix: Some(&w), ..Default::default() }),
+            (
+                &["--row-length", &npr, "--imatrix", "w.f32"],
+                numerics::QuantizeOptions { n_per_row: Some(n), imatrix: Some(&w), ..Default::default() },
+            ),
+            (
+                &["--reference", "row"],
+                numerics::QuantizeOptions { reference: numerics::Reference::Row, ..Default::default() },
+            ),
+        ];
+        let mut ok = 0;
+        for (extra, opts) in cases {
+            let mut args = vec!["quantize", "--type", name, "--input", "x.f32", "--output", "-"];
+            args.extend_from_slice(extra);
+            let o = run_in(&dir, &args);
+            let mut want = Vec::new();
+            match numerics::quantize_tensor(ty, &x, &opts, &mut want) {
+                Ok(()) => {
+                    assert_eq!(code(&o), 0, "{name} {extra:?}: {}", stderr(&o));
+                    assert!(o.stdout == want, "{name} {extra:?}: the CLI's bytes differ from quantize_tensor's");
+                    ok += 1;
+                }
+                Err(e) => assert_eq!(code(&o), 2, "{name} {extra:?}: the library refuses ({e}), the CLI did not"),
+            }
+        }
+        assert_eq!(ok > 0, numerics::has_quantizer(ty), "{name}: {ok} cases quantized");
+        if ok > 0 {
+            quantized.push(name);
+        }
+    }
+    assert_eq!(quantized.len(), 30, "{quantized:?}");
+}
+
 #[test]
 fn conversion_usage_errors_exit_2() {
     let dir = TempDir::new("numerics-errors");

@@ -3,10 +3,11 @@
 //! Layers, each depending only on the ones above it (ARCHITECTURE.md,
 //! "Layers of the library"; `tests/module_graph.rs` checks both lists
 //! against the code):
-//! 1. [`types`], [`limits`], [`rules`]: the type tables, the named limits,
-//!    the rule catalogue (ids, citations, severities per profile); the
-//!    ggml type table and kernels are [`numerics`] (the `gguf-numerics`
-//!    crate);
+//! 1. [`types`], [`limits`], [`rules`], [`seeded`]: the type tables, the
+//!    named limits, the rule catalogue (ids, citations, severities per
+//!    profile), the seeded generator (SplitMix64) every reproducible random
+//!    value comes from; the ggml type table and kernels are [`numerics`]
+//!    (the `gguf-numerics` crate);
 //! 2. [`io`], [`remote`], [`split_name`], `scratch`: reading and naming
 //!    inputs, and the memory that holds them. [`io`]
 //!    is the only module that opens files and defines the
@@ -61,6 +62,7 @@ pub mod remote;
 pub mod report;
 pub mod rules;
 mod scratch;
+pub mod seeded;
 #[cfg(feature = "arbitrary")]
 pub mod smith;
 pub mod split_name;

@@ -12,7 +12,7 @@ use std::time::Duration;
 
 use gguf_validate_core::data_scan::DataOptions;
 use gguf_validate_core::io::{ByteSource, MemSource, ReadError};
-use gguf_validate_core::pipeline::{Input, Item, Pipeline, Settings, SharedSource};
+use gguf_validate_core::pipeline::{Input, Item, Pipeline, Settings};
 use gguf_validate_core::remote::{OpenFailure, RemoteSource, RemoteSummary, UrlOpener};
 use gguf_validate_core::types::GgmlType;
 use gguf_validate_core::write::{GgufModel, OwnedTensor, OwnedValue as V};

@@ -31,52 +31,6 @@ pub mod quant;
 pub mod shrink;
 pub mod writer;
 
-/// A small deterministic generator of bytes for [`arbitrary::Unstructured`]
-/// (SplitMix64): case `i` of a campaign with seed `s` always gets the same
-/// bytes, so any case can be replayed from `(s, i)`.
-#[derive(Clone, Debug)]
-pub struct SplitMix(pub u64);
-
-impl SplitMix {
-    /// The generator for case `case` of a campaign seeded `seed`.
-    pub fn for_case(seed: u64, case: u64) -> SplitMix {
-        let mut s = SplitMix(seed ^ case.wrapping_mul(0xA076_1D64_78BD_642F));
-        s.next_u64();
-        s
-    }
-
-    /// The next 64 random bits.
-    pub fn next_u64(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
-    }
-
-    /// `n` random bytes.
-    pub fn bytes(&mut self, n: usize) -> Vec<u8> {
-        let mut out = Vec::with_capacity(n);
-        while out.len() < n {
-            out.extend_from_slice(&self.next_u64().to_le_bytes());
-        }
-        out.truncate(n);
-        out
-    }
-
-    /// A uniform value below `n` (0 when `n` is 0).
-    pub fn below(&mut self, n: u64) -> u64 {
-        if n == 0 { 0 } else { self.next_u64() % n }
-    }
-
-    /// A uniform f32 in [0, 1).
-    pub fn unit_f32(&mut self) -> f32 {
-        // 24 random bits: exactly representable.
-        let bits = u32::try_from(self.next_u64() >> 40).unwrap_or(0);
-        f32::from_bits(0x3F80_0000 | (bits >> 1)) - 1.0
-    }
-}
-
 /// A kind of finding: what differs, grouped so that one bug met in many
 /// cases is reported once.
 #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize)]
@@ -163,13 +117,5 @@ mod tests {
         assert_eq!(k.to_string(), "kv u32: off by one");
         assert_eq!(k.family().slug(), "kv-off-by-one");
         assert_eq!(Kind::new("rule", "tensor-offset-misaligned", "error").family().ty, "tensor-offset-misaligned");
-    }
-
-    #[test]
-    fn cases_replay() {
-        assert_eq!(SplitMix::for_case(7, 3).bytes(40), SplitMix::for_case(7, 3).bytes(40));
-        assert_ne!(SplitMix::for_case(7, 3).bytes(8), SplitMix::for_case(7, 4).bytes(8));
-        let mut r = SplitMix(1);
-        assert!((0..1000).map(|_| r.unit_f32()).all(|x| (0.0..1.0).contains(&x)));
     }
 }

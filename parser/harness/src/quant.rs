@@ -21,10 +21,11 @@ use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
+use crate::Kind;
 use crate::campaign_report::time;
 use crate::process::{self, RunOutcome};
-use crate::{Kind, SplitMix};
 use gguf_validate_core::numerics::{self, GgmlType, dequantize_to_vec, error_bound, quantize_chunk};
+use gguf_validate_core::seeded::SplitMix64;
 
 /// The row classes the generator draws from.
 pub const ROW_CLASSES: [&str; 7] = ["random", "edge", "nan-inf", "subnormal", "all-equal", "outliers", "zero"];
@@ -140,9 +141,9 @@ pub fn default_types() -> Vec<GgmlType> {
 }
 
 /// One row of class `class`.
-pub fn row(rng: &mut SplitMix, class: &str, len: usize) -> Vec<f32> {
+pub fn row(rng: &mut SplitMix64, class: &str, len: usize) -> Vec<f32> {
     let scale = 10f32.powi(i32::try_from(rng.below(7)).unwrap_or(0) - 3);
-    let normal = |rng: &mut SplitMix| (rng.unit_f32() + rng.unit_f32() + rng.unit_f32() - 1.5) * scale;
+    let normal = |rng: &mut SplitMix64| (rng.unit_f32() + rng.unit_f32() + rng.unit_f32() - 1.5) * scale;
     let mut out: Vec<f32> = (0..len).map(|_| normal(rng)).collect();
     let edges = [
         0.0,
@@ -397,7 +398,7 @@ impl QuantReport {
 
 /// Row length for a type: 1..=4 blocks of 256 for super-block types, 1..=8
 /// blocks otherwise.
-fn row_len(rng: &mut SplitMix, ty: GgmlType) -> usize {
+fn row_len(rng: &mut SplitMix64, ty: GgmlType) -> usize {
     let bs = usize::try_from(ty.block_size()).unwrap_or(1).max(1);
     let max_blocks = if bs >= 256 { 4 } else { 8 };
     bs * (1 + usize::try_from(rng.below(max_blocks)).unwrap_or(0))
@@ -533,7 +534,7 @@ pub fn run_quant_campaign(q: &mut dyn Quantizer, opts: &QuantOptions) -> Result<
         return Err("no types to test".into());
     }
     let per_run = if q.batched() { opts.batch.max(1) } else { 1 };
-    let mut rng = SplitMix(opts.seed);
+    let mut rng = SplitMix64::new(opts.seed);
     let mut batch_index = 0usize;
     'outer: while report.rows < opts.rows {
         if opts.time.is_some_and(|t| start.elapsed() >= t) {
@@ -824,6 +825,6 @@ mod tests {
         let mut codes = ez.clone();
         codes[7] = 5;
         assert_eq!(judge_row(ty, &zeros, &ez, &codes).0, RowVerdict::SameValues);
-        assert!(ROW_CLASSES.iter().all(|c| row(&mut SplitMix(1), c, 64).len() == 64));
+        assert!(ROW_CLASSES.iter().all(|c| row(&mut SplitMix64::new(1), c, 64).len() == 64));
     }
 }

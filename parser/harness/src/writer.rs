@@ -12,11 +12,12 @@ use crate::caps::Capabilities;
 use crate::compare::{Comparison, Size, compare};
 use crate::process::{self, RunOutcome};
 use crate::shrink::{Budget, ShrinkStats, shrink};
-use crate::{Kind, Mismatch, SplitMix, model_json};
+use crate::{Kind, Mismatch, model_json};
 use gguf_validate_core::Validator;
 use gguf_validate_core::parse::ByteOrder;
 use gguf_validate_core::report::Options;
 use gguf_validate_core::rules::Profile;
+use gguf_validate_core::seeded::SplitMix64;
 use gguf_validate_core::smith::{self, Config};
 use gguf_validate_core::types::ValueType;
 use gguf_validate_core::write::{GgufModel, OwnedValue};
@@ -275,7 +276,7 @@ pub fn valid_description(model: &GgufModel, profile: Profile) -> bool {
 /// Generates the description of case `case`, or `None` when the generated
 /// file, cut to the claims, is not valid under the profile.
 pub fn describe(seed: u64, case: u64, caps: &Capabilities, profile: Profile) -> Option<GgufModel> {
-    let bytes = SplitMix::for_case(seed, case).bytes(CASE_BYTES);
+    let bytes = SplitMix64::for_case(seed, case).bytes(CASE_BYTES);
     let mut u = Unstructured::new(&bytes);
     let cfg = config_for(&mut u, caps, profile).ok()?;
     let mut model = smith::generate(&mut u, &cfg).ok()?;

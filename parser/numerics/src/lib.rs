@@ -16,7 +16,11 @@
 //! [`quantize_chunk`] adds the row length and the importance matrix
 //! (`quant_weights`, one f32 per column), and [`quantize_row_ref`] keeps
 //! ggml's `quantize_row_*_ref` functions ([`Reference`] selects between
-//! them). Per type (golden vectors in `corpus/golden/quant/` and
+//! them). [`quantize_tensor`] is the one entry point the command line and
+//! the Python and WebAssembly bindings call: from [`QuantizeOptions`]
+//! (reference, row length, importance matrix, expert slices) it picks
+//! among those, checks the sizes and refuses what ggml refuses. Per type
+//! (golden vectors in `corpus/golden/quant/` and
 //! `quant/chunk/`, checked by `tests/golden.rs`):
 //!
 //! | types | default ([`quantize`]) = `ggml_quantize_chunk` | with an importance matrix |
@@ -143,6 +147,15 @@ pub enum NumericsError {
         /// The type.
         ty: GgmlType,
     },
+    /// The rows do not split evenly between the expert slices of the
+    /// importance matrix ([`quantize_tensor`] with `experts` > 1), or
+    /// `experts` is 0.
+    ExpertRows {
+        /// Expert slices given.
+        experts: usize,
+        /// Rows of the input.
+        rows: usize,
+    },
     /// The operation does not exist for this type.
     Unsupported {
         /// The type.
@@ -168,8 +181,15 @@ impl fmt::Display for NumericsError {
                 f,
                 "row length {n_per_row} is not a non-zero multiple of the {ty} block size dividing the {len} values"
             ),
-            NumericsError::ImatrixLength { expected, actual } => {
-                write!(f, "importance matrix holds {actual} weights, a row has {expected} values")
+            NumericsError::ImatrixLength { expected, actual } => write!(
+                f,
+                "importance matrix holds {actual} weights, not {expected} (one per column of a row, for each expert slice)"
+            ),
+            NumericsError::ExpertRows { experts: 0, .. } => {
+                write!(f, "0 expert slices: an importance matrix has at least one")
+            }
+            NumericsError::ExpertRows { experts, rows } => {
+                write!(f, "{rows} rows do not split evenly between {experts} expert slices of the importance matrix")
             }
             NumericsError::ImatrixRequired { ty } => write!(
                 f,
@@ -351,6 +371,35 @@ pub enum Reference {
     Row,
 }
 
+impl Reference {
+    /// The reference named `name` (`chunk` or `row`, any case).
+    pub fn from_name(name: &str) -> Option<Reference> {
+        if name.eq_ignore_ascii_case("chunk") {
+            Some(Reference::Chunk)
+        } else if name.eq_ignore_ascii_case("row") {
+            Some(Reference::Row)
+        } else {
+            None
+        }
+    }
+
+    /// `chunk` or `row`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Reference::Chunk => "chunk",
+            Reference::Row => "row",
+        }
+    }
+}
+
+/// Whether [`quantize_tensor`] can quantize `ty` at all (with the right
+/// options): every type of [`has_reference_quantizer`] or
+/// [`has_chunk_quantizer`]; not F64 and the integer types, which have no
+/// conversion from f32.
+pub fn has_quantizer(ty: GgmlType) -> bool {
+    has_reference_quantizer(ty) || has_chunk_quantizer(ty)
+}
+
 /// Whether [`quantize_row_ref`] supports `ty` (ggml has a
 /// `quantize_row_*_ref`, or F32's identity).
 pub fn has_reference_quantizer(ty: GgmlType) -> bool {
@@ -490,6 +539,128 @@ pub fn quantize_with(
             Err(NumericsError::Unsupported { ty, what: "row reference with an importance matrix" })
         }
     }
+}
+
+/// The options of [`quantize_tensor`]; [`QuantizeOptions::default`] is
+/// `ggml_quantize_chunk` of one row without an importance matrix.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct QuantizeOptions<'a> {
+    /// Which of ggml's quantizers to reproduce.
+    pub reference: Reference,
+    /// Values per row. `None`: the length of one expert slice of the
+    /// importance matrix when there is one, else the whole input as one row.
+    pub n_per_row: Option<usize>,
+    /// Importance weights: one per column, for each expert slice in turn
+    /// (`experts · n_per_row` values).
+    pub imatrix: Option<&'a [f32]>,
+    /// Expert slices in `imatrix` (a MoE tensor's `n_mat`): the rows are
+    /// split evenly between them, the `e`-th share quantized with the `e`-th
+    /// slice, as llama-quantize does for a 3-D tensor. Must be at least 1;
+    /// without an importance matrix it plays no part.
+    pub experts: usize,
+}
+
+impl Default for QuantizeOptions<'_> {
+    fn default() -> Self {
+        QuantizeOptions { reference: Reference::Chunk, n_per_row: None, imatrix: None, experts: 1 }
+    }
+}
+
+/// Quantizes `src` as `ty`: the one quantize entry point of the command
+/// line, the Python and the WebAssembly bindings. `dst` is cleared, then
+/// receives the blocks.
+///
+/// What runs, by `opts.reference`:
+/// - [`Reference::Chunk`]: [`quantize_chunk`] (`ggml_quantize_chunk`) with
+///   `opts.imatrix`; with `experts` > 1, once per expert slice on its share
+///   of the rows. Q8_1 and Q8_K, which `ggml_quantize_chunk` has no case
+///   for, use their row reference ([`quantize_row_ref`]) and take no
+///   importance matrix.
+/// - [`Reference::Row`]: [`quantize_row_ref`], which takes no importance
+///   matrix.
+///
+/// Errors (nothing is written to `dst` then):
+/// [`NumericsError::Unsupported`] when `ty` has no quantizer
+/// ([`has_quantizer`]), no quantizer of the requested reference, or none
+/// that takes an importance matrix while one is given;
+/// [`NumericsError::ImatrixRequired`] for IQ2_XXS, IQ2_XS and IQ1_S without
+/// an importance matrix ([`requires_imatrix`]);
+/// [`NumericsError::PartialInputBlock`] when `src` is not whole blocks;
+/// [`NumericsError::RowLength`] when the row length (given or defaulted) is
+/// zero, not a multiple of the block size, or does not divide `src`
+/// (checked for every type and reference; an empty `src` has no rows to
+/// check); [`NumericsError::ImatrixLength`] when `imatrix` does not hold
+/// `experts · n_per_row` weights; [`NumericsError::ExpertRows`] when
+/// `experts` is 0 or does not divide the number of rows.
+pub fn quantize_tensor(
+    ty: GgmlType,
+    src: &[f32],
+    opts: &QuantizeOptions<'_>,
+    dst: &mut Vec<u8>,
+) -> Result<(), NumericsError> {
+    dst.clear();
+    if !has_quantizer(ty) {
+        return Err(NumericsError::Unsupported { ty, what: "quantizer (the type has no conversion from f32)" });
+    }
+    if opts.imatrix.is_none() && requires_imatrix(ty) {
+        return Err(NumericsError::ImatrixRequired { ty });
+    }
+    // Whether `ggml_quantize_chunk` runs (else the row reference).
+    let chunk = opts.reference == Reference::Chunk && has_chunk_quantizer(ty);
+    if opts.imatrix.is_some() && !chunk {
+        let what = match opts.reference {
+            Reference::Row => "row reference with an importance matrix",
+            Reference::Chunk => "quantizer with an importance matrix",
+        };
+        return Err(NumericsError::Unsupported { ty, what });
+    }
+    if !chunk && !has_reference_quantizer(ty) {
+        return Err(NumericsError::Unsupported { ty, what: "reference quantizer" });
+    }
+    if opts.experts == 0 {
+        return Err(NumericsError::ExpertRows { experts: 0, rows: 0 });
+    }
+    let (bs, _) = sizes(ty);
+    if src.len() % bs != 0 {
+        return Err(NumericsError::PartialInputBlock { ty, len: src.len(), block_size: bs });
+    }
+    let n_per_row = match (opts.n_per_row, opts.imatrix) {
+        (Some(n), _) => n,
+        (None, Some(w)) => w.len() / opts.experts,
+        (None, None) => src.len(),
+    };
+    if !src.is_empty() && (n_per_row == 0 || n_per_row % bs != 0 || src.len() % n_per_row != 0) {
+        return Err(NumericsError::RowLength { ty, n_per_row, len: src.len() });
+    }
+    if !chunk {
+        return quantize_row_ref(ty, src, dst);
+    }
+    let Some(w) = opts.imatrix.filter(|_| opts.experts > 1) else {
+        return quantize_chunk(ty, src, n_per_row, opts.imatrix, dst);
+    };
+    // Expert slices: `w` holds `experts` rows of `n_per_row` weights.
+    if n_per_row.checked_mul(opts.experts) != Some(w.len()) {
+        let expected = n_per_row.saturating_mul(opts.experts);
+        return Err(NumericsError::ImatrixLength { expected, actual: w.len() });
+    }
+    if src.is_empty() {
+        return Ok(());
+    }
+    let rows = src.len() / n_per_row;
+    if rows % opts.experts != 0 {
+        return Err(NumericsError::ExpertRows { experts: opts.experts, rows });
+    }
+    // Non-zero: `rows` ≥ 1 is a multiple of `experts` and `n_per_row` ≥ 1.
+    let share = (rows / opts.experts).checked_mul(n_per_row).unwrap_or(src.len());
+    let mut one = Vec::new();
+    for (x, wx) in src.chunks_exact(share.max(1)).zip(w.chunks_exact(n_per_row)) {
+        if let Err(e) = quantize_chunk(ty, x, n_per_row, Some(wx), &mut one) {
+            dst.clear();
+            return Err(e);
+        }
+        dst.extend_from_slice(&one);
+    }
+    Ok(())
 }
 
 // ------------------------------------------------------------ block layout

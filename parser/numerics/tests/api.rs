@@ -137,3 +137,62 @@ fn check_row_data_elements_and_partial_blocks() {
     let (f, s) = findings(GgmlType::Q8_0, &[0u8; 34 + 5]);
     assert_eq!((f.len(), f[0].kind, f[0].byte_offset, s.blocks), (1, FindingKind::PartialBlock, 34, 1));
 }
+
+#[test]
+fn quantize_tensor_dispatch_and_refusals() {
+    use GgmlType as T;
+    use numerics::{QuantizeOptions, Reference};
+    let x: Vec<f32> = (0..1024).map(|i| ((i * 37 % 101) as f32 - 50.0) / 7.0).collect();
+    let w: Vec<f32> = (0..512).map(|i| 0.5 + (i % 13) as f32).collect();
+    let run = |ty, opts: &QuantizeOptions<'_>| {
+        let mut out = vec![0xAA];
+        numerics::quantize_tensor(ty, &x, opts, &mut out).map(|()| out)
+    };
+    // Defaults: ggml_quantize_chunk of one row; Q8_1/Q8_K their row reference.
+    let mut plain = Vec::new();
+    numerics::quantize(T::IQ4_NL, &x, &mut plain).unwrap();
+    assert_eq!(run(T::IQ4_NL, &QuantizeOptions::default()).unwrap(), plain);
+    numerics::quantize_row_ref(T::Q8_K, &x, &mut plain).unwrap();
+    assert_eq!(run(T::Q8_K, &QuantizeOptions::default()).unwrap(), plain);
+    let row = QuantizeOptions { reference: Reference::Row, ..Default::default() };
+    numerics::quantize_row_ref(T::IQ4_NL, &x, &mut plain).unwrap();
+    assert_eq!(run(T::IQ4_NL, &row).unwrap(), plain);
+    // The row length defaults to the importance matrix's; two expert slices
+    // quantize two halves of the rows with a slice each.
+    let one = QuantizeOptions { imatrix: Some(&w[..256]), ..Default::default() };
+    numerics::quantize_chunk(T::Q4_K, &x, 256, Some(&w[..256]), &mut plain).unwrap();
+    assert_eq!(run(T::Q4_K, &one).unwrap(), plain);
+    let two = QuantizeOptions { imatrix: Some(&w), experts: 2, ..Default::default() };
+    let (mut a, mut b) = (Vec::new(), Vec::new());
+    numerics::quantize_chunk(T::Q4_K, &x[..512], 256, Some(&w[..256]), &mut a).unwrap();
+    numerics::quantize_chunk(T::Q4_K, &x[512..], 256, Some(&w[256..]), &mut b).unwrap();
+    a.extend_from_slice(&b);
+    assert_eq!(run(T::Q4_K, &two).unwrap(), a);
+    assert_ne!(a, plain);
+    // Refusals, and `dst` left empty.
+    let err = |ty, opts: QuantizeOptions<'_>| {
+        let mut out = vec![0xAA];
+        let e = numerics::quantize_tensor(ty, &x, &opts, &mut out).unwrap_err();
+        assert!(out.is_empty(), "{ty}: {e}");
+        e
+    };
+    assert!(matches!(err(T::I32, QuantizeOptions::default()), NumericsError::Unsupported { .. }));
+    assert_eq!(err(T::IQ2_XS, QuantizeOptions::default()), NumericsError::ImatrixRequired { ty: T::IQ2_XS });
+    assert!(matches!(err(T::IQ1_M, row), NumericsError::Unsupported { what: "reference quantizer", .. }));
+    let weighted_row = QuantizeOptions { imatrix: Some(&w[..256]), ..row };
+    assert!(matches!(err(T::Q4_0, weighted_row), NumericsError::Unsupported { .. }));
+    assert!(matches!(err(T::Q8_1, one), NumericsError::Unsupported { .. }));
+    // The row length is checked for the row references too.
+    let ragged = QuantizeOptions { n_per_row: Some(96), ..row };
+    assert!(matches!(err(T::Q8_0, ragged), NumericsError::RowLength { n_per_row: 96, .. }));
+    let three = QuantizeOptions { experts: 3, imatrix: Some(&w[..384]), n_per_row: Some(128), ..Default::default() };
+    assert_eq!(err(T::Q4_0, three), NumericsError::ExpertRows { experts: 3, rows: 8 });
+    let short = QuantizeOptions { imatrix: Some(&w[..500]), n_per_row: Some(256), experts: 2, ..Default::default() };
+    assert_eq!(err(T::Q4_0, short), NumericsError::ImatrixLength { expected: 512, actual: 500 });
+    let none = QuantizeOptions { experts: 0, imatrix: Some(&w), ..Default::default() };
+    assert!(matches!(err(T::Q4_0, none), NumericsError::ExpertRows { experts: 0, .. }));
+    // An empty input is no rows: nothing to write, whatever the row length.
+    let mut out = vec![1];
+    numerics::quantize_tensor(T::Q4_K, &[], &two, &mut out).unwrap();
+    assert!(out.is_empty());
+}

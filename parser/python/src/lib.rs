@@ -345,24 +345,32 @@ fn dequantize<'py>(
     Ok(PyArray1::from_vec(py, out))
 }
 
-/// Rows of `n_per_row` float32 values to blocks of `ggml_type`, as
-/// `ggml_quantize_chunk` writes them.
+/// Float32 values to blocks of `ggml_type`, through
+/// `gguf_numerics::quantize_tensor` (the command line's `quantize`):
+/// `n_per_row` values per row (default: the importance matrix's row, or
+/// the whole input), `imatrix` weights per column for each of `experts`
+/// slices, `reference` `chunk` (`ggml_quantize_chunk`) or `row`.
 #[pyfunction]
-#[pyo3(signature = (ggml_type_name, data, n_per_row, imatrix=None))]
+#[pyo3(signature = (ggml_type_name, data, n_per_row=None, imatrix=None, reference="chunk", experts=1))]
 fn quantize<'py>(
     py: Python<'py>,
     ggml_type_name: &str,
     data: PyReadonlyArray1<'py, f32>,
-    n_per_row: usize,
+    n_per_row: Option<usize>,
     imatrix: Option<PyReadonlyArray1<'py, f32>>,
+    reference: &str,
+    experts: usize,
 ) -> PyResult<Bound<'py, PyArray1<u8>>> {
     let ty = ggml_type(ggml_type_name)?;
+    let reference = gguf_numerics::Reference::from_name(reference)
+        .ok_or_else(|| usage(format!("reference `{reference}`: expected `chunk` or `row`")))?;
     let src = data.as_slice().map_err(|e| usage(e.to_string()))?;
     let weights = imatrix.as_ref().map(|w| w.as_slice()).transpose().map_err(|e| usage(e.to_string()))?;
+    let opts = gguf_numerics::QuantizeOptions { reference, n_per_row, imatrix: weights, experts };
     let out = py
         .detach(|| {
             let mut dst = Vec::new();
-            gguf_numerics::quantize_chunk(ty, src, n_per_row, weights, &mut dst).map(|()| dst)
+            gguf_numerics::quantize_tensor(ty, src, &opts, &mut dst).map(|()| dst)
         })
         .map_err(|e| usage(e.to_string()))?;
     Ok(PyArray1::from_vec(py, out))

@@ -5,6 +5,10 @@ wherever gguf-py implements the type."""
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -72,6 +76,56 @@ def test_numerics_errors() -> None:
     with pytest.raises(gv.UsageError):
         gv.quantize("iq2_xxs", np.zeros(256, dtype=np.float32))  # needs an importance matrix
     assert gv.quantize(8, np.zeros((2, 32))).size == 2 * 34  # an id, and float64 converted
+
+
+def _cargo_cli(cli: list[str]) -> list[str]:
+    """The cargo-built command line (GGUF_VALIDATE_CARGO_BIN, as CI sets it),
+    else the one the other tests compare with."""
+    binary = os.environ.get("GGUF_VALIDATE_CARGO_BIN")
+    return [binary] if binary else cli
+
+
+def test_quantize_is_the_command_lines_for_every_type(cli: list[str], tmp_path: Path) -> None:
+    """`quantize` and the command line's `quantize` are one function of
+    gguf-numerics (`quantize_tensor`): the same bytes for every type, with
+    and without a row length, an importance matrix and the row reference,
+    and a refusal (UsageError, exit 2) in the same cases."""
+    exe = _cargo_cli(cli)
+    rng = np.random.default_rng(20260)
+    rows, n = 4, 256
+    x = (rng.standard_normal(rows * n) * rng.uniform(0.01, 20.0)).astype(np.float32)
+    w = rng.uniform(0.01, 4.0, n).astype(np.float32)
+    x.astype("<f4").tofile(tmp_path / "x.f32")
+    w.astype("<f4").tofile(tmp_path / "w.f32")
+    cases: list[tuple[list[str], dict[str, Any], bool]] = [
+        ([], {}, False),
+        (["--row-length", str(n)], {}, True),
+        (["--imatrix", "w.f32"], {"imatrix": w}, False),
+        (["--row-length", str(n), "--imatrix", "w.f32"], {"imatrix": w}, True),
+        (["--reference", "row"], {"reference": "row"}, False),
+    ]
+    quantized = []
+    # Every id, the removed ones too (both refuse those).
+    for t in gv.ggml_types():
+        ok = 0
+        for args, kwargs, as_rows in cases:
+            out = subprocess.run(
+                [*exe, "quantize", "--type", t.name, "--input", "x.f32", "--output", "-", *args],
+                cwd=tmp_path,
+                capture_output=True,
+                check=False,
+            )
+            try:
+                ours = gv.quantize(t.name, x.reshape(-1, n) if as_rows else x, **kwargs)
+            except gv.UsageError as e:
+                assert out.returncode == 2, (t.name, args, str(e))
+                continue
+            assert out.returncode == 0, (t.name, args, out.stderr)
+            assert ours.tobytes() == out.stdout, (t.name, args)
+            ok += 1
+        if ok:
+            quantized.append(t.name)
+    assert len(quantized) == 30, quantized
 
 
 # ------------------------------------------------------------- gguf-py

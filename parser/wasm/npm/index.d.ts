@@ -163,10 +163,23 @@ export declare function ggmlTypes(): Promise<GgmlType[]>;
 /** Blocks of a ggml type to float32, bit-exact with ggml. */
 export declare function dequantize(type: string, data: Uint8Array | ArrayBuffer): Promise<Float32Array>;
 
-/** Rows of `nPerRow` float32 values to blocks of a ggml type, as `ggml_quantize_chunk` writes them. */
+/** Options of `quantize`. */
+export interface QuantizeOptions {
+  /** `'chunk'` (default): `ggml_quantize_chunk`; `'row'`: `quantize_row_*_ref` (no importance matrix). */
+  reference?: 'chunk' | 'row';
+  /** Expert slices in `imatrix` (default 1): the rows are split evenly between them. */
+  experts?: number;
+}
+
+/**
+ * Float32 values to blocks of a ggml type, byte for byte what the command line's `quantize`
+ * writes (`ggml_quantize_chunk`). `nPerRow` defaults to the importance matrix's row, or the
+ * whole input; `imatrix` holds one weight per column for each expert slice.
+ */
 export declare function quantize(
   type: string,
   data: Float32Array | number[],
-  nPerRow: number,
+  nPerRow?: number,
   imatrix?: Float32Array | number[],
+  options?: QuantizeOptions,
 ): Promise<Uint8Array>;

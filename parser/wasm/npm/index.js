@@ -583,14 +583,25 @@ export async function dequantize(type, data) {
 }
 
 /**
- * Rows of `nPerRow` float32 values to blocks of `type`, as
- * `ggml_quantize_chunk` writes them (`imatrix`: per-column importance).
+ * Float32 values to blocks of `type`, byte for byte what the command line's
+ * `quantize` writes (`ggml_quantize_chunk`): `nPerRow` values per row
+ * (default: the importance matrix's row, or the whole input), `imatrix`
+ * per-column importance for each of `options.experts` slices (default 1),
+ * `options.reference` `'chunk'` (default) or `'row'` (`quantize_row_*_ref`).
  */
-export async function quantize(type, data, nPerRow, imatrix = undefined) {
+export async function quantize(type, data, nPerRow = undefined, imatrix = undefined, options = {}) {
   await init();
   const values = data instanceof Float32Array ? data : Float32Array.from(data);
+  const { reference, experts } = options ?? {};
   try {
-    return wasm.quantize(type, values, nPerRow, imatrix == null ? undefined : Float32Array.from(imatrix));
+    return wasm.quantize(
+      type,
+      values,
+      nPerRow ?? undefined,
+      imatrix == null ? undefined : Float32Array.from(imatrix),
+      reference ?? undefined,
+      experts ?? undefined,
+    );
   } catch (e) {
     throw numericsError(e);
   }

@@ -509,19 +509,42 @@ pub fn dequantize(type_name: &str, data: &[u8]) -> Result<Vec<f32>, JsError> {
     dequantize_blocks(type_name, data)
 }
 
-/// Rows of `n_per_row` float32 values to blocks of `type_name`, as
-/// `ggml_quantize_chunk` writes them (`imatrix`: per-column weights).
+/// Float32 values to blocks of `type_name`, through
+/// `gguf_numerics::quantize_tensor` (the command line's `quantize`):
+/// `n_per_row` values per row (default: the importance matrix's row, or the
+/// whole input), `imatrix` weights per column for each of `experts` slices
+/// (default 1), `reference` `chunk` (default, `ggml_quantize_chunk`) or `row`.
+pub fn quantize_values(
+    type_name: &str,
+    data: &[f32],
+    n_per_row: Option<usize>,
+    imatrix: Option<&[f32]>,
+    reference: Option<&str>,
+    experts: Option<usize>,
+) -> Result<Vec<u8>, JsError> {
+    let ty = ggml_type(type_name)?;
+    let reference = match reference {
+        None => gguf_numerics::Reference::Chunk,
+        Some(name) => gguf_numerics::Reference::from_name(name)
+            .ok_or_else(|| js_error(format!("reference `{name}`: expected `chunk` or `row`")))?,
+    };
+    let opts = gguf_numerics::QuantizeOptions { reference, n_per_row, imatrix, experts: experts.unwrap_or(1) };
+    let mut dst = Vec::new();
+    gguf_numerics::quantize_tensor(ty, data, &opts, &mut dst).map_err(js_error)?;
+    Ok(dst)
+}
+
+/// [`quantize_values`] for JavaScript (a `Uint8Array`).
 #[wasm_bindgen]
 pub fn quantize(
     type_name: &str,
     data: &[f32],
-    n_per_row: usize,
+    n_per_row: Option<usize>,
     imatrix: Option<Vec<f32>>,
+    reference: Option<String>,
+    experts: Option<usize>,
 ) -> Result<Vec<u8>, JsError> {
-    let mut dst = Vec::new();
-    gguf_numerics::quantize_chunk(ggml_type(type_name)?, data, n_per_row, imatrix.as_deref(), &mut dst)
-        .map_err(js_error)?;
-    Ok(dst)
+    quantize_values(type_name, data, n_per_row, imatrix.as_deref(), reference.as_deref(), experts)
 }
 
 #[cfg(test)]

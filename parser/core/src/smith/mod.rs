@@ -26,6 +26,7 @@ use crate::limits;
 use crate::parse::ByteOrder;
 use crate::parse::align_up;
 use crate::rules::{Level, Profile, RuleId};
+use crate::seeded::SplitMix64;
 use crate::types::{GgmlType, ValueType};
 use crate::write::{GgufModel, OwnedTensor, OwnedValue};
 
@@ -286,30 +287,6 @@ impl Config {
     /// The alignment in effect.
     pub fn effective_alignment(&self) -> u64 {
         self.alignment.map_or(limits::DEFAULT_ALIGNMENT, u64::from)
-    }
-}
-
-/// A small deterministic generator for bulk bytes (tensor data), seeded
-/// from the input so that data does not eat the fuzzer's bytes.
-#[derive(Debug)]
-struct SplitMix(u64);
-
-impl SplitMix {
-    fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
-    }
-
-    fn fill(&mut self, out: &mut [u8]) {
-        for chunk in out.chunks_mut(8) {
-            let v = self.next().to_le_bytes();
-            for (d, s) in chunk.iter_mut().zip(v) {
-                *d = s;
-            }
-        }
     }
 }
 
@@ -692,7 +669,9 @@ impl Gen<'_> {
         let count = u.int_in_range(0..=cfg.max_tensors.min(MAX_TENSORS))?;
         let mut names = HashSet::new();
         let mut prefixes = HashSet::new();
-        let mut rng = SplitMix(u.arbitrary()?);
+        // Bulk bytes (tensor data) from a seeded generator, seeded from the
+        // input so that data does not eat the fuzzer's bytes.
+        let mut rng = SplitMix64::new(u.arbitrary()?);
         let mut out = Vec::with_capacity(count);
         for index in 0..count {
             let ty = *u.choose(&cfg.tensor_types)?;
@@ -844,10 +823,7 @@ mod tests {
     use crate::report::Options;
 
     fn bytes(seed: u64, len: usize) -> Vec<u8> {
-        let mut r = SplitMix(seed);
-        let mut b = vec![0u8; len];
-        r.fill(&mut b);
-        b
+        SplitMix64::new(seed).bytes(len)
     }
 
     /// F12: token 2 spelled `x#5` and token 5 spelled `x` used to give two

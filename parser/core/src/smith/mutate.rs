@@ -1156,10 +1156,7 @@ mod tests {
     use crate::report::Options;
 
     fn data(seed: u64, n: usize) -> Vec<u8> {
-        let mut r = super::super::SplitMix(seed);
-        let mut b = vec![0u8; n];
-        r.fill(&mut b);
-        b
+        crate::seeded::SplitMix64::new(seed).bytes(n)
     }
 
     #[test]

@@ -464,13 +464,25 @@ def dequantize(ggml_type: str | int, data: Any) -> np.ndarray[Any, np.dtype[np.f
 
 
 def quantize(
-    ggml_type: str | int, array: npt.ArrayLike, *, imatrix: npt.ArrayLike | None = None
+    ggml_type: str | int,
+    array: npt.ArrayLike,
+    *,
+    imatrix: npt.ArrayLike | None = None,
+    reference: str = "chunk",
+    experts: int = 1,
 ) -> np.ndarray[Any, np.dtype[np.uint8]]:
     """Float values to blocks of `ggml_type`, byte for byte what
-    `ggml_quantize_chunk` writes. A 2-D `array` is rows (its last axis a
-    multiple of the block size); a 1-D array is one row. `imatrix` is one
-    importance weight per column (required by some IQ types). Needs NumPy
-    (the `numpy` extra); raises `ImportError` without it."""
+    `ggml_quantize_chunk` writes, and what the command line's `quantize`
+    writes for the same values and options. A 2-D `array` is rows (its last
+    axis a multiple of the block size); a 1-D array is rows of the
+    importance matrix's length, or one row without one (`--row-length`'s
+    default). `imatrix` is one importance weight per column (required by
+    some IQ types), for each of `experts` slices in turn: the rows are then
+    split evenly between the slices, as llama-quantize does for a MoE
+    tensor (`--imatrix-tensor`). `reference="row"` selects ggml's
+    `quantize_row_*_ref` functions (no importance matrix). Q8_1 and Q8_K,
+    which `ggml_quantize_chunk` lacks, always use the row reference. Needs
+    NumPy (the `numpy` extra); raises `ImportError` without it."""
     try:
         import numpy as np
     except ImportError as e:
@@ -479,6 +491,6 @@ def quantize(
     a = np.ascontiguousarray(array, dtype=np.float32)
     if a.ndim not in (1, 2):
         raise UsageError(f"array: expected 1 or 2 dimensions, got {a.ndim}")
-    n_per_row = a.shape[-1]
+    n_per_row = a.shape[-1] if a.ndim == 2 else None
     w = None if imatrix is None else np.ascontiguousarray(imatrix, dtype=np.float32).reshape(-1)
-    return _call(_native.quantize, _type_name(ggml_type), a.reshape(-1), n_per_row, w)
+    return _call(_native.quantize, _type_name(ggml_type), a.reshape(-1), n_per_row, w, reference, experts)

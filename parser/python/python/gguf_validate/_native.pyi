@@ -34,8 +34,10 @@ def dequantize(ggml_type_name: str, data: np.ndarray[Any, np.dtype[np.uint8]]) -
 def quantize(
     ggml_type_name: str,
     data: np.ndarray[Any, np.dtype[np.float32]],
-    n_per_row: int,
+    n_per_row: int | None = None,
     imatrix: np.ndarray[Any, np.dtype[np.float32]] | None = None,
+    reference: str = "chunk",
+    experts: int = 1,
 ) -> np.ndarray[Any, np.dtype[np.uint8]]: ...
 def fuzz_writer(
     write: Callable[[Any, Any], object],

@@ -57,7 +57,8 @@ async function main(blob: Blob): Promise<number> {
   await run.validate(new Uint8Array(8));
   const sarif: string = await run.render('sarif');
   const d = await dump('hf://o/r/m.gguf', { full: true });
-  const n: number = (await rules()).length + (await quantize('q8_0', [1, 2], 32)).length;
+  const n: number = (await rules()).length + (await quantize('q8_0', [1, 2], 32)).length
+    + (await quantize('iq4_nl', new Float32Array(64), undefined, undefined, { reference: 'row' })).length;
   const f: Float32Array = await dequantize('f16', new Uint8Array(4));
   return (r.diagnostics ?? []).length + sarif.length + n + f.length + (d.complete ? 1 : 0);
 }
