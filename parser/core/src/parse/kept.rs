@@ -128,7 +128,7 @@ impl KeptParse {
             .collect::<Option<Vec<_>>>()?;
         let file = GgufFile {
             header: self.header,
-            kvs: Pairs::from_records(metadata, self.order, self.records.clone()),
+            kvs: Pairs::over_kept(metadata, self.order, &self.records),
             tensors,
             infos_end: self.infos_end,
             file_len: self.file_len,

@@ -52,29 +52,45 @@ pub struct Pairs<'a> {
     order: ByteOrder,
     /// Each pair's [`Record`] as `[at, array]` (in huge pages for many).
     records: PagedVec<[u64; 2]>,
+    /// The records a kept parse holds, read in place of `records` (pairs
+    /// given again over their bytes push nothing).
+    kept: Option<&'a PagedVec<[u64; 2]>>,
 }
 
 impl<'a> Pairs<'a> {
     /// No pairs yet, over the metadata `buf` (from offset 0 of the file) in
     /// byte order `order`.
     pub(crate) fn new(buf: &'a [u8], order: ByteOrder) -> Pairs<'a> {
-        Pairs { buf, order, records: PagedVec::default() }
+        Pairs { buf, order, records: PagedVec::default(), kept: None }
     }
 
     /// Pairs over `buf` whose records another [`Pairs`] over the same
-    /// bytes kept ([`Pairs::records`]).
-    pub(crate) fn from_records(buf: &'a [u8], order: ByteOrder, records: PagedVec<[u64; 2]>) -> Pairs<'a> {
-        Pairs { buf, order, records }
+    /// bytes kept ([`Pairs::records`]), read where they are (not copied).
+    pub(crate) fn over_kept(buf: &'a [u8], order: ByteOrder, records: &'a PagedVec<[u64; 2]>) -> Pairs<'a> {
+        Pairs { buf, order, records: PagedVec::default(), kept: Some(records) }
     }
 
     /// The records, to keep ([`super::KeptParse`]).
     pub(crate) fn records(&self) -> &PagedVec<[u64; 2]> {
-        &self.records
+        self.kept.unwrap_or(&self.records)
     }
 
-    /// The records, moved out ([`super::KeptParse::keep`]).
+    /// The records, moved out ([`super::KeptParse::keep`]; copied when they
+    /// are a kept parse's).
     pub(crate) fn into_records(self) -> PagedVec<[u64; 2]> {
-        self.records
+        match self.kept {
+            Some(kept) => kept.clone(),
+            None => self.records,
+        }
+    }
+
+    /// The records as a slice.
+    #[inline]
+    fn slice(&self) -> &[[u64; 2]] {
+        match self.kept {
+            Some(kept) => kept.as_slice(),
+            None => self.records.as_slice(),
+        }
     }
 
     /// The byte order.
@@ -91,7 +107,7 @@ impl<'a> Pairs<'a> {
     /// once, by the bytes at hand; after, a push past the room moves the
     /// records to the heap).
     pub(crate) fn reserve(&mut self, n: usize) {
-        if self.records.as_slice().is_empty() {
+        if self.kept.is_none() && self.records.as_slice().is_empty() {
             self.records = PagedVec::with_capacity(n);
         }
     }
@@ -118,18 +134,18 @@ impl<'a> Pairs<'a> {
 
     /// How many pairs.
     pub fn len(&self) -> usize {
-        self.records.as_slice().len()
+        self.slice().len()
     }
 
     /// Whether there are none.
     pub fn is_empty(&self) -> bool {
-        self.records.as_slice().is_empty()
+        self.slice().is_empty()
     }
 
     /// Pair `i`.
     #[inline]
     pub fn get(&self, i: usize) -> Option<KeyValue<'a>> {
-        self.decode(i, Record::of(*self.records.as_slice().get(i)?))
+        self.decode(i, Record::of(*self.slice().get(i)?))
     }
 
     /// The pairs in file order.
@@ -140,14 +156,14 @@ impl<'a> Pairs<'a> {
     /// The key of pair `i` (without decoding its value).
     #[inline]
     pub(crate) fn key(&self, i: usize) -> Option<&'a [u8]> {
-        let [at, _] = *self.records.as_slice().get(i)?;
+        let [at, _] = *self.slice().get(i)?;
         self.string_at(usize::try_from(at).ok()?).map(|(bytes, _)| bytes)
     }
 
     /// Each pair's position and key, without decoding values: for a pass
     /// that decodes ([`Pairs::get`]) only the pairs whose key it wants.
     pub fn keys(&self) -> impl Iterator<Item = (usize, &'a [u8])> + '_ {
-        self.records.as_slice().iter().enumerate().filter_map(|(i, [at, _])| {
+        self.slice().iter().enumerate().filter_map(|(i, [at, _])| {
             let (key, _) = self.string_at(usize::try_from(*at).ok()?)?;
             Some((i, key))
         })
@@ -155,7 +171,7 @@ impl<'a> Pairs<'a> {
 
     /// Each pair's position, key and value type, without decoding values.
     pub fn keys_and_types(&self) -> impl Iterator<Item = (usize, &'a [u8], Option<ValueType>)> + '_ {
-        self.records.as_slice().iter().enumerate().filter_map(|(i, [at, _])| {
+        self.slice().iter().enumerate().filter_map(|(i, [at, _])| {
             let (key, type_at) = self.string_at(usize::try_from(*at).ok()?)?;
             Some((i, key, self.u32_at(type_at).and_then(ValueType::from_id)))
         })
@@ -163,7 +179,7 @@ impl<'a> Pairs<'a> {
 
     /// The type of pair `i`'s value, without decoding it.
     pub fn value_type(&self, i: usize) -> Option<ValueType> {
-        let [at, _] = *self.records.as_slice().get(i)?;
+        let [at, _] = *self.slice().get(i)?;
         let (_, type_at) = self.string_at(usize::try_from(at).ok()?)?;
         ValueType::from_id(self.u32_at(type_at)?)
     }

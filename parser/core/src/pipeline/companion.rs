@@ -7,7 +7,7 @@
 //! ([`ModelFacts`]).
 #![forbid(unsafe_code)]
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
@@ -26,6 +26,11 @@ pub struct Cache(Arc<Mutex<Known>>);
 struct Known {
     models: HashMap<Input, Read>,
     folders: HashMap<PathBuf, Result<Vec<PathBuf>, String>>,
+    /// The inputs of the run a pairing of another input may ask for (as
+    /// given): the `--with` models, and the files of a folder that holds
+    /// other inputs but is no collection. Their own validations keep their
+    /// facts ([`remember`]); no other input's does.
+    askable: HashSet<Input>,
 }
 
 /// One model as read: its facts, `None` when it is not a model, or why it
@@ -164,12 +169,42 @@ fn facts(input: &Input, settings: &Settings) -> Read {
     read
 }
 
+/// Notes which of a run's `inputs` a pairing of another of them may ask
+/// for: the models named with `--with`, and the files of a folder that
+/// holds other inputs of the run and is no collection (at most
+/// [`limits::MAX_COMPANION_CANDIDATES`] of them).
+pub(crate) fn note_run(inputs: &[Input], settings: &Settings) {
+    let mut per_folder: HashMap<&Path, usize> = HashMap::new();
+    for p in inputs.iter().filter_map(Input::path) {
+        let n = per_folder.entry(p.parent().unwrap_or(Path::new(""))).or_insert(0);
+        *n = n.saturating_add(1);
+    }
+    let shares_a_folder = |p: &Path| {
+        per_folder
+            .get(p.parent().unwrap_or(Path::new("")))
+            .is_some_and(|n| (2..=limits::MAX_COMPANION_CANDIDATES.saturating_add(1)).contains(n))
+    };
+    let with: HashSet<Input> = settings.with.iter().map(Input::identity).collect();
+    let askable = inputs
+        .iter()
+        .filter(|i| i.path().is_some_and(shares_a_folder) || (!with.is_empty() && with.contains(&i.identity())))
+        .cloned()
+        .collect();
+    if let Ok(mut cache) = settings.companion_cache.0.lock() {
+        cache.askable = askable;
+    }
+}
+
 /// Keeps what the run's own validation of `input` says of it as a model
-/// (`validated`, read and parsed once): a projector, adapter or control
-/// vector of the run that pairs with it later reads nothing again.
+/// (`validated`, read and parsed once) when a pairing of another input may
+/// ask for it ([`note_run`]): a projector, adapter or control vector of the
+/// run that pairs with it later reads nothing again.
 pub(crate) fn remember(input: &Input, validated: &crate::Validated, settings: &Settings) {
-    let key = input.identity();
     let Ok(mut cache) = settings.companion_cache.0.lock() else { return };
+    if !cache.askable.contains(input) {
+        return;
+    }
+    let key = input.identity();
     if cache.models.contains_key(&key) {
         return;
     }

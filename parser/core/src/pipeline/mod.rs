@@ -668,6 +668,7 @@ impl Pipeline {
         } else {
             None
         };
+        companion::note_run(inputs, &self.settings);
         let one = |input: &Input| validate_input(input, &self.settings_for(input));
         // A model named with `--with` that is an input too: validated first,
         // so that the projectors, adapters and control vectors of the run
