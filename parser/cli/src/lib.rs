@@ -1,13 +1,14 @@
 //! `gguf-validate`: validate GGUF files, print the rule catalogue, dump a
 //! file or one tensor, and convert raw buffers with the numerics.
 //!
-//! The command line is this library's [`main_with_args`]: the binary
-//! (`main.rs`) and the Python wheel's console script both call it, so
-//! both behave the same, exit codes included. Every command's work is the
-//! library's (`gguf_validate_core::pipeline`: inputs opened at its front door,
+//! The command line is this library's [`main_with_args`], which the binary
+//! (`main.rs`) calls; the Python wheel ships that same binary as its
+//! `gguf-validate` command (parser/python/cli-binary.sh), so both behave
+//! the same, exit codes included. Every command's work is the library's
+//! (`gguf_validate_core::pipeline`: inputs opened at its front door,
 //! `commands` for `dump`, `derive` and `hash`); this crate parses
-//! arguments and renders. The Python bindings call the library directly,
-//! and this crate only for their console script.
+//! arguments and renders. The Python bindings call the library directly
+//! and do not depend on this crate.
 #![forbid(unsafe_code)]
 
 mod cli;

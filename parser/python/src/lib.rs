@@ -1,7 +1,10 @@
 //! `gguf_validate._native`: the extension module of the `gguf-validate`
-//! wheel. It is a thin layer: every call goes to the library's pipeline,
-//! the command line's own functions (`main_with_args`, `dump`, `derive`,
-//! the rule rows) or the numerics, with the GIL released while Rust works.
+//! wheel. It is a thin layer: every call goes to the library's pipeline
+//! (`dump`, `derive`, `hash`, the rule rows), the numerics or the harness's
+//! writer fuzzer, with the GIL released while Rust works. The command line
+//! is not in it: the wheel ships the CLI crate's own binary as its
+//! `gguf-validate` script (parser/python/cli-binary.sh), so this crate
+//! links no clap, indicatif or ignore.
 //! Results cross as JSON text (the same JSON the command line prints) or
 //! NumPy arrays; the Python package `gguf_validate` wraps them in typed
 //! classes and raises its own exceptions (`gguf_validate._errors`), so
@@ -226,12 +229,6 @@ fn validate_many(py: Python<'_>, sources: Vec<Source>, jobs: usize, options: &Bo
     Ok(Results { rx: Mutex::new(rx) })
 }
 
-/// The command line on `argv` (program name first); the exit code.
-#[pyfunction]
-fn main(py: Python<'_>, argv: Vec<std::ffi::OsString>) -> u8 {
-    py.detach(|| gguf_validate_cli::main_with_args(argv))
-}
-
 /// The rule catalogue, as `gguf-validate rules --format json` prints it.
 #[pyfunction]
 fn rules() -> String {
@@ -425,7 +422,6 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<Results>()?;
     m.add_function(wrap_pyfunction!(validate, m)?)?;
     m.add_function(wrap_pyfunction!(validate_many, m)?)?;
-    m.add_function(wrap_pyfunction!(main, m)?)?;
     m.add_function(wrap_pyfunction!(rules, m)?)?;
     m.add_function(wrap_pyfunction!(dump, m)?)?;
     m.add_function(wrap_pyfunction!(derive, m)?)?;

@@ -1,6 +1,6 @@
 """Shared fixtures: the repository's corpus, the command line to compare
-with (the wheel's console script unless `GGUF_VALIDATE_BIN` names the
-cargo-built binary), and a loopback HTTP server."""
+with (the wheel's `gguf-validate` binary on PATH unless `GGUF_VALIDATE_BIN`
+names another, e.g. the cargo-built one), and a loopback HTTP server."""
 
 from __future__ import annotations
 
@@ -24,11 +24,16 @@ def root() -> Path:
     return ROOT
 
 
-@pytest.fixture(scope="session")
-def cli() -> list[str]:
+def cli_exe() -> str:
+    """The command line under test: `GGUF_VALIDATE_BIN`, else `gguf-validate` on PATH."""
     exe = os.environ.get("GGUF_VALIDATE_BIN") or shutil.which("gguf-validate")
     assert exe, "no gguf-validate on PATH (install the wheel) and GGUF_VALIDATE_BIN unset"
-    return [exe]
+    return exe
+
+
+@pytest.fixture(scope="session")
+def cli() -> list[str]:
+    return [cli_exe()]
 
 
 def run_cli(cli: list[str], *args: str, cwd: Path = ROOT) -> subprocess.CompletedProcess[str]:

@@ -3,13 +3,14 @@ fuzzer with a Python callable as the writer under test."""
 
 from __future__ import annotations
 
+import subprocess
 from pathlib import Path
 
 import pytest
 
 import gguf_validate as gv
-from gguf_validate import _native, testing
-from conftest import ROOT
+from gguf_validate import testing
+from conftest import ROOT, cli_exe
 
 
 def test_assert_valid_passes_and_lists_findings() -> None:
@@ -23,8 +24,8 @@ def test_assert_valid_passes_and_lists_findings() -> None:
 
 
 def reference_writer(model: Path, out: Path) -> None:
-    """The project's own writer (`gguf-validate write-model`), in process."""
-    assert _native.main(["gguf-validate", "write-model", str(model), str(out)]) == 0
+    """The project's own writer (`gguf-validate write-model`, the wheel's binary)."""
+    subprocess.run([cli_exe(), "write-model", str(model), str(out)], check=True)
 
 
 def test_fuzz_writer_finds_nothing_in_the_reference_writer() -> None:

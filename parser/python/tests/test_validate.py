@@ -1,5 +1,5 @@
-"""`validate`, `validate_many` and the console script against the command
-line: same verdicts, same JSON, same exit codes."""
+"""`validate`, `validate_many` and the wheel's `gguf-validate` command against
+the command line: same verdicts, same JSON, same exit codes."""
 
 from __future__ import annotations
 
@@ -174,6 +174,30 @@ def test_console_script_exit_codes_match(cli: list[str]) -> None:
             out = subprocess.run([binary, *args], cwd=ROOT, capture_output=True, text=True, check=False)
             assert out.returncode == want, args
 
+
+
+def test_console_script_is_the_binary() -> None:
+    """The wheel's `gguf-validate` is the command line's own binary (no Python
+    start-up), and `python -m gguf_validate` finds it."""
+    from gguf_validate.__main__ import binary
+
+    exe = binary()
+    assert exe is not None, "no gguf-validate binary next to the interpreter or on PATH"
+    head = Path(exe).read_bytes()[:4]
+    assert head in (b"\x7fELF", b"\xcf\xfa\xed\xfe") or head[:2] == b"MZ", f"{exe} is not a binary: {head!r}"
+
+
+def test_python_m_without_a_binary_says_how_to_get_one(tmp_path: Path) -> None:
+    code = "import sys, gguf_validate.__main__ as m; m._scripts_dirs = lambda: []; sys.exit(m.main())"
+    out = subprocess.run(
+        [sys.executable, "-c", code, "--version"],
+        env={**os.environ, "PATH": str(tmp_path)},
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert out.returncode == 2 and out.stdout == "", out
+    assert "no command-line binary" in out.stderr and "cargo install gguf-validate" in out.stderr
 
 def test_rules_dump_hash(cli: list[str]) -> None:
     import json
