@@ -86,6 +86,11 @@ fetch_reference() {
 
 # The generated tables match llama.cpp's sources (regenerated and compared).
 check_generated_tables() {
+    # What each llama.cpp release knows, against the oldest, one middle and
+    # the newest release's own source (node-llama-cpp packages from npm).
+    LLAMA_RELEASES_CACHE="$REFERENCE_CACHE/llama-releases" bash conformance/tools/llama-releases/fetch.sh b3889 b6431 v0.5.0
+    LLAMA_RELEASES_CACHE="$REFERENCE_CACHE/llama-releases" \
+        python3 conformance/tools/llama-releases/gen_release_facts.py --check-releases b3889 b6431 v0.5.0
     python3 conformance/tools/llama-arch/gen_arches.py "$GGUF_VALIDATE_LLAMA_CPP" --check
     python3 conformance/tools/llama-arch/gen_arch_table.py "$GGUF_VALIDATE_LLAMA_CPP" --check
     python3 conformance/tools/golden/gen_tables.py --ggml-src "$GGUF_VALIDATE_LLAMA_CPP/ggml" --check

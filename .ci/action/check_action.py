@@ -17,6 +17,7 @@ SUBCOMMANDS = {"install", "validate", "upload-failed"}
 INPUT_ENV = {
     "paths": "GGUF_VALIDATE_PATHS",
     "profile": "GGUF_VALIDATE_PROFILE",
+    "llama-cpp": "GGUF_VALIDATE_LLAMA_CPP",
     "args": "GGUF_VALIDATE_ARGS",
     "sarif-upload": "GGUF_VALIDATE_SARIF_UPLOAD",
 }

@@ -15,6 +15,7 @@
 # script, so a path or an argument is data whatever it contains:
 #   GGUF_VALIDATE_PATHS         files or directories, one per line
 #   GGUF_VALIDATE_PROFILE       "", strict, spec or ggml
+#   GGUF_VALIDATE_LLAMA_CPP     "", a llama.cpp release (b4600) or a window (b4600..)
 #   GGUF_VALIDATE_ARGS          further arguments, one per line
 #   GGUF_VALIDATE_SARIF_UPLOAD  auto, true or false
 #   GGUF_VALIDATE_PR_HEAD_REPO  owner/name of a pull request's head repository
@@ -228,7 +229,7 @@ cmd_install() {
 }
 
 cmd_validate() {
-    local paths=() args=() profile_args=()
+    local paths=() args=() profile_args=() llama_args=()
     split_lines "${GGUF_VALIDATE_PATHS:-}"
     if [ "${#lines[@]}" -gt 0 ]; then paths=("${lines[@]}"); fi
     split_lines "${GGUF_VALIDATE_ARGS:-}"
@@ -240,6 +241,10 @@ cmd_validate() {
         strict | spec | ggml) profile_args=(--profile "$profile") ;;
         *) refuse "input profile must be strict, spec or ggml (or empty), not '$profile'" ;;
     esac
+    # One argument, whatever it holds: the tool refuses a name it does not know.
+    if [ -n "${GGUF_VALIDATE_LLAMA_CPP:-}" ]; then
+        llama_args=("--llama-cpp=$GGUF_VALIDATE_LLAMA_CPP")
+    fi
 
     local upload_mode=${GGUF_VALIDATE_SARIF_UPLOAD:-auto} upload=false reason
     case $upload_mode in
@@ -271,7 +276,7 @@ cmd_validate() {
     # `--` before the paths: a path such as `-x.gguf` or `dump` is a path.
     local rc=0
     # (`${a[@]+"${a[@]}"}`: an empty array under `set -u` in bash < 4.4.)
-    "$bin" ${profile_args[@]+"${profile_args[@]}"} --format github \
+    "$bin" ${profile_args[@]+"${profile_args[@]}"} ${llama_args[@]+"${llama_args[@]}"} --format github \
         --output-sarif "$sarif" --output-junit "$junit" \
         ${args[@]+"${args[@]}"} -- "${paths[@]}" || rc=$?
     output exit-code "$rc"

@@ -217,6 +217,12 @@ run_case "$name" 2 GGUF_VALIDATE_PATHS="dump" GGUF_VALIDATE_ARGS='$(touch pwned-
 summary_has "$name" "| 2 | 1 | 0 | 1 |"
 hostile_args_case=$(dirname "$log")
 
+name="llama-cpp input: a release window (the sample loads in all of them)"
+run_case "$name" 0 GGUF_VALIDATE_PATHS="my models/tiny llama.gguf" GGUF_VALIDATE_LLAMA_CPP="b3889.."
+
+name="llama-cpp input: a release the tool does not know is a usage error, never shell code"
+run_case "$name" 2 GGUF_VALIDATE_PATHS="my models/tiny llama.gguf" GGUF_VALIDATE_LLAMA_CPP='b1; touch pwned-llama'
+
 name="hostile profile refused before running"
 run_case "$name" 2 GGUF_VALIDATE_PATHS="dump" GGUF_VALIDATE_PROFILE='strict; touch pwned-profile'
 summary_has "$name" "input profile must be strict, spec or ggml"

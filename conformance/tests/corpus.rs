@@ -233,6 +233,10 @@ const NOT_IN_CORPUS: &[(&str, &str)] = &[
         "needs metadata past this tool's caps (256 MiB by default); parser/cli/tests/metadata_limits.rs breaks each cap at its boundary in memory and with sparse files",
     ),
     (
+        "llama-cpp-release",
+        "judged only against llama.cpp releases asked for (--llama-cpp): parser/core/src/check/releases.rs breaks it for every architecture a release brought, at the release before, and holds its boundary at that release",
+    ),
+    (
         "suppression-not-applied",
         "about the run's config, not the file: parser/cli/tests/config.rs breaks it (expiry, pin)",
     ),

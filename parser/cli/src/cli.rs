@@ -357,6 +357,15 @@ pub struct ValidateArgs {
     /// audio, custom models); the report says the model layer did not run.
     #[arg(long)]
     pub container_only: bool,
+    /// Judge strict against this llama.cpp release's loader too (`b4600`,
+    /// `v0.5.0`), or with `RELEASE..` against every known release from it
+    /// to the newest (a support window: the file must load in all of
+    /// them): a release that does not know the file's architecture,
+    /// tokenizer, pre-tokenizer, projector type or a tensor's type refuses
+    /// it (`llama-cpp-release`). Without it, the verdict is the pinned
+    /// llama.cpp's (llama-cpp-python 0.3.36).
+    #[arg(long = "llama-cpp", value_name = "RELEASE[..]")]
+    pub llama_cpp: Option<String>,
     /// Pair multimodal projectors, LoRA adapters and control vectors with
     /// this model (a path or URL; repeatable): a projector's width, an
     /// adapter's architecture, tensors and shapes, a control vector's width

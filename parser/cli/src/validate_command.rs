@@ -12,6 +12,7 @@ use gguf_validate_core::config::{Baseline, Config};
 use gguf_validate_core::data_scan::DataOptions;
 use gguf_validate_core::io::OpenPolicy;
 use gguf_validate_core::limits::MetadataLimits;
+use gguf_validate_core::llama_cpp::Releases;
 use gguf_validate_core::pipeline::{Input, Item, Outcome, Pipeline, Settings};
 use gguf_validate_core::rules::{Level, Profile, RuleId};
 use gguf_validate_core::{Options, Validator};
@@ -99,6 +100,14 @@ pub fn run(args: &ValidateArgs, matches: &clap::ArgMatches) -> u8 {
     };
     let deny_warnings = args.deny_warnings || config.as_ref().and_then(|c| c.deny_warnings).unwrap_or(false);
     let container_only = args.container_only || config.as_ref().and_then(|c| c.container_only).unwrap_or(false);
+    // `--llama-cpp` over the config's `llama-cpp`.
+    let llama_cpp = match args.llama_cpp.as_deref().map(str::parse::<Releases>).transpose() {
+        Ok(r) => r.or_else(|| config.as_ref().and_then(|c| c.llama_cpp)),
+        Err(e) => {
+            render::error(&format!("--llama-cpp: {e}"));
+            return EXIT_USAGE;
+        }
+    };
     let inputs::Expanded { files, errors: input_errors, skipped_by_ignore } = match inputs::expand(
         &args.files,
         args.files_from.as_deref(),
@@ -142,7 +151,10 @@ pub fn run(args: &ValidateArgs, matches: &clap::ArgMatches) -> u8 {
     };
     // Under `--container-only` nothing after the report is needed (no
     // pairing, no split set): the report alone, read lean where it can be.
-    let validator = Validator::new(options).with_every_profile(args.every_profile).report_only(container_only);
+    let validator = Validator::new(options)
+        .with_every_profile(args.every_profile)
+        .with_llama_cpp(llama_cpp)
+        .report_only(container_only);
     let settings = Settings {
         validator,
         policy: OpenPolicy { special_files: args.allow_special_files, max_special_bytes: args.special_file_limit },

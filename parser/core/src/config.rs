@@ -85,6 +85,7 @@ struct RawConfig {
     profile: Option<String>,
     deny_warnings: Option<bool>,
     container_only: Option<bool>,
+    llama_cpp: Option<String>,
     #[serde(default)]
     rules: BTreeMap<String, String>,
     #[serde(default)]
@@ -123,6 +124,9 @@ pub struct Config {
     pub deny_warnings: Option<bool>,
     /// `container-only`, when set.
     pub container_only: Option<bool>,
+    /// `llama-cpp` (`"b4600"`, `"b4600.."`), when set: the llama.cpp
+    /// releases judged against.
+    pub llama_cpp: Option<crate::llama_cpp::Releases>,
     rules: Vec<(RuleId, Level)>,
     overrides: Vec<(GlobSet, Vec<(RuleId, Level)>)>,
     suppressions: Vec<Suppression>,
@@ -214,6 +218,7 @@ impl Config {
         let base = if base.as_os_str().is_empty() { Path::new(".") } else { base };
         let mut ignored = Vec::new();
         let profile = raw.profile.as_deref().map(str::parse::<Profile>).transpose().map_err(at)?;
+        let llama_cpp = raw.llama_cpp.as_deref().map(str::parse).transpose().map_err(at)?;
         let mut rules = Vec::new();
         // A discovered config's profile applies, except to the security
         // rules it would lower: those stay at their strict levels (first in
@@ -305,6 +310,7 @@ impl Config {
             profile,
             deny_warnings: raw.deny_warnings,
             container_only,
+            llama_cpp,
             rules,
             overrides,
             suppressions,

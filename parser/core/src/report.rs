@@ -130,6 +130,10 @@ pub struct Summary {
     /// For a file read over HTTP: what it cost and what the server said.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub remote: Option<RemoteSummary>,
+    /// Which llama.cpp releases load the file, for a model or a projector
+    /// llama.cpp opens ([`crate::llama_cpp`]).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub llama_cpp: Option<LlamaCpp>,
 }
 
 /// A suppression or baseline entry applied to a report (listed in it;
@@ -315,6 +319,25 @@ impl Options {
     }
 }
 
+/// Which llama.cpp releases load a file (`summary.llama_cpp`), from what
+/// each release knows of the file's architecture, tokenizer, pre-tokenizer,
+/// projector type and tensor types; keys, tensor shapes and graph changes
+/// between releases are not examined.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct LlamaCpp {
+    /// The oldest known release from which every newer one loads it, or
+    /// none when the newest does not.
+    pub loads_from: Option<String>,
+    /// The newest release that loads it, where a newer one refuses it
+    /// (none when the newest loads it).
+    pub loads_until: Option<String>,
+    /// The releases this validation's verdict speaks for.
+    pub judged_against: Vec<String>,
+    /// What sets `loads_from`: each fact the release before it did not
+    /// know, with the release that brought it.
+    pub because: Vec<String>,
+}
+
 /// No models to pair with (a validation that is not given any).
 static NO_COMPANIONS: Companions = Companions { models: Vec::new(), given: false, none_because: None };
 
@@ -333,12 +356,15 @@ pub(crate) struct Judging<'o> {
     /// holds none and says nothing of why: asked at most once a
     /// validation, only by a pairing.
     pub(crate) find_companions: Option<&'o dyn Fn() -> Companions>,
+    /// The llama.cpp releases judged against (`--llama-cpp`); none: the
+    /// pinned tree the tables come from.
+    pub(crate) releases: Option<crate::llama_cpp::Releases>,
 }
 
 impl<'o> Judging<'o> {
     /// Judged under `options` alone: one profile, no models to pair with.
     pub(crate) fn plain(options: &'o Options) -> Judging<'o> {
-        Judging { options, every_profile: false, companions: &NO_COMPANIONS, find_companions: None }
+        Judging { options, every_profile: false, companions: &NO_COMPANIONS, find_companions: None, releases: None }
     }
 
     /// Whether some profile this validation judges reports `rule`.
@@ -392,6 +418,11 @@ impl<'o> Sink<'o> {
             Some(find) if given.models.is_empty() && given.none_because.is_none() => find(),
             _ => given.clone(),
         }
+    }
+
+    /// The llama.cpp releases judged against, when asked for.
+    pub(crate) fn releases(&self) -> Option<crate::llama_cpp::Releases> {
+        self.judging.releases
     }
 
     /// Whether a rule is reported at all (lets callers skip work).

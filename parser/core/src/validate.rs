@@ -24,6 +24,7 @@
 use crate::check::{self, Checked, Stop};
 use crate::io::{ByteSource, MetadataBytes, ReadError, SliceSource};
 use crate::limits;
+use crate::llama_cpp::Releases;
 use crate::parse::{self, Detected, KeptParse, Parsed};
 use crate::report::{Companions, FileFormat, Judging, ModelFacts, Options, Report, Sink, Summary};
 use crate::rules::{Level, Profile, RuleId};
@@ -46,6 +47,7 @@ pub struct Validator {
     every_profile: bool,
     companions: Companions,
     report_only: bool,
+    releases: Option<Releases>,
 }
 
 impl From<Options> for Validator {
@@ -74,6 +76,21 @@ impl Validator {
     #[must_use]
     pub fn with_companions(self, companions: Companions) -> Validator {
         Validator { companions, ..self }
+    }
+
+    /// Judge `strict` against these llama.cpp releases (`--llama-cpp R`,
+    /// `R..`) besides the pinned tree the tables come from: a release that
+    /// does not know the file's architecture, tokenizer, pre-tokenizer,
+    /// projector type or a tensor's type refuses it (`llama-cpp-release`).
+    /// None: the pinned tree alone.
+    #[must_use]
+    pub fn with_llama_cpp(self, releases: Option<Releases>) -> Validator {
+        Validator { releases, ..self }
+    }
+
+    /// The llama.cpp releases judged against, when asked for.
+    pub fn llama_cpp(&self) -> Option<Releases> {
+        self.releases
     }
 
     /// Nothing after the report is needed: [`Validated`] keeps neither
@@ -118,6 +135,7 @@ impl Validator {
             every_profile: self.every_profile,
             companions: &self.companions,
             find_companions: find,
+            releases: self.releases,
         }
     }
 

@@ -30,6 +30,7 @@ use gguf_validate_core::limits::MetadataLimits;
 use gguf_validate_core::pipeline::{Input, Item, Outcome, Pipeline, Settings};
 use gguf_validate_core::remote::UrlOpener;
 use gguf_validate_core::rules::Profile;
+use gguf_validate_core::llama_cpp::Releases;
 use gguf_validate_core::{Options, Validator};
 use gguf_validate_http::{HttpOptions, Opener};
 use numpy::{PyArray1, PyReadonlyArray1};
@@ -117,6 +118,7 @@ struct RunOptions {
     deny_warnings: bool,
     timeout: Option<f64>,
     with_models: Vec<String>,
+    llama_cpp: Option<String>,
 }
 
 /// A time limit in seconds (`timeout=`): a positive number a `Duration`
@@ -150,8 +152,13 @@ fn pipeline(o: &RunOptions, http: &HttpArgs, inputs: &[Input], jobs: usize) -> P
     };
     // Under `--container-only` nothing after the report is needed.
     let report_only = options.container_only;
+    // `llama_cpp=` over the config's `llama-cpp`.
+    let llama_cpp = match o.llama_cpp.as_deref().map(str::parse::<Releases>).transpose() {
+        Ok(r) => r.or_else(|| config.as_ref().and_then(|c| c.llama_cpp)),
+        Err(e) => return Err(usage(format!("llama_cpp: {e}"))),
+    };
     let settings = Settings {
-        validator: Validator::new(options).report_only(report_only),
+        validator: Validator::new(options).with_llama_cpp(llama_cpp).report_only(report_only),
         check_data: o.check_data.then(|| DataOptions::listing(DEFAULT_MAX_LISTED_PER_TENSOR)),
         timeout,
         metadata_hash: config.as_ref().is_some_and(Config::has_pins),

@@ -272,6 +272,23 @@ def test_with_models_pairs_an_adapter_with_its_base(cli: list[str]) -> None:
     assert [r.valid for r in many] == [True]
 
 
+def test_llama_cpp_judges_against_releases_as_the_cli(cli: list[str]) -> None:
+    """`llama_cpp=` is the command line's `--llama-cpp`: the same verdicts
+    and JSON; every report of a model says which releases load it, and a
+    release name the table does not know is a usage error naming the known
+    ones."""
+    path = "corpus/samples/tiny-llama.gguf"
+    plain = gv.validate(path)
+    assert plain.llama_cpp is not None and plain.llama_cpp["loads_from"] == "b3889", plain.llama_cpp
+    for releases in ["b4600", "b3889..", "v0.5.0"]:
+        report = gv.validate(path, llama_cpp=releases)
+        assert report.to_dict() == cli_entries(cli, [path], "--llama-cpp", releases)[path]
+        assert report.valid
+        assert report.llama_cpp is not None and report.llama_cpp["judged_against"][0] == releases.rstrip(".")
+    with pytest.raises(gv.UsageError, match="known releases .*b3889.*v0.5.0"):
+        gv.validate(path, llama_cpp="b1")
+
+
 def test_dump_hash_and_derive_stop_at_their_timeout() -> None:
     """`timeout=` bounds `dump`, `hash` and `derive` as it bounds
     `validate`: against a server that accepts and never answers (with a

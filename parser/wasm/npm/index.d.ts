@@ -14,6 +14,8 @@ export interface ValidateOptions {
   containerOnly?: boolean;
   /** Warnings make the file invalid. */
   denyWarnings?: boolean;
+  /** Judge `strict` against this llama.cpp release too (`"b4600"`), or every known release from it (`"b4600.."`), as `--llama-cpp`. */
+  llamaCpp?: string;
   /** What the report calls a Blob or bytes (a File's own name otherwise). */
   name?: string;
   /** Names of the source, then of `with`, then of `folder`, in order. */
@@ -90,6 +92,8 @@ export interface Summary {
   /** What was and was not examined. */
   examined: Examined[];
   remote?: { url: string; bytes_fetched: number; requests: number; range_requests: boolean; etag?: string; revision?: string; sha256?: string };
+  /** Which llama.cpp releases load the file (a model or a projector). */
+  llama_cpp?: { loads_from: string | null; loads_until: string | null; judged_against: string[]; because: string[] };
   [key: string]: unknown;
 }
 

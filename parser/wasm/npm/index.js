@@ -402,6 +402,7 @@ function runOptions(options) {
     containerOnly: !!options.containerOnly,
     denyWarnings: !!options.denyWarnings,
     facts: options.facts != null,
+    ...(options.llamaCpp != null ? { llamaCpp: String(options.llamaCpp) } : {}),
   });
 }
 
@@ -427,7 +428,7 @@ function sourceName(source, options, index) {
  * @param source a File or Blob, a Uint8Array or ArrayBuffer, or an
  *   `http(s)://` or `hf://` URL.
  * @param options `profile` (`strict`, `spec`, `ggml`), `containerOnly`,
- *   `denyWarnings`, `name` (what the report calls a Blob or bytes), `with`
+ *   `denyWarnings`, `llamaCpp` (`"b4600"`, `"b4600.."`: as `--llama-cpp`), `name` (what the report calls a Blob or bytes), `with`
  *   (the models a projector, adapter or control vector pairs with),
  *   `folder` (files given together with it, standing for its folder),
  *   `httpTimeout`, `httpDeadline` (seconds), `retries`, `headers`,

@@ -209,6 +209,8 @@ struct RunOptions {
     deny_warnings: bool,
     /// Also say what the metadata says besides the report.
     facts: bool,
+    /// The llama.cpp releases judged against (`llamaCpp`: `"b4600"`, `"b4600.."`).
+    llama_cpp: Option<gguf_validate_core::llama_cpp::Releases>,
 }
 
 fn run_options(options: &str) -> Result<RunOptions, JsError> {
@@ -221,11 +223,16 @@ fn run_options(options: &str) -> Result<RunOptions, JsError> {
             .ok_or_else(|| js_error(format!("profile `{name}`: expected `strict`, `spec` or `ggml`")))?,
     };
     let flag = |k: &str| v.get(k).and_then(serde_json::Value::as_bool).unwrap_or(false);
+    let llama_cpp = match v.get("llamaCpp").and_then(serde_json::Value::as_str) {
+        None => None,
+        Some(name) => Some(name.parse().map_err(|e: String| js_error(format!("llamaCpp: {e}")))?),
+    };
     Ok(RunOptions {
         profile,
         container_only: flag("containerOnly"),
         deny_warnings: flag("denyWarnings"),
         facts: flag("facts"),
+        llama_cpp,
     })
 }
 
@@ -316,7 +323,7 @@ impl Reads {
             ..Options::default()
         };
         let settings = Settings {
-            validator: Validator::new(options),
+            validator: Validator::new(options).with_llama_cpp(o.llama_cpp),
             with,
             folder: (!folder.is_empty()).then_some(folder),
             ..Settings::default()

@@ -33,6 +33,7 @@ mod model;
 mod model_tensors;
 mod projector;
 mod projector_pairing;
+pub mod releases;
 mod split;
 pub mod template;
 mod tensors;
@@ -224,6 +225,7 @@ fn check_parsed(
     summary.examined.push(Examined::checked("container"));
     summary.split = split::role(file).map(|r| crate::report::Shard { no: r.no, count: r.count });
     model::check_layer(file, key_facts.architecture.as_deref(), sink, &mut summary.examined);
+    summary.llama_cpp = releases::of(file, key_facts.architecture.as_deref(), sink);
     if sink.options().container_only {
         summary.examined.push(Examined::skipped("template", CONTAINER_ONLY));
     } else {

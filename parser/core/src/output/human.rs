@@ -180,7 +180,26 @@ fn human_report(out: &mut dyn Write, path: &str, r: &Report, style: Style) -> io
     if let Some(line) = examined_line(&r.summary.examined) {
         writeln!(out, "  {line}")?;
     }
+    if let Some(line) = llama_cpp_line(r) {
+        writeln!(out, "  {line}")?;
+    }
     human_diagnostics(out, &r.diagnostics, &r.suppressed, style)
+}
+
+/// Which llama.cpp releases load the file, in one line: `llama.cpp: from
+/// b4980 on, every release knows its architecture, tokenizer and tensor
+/// types (architecture `gemma3` since b4980)`.
+fn llama_cpp_line(r: &Report) -> Option<String> {
+    let l = r.summary.llama_cpp.as_ref()?;
+    const KNOWS: &str = "knows its architecture, tokenizer and tensor types";
+    let window = match (&l.loads_from, &l.loads_until) {
+        (Some(from), None) => format!("from {from} on, every release {KNOWS}"),
+        (Some(from), Some(until)) => format!("from {from} to {until}, every release {KNOWS} (newer ones do not)"),
+        (None, Some(until)) => format!("up to {until}, some release {KNOWS} (newer ones do not)"),
+        (None, None) => format!("no known release {KNOWS}"),
+    };
+    let why = if l.because.is_empty() { String::new() } else { format!(" ({})", l.because.join(", ")) };
+    Some(format!("llama.cpp: {window}{why}; judged against {}", l.judged_against.join(", ")))
 }
 
 /// The findings, each cause first with the findings that follow from it

@@ -109,6 +109,9 @@ class Report(_Entry):
     diagnostics: tuple[Diagnostic, ...]
     remote: Mapping[str, Any] | None
     split_set: str | None
+    #: Which llama.cpp releases load the file (`loads_from`, `loads_until`,
+    #: `judged_against`, `because`), for a model or a projector.
+    llama_cpp: Mapping[str, Any] | None
     _entry: Mapping[str, Any] = field(repr=False, compare=False)
 
     @classmethod
@@ -126,6 +129,7 @@ class Report(_Entry):
             diagnostics=tuple(Diagnostic._of(d) for d in entry.get("diagnostics", ())),
             remote=summary.get("remote"),
             split_set=entry.get("split_set"),
+            llama_cpp=summary.get("llama_cpp"),
             _entry=entry,
         )
 
@@ -224,6 +228,7 @@ class Options(TypedDict, total=False):
     ca_certs: Sequence[str | os.PathLike[str]] | None
     http_timeout: float | None
     with_models: Sequence[str | os.PathLike[str]] | None
+    llama_cpp: str | None
 
 
 def _http(
@@ -260,6 +265,7 @@ def _options(given: Mapping[str, Any]) -> dict[str, Any]:
         "deny_warnings": bool(o["deny_warnings"]),
         "timeout": None if o["timeout"] is None else float(o["timeout"]),
         "with_models": [os.fspath(m) for m in (o["with_models"] or ())],
+        "llama_cpp": None if o["llama_cpp"] is None else str(o["llama_cpp"]),
         **_http(o["headers"], o["ca_certs"], o["http_timeout"]),
     }
 
@@ -288,6 +294,7 @@ def validate(
     ca_certs: Sequence[str | os.PathLike[str]] | None = None,
     http_timeout: float | None = None,
     with_models: Sequence[str | os.PathLike[str]] | None = None,
+    llama_cpp: str | None = None,
 ) -> Report:
     """Validates one file and returns its `Report`.
 
@@ -300,7 +307,10 @@ def validate(
     `HF_ENDPOINT` are read as the command line reads them). `with_models`
     are the models (paths or URLs) a projector, LoRA adapter or control
     vector is paired with, as the command line's `--with` (without them,
-    the models of its folder).
+    the models of its folder). `llama_cpp` judges `strict` against a
+    llama.cpp release too (`"b4600"`), or every known release from one to
+    the newest (`"b4600.."`), as the command line's `--llama-cpp`; every
+    report says which releases load the file (`summary["llama_cpp"]`).
 
     Raises `UnreadableError` when the input cannot be read and `UsageError`
     for bad arguments; an invalid file is a report, never an exception.

@@ -87,3 +87,21 @@ test('bytes in memory give the report a Blob gives', async () => {
   assert.deepEqual(a, b);
   assert.equal(a.valid, true);
 });
+
+test('llamaCpp judges against llama.cpp releases as --llama-cpp does', async () => {
+  const f = 'corpus/samples/tiny-llama.gguf';
+  const blob = await openAsBlob(join(root, f));
+  for (const releases of ['b4600', 'b3889..']) {
+    let out;
+    try {
+      out = execFileSync(bin, ['--format', 'json', '--llama-cpp', releases, f], { cwd: root });
+    } catch (e) {
+      out = e.stdout;
+    }
+    const want = JSON.parse(out.toString()).files[0];
+    const got = await validate(blob, { name: f, llamaCpp: releases });
+    assert.deepEqual(got, want);
+    assert.equal(got.summary.llama_cpp.judged_against[0], releases.replace('..', ''));
+  }
+  await assert.rejects(validate(blob, { name: f, llamaCpp: 'b1' }), /known releases/);
+});

@@ -1,0 +1,94 @@
+//! The llama.cpp releases users run, and what each knows ([`table`],
+//! generated from the releases' own sources by
+//! `conformance/tools/llama-releases/`: every fact once, with the runs of
+//! releases that know it). [`Release`] names one, [`Releases`] the ones a
+//! validation is judged against (`--llama-cpp R`, `R..`).
+#![forbid(unsafe_code)]
+#![deny(clippy::indexing_slicing, clippy::arithmetic_side_effects, clippy::cast_possible_truncation)]
+
+#[rustfmt::skip]
+pub(crate) mod table;
+
+/// A llama.cpp release of the table ([`Release::all`], oldest first).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct Release(pub(crate) u8);
+
+impl Release {
+    /// The release of this tag (`b4600`, `v0.5.0`).
+    pub fn named(tag: &str) -> Option<Release> {
+        table::RELEASES.iter().position(|(t, _)| *t == tag).and_then(|i| u8::try_from(i).ok()).map(Release)
+    }
+
+    /// Its tag.
+    pub fn name(self) -> &'static str {
+        table::RELEASES.get(usize::from(self.0)).map_or("", |(t, _)| t)
+    }
+
+    /// The node-llama-cpp version that carries it (its source and its
+    /// prebuilt loader, on the npm registry).
+    pub fn node_llama_cpp(self) -> &'static str {
+        table::RELEASES.get(usize::from(self.0)).map_or("", |(_, v)| v)
+    }
+
+    /// Every known release, oldest first.
+    pub fn all() -> impl DoubleEndedIterator<Item = Release> {
+        (0..table::RELEASES.len()).filter_map(|i| u8::try_from(i).ok()).map(Release)
+    }
+
+    /// The newest known release.
+    pub fn newest() -> Release {
+        Release::all().next_back().unwrap_or(Release(0))
+    }
+
+    /// The known tags, oldest first, as a usage error lists them.
+    pub fn known() -> String {
+        Release::all().map(Release::name).collect::<Vec<_>>().join(", ")
+    }
+}
+
+/// The releases a validation is judged against: one (`b4600`), or every
+/// known release from one to the newest (`b4600..`: a support window, the
+/// file must load in all of them).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Releases {
+    /// The oldest judged.
+    pub from: Release,
+    /// The newest judged.
+    pub to: Release,
+}
+
+impl std::str::FromStr for Releases {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<Releases, String> {
+        let (name, open) = match s.strip_suffix("..") {
+            Some(from) => (from, true),
+            None => (s, false),
+        };
+        let unknown =
+            || format!("unknown llama.cpp release `{s}`; known releases (oldest first): {}", Release::known());
+        let from = Release::named(name).ok_or_else(unknown)?;
+        Ok(Releases { from, to: if open { Release::newest() } else { from } })
+    }
+}
+
+impl std::fmt::Display for Releases {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match (self.from == self.to, self.to == Release::newest()) {
+            (true, _) => write!(f, "{}", self.from.name()),
+            (false, true) => write!(f, "{}..", self.from.name()),
+            (false, false) => write!(f, "{}..{}", self.from.name(), self.to.name()),
+        }
+    }
+}
+
+impl Releases {
+    /// The releases judged, oldest first.
+    pub fn iter(self) -> impl Iterator<Item = Release> {
+        Release::all().filter(move |r| *r >= self.from && *r <= self.to)
+    }
+}
+
+/// The tree the library's own tables come from, which a validation not
+/// judged against releases is judged against.
+pub const PINNED: &str = "llama-cpp-python 0.3.36 (0c1e570)";
