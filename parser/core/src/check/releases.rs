@@ -306,8 +306,7 @@ mod tests {
         // window before it refuses the file, in one finding.
         let (id, _, first, _) = *table::GGML_TYPES
             .iter()
-            .filter(|(_, _, f, l)| *f > 1 && usize::from(*l) + 1 == table::RELEASES.len())
-            .next_back()
+            .rfind(|(_, _, f, l)| *f > 1 && usize::from(*l) + 1 == table::RELEASES.len())
             .unwrap();
         let ty = crate::types::GgmlType::from_id(id).unwrap();
         let mut m = GgufModel::new();

@@ -1,4 +1,4 @@
-//! The llama.cpp releases users run, and what each knows ([`table`],
+//! The llama.cpp releases users run, and what each knows (`table.rs`,
 //! generated from the releases' own sources by
 //! `conformance/tools/llama-releases/`: every fact once, with the runs of
 //! releases that know it). [`Release`] names one, [`Releases`] the ones a
