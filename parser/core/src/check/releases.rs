@@ -45,6 +45,13 @@ impl Need {
     }
 }
 
+/// The tokenizer models llama.cpp reads as a BPE vocabulary, whose
+/// `tokenizer.ggml.pre` it looks up and refuses when unknown ("unknown
+/// pre-tokenizer type"); other vocabularies take the default pre-tokenizer
+/// whatever the key says (src/llama-vocab.cpp `llama_vocab::impl::load`:
+/// the `tokenizer_pre` branches sit under `type == LLAMA_VOCAB_TYPE_BPE`).
+const BPE_TOKENIZER_MODELS: [&str; 3] = ["gpt2", "hybriddna", "whitespace"];
+
 fn runs(facts: &[(&str, u8, u8)], name: &str) -> Vec<(u8, u8)> {
     facts.iter().filter(|(n, _, _)| *n == name).map(|(_, first, last)| (*first, *last)).collect()
 }
@@ -69,7 +76,12 @@ fn needs(file: &GgufFile<'_>, kind: FileKind, arch: Option<&str>) -> Vec<Need> {
                 string_key("general.architecture", "architecture", table::ARCHITECTURES);
             }
             string_key("tokenizer.ggml.model", "tokenizer model", table::TOKENIZER_MODELS);
-            string_key("tokenizer.ggml.pre", "pre-tokenizer", table::PRE_TOKENIZERS);
+            // Only a BPE vocabulary's pre-tokenizer is looked up (and an
+            // unknown one refused); every other kind takes the default.
+            let model = file.get("tokenizer.ggml.model").and_then(|kv| kv.value.as_string()?.as_str());
+            if model.is_some_and(|m| BPE_TOKENIZER_MODELS.contains(&m)) {
+                string_key("tokenizer.ggml.pre", "pre-tokenizer", table::PRE_TOKENIZERS);
+            }
         }
         FileKind::Projector => string_key("clip.projector_type", "projector type", table::PROJECTOR_TYPES),
         _ => {}
@@ -335,6 +347,16 @@ mod tests {
         assert_eq!(l.because, ["pre-tokenizer `not-a-pre-tokenizer` is known to no release of the table"]);
         let (_, r) = judged_alone(&bytes, Some(Release::newest().name()));
         assert!(refusals(&r)[0].contains("known to no release of the table"), "{:?}", refusals(&r));
+        // A vocabulary that is not BPE: its pre-tokenizer is not looked up
+        // (llama.cpp b4600 loads converter output of `bert` with `bert-bge`).
+        let mut m = GgufModel::new();
+        m.kv("general.architecture", OwnedValue::str("bert"));
+        m.kv("tokenizer.ggml.model", OwnedValue::str("bert"));
+        m.kv("tokenizer.ggml.pre", OwnedValue::str("not-a-pre-tokenizer"));
+        m.tensor(OwnedTensor::zeroed("token_embd.weight", &[256, 2], crate::types::GgmlType::F32).unwrap());
+        let (l, r) = judged_alone(&m.to_bytes(), Some(Release::all().next().unwrap().name()));
+        assert!(refusals(&r).is_empty(), "{:?}", refusals(&r));
+        assert_eq!(l.loads_from.as_deref(), Some(Release::all().next().unwrap().name()));
     }
 
     /// A whole model: the sample loads in every release, judged against
