@@ -22,26 +22,32 @@ use crate::parse::GgufFile;
 use crate::report::{LlamaCpp, Sink};
 use crate::rules::RuleId;
 
-/// One thing a file needs its loader to know, and the runs of releases
-/// (first, last) that know it.
+/// One thing a file needs its loader to know, and the releases that know
+/// it (bit `i`: release `i` of the table, which holds at most 128).
 #[derive(Debug)]
 struct Need {
     what: &'static str,
     name: String,
     offset: u64,
     path: String,
-    known: Vec<(u8, u8)>,
+    known: u128,
+}
+
+/// Release `i`'s bit.
+fn bit(i: u8) -> u128 {
+    1u128.checked_shl(u32::from(i)).unwrap_or(0)
 }
 
 impl Need {
     fn knows(&self, r: Release) -> bool {
-        self.known.iter().any(|(first, last)| *first <= r.0 && r.0 <= *last)
+        self.known & bit(r.0) != 0
     }
 
     /// The newest run's first release: since when the newest releases
-    /// know it.
+    /// that know it have known it.
     fn since(&self) -> Option<Release> {
-        self.known.last().map(|(first, _)| Release(*first))
+        let newest = Release::all().rev().find(|r| self.knows(*r))?;
+        Release::all().rev().skip_while(|r| *r > newest).take_while(|r| self.knows(*r)).last()
     }
 }
 
@@ -52,8 +58,12 @@ impl Need {
 /// the `tokenizer_pre` branches sit under `type == LLAMA_VOCAB_TYPE_BPE`).
 const BPE_TOKENIZER_MODELS: [&str; 3] = ["gpt2", "hybriddna", "whitespace"];
 
-fn runs(facts: &[(&str, u8, u8)], name: &str) -> Vec<(u8, u8)> {
-    facts.iter().filter(|(n, _, _)| *n == name).map(|(_, first, last)| (*first, *last)).collect()
+/// The releases that know `name` in `facts` (sorted by name, as the
+/// generator writes them: found by binary search).
+fn known(facts: &[(&str, u8, u8)], name: &str) -> u128 {
+    let start = facts.partition_point(|(n, ..)| *n < name);
+    let runs = facts.get(start..).unwrap_or_default().iter().take_while(|(n, ..)| *n == name);
+    runs.fold(0, |mask, (_, first, last)| (*first..=*last).fold(mask, |m, i| m | bit(i)))
 }
 
 /// What `file` (of `kind`, architecture `arch`) needs its loader to know.
@@ -67,7 +77,7 @@ fn needs(file: &GgufFile<'_>, kind: FileKind, arch: Option<&str>) -> Vec<Need> {
             name: name.to_string(),
             offset: kv.key.offset,
             path: format!("kv[{}] {key}", kv.index),
-            known: runs(facts, name),
+            known: known(facts, name),
         });
     };
     match kind {
@@ -93,8 +103,9 @@ fn needs(file: &GgufFile<'_>, kind: FileKind, arch: Option<&str>) -> Vec<Need> {
         }
     }
     for (id, t) in types {
-        let known: Vec<(u8, u8)> =
-            table::GGML_TYPES.iter().filter(|(i, ..)| *i == id).map(|(_, _, first, last)| (*first, *last)).collect();
+        let start = table::GGML_TYPES.partition_point(|(i, ..)| *i < id);
+        let runs = table::GGML_TYPES.get(start..).unwrap_or_default().iter().take_while(|(i, ..)| *i == id);
+        let known = runs.fold(0, |mask, (_, _, first, last)| (*first..=*last).fold(mask, |m, i| m | bit(i)));
         let name = crate::types::GgmlType::from_id(id).map_or_else(|| format!("id {id}"), |t| t.name().to_string());
         out.push(Need {
             what: "type",
@@ -153,7 +164,7 @@ fn judge(file: &GgufFile<'_>, kind: FileKind, arch: Option<&str>, sink: &mut Sin
         },
         None => needs
             .iter()
-            .filter(|n| n.known.is_empty())
+            .filter(|n| n.known == 0)
             .map(|n| format!("{} `{}` is known to no release of the table", n.what, n.name))
             .collect(),
     };
@@ -246,6 +257,19 @@ mod tests {
         r.diagnostics.iter().filter(|d| d.rule == RuleId::LlamaCppRelease).map(|d| d.message.clone()).collect()
     }
 
+    /// The facts are sorted as their binary search needs, and the table
+    /// holds no more releases than a mask has bits.
+    #[test]
+    fn the_table_is_sorted_and_fits_a_mask() {
+        assert!(table::RELEASES.len() <= 128);
+        for facts in [table::ARCHITECTURES, table::TOKENIZER_MODELS, table::PRE_TOKENIZERS, table::PROJECTOR_TYPES] {
+            assert!(facts.windows(2).all(|w| (w[0].0, w[0].1) < (w[1].0, w[1].1)));
+        }
+        assert!(table::GGML_TYPES.windows(2).all(|w| (w[0].0, w[0].2) < (w[1].0, w[1].2)));
+        assert_eq!(known(table::ARCHITECTURES, "llama"), (1u128 << table::RELEASES.len()) - 1);
+        assert_eq!(known(table::ARCHITECTURES, "no-such-architecture"), 0);
+    }
+
     #[test]
     fn a_release_is_named_by_its_tag_and_a_window_runs_to_the_newest() {
         let oldest = Release::all().next().unwrap();
@@ -306,7 +330,7 @@ mod tests {
         let missing: Vec<&str> = crate::check::llama_arches::LLAMA_ARCHES
             .iter()
             .copied()
-            .filter(|a| !runs(table::ARCHITECTURES, a).iter().any(|(f, l)| *f <= newest.0 && newest.0 <= *l))
+            .filter(|a| known(table::ARCHITECTURES, a) & bit(newest.0) == 0)
             .collect();
         let expected: Vec<&str> = differ.iter().map(|(a, _)| *a).collect();
         assert_eq!(missing, expected, "architectures the pinned tree knows and {} does not", newest.name());

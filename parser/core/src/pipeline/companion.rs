@@ -174,14 +174,22 @@ fn facts(input: &Input, settings: &Settings) -> Read {
 /// holds other inputs of the run and is no collection (at most
 /// [`limits::MAX_COMPANION_CANDIDATES`] of them).
 pub(crate) fn note_run(inputs: &[Input], settings: &Settings) {
-    let mut per_folder: HashMap<&Path, usize> = HashMap::new();
+    // By the folder's name as given: the bytes before the last separator
+    // (walking a `Path`'s components for its parent costs more than the
+    // rest of this).
+    fn folder_of(p: &Path) -> &[u8] {
+        let bytes = p.as_os_str().as_encoded_bytes();
+        let end = bytes.iter().rposition(|b| std::path::is_separator(char::from(*b))).unwrap_or(0);
+        bytes.get(..end).unwrap_or_default()
+    }
+    let mut per_folder: HashMap<&[u8], usize, foldhash::fast::RandomState> = HashMap::default();
     for p in inputs.iter().filter_map(Input::path) {
-        let n = per_folder.entry(p.parent().unwrap_or(Path::new(""))).or_insert(0);
+        let n = per_folder.entry(folder_of(p)).or_insert(0);
         *n = n.saturating_add(1);
     }
     let shares_a_folder = |p: &Path| {
         per_folder
-            .get(p.parent().unwrap_or(Path::new("")))
+            .get(folder_of(p))
             .is_some_and(|n| (2..=limits::MAX_COMPANION_CANDIDATES.saturating_add(1)).contains(n))
     };
     let with: HashSet<Input> = settings.with.iter().map(Input::identity).collect();
@@ -201,7 +209,7 @@ pub(crate) fn note_run(inputs: &[Input], settings: &Settings) {
 /// run that pairs with it later reads nothing again.
 pub(crate) fn remember(input: &Input, validated: &crate::Validated, settings: &Settings) {
     let Ok(mut cache) = settings.companion_cache.0.lock() else { return };
-    if !cache.askable.contains(input) {
+    if cache.askable.is_empty() || !cache.askable.contains(input) {
         return;
     }
     let key = input.identity();

@@ -674,13 +674,12 @@ impl Pipeline {
         // so that the projectors, adapters and control vectors of the run
         // pair with what its own validation read, whatever the order.
         let mut early: Vec<(Input, Validation)> = Vec::new();
-        if !self.settings.validator.options().container_only {
-            for m in &self.settings.with {
-                let id = m.identity();
-                if let Some(input) = inputs.iter().find(|i| i.identity() == id)
-                    && !early.iter().any(|(e, _)| e.identity() == id)
-                {
-                    early.push((input.identity(), one(input)));
+        if !self.settings.validator.options().container_only && !self.settings.with.is_empty() {
+            let with: Vec<Input> = self.settings.with.iter().map(Input::identity).collect();
+            for input in inputs {
+                let id = input.identity();
+                if with.contains(&id) && !early.iter().any(|(e, _)| *e == id) {
+                    early.push((id, one(input)));
                 }
             }
         }
@@ -689,33 +688,47 @@ impl Pipeline {
                 break;
             }
             // Validated already: as a shard of a set an earlier window
-            // checked (not again), or first (taken as it is).
+            // checked (not again), or first (taken as it is). Identities
+            // (a path resolved through links) only when either may hold one.
             let mut validations: Vec<Option<Validation>> = Vec::with_capacity(window.len());
+            let mut ids: Vec<Option<Input>> = Vec::with_capacity(window.len());
             let mut todo = Vec::new();
-            for input in window {
-                let id = input.identity();
-                let taken = early.iter().position(|(e, _)| *e == id).map(|at| early.swap_remove(at).1);
-                if taken.is_none() && !done.contains(&id) {
-                    todo.push(input);
+            for (at, input) in window.iter().enumerate() {
+                let (taken, seen) = match done.is_empty() && early.is_empty() {
+                    true => (None, false),
+                    false => {
+                        let id = input.identity();
+                        let taken = early.iter().position(|(e, _)| *e == id).map(|i| early.swap_remove(i).1);
+                        let seen = done.contains(&id);
+                        ids.resize(at, None);
+                        ids.push(Some(id));
+                        (taken, seen)
+                    }
+                };
+                if taken.is_none() && !seen {
+                    todo.push(at);
                 }
                 validations.push(taken);
             }
-            let fresh: Vec<Validation> = match &pool {
+            let of = |at: &usize| window.get(*at).map(one);
+            let fresh: Vec<Option<Validation>> = match &pool {
                 Some(pool) if todo.len() > 1 => {
                     use rayon::prelude::*;
-                    pool.install(|| todo.par_iter().map(|i| one(i)).collect())
+                    pool.install(|| todo.par_iter().map(of).collect())
                 }
-                _ => todo.iter().map(|i| one(i)).collect(),
+                _ => todo.iter().map(of).collect(),
             };
-            let mut fresh = fresh.into_iter();
-            for (slot, input) in validations.iter_mut().zip(window) {
-                if slot.is_none() && !done.contains(&input.identity()) {
-                    *slot = fresh.next();
+            for (at, v) in todo.iter().zip(fresh) {
+                if let Some(slot) = validations.get_mut(*at) {
+                    *slot = v;
                 }
             }
             for (at, input) in window.iter().enumerate() {
                 let Some(mut v) = validations.get_mut(at).and_then(Option::take) else { continue };
-                if done.contains(&input.identity()) {
+                let seen = |id: &Input| done.contains(id);
+                if !done.is_empty()
+                    && ids.get(at).and_then(Option::as_ref).map_or_else(|| seen(&input.identity()), seen)
+                {
                     continue;
                 }
                 self.finish(input, &mut v, &mut baseline_out);
