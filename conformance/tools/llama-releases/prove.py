@@ -51,17 +51,22 @@ def load_all(folder: pathlib.Path, files: list) -> dict:
     verdicts, left = {}, list(absolute)
     while left:
         run = subprocess.run(["node", "loads.mjs", *left], cwd=folder, capture_output=True, text=True, timeout=1800)
-        began = None
+        began, logged = None, []
         for line in run.stdout.splitlines():
             kind, _, rest = line.partition(" ")
+            if kind == "LOG":
+                logged.append(rest)
+                continue
             path, _, message = rest.partition(" ")
             if kind == "BEGIN":
-                began = path
+                began, logged = path, []
             elif kind == "LOADED":
                 verdicts[path], began = ("loads", ""), None
             elif kind == "REFUSED":
-                last = [l for l in run.stderr.splitlines() if "error loading model" in l or "failed" in l.lower()]
-                verdicts[path], began = ("refused", (last[-1] if last else message)[:160]), None
+                # This file's own log: the loader's reason before the
+                # package's generic message.
+                why = [l for l in logged if "error loading model" in l or "GGML_ASSERT" in l or "failed" in l]
+                verdicts[path], began = ("refused", (why[0] if why else message)[:160]), None
         if began is not None:
             died = [l for l in run.stderr.splitlines() if l.strip()]
             verdicts[began] = ("crash", (died[-1] if died else f"exit {run.returncode}")[:160])
