@@ -112,6 +112,16 @@ function examinedLine(examined) {
     '.');
 }
 
+// Which llama.cpp releases load the file, as the command line's line says
+// it: `from b4980 on (architecture `gemma3` since b4980)`.
+function llamaCppText(l) {
+  const window = l.loads_from != null
+    ? (l.loads_until != null ? `from ${l.loads_from} to ${l.loads_until} (newer releases do not)` : `from ${l.loads_from} on`)
+    : (l.loads_until != null ? `up to ${l.loads_until} (newer releases do not)` : 'no known release');
+  const why = l.because.length > 0 ? ` (${l.because.join(', ')})` : '';
+  return `${window}${why}: the releases that know its architecture, tokenizer and tensor types`;
+}
+
 function summaryList(entry, facts) {
   const s = entry.summary;
   const rows = [
@@ -126,6 +136,7 @@ function summaryList(entry, facts) {
   ];
   for (const t of facts?.templates ?? []) rows.push([`template ${t.key.replace('tokenizer.chat_template', '') || '(default)'}`, `sha256 ${t.sha256}`]);
   if (s.remote) rows.push(['read', `${size(s.remote.bytes_fetched)} in ${plural(s.remote.requests, 'request')}`]);
+  if (s.llama_cpp) rows.push(['llama.cpp', llamaCppText(s.llama_cpp)]);
   return el('dl', { class: 'summary' }, rows.filter(([, v]) => v != null).map(([k, v]) => [el('dt', {}, k), el('dd', {}, v)]));
 }
 

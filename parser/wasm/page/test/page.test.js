@@ -121,6 +121,9 @@ test('dropped corpus files: the command line\'s verdicts and findings, counts eq
     assert.equal(card.verdict, want.valid ? 'valid' : 'invalid', name);
     assert.deepEqual(card.rules, want.diagnostics.map((d) => d.rule), name);
     for (const d of want.diagnostics) assert.ok(card.links.includes(`../book/rules.html#${d.rule}`), d.rule);
+    // Which llama.cpp releases load it, as its JSON says.
+    const l = want.summary.llama_cpp;
+    if (l) assert.ok(card.text.includes(`llama.cppfrom ${l.loads_from} on`), `${name}: ${card.text}`);
   }
   await page.waitForFunction(() => /files validated/.test(document.getElementById('progress').textContent));
   // The page's counts are its JSON's.
