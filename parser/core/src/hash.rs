@@ -285,14 +285,8 @@ impl From<ReadError> for HashError {
 pub fn tensor_ranges(src: &dyn ByteSource) -> Result<Vec<TensorRange>, HashError> {
     let opts = crate::Options { container_only: true, ..crate::Options::default() };
     let validated = crate::Validator::new(opts.clone()).validate(src)?;
-    tensor_ranges_of(&validated, &opts)
-}
-
-/// [`tensor_ranges`] of a file already validated (as a command that
-/// validates first and hashes after reads it): from the validation's own
-/// parse; only a file whose header was not read as GGUF v2/v3 is looked at
-/// again, for what it is.
-pub fn tensor_ranges_of(validated: &crate::Validated, opts: &crate::Options) -> Result<Vec<TensorRange>, HashError> {
+    // From the validation's own parse; only a file whose header was not
+    // read as GGUF v2/v3 is looked at again, for what it is.
     let file_len = validated.file_len();
     if let Some(parsed) = validated.parsed() {
         return ranges_of(&parsed, file_len);

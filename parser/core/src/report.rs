@@ -379,7 +379,7 @@ impl<'o> Judging<'o> {
 
 /// Collects diagnostics, applying levels, the per-rule cap and counts.
 pub(crate) struct Sink<'o> {
-    opts: &'o Options,
+    /// The options (`judging.options`) and the rest of how it judges.
     judging: Judging<'o>,
     /// Findings listed per rule; the rest are counted.
     cap: u64,
@@ -399,7 +399,6 @@ impl<'o> Sink<'o> {
     /// A sink that judges as `judging` says.
     pub(crate) fn judging(judging: Judging<'o>) -> Sink<'o> {
         Sink {
-            opts: judging.options,
             judging,
             cap: limits::MAX_DIAGNOSTICS_PER_RULE as u64,
             diagnostics: Vec::new(),
@@ -428,7 +427,7 @@ impl<'o> Sink<'o> {
     /// Whether a rule is reported at all (lets callers skip work).
     /// The options findings are judged with.
     pub(crate) fn options(&self) -> &'o Options {
-        self.opts
+        self.judging.options
     }
 
     pub(crate) fn enabled(&self, rule: RuleId) -> bool {
@@ -466,7 +465,7 @@ impl<'o> Sink<'o> {
         path: impl FnOnce() -> String,
         message: impl FnOnce() -> String,
     ) {
-        let severity = self.opts.level(rule);
+        let severity = self.judging.options.level(rule);
         let counted = if self.judging.every_profile { self.count_all(rule, 1) } else { self.count(severity, 1) };
         if !counted {
             return;
@@ -521,8 +520,11 @@ impl<'o> Sink<'o> {
     /// Counts `n` findings of `rule` that are not listed (they appear in
     /// the report's counts and `suppressed`).
     pub(crate) fn count_unlisted(&mut self, rule: RuleId, n: u64) {
-        let counted =
-            if self.judging.every_profile { self.count_all(rule, n) } else { self.count(self.opts.level(rule), n) };
+        let counted = if self.judging.every_profile {
+            self.count_all(rule, n)
+        } else {
+            self.count(self.judging.options.level(rule), n)
+        };
         if !counted {
             return;
         }
@@ -588,7 +590,7 @@ impl<'o> Sink<'o> {
             .iter()
             .filter_map(|(rule, n)| n.checked_sub(cap).filter(|x| *x > 0).map(|x| (rule.id(), x)))
             .collect();
-        let valid = self.counts.errors == 0 && !(self.opts.deny_warnings && self.counts.warnings > 0);
+        let valid = self.counts.errors == 0 && !(self.judging.options.deny_warnings && self.counts.warnings > 0);
         (self.diagnostics, self.counts, suppressed, valid)
     }
 
@@ -656,7 +658,7 @@ impl<'o> Sink<'o> {
     /// findings of a pass judging every profile: the findings it reports, at its
     /// levels, a cause it does not report dropped, its counts.
     fn under(&self, profile: Profile) -> Sink<'o> {
-        let level = |rule: RuleId| self.opts.level_under(profile, rule);
+        let level = |rule: RuleId| self.judging.options.level_under(profile, rule);
         let diagnostics = self
             .diagnostics
             .iter()
@@ -667,7 +669,7 @@ impl<'o> Sink<'o> {
                 ..d.clone()
             })
             .collect();
-        let mut sink = Sink { cap: self.cap, diagnostics, ..Sink::new(self.opts) };
+        let mut sink = Sink { cap: self.cap, diagnostics, ..Sink::new(self.judging.options) };
         for (rule, n) in &self.totals {
             if sink.count(level(*rule), *n) {
                 sink.per_rule.insert(*rule, self.per_rule.get(rule).copied().unwrap_or(0));
