@@ -25,8 +25,13 @@ source tree as fetch.sh lays it out (`$LLAMA_RELEASES_CACHE/src/TAG/`):
   clip-impl.h, or examples/llava/clip.cpp before): the projector loader
   refuses another `clip.projector_type`.
 
-What a release needs beyond these (keys, tensor shapes, graph changes) is
-not read here: a report built on this table says so.
+- what a release's model loader needs of a model of each architecture
+  (release_contracts.py: the keys and tensors it requires, the tensors it
+  creates, the shapes it checks), for the releases whose loader is one
+  `switch (arch)` (CONTRACTS_READ); later releases' are the pinned tree's.
+
+Graph changes between releases (what a release does after loading) are not
+read here: a report built on this table says so.
 
     python3 conformance/tools/llama-releases/gen_release_facts.py [OUT] [--check]
     python3 conformance/tools/llama-releases/gen_release_facts.py --check-releases TAG... [OUT]
@@ -40,6 +45,9 @@ import os
 import pathlib
 import re
 import sys
+
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
+import release_contracts  # noqa: E402
 
 HERE = pathlib.Path(__file__).resolve().parent
 ROOT = HERE.parents[2]
@@ -125,6 +133,30 @@ def projector_types(tree: pathlib.Path) -> list:
     return map_names(text, "PROJECTOR_TYPE_NAMES")
 
 
+def arch_enums(tree: pathlib.Path) -> dict:
+    text = strip_comments(sources(tree))
+    at = text.index("LLM_ARCH_NAMES")
+    body = text[at:text.index("};", at)]
+    return dict(re.findall(r'\{\s*(LLM_ARCH_\w+)\s*,\s*"([^"]+)"\s*\}', body))
+
+
+TERMS = ("Key", "Tensor", "Creates", "Complete", "Shape")
+
+
+def contract_facts(tree: pathlib.Path) -> list:
+    """(architecture, term, item) of every fact of one release's model
+    loader (release_contracts.py); [] for a release it does not read."""
+    out = []
+    for arch, c in release_contracts.contracts(sources(tree), arch_enums(tree)).items():
+        out += [(arch, "Key", k) for k in c["key"]]
+        out += [(arch, "Tensor", t) for t in c["tensor"]]
+        if c["creates"] is not None:
+            out.append((arch, "Complete", ""))
+            out += [(arch, "Creates", t) for t in c["creates"]]
+        out += [(arch, "Shape", f"{t}={d}") for t, d in c["shape"].items()]
+    return out
+
+
 def spans(present: list) -> list:
     """Runs of consecutive release indices: [(first, last), ...]."""
     runs = []
@@ -162,6 +194,8 @@ def render(rels: list, trees: list) -> str:
         "//! What each llama.cpp release knows: every fact once, with the runs of releases",
         "//! (first and last, indices into [`RELEASES`], oldest first) that know it.",
         "",
+        "use super::Term::{self, *};",
+        "",
         "/// The releases, oldest first: (llama.cpp tag, the node-llama-cpp version that carries it).",
         "pub(crate) const RELEASES: &[(&str, &str)] = &[",
     ]
@@ -198,6 +232,33 @@ def render(rels: list, trees: list) -> str:
         for first, last in spans(types[(tid, name)]):
             lines.append(f"    ({tid}, {rust_str(name)}, {first}, {last}),")
     lines.append("];")
+
+    read, contracts = [], {}
+    for i, tree in enumerate(trees):
+        found = contract_facts(tree)
+        if found:
+            read.append(i)
+        for fact in found:
+            contracts.setdefault(fact, []).append(i)
+    lines.append("")
+    lines.append("/// The releases whose model loader the contracts below are read from (runs")
+    lines.append("/// of indices): one `switch (arch)` in load_hparams and load_tensors. The")
+    lines.append("/// others' contract is the pinned tree's.")
+    lines.append("pub(crate) const CONTRACTS_READ: &[(u8, u8)] = &[")
+    for first, last in spans(read):
+        lines.append(f"    ({first}, {last}),")
+    lines.append("];")
+    lines.append("")
+    lines.append("/// Per architecture, what those loaders need of a model (release_contracts.py):")
+    lines.append("/// (architecture, term, item, first, last); items are keys after `ARCH.` (or")
+    lines.append("/// `=` and the whole key), tensor patterns (`{}`: the layer), and for Shape")
+    lines.append("/// `pattern=dims` (`?`: not evaluated). Sorted by architecture, term, item.")
+    lines.append("pub(crate) const CONTRACTS: &[(&str, Term, &str, u8, u8)] = &[")
+    order = {t: i for i, t in enumerate(TERMS)}
+    for (arch, term, item) in sorted(contracts, key=lambda f: (f[0], order[f[1]], f[2])):
+        for first, last in spans(contracts[(arch, term, item)]):
+            lines.append(f"    ({rust_str(arch)}, {term}, {rust_str(item)}, {first}, {last}),")
+    lines.append("];")
     return "\n".join(lines) + "\n"
 
 
@@ -207,7 +268,7 @@ def table_view(text: str, tag: str) -> dict:
     index = rel.index(tag)
     view = {}
     for name, body in re.findall(r"pub\(crate\) const (\w+): &\[\([^)]*\)\] = &\[(.*?)\];", text, flags=re.S):
-        if name == "RELEASES":
+        if name in ("RELEASES", "CONTRACTS_READ"):
             continue
         facts = set()
         for row in re.findall(r"\((.*)\),", body):
@@ -229,6 +290,7 @@ def release_facts(tree: pathlib.Path) -> dict:
     }
     facts = {name: {rust_str(f) for f in extract(tree)} for name, extract in named.items()}
     facts["GGML_TYPES"] = {f"{tid}, {rust_str(n)}" for tid, n in ggml_types(tree)}
+    facts["CONTRACTS"] = {f"{rust_str(a)}, {t}, {rust_str(i)}" for a, t, i in contract_facts(tree)}
     return facts
 
 

@@ -321,8 +321,11 @@ impl Options {
 
 /// Which llama.cpp releases load a file (`summary.llama_cpp`), from what
 /// each release knows of the file's architecture, tokenizer, pre-tokenizer,
-/// projector type and tensor types; keys, tensor shapes and graph changes
-/// between releases are not examined.
+/// projector type and tensor types, and, for the releases whose model
+/// loader is read ([`crate::llama_cpp::Release::model_contract_read`]), the
+/// keys and tensors it requires, the tensors it creates and their shapes;
+/// conditions on values and graph changes between releases are not
+/// examined.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
 pub struct LlamaCpp {
     /// The oldest known release from which every newer one loads it, or
@@ -389,6 +392,9 @@ pub(crate) struct Sink<'o> {
     /// Judging every profile: findings per rule, listed or not (each
     /// profile's counts are made from these at the end).
     totals: BTreeMap<RuleId, u64>,
+    /// The first finding, at any level, by which the pinned tree's model
+    /// loader refuses the file ([`RuleId::refuses_at_load`]).
+    pub(crate) refused_at_load: Option<RuleId>,
 }
 
 impl<'o> Sink<'o> {
@@ -405,6 +411,7 @@ impl<'o> Sink<'o> {
             per_rule: BTreeMap::new(),
             counts: Counts::default(),
             totals: BTreeMap::new(),
+            refused_at_load: None,
         }
     }
 
@@ -465,6 +472,9 @@ impl<'o> Sink<'o> {
         path: impl FnOnce() -> String,
         message: impl FnOnce() -> String,
     ) {
+        if self.refused_at_load.is_none() && rule.refuses_at_load() {
+            self.refused_at_load = Some(rule);
+        }
         let severity = self.judging.options.level(rule);
         let counted = if self.judging.every_profile { self.count_all(rule, 1) } else { self.count(severity, 1) };
         if !counted {

@@ -800,6 +800,22 @@ catalogue! {
 }
 
 impl RuleId {
+    /// Whether this rule is a term of the pinned tree's model-loader
+    /// contract of the kinds the llama.cpp release table reads for older
+    /// releases (keys and tensors required, tensors created, shapes, the
+    /// layer count): a file it finds is refused at load by the releases
+    /// held to the pinned contract ([`crate::llama_cpp::Release::model_contract_read`]).
+    pub fn refuses_at_load(self) -> bool {
+        matches!(
+            self,
+            RuleId::ModelKeyMissing
+                | RuleId::ModelTensorMissing
+                | RuleId::ModelTensorUnexpected
+                | RuleId::ModelTensorShape
+                | RuleId::ModelBlockCount
+        )
+    }
+
     /// This rule's row of the catalogue.
     pub fn rule(self) -> &'static Rule {
         // The catalogue is generated in enum order, so the index matches;

@@ -317,7 +317,7 @@ impl Expr<'_, '_, '_> {
 /// A tensor name split into its pattern (`blk.{}.attn_q.weight`) and the
 /// numbers in place of `{}`: every dot-separated segment that is a
 /// canonical decimal number (`0`, `17`; not `01`).
-fn pattern_of(name: &str) -> (String, Vec<u64>) {
+pub(crate) fn pattern_of(name: &str) -> (String, Vec<u64>) {
     let mut pattern = String::with_capacity(name.len());
     let mut numbers = Vec::new();
     for (i, seg) in name.split('.').enumerate() {
@@ -351,6 +351,41 @@ fn padded(dims: impl Iterator<Item = Option<u64>>) -> [Option<u64>; 4] {
 fn show(dims: &[Option<u64>]) -> String {
     let parts: Vec<String> = dims.iter().map(|d| d.map_or_else(|| "?".to_string(), |v| v.to_string())).collect();
     format!("[{}]", parts.join(", "))
+}
+
+/// The hyper-parameters of `arch` a release's shape expressions read
+/// (layer 0's, as the loaders read by one switch took them once).
+pub(crate) struct ShapeVars<'f> {
+    meta: &'f GgufFile<'f>,
+    arch: &'f str,
+    hp: Hparams,
+}
+
+impl<'f> ShapeVars<'f> {
+    pub(crate) fn read(meta: &'f GgufFile<'f>, arch: &'f str) -> ShapeVars<'f> {
+        ShapeVars { meta, arch, hp: Hparams::read(meta, arch) }
+    }
+
+    /// When `t` does not have the shape `dims` (comma-separated shape
+    /// expressions; `?` or a name not known: not compared): the expected
+    /// and the actual shape, shown.
+    pub(crate) fn mismatch(&self, t: &TensorInfo<'_>, dims: &str) -> Option<(String, String)> {
+        if t.n_dims > 4 {
+            return None;
+        }
+        let exprs: Vec<&str> = dims.split(',').collect();
+        if exprs.len() > 4 {
+            return None;
+        }
+        let expected = padded(exprs.iter().map(|e| eval(e, &self.hp, None, Some((self.meta, self.arch)))));
+        let actual = padded(t.dims().map(Some));
+        if expected.iter().zip(&actual).all(|(e, a)| e.is_none() || e == a) {
+            return None;
+        }
+        let n = usize::try_from(t.n_dims).unwrap_or(4).clamp(1, 4);
+        let last = expected.iter().rposition(|d| *d != Some(1)).map_or(1, |i| i.saturating_add(1));
+        Some((show(expected.get(..last).unwrap_or(&expected)), show(actual.get(..n).unwrap_or(&actual))))
+    }
 }
 
 /// Runs the tensor rules of `arch` over `tensors` (the file's own, or the

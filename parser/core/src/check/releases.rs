@@ -3,9 +3,12 @@
 //! `conformance/tools/llama-releases/`) against what the file needs of its
 //! loader: its architecture, tokenizer model and pre-tokenizer (a model),
 //! its projector type (a projector) and its tensors' ggml types. A release
-//! that does not know one of these refuses the file at load. What else a
-//! release needs (keys, tensor shapes, graph changes between releases) is
-//! not read here, and the report says so.
+//! that does not know one of these refuses the file at load. For the
+//! releases whose model loader is one switch (`table::CONTRACTS_READ`), also
+//! what that loader holds a model of each architecture to: the keys and
+//! tensors it requires, the tensors it creates and their shapes. The later
+//! releases' contract is the pinned tree's (the model layer's); graph
+//! changes between releases are not read.
 //!
 //! The releases and their facts are [`crate::llama_cpp`]. Every report of
 //! such a file says the oldest release that loads it
@@ -15,17 +18,24 @@
 #![forbid(unsafe_code)]
 #![deny(clippy::indexing_slicing, clippy::arithmetic_side_effects, clippy::cast_possible_truncation)]
 
+use std::collections::HashMap;
+
 use super::model::FileKind;
+use super::model_tensors::{ShapeVars, pattern_of};
+use crate::llama_cpp::Term;
 use crate::llama_cpp::table;
 use crate::llama_cpp::{PINNED, Release};
-use crate::parse::GgufFile;
+use crate::parse::{GgufFile, TensorInfo};
 use crate::report::{LlamaCpp, Sink};
 use crate::rules::RuleId;
 
-/// One thing a file needs its loader to know, and the releases that know
-/// it (bit `i`: release `i` of the table, which holds at most 128).
+/// One thing a file needs of its loader, and the releases whose loader
+/// gives it (bit `i`: release `i` of the table, which holds at most 128).
 #[derive(Debug)]
 struct Need {
+    /// A name the loader must know (`what` `name`), or what a release's
+    /// model loader holds the file to.
+    kind: NeedKind,
     what: &'static str,
     name: String,
     offset: u64,
@@ -33,9 +43,33 @@ struct Need {
     known: u128,
 }
 
+/// The kinds of [`Need`].
+#[derive(Debug)]
+enum NeedKind {
+    /// A name (architecture, tokenizer, type) the release must know.
+    Name,
+    /// A key the file lacks and some releases require.
+    KeyAbsent,
+    /// A tensor the file lacks and some releases require.
+    TensorAbsent,
+    /// A tensor of the file some releases never create.
+    TensorUnknown { arch: String },
+    /// A tensor whose shape some releases expect otherwise: (expected by
+    /// the newest of them, the file's).
+    Shape { expected: String, actual: String },
+    /// What the pinned tree's model layer found (this rule), for the
+    /// releases held to its contract.
+    Pinned(RuleId),
+}
+
 /// Release `i`'s bit.
 fn bit(i: u8) -> u128 {
     1u128.checked_shl(u32::from(i)).unwrap_or(0)
+}
+
+/// The bits of releases `first..=last`.
+fn run(first: u8, last: u8) -> u128 {
+    (first..=last).fold(0, |m, i| m | bit(i))
 }
 
 impl Need {
@@ -48,6 +82,44 @@ impl Need {
     fn since(&self) -> Option<Release> {
         let newest = Release::all().rev().find(|r| self.knows(*r))?;
         Release::all().rev().skip_while(|r| *r > newest).take_while(|r| self.knows(*r)).last()
+    }
+
+    /// What changed in release `from` (its predecessor refuses the file).
+    fn change(&self, from: Release) -> String {
+        let from = from.name();
+        match &self.kind {
+            NeedKind::Name => format!("{} `{}` since {from}", self.what, self.name),
+            NeedKind::KeyAbsent => format!("key `{}` not required since {from}", self.name),
+            NeedKind::TensorAbsent => format!("tensor `{}` not required since {from}", self.name),
+            NeedKind::TensorUnknown { .. } => format!("tensor `{}` created since {from}", self.name),
+            NeedKind::Shape { actual, .. } => format!("shape {actual} of `{}` since {from}", self.name),
+            NeedKind::Pinned(rule) => format!("`{rule}` of the pinned tree's model layer not found since {from}"),
+        }
+    }
+
+    /// How a release refuses the file, with since when one does not.
+    fn refusal(&self) -> String {
+        let since = match (self.since(), &self.kind) {
+            (Some(r), NeedKind::Name) => format!("known since {}", r.name()),
+            (Some(r), _) => format!("loaded since {}", r.name()),
+            (None, NeedKind::Name) => "known to no release of the table".to_string(),
+            (None, _) => "loaded by no release of the table".to_string(),
+        };
+        match &self.kind {
+            NeedKind::Name => format!("does not know the {} `{}` ({since})", self.what, self.name),
+            NeedKind::KeyAbsent => format!("requires the key `{}`, which the file lacks ({since})", self.name),
+            NeedKind::TensorAbsent => format!("requires the tensor `{}`, which the file lacks ({since})", self.name),
+            NeedKind::TensorUnknown { arch } => format!(
+                "never creates a tensor `{}` for architecture `{arch}` (wrong number of tensors; {since})",
+                self.name
+            ),
+            NeedKind::Shape { expected, actual } => {
+                format!("expects `{}` to have shape {expected}, not {actual} ({since})", self.name)
+            }
+            NeedKind::Pinned(rule) => {
+                format!("holds the file to the pinned tree's model loader, which refuses it (`{rule}` above; {since})")
+            }
+        }
     }
 }
 
@@ -63,16 +135,18 @@ const BPE_TOKENIZER_MODELS: [&str; 3] = ["gpt2", "hybriddna", "whitespace"];
 fn known(facts: &[(&str, u8, u8)], name: &str) -> u128 {
     let start = facts.partition_point(|(n, ..)| *n < name);
     let runs = facts.get(start..).unwrap_or_default().iter().take_while(|(n, ..)| *n == name);
-    runs.fold(0, |mask, (_, first, last)| (*first..=*last).fold(mask, |m, i| m | bit(i)))
+    runs.fold(0, |mask, (_, first, last)| mask | run(*first, *last))
 }
 
 /// What `file` (of `kind`, architecture `arch`) needs its loader to know.
-fn needs(file: &GgufFile<'_>, kind: FileKind, arch: Option<&str>) -> Vec<Need> {
+/// (`contracts`: also what the releases' model loaders hold it to.)
+fn needs(file: &GgufFile<'_>, kind: FileKind, arch: Option<&str>, contracts: bool) -> Vec<Need> {
     let mut out = Vec::new();
     let mut string_key = |key: &str, what: &'static str, facts: &[(&str, u8, u8)]| {
         let Some(kv) = file.get(key) else { return };
         let Some(name) = kv.value.as_string().and_then(|s| s.as_str()) else { return };
         out.push(Need {
+            kind: NeedKind::Name,
             what,
             name: name.to_string(),
             offset: kv.key.offset,
@@ -92,6 +166,9 @@ fn needs(file: &GgufFile<'_>, kind: FileKind, arch: Option<&str>) -> Vec<Need> {
             if model.is_some_and(|m| BPE_TOKENIZER_MODELS.contains(&m)) {
                 string_key("tokenizer.ggml.pre", "pre-tokenizer", table::PRE_TOKENIZERS);
             }
+            if let Some(arch) = arch.filter(|_| contracts) {
+                contract_needs(file, arch, &mut out);
+            }
         }
         FileKind::Projector => string_key("clip.projector_type", "projector type", table::PROJECTOR_TYPES),
         _ => {}
@@ -105,9 +182,10 @@ fn needs(file: &GgufFile<'_>, kind: FileKind, arch: Option<&str>) -> Vec<Need> {
     for (id, t) in types {
         let start = table::GGML_TYPES.partition_point(|(i, ..)| *i < id);
         let runs = table::GGML_TYPES.get(start..).unwrap_or_default().iter().take_while(|(i, ..)| *i == id);
-        let known = runs.fold(0, |mask, (_, _, first, last)| (*first..=*last).fold(mask, |m, i| m | bit(i)));
+        let known = runs.fold(0, |mask, (_, _, first, last)| mask | run(*first, *last));
         let name = crate::types::GgmlType::from_id(id).map_or_else(|| format!("id {id}"), |t| t.name().to_string());
         out.push(Need {
+            kind: NeedKind::Name,
             what: "type",
             name,
             offset: t.type_offset,
@@ -118,8 +196,121 @@ fn needs(file: &GgufFile<'_>, kind: FileKind, arch: Option<&str>) -> Vec<Need> {
     out
 }
 
-/// Which releases load `file`, when it is a model whose architecture the
-/// pinned tree knows or a projector, and its model layer was examined (not
+/// What the model loaders of the releases read by one switch
+/// (`table::CONTRACTS`) hold a model of `arch` to, where the file and a
+/// release part: a key or a tensor it requires that the file lacks, a
+/// tensor of the file it never creates, a shape it expects otherwise.
+/// Each release the rows do not cover accepts what they would refuse.
+fn contract_needs(file: &GgufFile<'_>, arch: &str, out: &mut Vec<Need>) {
+    let start = table::CONTRACTS.partition_point(|(a, ..)| *a < arch);
+    let rows = table::CONTRACTS.get(start..).unwrap_or_default();
+    let rows = rows.get(..rows.iter().take_while(|(a, ..)| *a == arch).count()).unwrap_or_default();
+    if rows.is_empty() {
+        return;
+    }
+    // The file's tensors by pattern (`blk.{}.attn_q.weight`), with their layers.
+    let mut present: HashMap<String, Vec<(Option<u64>, &TensorInfo<'_>)>> = HashMap::new();
+    for t in &file.tensors {
+        let Some(name) = t.name.as_str() else { continue };
+        let (pattern, numbers) = pattern_of(name);
+        present.entry(pattern).or_default().push((numbers.first().copied(), t));
+    }
+    let first_tensor = file.tensors.first().map_or(file.infos_end, |t| t.name.offset);
+    let layers = file.get(&format!("{arch}.block_count")).and_then(super::model_tensors::layer0);
+    let mut vars = None;
+    let refusing = |item: &str, term: Term| -> u128 {
+        rows.iter().filter(|(_, t, i, ..)| *t == term && *i == item).fold(0, |m, (.., f, l)| m | run(*f, *l))
+    };
+    let mut complete = 0u128;
+    let mut i = 0;
+    while let Some((_, term, item, ..)) = rows.get(i) {
+        let same =
+            rows.get(i..).unwrap_or_default().iter().take_while(|(_, t, it, ..)| t == term && it == item).count();
+        i = i.saturating_add(same.max(1));
+        match term {
+            Term::Key => {
+                let key = item.strip_prefix('=').map_or_else(|| format!("{arch}.{item}"), str::to_string);
+                if file.get(&key).is_none() {
+                    out.push(Need {
+                        kind: NeedKind::KeyAbsent,
+                        what: "key",
+                        offset: super::KV_SECTION,
+                        path: "kv".into(),
+                        name: key,
+                        known: !refusing(item, *term),
+                    });
+                }
+            }
+            Term::Tensor => {
+                let missing = match (item.contains("{}"), present.get(*item)) {
+                    (false, found) => found.is_none().then(|| item.to_string()),
+                    (true, found) => (0..layers.unwrap_or(0))
+                        .find(|l| !found.is_some_and(|ts| ts.iter().any(|(at, _)| *at == Some(*l))))
+                        .map(|l| item.replacen("{}", &l.to_string(), 1)),
+                };
+                if let Some(name) = missing {
+                    out.push(Need {
+                        kind: NeedKind::TensorAbsent,
+                        what: "tensor",
+                        offset: first_tensor,
+                        path: "tensors".into(),
+                        name,
+                        known: !refusing(item, *term),
+                    });
+                }
+            }
+            Term::Complete => complete = refusing(item, *term),
+            Term::Creates => {}
+            Term::Shape => {
+                let Some((pattern, dims)) = item.split_once('=') else { continue };
+                let Some(found) = present.get(pattern) else { continue };
+                let vars = vars.get_or_insert_with(|| ShapeVars::read(file, arch));
+                let Some((t, (expected, actual))) = found.iter().find_map(|(_, t)| Some((*t, vars.mismatch(t, dims)?)))
+                else {
+                    continue;
+                };
+                let name = crate::parse::escape_bytes(t.name.bytes, false);
+                let refused = refusing(item, *term);
+                // One finding per tensor: the releases of every shape it fails.
+                match out.iter_mut().find(|n| matches!(n.kind, NeedKind::Shape { .. }) && n.name == name) {
+                    Some(need) => need.known &= !refused,
+                    None => out.push(Need {
+                        kind: NeedKind::Shape { expected, actual },
+                        what: "shape",
+                        offset: t.dims_offset,
+                        path: format!("tensor[{}] {name}/dims", t.index),
+                        name,
+                        known: !refused,
+                    }),
+                }
+            }
+        }
+    }
+    if complete == 0 {
+        return;
+    }
+    let mut unknown: Vec<(&String, &TensorInfo<'_>)> =
+        present.iter().filter_map(|(p, ts)| Some((p, ts.first()?.1))).collect();
+    unknown.sort_by_key(|(_, t)| t.index);
+    for (pattern, t) in unknown {
+        let refused = complete & !refusing(pattern, Term::Creates);
+        if refused == 0 {
+            continue;
+        }
+        let name = crate::parse::escape_bytes(t.name.bytes, false);
+        out.push(Need {
+            kind: NeedKind::TensorUnknown { arch: arch.to_string() },
+            what: "tensor",
+            offset: t.name.offset,
+            path: format!("tensor[{}] {name}", t.index),
+            name,
+            known: !refused,
+        });
+    }
+}
+
+/// Which releases load `file`, when it is a model that names its
+/// architecture or a projector, and its model layer was examined (not
 /// `--container-only`, not a shard of a split set: a set is loaded whole);
 /// judged against releases, each that refuses it is reported.
 pub(crate) fn of(file: &GgufFile<'_>, arch: Option<&str>, sink: &mut Sink<'_>) -> Option<LlamaCpp> {
@@ -127,17 +318,32 @@ pub(crate) fn of(file: &GgufFile<'_>, arch: Option<&str>, sink: &mut Sink<'_>) -
         return None;
     }
     let kind = FileKind::of(file, arch);
-    let known_arch = arch.is_some_and(|a| super::llama_arches::LLAMA_ARCHES.contains(&a));
     match kind {
-        FileKind::Model if known_arch && !file.tensors.is_empty() => Some(judge(file, kind, arch, sink)),
-        FileKind::Projector if !file.tensors.is_empty() => Some(judge(file, kind, arch, sink)),
+        // An architecture no release knows is judged too: every release
+        // refuses it (`unknown model architecture`).
+        FileKind::Model if arch.is_some() && !file.tensors.is_empty() => {
+            Some(judge(needs(file, kind, arch, true), sink))
+        }
+        FileKind::Projector if !file.tensors.is_empty() => Some(judge(needs(file, kind, arch, true), sink)),
         _ => None,
     }
 }
 
-/// [`of`] for a file of `kind`.
-fn judge(file: &GgufFile<'_>, kind: FileKind, arch: Option<&str>, sink: &mut Sink<'_>) -> LlamaCpp {
-    let needs = needs(file, kind, arch);
+/// [`of`] for a file with these needs.
+fn judge(mut needs: Vec<Need>, sink: &mut Sink<'_>) -> LlamaCpp {
+    // The releases whose model loader is not read are held to the pinned
+    // tree's: what its model layer found refuses the file there too.
+    if let Some(rule) = sink.refused_at_load {
+        let pinned = Release::all().filter(|r| !r.model_contract_read()).fold(0, |m, r| m | bit(r.0));
+        needs.push(Need {
+            kind: NeedKind::Pinned(rule),
+            what: "contract",
+            name: rule.to_string(),
+            offset: super::KV_SECTION,
+            path: "model".into(),
+            known: !pinned,
+        });
+    }
     let loads = |r: Release| needs.iter().all(|n| n.knows(r));
     let loading: Vec<Release> = Release::all().filter(|r| loads(*r)).collect();
     // The oldest release from which every newer one loads it (a release
@@ -155,17 +361,16 @@ fn judge(file: &GgufFile<'_>, kind: FileKind, arch: Option<&str>, sink: &mut Sin
     // not know.
     let because = match loads_from {
         Some(from) => match from.0.checked_sub(1).map(Release) {
-            Some(before) => needs
-                .iter()
-                .filter(|n| !n.knows(before))
-                .map(|n| format!("{} `{}` since {}", n.what, n.name, from.name()))
-                .collect(),
+            Some(before) => needs.iter().filter(|n| !n.knows(before)).map(|n| n.change(from)).collect(),
             None => Vec::new(),
         },
         None => needs
             .iter()
             .filter(|n| n.known == 0)
-            .map(|n| format!("{} `{}` is known to no release of the table", n.what, n.name))
+            .map(|n| match n.kind {
+                NeedKind::Name => format!("{} `{}` is known to no release of the table", n.what, n.name),
+                _ => format!("every release of the table {}", n.refusal()),
+            })
             .collect(),
     };
     let judged = sink.releases();
@@ -181,20 +386,11 @@ fn judge(file: &GgufFile<'_>, kind: FileKind, arch: Option<&str>, sink: &mut Sin
                 1 => format!("llama.cpp {first}"),
                 n => format!("{n} of the releases judged ({first} to {})", refusing.last().unwrap_or(first)),
             };
-            let since = match need.since() {
-                Some(r) => format!("known since {}", r.name()),
-                None => "known to no release of the table".to_string(),
-            };
             sink.emit(
                 RuleId::LlamaCppRelease,
                 need.offset,
                 || need.path.clone(),
-                || {
-                    format!(
-                        "{which} does not know the {} `{}` ({since}) and refuses the file at load",
-                        need.what, need.name
-                    )
-                },
+                || format!("{which} {} and refuses the file at load", need.refusal()),
             );
         }
     }
@@ -225,9 +421,10 @@ mod tests {
         m.to_bytes()
     }
 
-    /// What [`judge`] says of `bytes` judged against `releases`: the
-    /// summary, and the report with its findings (the file's other rules
-    /// do not run: these files are not whole models).
+    /// What [`judge`] says of `bytes` judged against `releases` by the
+    /// names the file needs (not the model loaders' contracts: these files
+    /// are not whole models): the summary, and the report with its
+    /// findings (the file's other rules do not run).
     fn judged_alone(bytes: &[u8], releases: Option<&str>) -> (LlamaCpp, crate::Report) {
         let releases = releases.map(|r| r.parse::<Releases>().unwrap());
         let parsed = crate::parse::parse_bytes(bytes).unwrap();
@@ -236,7 +433,7 @@ mod tests {
         let mut judging = crate::report::Judging::plain(&opts);
         judging.releases = releases;
         let mut sink = Sink::judging(judging);
-        let l = judge(&parsed.file, FileKind::of(&parsed.file, arch), arch, &mut sink);
+        let l = judge(needs(&parsed.file, FileKind::of(&parsed.file, arch), arch, false), &mut sink);
         let report = sink.finish(
             crate::Profile::Strict,
             crate::report::FileFormat::Gguf,
@@ -400,5 +597,98 @@ mod tests {
             let l = under.summary.llama_cpp.unwrap();
             assert_eq!(l.loads_from.as_deref(), Some(Release::all().next().unwrap().name()), "{p}");
         }
+    }
+    /// A converter file of the corpus (today's converter output).
+    fn converter(name: &str) -> Vec<u8> {
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../corpus/models");
+        std::fs::read(root.join(name)).unwrap()
+    }
+
+    /// The last release of the newest run of a contract row.
+    fn contract_until(arch: &str, term: Term, item: &str) -> Release {
+        let last =
+            table::CONTRACTS.iter().filter(|(a, t, i, ..)| *a == arch && *t == term && *i == item).map(|r| r.4).max();
+        Release(last.unwrap_or_else(|| panic!("no {term:?} row {arch} {item}")))
+    }
+
+    /// Each kind of contract row, on the converter file an older loader
+    /// refuses for it (the loader's own message in corpus/models/RELEASES.md):
+    /// the last release of the row refuses the file with exactly that
+    /// finding, the next one does not (its boundary), and the summary says
+    /// since when.
+    #[test]
+    fn a_model_loader_contract_refuses_until_it_changes() {
+        let cases: [(&str, &str, Term, &str, &str); 4] = [
+            // (file, architecture, term, row item, the finding's words)
+            (
+                "converter/gpt2.gguf",
+                "gpt2",
+                Term::Tensor,
+                "output.weight",
+                "requires the tensor `output.weight`, which the file lacks",
+            ),
+            (
+                "converter/deepseek3.gguf",
+                "deepseek2",
+                Term::Key,
+                "rope.scaling.yarn_log_multiplier",
+                "requires the key `deepseek2.rope.scaling.yarn_log_multiplier`",
+            ),
+            (
+                "converter/olmo2.gguf",
+                "olmo2",
+                Term::Shape,
+                "blk.{}.attn_k_norm.weight=n_embd",
+                "expects `blk.0.attn_k_norm.weight` to have shape [64], not [32]",
+            ),
+            (
+                "llama__weight_scales.gguf",
+                "llama",
+                Term::Creates,
+                "blk.{}.attn_q.scale",
+                "never creates a tensor `blk.0.attn_q.scale` for architecture `llama`",
+            ),
+        ];
+        for (file, arch, term, item, words) in cases {
+            let bytes = converter(file);
+            let (last, next) = match term {
+                // A tensor no read release creates: the newest read release
+                // refuses it, the first release after them (the pinned
+                // tree's contract) loads it.
+                Term::Creates => {
+                    assert!(!table::CONTRACTS.iter().any(|(a, t, i, ..)| *a == arch && *t == term && *i == item));
+                    let last = Release::all().filter(|r| r.model_contract_read()).next_back().unwrap();
+                    (last, Release(last.0 + 1))
+                }
+                _ => {
+                    let last = contract_until(arch, term, item);
+                    (last, Release(last.0 + 1))
+                }
+            };
+            let refused = judged(&bytes, Some(last.name()));
+            let found = refusals(&refused);
+            assert!(found.iter().any(|m| m.contains(words)), "{file} under {}: {found:?}", last.name());
+            let loaded = judged(&bytes, Some(next.name()));
+            let found = refusals(&loaded);
+            assert!(!found.iter().any(|m| m.contains(words)), "{file} under {}: {found:?}", next.name());
+            let l = loaded.summary.llama_cpp.unwrap();
+            assert!(l.loads_from.is_some(), "{file}: {l:?}");
+        }
+    }
+
+    /// The releases whose model loader is read are the oldest ones (one
+    /// switch over the architecture), the later ones the pinned tree's.
+    #[test]
+    fn model_contracts_are_read_for_the_switch_releases() {
+        let read: Vec<&str> = Release::all().filter(|r| r.model_contract_read()).map(Release::name).collect();
+        assert_eq!(read.first(), Some(&"b3889"));
+        assert!(read.contains(&"b8390") && !read.contains(&Release::newest().name()), "{read:?}");
+        assert!(
+            table::CONTRACTS.windows(2).all(|w| (w[0].0, w[0].1, w[0].2, w[0].3) < (w[1].0, w[1].1, w[1].2, w[1].3))
+        );
+        // Every row is of a read release.
+        assert!(
+            table::CONTRACTS.iter().all(|r| Release(r.3).model_contract_read() && Release(r.4).model_contract_read())
+        );
     }
 }

@@ -9,6 +9,22 @@
 #[rustfmt::skip]
 pub(crate) mod table;
 
+/// What one row of a release's model-loader contract says
+/// (`table::CONTRACTS`), for one architecture.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub(crate) enum Term {
+    /// A key the loader requires (after `ARCH.`, or `=` and the whole key).
+    Key,
+    /// A tensor the loader requires (`{}`: in every layer).
+    Tensor,
+    /// A tensor the loader may create.
+    Creates,
+    /// The tensors it may create are all listed: another is refused.
+    Complete,
+    /// The shape it checks a tensor against: `pattern=dims`.
+    Shape,
+}
+
 /// A llama.cpp release of the table ([`Release::all`], oldest first).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct Release(pub(crate) u8);
@@ -28,6 +44,13 @@ impl Release {
     /// prebuilt loader, on the npm registry).
     pub fn node_llama_cpp(self) -> &'static str {
         table::RELEASES.get(usize::from(self.0)).map_or("", |(_, v)| v)
+    }
+
+    /// Whether the contract of its model loader (the keys and tensors it
+    /// requires per architecture, the tensors it creates, their shapes) is
+    /// read from its own source; for the others it is the pinned tree's.
+    pub fn model_contract_read(self) -> bool {
+        table::CONTRACTS_READ.iter().any(|(first, last)| (*first..=*last).contains(&self.0))
     }
 
     /// Every known release, oldest first.

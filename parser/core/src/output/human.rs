@@ -187,11 +187,10 @@ fn human_report(out: &mut dyn Write, path: &str, r: &Report, style: Style) -> io
 }
 
 /// Which llama.cpp releases load the file, in one line: `llama.cpp: from
-/// b4980 on, every release knows its architecture, tokenizer and tensor
-/// types (architecture `gemma3` since b4980)`.
+/// b4980 on, every release loads it (architecture `gemma3` since b4980)`.
 fn llama_cpp_line(r: &Report) -> Option<String> {
     let l = r.summary.llama_cpp.as_ref()?;
-    const KNOWS: &str = "knows its architecture, tokenizer and tensor types";
+    const KNOWS: &str = "loads it";
     let window = match (&l.loads_from, &l.loads_until) {
         (Some(from), None) => format!("from {from} on, every release {KNOWS}"),
         (Some(from), Some(until)) => format!("from {from} to {until}, every release {KNOWS} (newer ones do not)"),
