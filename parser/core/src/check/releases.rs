@@ -657,7 +657,7 @@ mod tests {
                 // tree's contract) loads it.
                 Term::Creates => {
                     assert!(!table::CONTRACTS.iter().any(|(a, t, i, ..)| *a == arch && *t == term && *i == item));
-                    let last = Release::all().filter(|r| r.model_contract_read()).next_back().unwrap();
+                    let last = Release::all().rfind(|r| r.model_contract_read()).unwrap();
                     (last, Release(last.0 + 1))
                 }
                 _ => {
