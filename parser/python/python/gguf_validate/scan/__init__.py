@@ -105,7 +105,7 @@ def _now() -> str:
     return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
 
 
-def llama_cpp_setting(llama_cpp: str | None) -> str | None:
+def _llama_cpp_setting(llama_cpp: str | None) -> str | None:
     """A `--llama-cpp` setting (`R`, `R..`) as rows record it (`R..` where R
     is the newest release reads `R`), or None; an unknown release is a
     `UsageError` naming the known ones, as the command line's."""
@@ -264,7 +264,7 @@ def scan(
     command line's `--llama-cpp` (an unknown release: `UsageError`)."""
     if profile not in PROFILES:
         raise ValueError(f"profile `{profile}`: expected one of {', '.join(PROFILES)}")
-    llama_cpp = llama_cpp_setting(llama_cpp)
+    llama_cpp = _llama_cpp_setting(llama_cpp)
     started = time.monotonic()
     listed = read_sources(sources) if isinstance(sources, str) else (
         s if isinstance(s, Source) else Source(str(s)) for s in sources
