@@ -95,7 +95,7 @@ def hub(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Any:
 def latest_rows(folder: Path) -> dict[str, dict[str, Any]]:
     """The latest row of each URL (the most attempts)."""
     out: dict[str, dict[str, Any]] = {}
-    for r in pq.read_table(folder).to_pylist():
+    for r in pq.read_table(folder, schema=SCHEMA).to_pylist():
         if r["url"] not in out or r["attempts"] > out[r["url"]]["attempts"]:
             out[r["url"]] = r
     return out
@@ -234,7 +234,9 @@ def test_an_unknown_release_is_a_usage_error_naming_the_known_ones(tmp_path: Pat
     assert p.returncode == 2 and "unknown llama.cpp release `b1`" in p.stderr and known[-1] in p.stderr, p.stderr
 
 
-def test_a_folder_written_before_the_columns_is_resumed_and_reported(hub: Hub, tmp_path: Path) -> None:
+def test_a_folder_written_before_the_columns_is_resumed_and_reported(
+    hub: Hub, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     """Part files without the release columns (an older version's) read as
     rows judged under no setting whose releases were not recorded: a rerun
     without `--llama-cpp` skips them, the report counts them apart."""
@@ -250,7 +252,16 @@ def test_a_folder_written_before_the_columns_is_resumed_and_reported(hub: Hub, t
     fig = write_report(out, tmp_path / "page.html")
     hist = {r["release"]: r["files"] for r in fig["releases"]}
     assert hist == {"b5590": 1, "none": 0, "not a model": 0, "not recorded": 1, "not read": 0}, hist
-    # Under a setting, the old rows are judged again.
-    again = scan(urls, out, llama_cpp="b3889..")
-    assert again.rejudged == 2 and again.rows == 2, again
-    assert all(f.name in SCHEMA.names for f in pq.read_schema(next(out.glob("part-*.parquet"))))
+    # Under a setting, the old rows are judged again (the command line
+    # says so).
+    from gguf_validate.scan import main
+
+    listed = tmp_path / "urls.txt"
+    listed.write_text("\n".join(urls) + "\n")
+    assert main([str(listed), "--output", str(out), "--llama-cpp", "b3889..", "--quiet"]) == 0
+    line = capsys.readouterr().out
+    assert "2 files: 2 read, 0 duplicates, 2 judged again under --llama-cpp b3889.., 0 skipped" in line, line
+    assert {r["llama_cpp"] for r in latest_rows(out).values()} == {"b3889.."}
+    # The report reads the old part and the new ones together.
+    fig = write_report(out, tmp_path / "page.html")
+    assert {r["release"]: r["files"] for r in fig["releases"] if r["files"]} == {"b3889": 1, "b5590": 1}

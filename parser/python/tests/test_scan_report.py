@@ -506,3 +506,16 @@ def test_page_in_headless_chromium(scan_dir: Path, tmp_path: Path) -> None:
     classes = {n.attrs["data-error-class"]: cells(n)["files"] for n in dom.find("data-error-class")}
     classes[None] = cells(dom.find("data-error-class-missing")[0])["files"]  # type: ignore[index]
     assert classes == dict(want["error_classes"])
+
+
+def test_the_latest_row_of_a_url_is_by_attempts_first(tmp_path: Path) -> None:
+    """A rerun within the second of a run's last row ties on `scanned_at`,
+    and its part file may sort first: the row with more attempts counts."""
+    at = "2026-12-02T06:00:00Z"
+    newer = {"url": "u", "status": "invalid", "valid_strict": False, "attempts": 2, "scanned_at": at, "llama_cpp": "b4980.."}
+    older = {"url": "u", "status": "valid", "valid_strict": True, "attempts": 1, "scanned_at": at}
+    pq.write_table(pa.Table.from_pylist([newer], schema=SCHEMA), tmp_path / "part-0.parquet")
+    pq.write_table(pa.Table.from_pylist([older], schema=SCHEMA), tmp_path / "part-1.parquet")
+    fig = write_report(tmp_path, tmp_path / "page.html")
+    assert fig["files"] == 1 and fig["status"]["invalid"] == 1
+    assert fig["llama_cpp_settings"] == [{"llama_cpp": "b4980..", "files": 1}]

@@ -143,6 +143,7 @@ COLUMNS = (
     "duplicate_of",
     "tool_version",
     "scanned_at",
+    "attempts",
     "loads_from",
     "loads_until",
     "loads_because",
