@@ -7,7 +7,14 @@
 //!   so the scan can tell a copy it has judged already without fetching it.
 //! - `scan(url, profiles)`: the metadata read once (starting where the
 //!   probe's redirect pointed), validated under each profile
-//!   (`pipeline::scan::judge`), with the facts a scan tabulates.
+//!   (`pipeline::scan::judge`), with the facts a scan tabulates; judged
+//!   against the llama.cpp releases the scanner was made with
+//!   (`llama_cpp`: `--llama-cpp R` or `R..` of the command line), if any.
+//!
+//! `llama_cpp_releases(setting)` checks such a setting before a scan
+//! starts: the releases it judges against, oldest first, or a usage error
+//! naming the known ones (without a setting: every known release, as the
+//! report orders them).
 //!
 //! Both return JSON text and never raise for a file that cannot be read:
 //! the answer carries an `error_class` and an `error` (no credentials, no
@@ -18,6 +25,7 @@ use std::collections::HashMap;
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
+use gguf_validate_core::llama_cpp::{Release, Releases};
 use gguf_validate_core::pipeline::Outcome;
 use gguf_validate_core::pipeline::scan;
 use gguf_validate_core::remote::redact_text;
@@ -36,18 +44,28 @@ const MAX_KEPT_PROBES: usize = 4096;
 pub struct Scanner {
     opener: Opener,
     timeout: Option<Duration>,
+    releases: Option<Releases>,
     probes: Mutex<HashMap<String, Probe>>,
 }
 
 /// The timeout only: kept probes hold signed URLs, never shown.
 impl std::fmt::Debug for Scanner {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Scanner").field("timeout", &self.timeout).finish_non_exhaustive()
+        f.debug_struct("Scanner")
+            .field("timeout", &self.timeout)
+            .field("releases", &self.releases)
+            .finish_non_exhaustive()
     }
 }
 
 fn usage(message: impl Into<String>) -> PyErr {
     pyo3::exceptions::PyValueError::new_err(("usage".to_string(), message.into()))
+}
+
+/// A `--llama-cpp` setting (`R`, `R..`), or a usage error naming the
+/// known releases (as the command line's).
+fn releases_of(setting: &str) -> PyResult<Releases> {
+    setting.parse::<Releases>().map_err(|e| usage(format!("llama_cpp: {e}")))
 }
 
 /// The answer for a file that could not be read, and what trying cost.
@@ -59,10 +77,17 @@ fn failed(class: &str, message: &str, requests: u64, bytes: u64) -> String {
 impl Scanner {
     /// `rate_per_host`: most requests per second to one host from this
     /// process; `timeout`: seconds per file (its requests, retries and
-    /// waits); `connections`: idle connections kept per host.
+    /// waits); `connections`: idle connections kept per host; `llama_cpp`:
+    /// the llama.cpp releases `strict` is judged against too (`R`, `R..`).
     #[new]
-    #[pyo3(signature = (rate_per_host=None, timeout=None, connections=8))]
-    fn new(rate_per_host: Option<f64>, timeout: Option<f64>, connections: usize) -> PyResult<Scanner> {
+    #[pyo3(signature = (rate_per_host=None, timeout=None, connections=8, llama_cpp=None))]
+    fn new(
+        rate_per_host: Option<f64>,
+        timeout: Option<f64>,
+        connections: usize,
+        llama_cpp: Option<&str>,
+    ) -> PyResult<Scanner> {
+        let releases = llama_cpp.map(releases_of).transpose()?;
         if let Some(r) = rate_per_host.filter(|r| !(r.is_finite() && *r > 0.0)) {
             return Err(usage(format!("rate {r}: a positive number of requests per second")));
         }
@@ -75,7 +100,7 @@ impl Scanner {
         let opts =
             HttpOptions { max_rate_per_host: rate_per_host, connections: connections.max(1), ..HttpOptions::default() };
         let opener = Opener::from_env(opts, &[]).map_err(usage)?;
-        Ok(Scanner { opener, timeout, probes: Mutex::new(HashMap::new()) })
+        Ok(Scanner { opener, timeout, releases, probes: Mutex::new(HashMap::new()) })
     }
 
     /// One `HEAD`: `{"size", "revision", "sha256", "requests"}`, or
@@ -142,7 +167,8 @@ impl Scanner {
             Ok(s) => s,
             Err(e) => return failed(e.class(), &e.to_string(), 1, 0),
         };
-        let judged = Validator::new(Options::default()).with_every_profile(true).validate(&src);
+        let judged =
+            Validator::new(Options::default()).with_every_profile(true).with_llama_cpp(self.releases).validate(&src);
         let summary = src.summary();
         let (requests, bytes) = (summary.requests, summary.bytes_fetched);
         let judged = match judged {
@@ -175,7 +201,20 @@ impl Scanner {
     }
 }
 
+/// The releases a `--llama-cpp` setting judges against, oldest first
+/// (`b4600..`: every known release from b4600 to the newest), or a usage
+/// error naming the known ones; without one, every known release.
+#[pyfunction]
+#[pyo3(signature = (setting=None))]
+fn llama_cpp_releases(setting: Option<&str>) -> PyResult<Vec<String>> {
+    Ok(match setting {
+        Some(s) => releases_of(s)?.iter().map(|r| r.name().to_string()).collect(),
+        None => Release::all().map(|r| r.name().to_string()).collect(),
+    })
+}
+
 /// Adds the scanner to the module.
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
-    m.add_class::<Scanner>()
+    m.add_class::<Scanner>()?;
+    m.add_function(wrap_pyfunction!(llama_cpp_releases, m)?)
 }

@@ -309,15 +309,20 @@ def test_ray_local_mode_gives_the_same_table(fleet: Fleet, tmp_path: Path) -> No
 
     urls = fleet.urls()[:60] + fleet.urls()[-8:]  # copies, 404s, the 429 and the stall among them
     local = tmp_path / "local"
-    scan(urls, local, concurrency=4, timeout=STALL_TIMEOUT)
+    # Judged against a window of llama.cpp releases: Ray's readers get the
+    # setting too.
+    scan(urls, local, concurrency=4, timeout=STALL_TIMEOUT, llama_cpp="b4980..")
     ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
     try:
         out = tmp_path / "ray"
-        s = scan(urls, out, engine="ray", concurrency=2, threads=4, timeout=STALL_TIMEOUT)
+        s = scan(urls, out, engine="ray", concurrency=2, threads=4, timeout=STALL_TIMEOUT, llama_cpp="b4980..")
     finally:
         ray.shutdown()
     assert s.files == len(urls)
-    assert stable(rows_of(out)) == stable(rows_of(local))
+    rows = rows_of(out)
+    assert stable(rows) == stable(rows_of(local))
+    assert {r["llama_cpp"] for r in rows.values()} == {"b4980.."}
+    assert any("llama-cpp-release" in (r["rules"] or []) for r in rows.values())
 
 
 def test_a_rate_cap_holds_across_threads_and_progress_is_shown(fleet: Fleet, tmp_path: Path) -> None:

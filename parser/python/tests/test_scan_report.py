@@ -22,6 +22,7 @@ import pytest
 
 from conftest import ROOT
 
+from gguf_validate import _native
 from gguf_validate.scan.report import FILE_TYPE_NAMES, MAX_GROUPS, MAX_RULES, MAX_TEMPLATES, main, write_report
 from gguf_validate.scan.schema import PROFILES, SCHEMA, TRANSIENT_CLASSES
 
@@ -42,12 +43,16 @@ FILE_TYPES = [1, 2, 7, 15, 18, 32, 999, None]
 RULES = ["tensor-offset-overlap", "kv-duplicate-key", "template-injected-instruction", HOSTILE[1], HOSTILE[4]]
 TEMPLATE_RULES = ["template-injected-instruction", "template-sandbox-escape", HOSTILE[2], None]
 ERROR_CLASSES = ["not_found", "http_status", "timeout", HOSTILE[5], None]
+#: `loads_from` values: releases of the table, a name of another version's
+#: table, a hostile string, and None (no release, or not judged).
+LOADS_FROM = ["b3889", "b3889", "b4980", "b5590", "v0.4.0", "b99999", HOSTILE[1], None, None]
 
 
 def synthetic_rows(seed: int = 26, n: int = 400) -> list[dict[str, Any]]:
     """Rows of SCHEMA: every status, nulls in every nullable column,
     duplicates, reruns of a URL, and hostile strings."""
     rng = random.Random(seed)
+    releases_rng = random.Random(seed + 1)
     templates = [f"{i:064x}" for i in range(1, 9)] + [HOSTILE[6]]
     rows: list[dict[str, Any]] = []
     read: list[dict[str, Any]] = []
@@ -98,6 +103,15 @@ def synthetic_rows(seed: int = 26, n: int = 400) -> list[dict[str, Any]]:
             bytes=rng.choice([rng.randint(300_000, 9_000_000), rng.randint(10_000, 300_000), None]),
             requests=rng.choice([rng.randint(2, 6), None]),
             seconds=rng.choice([rng.uniform(0.1, 4.0), None]),
+        )
+        # Which releases load it (a draw of its own, so the other columns
+        # keep theirs).
+        loads_from = releases_rng.choice(LOADS_FROM)
+        row.update(
+            loads_from=loads_from,
+            loads_until=releases_rng.choice(["b4234", None, None, None]) if loads_from else None,
+            loads_because=None if loads_from is None and releases_rng.random() < 0.5 else [],
+            llama_cpp=releases_rng.choice([None, None, "b4600..", HOSTILE[6]]),
         )
         if i % 11 == 3 and read:
             original = rng.choice(read)
@@ -166,6 +180,9 @@ def expected(scan_dir: Path) -> dict[str, Any]:
             template_rules[h].update(set(r["template_rules"] or []) - {None})
     classes = Counter(r["error_class"] for r in files if r["status"] == "unreadable")
     return {
+        "releases": Counter(release_of(r) for r in files),
+        "refused": sorted(r["url"] for r in files if r["status"] != "unreadable" and r["loads_until"] is not None),
+        "settings": Counter(r["llama_cpp"] for r in files if r["status"] != "unreadable"),
         "rows": len(rows),
         "files": len(files),
         "status": {s: sum(r["status"] == s for r in files) for s in ("valid", "invalid", "unreadable")},
@@ -183,6 +200,15 @@ def expected(scan_dir: Path) -> dict[str, Any]:
         "error_classes": classes,
         "zero_causes": Counter(zero_cause(r) for r in files if r["bytes"] == 0),
     }
+
+
+def release_of(r: dict[str, Any]) -> str:
+    """The row of the release histogram a file counts in."""
+    if r["status"] == "unreadable":
+        return "not read"
+    if r["loads_from"] is not None:
+        return str(r["loads_from"])
+    return "none" if r["loads_because"] is not None else "not a model"
 
 
 def zero_cause(r: dict[str, Any]) -> str:
@@ -223,7 +249,18 @@ def test_figures_match_the_rows(scan_dir: Path, tmp_path: Path) -> None:
     # The unreadable files a rerun retries (a failure that may pass), from the latest rows.
     may_pass = sum(n for c, n in want["error_classes"].items() if c in TRANSIENT_CLASSES)
     assert fig["unreadable_may_pass"] == may_pass > 0
-    assert fig["images"] == ["architectures", "bytes", "file-types", "rules", "unreadable"]
+    assert fig["images"] == ["architectures", "bytes", "file-types", "llama-cpp", "rules", "unreadable"]
+    # Files per minimum release: the known releases oldest first, then the
+    # names this version does not know, then the groups.
+    known = _native.llama_cpp_releases()
+    hist = [(r["release"], r["files"]) for r in fig["releases"]]
+    groups = ["none", "not a model", "not recorded", "not read"]
+    names = [k for k in want["releases"] if k not in groups]
+    order = sorted((k for k in names if k in known), key=known.index) + sorted(k for k in names if k not in known)
+    assert hist == [(k, want["releases"][k]) for k in order + groups], hist
+    assert sum(n for _, n in hist) == fig["files"]
+    assert [r["url"] for r in fig["refused"]] == want["refused"][:100] and fig["refused_count"] == len(want["refused"])
+    assert {s["llama_cpp"]: s["files"] for s in fig["llama_cpp_settings"]} == dict(want["settings"])
     # Files that fetched no byte are explained from their rows, not as duplicates alone.
     assert {c["cause"]: c["files"] for c in fig["bytes_zero_causes"]} == dict(want["zero_causes"])
     assert sum(c["files"] for c in fig["bytes_zero_causes"]) == fig["bytes_zero"]
@@ -458,6 +495,27 @@ def test_page_in_headless_chromium(scan_dir: Path, tmp_path: Path) -> None:
     for h, n in templates.items():
         found = {s.attrs["data-template-rule"]: int(s.attrs["data-files"]) for s in n.walk() if "data-template-rule" in s.attrs}
         assert found == dict(want["template_rules"][h])
+    # Files per minimum llama.cpp release, and the files the newest refuses.
+    releases = {n.attrs["data-release"]: cells(n)["files"] for n in dom.find("data-release")}
+    releases.update({n.attrs["data-release-group"]: cells(n)["files"] for n in dom.find("data-release-group")})
+    assert releases == {as_html(k): n for k, n in want["releases"].items()} | {"not recorded": 0}
+    assert [n.attrs["data-refused"] for n in dom.find("data-refused")] == [as_html(u) for u in want["refused"]]
+    assert value("refused-files") == len(want["refused"])
+    settings = {n.attrs["data-llama-cpp-setting"]: int(n.attrs["data-value"]) for n in dom.find("data-llama-cpp-setting")}
+    assert settings == {("" if k is None else as_html(k)): n for k, n in want["settings"].items()}
     classes = {n.attrs["data-error-class"]: cells(n)["files"] for n in dom.find("data-error-class")}
     classes[None] = cells(dom.find("data-error-class-missing")[0])["files"]  # type: ignore[index]
     assert classes == dict(want["error_classes"])
+
+
+def test_the_latest_row_of_a_url_is_by_attempts_first(tmp_path: Path) -> None:
+    """A rerun within the second of a run's last row ties on `scanned_at`,
+    and its part file may sort first: the row with more attempts counts."""
+    at = "2026-12-02T06:00:00Z"
+    newer = {"url": "u", "status": "invalid", "valid_strict": False, "attempts": 2, "scanned_at": at, "llama_cpp": "b4980.."}
+    older = {"url": "u", "status": "valid", "valid_strict": True, "attempts": 1, "scanned_at": at}
+    pq.write_table(pa.Table.from_pylist([newer], schema=SCHEMA), tmp_path / "part-0.parquet")
+    pq.write_table(pa.Table.from_pylist([older], schema=SCHEMA), tmp_path / "part-1.parquet")
+    fig = write_report(tmp_path, tmp_path / "page.html")
+    assert fig["files"] == 1 and fig["status"]["invalid"] == 1
+    assert fig["llama_cpp_settings"] == [{"llama_cpp": "b4980..", "files": 1}]

@@ -2,7 +2,8 @@
 one Parquet row per file, resumable, duplicates fetched once.
 
     python -m gguf_validate.scan SOURCES --output DIR [--engine local|ray]
-        [--concurrency N] [--profile P] [--rate R] [--timeout S] [--retry-failed]
+        [--concurrency N] [--profile P] [--llama-cpp R|R..] [--rate R]
+        [--timeout S] [--retry-failed]
     python -m gguf_validate.scan report DIR --output PAGE.html
 
 `SOURCES` is a text file of URLs, a `.parquet`/`.csv` file with a `url`
@@ -13,13 +14,17 @@ How a file is read: one `HEAD` (the hub's revision, SHA-256 and size), then,
 unless a file with that SHA-256 was judged already (in this run or in the
 output folder) or the file was scanned at that revision already, its
 metadata in a few range requests, validated once per profile from the one
-read (strict, spec, ggml). Work goes in chunks of `CHUNK_FILES`: all of a
+read (strict, spec, ggml); with `--llama-cpp R` (`R..`: every known release
+from R to the newest) `strict` is also judged against those llama.cpp
+releases, as the command line's `--llama-cpp`. Every row says which releases
+load the file (`loads_from`, `loads_until`). Work goes in chunks of `CHUNK_FILES`: all of a
 chunk is probed, then one copy of each file in it is read, so copies met at
 the same moment are still fetched once (a copy of one whose read failed in a
 way that may pass is read itself). A rerun over the same folder finishes
 what a run left undone: it scans again every file whose latest row is a
 failure that may pass (`TRANSIENT_CLASSES`; every failure with
-`--retry-failed`), and skips the rest. Requires `pyarrow` (and `ray` for
+`--retry-failed`) or a verdict judged under another `--llama-cpp` setting
+(each row records its own, `llama_cpp`), and skips the rest. Requires `pyarrow` (and `ray` for
 `--engine ray`): `pip install 'gguf-validate[scan]'`.
 """
 
@@ -36,7 +41,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, TextIO, cast
 
-from gguf_validate import __version__
+from gguf_validate import __version__, _native
+from gguf_validate._errors import _translate
 from gguf_validate.scan import _work
 from gguf_validate.scan.engine import make
 from gguf_validate.scan.schema import MAX_FINDINGS, PROFILES, TRANSIENT_CLASSES
@@ -87,13 +93,32 @@ class ScanSummary:
     #: Why a hub listing stopped before its end (the files listed before
     #: it were scanned; a rerun lists again and scans the rest), or None.
     listing_error: str | None = None
+    #: Files scanned again because their latest row was judged under
+    #: another `llama_cpp` setting than this run's.
+    rejudged: int = 0
+    #: The run's `llama_cpp` setting as recorded in its rows (`R`, `R..`),
+    #: or None.
+    llama_cpp: str | None = None
 
 
 def _now() -> str:
     return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
 
 
-def _base(src: Source, probe: Mapping[str, Any], profile: str) -> dict[str, Any]:
+def _llama_cpp_setting(llama_cpp: str | None) -> str | None:
+    """A `--llama-cpp` setting (`R`, `R..`) as rows record it (`R..` where R
+    is the newest release reads `R`), or None; an unknown release is a
+    `UsageError` naming the known ones, as the command line's."""
+    if llama_cpp is None:
+        return None
+    try:
+        judged = _native.llama_cpp_releases(llama_cpp)
+    except ValueError as e:
+        raise _translate(e) from None
+    return judged[0] if len(judged) == 1 else f"{judged[0]}.."
+
+
+def _base(src: Source, probe: Mapping[str, Any], profile: str, llama_cpp: str | None = None) -> dict[str, Any]:
     repo, _ = repo_of(src.url)
     return {
         "url": src.url.split("?", 1)[0].split("#", 1)[0],
@@ -104,6 +129,7 @@ def _base(src: Source, probe: Mapping[str, Any], profile: str) -> dict[str, Any]
         "tool_version": __version__,
         "scanned_at": _now(),
         "profile": profile,
+        "llama_cpp": llama_cpp,
         "template_hashes": [],
         "template_rules": [],
         "rules": [],
@@ -136,6 +162,9 @@ def _judged(row: dict[str, Any], answer: Mapping[str, Any], probe: Mapping[str, 
     rules = sorted({d["rule"] for d in diags})
     facts = answer.get("facts") or {}
     remote = answer.get("remote") or {}
+    # Which releases load it: null when the report does not say (not a
+    # model or projector llama.cpp loads, a shard).
+    loads = summary.get("llama_cpp")
     row.update(
         status="valid" if main["valid"] else "invalid",
         valid_strict=entries["strict"]["valid"] if "strict" in entries else None,
@@ -152,6 +181,9 @@ def _judged(row: dict[str, Any], answer: Mapping[str, Any], probe: Mapping[str, 
         tensor_count=summary.get("tensor_count"),
         template_hashes=[sha for _, sha in facts.get("templates") or []],
         template_rules=[r for r in rules if r.startswith("template-")],
+        loads_from=loads.get("loads_from") if loads else None,
+        loads_until=loads.get("loads_until") if loads else None,
+        loads_because=list(loads.get("because") or []) if loads else None,
         requests=int(probe.get("requests", 0)) + int(answer.get("requests", 0)),
         bytes=int(answer.get("bytes", 0)),
         seconds=float(probe.get("seconds", 0.0)) + float(answer.get("seconds", 0.0)),
@@ -221,13 +253,18 @@ def scan(
     timeout: float | None = None,
     progress: TextIO | None = None,
     retry_failed: bool = False,
+    llama_cpp: str | None = None,
 ) -> ScanSummary:
     """Scans `sources` (a SOURCES string as on the command line, or URLs)
     into the folder `output` (see the module). `rate` is requests per
     second per host for the whole scan (split evenly among Ray tasks);
-    `timeout` is seconds per file; `progress` a stream for rate lines."""
+    `timeout` is seconds per file; `progress` a stream for rate lines;
+    `llama_cpp` the llama.cpp releases `strict` is judged against too
+    (`"b4600"`, or `"b4600.."`: every known release from it on), as the
+    command line's `--llama-cpp` (an unknown release: `UsageError`)."""
     if profile not in PROFILES:
         raise ValueError(f"profile `{profile}`: expected one of {', '.join(PROFILES)}")
+    llama_cpp = _llama_cpp_setting(llama_cpp)
     started = time.monotonic()
     listed = read_sources(sources) if isinstance(sources, str) else (
         s if isinstance(s, Source) else Source(str(s)) for s in sources
@@ -246,13 +283,14 @@ def scan(
         if not todo:
             raise
         listing_error = str(e)
-    store = Store(os.fspath(output), retry_failed=retry_failed)
+    store = Store(os.fspath(output), retry_failed=retry_failed, llama_cpp=llama_cpp)
     conc = concurrency or DEFAULT_CONCURRENCY
     eng = make(engine, conc, threads)
     per_process_rate = rate / eng.processes if rate else None
-    settings = _work.Settings(per_process_rate, timeout, max(conc, threads), PROFILES)
+    settings = _work.Settings(per_process_rate, timeout, max(conc, threads), PROFILES, llama_cpp)
     counts = dict(rows=0, judged=0, duplicates=0, skipped=0, unreadable=0, transient=0, bytes=0, requests=0)
     retried = sum(s.url in store.retrying for s in todo)
+    rejudged = sum(s.url in store.rejudging for s in todo)
     # Judged this run: SHA-256 -> the verdict columns and URL of its row,
     # packed (`_pack`: a run holds one for every file it judged).
     judged_here: dict[str, bytes] = {}
@@ -283,7 +321,7 @@ def scan(
             to_read: list[int] = []
             for i, src in enumerate(chunk):
                 p = probes[i]
-                row = _base(src, p, profile)
+                row = _base(src, p, profile, llama_cpp)
                 if (src.url, row["revision"]) in store.done:
                     counts["skipped"] += 1
                     bar.add(1, 0)
@@ -311,7 +349,7 @@ def scan(
                 for j, answer in eng.map("judge", settings, [chunk[i].url for i in indices]):
                     i = indices[j]
                     src, p = chunk[i], probes[i]
-                    row = _base(src, p, profile)
+                    row = _base(src, p, profile, llama_cpp)
                     if answer.get("error_class"):
                         out = [_unreadable(row, answer, p, answer)]
                     else:
@@ -320,7 +358,7 @@ def scan(
                         if row["sha256"]:
                             judged_here[row["sha256"]] = _pack({k: row.get(k) for k in (*VERDICT_COLUMNS, "url")})
                     for k in waiting.pop(i, []):
-                        copy = _base(chunk[k], probes[k], profile)
+                        copy = _base(chunk[k], probes[k], profile, llama_cpp)
                         if out[0]["status"] != "unreadable":
                             out.append(_duplicate(copy, out[0], probes[k]))
                         elif out[0].get("error_class") in TRANSIENT_CLASSES:
@@ -354,6 +392,8 @@ def scan(
         requests=counts["requests"],
         seconds=time.monotonic() - started,
         listing_error=listing_error,
+        rejudged=rejudged,
+        llama_cpp=llama_cpp,
     )
 
 
@@ -375,6 +415,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument("--concurrency", type=int, default=None, help=f"files read at once (default {DEFAULT_CONCURRENCY}; Ray: tasks)")
     ap.add_argument("--threads", type=int, default=DEFAULT_THREADS, help="threads per Ray task")
     ap.add_argument("--profile", choices=PROFILES, default="strict", help="the profile of `status` and the findings")
+    ap.add_argument(
+        "--llama-cpp",
+        metavar="RELEASE[..]",
+        default=None,
+        help="judge strict against this llama.cpp release's loader too (`b4600`), or with `RELEASE..` against every "
+        "known release from it to the newest; a rerun judges again the files judged under another setting",
+    )
     ap.add_argument("--rate", type=float, default=None, help="requests per second per host, for the whole scan")
     ap.add_argument("--timeout", type=float, default=None, help="seconds per file")
     ap.add_argument("--quiet", action="store_true", help="no progress lines")
@@ -399,12 +446,15 @@ def main(argv: Sequence[str] | None = None) -> int:
             timeout=o.timeout,
             progress=None if o.quiet else sys.stderr,
             retry_failed=o.retry_failed,
+            llama_cpp=o.llama_cpp,
         )
     except (OSError, ValueError) as e:
         print(f"gguf_validate.scan: {e}", file=sys.stderr)
         return 2
     transient = f" ({s.transient} of them may pass: a rerun retries them)" if s.transient else ""
     retried = f"{s.retried} retried, " if s.retried else ""
+    if s.rejudged:
+        retried += f"{s.rejudged} judged again under --llama-cpp {s.llama_cpp or '(none)'}, "
     print(
         f"{s.files} files: {s.judged} read, {s.duplicates} duplicates, {retried}{s.skipped} skipped, "
         f"{s.unreadable} unreadable{transient}; {s.rows} rows into {s.output}; "

@@ -27,6 +27,9 @@ class Settings(NamedTuple):
     connections: int
     #: Profiles each file is judged under.
     profiles: tuple[str, ...]
+    #: The llama.cpp releases `strict` is judged against too (`R`, `R..`),
+    #: or None (the pinned tree alone).
+    llama_cpp: str | None = None
 
 
 _scanners: dict[Settings, Any] = {}
@@ -38,7 +41,7 @@ def scanner(settings: Settings) -> Any:
     with _lock:
         s = _scanners.get(settings)
         if s is None:
-            s = _native.Scanner(settings.rate, settings.timeout, settings.connections)
+            s = _native.Scanner(settings.rate, settings.timeout, settings.connections, settings.llama_cpp)
             _scanners[settings] = s
         return s
 

@@ -6,8 +6,9 @@ and writes one self-contained page: no network, no script, plots embedded
 as base64 PNG (matplotlib, Agg). It shows the totals (files, verdicts under
 each profile, duplicates, bytes, requests and seconds), verdicts by
 architecture and by file type, the most frequent rules, files per chat
-template hash with the template rules found in them, bytes per file, and
-unreadable files by error class.
+template hash with the template rules found in them, files per minimum
+llama.cpp release (`loads_from`) with the files the newest release refuses
+(`loads_until`), bytes per file, and unreadable files by error class.
 
 A URL with more than one row (a rerun that read it again) counts once, with
 its latest row (by `attempts`, then `scanned_at`, then by the order the part
@@ -36,6 +37,7 @@ import numpy as np
 import pyarrow as pa  # type: ignore[import-untyped]
 import pyarrow.compute as pc  # type: ignore[import-untyped]
 import pyarrow.dataset as ds  # type: ignore[import-untyped]
+import pyarrow.parquet as pq  # type: ignore[import-untyped]
 from matplotlib import rc_context
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
@@ -60,6 +62,11 @@ MAX_TEMPLATES = 50
 MAX_TEMPLATE_RULES = 20
 #: How many error classes the unreadable table lists.
 MAX_ERROR_CLASSES = 30
+#: How many bars and rows the llama.cpp release histogram has at most
+#: (the known releases with files, then names of other versions' rows).
+MAX_RELEASES = 80
+#: How many files the newest llama.cpp release refuses the page lists.
+MAX_REFUSED = 100
 #: How many bars a bar chart has.
 MAX_BARS = 20
 #: How many characters of a label a chart shows.
@@ -136,7 +143,21 @@ COLUMNS = (
     "duplicate_of",
     "tool_version",
     "scanned_at",
+    "attempts",
+    "loads_from",
+    "loads_until",
+    "loads_because",
+    "llama_cpp",
 )
+
+#: The rows of the llama.cpp release histogram after the releases: a file
+#: judged for releases that no known release loads, one not judged for
+#: them (not a model or projector llama.cpp loads, or a shard of a split
+#: set), one whose row predates the columns, one not read.
+RELEASE_NONE = "none"
+RELEASE_NOT_MODEL = "not a model"
+RELEASE_NOT_RECORDED = "not recorded"
+RELEASE_NOT_READ = "not read"
 
 #: The `status` values, in the order the page gives them.
 STATUSES = ("valid", "invalid", "unreadable")
@@ -182,6 +203,13 @@ def read_scan(output_dir: str | os.PathLike[str]) -> tuple[Any, int, int]:
     dataset = ds.dataset([str(f) for f in files], format="parquet", schema=SCHEMA)
     table = dataset.to_table(columns=list(COLUMNS)).cast(pa.schema(fields))
     rows = table.num_rows
+    # Rows of part files written before the release columns existed (their
+    # nulls say nothing), in the order the files were read.
+    recorded = []
+    for f in files:
+        meta = pq.read_metadata(f)
+        recorded += [bool("loads_from" in meta.schema.names)] * meta.num_rows
+    table = table.append_column("releases_recorded", pa.array(recorded, pa.bool_()))
     return latest_per_url(table), rows, len(files)
 
 
@@ -352,6 +380,7 @@ def summarize(table: Any, rows_read: int | None = None, part_count: int = 0) -> 
 
     scanned = pc.drop_null(table["scanned_at"])
     versions = pc.unique(pc.drop_null(table["tool_version"])).to_pylist()
+    releases, refused, refused_count, settings = _releases(table)
 
     return {
         "part_files": part_count,
@@ -386,7 +415,55 @@ def summarize(table: Any, rows_read: int | None = None, part_count: int = 0) -> 
         "scanned_from": pc.min(scanned).as_py() if len(scanned) else None,
         "scanned_to": pc.max(scanned).as_py() if len(scanned) else None,
         "tool_versions": sorted(v for v in versions if v is not None),
+        "releases": releases,
+        "refused": refused,
+        "refused_count": refused_count,
+        "llama_cpp_settings": settings,
     }
+
+
+def _known_releases() -> list[str]:
+    """The llama.cpp releases this version knows, oldest first."""
+    from gguf_validate import _native
+
+    return list(_native.llama_cpp_releases())
+
+
+def _releases(table: Any) -> tuple[list[dict[str, Any]], list[dict[str, Any]], int, list[dict[str, Any]]]:
+    """Files per minimum llama.cpp release (`loads_from`): the known
+    releases with files, oldest first, then names this version does not
+    know (rows of another version), then RELEASE_NONE, RELEASE_NOT_MODEL,
+    RELEASE_NOT_RECORDED and RELEASE_NOT_READ (always listed); the files the
+    newest release refuses (`loads_until` set, at most MAX_REFUSED, by
+    URL) and how many; and files per `llama_cpp` setting."""
+    cols = ["url", "status", "architecture", "loads_from", "loads_until", "loads_because", "releases_recorded",
+            "llama_cpp"]
+    counts: dict[str, int] = {}
+    extra = {RELEASE_NONE: 0, RELEASE_NOT_MODEL: 0, RELEASE_NOT_RECORDED: 0, RELEASE_NOT_READ: 0}
+    settings: dict[str | None, int] = {}
+    refused: list[dict[str, Any]] = []
+    for r in table.select(cols).to_pylist():
+        if r["status"] == "unreadable":
+            extra[RELEASE_NOT_READ] += 1
+            continue
+        settings[r["llama_cpp"]] = settings.get(r["llama_cpp"], 0) + 1
+        if r["loads_from"] is not None:
+            counts[r["loads_from"]] = counts.get(r["loads_from"], 0) + 1
+        elif r["loads_because"] is not None:
+            extra[RELEASE_NONE] += 1
+        elif r["releases_recorded"] is False:
+            extra[RELEASE_NOT_RECORDED] += 1
+        else:
+            extra[RELEASE_NOT_MODEL] += 1
+        if r["loads_until"] is not None:
+            refused.append({k: r[k] for k in ("url", "architecture", "loads_from", "loads_until")})
+    known = _known_releases()
+    order = [k for k in known if k in counts] + sorted(k for k in counts if k not in known)
+    rows = [{"release": k, "files": counts[k], "known": k in known} for k in order[:MAX_RELEASES]]
+    rows += [{"release": k, "files": n, "known": False, "group": True} for k, n in extra.items()]
+    refused.sort(key=lambda r: r["url"])
+    by_setting = [{"llama_cpp": k, "files": n} for k, n in sorted(settings.items(), key=lambda kv: (-kv[1], kv[0] or ""))]
+    return rows, refused[:MAX_REFUSED], len(refused), by_setting
 
 
 def _count_in(column: Any, values: Iterable[str]) -> int:
@@ -523,6 +600,23 @@ def _bars(labels: list[str], counts: list[int], title: str, xlabel: str, color: 
     return _png(fig)
 
 
+def _release_chart(releases: list[dict[str, Any]]) -> str:
+    """Files per minimum llama.cpp release, oldest on the left, then the
+    groups (none, not a model, ...) in grey."""
+    labels = [_label(r["release"]) for r in releases]
+    counts = [r["files"] for r in releases]
+    colors = ["#9a9a9a" if r.get("group") else "#4a78b0" for r in releases]
+    fig = Figure(figsize=(9, 4))
+    ax = fig.add_subplot()
+    x = np.arange(len(labels))
+    ax.bar(x, counts, color=colors)
+    ax.set_xticks(x, labels=labels, rotation=60, ha="right")
+    ax.set_ylabel("files")
+    ax.yaxis.set_major_locator(MaxNLocator(integer=True))
+    ax.set_title("Files per minimum llama.cpp release (loads_from)")
+    return _png(fig)
+
+
 def _histogram_chart(histogram: dict[str, Any], stats: dict[str, Any]) -> str:
     fig = Figure(figsize=(9, 4))
     ax = fig.add_subplot()
@@ -573,6 +667,8 @@ def _charts(fig: dict[str, Any]) -> dict[str, str]:
                 "Most frequent rules (strict)", "files",
                 [SEVERITY_COLORS.get(levels.get(r["value"], ""), UNKNOWN_LEVEL_COLOR) for r in fig["rules"]],
             )
+        if any(r["files"] for r in fig["releases"]):
+            charts["llama-cpp"] = _release_chart(fig["releases"])
         if fig["bytes_histogram"]["counts"]:
             charts["bytes"] = _histogram_chart(fig["bytes_histogram"], fig["bytes"])
         if fig["error_classes"]:
@@ -809,6 +905,47 @@ def _errors_table(fig: dict[str, Any]) -> str:
     return "\n".join(out)
 
 
+def _releases_table(fig: dict[str, Any]) -> str:
+    """Files per minimum release: a row per release keyed by
+    `data-release` (`data-release-group` for none, not a model, ...)."""
+    out = ['<table id="release-table"><tr><th>loads from llama.cpp release</th><th>files</th></tr>']
+    for r in fig["releases"]:
+        attr = "data-release-group" if r.get("group") else "data-release"
+        label = _text(r["release"]) if not r.get("group") else f'<td class="muted">{_e(r["release"])}</td>'
+        if not r.get("group") and not r["known"]:
+            label = label.replace("</td>", ' <span class="muted">(not a release this version knows)</span></td>')
+        out.append(f'<tr {attr}="{_e(r["release"])}">{label}{_num(r["files"], col="files")}</tr>')
+    out.append("</table>")
+    return "\n".join(out)
+
+
+def _refused_table(fig: dict[str, Any]) -> str:
+    """The files the newest release refuses: URL, architecture, the
+    oldest and the newest release that load it."""
+    if not fig["refused"]:
+        return '<p class="muted" id="refused-none">The newest release refuses no file.</p>'
+    out = ['<table id="refused-table"><tr><th>URL</th><th>architecture</th><th>loads from</th><th>loads until</th></tr>']
+    for r in fig["refused"]:
+        out.append(
+            f'<tr data-refused="{_e(r["url"])}">{_text(r["url"])}{_text(r["architecture"])}'
+            f'{_text(r["loads_from"])}{_text(r["loads_until"])}</tr>'
+        )
+    out.append("</table>")
+    return "\n".join(out)
+
+
+def _settings_text(fig: dict[str, Any]) -> str:
+    """Which `--llama-cpp` settings the verdicts were judged under."""
+    parts = []
+    for st in fig["llama_cpp_settings"]:
+        name = "none (the pinned tree alone)" if st["llama_cpp"] is None else f"<code>{_e(_visible(st['llama_cpp']))}</code>"
+        key = "" if st["llama_cpp"] is None else _e(st["llama_cpp"])
+        parts.append(
+            f'<span data-llama-cpp-setting="{key}" data-value="{st["files"]}">{name}: {_count(st["files"], "file")}</span>'
+        )
+    return ", ".join(parts) if parts else "none"
+
+
 def _listed(shown: int, total: int) -> str:
     return f"the {shown:,} most frequent" if shown < total else "all"
 
@@ -832,7 +969,8 @@ def render(fig: dict[str, Any], charts: dict[str, str], source: str) -> str:
         f"{span}, by gguf-validate {_e(_visible(versions))}. A URL read more than once counts once (its latest row). "
         "Rules and findings are those of the <code>strict</code> profile.</p>",
         '<nav><a href="#totals">Totals</a><a href="#architectures">Architectures</a><a href="#file-types">File types</a>'
-        '<a href="#rules">Rules</a><a href="#templates">Chat templates</a><a href="#bytes">Bytes per file</a>'
+        '<a href="#rules">Rules</a><a href="#templates">Chat templates</a><a href="#llama-cpp">llama.cpp releases</a>'
+        '<a href="#bytes">Bytes per file</a>'
         '<a href="#unreadable">Unreadable</a></nav>',
         '<section><h2 id="totals">Totals</h2>',
         _totals(fig),
@@ -859,6 +997,21 @@ def render(fig: dict[str, Any], charts: dict[str, str], source: str) -> str:
         f'of <span id="templates-distinct" data-value="{fig["templates_distinct"]}">{fig["templates_distinct"]:,}</span>, '
         "with the template rules that fired in the files carrying it.</p>",
         _templates_table(fig),
+        "</section>",
+        '<section><h2 id="llama-cpp">Files per minimum llama.cpp release</h2>',
+        "<p>The oldest llama.cpp release from which every newer one loads the file (<code>loads_from</code>: what "
+        "each release knows of its architecture, tokenizer, pre-tokenizer, projector type and tensor types), "
+        f"oldest first; <em>{RELEASE_NONE}</em>: no known release loads it; <em>{RELEASE_NOT_MODEL}</em>: not judged "
+        "for releases (not a model or projector llama.cpp loads, or a shard of a split set); "
+        f"<em>{RELEASE_NOT_RECORDED}</em>: a row written before the column; <em>{RELEASE_NOT_READ}</em>: unreadable. "
+        f"Verdicts judged against <code>--llama-cpp</code>: {_settings_text(fig)}.</p>",
+        _img(charts, "llama-cpp", "files per minimum llama.cpp release"),
+        _releases_table(fig),
+        '<h3 id="refused">Files the newest release refuses</h3>',
+        f'<p><span id="refused-files" data-value="{fig["refused_count"]}">{_count(fig["refused_count"], "file")}</span> '
+        "loaded by an older release and refused by a newer one (<code>loads_until</code>: the newest that loads it)"
+        f"{'; the first ' + format(len(fig['refused']), ',') + ' by URL' if len(fig['refused']) < fig['refused_count'] else ''}.</p>",
+        _refused_table(fig),
         "</section>",
         '<section><h2 id="bytes">Bytes per file</h2>',
         f'<p><span id="bytes-zero" data-value="{fig["bytes_zero"]}">{_count(fig["bytes_zero"], "file")}</span> '

@@ -84,5 +84,22 @@ SCHEMA = pa.schema(
         # The profile `status`, counts, rules and findings are under (the
         # scan's `--profile`; `strict` unless asked otherwise).
         pa.field("profile", pa.string()),
+        # Which llama.cpp releases load the file (its report's
+        # `summary.llama_cpp`): the oldest release from which every newer
+        # one loads it (null: no known release loads it), the newest that
+        # loads it where a newer one refuses it (null: the newest loads
+        # it), and why `loads_from` is that release (each thing the
+        # release before did not know, as `architecture `X` since R`).
+        # All three are null when the file was not judged for releases
+        # (not a model or projector llama.cpp loads, a shard of a split
+        # set, or not read): `loads_because` null tells that apart from a
+        # file no known release loads (`loads_because` a list).
+        pa.field("loads_from", pa.string()),
+        pa.field("loads_until", pa.string()),
+        pa.field("loads_because", pa.list_(pa.string())),
+        # The scan's `--llama-cpp` setting (`R` or `R..`) the verdicts were
+        # judged under (`strict` refuses a file a release of it refuses:
+        # `llama-cpp-release`); null without one (the pinned tree alone).
+        pa.field("llama_cpp", pa.string()),
     ]
 )

@@ -7,8 +7,10 @@ whole part files and loses only the rows not yet written. A rerun over the
 same folder reads what is there: a file already scanned at the same
 revision is skipped unless its latest row is a failure that may pass
 (`TRANSIENT_CLASSES`: it is scanned again, its `attempts` counted up; any
-failure with `retry_failed`), and a file whose SHA-256 was judged already
-is recorded from that row without being fetched.
+failure with `retry_failed`) or a verdict judged under another llama.cpp
+setting than the rerun's (`llama_cpp`: judged again), and a file whose
+SHA-256 was judged already under the same setting is recorded from that
+row without being fetched.
 """
 
 from __future__ import annotations
@@ -49,14 +51,22 @@ VERDICT_COLUMNS = (
     "template_hashes",
     "template_rules",
     "profile",
+    "loads_from",
+    "loads_until",
+    "loads_because",
+    "llama_cpp",
 )
 
 
 class Store:
     """The rows of one output folder: what is there, and what is added."""
 
-    def __init__(self, folder: str, retry_failed: bool = False) -> None:
+    def __init__(self, folder: str, retry_failed: bool = False, llama_cpp: str | None = None) -> None:
         self.folder = folder
+        #: The run's `--llama-cpp` setting: a verdict judged under another
+        #: (its row's `llama_cpp`; null before the column) is no answer to
+        #: this run, neither for its URL nor for a copy of its file.
+        self.llama_cpp = llama_cpp
         os.makedirs(folder, exist_ok=True)
         self.done: set[tuple[str, str | None]] = set()
         self.done_urls: set[str] = set()
@@ -66,6 +76,9 @@ class Store:
         #: URLs whose latest row is a failure this run scans again: a
         #: transient one (`TRANSIENT_CLASSES`), or any with `retry_failed`.
         self.retrying: set[str] = set()
+        #: URLs whose latest row is a verdict judged under another
+        #: `llama_cpp` setting: this run judges them again.
+        self.rejudging: set[str] = set()
         self._by_sha: dict[str, int] = {}
         self._old: pa.Table | None = None
         self._pending: list[dict[str, Any]] = []
@@ -84,6 +97,7 @@ class Store:
             classes = table.column("error_class").to_pylist()
             attempts = table.column("attempts").to_pylist()
             scanned = table.column("scanned_at").to_pylist()
+            settings = table.column("llama_cpp").to_pylist()
             # The latest row of a URL counts (by `attempts`, which each
             # scan of it counts up, then `scanned_at`, then the order the
             # part files are read), as in the report. Not `scanned_at`
@@ -98,10 +112,13 @@ class Store:
                 if status[i] == "unreadable" and (retry_failed or classes[i] in TRANSIENT_CLASSES):
                     self.retrying.add(u)
                     continue
+                if status[i] != "unreadable" and settings[i] != llama_cpp:
+                    self.rejudging.add(u)
+                    continue
                 self.done.add((u, revs[i]))
                 self.done_urls.add(u)
             for i, (s, st, d) in enumerate(zip(shas, status, dups, strict=True)):
-                if s and st != "unreadable" and d is None:
+                if s and st != "unreadable" and d is None and settings[i] == llama_cpp:
                     self._by_sha.setdefault(s, i)
 
     def parts(self) -> list[str]:
@@ -114,7 +131,8 @@ class Store:
 
     def judged(self, sha256: str) -> dict[str, Any] | None:
         """The verdict columns (and URL) of an earlier run's row for a file
-        with this SHA-256, if there is one."""
+        with this SHA-256 judged under this run's `llama_cpp`, if there is
+        one."""
         i = self._by_sha.get(sha256)
         if i is None or self._old is None:
             return None
