@@ -329,20 +329,6 @@ impl Releases {
     }
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn the_committed_releases_add_up() {
-        let dir = crate::workspace_root().join("conformance");
-        let r = Releases::read(&dir).expect("releases.json").expect("conformance/releases.json is there");
-        assert!(r.releases.len() >= 4, "{} releases", r.releases.len());
-        let problems = r.problems();
-        assert!(problems.is_empty(), "{}", problems.join("\n"));
-    }
-}
-
 /// A corpus file (corpus-relative, as the matrix names it) is a model the
 /// releases' loaders load: `models/NAME.gguf` or `models/converter*/NAME.gguf`
 /// (prove.py's MODEL_GLOBS).
@@ -367,5 +353,30 @@ impl Releases {
         let missing = models.iter().filter(|f| !judged.contains(*f)).map(|f| f.to_string()).collect();
         let gone = judged.iter().filter(|f| !models.contains(*f)).map(|f| f.to_string()).collect();
         (missing, gone)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_committed_releases_add_up() {
+        let dir = crate::workspace_root().join("conformance");
+        let r = Releases::read(&dir).expect("releases.json").expect("conformance/releases.json is there");
+        assert!(r.releases.len() >= 4, "{} releases", r.releases.len());
+        let problems = r.problems();
+        assert!(problems.is_empty(), "{}", problems.join("\n"));
+    }
+
+    #[test]
+    fn model_files_are_the_globs_of_prove_py() {
+        assert!(is_model_file("models/llama__vocab_only.gguf"));
+        assert!(is_model_file("models/converter/llama.gguf"));
+        assert!(is_model_file("models/converter-b4600/llama.gguf"));
+        assert!(!is_model_file("models/mmproj/clip.gguf"));
+        assert!(!is_model_file("models/converter/x/y.gguf"));
+        assert!(!is_model_file("models/converter/manifest.json"));
+        assert!(!is_model_file("gguf/y_base.gguf"));
     }
 }
