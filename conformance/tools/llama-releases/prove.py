@@ -7,7 +7,7 @@ installed from the npm registry by name) loads it or not, in a subprocess
 error.
 
     python3 conformance/tools/llama-releases/prove.py --bin target/release/gguf-validate \\
-        [--exceptions FILE] [--json FILE] [--out FILE.md] [TAG...] [-- FILE...]
+        [--exceptions FILE] [--json FILE] [--out FILE.md] [--jobs N] [TAG...] [-- FILE...]
 
 Without tags, the releases CI proves (PROVEN); without files, every corpus
 model file (MODEL_GLOBS: the hand-made models of corpus/models/ and the
@@ -34,6 +34,7 @@ The loaders are kept under $LLAMA_RELEASES_CACHE/loaders/VERSION (default
 ~/.cache/gguf-validate-reference/llama-releases). Stdlib only; needs node and npm.
 """
 import argparse
+import concurrent.futures
 import json
 import pathlib
 import re
@@ -262,6 +263,7 @@ def main() -> int:
     ap.add_argument("--out", help="write the tables and disagreements as Markdown")
     ap.add_argument("--write", action="store_true",
                     help="rewrite the exceptions, conformance/releases.json, RELEASES.md and the matrix")
+    ap.add_argument("--jobs", type=int, default=2, help="releases run at a time (default 2)")
     ap.add_argument("tags", nargs="*")
     args = ap.parse_args(argv[:argv.index("--")] if "--" in argv else argv)
     tags = args.tags or PROVEN
@@ -278,10 +280,16 @@ def main() -> int:
         return 2
     known = read_exceptions(pathlib.Path(args.exceptions)) if args.exceptions else {}
 
-    # Every verdict: the release's loader and the tool's.
+    # Every verdict: the release's loader and the tool's, --jobs releases
+    # at a time (each loads its files one after another in its own process).
+    def run(tag):
+        return load_all(loader(versions[tag]), files), ours(args.bin, tag, files)
+
+    with concurrent.futures.ThreadPoolExecutor(max_workers=max(1, args.jobs)) as pool:
+        runs = dict(zip(tags, pool.map(run, tags)))
     verdicts, said = [], {}
     for tag in tags:
-        loaded, judged = load_all(loader(versions[tag]), files), ours(args.bin, tag, files)
+        loaded, judged = runs[tag]
         for f in files:
             kind, message = loaded.get(f, ("abort", "not run"))
             valid, errors = judged.get(f, (False, []))
