@@ -232,7 +232,7 @@ td.f{font-family:monospace;white-space:nowrap;cursor:pointer;color:#1565c0}td.c{
 #detail-results{width:100%;table-layout:fixed}#detail-results th:nth-child(1){width:18%}#detail-results th:nth-child(2){width:22%}
 .codes{margin:4px 0 8px}.codes code{background:#eceff1;padding:0 4px;border-radius:3px}
 pre.hex{font:12px/1.35 monospace;white-space:pre}pre.hex b{background:#ffeb3b}
-td.rel-agree{background:#2e7d32;color:#fff}td.rel-excepted{background:#ffcc80;color:#000}td.rel-unexpected{background:#c62828;color:#fff}th.rel{background:#e3f2fd}
+.rel-agree{background:#2e7d32;color:#fff}.rel-excepted{background:#ffcc80;color:#000}.rel-unexpected{background:#c62828;color:#fff}th.rel{background:#e3f2fd}
 .muted{color:#666}.bad{color:#c62828;font-weight:600}section{margin-bottom:22px}h2{font-size:16px;margin:16px 0 6px}
 </style></head><body>
 <header><h1>gguf-validate conformance report</h1>
@@ -337,7 +337,7 @@ function readersView(s, rows, id) {
   }
   const status = el("p", {}, "showing ", el("b", {id: "shown-count"}, visible.length), " of " + rows.length + " cases, ", el("b", {id: "shown-cells"}, visible.reduce((n, r) => n + shown.filter(x => r.results[x.name] && (!s.class || r.results[x.name].class === s.class)).length, 0)), " cells" + (s.class ? " of class " + s.class : ""));
   const f = el("div", {class: "filters"}, select("f-family", "family", families(rows), s.family, "family"), select("f-class", "verdict class", D.classes.map(c => c.name), s.class, "class"), select("f-reader", "reader", D.readers.map(r => r.name), s.reader, "reader"));
-  return [f, legend(D.classes), codesLegend(), status, t];
+  return [f, legend(D.classes), codesLegend(), ...(TAGS.length ? [releasesLegend()] : []), status, t];
 }
 
 // One llama.cpp release's cell: its loader's verdict, coloured by whether
@@ -346,6 +346,13 @@ function releaseCell(r, tag) {
   const v = r.releases && r.releases[tag];
   if (!v) return el("td", {class: "c muted"}, "-");
   return el("td", {class: "c " + v.css, "data-release": tag, title: v.title, onclick: () => go({case: r.file})}, v.code);
+}
+function releasesLegend() {
+  return el("p", {class: "codes", id: "release-codes"}, "llama.cpp columns: that release's own loader (node-llama-cpp, prebuilt) on the model, ",
+    el("code", {}, "loads"), ", ", el("code", {}, "refused"), " or ", el("code", {}, "abort"), "; ",
+    el("span", {class: "rel-agree", style: "padding:0 4px"}, "--llama-cpp agrees"), " ",
+    el("span", {class: "rel-excepted", style: "padding:0 4px"}, "* disagrees, a listed exception"), " ",
+    el("span", {class: "rel-unexpected", style: "padding:0 4px"}, "\u2717 disagrees, not listed"), ".");
 }
 function releasesTable() {
   const R = D.releases;
