@@ -266,6 +266,8 @@ def main() -> int:
     ap.add_argument("--jobs", type=int, default=2, help="releases run at a time (default 2)")
     ap.add_argument("tags", nargs="*")
     args = ap.parse_args(argv[:argv.index("--")] if "--" in argv else argv)
+    if args.write and (args.tags or files):
+        ap.error("--write runs the releases CI proves over every corpus model file: give no tags and no files")
     tags = args.tags or PROVEN
     if not files:
         files = sorted({str(p.relative_to(ROOT)) for g in MODEL_GLOBS for p in ROOT.glob(g)})
