@@ -163,12 +163,19 @@ def tensor_count(path: str) -> int:
     return int.from_bytes(head[8:16], "little")
 
 
-def guess(v: dict, said: str, later_refuses: bool) -> tuple:
-    """(class, reason) for a new disagreement, from the loader's message and
-    the tool's finding: a first guess a human checks."""
+def guess(v: dict, said: str, later: list) -> tuple:
+    """(class, reason) for a new disagreement, from the loader's message, the
+    tool's finding and the later releases' verdicts on the file: a first
+    guess a human checks."""
     message = v.get("message", "")
+    unknown = re.search(r"unknown model architecture: '([^']+)'", message)
+    if unknown and v["valid"]:
+        if all("unknown model architecture" in w.get("message", "") for w in later):
+            return "policy", "an architecture no llama.cpp knows is info, not an error: the file may be for another runtime"
+        return "not-read", (f"{v['release']} does not know architecture `{unknown.group(1)}` (a vocab_only load "
+                            "refuses it too); the tool does not judge this file's architecture against the release")
     if v["loader"] == "loads":
-        if later_refuses:
+        if any(w["loader"] != "loads" for w in later):
             return "release-differs", (f"{v['release']} loads it, a later release refuses it; the tool reports "
                                         f"{said[:140]}")
         return "first-evaluation", f"the loader loads it; the tool reports {said[:160]}"
@@ -177,8 +184,6 @@ def guess(v: dict, said: str, later_refuses: bool) -> tuple:
     if "Tokenizer not initialized" in message:
         return "package", ("node-llama-cpp reads the vocabulary's tokens after loading, which aborts on a "
                            "vocabulary without a tokenizer; llama.cpp's load returns the model")
-    if "unknown model architecture" in message and v["valid"]:
-        return "policy", "an architecture no llama.cpp knows is info, not an error: the file may be for another runtime"
     patterns = [
         (r"key not found in model: (\S+)", "key `{}`"),
         (r"missing tensor '([^']+)'", "tensor `{}`"),
@@ -315,8 +320,8 @@ def main() -> int:
             k = (v["release"], v["file"])
             if k in disagreeing:
                 old = known.get(k)
-                later = any(w["file"] == v["file"] and w["loader"] != "loads" for w in verdicts
-                            if tags.index(w["release"]) > tags.index(v["release"]))
+                later = [w for w in verdicts
+                         if w["file"] == v["file"] and tags.index(w["release"]) > tags.index(v["release"])]
                 cls, reason = (old["class"], old["reason"]) if old else guess(v, said[k], later)
                 entries[k] = {"release": v["release"], "file": v["file"], "loader": v["loader"], "class": cls,
                               "reason": reason}
