@@ -15,6 +15,7 @@ pub mod build;
 mod cases;
 pub mod matrix;
 pub mod readable;
+pub mod releases;
 pub mod split;
 pub mod templates;
 pub mod web;

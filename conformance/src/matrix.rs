@@ -36,6 +36,7 @@ use std::time::{Duration, Instant};
 
 use serde::{Deserialize, Serialize};
 
+use crate::releases::Releases;
 use crate::{Verdict, prefix_of, read_manifest};
 
 /// One reader of `readers.json`.
@@ -918,6 +919,11 @@ pub struct Matrix {
     pub readers: Vec<ReaderResult>,
     /// One row per corpus file.
     pub rows: Vec<Row>,
+    /// The llama.cpp releases' loaders on the corpus models (`releases.json`
+    /// beside `matrix.json`, see [`crate::releases`]): one column per
+    /// release. Read by [`Matrix::read`], never written into `matrix.json`.
+    #[serde(skip)]
+    pub releases: Option<Releases>,
 }
 
 /// Runs every reader over every file, `jobs` processes at a time.
@@ -998,7 +1004,7 @@ pub fn run(
             Row { file, results }
         })
         .collect();
-    let mut m = Matrix { timeout_secs: limit.as_secs(), readers: out_readers, rows };
+    let mut m = Matrix { timeout_secs: limit.as_secs(), readers: out_readers, rows, releases: None };
     m.summarise();
     m
 }
@@ -1075,6 +1081,15 @@ impl Matrix {
         serde_json::from_str(text).map_err(|e| format!("matrix.json: {e}"))
     }
 
+    /// Reads `dir/matrix.json` and, when it is there, `dir/releases.json`
+    /// (the release columns).
+    pub fn read(dir: &Path) -> Result<Matrix, String> {
+        let text = std::fs::read_to_string(dir.join("matrix.json")).map_err(|e| format!("matrix.json: {e}"))?;
+        let mut m = Matrix::from_json(&text)?;
+        m.releases = Releases::read(dir)?;
+        Ok(m)
+    }
+
     /// `self` (a new run of some readers over some cases) merged into
     /// `old`: one row per case of `corpus` (the corpus as it is now, in its
     /// order), with this run's cells and `old`'s cells for what this run
@@ -1096,7 +1111,7 @@ impl Matrix {
                 Row { file, results }
             })
             .collect();
-        let mut m = Matrix { timeout_secs: self.timeout_secs, readers, rows };
+        let mut m = Matrix { timeout_secs: self.timeout_secs, readers, rows, releases: self.releases.or(old.releases) };
         m.summarise();
         m
     }
@@ -1270,6 +1285,9 @@ impl Matrix {
             }
             let _ = writeln!(o);
         }
+        if let Some(rel) = &self.releases {
+            rel.write_markdown(&mut o);
+        }
         let _ = writeln!(
             o,
             "\n## Files some reader got wrong, crashed on or timed out on\n\n\
@@ -1331,6 +1349,7 @@ impl Matrix {
             let (bg, fg) = c.colour();
             let _ = writeln!(o, ".{}{{background:{bg};color:{fg}}}", c.name());
         }
+        let _ = writeln!(o, "{}", crate::releases::CSS);
         let _ = writeln!(o, "</style></head><body>\n<h1>GGUF cross-reader conformance matrix</h1>");
         let _ = writeln!(
             o,
@@ -1363,12 +1382,20 @@ impl Matrix {
             }
             let _ = writeln!(o, "</tr>");
         }
+        let tags: Vec<&str> = self.releases.iter().flat_map(|x| x.releases.iter().map(|r| r.tag.as_str())).collect();
+        let _ = writeln!(o, "</table>");
+        if let Some(rel) = &self.releases {
+            rel.write_html(&mut o);
+        }
         let _ = writeln!(
             o,
-            "</table>\n<h2>Results</h2>\n<table><tr><th>file</th><th>strict / spec / ggml, or the loader's verdict</th>"
+            "<h2>Results</h2>\n<table><tr><th>file</th><th>strict / spec / ggml, or the loader's verdict</th>"
         );
         for r in &self.readers {
             let _ = write!(o, "<th>{}</th>", esc(&r.config.name));
+        }
+        for tag in &tags {
+            let _ = write!(o, "<th class=\"rel\">llama.cpp {}</th>", esc(tag));
         }
         let _ = writeln!(o, "</tr>");
         let mut group = String::new();
@@ -1376,8 +1403,12 @@ impl Matrix {
             let g = format!("{}: {}", row.file.set, row.file.group);
             if g != group {
                 group = g;
-                let _ =
-                    writeln!(o, "<tr class=\"g\"><td colspan=\"{}\">{}</td></tr>", self.readers.len() + 2, esc(&group));
+                let _ = writeln!(
+                    o,
+                    "<tr class=\"g\"><td colspan=\"{}\">{}</td></tr>",
+                    self.readers.len() + tags.len() + 2,
+                    esc(&group)
+                );
             }
             // a model, projector, adapter or control vector: its loader's verdict
             let (exp, exp_title) = match &row.file.reference {
@@ -1422,6 +1453,25 @@ impl Matrix {
                     }
                     None => {
                         let _ = write!(o, "<td class=\"c\">-</td>");
+                    }
+                }
+            }
+            if let Some(rel) = &self.releases {
+                let of = rel.of(&row.file.file);
+                for tag in &tags {
+                    match of.get(tag) {
+                        Some(v) => {
+                            let _ = write!(
+                                o,
+                                "<td class=\"c {}\" title=\"{}\">{}</td>",
+                                v.css(),
+                                esc(&v.title()),
+                                esc(&v.code())
+                            );
+                        }
+                        None => {
+                            let _ = write!(o, "<td class=\"c\">-</td>");
+                        }
                     }
                 }
             }
@@ -1615,6 +1665,7 @@ mod tests {
             timeout_secs: 1,
             readers: Vec::new(),
             rows: files.into_iter().map(|file| Row { file, results: BTreeMap::new() }).collect(),
+            releases: None,
         };
         let (missing, gone) = coverage(&root, &m);
         assert!(missing.is_empty(), "case files without a row: {missing:?}");
@@ -1701,12 +1752,14 @@ mod tests {
                 row("x", &[("a", Outcome::Accept), ("b", Outcome::Accept)]),
                 row("y", &[("a", Outcome::Accept), ("b", Outcome::Accept)]),
             ],
+            releases: None,
         };
         // a new run of b (and a new reader c) over y only
         let new = Matrix {
             timeout_secs: 10,
             readers: vec![reader("c"), reader("b")],
             rows: vec![row("y", &[("b", Outcome::Reject), ("c", Outcome::Crash)])],
+            releases: None,
         };
         let order = ["a".to_string(), "b".to_string(), "c".to_string()];
         let m = new.merged_into(old, &order, vec![file("x"), file("y"), file("z")]);

@@ -98,6 +98,26 @@ pub fn data(root: &Path, m: &Matrix, t: Option<&TemplateMatrix>, writers: Option
                 }
             }
             let hex = hex_window(&corpus.join(&row.file.file), row.file.offset);
+            // one verdict per llama.cpp release (releases.json)
+            let releases: serde_json::Map<String, Value> = m
+                .releases
+                .iter()
+                .flat_map(|r| r.of(&row.file.file))
+                .map(|(tag, v)| {
+                    let value = json!({
+                        "loader": v.loader.name(),
+                        "message": v.message,
+                        "valid": v.valid,
+                        "rule": v.rule,
+                        "agrees": v.agrees,
+                        "exception": v.exception,
+                        "code": v.code(),
+                        "css": v.css(),
+                        "title": v.title(),
+                    });
+                    (tag.to_string(), value)
+                })
+                .collect();
             json!({
                 "file": row.file.file,
                 "set": row.file.set,
@@ -112,6 +132,7 @@ pub fn data(root: &Path, m: &Matrix, t: Option<&TemplateMatrix>, writers: Option
                 "reference": row.file.reference,
                 "offset": row.file.offset,
                 "hex": hex.map(|(start, bytes)| json!({"start": start, "bytes": bytes})),
+                "releases": releases,
                 "results": row.results.iter().map(|(name, c)| (name.clone(), json!({
                     "class": c.class.name(),
                     "outcome": c.outcome,
@@ -165,6 +186,7 @@ pub fn data(root: &Path, m: &Matrix, t: Option<&TemplateMatrix>, writers: Option
         "rules": rules,
         "templates": templates,
         "writers": writers,
+        "releases": m.releases.as_ref().map(|r| json!({"command": r.command, "releases": r.releases})),
     })
 }
 
@@ -179,7 +201,7 @@ pub fn page(data: &Value) -> String {
 pub fn write_report(root: &Path, out: &Path) -> Result<String, String> {
     let conf = root.join("conformance");
     let read = |name: &str| std::fs::read_to_string(conf.join(name)).map_err(|e| format!("conformance/{name}: {e}"));
-    let m = Matrix::from_json(&read("matrix.json")?)?;
+    let m = Matrix::read(&conf)?;
     let t = match read("templates.json") {
         Ok(text) => Some(TemplateMatrix::from_json(&text)?),
         Err(_) => None,
@@ -210,6 +232,7 @@ td.f{font-family:monospace;white-space:nowrap;cursor:pointer;color:#1565c0}td.c{
 #detail-results{width:100%;table-layout:fixed}#detail-results th:nth-child(1){width:18%}#detail-results th:nth-child(2){width:22%}
 .codes{margin:4px 0 8px}.codes code{background:#eceff1;padding:0 4px;border-radius:3px}
 pre.hex{font:12px/1.35 monospace;white-space:pre}pre.hex b{background:#ffeb3b}
+.rel-agree{background:#2e7d32;color:#fff}.rel-excepted{background:#ffcc80;color:#000}.rel-unexpected{background:#c62828;color:#fff}th.rel{background:#e3f2fd}
 .muted{color:#666}.bad{color:#c62828;font-weight:600}section{margin-bottom:22px}h2{font-size:16px;margin:16px 0 6px}
 </style></head><body>
 <header><h1>gguf-validate conformance report</h1>
@@ -229,6 +252,7 @@ const detail = document.getElementById("detail");
 const CLASS = Object.fromEntries(D.classes.map(c => [c.name, c]));
 const SCORE = D.templates ? Object.fromEntries(D.templates.scores.map(s => [s.name, s])) : {};
 const CODE = {accept: "A", reject: "R", crash: "CRASH", timeout: "TIME"};
+const TAGS = D.releases ? D.releases.releases.map(r => r.tag) : [];
 function el(tag, attrs, ...kids) {
   const e = document.createElement(tag);
   for (const [k, v] of Object.entries(attrs || {})) {
@@ -284,6 +308,7 @@ function overview() {
   if (D.templates) m.append(el("tr", {}, el("td", {}, el("a", {href: "#view=templates"}, "template scanners")), el("td", {class: "n", id: "count-templates"}, D.templates.rows.length), el("td", {class: "n"}, D.templates.scanners.length), el("td", {}, "template cases of the corpus and llama.cpp's real templates (" + D.templates.source + ")")));
   if (D.writers) m.append(el("tr", {}, el("td", {}, el("a", {href: "#view=writers"}, "writers")), el("td", {class: "n", id: "count-writers"}, D.writers.writers.length + D.writers.quantizers.length), el("td", {class: "n"}, ""), el("td", {}, "writers' and quantizers' campaigns (fuzz-writer)")));
   const parts = [el("h2", {}, "Matrices"), m, el("h2", {}, "Readers (JSONTestSuite classes over " + D.rows.length + " cases; per-file time limit " + D.timeout_secs + " s)"), t];
+  if (D.releases) parts.push(el("h2", {}, "llama.cpp releases"), ...releasesTable());
   if (D.templates) {
     const r = el("table", {id: "overview-templates"}, el("tr", {}, el("th", {}, "scanner"), el("th", {}, "version"), el("th", {}, "detection"), el("th", {}, "false alarms"), el("th", {}, "crashes, timeouts")));
     for (const s of D.templates.scanners) r.append(el("tr", {}, el("td", {}, s.name), el("td", {class: "muted"}, s.version), el("td", {}, s.detection), el("td", {}, s.false_alarm), el("td", {class: "n"}, s.rates.failures)));
@@ -295,7 +320,7 @@ function overview() {
 function readersView(s, rows, id) {
   const shown = shownReaders(s);
   const visible = rows.filter(r => rowShown(r, s));
-  const head = el("tr", {}, el("th", {}, "case"), el("th", {}, "expected"), ...shown.map(r => el("th", {}, r.name)));
+  const head = el("tr", {}, el("th", {}, "case"), el("th", {}, "expected"), ...shown.map(r => el("th", {}, r.name)), ...TAGS.map(t => el("th", {class: "rel"}, "llama.cpp " + t)));
   const t = el("table", {id}, head);
   let group = "";
   for (const r of rows) {
@@ -305,13 +330,35 @@ function readersView(s, rows, id) {
       const c = r.results[x.name];
       tr.append(c ? el("td", {class: "c", "data-class": c.class, style: colour(CLASS[c.class].colour), title: x.name + ": " + CLASS[c.class].label + (c.detail ? " (" + c.detail + ")" : ""), onclick: () => go({case: r.file})}, CODE[c.outcome]) : el("td", {class: "c"}, "-"));
     }
+    for (const tag of TAGS) tr.append(releaseCell(r, tag));
     if (!rowShown(r, s)) tr.hidden = true;
-    if (family(r) !== group && rowShown(r, s)) { group = family(r); t.append(el("tr", {class: "g"}, el("td", {colspan: shown.length + 2, style: "background:#37474f;color:#fff;font-weight:600"}, group))); }
+    if (family(r) !== group && rowShown(r, s)) { group = family(r); t.append(el("tr", {class: "g"}, el("td", {colspan: shown.length + TAGS.length + 2, style: "background:#37474f;color:#fff;font-weight:600"}, group))); }
     t.append(tr);
   }
   const status = el("p", {}, "showing ", el("b", {id: "shown-count"}, visible.length), " of " + rows.length + " cases, ", el("b", {id: "shown-cells"}, visible.reduce((n, r) => n + shown.filter(x => r.results[x.name] && (!s.class || r.results[x.name].class === s.class)).length, 0)), " cells" + (s.class ? " of class " + s.class : ""));
   const f = el("div", {class: "filters"}, select("f-family", "family", families(rows), s.family, "family"), select("f-class", "verdict class", D.classes.map(c => c.name), s.class, "class"), select("f-reader", "reader", D.readers.map(r => r.name), s.reader, "reader"));
-  return [f, legend(D.classes), codesLegend(), status, t];
+  return [f, legend(D.classes), codesLegend(), ...(TAGS.length ? [releasesLegend()] : []), status, t];
+}
+
+// One llama.cpp release's cell: its loader's verdict, coloured by whether
+// --llama-cpp agrees (green), disagrees as an exception (amber) or not (red).
+function releaseCell(r, tag) {
+  const v = r.releases && r.releases[tag];
+  if (!v) return el("td", {class: "c muted"}, "-");
+  return el("td", {class: "c " + v.css, "data-release": tag, title: v.title, onclick: () => go({case: r.file})}, v.code);
+}
+function releasesLegend() {
+  return el("p", {class: "codes", id: "release-codes"}, "llama.cpp columns: that release's own loader (node-llama-cpp, prebuilt) on the model, ",
+    el("code", {}, "loads"), ", ", el("code", {}, "refused"), " or ", el("code", {}, "abort"), "; ",
+    el("span", {class: "rel-agree", style: "padding:0 4px"}, "--llama-cpp agrees"), " ",
+    el("span", {class: "rel-excepted", style: "padding:0 4px"}, "* disagrees, a listed exception"), " ",
+    el("span", {class: "rel-unexpected", style: "padding:0 4px"}, "\u2717 disagrees, not listed"), ".");
+}
+function releasesTable() {
+  const R = D.releases;
+  const t = el("table", {id: "overview-releases"}, el("tr", {}, ...["release", "node-llama-cpp", "files", "loads", "refused", "abort", "agree", "exceptions", "unexpected"].map(h => el("th", {}, h))));
+  for (const r of R.releases) t.append(el("tr", {"data-release": r.tag}, el("td", {}, r.tag), el("td", {class: "muted"}, r.node_llama_cpp), ...["files", "loads", "refused", "abort", "agree", "excepted", "unexpected"].map(k => el("td", {class: "n" + (k === "unexpected" && r[k] ? " bad" : ""), "data-count": k}, r[k]))));
+  return [el("p", {}, "Each llama.cpp release's own prebuilt loader (node-llama-cpp of that release, from the npm registry) on every corpus model file, against gguf-validate --llama-cpp RELEASE: they agree when the loader loads the file exactly when the report has no error. The readers matrix has one column per release: green agrees, amber (*) disagrees as a listed exception (conformance/tools/llama-releases/exceptions.json), red (✗) disagrees and is not one. Regenerate with " + R.command + "."), t];
 }
 
 // What the "expected" column's codes mean (`y AAA`, `i RAR`).
@@ -416,6 +463,11 @@ function caseDetail(id, view) {
     if (r.rules.length) kids.push(el("h3", {}, "Rules"), el("ul", {}, ...r.rules.map(id => { const x = D.rules[id]; return el("li", {}, el("code", {}, id), x ? ": " + x.description + " (" + x.citation + ")" : ""); })));
     const res = el("table", {id: "detail-results"}, el("tr", {}, el("th", {}, "reader"), el("th", {}, "result"), el("th", {}, "output excerpt")));
     for (const x of D.readers) { const c = r.results[x.name]; if (c) res.append(el("tr", {}, el("td", {}, x.name), el("td", {style: colour(CLASS[c.class].colour)}, c.class + (c.detail ? " (" + c.detail + ")" : "")), el("td", {}, c.excerpt ? el("pre", {}, c.excerpt) : el("span", {class: "muted"}, "(nothing printed)")))); }
+    if (r.releases && Object.keys(r.releases).length) {
+      const rel = el("table", {id: "detail-releases"}, el("tr", {}, el("th", {}, "llama.cpp"), el("th", {}, "loader"), el("th", {}, "--llama-cpp")));
+      for (const tag of TAGS) { const v = r.releases[tag]; if (v) rel.append(el("tr", {}, el("td", {}, tag), el("td", {class: v.css}, v.loader + (v.message ? ": " + v.message : "")), el("td", {}, (v.valid ? "valid" : v.rule || "invalid") + (v.agrees ? "" : v.exception ? " (exception: " + v.exception + ")" : " (disagrees)")))); }
+      kids.push(el("h3", {}, "llama.cpp releases"), rel);
+    }
     kids.push(el("h3", {}, "Readers"), res, el("h3", {}, "Bytes" + (r.offset !== null && r.offset !== undefined ? " around offset " + r.offset + " (0x" + r.offset.toString(16) + ")" : " (start of file)")), hexView(r.hex, r.offset));
     return kids;
   }

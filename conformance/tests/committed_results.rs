@@ -3,9 +3,13 @@
 //!   lists the missing ones) and no row for a file that is gone; MATRIX.md,
 //!   matrix.html and TEMPLATES.md are what their JSON gives (the same check
 //!   as `gguf-conformance matrix --check`);
-//! - no committed result (matrix, templates, writers and their findings)
-//!   names the machine that produced it: no pip build directory, temporary
-//!   directory, home directory or installed package path.
+//! - `releases.json` (the llama.cpp releases' loaders on the corpus models,
+//!   written by `conformance/tools/llama-releases/prove.py`) has verdicts on
+//!   every corpus model file and none on a file that is gone, its counts add
+//!   up, and MATRIX.md and matrix.html show one column per release of it;
+//! - no committed result (matrix, templates, writers and their findings,
+//!   releases) names the machine that produced it: no pip build directory,
+//!   temporary directory, home directory or installed package path.
 
 use std::path::Path;
 
@@ -44,7 +48,7 @@ fn the_matrix_covers_every_corpus_case() {
 
 #[test]
 fn markdown_and_html_are_regenerated_from_the_json() {
-    let m = Matrix::from_json(&read("matrix.json")).expect("matrix.json");
+    let m = Matrix::read(&conformance()).expect("matrix.json and releases.json");
     let mut fresh = m.clone();
     fresh.summarise();
     assert_eq!(fresh.readers, m.readers, "the readers' summaries in matrix.json do not match its rows");
@@ -53,6 +57,41 @@ fn markdown_and_html_are_regenerated_from_the_json() {
     let t = TemplateMatrix::from_json(&read("templates.json")).expect("templates.json");
     assert!(read("TEMPLATES.md") == t.to_markdown(), "TEMPLATES.md is stale: run `gguf-conformance matrix --render`");
     assert!(t.scanners.len() >= 4, "{} template scanners", t.scanners.len());
+}
+
+#[test]
+fn the_releases_cover_every_corpus_model_and_show_in_the_matrix() {
+    let m = Matrix::read(&conformance()).expect("matrix.json and releases.json");
+    let r = m.releases.as_ref().expect("conformance/releases.json (prove.py --write)");
+    let problems = r.problems();
+    assert!(problems.is_empty(), "conformance/releases.json does not add up:\n{}", problems.join("\n"));
+    let files = gguf_conformance::matrix::case_files(&gguf_conformance::workspace_root());
+    let (missing, gone) = r.coverage(files.iter().map(String::as_str));
+    assert!(
+        missing.is_empty() && gone.is_empty(),
+        "conformance/releases.json: no verdicts on {missing:?}, verdicts on files that are gone {gone:?} \
+         (regenerate: `{}`)",
+        r.command
+    );
+    assert!(r.releases.len() >= 4, "{} releases", r.releases.len());
+    let html = read("matrix.html");
+    let md = read("MATRIX.md");
+    for rel in &r.releases {
+        assert!(
+            html.contains(&format!("<th class=\"rel\">llama.cpp {}</th>", rel.tag)),
+            "matrix.html: no column {}",
+            rel.tag
+        );
+        assert!(
+            md.contains(&format!("| {} | {} | {} |", rel.tag, rel.node_llama_cpp, rel.files)),
+            "MATRIX.md: no row {}",
+            rel.tag
+        );
+    }
+    // every verdict is a cell of its row
+    let cells = r.files.len();
+    let shown = html.matches("<td class=\"c rel-").count();
+    assert_eq!(shown, cells, "matrix.html shows {shown} release cells, releases.json has {cells} verdicts");
 }
 
 fn walk(dir: &Path, out: &mut Vec<std::path::PathBuf>) {
@@ -76,9 +115,17 @@ fn no_committed_result_names_a_machine() {
         .map(|p| format!("{}/", p.display()))
         .filter(|p| p.len() > 2)
         .collect();
-    for name in
-        ["MATRIX.md", "matrix.json", "matrix.html", "TEMPLATES.md", "templates.json", "WRITERS.md", "WRITERS.json"]
-    {
+    for name in [
+        "MATRIX.md",
+        "matrix.json",
+        "matrix.html",
+        "TEMPLATES.md",
+        "templates.json",
+        "WRITERS.md",
+        "WRITERS.json",
+        "releases.json",
+        "tools/llama-releases/exceptions.json",
+    ] {
         let text = read(name);
         for (i, line) in text.lines().enumerate() {
             let mut found = names_a_machine(line);

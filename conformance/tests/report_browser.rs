@@ -16,6 +16,7 @@ use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use gguf_conformance::matrix::Matrix;
+use gguf_conformance::releases::Releases;
 use gguf_conformance::templates::TemplateMatrix;
 
 fn chromium() -> Option<PathBuf> {
@@ -146,6 +147,51 @@ fn the_web_report_in_headless_chromium() {
                 r.config.name,
                 class.name()
             );
+        }
+    }
+
+    // The llama.cpp releases (releases.json): each release's counts in the
+    // overview, and one column per release in the grid with a cell for
+    // every verdict.
+    let releases = Releases::read(&root.join("conformance")).expect("releases.json");
+    if let Some(rel) = &releases {
+        for r in &rel.releases {
+            let at = dom
+                .find(&format!("<tr data-release=\"{}\">", r.tag))
+                .unwrap_or_else(|| panic!("overview: no row for release {}", r.tag));
+            let row = &dom[at..at + dom[at..].find("</tr>").unwrap_or(0)];
+            for (count, n) in [("files", r.files), ("loads", r.loads), ("agree", r.agree), ("unexpected", r.unexpected)]
+            {
+                assert_eq!(
+                    number_after(row, &format!("data-count=\"{count}\">")),
+                    Some(n),
+                    "{}: {count} shown vs releases.json",
+                    r.tag
+                );
+            }
+        }
+        let (dom, log) = browse(&chrome, &page, "view=readers", &["--dump-dom".into()]);
+        check_page(&dom, &log, "readers with releases");
+        let grid = &dom[dom.find("<table id=\"readers\"").expect("grid")..];
+        let grid = &grid[..grid.find("</table>").unwrap_or(grid.len())];
+        for r in &rel.releases {
+            assert!(grid.contains(&format!("<th class=\"rel\">llama.cpp {}</th>", r.tag)), "no column for {}", r.tag);
+            assert_eq!(
+                grid.matches(&format!("data-release=\"{}\"", r.tag)).count(),
+                rel.files.iter().filter(|v| v.release == r.tag).count(),
+                "{}: cells shown vs releases.json",
+                r.tag
+            );
+        }
+        // a model's detail lists every release's verdict
+        if let Some(v) = rel.files.first() {
+            let file = v.file.strip_prefix("corpus/").unwrap_or(&v.file);
+            let frag = format!("view=readers&case={}", file.replace('/', "%2F"));
+            let (dom, log) = browse(&chrome, &page, &frag, &["--dump-dom".into()]);
+            check_page(&dom, &log, &frag);
+            let t = &dom[dom.find("<table id=\"detail-releases\"").expect("release verdicts in the detail")..];
+            let t = &t[..t.find("</table>").unwrap_or(0)];
+            assert_eq!(t.matches("<tr>").count(), 1 + rel.releases.len(), "{frag}: one line per release");
         }
     }
 

@@ -9,7 +9,7 @@ use std::process::ExitCode;
 use std::time::Duration;
 
 use clap::{Parser, Subcommand};
-use gguf_conformance::{matrix, templates, web};
+use gguf_conformance::{matrix, releases, templates, web};
 
 #[derive(Debug, Parser)]
 #[command(name = "gguf-conformance", version, about = "GGUF conformance corpus tools")]
@@ -180,9 +180,10 @@ fn run_matrix(a: MatrixArgs) -> Result<String, String> {
     let out = abs(&root, a.out);
     let mut m = matrix::run(&root, &config, files, Duration::from_secs(a.timeout), a.jobs, &progress);
     if a.merge {
-        let old = std::fs::read_to_string(out.join("matrix.json")).map_err(|e| format!("matrix.json: {e}"))?;
-        m = m.merged_into(matrix::Matrix::from_json(&old)?, &order, corpus);
+        m = m.merged_into(matrix::Matrix::read(&out)?, &order, corpus);
     }
+    // the release columns (prove.py's), kept
+    m.releases = releases::Releases::read(&out)?;
     write_matrix_files(&out, &m)?;
     let summary = summary_of(&m, &out);
     // gguf-validate is scored against its own expectations: any wrong
@@ -196,8 +197,7 @@ fn run_matrix(a: MatrixArgs) -> Result<String, String> {
 }
 
 fn read_results(out: &std::path::Path) -> Result<(matrix::Matrix, Option<templates::TemplateMatrix>), String> {
-    let text = std::fs::read_to_string(out.join("matrix.json")).map_err(|e| format!("matrix.json: {e}"))?;
-    let m = matrix::Matrix::from_json(&text)?;
+    let m = matrix::Matrix::read(out)?;
     let t = match std::fs::read_to_string(out.join("templates.json")) {
         Ok(text) => Some(templates::TemplateMatrix::from_json(&text)?),
         Err(_) => None,
@@ -240,6 +240,21 @@ fn check_matrix(out: PathBuf) -> Result<String, String> {
     fresh.summarise();
     if fresh.readers != m.readers {
         problems.push("matrix.json: the readers' summaries do not match the rows".into());
+    }
+    match &m.releases {
+        Some(r) => {
+            problems.extend(r.problems().into_iter().map(|p| format!("{}: {p}", releases::FILE)));
+            let (missing, gone) = r.coverage(matrix::case_files(&root).iter().map(String::as_str));
+            if !missing.is_empty() || !gone.is_empty() {
+                problems.push(format!(
+                    "{}: no verdicts on the corpus model files {missing:?}, verdicts on files that are gone {gone:?} \
+                     (regenerate: `{}`)",
+                    releases::FILE,
+                    r.command
+                ));
+            }
+        }
+        None => problems.push(format!("{} is missing (conformance/tools/llama-releases/prove.py)", releases::FILE)),
     }
     let mut expected = vec![("MATRIX.md", m.to_markdown()), ("matrix.html", m.to_html())];
     if let Some(t) = &t {
