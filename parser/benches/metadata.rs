@@ -131,6 +131,35 @@ fn judge_stage(path: &std::path::Path, runs: usize) {
     );
 }
 
+/// A support window of every known llama.cpp release (`--llama-cpp
+/// b3889..`) against the default verdict (the pinned tree; every report
+/// still says which releases load the file), in alternating runs.
+fn releases_stage(path: &std::path::Path, runs: usize) {
+    use gguf_validate_core::llama_cpp::Release;
+    let oldest = Release::all().next().expect("a release");
+    let window = format!("{}..", oldest.name()).parse().expect("a window");
+    let plain = Validator::default();
+    let every = Validator::default().with_llama_cpp(Some(window));
+    let (mut default, mut judged) = (Vec::with_capacity(runs), Vec::with_capacity(runs));
+    for _ in 0..runs {
+        let src = open(path, &OpenPolicy::default()).expect("open");
+        let t = Instant::now();
+        std::hint::black_box(plain.validate(&src).expect("read"));
+        default.push(t.elapsed().as_secs_f64() * 1e3);
+        let t = Instant::now();
+        std::hint::black_box(every.validate(&src).expect("read"));
+        judged.push(t.elapsed().as_secs_f64() * 1e3);
+    }
+    let min = |v: &[f64]| v.iter().copied().fold(f64::INFINITY, f64::min);
+    println!(
+        "llama.cpp releases: default median {:.3} ms (min {:.3}); --llama-cpp {window} median {:.3} ms (min {:.3})",
+        median(default.clone()),
+        min(&default),
+        median(judged.clone()),
+        min(&judged)
+    );
+}
+
 fn main() {
     let path = std::env::var_os("GGUF_VALIDATE_GEMMA")
         .map(PathBuf::from)
@@ -163,6 +192,7 @@ fn main() {
     }
     template_stage(&path, ours);
     judge_stage(&path, runs);
+    releases_stage(&path, runs);
     let Some(python) = std::env::var_os("GGUF_REF_PYTHON") else {
         println!(
             "set GGUF_REF_PYTHON to a python with llama-cpp-python==0.3.36 and gguf==0.19.0 for the side-by-side comparison"

@@ -310,7 +310,8 @@ fn contract_needs(file: &GgufFile<'_>, arch: &str, out: &mut Vec<Need>) {
 }
 
 /// Which releases load `file`, when it is a model that names its
-/// architecture or a projector, and its model layer was examined (not
+/// architecture (a vocabulary without tensors by its names only) or a
+/// projector, and its model layer was examined (not
 /// `--container-only`, not a shard of a split set: a set is loaded whole);
 /// judged against releases, each that refuses it is reported.
 pub(crate) fn of(file: &GgufFile<'_>, arch: Option<&str>, sink: &mut Sink<'_>) -> Option<LlamaCpp> {
@@ -324,6 +325,9 @@ pub(crate) fn of(file: &GgufFile<'_>, arch: Option<&str>, sink: &mut Sink<'_>) -
         FileKind::Model if arch.is_some() && !file.tensors.is_empty() => {
             Some(judge(needs(file, kind, arch, true), sink))
         }
+        // A vocabulary (no tensors), as llama.cpp's tools open one
+        // (`vocab_only`): the names only, no hyper-parameters or tensors.
+        FileKind::Model if arch.is_some() => Some(judge(needs(file, kind, arch, false), sink)),
         FileKind::Projector if !file.tensors.is_empty() => Some(judge(needs(file, kind, arch, true), sink)),
         _ => None,
     }
@@ -690,5 +694,30 @@ mod tests {
         assert!(
             table::CONTRACTS.iter().all(|r| Release(r.3).model_contract_read() && Release(r.4).model_contract_read())
         );
+    }
+    /// An architecture no release knows is judged: every release refuses
+    /// it. A vocabulary (no tensors) is judged by its names only, as
+    /// llama.cpp's tools open one (`vocab_only`: no hyper-parameters, no
+    /// tensors read).
+    #[test]
+    fn unknown_architectures_and_vocabularies_are_judged_by_their_names() {
+        let r = judged(&model("llamax", None, crate::types::GgmlType::F32), Some(Release::newest().name()));
+        let found = refusals(&r);
+        assert_eq!(found.len(), 1, "{found:?}");
+        assert!(found[0].contains("does not know the architecture `llamax` (known to no release of the table)"));
+        let plain = judged(&model("llamax", None, crate::types::GgmlType::F32), None);
+        assert!(refusals(&plain).is_empty());
+        let l = plain.summary.llama_cpp.unwrap();
+        assert_eq!((l.loads_from, l.because.len()), (None, 1));
+
+        let bytes = converter("qwen3__vocab_only.gguf");
+        let since = Release(known(table::ARCHITECTURES, "qwen3").trailing_zeros() as u8);
+        let before = Release(since.0 - 1);
+        let found = refusals(&judged(&bytes, Some(before.name())));
+        assert_eq!(found.len(), 1, "{found:?}");
+        assert!(found[0].contains("does not know the architecture `qwen3`"), "{found:?}");
+        let r = judged(&bytes, Some(since.name()));
+        assert!(refusals(&r).is_empty(), "{:?}", r.diagnostics);
+        assert_eq!(r.summary.llama_cpp.unwrap().loads_from.as_deref(), Some(since.name()));
     }
 }
