@@ -117,7 +117,7 @@ impl Need {
                 format!("expects `{}` to have shape {expected}, not {actual} ({since})", self.name)
             }
             NeedKind::Pinned(rule) => {
-                format!("holds the file to the pinned tree's model loader, which refuses it (`{rule}` above; {since})")
+                format!("is held to the pinned tree's model-loader contract, by which the file is refused (`{rule}`)")
             }
         }
     }
@@ -368,12 +368,15 @@ fn judge(mut needs: Vec<Need>, sink: &mut Sink<'_>) -> LlamaCpp {
             Some(before) => needs.iter().filter(|n| !n.knows(before)).map(|n| n.change(from)).collect(),
             None => Vec::new(),
         },
+        // No release loads it: why the newest does not.
         None => needs
             .iter()
-            .filter(|n| n.known == 0)
+            .filter(|n| !n.knows(newest))
             .map(|n| match n.kind {
-                NeedKind::Name => format!("{} `{}` is known to no release of the table", n.what, n.name),
-                _ => format!("every release of the table {}", n.refusal()),
+                NeedKind::Name if n.known == 0 => {
+                    format!("{} `{}` is known to no release of the table", n.what, n.name)
+                }
+                _ => format!("{} {}", newest.name(), n.refusal()),
             })
             .collect(),
     };
@@ -719,5 +722,23 @@ mod tests {
         let r = judged(&bytes, Some(since.name()));
         assert!(refusals(&r).is_empty(), "{:?}", r.diagnostics);
         assert_eq!(r.summary.llama_cpp.unwrap().loads_from.as_deref(), Some(since.name()));
+    }
+    /// The releases after the read ones are held to the pinned tree's
+    /// contract: a file its model layer refuses at load (here a wrong
+    /// shape) loads in none of them, and the summary says so.
+    #[test]
+    fn the_releases_after_the_read_ones_follow_the_pinned_model_layer() {
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../corpus/gguf");
+        let bytes = std::fs::read(root.join("i_model_tensor_shape_attn_q.gguf")).unwrap();
+        let plain = judged(&bytes, None);
+        let l = plain.summary.llama_cpp.unwrap();
+        assert_eq!((l.loads_from, l.loads_until), (None, None));
+        let first_pinned = Release::all().find(|r| !r.model_contract_read()).unwrap();
+        let found = refusals(&judged(&bytes, Some(first_pinned.name())));
+        assert_eq!(found.len(), 1, "{found:?}");
+        assert!(found[0].contains("pinned tree's model-loader contract") && found[0].contains("`model-tensor-shape`"));
+        // The same file, its shape made right: every release loads it.
+        let sample = std::fs::read(root.join("../samples/tiny-llama.gguf")).unwrap();
+        assert!(refusals(&judged(&sample, Some(first_pinned.name()))).is_empty());
     }
 }
