@@ -1,0 +1,266 @@
+#!/usr/bin/env python3
+"""Files of every era: an older llama.cpp release's own converter on the tiny
+checkpoints of make_converter_models.py, judged by today's loader and by the
+release's own.
+
+    PY old_converters.py TAG [--trees DIR] [--work DIR] [--only CASE ...] [--out DIR]
+
+PY is a Python with the converter's requirements (torch, transformers
+4.57.6, tokenizers, sentencepiece, safetensors, numpy; the pins used are
+recorded in the manifest's `versions`), without a `gguf` package of its own
+(each release's converter must find its own gguf-py). For the release TAG
+(a line of releases.txt) it
+
+ 1. gets the release's whole tree from the npm registry by name
+    (`npm pack node-llama-cpp@V`, its llama/gitRelease.bundle cloned into
+    DIR/TAG; default DIR: $LLAMA_RELEASES_CACHE/trees), checking that the
+    package names TAG; nothing of it is kept in this repository;
+ 2. builds each case's checkpoint once (make_converter_models.cases(), the
+    same configs, tokenizers and seed; kept in --work and reused across
+    releases) and runs that tree's convert_hf_to_gguf.py with that tree's
+    gguf-py on it, in process, with the same wrapper of get_vocab_base_pre
+    for the tokenizers trained here (Model.get_vocab_base_pre in releases
+    before the TextModel split, TextModel's after, conversion.base's in
+    today's); a pre-tokenizer name the release's converter does not know
+    (no `res = "NAME"` in it) becomes `qwen2` (every BPE case's regex is
+    Qwen2's), recorded as `pre_used`;
+ 3. loads every output with today's loader (node-llama-cpp 3.22.1, llama.cpp
+    v0.5.0, the release gguf-validate judges by default) and with the
+    release's own (node-llama-cpp of releases.txt), through prove.py's
+    loader: `llama.loadModel` in a subprocess, load only (no context);
+ 4. writes OUT/<case>.gguf and OUT/manifest.json (default
+    corpus/models/converter-TAG): per file the converting release, `loads`
+    (today's verdict: yes | refused | crash) with `detail`, `loads_own` with
+    `detail_own`; and `skipped`, every case not converted with the reason
+    (the architecture unknown to this converter, or the converter's error).
+
+Left out on purpose: the quantized variants (made by today's quantizer, not
+by the release) and the vocabulary-only cases (node-llama-cpp's loadModel
+is a full load, which refuses a file without tensors by design).
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import pathlib
+import re
+import subprocess
+import sys
+import tempfile
+
+HERE = pathlib.Path(__file__).resolve().parent
+REPO = HERE.parent.parent.parent
+sys.path.insert(0, str(HERE))
+sys.path.insert(0, str(HERE.parent / "llama-load"))
+TODAY = ("3.22.1", "v0.5.0")  # node-llama-cpp version, llama.cpp release: what gguf-validate judges by default
+TIMEOUT = 300
+
+
+def releases() -> dict[str, str]:
+    """tag -> node-llama-cpp version (releases.txt)."""
+    out = {}
+    for line in (HERE / "releases.txt").read_text().splitlines():
+        parts = line.split()
+        if len(parts) == 2 and not line.startswith("#"):
+            out[parts[1]] = parts[0]
+    return out
+
+
+def cache_dir() -> pathlib.Path:
+    base = os.environ.get("LLAMA_RELEASES_CACHE") or os.path.join(
+        os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache"), "gguf-validate-reference", "llama-releases")
+    return pathlib.Path(base)
+
+
+def tree(tag: str, version: str, trees: pathlib.Path) -> pathlib.Path:
+    """The release's whole source tree, cloned from the bundle node-llama-cpp@version carries."""
+    out = trees / tag
+    if (out / "convert_hf_to_gguf.py").is_file():
+        return out
+    trees.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory() as work:
+        subprocess.run(["npm", "pack", "--silent", f"node-llama-cpp@{version}"], cwd=work, check=True,
+                       stdout=subprocess.DEVNULL)
+        tgz = next(pathlib.Path(work).glob("node-llama-cpp-*.tgz"))
+        subprocess.run(["tar", "-xzf", str(tgz), "-C", work, "package/llama/gitRelease.bundle",
+                        "package/llama/llama.cpp.info.json"], check=True)
+        got = json.loads((pathlib.Path(work) / "package/llama/llama.cpp.info.json").read_text())["tag"]
+        if got != tag:
+            raise SystemExit(f"node-llama-cpp@{version} carries {got}, not {tag}")
+        subprocess.run(["git", "clone", "-q", str(pathlib.Path(work) / "package/llama/gitRelease.bundle"), str(out)],
+                       check=True, stderr=subprocess.DEVNULL)
+    return out
+
+
+def convert_one(src: str, d: str, out: str, outtype: str, pre: str, vocab_only: str, *more: str) -> None:
+    """In-process run of SRC/convert_hf_to_gguf.py (its own gguf-py first on sys.path)."""
+    sys.path.insert(0, src)
+    os.environ.setdefault("PROTOCOL_BUFFERS_PYTHON_IMPLEMENTATION", "python")
+    try:
+        import sentencepiece.sentencepiece_model_pb2  # noqa: F401
+    except ImportError:
+        from transformers.utils import sentencepiece_model_pb2_new
+        sys.modules["sentencepiece.sentencepiece_model_pb2"] = sentencepiece_model_pb2_new
+        import sentencepiece
+        sentencepiece.sentencepiece_model_pb2 = sentencepiece_model_pb2_new
+    import convert_hf_to_gguf as conv  # noqa: E402
+    import gguf
+    assert pathlib.Path(gguf.__file__).resolve().is_relative_to(pathlib.Path(src).resolve()), gguf.__file__
+    if pre:
+        owners = [getattr(conv, n) for n in ("TextModel", "Model") if hasattr(getattr(conv, n, None),
+                                                                            "get_vocab_base_pre")]
+        if not owners:
+            from conversion import base  # today's converter: the classes moved to a package
+            owners = [base.TextModel]
+        cls = owners[0]
+        original = cls.get_vocab_base_pre
+
+        def get_vocab_base_pre(self, tokenizer):
+            try:
+                return original(self, tokenizer)
+            except NotImplementedError:
+                return pre
+        cls.get_vocab_base_pre = get_vocab_base_pre
+    argv = [d, "--outfile", out, "--outtype", outtype] + (["--vocab-only"] if vocab_only == "1" else []) + list(more)
+    sys.argv = ["convert_hf_to_gguf.py"] + argv
+    conv.main()
+
+
+def convert(src: pathlib.Path, case, d: pathlib.Path, out: pathlib.Path, pre: str) -> tuple[bool, str]:
+    cmd = [sys.executable, str(pathlib.Path(__file__).resolve()), "--convert-one", str(src), str(d), str(out),
+           case.outtype, pre or "", "1" if case.vocab_only else "0", *case.args]
+    env = dict(os.environ, HF_HUB_OFFLINE="1", TRANSFORMERS_OFFLINE="1")
+    try:
+        p = subprocess.run(cmd, capture_output=True, text=True, timeout=TIMEOUT, env=env)
+    except subprocess.TimeoutExpired:
+        return False, f"no result after {TIMEOUT} s"
+    lines = [x for x in p.stderr.strip().splitlines() if x.strip()]
+    return p.returncode == 0 and out.exists(), "\n".join(lines[-15:])
+
+
+def why_failed(log: str) -> str:
+    m = re.search(r"Model (\S+) is not supported", log)
+    if m:
+        return f"the converter does not know {m.group(1)} (Model {m.group(1)} is not supported)"
+    m = re.search(r"unrecognized arguments: (.*)", log)
+    if m:
+        return f"the converter has no option {m.group(1).strip()}"
+    last = log.splitlines()[-1].strip() if log else "?"
+    return "the converter fails: " + re.sub(r"^\S*(Error|Exception):", lambda x: x.group(0), last)[:300]
+
+
+def versions(src: pathlib.Path) -> dict[str, str]:
+    import importlib.metadata as md
+    out = {}
+    m = re.search(r'^version = "([^"]+)"', (src / "gguf-py" / "pyproject.toml").read_text(), re.M)
+    out["gguf_py"] = (m.group(1) if m else "unknown") + " (the release's own gguf-py)"
+    for pkg in ("torch", "transformers", "tokenizers", "sentencepiece", "safetensors", "numpy", "protobuf"):
+        try:
+            out[pkg] = md.version(pkg)
+        except md.PackageNotFoundError:
+            out[pkg] = "not installed"
+    out["python"] = sys.version.split()[0]
+    return out
+
+
+def main(argv: list[str]) -> int:
+    if len(argv) > 1 and argv[1] == "--convert-one":
+        convert_one(*argv[2:])
+        return 0
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("tag")
+    ap.add_argument("--trees", type=pathlib.Path, default=cache_dir() / "trees")
+    ap.add_argument("--work", type=pathlib.Path, help="where the HF checkpoints go (kept, reused)")
+    ap.add_argument("--only", nargs="*", help="case names (default: all)")
+    ap.add_argument("--out", type=pathlib.Path)
+    ap.add_argument("--no-load", action="store_true", help="convert only (keep the manifest's verdicts unset)")
+    args = ap.parse_args(argv[1:])
+    import make_converter_models as mcm
+    import prove
+    known = releases()
+    if args.tag not in known:
+        print(f"unknown release {args.tag}; known: {', '.join(known)}", file=sys.stderr)
+        return 2
+    version = known[args.tag]
+    src = tree(args.tag, version, args.trees.resolve())
+    source = (src / "convert_hf_to_gguf.py").read_text()
+    outdir = (args.out or REPO / "corpus" / "models" / f"converter-{args.tag}").resolve()
+    outdir.mkdir(parents=True, exist_ok=True)
+    work = (args.work or pathlib.Path(tempfile.gettempdir()) / "old-converters-checkpoints").resolve()
+    chosen = [c for c in mcm.cases() if (not args.only or c.name in args.only)]
+    if not args.only:
+        for old in outdir.glob("*.gguf"):
+            old.unlink()
+    manifest_path = outdir / "manifest.json"
+    previous = json.loads(manifest_path.read_text()) if args.only and manifest_path.exists() else {}
+    entries = {e["file"]: e for e in previous.get("models", [])}
+    skipped = {e["case"]: e for e in previous.get("skipped", [])}
+    for case in chosen:
+        out = outdir / case.file
+        out.unlink(missing_ok=True)
+        entries.pop(case.file, None)
+        skipped.pop(case.name, None)
+        if case.vocab_only:
+            skipped[case.name] = {"case": case.name, "why": "vocabulary-only: node-llama-cpp's loadModel is a full "
+                                  "load (the file has no tensors by design)"}
+            continue
+        d = work / case.name
+        if not (d / ".complete").is_file():
+            try:
+                mcm.make_checkpoint(case, d)
+            except Exception as e:  # noqa: BLE001
+                skipped[case.name] = {"case": case.name, "why": f"checkpoint: {type(e).__name__}: {e}"}
+                continue
+            (d / ".complete").write_text("ok\n")
+        pre = case.pre
+        if pre and f'res = "{pre}"' not in source:
+            pre = "qwen2" if 'res = "qwen2"' in source else "gpt-2"
+        ok, log = convert(src, case, d, out, pre or "")
+        if not ok:
+            out.unlink(missing_ok=True)
+            skipped[case.name] = {"case": case.name, "why": why_failed(log)}
+            print(f"skip {case.name}: {skipped[case.name]['why']}", file=sys.stderr)
+            continue
+        converter = {"release": args.tag, "node_llama_cpp": version, "hf_config": case.config_class,
+                     "outtype": case.outtype, "tokenizer": case.tokenizer, "pre_for_unknown_hash": case.pre}
+        if pre != case.pre:
+            converter["pre_used"] = pre
+        if case.args:
+            converter["args"] = list(case.args)
+        entries[case.file] = {"file": case.file, "arch": case.arch, "variant": case.name,
+                              "description": case.description, "converter": converter}
+        print(f"converted {case.file} {out.stat().st_size} B", file=sys.stderr)
+    files = [outdir / e["file"] for e in entries.values()]
+    if not args.no_load and files:
+        kinds = {"loads": "yes", "refused": "refused", "crash": "crash"}
+        for key, (ver, _) in (("", TODAY), ("_own", (version, args.tag))):
+            verdicts = prove.load_all(prove.loader(ver), [str(f) for f in files])
+            for e in entries.values():
+                kind, message = verdicts.get(str(outdir / e["file"]), ("crash", "not run"))
+                e["loads" + key], e["detail" + key] = kinds[kind], message
+    order = [c.file for c in mcm.cases()]
+    manifest = {
+        "about": f"llama.cpp {args.tag}'s own convert_hf_to_gguf.py (with its own gguf-py) run on the tiny random "
+                 "Hugging Face checkpoints of make_converter_models.py; `loads`: today's loader (llama.cpp "
+                 f"{TODAY[1]}, node-llama-cpp {TODAY[0]}), `loads_own`: the release's own (node-llama-cpp "
+                 f"{version}); generated by conformance/tools/llama-releases/old_converters.py",
+        "release": args.tag,
+        "node_llama_cpp": version,
+        "load_params": "node-llama-cpp getLlama({gpu: false, build: 'never'}).loadModel({modelPath}) in a subprocess "
+                       "(prove.py's loads.mjs), load only: no context, no evaluation",
+        "versions": versions(src),
+        "models": sorted(entries.values(), key=lambda e: order.index(e["file"]) if e["file"] in order else 999),
+        "skipped": sorted(skipped.values(), key=lambda e: [c.name for c in mcm.cases()].index(e["case"])
+                          if e["case"] in [c.name for c in mcm.cases()] else 999),
+    }
+    manifest_path.write_text(json.dumps(manifest, indent=1, ensure_ascii=False) + "\n")
+    n = len(manifest["models"])
+    print(f"{args.tag}: {n} files, {len(manifest['skipped'])} cases skipped, "
+          f"{sum(e.get('loads') == 'yes' for e in manifest['models'])} load today, "
+          f"{sum(e.get('loads_own') == 'yes' for e in manifest['models'])} load in {args.tag}", file=sys.stderr)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))
