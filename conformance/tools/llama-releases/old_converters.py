@@ -17,7 +17,9 @@ recorded in the manifest's `versions`), without a `gguf` package of its own
     package names TAG; nothing of it is kept in this repository;
  2. builds each case's checkpoint once (make_converter_models.cases(), the
     same configs, tokenizers and seed; kept in --work and reused across
-    releases) and runs that tree's convert_hf_to_gguf.py with that tree's
+    releases; the keys of config.json whose value is null are dropped, as
+    the transformers of those releases' day did not write them and older
+    converters write such a value as a key, e.g. Mixtral's head_dim) and runs that tree's convert_hf_to_gguf.py with that tree's
     gguf-py on it, in process, with the same wrapper of get_vocab_base_pre
     for the tokenizers trained here (Model.get_vocab_base_pre in releases
     before the TextModel split, TextModel's after, conversion.base's in
@@ -40,9 +42,20 @@ recorded in the manifest's `versions`), without a `gguf` package of its own
     (the architecture unknown to this converter, the converter's error, or
     left out here: see CASES_LEFT_OUT).
 
-Left out on purpose: the quantized variants (made by today's quantizer, not
-by the release), and CASES_LEFT_OUT (the corpus's size: ~20 MB for every
-release together).
+The summary over every release's folder (corpus/models/converter-OLD.md):
+
+    python3 old_converters.py --report BIN TAG...
+
+runs gguf-validate BIN (default strict, no --llama-cpp) over each folder
+against today's verdicts of its manifest, and prove.py for the folder's
+own release and v0.5.0 (loaders from the npm registry by name).
+
+Left out on purpose (--all converts them too): the quantized variants (made
+by today's quantizer, not by the release); for the corpus's size (~20 MB
+for every release together) CASES_LEFT_OUT, the cases whose output by
+today's converter today's llama.cpp refuses or aborts on, and every case of
+an architecture the release has already written a file of (VARIANTS_KEPT
+aside).
 """
 from __future__ import annotations
 
@@ -69,6 +82,11 @@ CASES_LEFT_OUT = {
     "llama_bf16": "an output type of llama (f16 and q8_0 are kept)",
     "llama_f32": "an output type of llama (f16 and q8_0 are kept)",
 }
+# For the same reason, one file per GGUF architecture: the first case of each (in cases() order) that the
+# release converts, and these variants besides (an output type, vocabulary-only files, MoE, other tokenizers
+# of the bert architecture, the encoder-only T5).
+VARIANTS_KEPT = {"llama_q8_0", "llama_vocab_only", "qwen2_vocab_only", "mixtral", "xlm_roberta", "roberta",
+                 "t5_encoder"}
 
 
 def left_out_today() -> dict[str, str]:
@@ -201,10 +219,68 @@ def versions(src: pathlib.Path) -> dict[str, str]:
     return out
 
 
+def report(binary: str, tags: list[str]) -> int:
+    """corpus/models/converter-OLD.md: per release, today's verdicts against strict, and prove.py's tables."""
+    known = releases()
+    rows = ["| release | node-llama-cpp | cases converted | skipped (unknown architecture / converter error / left out) "
+            "| today loads and runs | strict: no error on those | today refuses or aborts | strict: error on those |",
+            "|---|---|---|---|---|---|---|---|"]
+    notes, proofs = [], []
+    for tag in tags:
+        folder = REPO / "corpus" / "models" / f"converter-{tag}"
+        manifest = json.loads((folder / "manifest.json").read_text())
+        files = [str((folder / e["file"]).relative_to(REPO)) for e in manifest["models"]]
+        run = subprocess.run([binary, "--format", "json", "--no-config", *files], capture_output=True, text=True,
+                             cwd=REPO)
+        judged = {pathlib.Path(e["path"]).name: e for e in json.loads(run.stdout)["files"]}
+        runs = [e for e in manifest["models"] if e["loads"] == "yes"]
+        fails = [e for e in manifest["models"] if e["loads"] != "yes"]
+        ok_runs = [e for e in runs if judged[e["file"]]["valid"]]
+        err_fails = [e for e in fails if not judged[e["file"]]["valid"]]
+        sk = manifest["skipped"]
+        unknown = sum("does not know" in e["why"] for e in sk)
+        left = sum(e["why"].startswith("left out") for e in sk)
+        rows.append(f"| {tag} | {known[tag]} | {len(files)} | {unknown} / {len(sk) - unknown - left} / {left} "
+                    f"| {len(runs)} | {len(ok_runs)} | {len(fails)} | {len(err_fails)} |")
+        for e in runs:
+            if not judged[e["file"]]["valid"]:
+                errs = [f"{d['rule']}: {d['message'][:120]}" for d in judged[e["file"]]["diagnostics"]
+                        if d["severity"] == "error"]
+                notes.append(f"- {tag} `{e['file']}`: today's llama.cpp loads and runs it; strict: {'; '.join(errs)}")
+        for e in fails:
+            if judged[e["file"]]["valid"]:
+                notes.append(f"- {tag} `{e['file']}`: today's llama.cpp {e['loads']}"
+                             + (f" at {e['stage']}" if e.get("stage") else "") + f" ({e['detail'][:140]}); "
+                             "strict: no error")
+        p = subprocess.run([sys.executable, str(HERE / "prove.py"), "--bin", binary, tag, TODAY[1], "--", *files],
+                           capture_output=True, text=True, cwd=REPO)
+        proofs.append(f"### {tag}'s converter output\n\n`prove.py --bin BIN {tag} {TODAY[1]} -- "
+                      f"corpus/models/converter-{tag}/*.gguf` (load only):\n\n" + p.stdout.strip() + "\n")
+    text = ("# Older converters: their output judged by today's llama.cpp, their own release's, and gguf-validate\n\n"
+            "Generated by `python3 conformance/tools/llama-releases/old_converters.py --report BIN "
+            + " ".join(tags) + "`. Each `corpus/models/converter-TAG/` holds what release TAG's own "
+            "`convert_hf_to_gguf.py` (with its own gguf-py) writes from the tiny checkpoints of "
+            "make_converter_models.py (`old_converters.py TAG`; its manifest says why each other case is "
+            "skipped). Today's llama.cpp (v0.5.0's prebuilt libraries through load.py: load, context, first "
+            "evaluation) judges every file; gguf-validate judges it by default (strict, no `--llama-cpp`).\n\n"
+            + "\n".join(rows) + "\n\n"
+            + ("Disagreements with today's llama.cpp:\n\n" + "\n".join(notes) + "\n\n" if notes else
+               "No disagreement with today's llama.cpp: strict finds no error on every file it loads and runs, "
+               "and an error on every file it refuses or aborts on.\n\n")
+            + "## Each release's own loader\n\nprove.py: the release's prebuilt loader (node-llama-cpp, load only) "
+            "against `gguf-validate --llama-cpp TAG`, for the converting release and for v0.5.0.\n\n"
+            + "\n".join(proofs))
+    (REPO / "corpus" / "models" / "converter-OLD.md").write_text(text)
+    print(text)
+    return 0
+
+
 def main(argv: list[str]) -> int:
     if len(argv) > 1 and argv[1] == "--convert-one":
         convert_one(*argv[2:])
         return 0
+    if len(argv) > 2 and argv[1] == "--report":
+        return report(argv[2], argv[3:])
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("tag")
     ap.add_argument("--trees", type=pathlib.Path, default=cache_dir() / "trees")
@@ -243,6 +319,11 @@ def main(argv: list[str]) -> int:
         if case.name in left and not args.all:
             skipped[case.name] = {"case": case.name, "why": "left out here: " + left[case.name]}
             continue
+        arch_done = [e["variant"] for e in entries.values() if e["arch"] == case.arch]
+        if arch_done and case.name not in VARIANTS_KEPT and not args.all:
+            skipped[case.name] = {"case": case.name, "why": f"left out here: {arch_done[0]} is this release's "
+                                  f"file of architecture {case.arch}"}
+            continue
         d = work / case.name
         if not (d / ".complete").is_file():
             try:
@@ -251,6 +332,10 @@ def main(argv: list[str]) -> int:
                 skipped[case.name] = {"case": case.name, "why": f"checkpoint: {type(e).__name__}: {e}"}
                 continue
             (d / ".complete").write_text("ok\n")
+        config = json.loads((d / "config.json").read_text())
+        if any(v is None for v in config.values()):
+            config = {k: v for k, v in config.items() if v is not None}
+            (d / "config.json").write_text(json.dumps(config, indent=2, sort_keys=True) + "\n")
         pre = case.pre
         if pre and f'res = "{pre}"' not in source:
             pre = "qwen2" if 'res = "qwen2"' in source else "gpt-2"
