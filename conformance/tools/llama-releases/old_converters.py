@@ -55,7 +55,8 @@ by today's quantizer, not by the release); for the corpus's size (~20 MB
 for every release together) CASES_LEFT_OUT, the cases whose output by
 today's converter today's llama.cpp refuses or aborts on, and every case of
 an architecture the release has already written a file of (VARIANTS_KEPT
-aside).
+aside). And every case is converted with --outtype q8_0 but llama (F16),
+see OWN_OUTTYPE.
 """
 from __future__ import annotations
 
@@ -83,17 +84,27 @@ CASES_LEFT_OUT = {
     "llama_f32": "an output type of llama (f16 and q8_0 are kept)",
 }
 # For the same reason, one file per GGUF architecture: the first case of each (in cases() order) that the
-# release converts, and these variants besides (an output type, vocabulary-only files, MoE, other tokenizers
+# release converts, and these variants besides (vocabulary-only files, MoE, other tokenizers
 # of the bert architecture, the encoder-only T5).
-VARIANTS_KEPT = {"llama_q8_0", "llama_vocab_only", "qwen2_vocab_only", "mixtral", "xlm_roberta", "roberta",
+VARIANTS_KEPT = {"llama_vocab_only", "qwen2_vocab_only", "mixtral", "xlm_roberta", "roberta",
                  "t5_encoder"}
+
+
+# And the output type: every case is converted with --outtype q8_0 (the converter's own Q8_0, about 55% of
+# F16's bytes here) except these, kept at the case's own type (llama: F16, as converter/ has it).
+OWN_OUTTYPE = {"llama"}
+
+
+def outtype(case) -> str:
+    return case.outtype if case.name in OWN_OUTTYPE or case.outtype != "f16" else "q8_0"
 
 
 def left_out_today() -> dict[str, str]:
     """Cases whose output by today's converter today's loader refuses or aborts on (converter/manifest.json)."""
     manifest = json.loads((REPO / "corpus/models/converter/manifest.json").read_text())
-    return {e["variant"]: f"today's converter output is {e['loads']} by today's loader"
-            + (f" at {e['stage']}" if e.get("stage") else "")
+    verb = {"refused": "refuses", "crash": "aborts on"}
+    return {e["variant"]: f"today's loader {verb.get(e['loads'], e['loads'])} today's converter output"
+            + (f" (at {e['stage']})" if e.get("stage") else "")
             for e in manifest["models"] if e["loads"] != "yes" and "quant" not in e
             and not e["file"].endswith("_vocab_only.gguf")}
 
@@ -184,7 +195,7 @@ def convert_one(src: str, d: str, out: str, outtype: str, pre: str, vocab_only: 
 
 def convert(src: pathlib.Path, case, d: pathlib.Path, out: pathlib.Path, pre: str) -> tuple[bool, str]:
     cmd = [sys.executable, str(pathlib.Path(__file__).resolve()), "--convert-one", str(src), str(d), str(out),
-           case.outtype, pre or "", "1" if case.vocab_only else "0", *case.args]
+           outtype(case), pre or "", "1" if case.vocab_only else "0", *case.args]
     env = dict(os.environ, HF_HUB_OFFLINE="1", TRANSFORMERS_OFFLINE="1")
     try:
         p = subprocess.run(cmd, capture_output=True, text=True, timeout=TIMEOUT, env=env)
@@ -346,14 +357,17 @@ def main(argv: list[str]) -> int:
             print(f"skip {case.name}: {skipped[case.name]['why']}", file=sys.stderr)
             continue
         converter = {"release": args.tag, "node_llama_cpp": version, "hf_config": case.config_class,
-                     "outtype": case.outtype, "vocab_only": case.vocab_only, "tokenizer": case.tokenizer,
+                     "outtype": outtype(case), "vocab_only": case.vocab_only, "tokenizer": case.tokenizer,
                      "pre_for_unknown_hash": case.pre}
         if pre != case.pre:
             converter["pre_used"] = pre
         if case.args:
             converter["args"] = list(case.args)
+        description = case.description
+        if outtype(case) != case.outtype and not case.vocab_only:
+            description += f"; converted with --outtype {outtype(case)} here (the corpus's size)"
         entries[case.file] = {"file": case.file, "arch": case.arch, "variant": case.name,
-                              "description": case.description, "converter": converter}
+                              "description": description, "converter": converter}
         print(f"converted {case.file} {out.stat().st_size} B", file=sys.stderr)
     files = [outdir / e["file"] for e in entries.values()]
     if not args.no_load and files:
