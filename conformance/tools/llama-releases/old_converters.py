@@ -234,7 +234,8 @@ def report(binary: str, tags: list[str]) -> int:
     """corpus/models/converter-OLD.md: per release, today's verdicts against strict, and prove.py's tables."""
     known = releases()
     rows = ["| release | node-llama-cpp | cases converted | skipped (unknown architecture / converter error / left out) "
-            "| today loads and runs | strict: no error on those | today refuses or aborts | strict: error on those |",
+            "| today loads and runs (vocab_only for a vocabulary-only file) | strict: no error on those "
+            "| today refuses or aborts | strict: error on those |",
             "|---|---|---|---|---|---|---|---|"]
     notes, proofs = [], []
     for tag in tags:
@@ -244,8 +245,11 @@ def report(binary: str, tags: list[str]) -> int:
         run = subprocess.run([binary, "--format", "json", "--no-config", *files], capture_output=True, text=True,
                              cwd=REPO)
         judged = {pathlib.Path(e["path"]).name: e for e in json.loads(run.stdout)["files"]}
-        runs = [e for e in manifest["models"] if e["loads"] == "yes"]
-        fails = [e for e in manifest["models"] if e["loads"] != "yes"]
+        # a vocabulary-only file is judged by its vocab_only load (as run.py compare does)
+        def ok(e):
+            return (e["loads_vocab_only"] if e["converter"]["vocab_only"] else e["loads"]) == "yes"
+        runs = [e for e in manifest["models"] if ok(e)]
+        fails = [e for e in manifest["models"] if not ok(e)]
         ok_runs = [e for e in runs if judged[e["file"]]["valid"]]
         err_fails = [e for e in fails if not judged[e["file"]]["valid"]]
         sk = manifest["skipped"]
@@ -279,7 +283,10 @@ def report(binary: str, tags: list[str]) -> int:
                "No disagreement with today's llama.cpp: strict finds no error on every file it loads and runs, "
                "and an error on every file it refuses or aborts on.\n\n")
             + "## Each release's own loader\n\nprove.py: the release's prebuilt loader (node-llama-cpp, load only) "
-            "against `gguf-validate --llama-cpp TAG`, for the converting release and for v0.5.0.\n\n"
+            "against `gguf-validate --llama-cpp TAG`, for the converting release and for v0.5.0. Its disagreements on "
+            "`*_vocab_only.gguf` are by design (node-llama-cpp's loadModel is a full load; strict accepts a "
+            "vocabulary-only file, which llama.cpp loads with vocab_only); the others are what the release table "
+            "(parser/core/src/llama_cpp/table.rs) does not read yet.\n\n"
             + "\n".join(proofs))
     (REPO / "corpus" / "models" / "converter-OLD.md").write_text(text)
     print(text)
