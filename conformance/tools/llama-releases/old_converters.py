@@ -5,11 +5,19 @@ release's own.
 
     PY old_converters.py TAG [--trees DIR] [--work DIR] [--only CASE ...] [--out DIR]
 
-PY is a Python with the converter's requirements (torch, transformers
-4.57.6, tokenizers, sentencepiece, safetensors, numpy; the pins used are
-recorded in the manifest's `versions`), without a `gguf` package of its own
-(each release's converter must find its own gguf-py). For the release TAG
-(a line of releases.txt) it
+PY is a Python with the converter's requirements, without a `gguf` package
+of its own (each release's converter must find its own gguf-py); the
+folders committed were made with (Python 3.11, all from PyPI by name):
+
+    python3 -m venv VENV
+    VENV/bin/pip install torch==2.5.1 transformers==4.57.6 tokenizers==0.22.2 \
+        sentencepiece==0.2.3 safetensors==0.8.0 numpy==2.2.6 protobuf==7.36.2 \
+        mistral-common==1.8.3          # b6431's converter imports it unconditionally
+
+(the manifest's `versions` records them). torch is only used on the CPU; the
+same old torch serves every release here. The checkpoints, the trees and the
+loaders are built or fetched on first use (about 5 to 10 minutes a release on
+2 cores). For the release TAG (a line of releases.txt) it
 
  1. gets the release's whole tree from the npm registry by name
     (`npm pack node-llama-cpp@V`, its llama/gitRelease.bundle cloned into
@@ -221,7 +229,8 @@ def versions(src: pathlib.Path) -> dict[str, str]:
     out = {}
     m = re.search(r'^version = "([^"]+)"', (src / "gguf-py" / "pyproject.toml").read_text(), re.M)
     out["gguf_py"] = (m.group(1) if m else "unknown") + " (the release's own gguf-py)"
-    for pkg in ("torch", "transformers", "tokenizers", "sentencepiece", "safetensors", "numpy", "protobuf"):
+    for pkg in ("torch", "transformers", "tokenizers", "sentencepiece", "safetensors", "numpy", "protobuf",
+                "mistral_common"):
         try:
             out[pkg] = md.version(pkg)
         except md.PackageNotFoundError:
