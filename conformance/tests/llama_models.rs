@@ -193,7 +193,11 @@ const CONVERTER_EXCEPTIONS: &[(&str, &str)] = &[
 /// vocabulary-only) and libllama's own quantizer on a selection (Q2_K to
 /// Q8_0, IQ4_XS, TQ2_0, MXFP4_MOE), each loaded, given a context and a
 /// first prompt by libllama (`manifest.json`,
-/// conformance/tools/llama-load/make_converter_models.py). Strict accepts
+/// conformance/tools/llama-load/make_converter_models.py); and
+/// `corpus/models/converter-TAG/`: the same checkpoints converted by an
+/// older release TAG's own converter with its own gguf-py, loaded the same
+/// way by today's llama.cpp (v0.5.0's prebuilt libraries;
+/// conformance/tools/llama-releases/old_converters.py). Strict accepts
 /// exactly what libllama loads and runs: a crash at a context or at the
 /// first evaluation is an error too. A file libllama runs has no error and
 /// no warning but the spec's naming rules for llama.cpp's own hyphenated
@@ -202,35 +206,51 @@ const CONVERTER_EXCEPTIONS: &[(&str, &str)] = &[
 /// loads with `vocab_only`.
 #[test]
 fn strict_agrees_with_llama_cpp_on_every_converter_output() {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../corpus/models/converter");
-    let j = judge(&dir, CONVERTER_EXCEPTIONS, |m, file, report, wrong| {
-        let arch_name = report
-            .summary
-            .architecture
-            .as_deref()
-            .is_some_and(|a| !a.bytes().all(|b| b.is_ascii_lowercase() || b.is_ascii_digit()));
-        let findings: Vec<String> = report
-            .diagnostics
-            .iter()
-            .filter(|d| match d.rule.id() {
-                "architecture-charset" | "key-naming" => !arch_name,
-                "model-not-checked" => false,
-                _ => true,
-            })
-            .map(|d| format!("{} {}", d.rule.id(), d.message))
-            .collect();
-        if m["loads"] == "yes" && !findings.is_empty() {
-            wrong.push(format!("{file}: libllama loads and runs it, strict finds {findings:?}"));
+    let models = Path::new(env!("CARGO_MANIFEST_DIR")).join("../corpus/models");
+    let mut folders: Vec<String> = std::fs::read_dir(&models)
+        .expect("corpus/models")
+        .filter_map(|e| e.ok().filter(|e| e.path().join("manifest.json").is_file()))
+        .filter_map(|e| e.file_name().into_string().ok())
+        .filter(|name| name == "converter" || name.starts_with("converter-"))
+        .collect();
+    folders.sort();
+    let mut wrong = Vec::new();
+    for folder in &folders {
+        let j = judge(&models.join(folder), CONVERTER_EXCEPTIONS, |m, file, report, wrong| {
+            let arch_name = report
+                .summary
+                .architecture
+                .as_deref()
+                .is_some_and(|a| !a.bytes().all(|b| b.is_ascii_lowercase() || b.is_ascii_digit()));
+            let findings: Vec<String> = report
+                .diagnostics
+                .iter()
+                .filter(|d| match d.rule.id() {
+                    "architecture-charset" | "key-naming" => !arch_name,
+                    "model-not-checked" => false,
+                    _ => true,
+                })
+                .map(|d| format!("{} {}", d.rule.id(), d.message))
+                .collect();
+            if m["loads"] == "yes" && !findings.is_empty() {
+                wrong.push(format!("{file}: libllama loads and runs it, strict finds {findings:?}"));
+            }
+            if m["loads"] == "yes" && m["loads_vocab_only"].as_str() != Some("yes") {
+                wrong.push(format!("{file}: vocab_only load {}", m["loads_vocab_only"]));
+            }
+        });
+        wrong.extend(j.wrong.iter().map(|w| format!("{folder}/{w}")));
+        assert!(j.stale.is_empty(), "{folder}: exceptions that no longer differ: {:?}", j.stale);
+        let refused = j.models - j.loads;
+        if folder == "converter" {
+            assert!(j.models >= 120, "the manifest lists {} converter outputs", j.models);
+            assert!(j.loads >= 100 && refused >= 15, "{} loaded, {refused} refused or crashed", j.loads);
+        } else {
+            assert!(j.models >= 20 && j.loads >= 15, "{folder}: {} files, {} loaded", j.models, j.loads);
         }
-        if m["loads"] == "yes" && m["loads_vocab_only"].as_str() != Some("yes") {
-            wrong.push(format!("{file}: vocab_only load {}", m["loads_vocab_only"]));
-        }
-    });
-    assert!(j.models >= 120, "the manifest lists {} converter outputs", j.models);
-    assert!(j.wrong.is_empty(), "{} disagreements:\n{}", j.wrong.len(), j.wrong.join("\n"));
-    assert!(j.stale.is_empty(), "exceptions that no longer differ: {:?}", j.stale);
-    let refused = j.models - j.loads;
-    assert!(j.loads >= 100 && refused >= 15, "{} loaded, {refused} refused or crashed", j.loads);
+    }
+    assert!(wrong.is_empty(), "{} disagreements:\n{}", wrong.len(), wrong.join("\n"));
+    assert!(folders.len() >= 4, "the converter folders: {folders:?} (today's and three older releases')");
 }
 
 /// What each kind's manifest says of a file, and what strict says of it

@@ -170,6 +170,19 @@ def lib_dir() -> pathlib.Path:
     return pathlib.Path(spec.origin).parent / "lib"
 
 
+def load_backends(d: pathlib.Path) -> None:
+    """A ggml built with dynamically loaded backends (node-llama-cpp's prebuilt
+    libraries: libggml-cpu-<level>.so beside libggml.so) registers none until
+    asked: then the best of the folder's is loaded, as llama.cpp's tools do."""
+    ggml = ctypes.CDLL(str(d / "libggml.so"), mode=ctypes.RTLD_GLOBAL) if (d / "libggml.so").exists() else None
+    if ggml is None or not hasattr(ggml, "ggml_backend_load_all_from_path"):
+        return
+    ggml.ggml_backend_reg_count.restype = ctypes.c_size_t
+    if ggml.ggml_backend_reg_count() == 0:
+        ggml.ggml_backend_load_all_from_path.argtypes = [ctypes.c_char_p]
+        ggml.ggml_backend_load_all_from_path(str(d).encode())
+
+
 def open_libllama() -> ctypes.CDLL:
     d = lib_dir()
     # load ggml first, globally, so libllama resolves against the same copies
@@ -178,6 +191,7 @@ def open_libllama() -> ctypes.CDLL:
         if p.exists():
             ctypes.CDLL(str(p), mode=ctypes.RTLD_GLOBAL)
     lib = ctypes.CDLL(str(d / "libllama.so"), mode=ctypes.RTLD_GLOBAL)
+    load_backends(d)
     lib.llama_backend_init.argtypes = []
     lib.llama_backend_init.restype = None
     lib.llama_backend_free.argtypes = []

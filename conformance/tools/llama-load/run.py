@@ -218,16 +218,21 @@ def cmd_compare(outdir: pathlib.Path, validator: list[str]) -> int:
         skipped = manifest.get("skipped") or []
         absent = [x for x in skipped if x["why"].startswith("transformers 4.57.6 has no such class")]
         if skipped:
-            tail += ["", "## Skipped", "",
-                     f"The converter registers {len(absent)} more classes that transformers 4.57.6 does not have "
-                     "(remote code or a later transformers): manifest.json lists them. The others:", "",
-                     "| class | why |", "|---|---|"]
-            tail += [f"| {x['hf_class']} | {x['why']} |" for x in skipped if x not in absent]
+            tail += ["", "## Skipped", ""]
+            if absent:
+                tail += [f"The converter registers {len(absent)} more classes that transformers 4.57.6 does not "
+                         "have (remote code or a later transformers): manifest.json lists them. The others:", ""]
+            # today's converter names the class; an older release's (old_converters.py) the case
+            tail += ["| class | why |" if "hf_class" in skipped[0] else "| case | why |", "|---|---|"]
+            tail += [f"| {x.get('hf_class') or x.get('case')} | {x['why']} |" for x in skipped if x not in absent]
     if outdir == DEFAULT_OUT:
         # The other folders' tables (each written by `compare FOLDER`).
         tail = ["", "## The other folders", "",
                 "| folder | what | agreement |", "|---|---|---|"]
-        for sub, what in [("converter", "convert_hf_to_gguf.py output, libllama"),
+        older = [(d.name, f"convert_hf_to_gguf.py output of llama.cpp {d.name.split('-', 1)[1]} (its own "
+                           "converter and gguf-py; old_converters.py), today's libllama")
+                 for d in sorted(outdir.glob("converter-*")) if (d / "manifest.json").is_file()]
+        for sub, what in [("converter", "convert_hf_to_gguf.py output, libllama"), *older,
                           ("mmproj", "projectors (convert_hf_to_gguf.py --mmproj) with their text models, libmtmd"),
                           ("lora", "LoRA adapters (peft, convert_lora_to_gguf.py) with their bases, llama_adapter_lora_init"),
                           ("cvec", "control vectors, common_control_vector_load")]:

@@ -53,6 +53,10 @@ struct Hparams {
     /// Classifier outputs: the number of `ARCH.classifier.output_labels`,
     /// 1 without labels (llama_model_base::load_hparams).
     n_cls_out: Option<u64>,
+    /// BERT-style token types: `tokenizer.ggml.token_type_count`, 0 when
+    /// absent (llama_vocab::impl::load reads it as an optional u32; the
+    /// token-type embedding is `{n_embd, n_token_types}`).
+    n_token_types: Option<u64>,
 }
 
 /// A scalar u32, or the first element of a per-layer array.
@@ -148,6 +152,12 @@ impl Hparams {
             // Another type is the key-type rules'.
             Some(_) => None,
         };
+        let n_token_types = match file.get("tokenizer.ggml.token_type_count").map(|kv| kv.value) {
+            None => Some(0),
+            Some(Value::U32(n)) => Some(u64::from(n)),
+            // Another type is the key-type rules'.
+            Some(_) => None,
+        };
         Hparams {
             n_embd,
             n_vocab,
@@ -161,6 +171,7 @@ impl Hparams {
             n_ff_exp,
             n_rot,
             n_cls_out,
+            n_token_types,
         }
     }
 
@@ -182,6 +193,7 @@ impl Hparams {
             "n_ff_exp" | "hparams.n_ff_exp()" => self.n_ff_exp,
             "n_rot" | "hparams.n_rot()" => self.n_rot,
             "hparams.n_cls_out" => self.n_cls_out,
+            "n_token_types" | "vocab.n_token_types()" => self.n_token_types,
             _ => None,
         }
     }
@@ -977,6 +989,23 @@ mod tests {
         assert!(jamba.tensors.contains(&"blk.{}.ssm_a") && jamba.tensors.contains(&"blk.{}.attn_k.weight"));
         let glm5 = arch_table("glm5-next").expect("glm5-next");
         assert!(glm5.tensors.contains(&"blk.{}.ssm_conv1d_q.weight"));
+    }
+
+    #[test]
+    fn token_types_are_the_vocabularys_count() {
+        // llama.cpp's BERT family creates `token_types.weight` as
+        // `{n_embd, n_token_types}`: `tokenizer.ggml.token_type_count`, 0
+        // when absent (b3889's converter wrote 1 for XLM-RoBERTa over a
+        // 2-row tensor: today's llama.cpp refuses that file).
+        use crate::write::OwnedValue as V;
+        let count = |kvs: &[(&str, V)]| {
+            let f = file_with(kvs);
+            let parsed = crate::parse::parse_bytes(&f).expect("parse");
+            Hparams::read(&parsed.file, "bert").var("n_token_types")
+        };
+        assert_eq!(count(&[("tokenizer.ggml.token_type_count", V::U32(2))]), Some(2));
+        assert_eq!(count(&[]), Some(0));
+        assert_eq!(count(&[("tokenizer.ggml.token_type_count", V::I32(2))]), None, "the key-type rules' finding");
     }
 
     #[test]
