@@ -17,7 +17,9 @@ and each disagreement with the loader's message and the tool's findings.
 
 With --exceptions FILE (the expected disagreements, each with its class and
 reason), exits 1 on a disagreement the file does not list and on a listed
-one that no longer disagrees (stale), printing both; without it, on any
+one that no longer disagrees (stale), printing both; and on a file without
+an exception whose `summary.llama_cpp.loads_from` is not the oldest of the
+releases run from which every one of them loads it; without it, on any
 disagreement. --json FILE writes every verdict (the readers matrix's
 release columns read conformance/releases.json); --check-json FILE compares
 the run with FILE instead and exits 1 when they differ.
@@ -150,8 +152,42 @@ def ours(binary: str, tag: str, files: list) -> dict:
         if entry.get("kind") == "split-set":
             continue
         errors = [d for d in entry.get("diagnostics", []) if d["severity"] == "error"]
-        out[entry["path"]] = (entry["valid"], errors)
+        llama_cpp = (entry.get("summary") or {}).get("llama_cpp") or {}
+        out[entry["path"]] = (entry["valid"], errors, llama_cpp.get("loads_from"))
     return out
+
+
+def loads_from_check(tags: list, files: list, verdicts: list, froms: dict, known: dict) -> tuple:
+    """Per file, the oldest proven release from which every proven release's
+    loader loads it, against the tool's `loads_from` (the first proven
+    release at or after it): (rows of the check, the loads_from histogram).
+    Files with an exception in some release are counted apart."""
+    order = {t: i for i, (_, t) in enumerate(facts.releases())}
+    by_file = {}
+    for v in verdicts:
+        by_file.setdefault(v["file"], {})[v["release"]] = v
+    agree = differ = excepted = 0
+    differing, histogram = [], {}
+    for f in files:
+        mine = by_file.get(f, {})
+        said = froms.get(f)
+        histogram[said or "none"] = histogram.get(said or "none", 0) + 1
+        loading = [t for t in tags if mine.get(t, {}).get("loader") == "loads"]
+        expected = None
+        for t in reversed(tags):
+            if t not in loading:
+                break
+            expected = t
+        implied = next((t for t in tags if said and order[t] >= order[said]), None) if said else None
+        if any((t, f) in known for t in tags):
+            excepted += 1
+        elif implied == expected:
+            agree += 1
+        else:
+            differ += 1
+            differing.append(f"- `{f}`: the loaders load it from {expected or 'none of them'}; loads_from is {said}")
+    hist = sorted(histogram.items(), key=lambda kv: (kv[0] == "none", order.get(kv[0], 999)))
+    return (agree, differ, excepted, differing), hist
 
 
 def tensor_count(path: str) -> int:
@@ -294,13 +330,14 @@ def main() -> int:
 
     with concurrent.futures.ThreadPoolExecutor(max_workers=max(1, args.jobs)) as pool:
         runs = dict(zip(tags, pool.map(run, tags)))
-    verdicts, said = [], {}
+    verdicts, said, froms = [], {}, {}
     for tag in tags:
         loaded, judged = runs[tag]
         for f in files:
             kind, message = loaded.get(f, ("abort", "not run"))
-            valid, errors = judged.get(f, (False, []))
+            valid, errors, loads_from = judged.get(f, (False, [], None))
             v = {"file": f, "release": tag, "loader": kind}
+            froms[f] = loads_from
             if message:
                 v["message"] = message
             v["valid"] = bool(valid)
@@ -356,6 +393,12 @@ def main() -> int:
         table.append(f"| {tag} | {versions[tag]} | {len(files)} | {count['loads']} | {count['refused']} | "
                      f"{count['abort']} | {count['agree']} | {count['excepted']} | {count['unexpected']} |")
     stale = [e for k, e in known.items() if k in judged_pairs and k not in disagreeing]
+    (agree, differ, excepted, differing), hist = loads_from_check(tags, files, verdicts, froms, known)
+    table += ["", f"`loads_from` against the loaders (the oldest of {', '.join(tags)} from which each of them "
+              f"loads the file): {agree} files agree, {differ} differ, {excepted} have an exception above.", "",
+              "| loads_from | files |", "|---|---|"] + [f"| {k} | {n} |" for k, n in hist]
+    if differing:
+        table += ["", "Files whose `loads_from` differs:", ""] + differing
     print("\n".join(table) + ("\n\nDisagreements:\n\n" + "\n".join(notes) if notes else ""))
 
     failed = False
@@ -374,6 +417,11 @@ def main() -> int:
             print(f"  {e['release']} {e['file']}: {e['class']}: {e['reason']}", file=sys.stderr)
     if not args.exceptions and disagreeing:
         failed = True
+    if differing:
+        failed = True
+        print(f"\n{len(differing)} files without an exception have a `loads_from` the loaders do not bear out:",
+              file=sys.stderr)
+        print("\n".join(differing), file=sys.stderr)
     text = markdown(table, notes)
     results = verdicts_json(summaries, verdicts)
     if args.out:

@@ -237,7 +237,11 @@ def required_keys(stmts: list, kvs: dict) -> set:
         call = m.group(1)
         if not args or not re.fullmatch(r"LLM_KV_\w+", args[0]):
             continue
-        if len(args) > KEY_ARGS[call] and args[KEY_ARGS[call]] != "true":
+        # `required` is the last argument when given (an overload of
+        # get_key_or_arr without the count takes it third).
+        if len(args) > 2 and args[-1] == "false":
+            continue
+        if len(args) > KEY_ARGS[call] and args[KEY_ARGS[call]] not in ("true", "false"):
             continue
         # `a || b`: the second read is a fallback, the first not required.
         if stmt[matching(stmt, at, "(", ")") + 1:].strip():

@@ -800,19 +800,31 @@ catalogue! {
 }
 
 impl RuleId {
-    /// Whether this rule is a term of the pinned tree's model-loader
-    /// contract of the kinds the llama.cpp release table reads for older
-    /// releases (keys and tensors required, tensors created, shapes, the
-    /// layer count): a file it finds is refused at load by the releases
-    /// held to the pinned contract ([`crate::llama_cpp::Release::model_contract_read`]).
+    /// Whether a finding of this rule means the pinned tree refuses (or
+    /// aborts on) the file while loading it: a key of another type, a
+    /// key, tensor or vocabulary its loaders require, a tensor they never
+    /// create or expect otherwise. [`crate::llama_cpp`]'s summary counts
+    /// such a file as loaded by no release (the finding is the verdict
+    /// whichever release is judged); the rules of harm at the first
+    /// evaluation or token are not among them.
     pub fn refuses_at_load(self) -> bool {
         matches!(
             self,
-            RuleId::ModelKeyMissing
+            RuleId::StandardKeyType
+                | RuleId::TokenizerArrayLength
+                | RuleId::ModelKeyMissing
                 | RuleId::ModelTensorMissing
                 | RuleId::ModelTensorUnexpected
                 | RuleId::ModelTensorShape
                 | RuleId::ModelBlockCount
+                | RuleId::ModelLayerArray
+                | RuleId::ModelExpertCount
+                | RuleId::ModelRope
+                | RuleId::TokenizerVocabMissing
+                | RuleId::TokenizerNameQuirk
+                | RuleId::TokenizerDuplicateToken
+                | RuleId::TokenizerMergesMissing
+                | RuleId::TokenizerByteFallback
         )
     }
 

@@ -57,8 +57,9 @@ enum NeedKind {
     /// A tensor whose shape some releases expect otherwise: (expected by
     /// the newest of them, the file's).
     Shape { expected: String, actual: String },
-    /// What the pinned tree's model layer found (this rule), for the
-    /// releases held to its contract.
+    /// A finding (this rule) by which the pinned tree refuses the file at
+    /// load ([`RuleId::refuses_at_load`]): reported as itself, not again
+    /// per release.
     Pinned(RuleId),
 }
 
@@ -93,7 +94,7 @@ impl Need {
             NeedKind::TensorAbsent => format!("tensor `{}` not required since {from}", self.name),
             NeedKind::TensorUnknown { .. } => format!("tensor `{}` created since {from}", self.name),
             NeedKind::Shape { actual, .. } => format!("shape {actual} of `{}` since {from}", self.name),
-            NeedKind::Pinned(rule) => format!("`{rule}` of the pinned tree's model layer not found since {from}"),
+            NeedKind::Pinned(rule) => format!("no `{rule}` since {from}"),
         }
     }
 
@@ -116,9 +117,7 @@ impl Need {
             NeedKind::Shape { expected, actual } => {
                 format!("expects `{}` to have shape {expected}, not {actual} ({since})", self.name)
             }
-            NeedKind::Pinned(rule) => {
-                format!("is held to the pinned tree's model-loader contract, by which the file is refused (`{rule}`)")
-            }
+            NeedKind::Pinned(rule) => format!("refuses the file at load as the pinned tree does (`{rule}`)"),
         }
     }
 }
@@ -335,17 +334,16 @@ pub(crate) fn of(file: &GgufFile<'_>, arch: Option<&str>, sink: &mut Sink<'_>) -
 
 /// [`of`] for a file with these needs.
 fn judge(mut needs: Vec<Need>, sink: &mut Sink<'_>) -> LlamaCpp {
-    // The releases whose model loader is not read are held to the pinned
-    // tree's: what its model layer found refuses the file there too.
+    // A file the pinned tree refuses at load (its finding is the verdict,
+    // whichever release is judged) is counted as loaded by no release.
     if let Some(rule) = sink.refused_at_load {
-        let pinned = Release::all().filter(|r| !r.model_contract_read()).fold(0, |m, r| m | bit(r.0));
         needs.push(Need {
             kind: NeedKind::Pinned(rule),
-            what: "contract",
+            what: "finding",
             name: rule.to_string(),
             offset: super::KV_SECTION,
             path: "model".into(),
-            known: !pinned,
+            known: 0,
         });
     }
     let loads = |r: Release| needs.iter().all(|n| n.knows(r));
@@ -376,6 +374,9 @@ fn judge(mut needs: Vec<Need>, sink: &mut Sink<'_>) -> LlamaCpp {
                 NeedKind::Name if n.known == 0 => {
                     format!("{} `{}` is known to no release of the table", n.what, n.name)
                 }
+                NeedKind::Pinned(rule) => {
+                    format!("the pinned tree refuses it at load (`{rule}`), so no release is counted")
+                }
                 _ => format!("{} {}", newest.name(), n.refusal()),
             })
             .collect(),
@@ -386,7 +387,7 @@ fn judge(mut needs: Vec<Need>, sink: &mut Sink<'_>) -> LlamaCpp {
         None => vec![PINNED.to_string()],
     };
     if let Some(range) = judged {
-        for need in &needs {
+        for need in needs.iter().filter(|n| !matches!(n.kind, NeedKind::Pinned(_))) {
             let refusing: Vec<&str> = range.iter().filter(|r| !need.knows(*r)).map(Release::name).collect();
             let [first, ..] = refusing.as_slice() else { continue };
             let which = match refusing.len() {
@@ -723,20 +724,20 @@ mod tests {
         assert!(refusals(&r).is_empty(), "{:?}", r.diagnostics);
         assert_eq!(r.summary.llama_cpp.unwrap().loads_from.as_deref(), Some(since.name()));
     }
-    /// The releases after the read ones are held to the pinned tree's
-    /// contract: a file its model layer refuses at load (here a wrong
-    /// shape) loads in none of them, and the summary says so.
+    /// A file the pinned tree refuses at load (here a wrong shape) loads
+    /// in no release: its finding is the verdict under every release
+    /// judged, and not repeated per release.
     #[test]
-    fn the_releases_after_the_read_ones_follow_the_pinned_model_layer() {
+    fn a_file_the_pinned_tree_refuses_at_load_loads_in_no_release() {
         let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../corpus/gguf");
         let bytes = std::fs::read(root.join("i_model_tensor_shape_attn_q.gguf")).unwrap();
         let plain = judged(&bytes, None);
         let l = plain.summary.llama_cpp.unwrap();
         assert_eq!((l.loads_from, l.loads_until), (None, None));
+        assert_eq!(l.because, ["the pinned tree refuses it at load (`model-tensor-shape`), so no release is counted"]);
         let first_pinned = Release::all().find(|r| !r.model_contract_read()).unwrap();
-        let found = refusals(&judged(&bytes, Some(first_pinned.name())));
-        assert_eq!(found.len(), 1, "{found:?}");
-        assert!(found[0].contains("pinned tree's model-loader contract") && found[0].contains("`model-tensor-shape`"));
+        let report = judged(&bytes, Some(first_pinned.name()));
+        assert!(refusals(&report).is_empty() && !report.valid, "{:?}", report.diagnostics);
         // The same file, its shape made right: every release loads it.
         let sample = std::fs::read(root.join("../samples/tiny-llama.gguf")).unwrap();
         assert!(refusals(&judged(&sample, Some(first_pinned.name()))).is_empty());
