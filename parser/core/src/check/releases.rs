@@ -217,14 +217,18 @@ fn contract_needs(file: &GgufFile<'_>, arch: &str, out: &mut Vec<Need>) {
     let first_tensor = file.tensors.first().map_or(file.infos_end, |t| t.name.offset);
     let layers = file.get(&format!("{arch}.block_count")).and_then(super::model_tensors::layer0);
     let mut vars = None;
+    // The releases of the rows of one (term, item): rows are sorted by
+    // term and item, so they are found by binary search.
     let refusing = |item: &str, term: Term| -> u128 {
-        rows.iter().filter(|(_, t, i, ..)| *t == term && *i == item).fold(0, |m, (.., f, l)| m | run(*f, *l))
+        let at = rows.partition_point(|(_, t, i, ..)| (*t, *i) < (term, item));
+        let same = rows.get(at..).unwrap_or_default().iter().take_while(|(_, t, i, ..)| *t == term && *i == item);
+        same.fold(0, |m, (.., f, l)| m | run(*f, *l))
     };
     let mut complete = 0u128;
     let mut i = 0;
     while let Some((_, term, item, ..)) = rows.get(i) {
-        let same =
-            rows.get(i..).unwrap_or_default().iter().take_while(|(_, t, it, ..)| t == term && it == item).count();
+        let group = rows.get(i..).unwrap_or_default().iter().take_while(|(_, t, it, ..)| t == term && it == item);
+        let (same, mask) = group.fold((0usize, 0u128), |(n, m), (.., f, l)| (n.saturating_add(1), m | run(*f, *l)));
         i = i.saturating_add(same.max(1));
         match term {
             Term::Key => {
@@ -236,7 +240,7 @@ fn contract_needs(file: &GgufFile<'_>, arch: &str, out: &mut Vec<Need>) {
                         offset: super::KV_SECTION,
                         path: "kv".into(),
                         name: key,
-                        known: !refusing(item, *term),
+                        known: !mask,
                     });
                 }
             }
@@ -254,11 +258,11 @@ fn contract_needs(file: &GgufFile<'_>, arch: &str, out: &mut Vec<Need>) {
                         offset: first_tensor,
                         path: "tensors".into(),
                         name,
-                        known: !refusing(item, *term),
+                        known: !mask,
                     });
                 }
             }
-            Term::Complete => complete = refusing(item, *term),
+            Term::Complete => complete = mask,
             Term::Creates => {}
             Term::Shape => {
                 let Some((pattern, dims)) = item.split_once('=') else { continue };
@@ -269,7 +273,7 @@ fn contract_needs(file: &GgufFile<'_>, arch: &str, out: &mut Vec<Need>) {
                     continue;
                 };
                 let name = crate::parse::escape_bytes(t.name.bytes, false);
-                let refused = refusing(item, *term);
+                let refused = mask;
                 // One finding per tensor: the releases of every shape it fails.
                 match out.iter_mut().find(|n| matches!(n.kind, NeedKind::Shape { .. }) && n.name == name) {
                     Some(need) => need.known &= !refused,
