@@ -256,11 +256,9 @@ fn loader_types(tables: &Tables, key: &str, arch: Option<&str>) -> Option<&'stat
 }
 
 fn check_standard_types(file: &GgufFile<'_>, arch: Option<&str>, sink: &mut Sink<'_>) {
-    let loader = sink.enabled(RuleId::StandardKeyType);
-    let spec = sink.enabled(RuleId::MetadataKeyType);
-    if !loader && !spec {
-        return;
-    }
+    // Checked under every profile (not skipped when the profile does not
+    // report these rules): a key llama.cpp refuses at load also tells which
+    // releases load the file (`summary.llama_cpp`, whatever the profile).
     let arch = arch.filter(|a| super::llama_arches::LLAMA_ARCHES.contains(a));
     let tables = tables();
     // Keys first: only a pair of a known key is decoded.

@@ -63,6 +63,9 @@ enum NeedKind {
     Pinned(RuleId),
 }
 
+/// The most reasons `summary.llama_cpp.because` lists.
+const MAX_BECAUSE: usize = 8;
+
 /// Release `i`'s bit.
 fn bit(i: u8) -> u128 {
     1u128.checked_shl(u32::from(i)).unwrap_or(0)
@@ -312,9 +315,9 @@ fn contract_needs(file: &GgufFile<'_>, arch: &str, out: &mut Vec<Need>) {
     }
 }
 
-/// Which releases load `file`, when it is a model that names its
-/// architecture (a vocabulary without tensors by its names only) or a
-/// projector, and its model layer was examined (not
+/// Which releases load `file`, when it is a model of an architecture the
+/// pinned tree knows, or any when releases are judged (a vocabulary
+/// without tensors by its names only), or a projector, and its model layer was examined (not
 /// `--container-only`, not a shard of a split set: a set is loaded whole);
 /// judged against releases, each that refuses it is reported.
 pub(crate) fn of(file: &GgufFile<'_>, arch: Option<&str>, sink: &mut Sink<'_>) -> Option<LlamaCpp> {
@@ -322,15 +325,17 @@ pub(crate) fn of(file: &GgufFile<'_>, arch: Option<&str>, sink: &mut Sink<'_>) -
         return None;
     }
     let kind = FileKind::of(file, arch);
+    let known_arch = arch.is_some_and(|a| super::llama_arches::LLAMA_ARCHES.contains(&a));
     match kind {
-        // An architecture no release knows is judged too: every release
-        // refuses it (`unknown model architecture`).
-        FileKind::Model if arch.is_some() && !file.tensors.is_empty() => {
-            Some(judge(needs(file, kind, arch, true), sink))
-        }
+        // An architecture the pinned tree does not know is not examined as
+        // a llama.cpp model (the file may be for another runtime), unless
+        // releases are judged: every release refuses it then (`unknown
+        // model architecture`).
+        FileKind::Model if !(known_arch || arch.is_some() && sink.releases().is_some()) => None,
+        FileKind::Model if !file.tensors.is_empty() => Some(judge(needs(file, kind, arch, true), sink)),
         // A vocabulary (no tensors), as llama.cpp's tools open one
         // (`vocab_only`): the names only, no hyper-parameters or tensors.
-        FileKind::Model if arch.is_some() => Some(judge(needs(file, kind, arch, false), sink)),
+        FileKind::Model => Some(judge(needs(file, kind, arch, false), sink)),
         FileKind::Projector if !file.tensors.is_empty() => Some(judge(needs(file, kind, arch, true), sink)),
         _ => None,
     }
@@ -385,6 +390,13 @@ fn judge(mut needs: Vec<Need>, sink: &mut Sink<'_>) -> LlamaCpp {
             })
             .collect(),
     };
+    // At most a few reasons, and how many more (a file may need hundreds).
+    let mut because = because;
+    if because.len() > MAX_BECAUSE {
+        let more = because.len().saturating_sub(MAX_BECAUSE.saturating_sub(1));
+        because.truncate(MAX_BECAUSE.saturating_sub(1));
+        because.push(format!("and {more} more"));
+    }
     let judged = sink.releases();
     let judged_against = match judged {
         Some(range) => range.iter().map(|r| r.name().to_string()).collect(),
@@ -703,8 +715,8 @@ mod tests {
             table::CONTRACTS.iter().all(|r| Release(r.3).model_contract_read() && Release(r.4).model_contract_read())
         );
     }
-    /// An architecture no release knows is judged: every release refuses
-    /// it. A vocabulary (no tensors) is judged by its names only, as
+    /// Judged against releases, an architecture no release knows is
+    /// refused by every one. A vocabulary (no tensors) is judged by its names only, as
     /// llama.cpp's tools open one (`vocab_only`: no hyper-parameters, no
     /// tensors read).
     #[test]
@@ -713,10 +725,9 @@ mod tests {
         let found = refusals(&r);
         assert_eq!(found.len(), 1, "{found:?}");
         assert!(found[0].contains("does not know the architecture `llamax` (known to no release of the table)"));
+        // Not asked about releases: not examined as a llama.cpp model.
         let plain = judged(&model("llamax", None, crate::types::GgmlType::F32), None);
-        assert!(refusals(&plain).is_empty());
-        let l = plain.summary.llama_cpp.unwrap();
-        assert_eq!((l.loads_from, l.because.len()), (None, 1));
+        assert!(refusals(&plain).is_empty() && plain.summary.llama_cpp.is_none());
 
         let bytes = converter("qwen3__vocab_only.gguf");
         let since = Release(known(table::ARCHITECTURES, "qwen3").trailing_zeros() as u8);
