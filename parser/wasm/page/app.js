@@ -119,7 +119,7 @@ function llamaCppText(l) {
     ? (l.loads_until != null ? `from ${l.loads_from} to ${l.loads_until} (newer releases do not)` : `from ${l.loads_from} on`)
     : (l.loads_until != null ? `up to ${l.loads_until} (newer releases do not)` : 'no known release');
   const why = l.because.length > 0 ? ` (${l.because.join(', ')})` : '';
-  return `${window}${why}: the releases that know its architecture, tokenizer and tensor types`;
+  return `${window}${why}: the releases whose loader takes its names, keys, tensors and shapes`;
 }
 
 function summaryList(entry, facts) {
