@@ -395,6 +395,9 @@ pub(crate) struct Sink<'o> {
     /// The first finding, at any level, by which the pinned tree's model
     /// loader refuses the file ([`RuleId::refuses_at_load`]).
     pub(crate) refused_at_load: Option<RuleId>,
+    /// The model layer's pattern of each tensor it read (index, pattern,
+    /// first number), which the release contracts read again.
+    pub(crate) tensor_patterns: Vec<(usize, String, Option<u64>)>,
 }
 
 impl<'o> Sink<'o> {
@@ -412,6 +415,7 @@ impl<'o> Sink<'o> {
             counts: Counts::default(),
             totals: BTreeMap::new(),
             refused_at_load: None,
+            tensor_patterns: Vec::new(),
         }
     }
 

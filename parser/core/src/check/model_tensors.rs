@@ -332,23 +332,30 @@ impl Expr<'_, '_, '_> {
 pub(crate) fn pattern_of(name: &str) -> (String, Vec<u64>) {
     let mut pattern = String::with_capacity(name.len());
     let mut numbers = Vec::new();
+    pattern_into(name, &mut pattern, |n| numbers.push(n));
+    (pattern, numbers)
+}
+
+/// [`pattern_of`] into `pattern` (cleared first), each number handed to
+/// `number`: no allocation when `pattern` has room.
+pub(crate) fn pattern_into(name: &str, pattern: &mut String, mut number: impl FnMut(u64)) {
+    pattern.clear();
     for (i, seg) in name.split('.').enumerate() {
         if i > 0 {
             pattern.push('.');
         }
         let canonical = !seg.is_empty()
+            && seg.len() <= 18
             && seg.bytes().all(|b| b.is_ascii_digit())
-            && (seg == "0" || !seg.starts_with('0'))
-            && seg.len() <= 18;
-        match seg.parse::<u64>() {
-            Ok(n) if canonical => {
+            && (seg == "0" || !seg.starts_with('0'));
+        match canonical.then(|| seg.parse::<u64>().ok()).flatten() {
+            Some(n) => {
                 pattern.push_str("{}");
-                numbers.push(n);
+                number(n);
             }
-            _ => pattern.push_str(seg),
+            None => pattern.push_str(seg),
         }
     }
-    (pattern, numbers)
 }
 
 /// Dims as llama.cpp compares them: padded with 1 to four.
@@ -378,26 +385,29 @@ impl<'f> ShapeVars<'f> {
         ShapeVars { meta, arch, hp: Hparams::read(meta, arch) }
     }
 
-    /// When `t` does not have the shape `dims` (comma-separated shape
-    /// expressions; `?` or a name not known: not compared): the expected
-    /// and the actual shape, shown.
-    pub(crate) fn mismatch(&self, t: &TensorInfo<'_>, dims: &str) -> Option<(String, String)> {
-        if t.n_dims > 4 {
+    /// The shape `dims` gives (comma-separated shape expressions; `?` or
+    /// a name not known: not compared), padded as llama.cpp compares.
+    pub(crate) fn expected(&self, dims: &str) -> Option<[Option<u64>; 4]> {
+        if dims.split(',').count() > 4 {
             return None;
         }
-        let exprs: Vec<&str> = dims.split(',').collect();
-        if exprs.len() > 4 {
-            return None;
-        }
-        let expected = padded(exprs.iter().map(|e| eval(e, &self.hp, None, Some((self.meta, self.arch)))));
-        let actual = padded(t.dims().map(Some));
-        if expected.iter().zip(&actual).all(|(e, a)| e.is_none() || e == a) {
-            return None;
-        }
-        let n = usize::try_from(t.n_dims).unwrap_or(4).clamp(1, 4);
-        let last = expected.iter().rposition(|d| *d != Some(1)).map_or(1, |i| i.saturating_add(1));
-        Some((show(expected.get(..last).unwrap_or(&expected)), show(actual.get(..n).unwrap_or(&actual))))
+        Some(padded(dims.split(',').map(|e| eval(e, &self.hp, None, Some((self.meta, self.arch))))))
     }
+}
+
+/// When `t` does not have the `expected` shape ([`ShapeVars::expected`]):
+/// the expected and the actual shape, shown.
+pub(crate) fn shape_mismatch(t: &TensorInfo<'_>, expected: &[Option<u64>; 4]) -> Option<(String, String)> {
+    if t.n_dims > 4 {
+        return None;
+    }
+    let actual = padded(t.dims().map(Some));
+    if expected.iter().zip(&actual).all(|(e, a)| e.is_none() || e == a) {
+        return None;
+    }
+    let n = usize::try_from(t.n_dims).unwrap_or(4).clamp(1, 4);
+    let last = expected.iter().rposition(|d| *d != Some(1)).map_or(1, |i| i.saturating_add(1));
+    Some((show(expected.get(..last).unwrap_or(expected)), show(actual.get(..n).unwrap_or(&actual))))
 }
 
 /// Runs the tensor rules of `arch` over `tensors` (the file's own, or the
@@ -446,6 +456,8 @@ pub(crate) fn check(
         let (pattern, numbers) = pattern_of(name);
         let known = names.get(pattern.as_str()).copied();
         let layer = numbers.first().copied();
+        // Kept for the release contracts (`releases.rs`), not computed twice.
+        sink.tensor_patterns.push((t.index, pattern, layer));
         let Some(known) = known else {
             if table.complete {
                 sink.emit(

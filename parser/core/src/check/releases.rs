@@ -21,7 +21,7 @@
 use std::collections::HashMap;
 
 use super::model::FileKind;
-use super::model_tensors::{ShapeVars, pattern_of};
+use super::model_tensors::{ShapeVars, pattern_into, shape_mismatch};
 use crate::llama_cpp::Term;
 use crate::llama_cpp::table;
 use crate::llama_cpp::{PINNED, Release};
@@ -142,7 +142,13 @@ fn known(facts: &[(&str, u8, u8)], name: &str) -> u128 {
 
 /// What `file` (of `kind`, architecture `arch`) needs its loader to know.
 /// (`contracts`: also what the releases' model loaders hold it to.)
-fn needs(file: &GgufFile<'_>, kind: FileKind, arch: Option<&str>, contracts: bool) -> Vec<Need> {
+fn needs(
+    file: &GgufFile<'_>,
+    kind: FileKind,
+    arch: Option<&str>,
+    contracts: bool,
+    patterns: &mut Vec<(usize, String, Option<u64>)>,
+) -> Vec<Need> {
     let mut out = Vec::new();
     let mut string_key = |key: &str, what: &'static str, facts: &[(&str, u8, u8)]| {
         let Some(kv) = file.get(key) else { return };
@@ -169,7 +175,7 @@ fn needs(file: &GgufFile<'_>, kind: FileKind, arch: Option<&str>, contracts: boo
                 string_key("tokenizer.ggml.pre", "pre-tokenizer", table::PRE_TOKENIZERS);
             }
             if let Some(arch) = arch.filter(|_| contracts) {
-                contract_needs(file, arch, &mut out);
+                contract_needs(file, arch, patterns, &mut out);
             }
         }
         FileKind::Projector => string_key("clip.projector_type", "projector type", table::PROJECTOR_TYPES),
@@ -203,7 +209,12 @@ fn needs(file: &GgufFile<'_>, kind: FileKind, arch: Option<&str>, contracts: boo
 /// release part: a key or a tensor it requires that the file lacks, a
 /// tensor of the file it never creates, a shape it expects otherwise.
 /// Each release the rows do not cover accepts what they would refuse.
-fn contract_needs(file: &GgufFile<'_>, arch: &str, out: &mut Vec<Need>) {
+fn contract_needs(
+    file: &GgufFile<'_>,
+    arch: &str,
+    patterns: &mut Vec<(usize, String, Option<u64>)>,
+    out: &mut Vec<Need>,
+) {
     let start = table::CONTRACTS.partition_point(|(a, ..)| *a < arch);
     let rows = table::CONTRACTS.get(start..).unwrap_or_default();
     let rows = rows.get(..rows.iter().take_while(|(a, ..)| *a == arch).count()).unwrap_or_default();
@@ -211,11 +222,35 @@ fn contract_needs(file: &GgufFile<'_>, arch: &str, out: &mut Vec<Need>) {
         return;
     }
     // The file's tensors by pattern (`blk.{}.attn_q.weight`), with their layers.
-    let mut present: HashMap<String, Vec<(Option<u64>, &TensorInfo<'_>)>> = HashMap::new();
-    for t in &file.tensors {
-        let Some(name) = t.name.as_str() else { continue };
-        let (pattern, numbers) = pattern_of(name);
-        present.entry(pattern).or_default().push((numbers.first().copied(), t));
+    // The model layer's patterns when it read every tensor of the file;
+    // else made here (one buffer for every name).
+    let mut present: HashMap<String, Vec<(Option<u64>, &TensorInfo<'_>)>, foldhash::fast::RandomState> =
+        HashMap::with_hasher(foldhash::fast::RandomState::default());
+    let kept = std::mem::take(patterns);
+    if kept.len() == file.tensors.len() {
+        for ((index, pattern, layer), t) in kept.into_iter().zip(&file.tensors) {
+            if index != t.index {
+                present.clear();
+                break;
+            }
+            present.entry(pattern).or_default().push((layer, t));
+        }
+    }
+    if present.is_empty() {
+        let mut pattern = String::new();
+        for t in &file.tensors {
+            let Some(name) = t.name.as_str() else { continue };
+            let mut layer = None;
+            pattern_into(name, &mut pattern, |n| {
+                layer.get_or_insert(n);
+            });
+            match present.get_mut(pattern.as_str()) {
+                Some(ts) => ts.push((layer, t)),
+                None => {
+                    present.insert(pattern.clone(), vec![(layer, t)]);
+                }
+            }
+        }
     }
     let first_tensor = file.tensors.first().map_or(file.infos_end, |t| t.name.offset);
     let layers = file.get(&format!("{arch}.block_count")).and_then(super::model_tensors::layer0);
@@ -271,7 +306,10 @@ fn contract_needs(file: &GgufFile<'_>, arch: &str, out: &mut Vec<Need>) {
                 let Some((pattern, dims)) = item.split_once('=') else { continue };
                 let Some(found) = present.get(pattern) else { continue };
                 let vars = vars.get_or_insert_with(|| ShapeVars::read(file, arch));
-                let Some((t, (expected, actual))) = found.iter().find_map(|(_, t)| Some((*t, vars.mismatch(t, dims)?)))
+                // The same for every layer (the hyper-parameters are layer 0's).
+                let Some(want) = vars.expected(dims) else { continue };
+                let Some((t, (expected, actual))) =
+                    found.iter().find_map(|(_, t)| Some((*t, shape_mismatch(t, &want)?)))
                 else {
                     continue;
                 };
@@ -332,11 +370,15 @@ pub(crate) fn of(file: &GgufFile<'_>, arch: Option<&str>, sink: &mut Sink<'_>) -
         // releases are judged: every release refuses it then (`unknown
         // model architecture`).
         FileKind::Model if !(known_arch || arch.is_some() && sink.releases().is_some()) => None,
-        FileKind::Model if !file.tensors.is_empty() => Some(judge(needs(file, kind, arch, true), sink)),
+        FileKind::Model if !file.tensors.is_empty() => {
+            Some(judge(needs(file, kind, arch, true, &mut sink.tensor_patterns), sink))
+        }
         // A vocabulary (no tensors), as llama.cpp's tools open one
         // (`vocab_only`): the names only, no hyper-parameters or tensors.
-        FileKind::Model => Some(judge(needs(file, kind, arch, false), sink)),
-        FileKind::Projector if !file.tensors.is_empty() => Some(judge(needs(file, kind, arch, true), sink)),
+        FileKind::Model => Some(judge(needs(file, kind, arch, false, &mut sink.tensor_patterns), sink)),
+        FileKind::Projector if !file.tensors.is_empty() => {
+            Some(judge(needs(file, kind, arch, true, &mut sink.tensor_patterns), sink))
+        }
         _ => None,
     }
 }
@@ -457,7 +499,7 @@ mod tests {
         let mut judging = crate::report::Judging::plain(&opts);
         judging.releases = releases;
         let mut sink = Sink::judging(judging);
-        let l = judge(needs(&parsed.file, FileKind::of(&parsed.file, arch), arch, false), &mut sink);
+        let l = judge(needs(&parsed.file, FileKind::of(&parsed.file, arch), arch, false, &mut Vec::new()), &mut sink);
         let report = sink.finish(
             crate::Profile::Strict,
             crate::report::FileFormat::Gguf,
