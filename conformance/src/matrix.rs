@@ -397,7 +397,7 @@ pub fn load_corpus(root: &Path) -> Result<Vec<CorpusFile>, String> {
 /// the older releases' converter output (`models/converter-TAG/`, written by
 /// conformance/tools/llama-releases/old_converters.py): those are held to
 /// today's llama.cpp by conformance/tests/llama_models.rs, not run through
-/// the readers (not in [`MODEL_DIRS`]).
+/// the readers (not in `MODEL_DIRS`).
 pub fn case_files(root: &Path) -> Vec<String> {
     fn walk(dir: &Path, rel: &str, out: &mut Vec<String>) {
         let Ok(rd) = std::fs::read_dir(dir) else { return };
