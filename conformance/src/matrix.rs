@@ -423,6 +423,29 @@ pub fn case_files(root: &Path) -> Vec<String> {
     out
 }
 
+/// The corpus files the llama.cpp releases' loaders are run on
+/// (`conformance/releases.json`): the case files, and the older releases'
+/// converter output (`models/converter-TAG/*.gguf`, not in the readers
+/// matrix); paths relative to `corpus/`, sorted.
+pub fn release_files(root: &Path) -> Vec<String> {
+    let mut out = case_files(root);
+    let models = root.join("corpus/models");
+    for dir in std::fs::read_dir(&models).into_iter().flatten().flatten() {
+        let name = dir.file_name().to_string_lossy().into_owned();
+        if !(name.starts_with("converter-") && dir.path().is_dir()) {
+            continue;
+        }
+        for f in std::fs::read_dir(dir.path()).into_iter().flatten().flatten() {
+            let file = f.file_name().to_string_lossy().into_owned();
+            if file.ends_with(".gguf") {
+                out.push(format!("models/{name}/{file}"));
+            }
+        }
+    }
+    out.sort();
+    out
+}
+
 /// Case files of the corpus that no row of `m` covers (as a row's file or a
 /// shard of a split row), and rows whose file is gone.
 pub fn coverage(root: &Path, m: &Matrix) -> (Vec<String>, Vec<String>) {

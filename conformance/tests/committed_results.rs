@@ -65,23 +65,7 @@ fn the_releases_cover_every_corpus_model_and_show_in_the_matrix() {
     let r = m.releases.as_ref().expect("conformance/releases.json (prove.py --write)");
     let problems = r.problems();
     assert!(problems.is_empty(), "conformance/releases.json does not add up:\n{}", problems.join("\n"));
-    // The readers matrix's cases, and the older releases' converter output
-    // (corpus/models/converter-TAG/, proven by the releases' loaders but
-    // not in the readers matrix).
-    let root = gguf_conformance::workspace_root();
-    let mut files = gguf_conformance::matrix::case_files(&root);
-    for dir in std::fs::read_dir(root.join("corpus/models")).expect("corpus/models").flatten() {
-        let name = dir.file_name().to_string_lossy().into_owned();
-        if !(name.starts_with("converter-") && dir.path().is_dir()) {
-            continue;
-        }
-        for f in std::fs::read_dir(dir.path()).expect("a converter folder").flatten() {
-            let file = f.file_name().to_string_lossy().into_owned();
-            if file.ends_with(".gguf") {
-                files.push(format!("models/{name}/{file}"));
-            }
-        }
-    }
+    let files = gguf_conformance::matrix::release_files(&gguf_conformance::workspace_root());
     let (missing, gone) = r.coverage(files.iter().map(String::as_str));
     assert!(
         missing.is_empty() && gone.is_empty(),

@@ -244,7 +244,7 @@ fn check_matrix(out: PathBuf) -> Result<String, String> {
     match &m.releases {
         Some(r) => {
             problems.extend(r.problems().into_iter().map(|p| format!("{}: {p}", releases::FILE)));
-            let (missing, gone) = r.coverage(matrix::case_files(&root).iter().map(String::as_str));
+            let (missing, gone) = r.coverage(matrix::release_files(&root).iter().map(String::as_str));
             if !missing.is_empty() || !gone.is_empty() {
                 problems.push(format!(
                     "{}: no verdicts on the corpus model files {missing:?}, verdicts on files that are gone {gone:?} \
