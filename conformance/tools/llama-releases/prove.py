@@ -49,7 +49,7 @@ sys.path.insert(0, str(HERE))
 import gen_release_facts as facts  # noqa: E402
 
 # The releases CI proves: the oldest, the newest and three between.
-PROVEN = ["b3889", "b4600", "b6431", "b8179", "v0.5.0"]
+PROVEN = ["b3889", "b4600", "b8179", "v0.5.0"]
 # Every corpus model file (repo-relative globs; converter*/ takes the older
 # converters' folders too). Projectors, adapters and control vectors
 # (mmproj/, lora/, cvec/) are not models the package loads.
