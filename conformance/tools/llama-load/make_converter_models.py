@@ -919,7 +919,6 @@ def quantize(python: str, src: pathlib.Path, dst: pathlib.Path, qtype: str) -> t
 
 
 def versions(llama_src: pathlib.Path, llama_python: str) -> dict[str, str]:
-    import importlib.metadata as md
     out: dict[str, str] = {}
     q = "import importlib.metadata as m; print(m.version('llama_cpp_python'))"
     try:
@@ -929,9 +928,18 @@ def versions(llama_src: pathlib.Path, llama_python: str) -> dict[str, str]:
         out["llama_cpp_python"] = "unknown"
     out["llama_cpp_commit"] = LLAMA_CPP_COMMIT
     out["llama_cpp_source"] = "vendor/llama.cpp of the llama-cpp-python sdist"
-    m = re.search(r'^version = "([^"]+)"', (llama_src / "gguf-py" / "pyproject.toml").read_text(), re.M)
-    out["gguf_py"] = (m.group(1) if m else "unknown") + " (the converter's own gguf-py)"
-    for pkg in ("torch", "transformers", "tokenizers", "sentencepiece", "safetensors", "numpy"):
+    out.update(converter_versions(llama_src, "the converter's own gguf-py",
+                                  ("torch", "transformers", "tokenizers", "sentencepiece", "safetensors", "numpy")))
+    return out
+
+
+def converter_versions(src: pathlib.Path, whose: str, packages: tuple) -> dict[str, str]:
+    """The gguf-py of the tree `src` (`whose` says which) and the versions of
+    the converter's Python `packages` in this interpreter."""
+    import importlib.metadata as md
+    m = re.search(r'^version = "([^"]+)"', (src / "gguf-py" / "pyproject.toml").read_text(), re.M)
+    out = {"gguf_py": (m.group(1) if m else "unknown") + f" ({whose})"}
+    for pkg in packages:
         try:
             out[pkg] = md.version(pkg)
         except md.PackageNotFoundError:

@@ -225,18 +225,9 @@ def why_failed(log: str) -> str:
 
 
 def versions(src: pathlib.Path) -> dict[str, str]:
-    import importlib.metadata as md
-    out = {}
-    m = re.search(r'^version = "([^"]+)"', (src / "gguf-py" / "pyproject.toml").read_text(), re.M)
-    out["gguf_py"] = (m.group(1) if m else "unknown") + " (the release's own gguf-py)"
-    for pkg in ("torch", "transformers", "tokenizers", "sentencepiece", "safetensors", "numpy", "protobuf",
-                "mistral_common"):
-        try:
-            out[pkg] = md.version(pkg)
-        except md.PackageNotFoundError:
-            out[pkg] = "not installed"
-    out["python"] = sys.version.split()[0]
-    return out
+    import make_converter_models as mcm
+    return mcm.converter_versions(src, "the release's own gguf-py", (
+        "torch", "transformers", "tokenizers", "sentencepiece", "safetensors", "numpy", "protobuf", "mistral_common"))
 
 
 def report(binary: str, tags: list[str]) -> int:

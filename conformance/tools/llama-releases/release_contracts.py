@@ -27,7 +27,13 @@ fact here is one the release's loader holds every file to:
   same dimensions; a dimension naming a variable the case declares itself
   is written `?` (not evaluated).
 """
+import pathlib
 import re
+import sys
+
+# The argument splitter of the pinned tree's generator (conformance/tools/llama-arch/).
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1] / "llama-arch"))
+from gen_arch_table import split_args  # noqa: E402
 
 LAYER_LOOP = re.compile(r"^for\s*\(\s*(?:int|int32_t|uint32_t|int64_t)\s+i\s*=\s*0\s*;\s*i\s*<\s*n_layer\s*;\s*(?:\+\+i|i\+\+)\s*\)$")
 KEY_READS = ("get_key", "get_arr", "get_key_or_arr", "get_arr_n")
@@ -70,23 +76,6 @@ def function_body(text: str, signature: str):
         return None
     at = text.index("{", m.end())
     return text[at + 1:matching(text, at, "{", "}")]
-
-
-def split_args(s: str) -> list:
-    out, depth, cur = [], 0, []
-    for c in s:
-        if c in "([{":
-            depth += 1
-        elif c in ")]}":
-            depth -= 1
-        if c == "," and depth == 0:
-            out.append("".join(cur).strip())
-            cur = []
-        else:
-            cur.append(c)
-    if "".join(cur).strip():
-        out.append("".join(cur).strip())
-    return out
 
 
 def arch_switch(body: str):
