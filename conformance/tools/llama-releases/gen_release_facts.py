@@ -249,16 +249,44 @@ def render(rels: list, trees: list) -> str:
         lines.append(f"    ({first}, {last}),")
     lines.append("];")
     lines.append("")
-    lines.append("/// Per architecture, what those loaders need of a model (release_contracts.py):")
-    lines.append("/// (architecture, term, item, first, last); items are keys after `ARCH.` (or")
-    lines.append("/// `=` and the whole key), tensor patterns (`{}`: the layer), and for Shape")
-    lines.append("/// `pattern=dims` (`?`: not evaluated). Sorted by architecture, term, item.")
-    lines.append("pub(crate) const CONTRACTS: &[(&str, Term, &str, u8, u8)] = &[")
+    # The rows hold no pointer (an item is a span of CONTRACT_ITEMS): a
+    # table of &str would cost the binary a relocation per string at start.
     order = {t: i for i, t in enumerate(TERMS)}
+    rows, arches, items, at = [], [], [], {}
     for (arch, term, item) in sorted(contracts, key=lambda f: (f[0], order[f[1]], f[2])):
+        if '"' in item or "\\" in item or len(item.encode()) > 0xFFFF:
+            raise SystemExit(f"contract item not storable as a span: {item!r}")
+        if item not in at:
+            at[item] = sum(len(i.encode()) for i in items)
+            items.append(item)
+        if not arches or arches[-1][0] != arch:
+            arches.append([arch, len(rows), len(rows)])
         for first, last in spans(contracts[(arch, term, item)]):
-            lines.append(f"    ({rust_str(arch)}, {term}, {rust_str(item)}, {first}, {last}),")
+            rows.append(f"    ({term}, {at[item]}, {len(item.encode())}, {first}, {last}),")
+        arches[-1][2] = len(rows)
+    if len(rows) > 0xFFFF:
+        raise SystemExit("more contract rows than a u16 indexes")
+    lines.append("")
+    lines.append("/// The architectures with contract rows (release_contracts.py), sorted: (architecture,")
+    lines.append("/// its rows in [`CONTRACT_ROWS`] from, to).")
+    lines.append("pub(crate) const CONTRACT_ARCHES: &[(&str, u16, u16)] = &[")
+    for arch, start, end in arches:
+        lines.append(f"    ({rust_str(arch)}, {start}, {end}),")
     lines.append("];")
+    lines.append("")
+    lines.append("/// Per architecture, what those loaders need of a model: (term, item as offset and")
+    lines.append("/// length in [`CONTRACT_ITEMS`], first, last); items are keys after `ARCH.` (or")
+    lines.append("/// `=` and the whole key), tensor patterns (`{}`: the layer), and for Shape")
+    lines.append("/// `pattern=dims` (`?`: not evaluated). Sorted by term and item within an architecture.")
+    lines.append("pub(crate) const CONTRACT_ROWS: &[(Term, u32, u16, u8, u8)] = &[")
+    lines += rows
+    lines.append("];")
+    lines.append("")
+    lines.append("/// The items of [`CONTRACT_ROWS`], each once.")
+    lines.append("pub(crate) const CONTRACT_ITEMS: &str = concat!(")
+    for item in items:
+        lines.append(f"    {rust_str(item)},")
+    lines.append(");")
     return "\n".join(lines) + "\n"
 
 
@@ -268,7 +296,7 @@ def table_view(text: str, tag: str) -> dict:
     index = rel.index(tag)
     view = {}
     for name, body in re.findall(r"pub\(crate\) const (\w+): &\[\([^)]*\)\] = &\[(.*?)\];", text, flags=re.S):
-        if name in ("RELEASES", "CONTRACTS_READ"):
+        if name in ("RELEASES", "CONTRACTS_READ", "CONTRACT_ARCHES", "CONTRACT_ROWS"):
             continue
         facts = set()
         for row in re.findall(r"\((.*)\),", body):
@@ -277,7 +305,24 @@ def table_view(text: str, tag: str) -> dict:
             if first <= index <= last:
                 facts.add(parts[0])
         view[name] = facts
+    view["CONTRACTS"] = {f"{rust_str(a)}, {t}, {rust_str(i)}" for a, t, i, f, l in contract_rows(text)
+                         if f <= index <= l}
     return view
+
+
+def contract_rows(text: str) -> list:
+    """The contract rows of a generated table: (architecture, term, item,
+    first, last), items read back from their spans."""
+    def body(name):
+        return re.search(rf"pub\(crate\) const {name}: [^=]*= (?:&\[|concat!\()(.*?)(?:\];|\);)", text, flags=re.S)[1]
+    blob = "".join(re.findall(r'^\s*"(.*)",$', body("CONTRACT_ITEMS"), flags=re.M)).encode()
+    rows = [tuple(p.strip() for p in r.split(",")) for r in re.findall(r"\((.*)\),", body("CONTRACT_ROWS"))]
+    out = []
+    for arch, start, end in re.findall(r'\("([^"]+)", (\d+), (\d+)\),', body("CONTRACT_ARCHES")):
+        for term, at, length, first, last in rows[int(start):int(end)]:
+            item = blob[int(at):int(at) + int(length)].decode()
+            out.append((arch, term, item, int(first), int(last)))
+    return out
 
 
 def release_facts(tree: pathlib.Path) -> dict:

@@ -49,7 +49,7 @@ sys.path.insert(0, str(HERE))
 import gen_release_facts as facts  # noqa: E402
 
 # The releases CI proves: the oldest, the newest and three between.
-PROVEN = ["b3889", "b4600", "b8179", "v0.5.0"]
+PROVEN = ["b3889", "b4600", "b6431", "b8179", "v0.5.0"]
 # Every corpus model file (repo-relative globs; converter*/ takes the older
 # converters' folders too). Projectors, adapters and control vectors
 # (mmproj/, lora/, cvec/) are not models the package loads.
@@ -103,9 +103,44 @@ def clean(message: str) -> str:
     return message.strip()[:160]
 
 
-def load_all(folder: pathlib.Path, files: list) -> dict:
+def load_run(folder: pathlib.Path, paths: list) -> tuple:
+    """One `node loads.mjs` process over `paths` (absolute), as far as it
+    gets: (verdicts, the path it died on or None, its exit code)."""
+    run = subprocess.run(["node", "loads.mjs", *paths], cwd=folder, capture_output=True, text=True, timeout=1800)
+    verdicts, began, logged = {}, None, []
+    for line in run.stdout.splitlines():
+        kind, _, rest = line.partition(" ")
+        if kind == "LOG":
+            logged.append(rest)
+            continue
+        path, _, message = rest.partition(" ")
+        if kind == "BEGIN":
+            began, logged = path, []
+        elif kind == "LOADED":
+            verdicts[path], began = ("loads", ""), None
+        elif kind == "REFUSED":
+            # This file's own log: the loader's reason before the
+            # package's generic message.
+            why = [l for l in logged if "error loading model" in l or "GGML_ASSERT" in l or "failed" in l]
+            verdicts[path], began = ("refused", clean(why[0] if why else message)), None
+    if began is not None:
+        died = [l for l in run.stderr.splitlines() if l.strip()]
+        verdicts[began] = ("abort", clean(died[-1] if died else f"exit {run.returncode}"))
+    return verdicts, began, run.returncode
+
+
+# Processes one release may start: each makes progress (a verdict) or the
+# files left are marked, so this bounds a loader that keeps dying.
+MAX_PROCESSES = 400
+
+
+def load_all(folder: pathlib.Path, files: list, notes: list) -> dict:
     """path -> ("loads" | "refused" | "abort", message), one process for
-    as many files as it survives."""
+    as many files as it survives. A process that dies on a file is a
+    verdict only when the file alone kills a fresh process too; one that
+    dies between files (after a verdict, before the next file began: the
+    package or Node itself, not the loader) is started again after the
+    last verdict. Each such event is appended to `notes`."""
     absolute = {str((ROOT / f).resolve()): f for f in files}
     verdicts, left = {}, list(absolute)
     # An ES module resolves `node-llama-cpp` from its own folder: the
@@ -113,33 +148,29 @@ def load_all(folder: pathlib.Path, files: list) -> dict:
     script = folder / "loads.mjs"
     if not script.is_file() or script.read_text() != (HERE / "loads.mjs").read_text():
         script.write_text((HERE / "loads.mjs").read_text())
-    while left:
-        run = subprocess.run(["node", "loads.mjs", *left], cwd=folder, capture_output=True, text=True, timeout=1800)
-        began, logged = None, []
-        for line in run.stdout.splitlines():
-            kind, _, rest = line.partition(" ")
-            if kind == "LOG":
-                logged.append(rest)
-                continue
-            path, _, message = rest.partition(" ")
-            if kind == "BEGIN":
-                began, logged = path, []
-            elif kind == "LOADED":
-                verdicts[path], began = ("loads", ""), None
-            elif kind == "REFUSED":
-                # This file's own log: the loader's reason before the
-                # package's generic message.
-                why = [l for l in logged if "error loading model" in l or "GGML_ASSERT" in l or "failed" in l]
-                verdicts[path], began = ("refused", clean(why[0] if why else message)), None
-        if began is not None:
-            died = [l for l in run.stderr.splitlines() if l.strip()]
-            verdicts[began] = ("abort", clean(died[-1] if died else f"exit {run.returncode}"))
-        done = set(verdicts)
-        left = [f for f in left if f not in done]
-        if began is None and left:
-            for f in left:
-                verdicts[f] = ("abort", f"the loader stopped before it (exit {run.returncode})")
-            left = []
+    for _ in range(MAX_PROCESSES):
+        if not left:
+            break
+        got, died_on, code = load_run(folder, left)
+        if died_on is not None and len(left) > 1:
+            alone, _, _ = load_run(folder, [died_on])
+            if alone.get(died_on, ("abort",))[0] != "abort":
+                notes.append(f"`{absolute[died_on]}`: a process died on it (exit {code}) after other files; "
+                             f"alone it {LOADER_WORD[alone[died_on][0]]}, which is the verdict")
+                got[died_on] = alone[died_on]
+        elif died_on is None and code != 0 and any(f not in got for f in left):
+            last = [f for f in left if f in got]
+            notes.append(f"the loader's process died between files (exit {code}) after "
+                         f"`{absolute[last[-1]] if last else 'none'}`; started again on the next file")
+            if not got:
+                for f in left:
+                    verdicts[f] = ("abort", f"the loader stopped before it (exit {code})")
+                left = []
+                break
+        verdicts.update(got)
+        left = [f for f in left if f not in verdicts]
+    for f in left:
+        verdicts[f] = ("abort", "not run: the loader's process kept dying")
     return {absolute[p]: v for p, v in verdicts.items()}
 
 
@@ -325,8 +356,10 @@ def main() -> int:
 
     # Every verdict: the release's loader and the tool's, --jobs releases
     # at a time (each loads its files one after another in its own process).
+    restarts = {tag: [] for tag in tags}
+
     def run(tag):
-        return load_all(loader(versions[tag]), files), ours(args.bin, tag, files)
+        return load_all(loader(versions[tag]), files, restarts[tag]), ours(args.bin, tag, files)
 
     with concurrent.futures.ThreadPoolExecutor(max_workers=max(1, args.jobs)) as pool:
         runs = dict(zip(tags, pool.map(run, tags)))
@@ -400,6 +433,11 @@ def main() -> int:
     if differing:
         table += ["", "Files whose `loads_from` differs:", ""] + differing
     print("\n".join(table) + ("\n\nDisagreements:\n\n" + "\n".join(notes) if notes else ""))
+    # Not in the committed RELEASES.md: a process that dies at random (Node
+    # or the package between files) is this run's event, not the release's.
+    restarted = [f"- {tag}: {n}" for tag in tags for n in restarts[tag]]
+    if restarted:
+        print("\nLoader processes started again:\n\n" + "\n".join(restarted))
 
     failed = False
     if args.exceptions and unexpected:
@@ -425,7 +463,8 @@ def main() -> int:
     text = markdown(table, notes)
     results = verdicts_json(summaries, verdicts)
     if args.out:
-        pathlib.Path(args.out).write_text(text)
+        pathlib.Path(args.out).write_text(text + ("\nLoader processes started again:\n\n" + "\n".join(restarted) + "\n"
+                                                  if restarted else ""))
     if args.json:
         pathlib.Path(args.json).write_text(results)
     if args.check_json:

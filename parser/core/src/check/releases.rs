@@ -22,8 +22,8 @@ use std::collections::HashMap;
 
 use super::model::FileKind;
 use super::model_tensors::{ShapeVars, pattern_into, shape_mismatch};
-use crate::llama_cpp::Term;
 use crate::llama_cpp::table;
+use crate::llama_cpp::{ContractRow, Term};
 use crate::llama_cpp::{PINNED, Release};
 use crate::parse::{GgufFile, TensorInfo};
 use crate::report::{LlamaCpp, Sink};
@@ -215,9 +215,7 @@ fn contract_needs(
     patterns: &mut Vec<(usize, String, Option<u64>)>,
     out: &mut Vec<Need>,
 ) {
-    let start = table::CONTRACTS.partition_point(|(a, ..)| *a < arch);
-    let rows = table::CONTRACTS.get(start..).unwrap_or_default();
-    let rows = rows.get(..rows.iter().take_while(|(a, ..)| *a == arch).count()).unwrap_or_default();
+    let rows = crate::llama_cpp::contract(arch);
     if rows.is_empty() {
         return;
     }
@@ -258,15 +256,15 @@ fn contract_needs(
     // The releases of the rows of one (term, item): rows are sorted by
     // term and item, so they are found by binary search.
     let refusing = |item: &str, term: Term| -> u128 {
-        let at = rows.partition_point(|(_, t, i, ..)| (*t, *i) < (term, item));
-        let same = rows.get(at..).unwrap_or_default().iter().take_while(|(_, t, i, ..)| *t == term && *i == item);
-        same.fold(0, |m, (.., f, l)| m | run(*f, *l))
+        let at = rows.partition_point(|r| (r.term, r.item) < (term, item));
+        let same = rows.get(at..).unwrap_or_default().iter().take_while(|r| r.term == term && r.item == item);
+        same.fold(0, |m, r| m | run(r.first, r.last))
     };
     let mut complete = 0u128;
     let mut i = 0;
-    while let Some((_, term, item, ..)) = rows.get(i) {
-        let group = rows.get(i..).unwrap_or_default().iter().take_while(|(_, t, it, ..)| t == term && it == item);
-        let (same, mask) = group.fold((0usize, 0u128), |(n, m), (.., f, l)| (n.saturating_add(1), m | run(*f, *l)));
+    while let Some(&ContractRow { term, item, .. }) = rows.get(i) {
+        let group = rows.get(i..).unwrap_or_default().iter().take_while(|r| r.term == term && r.item == item);
+        let (same, mask) = group.fold((0usize, 0u128), |(n, m), r| (n.saturating_add(1), m | run(r.first, r.last)));
         i = i.saturating_add(same.max(1));
         match term {
             Term::Key => {
@@ -283,7 +281,7 @@ fn contract_needs(
                 }
             }
             Term::Tensor => {
-                let missing = match (item.contains("{}"), present.get(*item)) {
+                let missing = match (item.contains("{}"), present.get(item)) {
                     (false, found) => found.is_none().then(|| item.to_string()),
                     (true, found) => (0..layers.unwrap_or(0))
                         .find(|l| !found.is_some_and(|ts| ts.iter().any(|(at, _)| *at == Some(*l))))
@@ -673,7 +671,7 @@ mod tests {
     /// The last release of the newest run of a contract row.
     fn contract_until(arch: &str, term: Term, item: &str) -> Release {
         let last =
-            table::CONTRACTS.iter().filter(|(a, t, i, ..)| *a == arch && *t == term && *i == item).map(|r| r.4).max();
+            crate::llama_cpp::contract(arch).iter().filter(|r| r.term == term && r.item == item).map(|r| r.last).max();
         Release(last.unwrap_or_else(|| panic!("no {term:?} row {arch} {item}")))
     }
 
@@ -722,7 +720,7 @@ mod tests {
                 // refuses it, the first release after them (the pinned
                 // tree's contract) loads it.
                 Term::Creates => {
-                    assert!(!table::CONTRACTS.iter().any(|(a, t, i, ..)| *a == arch && *t == term && *i == item));
+                    assert!(!crate::llama_cpp::contract(arch).iter().any(|r| r.term == term && r.item == item));
                     let last = Release::all().rfind(|r| r.model_contract_read()).unwrap();
                     (last, Release(last.0 + 1))
                 }
@@ -749,13 +747,25 @@ mod tests {
         let read: Vec<&str> = Release::all().filter(|r| r.model_contract_read()).map(Release::name).collect();
         assert_eq!(read.first(), Some(&"b3889"));
         assert!(read.contains(&"b8390") && !read.contains(&Release::newest().name()), "{read:?}");
-        assert!(
-            table::CONTRACTS.windows(2).all(|w| (w[0].0, w[0].1, w[0].2, w[0].3) < (w[1].0, w[1].1, w[1].2, w[1].3))
-        );
-        // Every row is of a read release.
-        assert!(
-            table::CONTRACTS.iter().all(|r| Release(r.3).model_contract_read() && Release(r.4).model_contract_read())
-        );
+        // Architectures sorted and each one's rows sorted by term, item and
+        // first release; every row is of a read release, and every item is
+        // read back whole from its span.
+        let arches: Vec<&str> = crate::llama_cpp::contract_arches().collect();
+        assert!(arches.len() > 100 && arches.windows(2).all(|w| w[0] < w[1]), "{arches:?}");
+        let mut rows = 0;
+        for arch in arches {
+            let c = crate::llama_cpp::contract(arch);
+            assert!(!c.is_empty(), "{arch}");
+            assert!(c.windows(2).all(|w| (w[0].term, w[0].item, w[0].first) < (w[1].term, w[1].item, w[1].first)));
+            assert!(c.iter().all(|r| Release(r.first).model_contract_read() && Release(r.last).model_contract_read()));
+            assert!(c.iter().all(|r| r.item.is_empty() == (r.term == Term::Complete)));
+            rows += c.len();
+        }
+        assert_eq!(rows, table::CONTRACT_ROWS.len());
+        let gemma3 = crate::llama_cpp::contract("gemma3");
+        assert!(gemma3.iter().any(|r| r.term == Term::Tensor && r.item == "blk.{}.attn_q_norm.weight"));
+        assert!(gemma3.iter().any(|r| r.term == Term::Key && r.item == "attention.layer_norm_rms_epsilon"));
+        assert!(crate::llama_cpp::contract("no-such-architecture").is_empty());
     }
     /// Judged against releases, an architecture no release knows is
     /// refused by every one. A vocabulary (no tensors) is judged by its names only, as

@@ -10,7 +10,7 @@
 pub(crate) mod table;
 
 /// What one row of a release's model-loader contract says
-/// (`table::CONTRACTS`), for one architecture.
+/// (`table::CONTRACT_ROWS`), for one architecture.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
 pub(crate) enum Term {
     /// A key the loader requires (after `ARCH.`, or `=` and the whole key).
@@ -23,6 +23,41 @@ pub(crate) enum Term {
     Complete,
     /// The shape it checks a tensor against: `pattern=dims`.
     Shape,
+}
+
+/// One row of an architecture's model-loader contract: `term` of `item`,
+/// in the releases `first..=last` (indices of [`Release`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct ContractRow {
+    pub(crate) term: Term,
+    pub(crate) item: &'static str,
+    pub(crate) first: u8,
+    pub(crate) last: u8,
+}
+
+/// The contract rows of `arch`, sorted by term and item (none for an
+/// architecture no read release has rows for).
+pub(crate) fn contract(arch: &str) -> Vec<ContractRow> {
+    let Ok(at) = table::CONTRACT_ARCHES.binary_search_by(|(a, ..)| (*a).cmp(arch)) else {
+        return Vec::new();
+    };
+    let Some((_, start, end)) = table::CONTRACT_ARCHES.get(at) else {
+        return Vec::new();
+    };
+    let rows = table::CONTRACT_ROWS.get(usize::from(*start)..usize::from(*end)).unwrap_or_default();
+    rows.iter()
+        .filter_map(|&(term, at, len, first, last)| {
+            let at = usize::try_from(at).ok()?;
+            let item = table::CONTRACT_ITEMS.get(at..at.checked_add(usize::from(len))?)?;
+            Some(ContractRow { term, item, first, last })
+        })
+        .collect()
+}
+
+/// The architectures with contract rows, sorted.
+#[cfg(test)]
+pub(crate) fn contract_arches() -> impl Iterator<Item = &'static str> {
+    table::CONTRACT_ARCHES.iter().map(|(a, ..)| *a)
 }
 
 /// A llama.cpp release of the table ([`Release::all`], oldest first).
