@@ -29,6 +29,20 @@ fn tokenizer(n_tokens: usize, n_scores: usize, bos: u32) -> Vec<u8> {
     bytes(m)
 }
 
+/// A byte-level BPE (`gpt2`) vocabulary of the first `n_tokens` of 12, with
+/// no special-token ids: llama.cpp takes the `gpt2` defaults (bos and eos
+/// 11).
+fn bpe_without_ids(n_tokens: usize) -> Vec<u8> {
+    let mut m = base();
+    let texts = ["a", "b", "c", "d", "e", "f", "g", "\u{120}", "\u{10a}", "ab", "<|endoftext|>", "<|im_end|>"];
+    let tokens = texts.iter().take(n_tokens).map(|t| V::str(t)).collect();
+    m.kv("tokenizer.ggml.model", V::str("gpt2"));
+    m.kv("tokenizer.ggml.pre", V::str("default"));
+    m.kv("tokenizer.ggml.tokens", array(T::String, tokens));
+    m.kv("tokenizer.ggml.merges", array(T::String, vec![V::str("a b")]));
+    bytes(m)
+}
+
 pub fn cases(v: &mut Vec<Case>) {
     v.push(case(
         "alignment_8",
@@ -241,5 +255,21 @@ pub fn cases(v: &mut Vec<Case>) {
         "tokenizer.ggml.bos_token_id = 261 with 261 tokens (the boundary, 260, is y_tokenizer_consistent's bos 1 and every id below 261).",
         "GHSA-g4cc-763q-h9h6",
         || tokenizer(261, 261, 261),
+    ));
+    v.push(case(
+        "tokenizer_default_eos_outside",
+        [A, A, A],
+        &["tokenizer-special-default"],
+        "A `gpt2` vocabulary of 11 tokens without bos and eos ids: llama.cpp's defaults (11) are outside it (releases before b10361 read past the vocabulary; the pinned tree disables them).",
+        "llama.cpp src/llama-vocab.cpp load; llama.cpp#25508",
+        || bpe_without_ids(11),
+    ));
+    v.push(case(
+        "tokenizer_default_eos_inside",
+        [A, A, A],
+        &[],
+        "A `gpt2` vocabulary of 12 tokens without bos and eos ids: the defaults (11) are inside it (the boundary of tokenizer_default_eos_outside).",
+        "llama.cpp src/llama-vocab.cpp load",
+        || bpe_without_ids(12),
     ));
 }

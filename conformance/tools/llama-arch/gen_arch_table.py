@@ -663,6 +663,21 @@ def render(root: pathlib.Path) -> str:
         branch = models_part[m.end():branch_end if branch_end > 0 else len(models_part)]
         if "cannot find tokenizer merges" in branch:
             merges_models |= set(re.findall(r'"([^"]+)"', m.group(1)))
+    # The special-token ids each tokenizer model's branch gives by default
+    # (`special_X_id = N;`): what the loader takes for an absent
+    # tokenizer.ggml.X_token_id key (or one outside the vocabulary).
+    # The key each slot is read from (special_token_types: { LLM_KV_X, special_Y_id }).
+    slot_key = {}
+    for kv, slot in re.findall(r"\{\s*(LLM_KV_TOKENIZER_\w+_ID)\s*,\s*special_(\w+?)_id\s*\}", vocab_cpp):
+        slot_key.setdefault(slot, kv_names[kv])
+    default_ids = {}
+    for m in re.finditer(r'if \(((?:\s*\|\|\s*|tokenizer_model == "[^"]+")+)\)\s*\{', models_part):
+        branch_end = models_part.find("} else if", m.end())
+        branch = models_part[m.end():branch_end if branch_end > 0 else len(models_part)]
+        ids = sorted((slot_key[slot], int(n)) for slot, n in re.findall(r"\bspecial_(\w+?)_id\s*=\s*(\d+)\s*;", branch))
+        for name in re.findall(r'"([^"]+)"', m.group(1)):
+            if ids:
+                default_ids[name] = ids
     bpe_start = vocab_cpp.index("if (type == LLAMA_VOCAB_TYPE_BPE)", unknown_at)
     bpe_end = vocab_cpp.index("unknown pre-tokenizer type", bpe_start)
     pre_names = sorted(set(re.findall(r'tokenizer_pre == "([^"]+)"', vocab_cpp[bpe_start:bpe_end])))
@@ -871,6 +886,12 @@ def render(root: pathlib.Path) -> str:
         "/// Tokenizer models whose vocabulary llama.cpp refuses without",
         "/// `tokenizer.ggml.merges`.",
         f"pub(crate) const MERGES_REQUIRED: &[&str] = {strs(sorted(merges_models))};",
+        "",
+        "/// The special-token ids a tokenizer model's vocabulary takes by default",
+        "/// (for an absent key, or one outside the vocabulary): (model, [(key, id)]).",
+        "pub(crate) const TOKENIZER_DEFAULT_IDS: &[(&str, &[(&str, u32)])] = &[",
+        *[f'    ("{name}", &[' + ", ".join(f'("{key}", {n})' for key, n in ids) + "])," for name, ids in sorted(default_ids.items())],
+        "];",
         "",
         "/// Pre-tokenizers that make llama.cpp skip the merges requirement.",
         f"pub(crate) const MERGES_EXEMPT_PRE: &[&str] = {strs(merges_exempt_pre)};",

@@ -716,6 +716,25 @@ def variants() -> list[Variant]:
     v("llama", "vocab_only_with_hparams", "all keys of the complete model, no tensors",
       lambda m: m.tensors.clear(), vocab_only=True)
 
+    # ---- substituted defaults: a gpt2 vocabulary's default bos and eos are
+    # 11; without the keys, 11 tokens put them outside the vocabulary
+    # (b10361 on disable them; older releases read past it), 12 do not.
+    def small_bpe(n: int) -> Callable[[Model], None]:
+        def fn(m: Model) -> None:
+            tokens = ["a", "b", "c", "d", "e", "f", "g", "\u0120", "\u010a", "ab", "<|endoftext|>", "<|im_end|>"][:n]
+            m.set("tokenizer.ggml.tokens", T.ARRAY, tokens, T.STRING)
+            m.set("tokenizer.ggml.token_type", T.ARRAY, [3 if t.startswith("<|") else 1 for t in tokens], T.INT32)
+            m.set("tokenizer.ggml.merges", T.ARRAY, ["a b"], T.STRING)
+            for k in ("bos", "eos", "padding"):
+                m.drop_key(f"tokenizer.ggml.{k}_token_id")
+            m.reshape("token_embd.weight", N_EMBD, n)
+            m.reshape("output.weight", N_EMBD, n)
+        return fn
+    v("qwen2", "vocab_11_default_eos", "gpt2 vocabulary of 11 tokens without bos/eos ids: the defaults (11) are outside it",
+      small_bpe(11))
+    v("qwen2", "vocab_12_default_eos", "gpt2 vocabulary of 12 tokens without bos/eos ids: the defaults (11) are inside it",
+      small_bpe(12))
+
     # ---- qwen3 / BPE probes
     v("qwen3", "tokenizer_unknown_pre", "gpt2 BPE with tokenizer.ggml.pre 'qwen9' (unknown)",
       lambda m: m.set("tokenizer.ggml.pre", T.STRING, "qwen9"))

@@ -133,6 +133,22 @@ def projector_types(tree: pathlib.Path) -> list:
     return map_names(text, "PROJECTOR_TYPE_NAMES")
 
 
+# Fixes of the loader a file's verdict depends on, each known by a line only
+# the fixed loader has (in the release's src/*.cpp):
+# name -> marker.
+FIXES = {
+    # llama_vocab::impl::load: a tokenizer model's default special-token id
+    # outside the vocabulary is disabled; before, print_info read it with
+    # id_to_token.at() (an exception: the load fails) or [] (past the end).
+    "special-token-default-disabled": "out of vocab range, disabling",
+}
+
+
+def loader_fixes(tree: pathlib.Path) -> list:
+    text = sources(tree)
+    return sorted(name for name, marker in FIXES.items() if marker in text)
+
+
 def arch_enums(tree: pathlib.Path) -> dict:
     text = strip_comments(sources(tree))
     at = text.index("LLM_ARCH_NAMES")
@@ -168,14 +184,15 @@ def spans(present: list) -> list:
     return [tuple(r) for r in runs]
 
 
-def facts_over(trees: list, extract) -> dict:
+def facts_over(trees: list, extract, may_be_empty: bool = False) -> dict:
     """fact -> release indices that know it. A release where the extraction
     finds nothing is an error, not an empty list: the source moved and the
-    generator has to follow it."""
+    generator has to follow it (unless none may be found: a fix an older
+    release lacks)."""
     seen = {}
     for i, tree in enumerate(trees):
         found = extract(tree)
-        if not found:
+        if not found and not may_be_empty:
             raise SystemExit(f"{tree.name}: {extract.__name__} found nothing; the source moved")
         for fact in found:
             seen.setdefault(fact, []).append(i)
@@ -224,6 +241,8 @@ def render(rels: list, trees: list) -> str:
         facts_over(trees, pre_tokenizers),
     )
     named("PROJECTOR_TYPES", "`clip.projector_type` names (`PROJECTOR_TYPE_NAMES`).", facts_over(trees, projector_types))
+    named("LOADER_FIXES", "Fixes of the loader a verdict depends on (gen_release_facts.py `FIXES`).",
+          facts_over(trees, loader_fixes, may_be_empty=True))
     types = facts_over(trees, ggml_types)
     lines.append("")
     lines.append("/// ggml types (`enum ggml_type`, lines not commented out): (id, name, first, last).")
@@ -332,6 +351,7 @@ def release_facts(tree: pathlib.Path) -> dict:
         "TOKENIZER_MODELS": tokenizer_models,
         "PRE_TOKENIZERS": pre_tokenizers,
         "PROJECTOR_TYPES": projector_types,
+        "LOADER_FIXES": loader_fixes,
     }
     facts = {name: {rust_str(f) for f in extract(tree)} for name, extract in named.items()}
     facts["GGML_TYPES"] = {f"{tid}, {rust_str(n)}" for tid, n in ggml_types(tree)}

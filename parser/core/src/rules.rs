@@ -373,6 +373,9 @@ catalogue! {
     TokenIdRange = "token-id-range", Keys, [Error, Allow, Allow],
         cite: "GHSA-g4cc-763q-h9h6 (special token id >= n_vocab, heap OOB read); llama.cpp src/llama-vocab.cpp load (current versions warn and fall back)",
         "Special token ids (`tokenizer.ggml.*_token_id`) are below the vocabulary size: older loaders read past the vocabulary; current llama.cpp loads the file but replaces the value by its vocabulary type's default (or no token), so the model does not behave as written and strict rejects it.";
+    TokenizerSpecialDefault = "tokenizer-special-default", Keys, [Warning, Allow, Allow],
+        cite: "llama.cpp src/llama-vocab.cpp load (each tokenizer model's default special-token ids; llama.cpp#25508: `special_eog_ids` read past the vocabulary)",
+        "A special-token id llama.cpp substitutes (a tokenizer model's default, taken when `tokenizer.ggml.*_token_id` is absent or outside the vocabulary: eos 2 for `llama`, 11 for `gpt2`) is inside the vocabulary: the pinned llama.cpp disables one outside it, so the model has no such token; older releases read past the vocabulary, or refuse the file at load (`--llama-cpp` judges them).";
 
     // ---- Tensor infos ----
     TensorNameEmpty = "tensor-name-empty", Tensor, [Error, Allow, Allow],

@@ -345,6 +345,77 @@ fn check_tokenizer(file: &GgufFile<'_>, sink: &mut Sink<'_>) {
             );
         }
     }
+    check_substituted_defaults(file, sink);
+}
+
+/// A special-token role whose id llama.cpp substitutes with its tokenizer
+/// model's default (the key is absent, or outside the vocabulary) while
+/// that default is outside the vocabulary too.
+pub(crate) struct SubstitutedDefault {
+    /// `tokenizer.ggml.eos_token_id`, ...
+    pub(crate) key: &'static str,
+    /// The tokenizer model (`llama`, `gpt2`, ...).
+    pub(crate) model: String,
+    pub(crate) default: u32,
+    pub(crate) n_vocab: u64,
+    /// The key's value when it is present (outside the vocabulary).
+    pub(crate) value: Option<u64>,
+    pub(crate) offset: u64,
+    pub(crate) path: String,
+}
+
+/// The special-token defaults llama.cpp's vocabulary loader would take
+/// outside `file`'s vocabulary (`TOKENIZER_DEFAULT_IDS`, generated from
+/// `llama_vocab::impl::load`).
+pub(crate) fn substituted_defaults(file: &GgufFile<'_>) -> Vec<SubstitutedDefault> {
+    let Some(tokens) = file.get("tokenizer.ggml.tokens").and_then(|kv| kv.value.as_array().copied()) else {
+        return Vec::new();
+    };
+    let Some(model_kv) = file.get("tokenizer.ggml.model") else { return Vec::new() };
+    let Some(model) = model_kv.value.as_string().and_then(|s| s.as_str()) else { return Vec::new() };
+    let Some((_, defaults)) = super::llama_arch_table::TOKENIZER_DEFAULT_IDS.iter().find(|(m, _)| *m == model) else {
+        return Vec::new();
+    };
+    let n_vocab = tokens.len;
+    let mut out = Vec::new();
+    for (key, default) in defaults.iter() {
+        if u64::from(*default) < n_vocab {
+            continue;
+        }
+        let kv = file.get(key);
+        let value = kv.as_ref().and_then(|kv| kv.value.as_u64());
+        // A key inside the vocabulary is used as it is.
+        if value.is_some_and(|v| v < n_vocab) {
+            continue;
+        }
+        let (offset, path) = match &kv {
+            Some(kv) => (kv.value_offset(), kv_path(kv)),
+            None => (model_kv.value_offset(), kv_path(&model_kv)),
+        };
+        out.push(SubstitutedDefault { key, model: model.to_string(), default: *default, n_vocab, value, offset, path });
+    }
+    out
+}
+
+fn check_substituted_defaults(file: &GgufFile<'_>, sink: &mut Sink<'_>) {
+    let fixed = crate::llama_cpp::fix_since("special-token-default-disabled").map_or("", |r| r.name());
+    for d in substituted_defaults(file) {
+        sink.emit(
+            RuleId::TokenizerSpecialDefault,
+            d.offset,
+            || d.path.clone(),
+            || {
+                let why = match d.value {
+                    Some(v) => format!("`{}` is {v}, outside the vocabulary", d.key),
+                    None => format!("`{}` is absent", d.key),
+                };
+                format!(
+                    "{why}, so llama.cpp takes the `{}` vocabulary's default {}, outside its {} tokens too: the pinned llama.cpp disables it (the model has no such token); releases before {fixed} read past the vocabulary or refuse the file at load",
+                    d.model, d.default, d.n_vocab
+                )
+            },
+        );
+    }
 }
 
 /// Rules that need the whole file: required keys.

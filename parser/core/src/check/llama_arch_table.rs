@@ -6240,6 +6240,18 @@ pub(crate) const TOKENIZER_MODELS: &[&str] = &["bert", "gemma4", "gpt2", "hybrid
 /// `tokenizer.ggml.merges`.
 pub(crate) const MERGES_REQUIRED: &[&str] = &["gemma4", "gpt2", "hybriddna", "whitespace"];
 
+/// The special-token ids a tokenizer model's vocabulary takes by default
+/// (for an absent key, or one outside the vocabulary): (model, [(key, id)]).
+pub(crate) const TOKENIZER_DEFAULT_IDS: &[(&str, &[(&str, u32)])] = &[
+    ("bert", &[("tokenizer.ggml.bos_token_id", 101), ("tokenizer.ggml.mask_token_id", 103), ("tokenizer.ggml.padding_token_id", 0), ("tokenizer.ggml.seperator_token_id", 102), ("tokenizer.ggml.unknown_token_id", 100)]),
+    ("gpt2", &[("tokenizer.ggml.bos_token_id", 11), ("tokenizer.ggml.eos_token_id", 11)]),
+    ("hybriddna", &[("tokenizer.ggml.bos_token_id", 11), ("tokenizer.ggml.eos_token_id", 11)]),
+    ("llama", &[("tokenizer.ggml.bos_token_id", 1), ("tokenizer.ggml.eos_token_id", 2), ("tokenizer.ggml.unknown_token_id", 0)]),
+    ("plamo2", &[("tokenizer.ggml.bos_token_id", 1), ("tokenizer.ggml.eos_token_id", 2), ("tokenizer.ggml.padding_token_id", 3), ("tokenizer.ggml.unknown_token_id", 0)]),
+    ("t5", &[("tokenizer.ggml.eos_token_id", 1), ("tokenizer.ggml.padding_token_id", 0), ("tokenizer.ggml.unknown_token_id", 2)]),
+    ("whitespace", &[("tokenizer.ggml.bos_token_id", 11), ("tokenizer.ggml.eos_token_id", 11)]),
+];
+
 /// Pre-tokenizers that make llama.cpp skip the merges requirement.
 pub(crate) const MERGES_EXEMPT_PRE: &[&str] = &["kimi-k2"];
 

@@ -57,6 +57,8 @@ enum NeedKind {
     /// A tensor whose shape some releases expect otherwise: (expected by
     /// the newest of them, the file's).
     Shape { expected: String, actual: String },
+    /// A fault of the loaders without a fix (`detail`: what they do).
+    Unfixed { detail: String },
     /// A finding (this rule) by which the pinned tree refuses the file at
     /// load ([`RuleId::refuses_at_load`]): reported as itself, not again
     /// per release.
@@ -98,6 +100,7 @@ impl Need {
             NeedKind::TensorUnknown { .. } => format!("tensor `{}` created since {from}", self.name),
             NeedKind::Shape { actual, .. } => format!("shape {actual} of `{}` since {from}", self.name),
             NeedKind::Pinned(rule) => format!("no `{rule}` since {from}"),
+            NeedKind::Unfixed { .. } => format!("{} `{}` safe since {from}", self.what, self.name),
         }
     }
 
@@ -121,6 +124,15 @@ impl Need {
                 format!("expects `{}` to have shape {expected}, not {actual} ({since})", self.name)
             }
             NeedKind::Pinned(rule) => format!("refuses the file at load as the pinned tree does (`{rule}`)"),
+            NeedKind::Unfixed { detail } => format!("{detail} ({since})"),
+        }
+    }
+
+    /// The finding of a release judged that does not give it.
+    fn finding(&self, which: &str) -> String {
+        match self.kind {
+            NeedKind::Unfixed { .. } => format!("{which} {}", self.refusal()),
+            _ => format!("{which} {} and refuses the file at load", self.refusal()),
         }
     }
 }
@@ -176,6 +188,22 @@ fn needs(
             }
             if let Some(arch) = arch.filter(|_| contracts) {
                 contract_needs(file, arch, patterns, &mut out);
+            }
+            let fixed = crate::llama_cpp::fixed_in("special-token-default-disabled");
+            for d in super::keys::substituted_defaults(file) {
+                out.push(Need {
+                    kind: NeedKind::Unfixed {
+                        detail: format!(
+                            "takes the `{}` vocabulary's default {} for `{}`, outside its {} tokens, and reads past the vocabulary or refuses the file at load",
+                            d.model, d.default, d.key, d.n_vocab
+                        ),
+                    },
+                    what: "default special token",
+                    name: d.key.to_string(),
+                    offset: d.offset,
+                    path: d.path,
+                    known: fixed,
+                });
             }
         }
         FileKind::Projector => string_key("clip.projector_type", "projector type", table::PROJECTOR_TYPES),
@@ -450,12 +478,7 @@ fn judge(mut needs: Vec<Need>, sink: &mut Sink<'_>) -> LlamaCpp {
                 1 => format!("llama.cpp {first}"),
                 n => format!("{n} of the releases judged ({first} to {})", refusing.last().unwrap_or(first)),
             };
-            sink.emit(
-                RuleId::LlamaCppRelease,
-                need.offset,
-                || need.path.clone(),
-                || format!("{which} {} and refuses the file at load", need.refusal()),
-            );
+            sink.emit(RuleId::LlamaCppRelease, need.offset, || need.path.clone(), || need.finding(&which));
         }
     }
     LlamaCpp {
@@ -738,6 +761,29 @@ mod tests {
             let l = loaded.summary.llama_cpp.unwrap();
             assert!(l.loads_from.is_some(), "{file}: {l:?}");
         }
+    }
+
+    /// A special-token default outside the vocabulary (the `gpt2` defaults
+    /// 11 with 11 tokens): every release before the fix (b10361) refuses it
+    /// or reads past the vocabulary, the fix's first release loads it, and
+    /// 12 tokens (the defaults inside) load everywhere.
+    #[test]
+    fn a_substituted_default_outside_the_vocabulary_needs_the_fix() {
+        let fix = crate::llama_cpp::fix_since("special-token-default-disabled").unwrap();
+        assert_eq!(fix.name(), "b10361");
+        let before = Release(fix.0 - 1);
+        let outside = converter("qwen2__vocab_11_default_eos.gguf");
+        let refused = judged(&outside, Some(before.name()));
+        let found = refusals(&refused);
+        assert_eq!(found.len(), 2, "{found:?}");
+        assert!(found.iter().all(|m| m.contains("vocabulary's default 11") && m.contains("loaded since b10361")));
+        assert!(refusals(&judged(&outside, Some(fix.name()))).is_empty());
+        let l = judged(&outside, None).summary.llama_cpp.unwrap();
+        assert_eq!(l.loads_from.as_deref(), Some("b10361"));
+        assert!(l.because.iter().any(|b| b.contains("`tokenizer.ggml.eos_token_id` safe since b10361")), "{l:?}");
+        let inside = converter("qwen2__vocab_12_default_eos.gguf");
+        assert!(refusals(&judged(&inside, Some("b3889.."))).is_empty());
+        assert_eq!(judged(&inside, None).summary.llama_cpp.unwrap().loads_from.as_deref(), Some("b3889"));
     }
 
     /// The releases whose model loader is read are the oldest ones (one

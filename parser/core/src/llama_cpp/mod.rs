@@ -60,6 +60,27 @@ pub(crate) fn contract_arches() -> impl Iterator<Item = &'static str> {
     table::CONTRACT_ARCHES.iter().map(|(a, ..)| *a)
 }
 
+/// The releases that have the loader fix `name` (gen_release_facts.py
+/// `FIXES`), as bits of [`Release`] indices.
+pub(crate) fn fixed_in(name: &str) -> u128 {
+    table::LOADER_FIXES
+        .iter()
+        .filter(|(n, ..)| *n == name)
+        .flat_map(|(_, first, last)| *first..=*last)
+        .fold(0, |mask, i| mask | 1u128.checked_shl(u32::from(i)).unwrap_or(0))
+}
+
+/// The first release of the newest run that has the loader fix `name`.
+pub(crate) fn fix_since(name: &str) -> Option<Release> {
+    let mask = fixed_in(name);
+    let newest = Release::all().rev().find(|r| mask & 1u128.checked_shl(u32::from(r.0)).unwrap_or(0) != 0)?;
+    Release::all()
+        .rev()
+        .skip_while(|r| *r > newest)
+        .take_while(|r| mask & 1u128.checked_shl(u32::from(r.0)).unwrap_or(0) != 0)
+        .last()
+}
+
 /// A llama.cpp release of the table ([`Release::all`], oldest first).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct Release(pub(crate) u8);

@@ -373,6 +373,11 @@ pub(crate) const PROJECTOR_TYPES: &[(&str, u8, u8)] = &[
     ("youtuvl", 19, 30),
 ];
 
+/// Fixes of the loader a verdict depends on (gen_release_facts.py `FIXES`).
+pub(crate) const LOADER_FIXES: &[(&str, u8, u8)] = &[
+    ("special-token-default-disabled", 28, 30),
+];
+
 /// ggml types (`enum ggml_type`, lines not commented out): (id, name, first, last).
 pub(crate) const GGML_TYPES: &[(u32, &str, u8, u8)] = &[
     (0, "F32", 0, 30),
