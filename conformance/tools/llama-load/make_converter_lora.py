@@ -286,6 +286,8 @@ def versions(src: pathlib.Path, python: str) -> dict[str, str]:
     lib_dir = os.environ.get("LLAMA_LIB_DIR")
     if lib_dir:
         out["libllama"] = f"LLAMA_LIB_DIR={pathlib.Path(lib_dir).name} (the libraries load.py loaded)"
+        if out.get("llama_cpp_python") == "unknown":
+            out["llama_cpp_python"] = "not installed (libllama from LLAMA_LIB_DIR)"
     return out
 
 
