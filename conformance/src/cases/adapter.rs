@@ -171,12 +171,51 @@ pub fn cases(v: &mut Vec<Case>) {
         "adapter_rank_3d",
         [R, A, A],
         &["adapter-rank"],
-        "lora_a [16, 4, 2]: a 3-D LoRA matrix, which ggml_mul_mat cannot broadcast over a 2-D activation (GGML_ASSERT at the first evaluation).",
+        "lora_a [16, 4, 2] on attn_q, not an expert tensor: a 3-D LoRA matrix, which ggml_mul_mat cannot broadcast over a 2-D activation (GGML_ASSERT at the first evaluation).",
         SRC,
         || {
             lora_with(|m| {
                 drop_tensor(m, "blk.0.attn_q.weight.lora_a");
                 m.tensor(f32_tensor("blk.0.attn_q.weight.lora_a", &[16, 4, 2]));
+            })
+        },
+    ));
+    v.push(case(
+        "adapter_expert_pair",
+        [A, A, A],
+        &[],
+        "A pair on an expert tensor as convert_lora_to_gguf.py writes it for a MoE fine-tune: lora_a [16, 4, 4] / lora_b [4, 32, 4] on blk.0.ffn_up_exps.weight, one matrix per expert, which llama.cpp applies with ggml_mul_mat_id (boundary of adapter-rank and adapter-expert-count).",
+        SRC,
+        || {
+            lora_with(|m| {
+                m.tensor(f32_tensor("blk.0.ffn_up_exps.weight.lora_a", &[16, 4, 4]));
+                m.tensor(f32_tensor("blk.0.ffn_up_exps.weight.lora_b", &[4, 32, 4]));
+            })
+        },
+    ));
+    v.push(case(
+        "adapter_expert_count_mismatch",
+        [R, A, A],
+        &["adapter-expert-count"],
+        "An expert pair whose lora_a has 4 matrices and lora_b 2 ([16, 4, 4] / [4, 32, 2]): llama.cpp loads it, and when the router picks expert 2 or 3 the CPU ggml_mul_mat_id of lora_b writes out of bounds (corpus/models/lora: SIGSEGV at the first decode).",
+        SRC,
+        || {
+            lora_with(|m| {
+                m.tensor(f32_tensor("blk.0.ffn_up_exps.weight.lora_a", &[16, 4, 4]));
+                m.tensor(f32_tensor("blk.0.ffn_up_exps.weight.lora_b", &[4, 32, 2]));
+            })
+        },
+    ));
+    v.push(case(
+        "adapter_expert_rank_4d",
+        [R, A, A],
+        &["adapter-rank"],
+        "An expert pair whose lora_a is 4-D ([16, 4, 2, 2], the bytes of [16, 4, 4]): ggml_mul_mat_id takes 3-D matrices only (GGML_ASSERT(as->ne[3] == 1) at the first evaluation).",
+        SRC,
+        || {
+            lora_with(|m| {
+                m.tensor(f32_tensor("blk.0.ffn_up_exps.weight.lora_a", &[16, 4, 2, 2]));
+                m.tensor(f32_tensor("blk.0.ffn_up_exps.weight.lora_b", &[4, 32, 4]));
             })
         },
     ));

@@ -678,8 +678,14 @@ catalogue! {
         cite: "llama.cpp src/llama-adapter.cpp (\"LoRA tensor pair for '%s' is missing one component\")",
         "Every `X.lora_a` has its `X.lora_b` and every `X.lora_b` its `X.lora_a`.";
     AdapterRank = "adapter-rank", Adapter, [Error, Allow, Allow],
-        cite: "llama.cpp src/llama-adapter.cpp (\"lora_a tensor is not transposed\"); convert_lora_to_gguf.py",
-        "A pair's ranks agree: `lora_a` is [in, rank] and `lora_b` [rank, out] (for `token_embd`, [rank, n_vocab] and [n_embd, rank]), both 2-D.";
+        cite: "llama.cpp src/llama-adapter.cpp (\"lora_a tensor is not transposed\"); src/llama-graph.cpp build_lora_mm (ggml_mul_mat) and build_lora_mm_id (ggml_mul_mat_id: GGML_ASSERT(as->ne[3] == 1)); convert_lora_to_gguf.py",
+        "A pair's ranks agree: `lora_a` is [in, rank] and `lora_b` [rank, out] (for `token_embd`, [rank, n_vocab] and [n_embd, rank]), both 2-D, or both 3-D (one matrix per expert, [in, rank, n_expert] and [rank, out, n_expert]) on an expert tensor (`ffn_gate_exps`, `ffn_up_exps`, `ffn_down_exps`, `ffn_gate_up_exps`), which llama.cpp applies with ggml_mul_mat_id; ggml aborts at the first evaluation on a 3-D matrix elsewhere and on a 4-D one anywhere.";
+    AdapterExpertCount = "adapter-expert-count", Adapter, [Error, Allow, Allow],
+        cite: "llama.cpp src/llama-adapter.cpp (compares ne[0] and ne[1] only); src/llama-graph.cpp build_lora_mm_id; ggml/src/ggml-cpu/ggml-cpu.c ggml_compute_forward_mul_mat_id (the expert id is checked by an assert that release builds compile out); llama.cpp #29128",
+        "A pair on an expert tensor has as many matrices (ne2) in `lora_a` as in `lora_b`, and, when the run has the base model, no fewer than the base tensor has experts (a 2-D pair has one). llama.cpp loads such an adapter, then applies it with ggml_mul_mat_id to the experts the router picks, and for an expert id past the adapter's count the CPU kernel writes out of bounds (a segmentation fault at the first decode).";
+    AdapterExpertUnused = "adapter-expert-unused", Adapter, [Warning, Allow, Allow],
+        cite: "llama.cpp src/llama-adapter.cpp (compares ne[0] and ne[1] only); src/llama-graph.cpp build_lora_mm_id (the base's router picks the expert ids)",
+        "A pair on an expert tensor has no more matrices than the base tensor has experts. llama.cpp loads and runs it, but the matrices past the base's count are never selected: the adapter was made for another base model. Checked when the run has the base model.";
     AdapterBaseTensor = "adapter-base-tensor", Adapter, [Error, Allow, Allow],
         cite: "llama.cpp src/llama-adapter.cpp (\"LoRA tensor '%s' does not exist in base model (hint: maybe wrong base model?)\")",
         "Every adapted tensor exists in the base model. Checked when the run has the base model (`--with BASE`, the same folder).";

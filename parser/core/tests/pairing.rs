@@ -84,6 +84,52 @@ fn an_adapter_against_its_base() {
     assert_eq!(paired(adapter(16, 4, &[8]), model(16, 2)), (vec!["adapter-invocation-unreachable"], true));
 }
 
+/// A qwen3moe-like base with one expert tensor of `experts` experts
+/// (`blk.0.ffn_up_exps.weight` [16, ff, experts]).
+fn moe_model_ff(ff: u64, experts: u64) -> Vec<u8> {
+    let mut m = GgufModel::new();
+    m.kv("general.architecture", V::str("llama"));
+    m.tensor(f32_tensor("token_embd.weight", &[16, 8]));
+    m.tensor(f32_tensor("blk.0.ffn_up_exps.weight", &[16, ff, experts]));
+    m.canonical();
+    m.to_bytes()
+}
+
+fn moe_model(experts: u64) -> Vec<u8> {
+    moe_model_ff(32, experts)
+}
+
+/// An adapter with one pair on `blk.0.ffn_up_exps.weight`: lora_a
+/// [16, 4, experts_a] and lora_b [4, 32, experts_b] (2-D when 1).
+fn expert_adapter(experts_a: u64, experts_b: u64) -> Vec<u8> {
+    let dims = |d: [u64; 2], e: u64| if e == 1 { d.to_vec() } else { vec![d[0], d[1], e] };
+    let mut m = GgufModel::new();
+    m.kv("general.architecture", V::str("llama"));
+    m.kv("general.type", V::str("adapter"));
+    m.kv("adapter.type", V::str("lora"));
+    m.tensor(f32_tensor("blk.0.ffn_up_exps.weight.lora_a", &dims([16, 4], experts_a)));
+    m.tensor(f32_tensor("blk.0.ffn_up_exps.weight.lora_b", &dims([4, 32], experts_b)));
+    m.canonical();
+    m.to_bytes()
+}
+
+#[test]
+fn an_expert_adapter_against_its_base() {
+    // One matrix per expert of the base: what llama.cpp applies and runs.
+    assert_eq!(paired(expert_adapter(4, 4), moe_model(4)), (vec![], true));
+    // Fewer: the router picks experts the adapter has no matrix for (an out-of-bounds write).
+    assert_eq!(paired(expert_adapter(2, 2), moe_model(4)), (vec!["adapter-expert-count"], false));
+    assert_eq!(paired(expert_adapter(1, 1), moe_model(4)), (vec!["adapter-expert-count"], false));
+    // More: runs, the extra matrices are never picked (a warning).
+    assert_eq!(paired(expert_adapter(8, 8), moe_model(4)), (vec!["adapter-expert-unused"], true));
+    // lora_a and lora_b disagree: reported without the base, once.
+    assert_eq!(paired(expert_adapter(4, 2), moe_model(4)), (vec!["adapter-expert-count"], false));
+    // Another expert width: the loader compares ne[0] and ne[1] as of a 2-D pair and refuses it.
+    assert_eq!(paired(expert_adapter(4, 4), moe_model_ff(16, 4)), (vec!["adapter-base-shape"], false));
+    // A dense base has no expert tensor.
+    assert_eq!(paired(expert_adapter(4, 4), model(16, 1)), (vec!["adapter-base-tensor"], false));
+}
+
 #[test]
 fn an_adapter_for_another_architecture() {
     let mut base = GgufModel::new();

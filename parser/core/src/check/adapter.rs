@@ -22,6 +22,16 @@ const LORA_B: &[u8] = b".lora_b";
 /// Norm vectors an adapter may carry; the loader skips them.
 const SKIPPED_SUFFIX: &[u8] = b"_norm.weight";
 const TOKEN_EMBD: &[u8] = b"token_embd.weight";
+/// The expert tensors llama.cpp's `build_moe_ffn` multiplies with
+/// `build_lora_mm_id` (src/llama-graph.cpp): one matrix per expert, so their
+/// LoRA matrices are 3-D too and applied with `ggml_mul_mat_id`.
+const EXPERT_TENSORS: [&[u8]; 4] =
+    [b".ffn_gate_exps.weight", b".ffn_up_exps.weight", b".ffn_down_exps.weight", b".ffn_gate_up_exps.weight"];
+
+/// Whether `name` (without `.lora_a`/`.lora_b`) is an expert tensor.
+fn is_expert(name: &[u8]) -> bool {
+    EXPERT_TENSORS.iter().any(|s| name.ends_with(s))
+}
 
 /// One `X.lora_a` / `X.lora_b` pair as the loader groups them.
 #[derive(Default)]
@@ -219,18 +229,38 @@ fn tensor_pairs<'f, 'a>(tensors: &[&'f TensorInfo<'a>], sink: &mut Sink<'_>) -> 
 
 fn check_rank(name: &[u8], a: &TensorInfo<'_>, b: &TensorInfo<'_>, sink: &mut Sink<'_>) {
     let (na, nb) = (ne(a), ne(b));
-    let extra = |n: &[u64; 4]| n.get(2..).is_some_and(|rest| rest.iter().any(|d| *d != 1));
+    let expert = is_expert(name);
+    // 2-D everywhere, 3-D on an expert tensor (ggml_mul_mat_id takes one matrix per expert, never 4-D).
+    let too_many =
+        |n: &[u64; 4]| n.get(if expert { 3.. } else { 2.. }).is_some_and(|rest| rest.iter().any(|d| *d != 1));
     for (t, n) in [(a, &na), (b, &nb)] {
-        if extra(n) {
+        if too_many(n) {
             sink.emit(RuleId::AdapterRank, t.dims_offset, || tensor_path(t, "dims"), || {
-                format!(
-                    "`{}` has shape {:?}; a LoRA matrix is 2-D, and llama.cpp aborts (GGML_ASSERT in ggml_mul_mat) when it applies a larger one",
-                    t.name.display(),
-                    t.dims().collect::<Vec<_>>()
-                )
+                let dims = t.dims().collect::<Vec<_>>();
+                if expert {
+                    format!(
+                        "`{}` has shape {dims:?}; a LoRA matrix of an expert tensor is at most 3-D (one matrix per expert), and llama.cpp aborts (GGML_ASSERT in ggml_mul_mat_id) when it applies a 4-D one",
+                        t.name.display()
+                    )
+                } else {
+                    format!(
+                        "`{}` has shape {dims:?}; a LoRA matrix is 2-D (3-D only on an expert tensor, `ffn_*_exps`), and llama.cpp aborts (GGML_ASSERT in ggml_mul_mat) when it applies a larger one",
+                        t.name.display()
+                    )
+                }
             });
             return;
         }
+    }
+    if expert && na.get(2) != nb.get(2) {
+        let (ea, eb) = (na.get(2).copied().unwrap_or(1), nb.get(2).copied().unwrap_or(1));
+        let fewer = if ea < eb { a } else { b };
+        sink.emit(RuleId::AdapterExpertCount, fewer.dims_offset, || tensor_path(fewer, "dims"), || {
+            format!(
+                "`{}`'s lora_a has {ea} expert matrices (ne[2]) and its lora_b {eb}: llama.cpp applies both with ggml_mul_mat_id to the experts the router picks, and for an expert id past the smaller count the CPU kernel writes out of bounds (llama_adapter_lora_init accepts the adapter; llama.cpp #29128)",
+                quote_bytes(name)
+            )
+        });
     }
     let (a1, b0, a0) = (na.get(1).copied(), nb.first().copied(), na.first().copied());
     if name.ends_with(TOKEN_EMBD) {
@@ -292,7 +322,11 @@ fn against_base(
         } else {
             na.first() == Some(&m0) && nb.get(1) == Some(&m1)
         };
-        if !ok {
+        if ok {
+            if let Some(problem) = expert_count(name, a, b, dims, base) {
+                out.push(problem);
+            }
+        } else {
             out.push((
                 RuleId::AdapterBaseShape,
                 a.dims_offset,
@@ -322,6 +356,53 @@ fn against_base(
         }
     }
     out
+}
+
+/// An expert tensor's pair against the base tensor's expert count (its
+/// ne[2]): fewer matrices than experts is an out-of-bounds write when the
+/// router picks an expert past them, more are never used. A pair whose two
+/// matrices disagree is reported without the base (`check_rank`).
+fn expert_count(
+    name: &[u8],
+    a: &TensorInfo<'_>,
+    b: &TensorInfo<'_>,
+    dims: &[u64],
+    base: &ModelFacts,
+) -> Option<(RuleId, u64, String, String)> {
+    let (na, nb) = (ne(a), ne(b));
+    let (ea, eb) = (na.get(2).copied().unwrap_or(1), nb.get(2).copied().unwrap_or(1));
+    if !is_expert(name) || ea != eb || na.get(3) != Some(&1) || nb.get(3) != Some(&1) {
+        return None;
+    }
+    let experts = dims.get(2).copied().unwrap_or(1);
+    let shown = quote_bytes(name);
+    let pair = (a.dims().collect::<Vec<_>>(), b.dims().collect::<Vec<_>>());
+    if ea < experts {
+        Some((
+            RuleId::AdapterExpertCount,
+            a.dims_offset,
+            tensor_path(a, "dims"),
+            format!(
+                "`{shown}` has {experts} experts in the base model {} and its lora_a {:?} / lora_b {:?} {}: llama.cpp loads the adapter (it compares ne[0] and ne[1] only), and when the router picks expert {ea} or above, the CPU kernel of ggml_mul_mat_id writes out of bounds (a segmentation fault at the first decode; llama.cpp #29128)",
+                base.name,
+                pair.0,
+                pair.1,
+                if ea == 1 { "one matrix (2-D)".to_string() } else { format!("{ea} expert matrices") }
+            ),
+        ))
+    } else if ea > experts {
+        Some((
+            RuleId::AdapterExpertUnused,
+            a.dims_offset,
+            tensor_path(a, "dims"),
+            format!(
+                "`{shown}` has {experts} experts in the base model {} and its lora_a {:?} / lora_b {:?} {ea} expert matrices: llama.cpp runs it, but the router never picks the matrices past {experts}; the adapter was made for another base model",
+                base.name, pair.0, pair.1
+            ),
+        ))
+    } else {
+        None
+    }
 }
 
 fn pair_with_base(
