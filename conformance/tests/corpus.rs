@@ -226,6 +226,18 @@ const NOT_IN_CORPUS: &[(&str, &str)] = &[
         "control-vector-width",
         "needs a control vector and its base: parser/core/tests/pairing.rs breaks it and holds its boundary",
     ),
+    (
+        "imatrix-model-size",
+        "needs an importance matrix and its model: corpus/models/imatrix (llama-quantize --imatrix on each against its model; conformance/tests/llama_models.rs) and parser/core/tests/pairing.rs",
+    ),
+    (
+        "imatrix-expert-count",
+        "needs an importance matrix and its model: corpus/models/imatrix (conformance/tests/llama_models.rs) and parser/core/tests/pairing.rs",
+    ),
+    (
+        "imatrix-tensor-unknown",
+        "needs an importance matrix and its model: corpus/models/imatrix (conformance/tests/llama_models.rs) and parser/core/tests/pairing.rs",
+    ),
     ("string-length-limit", "needs a string over 1 GiB; parser/core/tests/limits.rs builds one in memory"),
     ("array-length-limit", "needs an array over 2^30 elements; parser/core/tests/limits.rs builds one in memory"),
     (
