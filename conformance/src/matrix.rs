@@ -1743,6 +1743,9 @@ mod tests {
         assert_eq!(reference("models/lora/llama.gguf"), ("y", "libllama", "yes"));
         assert_eq!(reference("models/cvec/cvec__complete.gguf"), ("y", "common_control_vector_load", "yes"));
         assert_eq!(reference("models/cvec/cvec__layer_2_pow_28.gguf"), ("i", "common_control_vector_load", "crash"));
+        assert_eq!(reference("models/imatrix/imatrix__real.gguf"), ("y", "llama-quantize --imatrix", "yes"));
+        assert_eq!(reference("models/imatrix/imatrix__counts_empty.gguf"), ("i", "llama-quantize --imatrix", "crash"));
+        assert_eq!(reference("models/imatrix/imatrix__sums_f16.gguf"), ("i", "llama-quantize --imatrix", "refused"));
         // an n_ case names where its finding is
         let empty_key = m.rows.iter().find(|r| r.file.file == "gguf/n_key_empty.gguf").expect("n_key_empty");
         assert!(empty_key.file.offset.is_some_and(|o| o > 0));

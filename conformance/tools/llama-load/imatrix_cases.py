@@ -9,8 +9,8 @@ llama-cpp-python 0.3.36). MODEL is a model of corpus/models (a MoE one:
 its `*_exps` tensors have experts).
 
 1. `llama-imatrix` computes a real importance matrix of MODEL on a short
-   text (OUTDIR/real.imatrix.gguf; 2 chunks of 32 tokens, one thread):
-   llama.cpp's own output.
+   text (OUTDIR/imatrix__real.gguf; 2 chunks of 32 tokens, one thread),
+   kept byte for byte: llama.cpp's own output.
 2. The cases are that file rewritten with gguf-py's GGUFWriter (its keys
    and tensors read with GGUFReader), each with one change: a key dropped
    or of another type, a tensor dropped, added, of another type or shape.
@@ -176,6 +176,8 @@ def quantize(binary: pathlib.Path, imatrix: pathlib.Path, model: pathlib.Path) -
     entries = int(m.group(1)) if m else None
     lines = [x.strip() for x in text.splitlines() if x.strip()]
     errors = [x for x in lines if re.search(r"error|failed|mismatched|missing|must be|no data|GGML_ASSERT|different from", x, re.I)]
+    # Source paths as the tree names them, not where it was built.
+    errors = [re.sub(r"/\S*/(?=ggml/src/|common/|tools/|src/llama)", "", x) for x in errors]
     if p.returncode == 0:
         return "yes", "", entries
     if p.returncode < 0:
@@ -206,19 +208,17 @@ def main(argv: list[str]) -> int:
     with tempfile.TemporaryDirectory() as tmp:
         text = pathlib.Path(tmp) / "calibration.txt"
         text.write_text(TEXT)
-        p = subprocess.run([str(bindir / "llama-imatrix"), "-m", str(model), "-f", str(text), "-o", str(real),
-                            "-c", "32", "--chunks", "2", "-t", "1", "-b", "32", "--no-ppl", "--seed", "1"],
-                           capture_output=True, text=True, errors="replace", timeout=600)
+        # Run in the text's folder: the file records the dataset as given.
+        p = subprocess.run([str(bindir.resolve() / "llama-imatrix"), "-m", str(model), "-f", text.name,
+                            "-o", str(real.resolve()), "-c", "32", "--chunks", "2", "-t", "1", "-b", "32",
+                            "--no-ppl", "--seed", "1"],
+                           capture_output=True, text=True, errors="replace", timeout=600, cwd=tmp)
     if p.returncode != 0 or not real.exists():
         print(p.stdout[-2000:], p.stderr[-4000:], file=sys.stderr)
         return 1
     keys, tensors = read(real)
-    # The dataset is the temporary path of the text: name it plainly.
-    import gguf
-    keys["imatrix.datasets"] = (gguf.GGUFValueType.ARRAY, ["calibration.txt"], gguf.GGUFValueType.STRING)
-    write(real, keys, tensors)
     rel = os.path.relpath(model, out.resolve())
-    files = [("real", f"llama-imatrix's own output for {model.name} (2 chunks of 32 tokens), dataset renamed", real)]
+    files = [("real", f"llama-imatrix's own output for {model.name} (2 chunks of 32 tokens), as it wrote it", real)]
     for name, desc, k, t in cases(keys, tensors):
         path = out / f"imatrix__{name}.gguf"
         write(path, k, t)

@@ -277,11 +277,17 @@ fn against_model(entries: &[Entry<'_, '_>], model: &ModelFacts) -> Problems {
 
 fn pair_with_model(entries: &[Entry<'_, '_>], sink: &mut Sink<'_>, examined: &mut Vec<Examined>) {
     let Some(companions) = super::companions(sink, "model", examined) else { return };
+    let given = companions.given;
     if entries.is_empty() {
-        examined.push(Examined::skipped("pairing", "model: the importance matrix has no valid entry"));
+        // Nothing to compare: with a named model that is its whole pairing.
+        let names: Vec<&str> = companions.models.iter().map(|m| m.name.as_str()).collect();
+        examined.push(if given {
+            Examined::partly("pairing", format!("model {}: no valid entry to compare", names.join(", ")))
+        } else {
+            Examined::skipped("pairing", "model: the importance matrix has no valid entry")
+        });
         return;
     }
-    let given = companions.given;
     let (whole, split): (Vec<_>, Vec<_>) = companions.models.iter().partition(|m| m.all_tensors);
     if whole.is_empty() {
         let names: Vec<&str> = split.iter().map(|m| m.name.as_str()).collect();
