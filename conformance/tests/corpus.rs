@@ -160,7 +160,7 @@ fn the_matrix_corpus_loads_with_expectations() {
     // Every case the matrix runs has an expectation: a verdict for every
     // profile (gguf, gguf-py, regressions, legacy, split sets), its
     // loader's verdict (the tiny models: libllama; projectors: libmtmd;
-    // adapters and control vectors: their loaders), or a valid model (the
+    // adapters, control vectors and importance matrices: their loaders), or a valid model (the
     // bundled sample).
     let files = gguf_conformance::matrix::load_corpus(&gguf_conformance::workspace_root()).expect("corpus loads");
     assert!(files.len() >= all_cases().len());
@@ -174,6 +174,8 @@ fn the_matrix_corpus_loads_with_expectations() {
                     "llama_adapter_lora_init"
                 } else if f.file.starts_with("models/cvec/") {
                     "common_control_vector_load"
+                } else if f.file.starts_with("models/imatrix/") {
+                    "llama-quantize --imatrix"
                 } else {
                     "libllama"
                 };
