@@ -95,4 +95,5 @@ check_generated_tables() {
     python3 conformance/tools/llama-arch/gen_arch_table.py "$GGUF_VALIDATE_LLAMA_CPP" --check
     python3 conformance/tools/golden/gen_tables.py --ggml-src "$GGUF_VALIDATE_LLAMA_CPP/ggml" --check
     python3 conformance/tools/mtmd/gen_clip_table.py "$GGUF_VALIDATE_LLAMA_CPP" --check
+    python3 conformance/tools/imatrix/gen_imatrix_table.py "$GGUF_VALIDATE_LLAMA_CPP" --check
 }

@@ -132,7 +132,7 @@ impl Case {
 /// Every case, in a stable order (slugs are unique).
 pub fn all_cases() -> Vec<Case> {
     type AddCases = fn(&mut Vec<Case>);
-    let modules: [(&'static str, AddCases); 12] = [
+    let modules: [(&'static str, AddCases); 13] = [
         ("header", cases::header::cases),
         ("kv", cases::kv::cases),
         ("keys", cases::keys::cases),
@@ -141,6 +141,7 @@ pub fn all_cases() -> Vec<Case> {
         ("model", cases::model::cases),
         ("projector", cases::projector::cases),
         ("adapter", cases::adapter::cases),
+        ("imatrix", cases::imatrix::cases),
         ("types", cases::types::cases),
         ("security", cases::security::cases),
         ("template", cases::template::cases),

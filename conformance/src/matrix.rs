@@ -15,9 +15,10 @@
 //! `models/converter/`), whose expectation is libllama's verdict from their
 //! manifest (`y_` when it loads them, `i_` when it refuses or crashes: a
 //! container reader may accept a model the loader refuses), the projectors,
-//! LoRA adapters and control vectors of `models/mmproj/`, `models/lora/` and
-//! `models/cvec/`, whose expectation is their own loader's verdict (libmtmd,
-//! `llama_adapter_lora_init`, `common_control_vector_load`; libllama for the
+//! LoRA adapters, control vectors and importance matrices of `models/mmproj/`,
+//! `models/lora/`, `models/cvec/` and `models/imatrix/`, whose expectation is
+//! their own loader's verdict (libmtmd, `llama_adapter_lora_init`,
+//! `common_control_vector_load`, `llama-quantize --imatrix`; libllama for the
 //! text models and bases beside them), and the split
 //! sets of `split/` (one row per set: readers get its first file; a set
 //! reader finds the others by name). [`coverage`] lists the case files a
@@ -112,7 +113,8 @@ pub struct CorpusFile {
     /// The loader's verdict from the models' manifest (`yes`, `refused`,
     /// `crash`) and its loader line: libllama for a model, libmtmd for a
     /// projector, `llama_adapter_lora_init` for a LoRA adapter,
-    /// `common_control_vector_load` for a control vector.
+    /// `common_control_vector_load` for a control vector, `llama-quantize
+    /// --imatrix` for an importance matrix.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reference: Option<Reference>,
     /// Byte offset the case's first finding names (strict, in process).
@@ -124,7 +126,7 @@ pub struct CorpusFile {
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Reference {
     /// Who: `libllama`, `libmtmd`, `llama_adapter_lora_init`,
-    /// `common_control_vector_load`.
+    /// `common_control_vector_load`, `llama-quantize --imatrix`.
     pub by: String,
     /// `yes`, `refused`, `crash`.
     pub verdict: String,
@@ -212,7 +214,7 @@ struct ModelEntry {
     file: String,
     #[serde(default)]
     arch: String,
-    /// `text`, `projector`, `adapter`, `control_vector` (absent: a model).
+    /// `text`, `projector`, `adapter`, `control_vector`, `imatrix` (absent: a model).
     #[serde(default)]
     kind: String,
     #[serde(default)]
@@ -246,12 +248,13 @@ struct SplitEntry {
 }
 
 /// The folders of `corpus/models/` with a manifest: (folder, group).
-const MODEL_DIRS: [(&str, &str); 5] = [
+const MODEL_DIRS: [(&str, &str); 6] = [
     ("models", "models"),
     ("models/converter", "models (convert_hf_to_gguf.py)"),
     ("models/mmproj", "models (projectors, libmtmd)"),
     ("models/lora", "models (LoRA adapters, llama_adapter_lora_init)"),
     ("models/cvec", "models (control vectors, common_control_vector_load)"),
+    ("models/imatrix", "models (importance matrices, llama-quantize --imatrix)"),
 ];
 
 /// The loader whose verdict a models manifest records for a file of `kind`,
@@ -270,6 +273,10 @@ fn loader_of(kind: &str) -> (&'static str, &'static str) {
             "common_control_vector_load",
             "llama.cpp common/common.cpp (common_control_vector_load; vendor/llama.cpp of llama-cpp-python 0.3.36)",
         ),
+        "imatrix" => (
+            "llama-quantize --imatrix",
+            "llama.cpp common/imatrix-loader.cpp, tools/quantize/quantize.cpp, src/llama-quant.cpp (llama-quantize built from vendor/llama.cpp of llama-cpp-python 0.3.36)",
+        ),
         _ => (
             "libllama",
             "llama.cpp src/llama-model-loader.cpp, src/llama-model.cpp (libllama of llama-cpp-python 0.3.36)",
@@ -284,7 +291,8 @@ fn read_json<T: serde::de::DeserializeOwned>(path: &Path) -> Result<T, String> {
 
 /// Every corpus case with an expectation, in a stable order: `gguf`,
 /// `gguf-py`, `regressions`, `legacy`, `samples`, `models` (then
-/// `models/converter`, `models/mmproj`, `models/lora`, `models/cvec`),
+/// `models/converter`, `models/mmproj`, `models/lora`, `models/cvec`,
+/// `models/imatrix`),
 /// `split` (when present).
 pub fn load_corpus(root: &Path) -> Result<Vec<CorpusFile>, String> {
     let corpus = root.join("corpus");
@@ -1280,10 +1288,10 @@ impl Matrix {
         }
         let _ = writeln!(
             o,
-            "\n## Loader contract (`corpus/models/`)\n\nThe tiny models, projectors, LoRA adapters and control vectors against \
+            "\n## Loader contract (`corpus/models/`)\n\nThe tiny models, projectors, LoRA adapters, control vectors and importance matrices against \
              their loader's verdict (their manifests): libllama for models, text models and bases, libmtmd for projectors \
              (`models/mmproj/`), `llama_adapter_lora_init` for LoRA adapters (`models/lora/`), `common_control_vector_load` for \
-             control vectors (`models/cvec/`). Of the files their loader refuses or crashes on, how many each reader rejects; of \
+             control vectors (`models/cvec/`), `llama-quantize --imatrix` for importance matrices (`models/imatrix/`). Of the files their loader refuses or crashes on, how many each reader rejects; of \
              those it loads, how many each reader rejects or crashes on.\n\n| reader | refused by the loader: rejected | crash in \
              the loader: rejected | loaded by the loader: rejected |\n|---|---|---|---|"
         );
@@ -1297,7 +1305,7 @@ impl Matrix {
         }
         let _ = write!(
             o,
-            "\nPer file (its loader refuses or crashes on it; A accept, R reject):\n\n| file | loader (libllama, libmtmd, LoRA, cvec) |"
+            "\nPer file (its loader refuses or crashes on it; A accept, R reject):\n\n| file | loader (libllama, libmtmd, LoRA, cvec, imatrix) |"
         );
         for r in &self.readers {
             let _ = write!(o, " {} |", r.config.name);
@@ -1735,6 +1743,9 @@ mod tests {
         assert_eq!(reference("models/lora/llama.gguf"), ("y", "libllama", "yes"));
         assert_eq!(reference("models/cvec/cvec__complete.gguf"), ("y", "common_control_vector_load", "yes"));
         assert_eq!(reference("models/cvec/cvec__layer_2_pow_28.gguf"), ("i", "common_control_vector_load", "crash"));
+        assert_eq!(reference("models/imatrix/imatrix__real.gguf"), ("y", "llama-quantize --imatrix", "yes"));
+        assert_eq!(reference("models/imatrix/imatrix__counts_empty.gguf"), ("i", "llama-quantize --imatrix", "crash"));
+        assert_eq!(reference("models/imatrix/imatrix__sums_f16.gguf"), ("i", "llama-quantize --imatrix", "refused"));
         // an n_ case names where its finding is
         let empty_key = m.rows.iter().find(|r| r.file.file == "gguf/n_key_empty.gguf").expect("n_key_empty");
         assert!(empty_key.file.offset.is_some_and(|o| o > 0));

@@ -160,7 +160,7 @@ fn the_matrix_corpus_loads_with_expectations() {
     // Every case the matrix runs has an expectation: a verdict for every
     // profile (gguf, gguf-py, regressions, legacy, split sets), its
     // loader's verdict (the tiny models: libllama; projectors: libmtmd;
-    // adapters and control vectors: their loaders), or a valid model (the
+    // adapters, control vectors and importance matrices: their loaders), or a valid model (the
     // bundled sample).
     let files = gguf_conformance::matrix::load_corpus(&gguf_conformance::workspace_root()).expect("corpus loads");
     assert!(files.len() >= all_cases().len());
@@ -174,6 +174,8 @@ fn the_matrix_corpus_loads_with_expectations() {
                     "llama_adapter_lora_init"
                 } else if f.file.starts_with("models/cvec/") {
                     "common_control_vector_load"
+                } else if f.file.starts_with("models/imatrix/") {
+                    "llama-quantize --imatrix"
                 } else {
                     "libllama"
                 };
@@ -229,6 +231,18 @@ const NOT_IN_CORPUS: &[(&str, &str)] = &[
     (
         "control-vector-width",
         "needs a control vector and its base: parser/core/tests/pairing.rs breaks it and holds its boundary",
+    ),
+    (
+        "imatrix-model-size",
+        "needs an importance matrix and its model: corpus/models/imatrix (llama-quantize --imatrix on each against its model; conformance/tests/llama_models.rs) and parser/core/tests/pairing.rs",
+    ),
+    (
+        "imatrix-expert-count",
+        "needs an importance matrix and its model: corpus/models/imatrix (conformance/tests/llama_models.rs) and parser/core/tests/pairing.rs",
+    ),
+    (
+        "imatrix-tensor-unknown",
+        "needs an importance matrix and its model: corpus/models/imatrix (conformance/tests/llama_models.rs) and parser/core/tests/pairing.rs",
     ),
     ("string-length-limit", "needs a string over 1 GiB; parser/core/tests/limits.rs builds one in memory"),
     ("array-length-limit", "needs an array over 2^30 elements; parser/core/tests/limits.rs builds one in memory"),

@@ -348,3 +348,25 @@ fn strict_agrees_with_the_control_vector_loader() {
     assert!(wrong.is_empty(), "{} disagreements:\n{}", wrong.len(), wrong.join("\n"));
     assert!(files >= 12 && files - loads >= 8, "{files} files, {loads} load");
 }
+
+/// Importance matrices read by llama.cpp's own `llama-quantize --imatrix`
+/// (built from the pinned tree) against the converter's qwen3moe: the
+/// pinned `llama-imatrix`'s own output and that file with one change each
+/// (conformance/tools/llama-load/imatrix_cases.py). strict with the model
+/// equals llama-quantize on every one, the abort on a key's type and the
+/// division by zero on empty counts included; llama-imatrix's own output
+/// has no error and no warning.
+#[test]
+fn strict_agrees_with_llama_quantize_on_every_importance_matrix() {
+    let (files, loads, wrong) = judge_paired("imatrix");
+    assert!(wrong.is_empty(), "{} disagreements:\n{}", wrong.len(), wrong.join("\n"));
+    assert!(files >= 20 && loads >= 8 && files - loads >= 8, "{files} files, {loads} load");
+    use gguf_validate_core::pipeline::{Input, Pipeline, Settings};
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../corpus/models");
+    let settings =
+        Settings { with: vec![Input::from_path(dir.join("converter/qwen3moe.gguf"))], ..Settings::default() };
+    let v = Pipeline::new(settings).validate(&Input::from_path(dir.join("imatrix/imatrix__real.gguf")));
+    let report = v.outcome.report().unwrap();
+    assert!(report.valid && report.diagnostics.is_empty(), "{:?}", report.diagnostics);
+    assert!(report.summary.examined.iter().any(|e| e.layer == "imatrix" && e.checked));
+}

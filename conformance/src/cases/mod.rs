@@ -2,6 +2,7 @@
 
 pub mod adapter;
 pub mod header;
+pub mod imatrix;
 pub mod keys;
 pub mod kv;
 pub mod layout;

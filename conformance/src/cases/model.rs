@@ -561,7 +561,7 @@ pub fn table_cases(v: &mut Vec<Case>) {
     v.push(case(
         "model_imatrix_without_architecture",
         [A, R, A],
-        &["model-not-checked"],
+        &[],
         "An importance matrix as llama-imatrix writes it: general.type = imatrix, imatrix.* keys, `NAME.in_sum2` / `NAME.counts` tensors and no general.architecture. Not a model: imatrix-architecture-missing, allowed by strict, an error under the spec profile.",
         "llama.cpp tools/imatrix/imatrix.cpp (save_imatrix)",
         || bytes(imatrix(None)),
@@ -570,7 +570,7 @@ pub fn table_cases(v: &mut Vec<Case>) {
     v.push(case(
         "model_imatrix_with_architecture",
         [A, A, A],
-        &["model-not-checked"],
+        &[],
         "The boundary of imatrix-architecture-missing: an importance matrix that names the architecture it was computed for is valid under every profile.",
         "llama.cpp tools/imatrix/imatrix.cpp (save_imatrix)",
         || bytes(imatrix(Some("llama"))),

@@ -366,11 +366,12 @@ pub struct ValidateArgs {
     /// llama.cpp's (llama-cpp-python 0.3.36).
     #[arg(long = "llama-cpp", value_name = "RELEASE[..]")]
     pub llama_cpp: Option<String>,
-    /// Pair multimodal projectors, LoRA adapters and control vectors with
-    /// this model (a path or URL; repeatable): a projector's width, an
-    /// adapter's architecture, tensors and shapes, a control vector's width
-    /// and layers are checked against it as llama.cpp checks them. Without
-    /// it, the models in the file's own folder are used.
+    /// Pair multimodal projectors, LoRA adapters, control vectors and
+    /// importance matrices with this model (a path or URL; repeatable): a
+    /// projector's width, an adapter's architecture, tensors and shapes, a
+    /// control vector's width and layers, an importance matrix's entries are
+    /// checked against it as llama.cpp checks them. Without it, the models in
+    /// the file's own folder are used.
     #[arg(long = "with", value_name = "MODEL")]
     pub with: Vec<PathBuf>,
     /// Do not report this rule (repeatable; later flags win).

@@ -148,6 +148,88 @@ fn a_control_vector_against_its_base() {
     assert_eq!(paired(control_vector(16, 2), model(16, 2)), (vec!["control-vector-layer-count"], true));
 }
 
+/// An importance matrix as llama-imatrix writes it: for each `(name, ne0,
+/// n_mat, n_counts)`, F32 sums [ne0, n_mat] and counts [1, n_counts].
+fn imatrix(entries: &[(&str, u64, u64, u64)]) -> Vec<u8> {
+    let mut m = GgufModel::new();
+    m.kv("general.type", V::str("imatrix"));
+    m.kv("imatrix.datasets", V::Array(ValueType::String, vec![V::str("calibration.txt")]));
+    m.kv("imatrix.chunk_count", V::U32(2));
+    m.kv("imatrix.chunk_size", V::U32(64));
+    for (name, ne0, n_mat, n_counts) in entries {
+        m.tensor(f32_tensor(&format!("{name}.in_sum2"), &[*ne0, *n_mat]));
+        m.tensor(f32_tensor(&format!("{name}.counts"), &[1, *n_counts]));
+    }
+    m.canonical();
+    m.to_bytes()
+}
+
+/// A MoE model of width 16 with 4 experts: `blk.0.ffn_up_exps.weight`
+/// [16, 32, 4] beside the dense tensors of `model(16, 1)`.
+fn moe_model() -> Vec<u8> {
+    let mut m = GgufModel::new();
+    m.kv("general.architecture", V::str("llama"));
+    m.kv("llama.embedding_length", V::U32(16));
+    m.kv("llama.block_count", V::U32(1));
+    m.tensor(f32_tensor("token_embd.weight", &[16, 8]));
+    m.tensor(f32_tensor("output_norm.weight", &[16]));
+    m.tensor(f32_tensor("blk.0.attn_q.weight", &[16, 16]));
+    m.tensor(f32_tensor("blk.0.ffn_up_exps.weight", &[16, 32, 4]));
+    m.canonical();
+    m.to_bytes()
+}
+
+#[test]
+fn an_importance_matrix_against_its_model() {
+    let q = "blk.0.attn_q.weight";
+    let up = "blk.0.ffn_up_exps.weight";
+    // As llama-imatrix writes it: one count per expert, or one for all.
+    assert_eq!(paired(imatrix(&[(q, 16, 1, 1), (up, 16, 4, 4)]), moe_model()), (vec![], true));
+    assert_eq!(paired(imatrix(&[(up, 16, 4, 1)]), moe_model()), (vec![], true));
+    // Sums for another width, or for one expert of four: refused.
+    assert_eq!(paired(imatrix(&[(q, 32, 1, 1)]), moe_model()), (vec!["imatrix-model-size"], false));
+    assert_eq!(paired(imatrix(&[(up, 16, 1, 1)]), moe_model()), (vec!["imatrix-model-size"], false));
+    // The token embeddings are quantized without weights instead; a norm
+    // is never quantized, so never looked up.
+    assert_eq!(paired(imatrix(&[("token_embd.weight", 8, 1, 1)]), moe_model()), (vec![], true));
+    assert_eq!(paired(imatrix(&[("output_norm.weight", 8, 1, 1)]), moe_model()), (vec![], true));
+    // 64 sums in 2 slices of 32 for 4 experts of 16: loads, weighs wrongly.
+    assert_eq!(paired(imatrix(&[(up, 32, 2, 2)]), moe_model()), (vec!["imatrix-expert-count"], true));
+    // An entry for a tensor the model does not have is never read.
+    assert_eq!(
+        paired(imatrix(&[("blk.7.attn_q.weight", 16, 1, 1)]), moe_model()),
+        (vec!["imatrix-tensor-unknown"], true)
+    );
+}
+
+#[test]
+fn an_importance_matrix_pairs_with_the_model_in_its_folder() {
+    let dir = std::env::temp_dir().join(format!("gguf-validate-imatrix-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(dir.join("model-16.gguf"), model(16, 2)).unwrap();
+    std::fs::write(dir.join("moe.gguf"), moe_model()).unwrap();
+    std::fs::write(dir.join("for-moe.imatrix.gguf"), imatrix(&[("blk.0.ffn_up_exps.weight", 16, 4, 4)])).unwrap();
+    std::fs::write(dir.join("for-other.imatrix.gguf"), imatrix(&[("blk.0.ffn_down.weight", 16, 1, 1)])).unwrap();
+    std::fs::write(dir.join("wrong-width.imatrix.gguf"), imatrix(&[("blk.1.attn_q.weight", 8, 1, 1)])).unwrap();
+    let pipeline = Pipeline::new(Settings::default());
+    let of = |name: &str| {
+        let v = pipeline.validate(&Input::from_path(dir.join(name)));
+        let r = v.outcome.report().unwrap().clone();
+        let pairing = r.summary.examined.iter().find(|e| e.layer == "pairing").unwrap().clone();
+        (r.valid, pairing.checked, pairing.note.unwrap_or_default())
+    };
+    // The model holding its tensors, found among others.
+    let (valid, checked, note) = of("for-moe.imatrix.gguf");
+    assert!(valid && checked && note.contains("moe.gguf"), "{note}");
+    // No model in the folder has its tensors: not paired, not judged.
+    let (valid, checked, note) = of("for-other.imatrix.gguf");
+    assert!(valid && !checked && note.contains("every tensor"), "{note}");
+    // The one model with its tensors, which it does not fit.
+    let (valid, checked, note) = of("wrong-width.imatrix.gguf");
+    assert!(!valid && checked && note.contains("model-16.gguf"), "{note}");
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
 #[test]
 fn a_folder_pairs_what_it_holds() {
     let dir = std::env::temp_dir().join(format!("gguf-validate-pairing-{}", std::process::id()));
@@ -236,7 +318,7 @@ fn a_shard_is_no_base_for_an_adapter() {
 }
 
 mod hostile {
-    //! Random adapters and control vectors (names, dims, types, the keys
+    //! Random adapters, control vectors and importance matrices (names, dims, types, the keys
     //! their loaders read, with values of any type) never panic, alone or
     //! paired, and give the same report twice.
     use super::*;
@@ -247,6 +329,7 @@ mod hostile {
             "direction\\.[ +-]?[0-9]{0,12}[a-z]?",
             "blk\\.[0-9]\\.attn_(q|v)\\.weight(\\.lora_[abc]){1,2}",
             "token_embd\\.weight\\.lora_[ab]",
+            "blk\\.0\\.(attn_q|ffn_up_exps)\\.weight\\.(in_sum2|counts)",
             "[a-z_.]{0,12}_norm\\.weight",
             "[ -~]{0,20}",
         ]
@@ -265,7 +348,7 @@ mod hostile {
         ]
     }
 
-    fn file(arch: &'static str, adapter: bool) -> impl Strategy<Value = Vec<u8>> {
+    fn file(arch: &'static str, general_type: Option<&'static str>) -> impl Strategy<Value = Vec<u8>> {
         let keys = proptest::sample::select(vec![
             "adapter.type",
             "adapter.lora.alpha",
@@ -273,11 +356,14 @@ mod hostile {
             "general.type",
             "controlvector.layer_count",
             "controlvector.model_hint",
+            "imatrix.datasets",
+            "imatrix.chunk_count",
+            "imatrix.chunk_size",
         ]);
         let tensors = proptest::collection::vec(
             (
                 name(),
-                proptest::collection::vec(1u64..6, 1..4),
+                proptest::collection::vec(0u64..6, 1..4),
                 proptest::sample::select(vec![GgmlType::F32, GgmlType::F16]),
             ),
             0..6,
@@ -285,8 +371,8 @@ mod hostile {
         (proptest::collection::vec((keys, value()), 0..4), tensors).prop_map(move |(kvs, ts)| {
             let mut m = GgufModel::new();
             m.kv("general.architecture", V::str(arch));
-            if adapter {
-                m.kv("general.type", V::str("adapter"));
+            if let Some(t) = general_type {
+                m.kv("general.type", V::str(t));
             }
             for (k, v) in kvs {
                 m.kv(k, v);
@@ -318,15 +404,21 @@ mod hostile {
         #![proptest_config(ProptestConfig { cases: 200, failure_persistence: None, ..ProptestConfig::default() })]
 
         #[test]
-        fn adapters_never_panic(bytes in file("llama", true)) {
+        fn adapters_never_panic(bytes in file("llama", Some("adapter"))) {
             twice(&bytes, None);
             twice(&bytes, Some(model(16, 2)));
         }
 
         #[test]
-        fn control_vectors_never_panic(bytes in file("controlvector", false)) {
+        fn control_vectors_never_panic(bytes in file("controlvector", None)) {
             twice(&bytes, None);
             twice(&bytes, Some(model(16, 2)));
+        }
+
+        #[test]
+        fn importance_matrices_never_panic(bytes in file("llama", Some("imatrix"))) {
+            twice(&bytes, None);
+            twice(&bytes, Some(moe_model()));
         }
     }
 }
@@ -368,6 +460,7 @@ fn a_paired_file_is_validated_once() {
         (adapter(16, 4, &[]), model(16, 2), None),
         (adapter(32, 4, &[]), model(16, 2), Some("adapter-base-shape")),
         (control_vector(8, 2), model(16, 3), Some("control-vector-width")),
+        (imatrix(&[("blk.0.attn_q.weight", 32, 1, 1)]), model(16, 2), Some("imatrix-model-size")),
     ] {
         let counted = Arc::new(CountingHeaderReads { bytes: MemSource(file.clone()), header_reads: 0.into() });
         let input = Input::Source { name: "file.gguf".into(), source: SharedSource(counted.clone()) };

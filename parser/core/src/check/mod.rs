@@ -23,6 +23,8 @@ mod adapter;
 mod clip_table;
 mod control_vector;
 mod header;
+mod imatrix;
+mod imatrix_table;
 mod keys;
 mod kv;
 mod layout;

@@ -49,7 +49,7 @@ impl FileKind {
         match t {
             Some(b"adapter") => FileKind::Adapter,
             Some(b"mmproj" | b"clip" | b"projector") => FileKind::Projector,
-            Some(b"imatrix") => FileKind::Imatrix,
+            Some(t) if t == super::imatrix_table::GENERAL_TYPE.as_bytes() => FileKind::Imatrix,
             _ if arch == Some("clip") => FileKind::Projector,
             _ if arch == Some(super::control_vector::ARCH) => FileKind::ControlVector,
             _ => FileKind::Model,
@@ -57,13 +57,14 @@ impl FileKind {
     }
 
     /// The layer of checks a kind of file llama.cpp opens has instead of
-    /// the model layer (`None`: a model, or a file llama.cpp does not load).
+    /// the model layer (`None`: a model).
     fn layer(self) -> Option<&'static str> {
         match self {
             FileKind::Adapter => Some("adapter"),
             FileKind::ControlVector => Some("control vector"),
             FileKind::Projector => Some("projector"),
-            FileKind::Model | FileKind::Imatrix => None,
+            FileKind::Imatrix => Some("imatrix"),
+            FileKind::Model => None,
         }
     }
 
@@ -138,7 +139,8 @@ pub(crate) fn check_model(
         match kind {
             FileKind::Adapter => super::adapter::check(file, tensors, sink, examined),
             FileKind::ControlVector => super::control_vector::check(file, tensors, sink, examined),
-            _ => {
+            FileKind::Imatrix => super::imatrix::check(file, tensors, sink, examined),
+            FileKind::Projector | FileKind::Model => {
                 let facts = super::projector::check(file, tensors, sink);
                 examined.push(match facts.not_checked.as_slice() {
                     [] => Examined::checked("projector"),
@@ -150,18 +152,6 @@ pub(crate) fn check_model(
                 }
             }
         }
-        return;
-    }
-    if kind != FileKind::Model {
-        let why = format!("the file is {} ({}), not a model llama.cpp loads", kind.describe(), kind.detected_by(file));
-        sink.emit(
-            RuleId::ModelNotChecked,
-            general_type_offset(file),
-            || "kv".into(),
-            || format!("{why}: language-model rules were not applied"),
-        );
-        examined.push(Examined::skipped("model", why.clone()));
-        examined.push(Examined::skipped("tokenizer", why));
         return;
     }
     let needs_vocab = arch.is_some_and(|a| super::llama_arches::LLAMA_ARCHES.contains(&a)) && !tensors.is_empty();
@@ -212,10 +202,6 @@ pub(crate) fn check_model(
         }
     }
     check_file_type(file, tensors, sink);
-}
-
-fn general_type_offset(file: &GgufFile<'_>) -> u64 {
-    file.get("general.type").map_or(super::KV_SECTION, |kv| kv.value_offset())
 }
 
 /// Runs the `model-*` hyper-parameter rules for the architecture `arch`;
