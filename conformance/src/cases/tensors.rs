@@ -30,6 +30,19 @@ fn info(dims: &[u64], type_id: u32) -> Vec<u8> {
     raw(&m)
 }
 
+/// Two tensors of `elements` values of type `type_id` laid out with
+/// `per_block` bytes per 128 elements (a fork's layout, or upstream's).
+fn blocks_of(type_id: u32, elements: u64, per_block: usize) -> Vec<u8> {
+    let mut m = base_no_tensors();
+    m.kv("general.quantization_version", V::U32(2));
+    for name in ["a", "b"] {
+        let mut t = info_only(name, &[elements], type_id, 0);
+        t.data = vec![0; (elements as usize) / 128 * per_block];
+        m.tensor(t);
+    }
+    bytes(m)
+}
+
 pub fn cases(v: &mut Vec<Case>) {
     v.push(case("tensor_name_63", [A, A, A], &[], "A 63-byte tensor name, ggml's maximum.", "gguf.cpp [T1]", || {
         named(&[b'n'; 63])
@@ -233,6 +246,30 @@ pub fn cases(v: &mut Vec<Case>) {
         "Tensor type 43 (= GGML_TYPE_COUNT).",
         "gguf.cpp [T7]; test-gguf TENSORS_BAD_TYPE",
         || info(&[8], 43),
+    ));
+    v.push(case(
+        "tensor_type_dialect_q2_0_g128",
+        [R, R, R],
+        &["tensor-data-overlap", "tensor-data-out-of-bounds", "tensor-type-dialect"],
+        "Two Q2_0 (id 42) tensors of 2048 values laid out with 34 bytes per 128 values: the PrismML fork's legacy group-128 layout, not upstream's 18 bytes per 64.",
+        "PrismML-Eng/llama.cpp#167",
+        || blocks_of(42, 2048, 34),
+    ));
+    v.push(case(
+        "tensor_type_dialect_q2_0_upstream",
+        [A, A, A],
+        &[],
+        "The same two Q2_0 tensors laid out with upstream's 18 bytes per 64 values (36 per 128): no dialect (the boundary of tensor_type_dialect_q2_0_g128).",
+        "ggml ggml-common.h block_q2_0",
+        || blocks_of(42, 2048, 36),
+    ));
+    v.push(case(
+        "tensor_type_dialect_pq2_0",
+        [R, R, R],
+        &["tensor-type-unknown", "tensor-type-dialect"],
+        "Two tensors of type id 142 (PrismML's PQ2_0, unknown to ggml) of 2048 values, 34 bytes per 128.",
+        "llama.cpp#29058",
+        || blocks_of(142, 2048, 34),
     ));
     v.push(case(
         "tensor_type_u32_max",

@@ -381,6 +381,9 @@ catalogue! {
         "A special-token id llama.cpp substitutes (a tokenizer model's default, taken when `tokenizer.ggml.*_token_id` is absent or outside the vocabulary: eos 2 for `llama`, 11 for `gpt2`) is inside the vocabulary: the pinned llama.cpp disables one outside it, so the model has no such token; older releases read past the vocabulary, or refuse the file at load (`--llama-cpp` judges them).";
 
     // ---- Tensor infos ----
+    TensorTypeDialect = "tensor-type-dialect", Tensor, [Error, Error, Error],
+        cite: "PrismML-Eng/llama.cpp#167, #130; llama.cpp#29058; unixsysdev/llama-turboquant#6 (type ids a fork gives another layout)",
+        "A tensor type id has upstream ggml's layout: a file whose data lines up only with a fork's layout for its ids (PrismML's Q2_0 with 128-element groups under id 42, its early Q1_0 under 40, PQ2_0 142, PTQ1_0 143) is named as that fork's, which upstream llama.cpp cannot load.";
     TensorNameEmpty = "tensor-name-empty", Tensor, [Error, Allow, Allow],
         cite: "gguf.md gguf_tensor_info_t name",
         "A tensor name is not empty.";

@@ -166,7 +166,7 @@ fn imatrix(entries: &[(&str, u64, u64, u64)]) -> Vec<u8> {
 
 /// A MoE model of width 16 with 4 experts: `blk.0.ffn_up_exps.weight`
 /// [16, 32, 4] beside the dense tensors of `model(16, 1)`.
-fn moe_model() -> Vec<u8> {
+fn imatrix_moe_model() -> Vec<u8> {
     let mut m = GgufModel::new();
     m.kv("general.architecture", V::str("llama"));
     m.kv("llama.embedding_length", V::U32(16));
@@ -184,20 +184,20 @@ fn an_importance_matrix_against_its_model() {
     let q = "blk.0.attn_q.weight";
     let up = "blk.0.ffn_up_exps.weight";
     // As llama-imatrix writes it: one count per expert, or one for all.
-    assert_eq!(paired(imatrix(&[(q, 16, 1, 1), (up, 16, 4, 4)]), moe_model()), (vec![], true));
-    assert_eq!(paired(imatrix(&[(up, 16, 4, 1)]), moe_model()), (vec![], true));
+    assert_eq!(paired(imatrix(&[(q, 16, 1, 1), (up, 16, 4, 4)]), imatrix_moe_model()), (vec![], true));
+    assert_eq!(paired(imatrix(&[(up, 16, 4, 1)]), imatrix_moe_model()), (vec![], true));
     // Sums for another width, or for one expert of four: refused.
-    assert_eq!(paired(imatrix(&[(q, 32, 1, 1)]), moe_model()), (vec!["imatrix-model-size"], false));
-    assert_eq!(paired(imatrix(&[(up, 16, 1, 1)]), moe_model()), (vec!["imatrix-model-size"], false));
+    assert_eq!(paired(imatrix(&[(q, 32, 1, 1)]), imatrix_moe_model()), (vec!["imatrix-model-size"], false));
+    assert_eq!(paired(imatrix(&[(up, 16, 1, 1)]), imatrix_moe_model()), (vec!["imatrix-model-size"], false));
     // The token embeddings are quantized without weights instead; a norm
     // is never quantized, so never looked up.
-    assert_eq!(paired(imatrix(&[("token_embd.weight", 8, 1, 1)]), moe_model()), (vec![], true));
-    assert_eq!(paired(imatrix(&[("output_norm.weight", 8, 1, 1)]), moe_model()), (vec![], true));
+    assert_eq!(paired(imatrix(&[("token_embd.weight", 8, 1, 1)]), imatrix_moe_model()), (vec![], true));
+    assert_eq!(paired(imatrix(&[("output_norm.weight", 8, 1, 1)]), imatrix_moe_model()), (vec![], true));
     // 64 sums in 2 slices of 32 for 4 experts of 16: loads, weighs wrongly.
-    assert_eq!(paired(imatrix(&[(up, 32, 2, 2)]), moe_model()), (vec!["imatrix-expert-count"], true));
+    assert_eq!(paired(imatrix(&[(up, 32, 2, 2)]), imatrix_moe_model()), (vec!["imatrix-expert-count"], true));
     // An entry for a tensor the model does not have is never read.
     assert_eq!(
-        paired(imatrix(&[("blk.7.attn_q.weight", 16, 1, 1)]), moe_model()),
+        paired(imatrix(&[("blk.7.attn_q.weight", 16, 1, 1)]), imatrix_moe_model()),
         (vec!["imatrix-tensor-unknown"], true)
     );
 }
@@ -207,7 +207,7 @@ fn an_importance_matrix_pairs_with_the_model_in_its_folder() {
     let dir = std::env::temp_dir().join(format!("gguf-validate-imatrix-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     std::fs::write(dir.join("model-16.gguf"), model(16, 2)).unwrap();
-    std::fs::write(dir.join("moe.gguf"), moe_model()).unwrap();
+    std::fs::write(dir.join("moe.gguf"), imatrix_moe_model()).unwrap();
     std::fs::write(dir.join("for-moe.imatrix.gguf"), imatrix(&[("blk.0.ffn_up_exps.weight", 16, 4, 4)])).unwrap();
     std::fs::write(dir.join("for-other.imatrix.gguf"), imatrix(&[("blk.0.ffn_down.weight", 16, 1, 1)])).unwrap();
     std::fs::write(dir.join("wrong-width.imatrix.gguf"), imatrix(&[("blk.1.attn_q.weight", 8, 1, 1)])).unwrap();
@@ -418,7 +418,7 @@ mod hostile {
         #[test]
         fn importance_matrices_never_panic(bytes in file("llama", Some("imatrix"))) {
             twice(&bytes, None);
-            twice(&bytes, Some(moe_model()));
+            twice(&bytes, Some(imatrix_moe_model()));
         }
     }
 }

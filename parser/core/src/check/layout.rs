@@ -43,6 +43,7 @@ pub(crate) fn check_layout(
 ) -> Result<(), Stop> {
     let align = keys.alignment.max(1);
     let Some(data_start) = check_data_start(file, align, region, sink, summary)? else { return Ok(()) };
+    super::dialects::check(file, tensors, align, data_start, sink);
     if !check_infos(file, tensors, align, data_start, sink) {
         return Ok(());
     }

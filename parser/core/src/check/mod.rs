@@ -22,6 +22,7 @@ mod adapter;
 #[rustfmt::skip]
 mod clip_table;
 mod control_vector;
+mod dialects;
 mod header;
 mod imatrix;
 mod imatrix_table;
