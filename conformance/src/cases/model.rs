@@ -34,8 +34,9 @@ fn reshape(m: &mut Model, name: &str, dims: &[u64]) {
     }
 }
 
-/// A gpt2 (BPE) vocabulary on the base file: tokens, and the given pre and
-/// merges.
+/// A gpt2 (BPE) vocabulary on the base file: tokens, bos and eos ids (the
+/// `<|endoftext|>` token: the gpt2 default, 11, is outside these 4 tokens),
+/// and the given pre and merges.
 fn bpe(pre: Option<&str>, merges: bool) -> Vec<u8> {
     let mut m = base();
     m.kv("tokenizer.ggml.model", V::str("gpt2"));
@@ -45,6 +46,8 @@ fn bpe(pre: Option<&str>, merges: bool) -> Vec<u8> {
     let tokens: [&str; 4] = ["a", "b", "ab", "<|endoftext|>"];
     m.kv("tokenizer.ggml.tokens", array(T::String, tokens.iter().map(|t| V::str(t)).collect()));
     m.kv("tokenizer.ggml.token_type", array(T::I32, vec![V::I32(1), V::I32(1), V::I32(1), V::I32(3)]));
+    m.kv("tokenizer.ggml.bos_token_id", V::U32(3));
+    m.kv("tokenizer.ggml.eos_token_id", V::U32(3));
     if merges {
         m.kv("tokenizer.ggml.merges", array(T::String, vec![V::str("a b")]));
     }
