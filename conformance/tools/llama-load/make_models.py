@@ -716,6 +716,23 @@ def variants() -> list[Variant]:
     v("llama", "vocab_only_with_hparams", "all keys of the complete model, no tensors",
       lambda m: m.tensors.clear(), vocab_only=True)
 
+    # ---- general.tensor_extra (llama_prec_policy::load, the pinned tree only)
+    extra = ["blk.0.attn_q.weight", "blk.1.ffn_up.weight"]
+    v("llama", "tensor_extra_prec", "general.tensor_extra.name (2 tensors) with prec_a4 [false, true]",
+      lambda m: (m.set("general.tensor_extra.name", T.ARRAY, extra, T.STRING),
+                 m.set("general.tensor_extra.prec_a4", T.ARRAY, [False, True], T.BOOL)))
+    v("llama", "tensor_extra_no_prec", "general.tensor_extra.name without general.tensor_extra.prec_a4",
+      lambda m: m.set("general.tensor_extra.name", T.ARRAY, extra, T.STRING))
+    v("llama", "tensor_extra_prec_short", "general.tensor_extra.prec_a4 with 1 value for 2 names",
+      lambda m: (m.set("general.tensor_extra.name", T.ARRAY, extra, T.STRING),
+                 m.set("general.tensor_extra.prec_a4", T.ARRAY, [False], T.BOOL)))
+    v("llama", "tensor_extra_prec_u8", "general.tensor_extra.prec_a4 as an array of UINT8",
+      lambda m: (m.set("general.tensor_extra.name", T.ARRAY, extra, T.STRING),
+                 m.set("general.tensor_extra.prec_a4", T.ARRAY, [0, 1], T.UINT8)))
+    v("llama", "tensor_extra_unknown_name", "general.tensor_extra.name naming a tensor the model does not have",
+      lambda m: (m.set("general.tensor_extra.name", T.ARRAY, ["blk.0.attn_q.weight", "blk.9.attn_q.weight"], T.STRING),
+                 m.set("general.tensor_extra.prec_a4", T.ARRAY, [False, False], T.BOOL)))
+
     # ---- substituted defaults: a gpt2 vocabulary's default bos and eos are
     # 11; without the keys, 11 tokens put them outside the vocabulary
     # (b10361 on disable them; older releases read past it), 12 do not.

@@ -39,6 +39,7 @@ mod projector_pairing;
 pub mod releases;
 mod split;
 pub mod template;
+mod tensor_extra;
 mod tensors;
 mod tokenizer;
 

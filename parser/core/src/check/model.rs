@@ -184,6 +184,9 @@ pub(crate) fn check_model(
     }
     check_expert_gating(file, arch, table, tensors, sink);
     check_graph_inputs(file, arch, table, sink);
+    if all_tensors {
+        super::tensor_extra::check(file, tensors, sink);
+    }
     if !all_tensors {
         super::model_tensors::check_required_keys(file, table, sink);
         examined.push(Examined::partly(
