@@ -654,6 +654,12 @@ catalogue! {
     ProjectorHparams = "projector-hparams", Projector, [Error, Allow, Allow],
         cite: "llama.cpp tools/mtmd/clip.cpp load_hparams (image_mean/image_std of 3 values, patch size dividing the image size, head count dividing the width)",
         "A projector's hyper-parameters are ones libmtmd can run: values within `int`, three-channel image mean and std, an image size up to 8192, a patch size and merge factor of 1..65535, a positive width, a head count that divides the width (ViT types), feature layers below the layer count, at most one activation, and vision and audio encoders of one output width.";
+    ProjectorLoadBound = "projector-load-bound", Projector, [Error, Allow, Allow],
+        cite: "llama.cpp tools/mtmd/clip.cpp load_hparams (GGML_ASSERT on hyper-parameters: granite_speech audio_chunk_size, minicpmv4_6 and minimax_m3 n_merge, deepseekocr and internvl tiles, parakeet); clip-model.h clip_hparams::set_limit_image_tokens",
+        "A projector's hyper-parameters pass the assertions libmtmd's loader makes on them (a failed GGML_ASSERT aborts the process while it loads, it does not refuse the file), and the pixel budget a type derives from them (`N x patch_size^2 x n_merge^2`, computed in `int`) does not overflow. The conditions are generated from clip.cpp (clip_table.rs).";
+    ProjectorFirstUseBound = "projector-first-use-bound", Projector, [Error, Allow, Allow],
+        cite: "llama.cpp tools/mtmd/mtmd-image.cpp mtmd_image_preprocessor_dyn_size::preprocess, mtmd_image_preprocessor_glm5v::preprocess, mtmd_image_preprocessor_longest_edge::preprocess (GGML_ASSERT); mtmd.cpp init_vision (which preprocessor a type gets)",
+        "A projector's hyper-parameters pass the assertions of the image preprocessor its type gets: libmtmd loads a projector with `image_min_pixels` or `image_max_pixels` of 0 (a dynamic-resolution type) or `image_longest_edge` of 0, then aborts the process at the first image. The conditions are generated from mtmd-image.cpp and mtmd.cpp (clip_table.rs).";
     ProjectorTextWidth = "projector-text-width", Projector, [Error, Allow, Allow],
         cite: "llama.cpp tools/mtmd/mtmd.cpp mtmd_context (\"mismatch between text model (n_embd = %d) and mmproj (n_embd = %d)\"); clip.cpp clip_n_mmproj_embd",
         "A projector's output width equals its text model's input width (`ARCH.embedding_length`): libmtmd refuses the pair otherwise. Checked when the run has the text model (`--with MODEL`, the same folder).";
