@@ -220,4 +220,89 @@ pub fn cases(v: &mut Vec<Case>) {
         "llama.cpp tools/mtmd/clip.cpp load_hparams (image_mean/image_std of at least 3), build_vit (d_head = n_embd / n_head)",
         || with(|m| set_kv(m, "clip.vision.attention.head_count", V::U32(8))),
     ));
+    // ---- projector-load-bound
+    v.push(case(
+        "projector_load_bound_pixel_budget",
+        [R, A, A],
+        &["projector-load-bound"],
+        "A qwen2vl_merger projector with patch size 14 and `clip.vision.spatial_merge_size` = 52: set_limit_image_tokens(8, 4096) computes 4096 x 14^2 x 52^2 = 2,170,814,464 pixels in `int`, which wraps; libmtmd refuses the projector (\"image_max_pixels ... is less than image_min_pixels\").",
+        "llama.cpp tools/mtmd/clip-model.h clip_hparams::set_limit_image_tokens (patch_area in int); clip.cpp load_hparams (PROJECTOR_TYPE_QWEN2VL)",
+        || qwen2vl(52),
+    ));
+    v.push(case(
+        "projector_load_bound_pixel_budget_fits",
+        [A, A, A],
+        &[],
+        "Boundary: the qwen2vl_merger projector with `clip.vision.spatial_merge_size` = 51: 4096 x 14^2 x 51^2 = 2,088,222,720 pixels fit an `int`.",
+        "llama.cpp tools/mtmd/clip-model.h clip_hparams::set_limit_image_tokens; clip.cpp load_hparams (PROJECTOR_TYPE_QWEN2VL)",
+        || qwen2vl(51),
+    ));
+    // ---- projector-first-use-bound
+    v.push(case(
+        "projector_first_use_min_pixels_zero",
+        [R, A, A],
+        &["projector-first-use-bound"],
+        "An exaone4_5 projector with `clip.vision.image_min_pixels` = 0: load_hparams accepts it (0 is not above the maximum), then its dynamic-resolution preprocessor asserts both pixel counts positive at the first image and the process aborts.",
+        "llama.cpp tools/mtmd/mtmd-image.cpp mtmd_image_preprocessor_dyn_size::preprocess (GGML_ASSERT); mtmd.cpp init_vision (PROJECTOR_TYPE_EXAONE4_5)",
+        || exaone(0),
+    ));
+    v.push(case(
+        "projector_first_use_min_pixels_one",
+        [A, A, A],
+        &[],
+        "Boundary: the exaone4_5 projector with `clip.vision.image_min_pixels` = 1, the least the preprocessor accepts.",
+        "llama.cpp tools/mtmd/mtmd-image.cpp mtmd_image_preprocessor_dyn_size::preprocess (GGML_ASSERT)",
+        || exaone(1),
+    ));
+}
+
+/// The encoder the dynamic-resolution cases share: 2
+/// layers 32 wide, 14x14 patches, projecting to 64 through `mm.0`/`mm.2`.
+fn merger(ptype: &str) -> Model {
+    let mut m = Model::new();
+    m.kv("general.architecture", V::str("clip"));
+    m.kv("general.type", V::str("mmproj"));
+    m.kv("clip.has_vision_encoder", V::Bool(1));
+    m.kv("clip.projector_type", V::str(ptype));
+    m.kv("clip.vision.embedding_length", V::U32(WIDTH as u32));
+    m.kv("clip.vision.feed_forward_length", V::U32(FFN as u32));
+    m.kv("clip.vision.block_count", V::U32(LAYERS));
+    m.kv("clip.vision.attention.head_count", V::U32(4));
+    m.kv("clip.vision.attention.layer_norm_epsilon", V::F32(1e-6));
+    m.kv("clip.vision.projection_dim", V::U32(TEXT as u32));
+    m.kv("clip.vision.image_size", V::U32(56));
+    m.kv("clip.vision.patch_size", V::U32(14));
+    m.kv("clip.vision.image_mean", f32s(&[0.5, 0.5, 0.5]));
+    m.kv("clip.vision.image_std", f32s(&[0.5, 0.5, 0.5]));
+    m.tensor(f32_tensor("v.patch_embd.weight", &[14, 14, 3, WIDTH]));
+    for l in 0..LAYERS {
+        m.tensor(f32_tensor(&format!("v.blk.{l}.attn_qkv.weight"), &[WIDTH, 3 * WIDTH]));
+        m.tensor(f32_tensor(&format!("v.blk.{l}.attn_out.weight"), &[WIDTH, WIDTH]));
+        for t in ["ln1", "ln2"] {
+            m.tensor(f32_tensor(&format!("v.blk.{l}.{t}.weight"), &[WIDTH]));
+        }
+        m.tensor(f32_tensor(&format!("v.blk.{l}.ffn_up.weight"), &[WIDTH, FFN]));
+        m.tensor(f32_tensor(&format!("v.blk.{l}.ffn_down.weight"), &[FFN, WIDTH]));
+    }
+    m.tensor(f32_tensor("mm.0.weight", &[4 * WIDTH, 4 * WIDTH]));
+    m.tensor(f32_tensor("mm.0.bias", &[4 * WIDTH]));
+    m.tensor(f32_tensor("mm.2.weight", &[4 * WIDTH, TEXT]));
+    m.tensor(f32_tensor("mm.2.bias", &[TEXT]));
+    m
+}
+
+/// A tiny qwen2vl_merger projector with merge factor `merge`.
+fn qwen2vl(merge: u32) -> Vec<u8> {
+    let mut m = merger("qwen2vl_merger");
+    m.kv("clip.vision.spatial_merge_size", V::U32(merge));
+    bytes(m)
+}
+
+/// A tiny exaone4_5 projector with `image_min_pixels` = `min_pixels`.
+fn exaone(min_pixels: u32) -> Vec<u8> {
+    let mut m = merger("exaone4_5");
+    m.kv("clip.vision.attention.head_count_kv", V::U32(4));
+    m.kv("clip.vision.image_min_pixels", V::U32(min_pixels));
+    m.kv("clip.vision.image_max_pixels", V::U32(3136));
+    bytes(m)
 }
