@@ -418,7 +418,8 @@ impl<'a> Ctx<'_, 'a, '_> {
             }
         });
         // a key present with another type or out of range is another rule's: no value
-        let present = c.keys.slice().iter().any(|r| r.field.as_str() == field && self.file.get(r.key.as_str()).is_some());
+        let present =
+            c.keys.slice().iter().any(|r| r.field.as_str() == field && self.file.get(r.key.as_str()).is_some());
         if from_file.is_some() || present {
             return from_file;
         }
@@ -463,9 +464,12 @@ impl<'a> Ctx<'_, 'a, '_> {
             When::Load => RuleId::ProjectorLoadBound,
             When::FirstImage => RuleId::ProjectorFirstUseBound,
         };
-        self.sink.emit(rule, offset, || at.map_or_else(|| "kv".into(), |kv| kv_path(&kv)), || {
-            format!("{} for projector type `{ptype}` fails {}: {}", values.join(", "), b.source, b.outcome)
-        });
+        self.sink.emit(
+            rule,
+            offset,
+            || at.map_or_else(|| "kv".into(), |kv| kv_path(&kv)),
+            || format!("{} for projector type `{ptype}` fails {}: {}", values.join(", "), b.source, b.outcome),
+        );
     }
 
     /// One comparison; None when a field it names has no value.
@@ -893,7 +897,8 @@ mod tests {
                     if atoms.iter().any(|a| matches!(a.rhs, Rhs::Field(_))) || fields.iter().any(|f| overridden(f)) {
                         continue;
                     }
-                    let Some(read) = c.keys.slice().iter().find(|r| r.field.as_str() == field && r.kind == KeyKind::U32)
+                    let Some(read) =
+                        c.keys.slice().iter().find(|r| r.field.as_str() == field && r.kind == KeyKind::U32)
                     else {
                         continue;
                     };
@@ -906,7 +911,8 @@ mod tests {
                         let mut m = table_model(p.name.as_str(), c, modality, key);
                         // the bound's other fields from the file too (an optional key may be absent)
                         for f in &fields {
-                            let other = c.keys.slice().iter().find(|r| r.field.as_str() == *f && r.kind == KeyKind::U32);
+                            let other =
+                                c.keys.slice().iter().find(|r| r.field.as_str() == *f && r.kind == KeyKind::U32);
                             if let Some(r) = other.filter(|r| r.key.as_str() != key)
                                 && !m.kvs.iter().any(|(k, _)| k == r.key.as_str().as_bytes())
                             {
