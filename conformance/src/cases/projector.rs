@@ -5,7 +5,8 @@
 //! image, projecting to 64), changed in one place: one breaking case and
 //! one case at the boundary for each rule.
 
-use gguf_validate_core::types::ValueType as T;
+use gguf_validate_core::types::{GgmlType, ValueType as T};
+use gguf_validate_core::write::OwnedTensor;
 
 use crate::build::*;
 use crate::{A, Case, R, case};
@@ -233,9 +234,9 @@ pub fn cases(v: &mut Vec<Case>) {
         "projector_load_bound_pixel_budget_fits",
         [A, A, A],
         &[],
-        "Boundary: the qwen2vl_merger projector with `clip.vision.spatial_merge_size` = 51: 4096 x 14^2 x 51^2 = 2,088,222,720 pixels fit an `int`.",
+        "Boundary: the qwen2vl_merger projector with `clip.vision.spatial_merge_size` = 16: a pixel budget of 4096 x 14^2 x 16^2 = 205,520,896 fits an `int`, and libmtmd loads it and runs a first image. (The tightest merge, 51, also fits an `int`, but libmtmd's warm-up then takes a 32844 x 32844 dummy image, 12.9 GB of floats: it is checked by the rule's unit test, not here.)",
         "llama.cpp tools/mtmd/clip-model.h clip_hparams::set_limit_image_tokens; clip.cpp load_hparams (PROJECTOR_TYPE_QWEN2VL)",
-        || qwen2vl(51),
+        || qwen2vl(16),
     ));
     // ---- projector-first-use-bound
     v.push(case(
@@ -256,52 +257,83 @@ pub fn cases(v: &mut Vec<Case>) {
     ));
 }
 
-/// The encoder the dynamic-resolution cases share: 2
-/// layers 32 wide, 14x14 patches, projecting to 64 through `mm.0`/`mm.2`.
-fn merger(ptype: &str) -> Model {
+/// The encoder the dynamic-resolution cases share, laid out as the pinned
+/// `convert_hf_to_gguf.py --mmproj` writes a Qwen2-VL (`qwen2`) or
+/// Qwen2.5-VL (`qwen25`, with the fused `attn_qkv` the exaone4_5 graph
+/// asserts) projector (corpus/models/mmproj/): 2 layers 32 wide, two 14x14
+/// patch embeddings, attention and FFN matrices with biases, projecting to
+/// 64 through `mm.0`/`mm.2`; small weights (within +-0.1), so an image
+/// yields finite embeddings (all-zero ones make the text model's logits NaN).
+fn merger(ptype: &str, qwen25: bool) -> Model {
+    let z = |name: &str, dims: &[u64]| {
+        let n: u64 = dims.iter().product();
+        let data = (0..n).flat_map(|i| (((i * 7919) % 201) as f32 / 1000.0 - 0.1).to_le_bytes()).collect();
+        OwnedTensor { name: name.as_bytes().to_vec(), dims: dims.to_vec(), type_id: GgmlType::F32.id(), offset: 0, data }
+    };
     let mut m = Model::new();
     m.kv("general.architecture", V::str("clip"));
     m.kv("general.type", V::str("mmproj"));
     m.kv("clip.has_vision_encoder", V::Bool(1));
     m.kv("clip.projector_type", V::str(ptype));
+    if qwen25 {
+        m.kv("clip.use_silu", V::Bool(1));
+    }
     m.kv("clip.vision.embedding_length", V::U32(WIDTH as u32));
     m.kv("clip.vision.feed_forward_length", V::U32(FFN as u32));
     m.kv("clip.vision.block_count", V::U32(LAYERS));
-    m.kv("clip.vision.attention.head_count", V::U32(4));
+    m.kv("clip.vision.attention.head_count", V::U32(2));
     m.kv("clip.vision.attention.layer_norm_epsilon", V::F32(1e-6));
     m.kv("clip.vision.projection_dim", V::U32(TEXT as u32));
     m.kv("clip.vision.image_size", V::U32(56));
     m.kv("clip.vision.patch_size", V::U32(14));
     m.kv("clip.vision.image_mean", f32s(&[0.5, 0.5, 0.5]));
     m.kv("clip.vision.image_std", f32s(&[0.5, 0.5, 0.5]));
-    m.tensor(f32_tensor("v.patch_embd.weight", &[14, 14, 3, WIDTH]));
+    m.tensor(z("v.patch_embd.weight", &[14, 14, 3, WIDTH]));
+    m.tensor(z("v.patch_embd.weight.1", &[14, 14, 3, WIDTH]));
     for l in 0..LAYERS {
-        m.tensor(f32_tensor(&format!("v.blk.{l}.attn_qkv.weight"), &[WIDTH, 3 * WIDTH]));
-        m.tensor(f32_tensor(&format!("v.blk.{l}.attn_out.weight"), &[WIDTH, WIDTH]));
-        for t in ["ln1", "ln2"] {
-            m.tensor(f32_tensor(&format!("v.blk.{l}.{t}.weight"), &[WIDTH]));
+        // the exaone4_5 graph takes q, k and v from one fused matrix (models/exaone4_5.cpp)
+        let attn = if qwen25 { &["attn_qkv", "attn_out"][..] } else { &["attn_q", "attn_k", "attn_v", "attn_out"][..] };
+        for t in attn {
+            let rows = if *t == "attn_qkv" { 3 * WIDTH } else { WIDTH };
+            m.tensor(z(&format!("v.blk.{l}.{t}.weight"), &[WIDTH, rows]));
+            m.tensor(z(&format!("v.blk.{l}.{t}.bias"), &[rows]));
         }
-        m.tensor(f32_tensor(&format!("v.blk.{l}.ffn_up.weight"), &[WIDTH, FFN]));
-        m.tensor(f32_tensor(&format!("v.blk.{l}.ffn_down.weight"), &[FFN, WIDTH]));
+        for t in ["ln1", "ln2"] {
+            m.tensor(z(&format!("v.blk.{l}.{t}.weight"), &[WIDTH]));
+            if !qwen25 {
+                m.tensor(z(&format!("v.blk.{l}.{t}.bias"), &[WIDTH]));
+            }
+        }
+        let ffn = if qwen25 { &["ffn_gate", "ffn_up"][..] } else { &["ffn_up"][..] };
+        for t in ffn {
+            m.tensor(z(&format!("v.blk.{l}.{t}.weight"), &[WIDTH, FFN]));
+            m.tensor(z(&format!("v.blk.{l}.{t}.bias"), &[FFN]));
+        }
+        m.tensor(z(&format!("v.blk.{l}.ffn_down.weight"), &[FFN, WIDTH]));
+        m.tensor(z(&format!("v.blk.{l}.ffn_down.bias"), &[WIDTH]));
     }
-    m.tensor(f32_tensor("mm.0.weight", &[4 * WIDTH, 4 * WIDTH]));
-    m.tensor(f32_tensor("mm.0.bias", &[4 * WIDTH]));
-    m.tensor(f32_tensor("mm.2.weight", &[4 * WIDTH, TEXT]));
-    m.tensor(f32_tensor("mm.2.bias", &[TEXT]));
+    m.tensor(z("v.post_ln.weight", &[WIDTH]));
+    if !qwen25 {
+        m.tensor(z("v.post_ln.bias", &[WIDTH]));
+    }
+    m.tensor(z("mm.0.weight", &[4 * WIDTH, 4 * WIDTH]));
+    m.tensor(z("mm.0.bias", &[4 * WIDTH]));
+    m.tensor(z("mm.2.weight", &[4 * WIDTH, TEXT]));
+    m.tensor(z("mm.2.bias", &[TEXT]));
     m
 }
 
 /// A tiny qwen2vl_merger projector with merge factor `merge`.
 fn qwen2vl(merge: u32) -> Vec<u8> {
-    let mut m = merger("qwen2vl_merger");
+    let mut m = merger("qwen2vl_merger", false);
     m.kv("clip.vision.spatial_merge_size", V::U32(merge));
     bytes(m)
 }
 
 /// A tiny exaone4_5 projector with `image_min_pixels` = `min_pixels`.
 fn exaone(min_pixels: u32) -> Vec<u8> {
-    let mut m = merger("exaone4_5");
-    m.kv("clip.vision.attention.head_count_kv", V::U32(4));
+    let mut m = merger("exaone4_5", true);
+    m.kv("clip.vision.attention.head_count_kv", V::U32(2));
     m.kv("clip.vision.image_min_pixels", V::U32(min_pixels));
     m.kv("clip.vision.image_max_pixels", V::U32(3136));
     bytes(m)

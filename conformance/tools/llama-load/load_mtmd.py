@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Loads a multimodal projector (mmproj) GGUF with libmtmd (llama.cpp) through ctypes.
 
-    python3 load_mtmd.py MMPROJ --text MODEL [--first-use] [--quiet]
+    python3 load_mtmd.py MMPROJ --text MODEL [--first-use] [--no-warmup] [--quiet]
 
 First loads the text model MODEL with libllama exactly as load.py does
 (llama_model_default_params(), n_gpu_layers 0, load_mode MMAP), then calls
@@ -28,6 +28,13 @@ printed before a crash names the step that crashed):
   eval      mtmd_helper_eval_chunks(ctx, lctx, chunks, 0, 0, 4096, true):
             the encoder on the media chunk, then the text model's decode of
             every chunk; the last logits must be finite
+
+With --no-warmup, mtmd_init_from_file runs without the warm-up pass
+(`warmup` false, flash attention enabled as the warm-up would have chosen
+on the CPU backend): for a projector whose warm-up image alone exceeds the
+memory at hand (the warm-up takes an image of image_max_pixels, up to
+46340 x 46340 px, 25 GB as float input), so that the file's own first
+image can still be tried.
 
 Exit status: 0 the projector loaded (mtmd_init_from_file returned a context),
 1 refused (it returned NULL; the informative error line, clip_init's
@@ -127,6 +134,8 @@ class MtmdInputText(ctypes.Structure):
 
 assert ctypes.sizeof(MtmdInputText) == 24, "mtmd_input_text layout differs from the pinned mtmd.h"
 
+LLAMA_FLASH_ATTN_TYPE_ENABLED = 1  # enum llama_flash_attn_type of the pinned include/llama.h
+
 # the context of the first use: a non-causal image chunk must fit one ubatch
 FIRST_USE_CTX = 4096
 
@@ -214,7 +223,7 @@ def main(argv: list[str]) -> int:
             continue
         (flags.add if rest[i].startswith("--") else args.append)(rest[i])
         i += 1
-    if len(args) != 1 or text is None or flags - {"--quiet", "--first-use"}:
+    if len(args) != 1 or text is None or flags - {"--quiet", "--first-use", "--no-warmup"}:
         print(__doc__, file=sys.stderr)
         return 2
     try:
@@ -236,6 +245,9 @@ def main(argv: list[str]) -> int:
     params = mtmd.mtmd_context_params_default()
     params.use_gpu = False
     params.n_threads = 2
+    if "--no-warmup" in flags:
+        params.warmup = False
+        params.flash_attn_type = LLAMA_FLASH_ATTN_TYPE_ENABLED
     if "--first-use" in flags:
         stage("init")
     ctx = mtmd.mtmd_init_from_file(args[0].encode(), model, params)
