@@ -17,12 +17,14 @@ With --first-use, the projector is then used once as llama.cpp's tools use
 it, each step announced on stdout as `stage: NAME` (flushed: the last one
 printed before a crash names the step that crashed):
 
-  media     one input: for a vision encoder a 64x64 RGB image (a gradient,
-            mtmd_bitmap_init), else one second of a 440 Hz tone at the
-            projector's sample rate (mtmd_bitmap_init_from_audio)
-  tokenize  mtmd_tokenize of "describe <marker>" (mtmd_default_marker) with
-            that bitmap: the image or audio preprocessing (resize, slices,
-            mel spectrogram)
+  media     the inputs: for a vision encoder two RGB images (gradients,
+            mtmd_bitmap_init), 64x64 and 1024x768 (large enough that the
+            tiling preprocessors slice it, so the tokens they wrap slices in
+            are used), else one second of a 440 Hz tone at the projector's
+            sample rate (mtmd_bitmap_init_from_audio)
+  tokenize  mtmd_tokenize of "describe <marker> and <marker>" (one
+            mtmd_default_marker per input) with those bitmaps: the image or
+            audio preprocessing (resize, slices, mel spectrogram)
   context   llama_init_from_model with n_ctx, n_batch and n_ubatch 4096 (a
             non-causal image chunk must fit one ubatch), 2 threads
   eval      mtmd_helper_eval_chunks(ctx, lctx, chunks, 0, 0, 4096, true):
@@ -140,16 +142,24 @@ LLAMA_FLASH_ATTN_TYPE_ENABLED = 1  # enum llama_flash_attn_type of the pinned in
 FIRST_USE_CTX = 4096
 
 
-def media(mtmd: ctypes.CDLL, ctx: int) -> int | None:
-    """One image (vision) or one second of audio: the bitmap, or None."""
+# the images of a vision projector: a small one, and one large enough that
+# the tiling preprocessors (idefics3, lfm2, minicpmv, llava-uhd, step3vl)
+# cut it into slices, so the tokens they wrap slices in are used too
+IMAGES = ((64, 64), (1024, 768))
+
+
+def media(mtmd: ctypes.CDLL, ctx: int) -> list[int]:
+    """The bitmaps: the images of IMAGES (vision), else one second of audio; a NULL one stays 0."""
     if mtmd.mtmd_support_vision(ctx):
-        side = 64
-        data = bytes((x * 4 + c * 80 + y * 2) % 256 for y in range(side) for x in range(side) for c in range(3))
-        return mtmd.mtmd_bitmap_init(side, side, data)
+        out = []
+        for w, h in IMAGES:
+            data = bytes((x * 4 + c * 80 + y * 2) % 256 for y in range(h) for x in range(w) for c in range(3))
+            out.append(mtmd.mtmd_bitmap_init(w, h, data) or 0)
+        return out
     rate = mtmd.mtmd_get_audio_sample_rate(ctx)
     n = rate if rate > 0 else 16000
     samples = (ctypes.c_float * n)(*(0.1 * math.sin(2 * math.pi * 440 * i / n) for i in range(n)))
-    return mtmd.mtmd_bitmap_init_from_audio(n, samples)
+    return [mtmd.mtmd_bitmap_init_from_audio(n, samples) or 0]
 
 
 def first_use(lib: ctypes.CDLL, mtmd: ctypes.CDLL, model: int, ctx: int, log: Log) -> str | None:
@@ -160,14 +170,14 @@ def first_use(lib: ctypes.CDLL, mtmd: ctypes.CDLL, model: int, ctx: int, log: Lo
     log.errors.clear()
     stage("media")
     bitmap = media(mtmd, ctx)
-    if not bitmap:
-        return f"media: the bitmap was not made ({last_error('NULL')})"
+    if not all(bitmap):
+        return f"media: a bitmap was not made ({last_error('NULL')})"
     stage("tokenize")
     chunks = mtmd.mtmd_input_chunks_init()
-    prompt = b"describe " + mtmd.mtmd_default_marker()
+    prompt = b"describe " + b" and ".join(mtmd.mtmd_default_marker() for _ in bitmap)
     text = MtmdInputText(prompt, len(prompt), True, True)
-    bitmaps = (ctypes.c_void_p * 1)(bitmap)
-    rc = mtmd.mtmd_tokenize(ctx, chunks, ctypes.byref(text), bitmaps, 1)
+    bitmaps = (ctypes.c_void_p * len(bitmap))(*bitmap)
+    rc = mtmd.mtmd_tokenize(ctx, chunks, ctypes.byref(text), bitmaps, len(bitmap))
     if rc != 0:
         return f"tokenize: mtmd_tokenize returned {rc} ({last_error('no log line')})"
     stage("context")
@@ -192,7 +202,8 @@ def first_use(lib: ctypes.CDLL, mtmd: ctypes.CDLL, model: int, ctx: int, log: Lo
     print(f"used: {mtmd.mtmd_input_chunks_size(chunks)} chunks, {n_past.value} positions, logits finite")
     lib.llama_free(lctx)
     mtmd.mtmd_input_chunks_free(chunks)
-    mtmd.mtmd_bitmap_free(bitmap)
+    for b in bitmap:
+        mtmd.mtmd_bitmap_free(b)
     return None
 
 

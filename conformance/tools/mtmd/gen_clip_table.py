@@ -1076,6 +1076,40 @@ def preprocessor_asserts(image_cpp: str):
     return out
 
 
+def c_string(lit: str) -> str:
+    """The value of a C string literal's body (the escapes mtmd.cpp uses)."""
+    return re.sub(r"\\(.)", lambda m: {"n": "\n", "t": "\t", "\\": "\\", '"': '"'}.get(m.group(1), m.group(1)), lit)
+
+
+def text_lookups(mtmd_cpp: str):
+    """(modality, enum) -> the token texts init_vision / init_audio looks up
+    in the text model's vocabulary (`lookup_token("...")`) in the type's
+    case, outside any `if`: the ids go into every tiled image's tokens
+    unchecked (LLAMA_TOKEN_NULL when the vocabulary lacks the text). A
+    lookup under an `if` (a version, or a lookup the code tests) is not
+    listed."""
+    out = {}
+    for modality, fn in (("Vision", "init_vision"), ("Audio", "init_audio")):
+        body = body_of(mtmd_cpp, r"void\s+" + fn + r"\s*\(\s*\)")
+        for stmt in parse_stmts(body):
+            if stmt[0] != "switch":
+                continue
+            for labels, stmts in stmt[2]:
+                found = []
+
+                def visit(ss):
+                    for st in ss:
+                        if st[0] == "block":
+                            visit(st[1])
+                        elif st[0] == "stmt":
+                            found.extend(c_string(x) for x in re.findall(r'\blookup_token\s*\(\s*"((?:[^"\\]|\\.)*)"\s*\)', st[1]))
+                visit(stmts)
+                for lab in labels:
+                    if lab.startswith("PROJECTOR_TYPE_"):
+                        out[(modality, lab)] = list(dict.fromkeys(found))
+    return out
+
+
 # Facts the source does not state as a comparison the generator can read.
 # Each: the types it applies to (enum names; "set_limit_image_tokens" = every
 # type whose load_hparams calls hparams.set_limit_image_tokens(N_MIN, N_MAX)
@@ -1210,6 +1244,7 @@ def analyse(root: pathlib.Path):
     preproc = preprocessors(mtmd_cpp)
     pre_asserts = preprocessor_asserts(image_cpp)
     hand = [(f, cited(root, f["cite"])) for f in HAND_BOUNDS]
+    lookups = text_lookups(mtmd_cpp)
     STRUCT_DEFAULTS.clear()
     STRUCT_DEFAULTS.update(struct_defaults(model_h))
     METHOD_ASSIGNS.clear()
@@ -1248,6 +1283,7 @@ def analyse(root: pathlib.Path):
                 eff = remap[enum][0 if modality == "Vision" else 1]
             r = analyse_one(macros, eff, modality, hp_body, t_body, widths, bmap, vit_builders, deepstack, vision_ok, audio_ok)
             r["bounds"] = bounds_of(r, eff, modality, preproc, pre_asserts, hand)
+            r["lookups"] = lookups.get((modality, eff), [])
             per_mod.append((modality, eff, r))
         types.append((name, enum, per_mod))
     # types reached only by a retype (mlp -> mlp_norm): their widths
@@ -1675,6 +1711,10 @@ pub(crate) struct Contract {
     /// Conditions on hyper-parameter values libmtmd asserts (the process
     /// aborts when one fails), at load or at the first image.
     pub(crate) bounds: Run<Bound>,
+    /// Token texts libmtmd looks up in the text model's vocabulary for this
+    /// type (mtmd.cpp init_vision / init_audio, `lookup_token`) and puts,
+    /// unchecked, around the slices and overview of a tiled image.
+    pub(crate) lookups: Run<Text>,
 }
 
 /// When a value bound bites.
@@ -1793,6 +1833,7 @@ def render(root: pathlib.Path) -> str:
             type_rows.append(f"            not_checked: {enc.texts_run(checks)},")
             bounds = [(enc.bound(b, r.get("defaults", {})), None) for b in r.get("bounds", [])]
             type_rows.append(f"            bounds: {enc.run('bound', bounds)},")
+            type_rows.append(f"            lookups: {enc.texts_run(r.get('lookups', []))},")
             type_rows.append("        },")
         type_rows.append("    },")
 

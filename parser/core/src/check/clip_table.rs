@@ -196,6 +196,10 @@ pub(crate) struct Contract {
     /// Conditions on hyper-parameter values libmtmd asserts (the process
     /// aborts when one fails), at load or at the first image.
     pub(crate) bounds: Run<Bound>,
+    /// Token texts libmtmd looks up in the text model's vocabulary for this
+    /// type (mtmd.cpp init_vision / init_audio, `lookup_token`) and puts,
+    /// unchecked, around the slices and overview of a tiled image.
+    pub(crate) lookups: Run<Text>,
 }
 
 /// When a value bound bites.
@@ -280,6 +284,7 @@ pub(crate) static PROJECTOR_TYPES: [ProjectorType; 63] = [
             vit: false,
             not_checked: r(0, 0),
             bounds: r(0, 0),
+            lookups: r(0, 0),
         },
         audio: Contract {
             enum_name: t(152, 170),
@@ -294,6 +299,7 @@ pub(crate) static PROJECTOR_TYPES: [ProjectorType; 63] = [
             vit: false,
             not_checked: r(0, 0),
             bounds: r(0, 0),
+            lookups: r(0, 0),
         },
     },
     // 1: ldp
@@ -312,6 +318,7 @@ pub(crate) static PROJECTOR_TYPES: [ProjectorType; 63] = [
             vit: false,
             not_checked: r(0, 0),
             bounds: r(0, 0),
+            lookups: r(0, 0),
         },
         audio: Contract {
             enum_name: t(3641, 3659),
@@ -326,6 +333,7 @@ pub(crate) static PROJECTOR_TYPES: [ProjectorType; 63] = [
             vit: false,
             not_checked: r(0, 0),
             bounds: r(0, 0),
+            lookups: r(0, 0),
         },
     },
     // 2: ldpv2
@@ -344,6 +352,7 @@ pub(crate) static PROJECTOR_TYPES: [ProjectorType; 63] = [
             vit: false,
             not_checked: r(0, 0),
             bounds: r(0, 0),
+            lookups: r(0, 0),
         },
         audio: Contract {
             enum_name: t(4554, 4574),
@@ -358,6 +367,7 @@ pub(crate) static PROJECTOR_TYPES: [ProjectorType; 63] = [
             vit: false,
             not_checked: r(0, 0),
             bounds: r(0, 0),
+            lookups: r(0, 0),
         },
     },
     // 3: resampler
@@ -376,6 +386,7 @@ pub(crate) static PROJECTOR_TYPES: [ProjectorType; 63] = [
             vit: true,
             not_checked: r(0, 0),
             bounds: r(0, 0),
+            lookups: r(0, 0),
         },
         audio: Contract {
             enum_name: t(4795, 4818),
@@ -390,6 +401,7 @@ pub(crate) static PROJECTOR_TYPES: [ProjectorType; 63] = [
             vit: true,
             not_checked: r(0, 0),
             bounds: r(0, 0),
+            lookups: r(0, 0),
         },
     },
     // 4: adapter
@@ -408,6 +420,7 @@ pub(crate) static PROJECTOR_TYPES: [ProjectorType; 63] = [
             vit: false,
             not_checked: r(0, 0),
             bounds: r(0, 0),
+            lookups: r(0, 0),
         },
         audio: Contract {
             enum_name: t(5320, 5343),
@@ -422,6 +435,7 @@ pub(crate) static PROJECTOR_TYPES: [ProjectorType; 63] = [
             vit: false,
             not_checked: r(0, 0),
             bounds: r(0, 0),
+            lookups: r(0, 0),
         },
     },
     // 5: qwen2vl_merger
@@ -440,6 +454,7 @@ pub(crate) static PROJECTOR_TYPES: [ProjectorType; 63] = [
             vit: false,
             not_checked: r(0, 0),
             bounds: r(0, 2),
+            lookups: r(0, 0),
         },
         audio: Contract {
             enum_name: t(5686, 5708),
@@ -454,6 +469,7 @@ pub(crate) static PROJECTOR_TYPES: [ProjectorType; 63] = [
             vit: false,
             not_checked: r(0, 0),
             bounds: r(0, 0),
+            lookups: r(0, 0),
         },
     },
     // 6: qwen3vl_merger
@@ -472,6 +488,7 @@ pub(crate) static PROJECTOR_TYPES: [ProjectorType; 63] = [
             vit: false,
             not_checked: r(0, 0),
             bounds: r(0, 2),
+            lookups: r(0, 0),
         },
         audio: Contract {
             enum_name: t(6560, 6582),
@@ -486,6 +503,7 @@ pub(crate) static PROJECTOR_TYPES: [ProjectorType; 63] = [
             vit: false,
             not_checked: r(0, 0),
             bounds: r(0, 0),
+            lookups: r(0, 0),
         },
     },
     // 7: ling3vl
@@ -504,6 +522,7 @@ pub(crate) static PROJECTOR_TYPES: [ProjectorType; 63] = [
             vit: true,
             not_checked: r(0, 0),
             bounds: r(0, 2),
+            lookups: r(0, 0),
         },
         audio: Contract {
             enum_name: t(6683, 6705),
@@ -518,6 +537,7 @@ pub(crate) static PROJECTOR_TYPES: [ProjectorType; 63] = [
             vit: true,
             not_checked: r(0, 0),
             bounds: r(0, 0),
+            lookups: r(0, 0),
         },
     },
     // 8: step3vl
@@ -536,283 +556,301 @@ pub(crate) static PROJECTOR_TYPES: [ProjectorType; 63] = [
             vit: true,
             not_checked: r(0, 0),
             bounds: r(0, 0),
+            lookups: r(71, 76),
         },
         audio: Contract {
             enum_name: t(6844, 6866),
-            refused: Some(t(7002, 7096)),
+            refused: Some(t(7059, 7153)),
             keys: r(101, 119),
             min_len: r(0, 0),
             even: r(0, 1),
-            overrides: r(71, 78),
+            overrides: r(76, 83),
             tensors: r(913, 968),
             width: Width::Tensor { name: t(6984, 7002), dim: 1, factor: Factor::One },
             retype: None,
             vit: true,
             not_checked: r(0, 0),
             bounds: r(0, 0),
+            lookups: r(0, 0),
         },
     },
     // 9: gemma3
     ProjectorType {
-        name: t(7096, 7102),
+        name: t(7153, 7159),
         vision: Contract {
-            enum_name: t(7102, 7123),
+            enum_name: t(7159, 7180),
             refused: None,
             keys: r(78, 100),
             min_len: r(0, 2),
             even: r(0, 1),
             overrides: r(48, 53),
             tensors: r(968, 1020),
-            width: Width::Tensor { name: t(7123, 7149), dim: 0, factor: Factor::One },
+            width: Width::Tensor { name: t(7180, 7206), dim: 0, factor: Factor::One },
             retype: None,
             vit: true,
             not_checked: r(0, 0),
             bounds: r(0, 0),
+            lookups: r(0, 0),
         },
         audio: Contract {
-            enum_name: t(7102, 7123),
-            refused: Some(t(7172, 7265)),
+            enum_name: t(7159, 7180),
+            refused: Some(t(7229, 7322)),
             keys: r(101, 118),
             min_len: r(0, 0),
             even: r(0, 1),
             overrides: r(59, 65),
             tensors: r(1020, 1072),
-            width: Width::Tensor { name: t(7123, 7149), dim: 0, factor: Factor::One },
+            width: Width::Tensor { name: t(7180, 7206), dim: 0, factor: Factor::One },
             retype: None,
             vit: true,
             not_checked: r(0, 0),
             bounds: r(0, 0),
+            lookups: r(0, 0),
         },
     },
     // 10: gemma3nv
     ProjectorType {
-        name: t(7265, 7273),
+        name: t(7322, 7330),
         vision: Contract {
-            enum_name: t(7273, 7296),
+            enum_name: t(7330, 7353),
             refused: None,
             keys: r(78, 100),
             min_len: r(0, 2),
             even: r(0, 1),
             overrides: r(48, 53),
             tensors: r(1072, 1115),
-            width: Width::Tensor { name: t(7123, 7149), dim: 0, factor: Factor::One },
+            width: Width::Tensor { name: t(7180, 7206), dim: 0, factor: Factor::One },
             retype: None,
             vit: false,
             not_checked: r(0, 0),
             bounds: r(0, 0),
+            lookups: r(0, 0),
         },
         audio: Contract {
-            enum_name: t(7273, 7296),
-            refused: Some(t(8158, 8253)),
+            enum_name: t(7330, 7353),
+            refused: Some(t(8215, 8310)),
             keys: r(101, 118),
             min_len: r(0, 0),
             even: r(0, 1),
             overrides: r(59, 65),
             tensors: r(1115, 1158),
-            width: Width::Tensor { name: t(7123, 7149), dim: 0, factor: Factor::One },
+            width: Width::Tensor { name: t(7180, 7206), dim: 0, factor: Factor::One },
             retype: None,
             vit: false,
             not_checked: r(0, 0),
             bounds: r(0, 0),
+            lookups: r(0, 0),
         },
     },
     // 11: gemma3na
     ProjectorType {
-        name: t(8253, 8261),
+        name: t(8310, 8318),
         vision: Contract {
-            enum_name: t(8261, 8284),
-            refused: Some(t(8284, 8408)),
+            enum_name: t(8318, 8341),
+            refused: Some(t(8341, 8465)),
             keys: r(0, 21),
             min_len: r(0, 2),
             even: r(0, 1),
-            overrides: r(78, 82),
+            overrides: r(83, 87),
             tensors: r(0, 0),
-            width: Width::NotChecked(t(8408, 8428)),
+            width: Width::NotChecked(t(8465, 8485)),
             retype: None,
             vit: false,
             not_checked: r(0, 0),
             bounds: r(0, 0),
+            lookups: r(0, 0),
         },
         audio: Contract {
-            enum_name: t(8261, 8284),
-            refused: Some(t(8284, 8408)),
+            enum_name: t(8318, 8341),
+            refused: Some(t(8341, 8465)),
             keys: r(21, 37),
             min_len: r(0, 0),
             even: r(0, 1),
-            overrides: r(82, 87),
+            overrides: r(87, 92),
             tensors: r(0, 0),
-            width: Width::NotChecked(t(8408, 8428)),
+            width: Width::NotChecked(t(8465, 8485)),
             retype: None,
             vit: false,
             not_checked: r(0, 0),
             bounds: r(0, 0),
+            lookups: r(0, 0),
         },
     },
     // 12: gemma4v
     ProjectorType {
-        name: t(8428, 8435),
+        name: t(8485, 8492),
         vision: Contract {
-            enum_name: t(8435, 8457),
+            enum_name: t(8492, 8514),
             refused: None,
             keys: r(78, 100),
             min_len: r(0, 2),
             even: r(0, 1),
-            overrides: r(87, 93),
+            overrides: r(92, 98),
             tensors: r(1158, 1211),
-            width: Width::Tensor { name: t(7123, 7149), dim: 1, factor: Factor::One },
+            width: Width::Tensor { name: t(7180, 7206), dim: 1, factor: Factor::One },
             retype: None,
             vit: true,
-            not_checked: r(93, 94),
+            not_checked: r(98, 99),
             bounds: r(2, 4),
+            lookups: r(0, 0),
         },
         audio: Contract {
-            enum_name: t(8435, 8457),
-            refused: Some(t(8891, 8985)),
+            enum_name: t(8492, 8514),
+            refused: Some(t(8948, 9042)),
             keys: r(101, 118),
             min_len: r(0, 0),
             even: r(0, 1),
-            overrides: r(94, 101),
+            overrides: r(99, 106),
             tensors: r(1211, 1264),
-            width: Width::Tensor { name: t(7123, 7149), dim: 1, factor: Factor::One },
+            width: Width::Tensor { name: t(7180, 7206), dim: 1, factor: Factor::One },
             retype: None,
             vit: true,
-            not_checked: r(93, 94),
+            not_checked: r(98, 99),
             bounds: r(0, 0),
+            lookups: r(0, 0),
         },
     },
     // 13: gemma4a
     ProjectorType {
-        name: t(8985, 8992),
+        name: t(9042, 9049),
         vision: Contract {
-            enum_name: t(8992, 9014),
-            refused: Some(t(9014, 9110)),
+            enum_name: t(9049, 9071),
+            refused: Some(t(9071, 9167)),
             keys: r(0, 21),
             min_len: r(0, 2),
             even: r(0, 1),
-            overrides: r(101, 111),
+            overrides: r(106, 116),
             tensors: r(1264, 1344),
-            width: Width::Tensor { name: t(9359, 9387), dim: 1, factor: Factor::One },
+            width: Width::Tensor { name: t(9416, 9444), dim: 1, factor: Factor::One },
             retype: None,
             vit: false,
-            not_checked: r(93, 94),
+            not_checked: r(98, 99),
             bounds: r(0, 0),
+            lookups: r(0, 0),
         },
         audio: Contract {
-            enum_name: t(8992, 9014),
+            enum_name: t(9049, 9071),
             refused: None,
             keys: r(21, 37),
             min_len: r(0, 0),
             even: r(0, 1),
-            overrides: r(111, 122),
+            overrides: r(116, 127),
             tensors: r(1344, 1424),
-            width: Width::Tensor { name: t(9359, 9387), dim: 1, factor: Factor::One },
+            width: Width::Tensor { name: t(9416, 9444), dim: 1, factor: Factor::One },
             retype: None,
             vit: false,
-            not_checked: r(93, 94),
+            not_checked: r(98, 99),
             bounds: r(0, 0),
+            lookups: r(0, 0),
         },
     },
     // 14: gemma4uv
     ProjectorType {
-        name: t(10435, 10443),
+        name: t(10492, 10500),
         vision: Contract {
-            enum_name: t(10443, 10466),
+            enum_name: t(10500, 10523),
             refused: None,
             keys: r(78, 100),
             min_len: r(0, 2),
             even: r(0, 1),
-            overrides: r(122, 130),
+            overrides: r(127, 135),
             tensors: r(1424, 1481),
-            width: Width::Tensor { name: t(7123, 7149), dim: 1, factor: Factor::One },
+            width: Width::Tensor { name: t(7180, 7206), dim: 1, factor: Factor::One },
             retype: None,
             vit: false,
             not_checked: r(0, 0),
             bounds: r(2, 4),
+            lookups: r(0, 0),
         },
         audio: Contract {
-            enum_name: t(10443, 10466),
-            refused: Some(t(10593, 10688)),
+            enum_name: t(10500, 10523),
+            refused: Some(t(10650, 10745)),
             keys: r(101, 118),
             min_len: r(0, 0),
             even: r(0, 1),
-            overrides: r(130, 138),
+            overrides: r(135, 143),
             tensors: r(1481, 1538),
-            width: Width::Tensor { name: t(7123, 7149), dim: 1, factor: Factor::One },
+            width: Width::Tensor { name: t(7180, 7206), dim: 1, factor: Factor::One },
             retype: None,
             vit: false,
             not_checked: r(0, 0),
             bounds: r(0, 0),
+            lookups: r(0, 0),
         },
     },
     // 15: gemma4ua
     ProjectorType {
-        name: t(10688, 10696),
+        name: t(10745, 10753),
         vision: Contract {
-            enum_name: t(10696, 10719),
-            refused: Some(t(10719, 10816)),
+            enum_name: t(10753, 10776),
+            refused: Some(t(10776, 10873)),
             keys: r(0, 21),
             min_len: r(0, 2),
             even: r(0, 1),
-            overrides: r(138, 146),
+            overrides: r(143, 151),
             tensors: r(1538, 1589),
-            width: Width::Tensor { name: t(9359, 9387), dim: 1, factor: Factor::One },
+            width: Width::Tensor { name: t(9416, 9444), dim: 1, factor: Factor::One },
             retype: None,
             vit: false,
             not_checked: r(0, 0),
             bounds: r(0, 0),
+            lookups: r(0, 0),
         },
         audio: Contract {
-            enum_name: t(10696, 10719),
+            enum_name: t(10753, 10776),
             refused: None,
             keys: r(21, 37),
             min_len: r(0, 0),
             even: r(0, 1),
-            overrides: r(146, 155),
+            overrides: r(151, 160),
             tensors: r(1589, 1640),
-            width: Width::Tensor { name: t(9359, 9387), dim: 1, factor: Factor::One },
+            width: Width::Tensor { name: t(9416, 9444), dim: 1, factor: Factor::One },
             retype: None,
             vit: false,
             not_checked: r(0, 0),
             bounds: r(0, 0),
+            lookups: r(0, 0),
         },
     },
     // 16: phi4
     ProjectorType {
-        name: t(10826, 10830),
+        name: t(10883, 10887),
         vision: Contract {
-            enum_name: t(10830, 10849),
+            enum_name: t(10887, 10906),
             refused: None,
             keys: r(119, 142),
             min_len: r(0, 2),
             even: r(0, 1),
-            overrides: r(155, 161),
+            overrides: r(160, 166),
             tensors: r(1640, 1694),
             width: Width::Tensor { name: t(2287, 2298), dim: 1, factor: Factor::One },
             retype: None,
             vit: true,
             not_checked: r(0, 0),
             bounds: r(0, 1),
+            lookups: r(0, 0),
         },
         audio: Contract {
-            enum_name: t(10830, 10849),
-            refused: Some(t(10905, 10996)),
+            enum_name: t(10887, 10906),
+            refused: Some(t(10962, 11053)),
             keys: r(142, 160),
             min_len: r(0, 0),
             even: r(0, 1),
-            overrides: r(161, 168),
+            overrides: r(166, 173),
             tensors: r(1694, 1748),
             width: Width::Tensor { name: t(2287, 2298), dim: 1, factor: Factor::One },
             retype: None,
             vit: true,
             not_checked: r(0, 0),
             bounds: r(0, 0),
+            lookups: r(0, 0),
         },
     },
     // 17: idefics3
     ProjectorType {
-        name: t(10996, 11004),
+        name: t(11053, 11061),
         vision: Contract {
-            enum_name: t(11004, 11027),
+            enum_name: t(11061, 11084),
             refused: None,
             keys: r(78, 101),
             min_len: r(0, 2),
@@ -824,10 +862,11 @@ pub(crate) static PROJECTOR_TYPES: [ProjectorType; 63] = [
             vit: true,
             not_checked: r(0, 0),
             bounds: r(0, 0),
+            lookups: r(173, 177),
         },
         audio: Contract {
-            enum_name: t(11004, 11027),
-            refused: Some(t(11027, 11122)),
+            enum_name: t(11061, 11084),
+            refused: Some(t(11124, 11219)),
             keys: r(101, 119),
             min_len: r(0, 0),
             even: r(0, 1),
@@ -838,45 +877,48 @@ pub(crate) static PROJECTOR_TYPES: [ProjectorType; 63] = [
             vit: true,
             not_checked: r(0, 0),
             bounds: r(0, 0),
+            lookups: r(0, 0),
         },
     },
     // 18: pixtral
     ProjectorType {
-        name: t(11122, 11129),
+        name: t(11219, 11226),
         vision: Contract {
-            enum_name: t(11129, 11151),
+            enum_name: t(11226, 11248),
             refused: None,
             keys: r(37, 59),
             min_len: r(0, 2),
             even: r(0, 1),
-            overrides: r(87, 93),
+            overrides: r(92, 98),
             tensors: r(1850, 1907),
             width: Width::Tensor { name: t(2287, 2298), dim: 1, factor: Factor::One },
             retype: None,
             vit: true,
             not_checked: r(0, 0),
             bounds: r(4, 6),
+            lookups: r(0, 0),
         },
         audio: Contract {
-            enum_name: t(11129, 11151),
-            refused: Some(t(11551, 11645)),
+            enum_name: t(11226, 11248),
+            refused: Some(t(11648, 11742)),
             keys: r(60, 77),
             min_len: r(0, 0),
             even: r(0, 1),
-            overrides: r(94, 101),
+            overrides: r(99, 106),
             tensors: r(1907, 1964),
             width: Width::Tensor { name: t(2287, 2298), dim: 1, factor: Factor::One },
             retype: None,
             vit: true,
             not_checked: r(0, 0),
             bounds: r(0, 0),
+            lookups: r(0, 0),
         },
     },
     // 19: qwen2.5vl_merger
     ProjectorType {
-        name: t(11645, 11661),
+        name: t(11742, 11758),
         vision: Contract {
-            enum_name: t(11661, 11684),
+            enum_name: t(11758, 11781),
             refused: None,
             keys: r(160, 183),
             min_len: r(0, 2),
@@ -888,10 +930,11 @@ pub(crate) static PROJECTOR_TYPES: [ProjectorType; 63] = [
             vit: false,
             not_checked: r(0, 0),
             bounds: r(0, 2),
+            lookups: r(0, 0),
         },
         audio: Contract {
-            enum_name: t(11661, 11684),
-            refused: Some(t(11684, 11779)),
+            enum_name: t(11758, 11781),
+            refused: Some(t(11781, 11876)),
             keys: r(183, 201),
             min_len: r(0, 0),
             even: r(0, 1),
@@ -902,205 +945,218 @@ pub(crate) static PROJECTOR_TYPES: [ProjectorType; 63] = [
             vit: false,
             not_checked: r(0, 0),
             bounds: r(0, 0),
+            lookups: r(0, 0),
         },
     },
     // 20: ultravox
     ProjectorType {
-        name: t(11779, 11787),
+        name: t(11876, 11884),
         vision: Contract {
-            enum_name: t(11787, 11810),
-            refused: Some(t(11810, 11907)),
+            enum_name: t(11884, 11907),
+            refused: Some(t(11907, 12004)),
             keys: r(201, 223),
             min_len: r(0, 2),
             even: r(0, 1),
-            overrides: r(168, 177),
+            overrides: r(177, 186),
             tensors: r(1964, 2022),
-            width: Width::Tensor { name: t(12046, 12063), dim: 1, factor: Factor::One },
+            width: Width::Tensor { name: t(12143, 12160), dim: 1, factor: Factor::One },
             retype: None,
             vit: true,
             not_checked: r(0, 0),
             bounds: r(0, 0),
+            lookups: r(0, 0),
         },
         audio: Contract {
-            enum_name: t(11787, 11810),
+            enum_name: t(11884, 11907),
             refused: None,
             keys: r(223, 240),
             min_len: r(0, 0),
             even: r(0, 1),
-            overrides: r(177, 187),
+            overrides: r(186, 196),
             tensors: r(2022, 2080),
-            width: Width::Tensor { name: t(12046, 12063), dim: 1, factor: Factor::One },
+            width: Width::Tensor { name: t(12143, 12160), dim: 1, factor: Factor::One },
             retype: None,
             vit: true,
             not_checked: r(0, 0),
             bounds: r(0, 0),
+            lookups: r(0, 0),
         },
     },
     // 21: internvl
     ProjectorType {
-        name: t(12103, 12111),
+        name: t(12200, 12208),
         vision: Contract {
-            enum_name: t(12111, 12134),
+            enum_name: t(12208, 12231),
             refused: None,
             keys: r(240, 264),
             min_len: r(0, 2),
             even: r(0, 1),
-            overrides: r(78, 82),
+            overrides: r(83, 87),
             tensors: r(2080, 2136),
             width: Width::Tensor { name: t(3699, 3720), dim: 1, factor: Factor::One },
             retype: None,
             vit: true,
             not_checked: r(0, 0),
             bounds: r(6, 7),
+            lookups: r(0, 0),
         },
         audio: Contract {
-            enum_name: t(12111, 12134),
-            refused: Some(t(12454, 12549)),
+            enum_name: t(12208, 12231),
+            refused: Some(t(12551, 12646)),
             keys: r(264, 283),
             min_len: r(0, 0),
             even: r(0, 1),
-            overrides: r(82, 87),
+            overrides: r(87, 92),
             tensors: r(2136, 2192),
             width: Width::Tensor { name: t(3699, 3720), dim: 1, factor: Factor::One },
             retype: None,
             vit: true,
             not_checked: r(0, 0),
             bounds: r(6, 7),
+            lookups: r(0, 0),
         },
     },
     // 22: llama4
     ProjectorType {
-        name: t(12549, 12555),
+        name: t(12646, 12652),
         vision: Contract {
-            enum_name: t(12555, 12576),
+            enum_name: t(12652, 12673),
             refused: None,
             keys: r(78, 100),
             min_len: r(0, 2),
             even: r(0, 1),
-            overrides: r(87, 93),
+            overrides: r(92, 98),
             tensors: r(2192, 2245),
             width: Width::Tensor { name: t(6984, 7002), dim: 1, factor: Factor::One },
             retype: None,
             vit: true,
             not_checked: r(0, 0),
             bounds: r(0, 0),
+            lookups: r(0, 0),
         },
         audio: Contract {
-            enum_name: t(12555, 12576),
-            refused: Some(t(12576, 12669)),
+            enum_name: t(12652, 12673),
+            refused: Some(t(12673, 12766)),
             keys: r(101, 118),
             min_len: r(0, 0),
             even: r(0, 1),
-            overrides: r(94, 101),
+            overrides: r(99, 106),
             tensors: r(2245, 2298),
             width: Width::Tensor { name: t(6984, 7002), dim: 1, factor: Factor::One },
             retype: None,
             vit: true,
             not_checked: r(0, 0),
             bounds: r(0, 0),
+            lookups: r(0, 0),
         },
     },
     // 23: qwen2a
     ProjectorType {
-        name: t(12669, 12675),
+        name: t(12766, 12772),
         vision: Contract {
-            enum_name: t(12675, 12696),
-            refused: Some(t(12696, 12791)),
+            enum_name: t(12772, 12793),
+            refused: Some(t(12793, 12888)),
             keys: r(283, 305),
             min_len: r(0, 2),
             even: r(0, 1),
-            overrides: r(168, 177),
+            overrides: r(177, 186),
             tensors: r(2298, 2354),
-            width: Width::Tensor { name: t(12791, 12805), dim: 1, factor: Factor::One },
+            width: Width::Tensor { name: t(12888, 12902), dim: 1, factor: Factor::One },
             retype: None,
             vit: true,
             not_checked: r(0, 0),
             bounds: r(0, 0),
+            lookups: r(0, 0),
         },
         audio: Contract {
-            enum_name: t(12675, 12696),
+            enum_name: t(12772, 12793),
             refused: None,
             keys: r(305, 322),
             min_len: r(0, 0),
             even: r(0, 1),
-            overrides: r(177, 187),
+            overrides: r(186, 196),
             tensors: r(2354, 2410),
-            width: Width::Tensor { name: t(12791, 12805), dim: 1, factor: Factor::One },
+            width: Width::Tensor { name: t(12888, 12902), dim: 1, factor: Factor::One },
             retype: None,
             vit: true,
             not_checked: r(0, 0),
             bounds: r(0, 0),
+            lookups: r(0, 0),
         },
     },
     // 24: qwen3a
     ProjectorType {
-        name: t(12817, 12823),
+        name: t(12914, 12920),
         vision: Contract {
-            enum_name: t(12823, 12844),
-            refused: Some(t(12844, 12939)),
+            enum_name: t(12920, 12941),
+            refused: Some(t(12941, 13036)),
             keys: r(283, 305),
             min_len: r(0, 2),
             even: r(0, 1),
-            overrides: r(168, 177),
+            overrides: r(177, 186),
             tensors: r(2410, 2471),
-            width: Width::Tensor { name: t(12046, 12063), dim: 1, factor: Factor::One },
+            width: Width::Tensor { name: t(12143, 12160), dim: 1, factor: Factor::One },
             retype: None,
             vit: true,
             not_checked: r(0, 0),
             bounds: r(0, 0),
+            lookups: r(0, 0),
         },
         audio: Contract {
-            enum_name: t(12823, 12844),
+            enum_name: t(12920, 12941),
             refused: None,
             keys: r(305, 322),
             min_len: r(0, 0),
             even: r(0, 1),
-            overrides: r(177, 187),
+            overrides: r(186, 196),
             tensors: r(2471, 2532),
-            width: Width::Tensor { name: t(12046, 12063), dim: 1, factor: Factor::One },
+            width: Width::Tensor { name: t(12143, 12160), dim: 1, factor: Factor::One },
             retype: None,
             vit: true,
             not_checked: r(0, 0),
             bounds: r(0, 0),
+            lookups: r(0, 0),
         },
     },
     // 25: glma
     ProjectorType {
-        name: t(13082, 13086),
+        name: t(13179, 13183),
         vision: Contract {
-            enum_name: t(13086, 13105),
-            refused: Some(t(13105, 13198)),
+            enum_name: t(13183, 13202),
+            refused: Some(t(13202, 13295)),
             keys: r(201, 223),
             min_len: r(0, 2),
             even: r(0, 1),
-            overrides: r(168, 177),
+            overrides: r(177, 186),
             tensors: r(2532, 2594),
-            width: Width::Tensor { name: t(12046, 12063), dim: 1, factor: Factor::One },
+            width: Width::Tensor { name: t(12143, 12160), dim: 1, factor: Factor::One },
             retype: None,
             vit: true,
             not_checked: r(0, 0),
             bounds: r(0, 0),
+            lookups: r(0, 0),
         },
         audio: Contract {
-            enum_name: t(13086, 13105),
+            enum_name: t(13183, 13202),
             refused: None,
             keys: r(223, 240),
             min_len: r(0, 0),
             even: r(0, 1),
-            overrides: r(177, 187),
+            overrides: r(186, 196),
             tensors: r(2594, 2656),
-            width: Width::Tensor { name: t(12046, 12063), dim: 1, factor: Factor::One },
+            width: Width::Tensor { name: t(12143, 12160), dim: 1, factor: Factor::One },
             retype: None,
             vit: true,
             not_checked: r(0, 0),
             bounds: r(0, 0),
+            lookups: r(0, 0),
         },
     },
     // 26: qwen2.5o
     ProjectorType {
-        name: t(13226, 13234),
+        name: t(13323, 13331),
         vision: Contract {
-            enum_name: t(11661, 11684),
+            enum_name: t(11758, 11781),
             refused: None,
             keys: r(160, 183),
             min_len: r(0, 2),
@@ -1112,603 +1168,641 @@ pub(crate) static PROJECTOR_TYPES: [ProjectorType; 63] = [
             vit: false,
             not_checked: r(0, 0),
             bounds: r(0, 2),
+            lookups: r(0, 0),
         },
         audio: Contract {
-            enum_name: t(12675, 12696),
+            enum_name: t(12772, 12793),
             refused: None,
             keys: r(305, 322),
             min_len: r(0, 0),
             even: r(0, 1),
-            overrides: r(177, 187),
+            overrides: r(186, 196),
             tensors: r(2354, 2410),
-            width: Width::Tensor { name: t(12791, 12805), dim: 1, factor: Factor::One },
+            width: Width::Tensor { name: t(12888, 12902), dim: 1, factor: Factor::One },
             retype: None,
             vit: true,
             not_checked: r(0, 0),
             bounds: r(0, 0),
+            lookups: r(0, 0),
         },
     },
     // 27: voxtral
     ProjectorType {
-        name: t(13234, 13241),
+        name: t(13331, 13338),
         vision: Contract {
-            enum_name: t(13241, 13263),
-            refused: Some(t(13263, 13359)),
+            enum_name: t(13338, 13360),
+            refused: Some(t(13360, 13456)),
             keys: r(201, 223),
             min_len: r(0, 2),
             even: r(0, 1),
-            overrides: r(168, 177),
+            overrides: r(177, 186),
             tensors: r(1964, 2020),
-            width: Width::Tensor { name: t(12046, 12063), dim: 1, factor: Factor::One },
+            width: Width::Tensor { name: t(12143, 12160), dim: 1, factor: Factor::One },
             retype: None,
             vit: true,
             not_checked: r(0, 0),
             bounds: r(0, 0),
+            lookups: r(0, 0),
         },
         audio: Contract {
-            enum_name: t(13241, 13263),
+            enum_name: t(13338, 13360),
             refused: None,
             keys: r(223, 240),
             min_len: r(0, 0),
             even: r(0, 1),
-            overrides: r(177, 187),
+            overrides: r(186, 196),
             tensors: r(2022, 2078),
-            width: Width::Tensor { name: t(12046, 12063), dim: 1, factor: Factor::One },
+            width: Width::Tensor { name: t(12143, 12160), dim: 1, factor: Factor::One },
             retype: None,
             vit: true,
             not_checked: r(0, 0),
             bounds: r(0, 0),
+            lookups: r(0, 0),
         },
     },
     // 28: meralion
     ProjectorType {
-        name: t(13359, 13367),
+        name: t(13456, 13464),
         vision: Contract {
-            enum_name: t(13367, 13390),
-            refused: Some(t(13390, 13487)),
+            enum_name: t(13464, 13487),
+            refused: Some(t(13487, 13584)),
             keys: r(201, 223),
             min_len: r(0, 2),
             even: r(0, 1),
-            overrides: r(168, 177),
+            overrides: r(177, 186),
             tensors: r(2656, 2720),
-            width: Width::Tensor { name: t(13519, 13536), dim: 1, factor: Factor::One },
+            width: Width::Tensor { name: t(13616, 13633), dim: 1, factor: Factor::One },
             retype: None,
             vit: true,
             not_checked: r(0, 0),
             bounds: r(0, 0),
+            lookups: r(0, 0),
         },
         audio: Contract {
-            enum_name: t(13367, 13390),
+            enum_name: t(13464, 13487),
             refused: None,
             keys: r(223, 240),
             min_len: r(0, 0),
             even: r(0, 1),
-            overrides: r(177, 187),
+            overrides: r(186, 196),
             tensors: r(2720, 2784),
-            width: Width::Tensor { name: t(13519, 13536), dim: 1, factor: Factor::One },
+            width: Width::Tensor { name: t(13616, 13633), dim: 1, factor: Factor::One },
             retype: None,
             vit: true,
             not_checked: r(0, 0),
             bounds: r(0, 0),
+            lookups: r(0, 0),
         },
     },
     // 29: musicflamingo
     ProjectorType {
-        name: t(13551, 13564),
+        name: t(13648, 13661),
         vision: Contract {
-            enum_name: t(13564, 13593),
-            refused: Some(t(13593, 13696)),
+            enum_name: t(13661, 13690),
+            refused: Some(t(13690, 13793)),
             keys: r(283, 305),
             min_len: r(0, 2),
             even: r(0, 1),
-            overrides: r(168, 177),
+            overrides: r(177, 186),
             tensors: r(2532, 2590),
-            width: Width::Tensor { name: t(12046, 12063), dim: 1, factor: Factor::One },
+            width: Width::Tensor { name: t(12143, 12160), dim: 1, factor: Factor::One },
             retype: None,
             vit: true,
             not_checked: r(0, 0),
             bounds: r(0, 0),
+            lookups: r(0, 0),
         },
         audio: Contract {
-            enum_name: t(13564, 13593),
+            enum_name: t(13661, 13690),
             refused: None,
             keys: r(305, 322),
             min_len: r(0, 0),
             even: r(0, 1),
-            overrides: r(177, 187),
+            overrides: r(186, 196),
             tensors: r(2594, 2652),
-            width: Width::Tensor { name: t(12046, 12063), dim: 1, factor: Factor::One },
+            width: Width::Tensor { name: t(12143, 12160), dim: 1, factor: Factor::One },
             retype: None,
             vit: true,
             not_checked: r(0, 0),
             bounds: r(0, 0),
+            lookups: r(0, 0),
         },
     },
     // 30: lfm2
     ProjectorType {
-        name: t(13696, 13700),
+        name: t(13793, 13797),
         vision: Contract {
-            enum_name: t(13700, 13719),
+            enum_name: t(13797, 13816),
             refused: None,
             keys: r(78, 100),
             min_len: r(0, 2),
             even: r(0, 1),
-            overrides: r(189, 196),
+            overrides: r(198, 205),
             tensors: r(2784, 2840),
             width: Width::Tensor { name: t(2287, 2298), dim: 1, factor: Factor::One },
             retype: None,
             vit: true,
             not_checked: r(0, 0),
             bounds: r(7, 8),
+            lookups: r(205, 206),
         },
         audio: Contract {
-            enum_name: t(13700, 13719),
-            refused: Some(t(14113, 14204)),
+            enum_name: t(13797, 13816),
+            refused: Some(t(14227, 14318)),
             keys: r(101, 118),
             min_len: r(0, 0),
             even: r(0, 1),
-            overrides: r(196, 204),
+            overrides: r(206, 214),
             tensors: r(2840, 2896),
             width: Width::Tensor { name: t(2287, 2298), dim: 1, factor: Factor::One },
             retype: None,
             vit: true,
             not_checked: r(0, 0),
             bounds: r(0, 0),
+            lookups: r(0, 0),
         },
     },
     // 31: kimivl
     ProjectorType {
-        name: t(14204, 14210),
+        name: t(14318, 14324),
         vision: Contract {
-            enum_name: t(14210, 14231),
+            enum_name: t(14324, 14345),
             refused: None,
             keys: r(78, 100),
             min_len: r(0, 2),
             even: r(0, 1),
-            overrides: r(87, 93),
+            overrides: r(92, 98),
             tensors: r(2896, 2952),
             width: Width::Tensor { name: t(2287, 2298), dim: 1, factor: Factor::One },
             retype: None,
             vit: true,
             not_checked: r(0, 0),
             bounds: r(4, 6),
+            lookups: r(0, 0),
         },
         audio: Contract {
-            enum_name: t(14210, 14231),
-            refused: Some(t(14231, 14324)),
+            enum_name: t(14324, 14345),
+            refused: Some(t(14345, 14438)),
             keys: r(101, 118),
             min_len: r(0, 0),
             even: r(0, 1),
-            overrides: r(94, 101),
+            overrides: r(99, 106),
             tensors: r(2952, 3008),
             width: Width::Tensor { name: t(2287, 2298), dim: 1, factor: Factor::One },
             retype: None,
             vit: true,
             not_checked: r(0, 0),
             bounds: r(0, 0),
+            lookups: r(0, 0),
         },
     },
     // 32: paddleocr
     ProjectorType {
-        name: t(14324, 14333),
+        name: t(14438, 14447),
         vision: Contract {
-            enum_name: t(14333, 14357),
+            enum_name: t(14447, 14471),
             refused: None,
             keys: r(119, 142),
             min_len: r(0, 2),
             even: r(0, 1),
-            overrides: r(155, 161),
+            overrides: r(160, 166),
             tensors: r(2896, 2952),
             width: Width::Tensor { name: t(2287, 2298), dim: 1, factor: Factor::One },
             retype: None,
             vit: true,
             not_checked: r(0, 0),
             bounds: r(0, 1),
+            lookups: r(0, 0),
         },
         audio: Contract {
-            enum_name: t(14333, 14357),
-            refused: Some(t(14357, 14453)),
+            enum_name: t(14447, 14471),
+            refused: Some(t(14471, 14567)),
             keys: r(142, 160),
             min_len: r(0, 0),
             even: r(0, 1),
-            overrides: r(161, 168),
+            overrides: r(166, 173),
             tensors: r(2952, 3008),
             width: Width::Tensor { name: t(2287, 2298), dim: 1, factor: Factor::One },
             retype: None,
             vit: true,
             not_checked: r(0, 0),
             bounds: r(0, 0),
+            lookups: r(0, 0),
         },
     },
     // 33: lightonocr
     ProjectorType {
-        name: t(14453, 14463),
+        name: t(14567, 14577),
         vision: Contract {
-            enum_name: t(14463, 14488),
+            enum_name: t(14577, 14602),
             refused: None,
             keys: r(322, 345),
             min_len: r(0, 2),
             even: r(0, 1),
-            overrides: r(87, 93),
+            overrides: r(92, 98),
             tensors: r(3008, 3064),
             width: Width::Tensor { name: t(2287, 2298), dim: 1, factor: Factor::One },
             retype: None,
             vit: true,
             not_checked: r(0, 0),
             bounds: r(8, 9),
+            lookups: r(0, 0),
         },
         audio: Contract {
-            enum_name: t(14463, 14488),
-            refused: Some(t(14717, 14814)),
+            enum_name: t(14577, 14602),
+            refused: Some(t(14831, 14928)),
             keys: r(345, 363),
             min_len: r(0, 0),
             even: r(0, 1),
-            overrides: r(94, 101),
+            overrides: r(99, 106),
             tensors: r(3064, 3120),
             width: Width::Tensor { name: t(2287, 2298), dim: 1, factor: Factor::One },
             retype: None,
             vit: true,
             not_checked: r(0, 0),
             bounds: r(0, 0),
+            lookups: r(0, 0),
         },
     },
     // 34: cogvlm
     ProjectorType {
-        name: t(14814, 14820),
+        name: t(14928, 14934),
         vision: Contract {
-            enum_name: t(14820, 14841),
+            enum_name: t(14934, 14955),
             refused: None,
             keys: r(0, 21),
             min_len: r(0, 2),
             even: r(0, 1),
             overrides: r(1, 12),
             tensors: r(3120, 3178),
-            width: Width::Tensor { name: t(14909, 14923), dim: 1, factor: Factor::One },
+            width: Width::Tensor { name: t(15023, 15037), dim: 1, factor: Factor::One },
             retype: None,
             vit: false,
             not_checked: r(0, 0),
             bounds: r(0, 0),
+            lookups: r(0, 0),
         },
         audio: Contract {
-            enum_name: t(14820, 14841),
-            refused: Some(t(14923, 15016)),
+            enum_name: t(14934, 14955),
+            refused: Some(t(15037, 15130)),
             keys: r(21, 37),
             min_len: r(0, 0),
             even: r(0, 1),
             overrides: r(12, 24),
             tensors: r(3178, 3236),
-            width: Width::Tensor { name: t(14909, 14923), dim: 1, factor: Factor::One },
+            width: Width::Tensor { name: t(15023, 15037), dim: 1, factor: Factor::One },
             retype: None,
             vit: false,
             not_checked: r(0, 0),
             bounds: r(0, 0),
+            lookups: r(0, 0),
         },
     },
     // 35: janus_pro
     ProjectorType {
-        name: t(15016, 15025),
+        name: t(15130, 15139),
         vision: Contract {
-            enum_name: t(15025, 15049),
+            enum_name: t(15139, 15163),
             refused: None,
             keys: r(0, 21),
             min_len: r(0, 2),
             even: r(0, 1),
-            overrides: r(205, 211),
+            overrides: r(215, 221),
             tensors: r(3236, 3290),
             width: Width::Tensor { name: t(2278, 2287), dim: 0, factor: Factor::One },
             retype: None,
             vit: true,
             not_checked: r(0, 0),
             bounds: r(0, 0),
+            lookups: r(0, 0),
         },
         audio: Contract {
-            enum_name: t(15025, 15049),
-            refused: Some(t(15049, 15145)),
+            enum_name: t(15139, 15163),
+            refused: Some(t(15163, 15259)),
             keys: r(21, 37),
             min_len: r(0, 0),
             even: r(0, 1),
-            overrides: r(211, 218),
+            overrides: r(221, 228),
             tensors: r(3290, 3344),
             width: Width::Tensor { name: t(2278, 2287), dim: 0, factor: Factor::One },
             retype: None,
             vit: true,
             not_checked: r(0, 0),
             bounds: r(0, 0),
+            lookups: r(0, 0),
         },
     },
     // 36: dots_ocr
     ProjectorType {
-        name: t(15145, 15153),
+        name: t(15259, 15267),
         vision: Contract {
-            enum_name: t(15153, 15176),
+            enum_name: t(15267, 15290),
             refused: None,
             keys: r(363, 387),
             min_len: r(0, 2),
             even: r(0, 1),
-            overrides: r(218, 223),
+            overrides: r(228, 233),
             tensors: r(3344, 3401),
             width: Width::Tensor { name: t(2287, 2298), dim: 1, factor: Factor::One },
             retype: None,
             vit: true,
             not_checked: r(0, 0),
             bounds: r(0, 1),
+            lookups: r(0, 0),
         },
         audio: Contract {
-            enum_name: t(15153, 15176),
-            refused: Some(t(15195, 15290)),
+            enum_name: t(15267, 15290),
+            refused: Some(t(15309, 15404)),
             keys: r(387, 406),
             min_len: r(0, 0),
             even: r(0, 1),
-            overrides: r(223, 229),
+            overrides: r(233, 239),
             tensors: r(3401, 3458),
             width: Width::Tensor { name: t(2287, 2298), dim: 1, factor: Factor::One },
             retype: None,
             vit: true,
             not_checked: r(0, 0),
             bounds: r(0, 0),
+            lookups: r(0, 0),
         },
     },
     // 37: dots3note_v
     ProjectorType {
-        name: t(15290, 15301),
+        name: t(15404, 15415),
         vision: Contract {
-            enum_name: t(15301, 15327),
+            enum_name: t(15415, 15441),
             refused: None,
             keys: r(406, 431),
             min_len: r(0, 2),
             even: r(0, 1),
-            overrides: r(87, 93),
+            overrides: r(92, 98),
             tensors: r(3344, 3401),
             width: Width::Tensor { name: t(2287, 2298), dim: 1, factor: Factor::One },
             retype: None,
             vit: true,
             not_checked: r(0, 0),
             bounds: r(0, 1),
+            lookups: r(0, 0),
         },
         audio: Contract {
-            enum_name: t(15301, 15327),
-            refused: Some(t(15377, 15475)),
+            enum_name: t(15415, 15441),
+            refused: Some(t(15491, 15589)),
             keys: r(431, 451),
             min_len: r(0, 0),
             even: r(0, 1),
-            overrides: r(94, 101),
+            overrides: r(99, 106),
             tensors: r(3401, 3458),
             width: Width::Tensor { name: t(2287, 2298), dim: 1, factor: Factor::One },
             retype: None,
             vit: true,
             not_checked: r(0, 0),
             bounds: r(0, 0),
+            lookups: r(0, 0),
         },
     },
     // 38: dots3note_a
     ProjectorType {
-        name: t(15475, 15486),
+        name: t(15589, 15600),
         vision: Contract {
-            enum_name: t(15486, 15512),
-            refused: Some(t(15512, 15612)),
+            enum_name: t(15600, 15626),
+            refused: Some(t(15626, 15726)),
             keys: r(0, 21),
             min_len: r(0, 2),
             even: r(0, 1),
-            overrides: r(229, 239),
+            overrides: r(239, 249),
             tensors: r(3458, 3521),
-            width: Width::Tensor { name: t(13519, 13536), dim: 1, factor: Factor::One },
+            width: Width::Tensor { name: t(13616, 13633), dim: 1, factor: Factor::One },
             retype: None,
             vit: true,
             not_checked: r(0, 0),
             bounds: r(0, 0),
+            lookups: r(0, 0),
         },
         audio: Contract {
-            enum_name: t(15486, 15512),
+            enum_name: t(15600, 15626),
             refused: None,
             keys: r(21, 37),
             min_len: r(0, 0),
             even: r(0, 1),
-            overrides: r(239, 250),
+            overrides: r(249, 260),
             tensors: r(3521, 3584),
-            width: Width::Tensor { name: t(13519, 13536), dim: 1, factor: Factor::One },
+            width: Width::Tensor { name: t(13616, 13633), dim: 1, factor: Factor::One },
             retype: None,
             vit: true,
             not_checked: r(0, 0),
             bounds: r(0, 0),
+            lookups: r(0, 0),
         },
     },
     // 39: deepseekocr
     ProjectorType {
-        name: t(15612, 15623),
+        name: t(15726, 15737),
         vision: Contract {
-            enum_name: t(15623, 15649),
+            enum_name: t(15737, 15763),
             refused: None,
             keys: r(451, 478),
             min_len: r(0, 2),
             even: r(0, 1),
-            overrides: r(250, 260),
+            overrides: r(260, 270),
             tensors: r(3584, 3665),
             width: Width::Tensor { name: t(6984, 7002), dim: 1, factor: Factor::One },
             retype: None,
             vit: false,
             not_checked: r(0, 0),
             bounds: r(9, 10),
+            lookups: r(0, 0),
         },
         audio: Contract {
-            enum_name: t(15623, 15649),
-            refused: Some(t(16689, 16787)),
+            enum_name: t(15737, 15763),
+            refused: Some(t(16803, 16901)),
             keys: r(478, 500),
             min_len: r(0, 0),
             even: r(0, 1),
-            overrides: r(260, 269),
+            overrides: r(270, 279),
             tensors: r(3665, 3746),
             width: Width::Tensor { name: t(6984, 7002), dim: 1, factor: Factor::One },
             retype: None,
             vit: false,
             not_checked: r(0, 0),
             bounds: r(9, 10),
+            lookups: r(0, 0),
         },
     },
     // 40: deepseekocr2
     ProjectorType {
-        name: t(16787, 16799),
+        name: t(16901, 16913),
         vision: Contract {
-            enum_name: t(16799, 16826),
+            enum_name: t(16913, 16940),
             refused: None,
             keys: r(500, 528),
             min_len: r(0, 2),
             even: r(0, 1),
-            overrides: r(251, 260),
+            overrides: r(261, 270),
             tensors: r(3584, 3665),
             width: Width::Tensor { name: t(6984, 7002), dim: 1, factor: Factor::One },
             retype: None,
             vit: false,
             not_checked: r(0, 0),
             bounds: r(10, 11),
+            lookups: r(0, 0),
         },
         audio: Contract {
-            enum_name: t(16799, 16826),
-            refused: Some(t(16826, 16925)),
+            enum_name: t(16913, 16940),
+            refused: Some(t(16940, 17039)),
             keys: r(528, 551),
             min_len: r(0, 0),
             even: r(0, 1),
-            overrides: r(261, 269),
+            overrides: r(271, 279),
             tensors: r(3665, 3746),
             width: Width::Tensor { name: t(6984, 7002), dim: 1, factor: Factor::One },
             retype: None,
             vit: false,
             not_checked: r(0, 0),
             bounds: r(10, 11),
+            lookups: r(0, 0),
         },
     },
     // 41: deepseek4v
     ProjectorType {
-        name: t(16925, 16935),
+        name: t(17039, 17049),
         vision: Contract {
-            enum_name: t(16935, 16960),
+            enum_name: t(17049, 17074),
             refused: None,
             keys: r(363, 386),
             min_len: r(0, 2),
             even: r(0, 1),
-            overrides: r(269, 280),
+            overrides: r(279, 290),
             tensors: r(3746, 3804),
             width: Width::Tensor { name: t(2287, 2298), dim: 1, factor: Factor::One },
             retype: None,
             vit: true,
             not_checked: r(0, 0),
             bounds: r(0, 0),
+            lookups: r(0, 0),
         },
         audio: Contract {
-            enum_name: t(16935, 16960),
-            refused: Some(t(17087, 17184)),
+            enum_name: t(17049, 17074),
+            refused: Some(t(17201, 17298)),
             keys: r(387, 405),
             min_len: r(0, 0),
             even: r(0, 1),
-            overrides: r(280, 292),
+            overrides: r(290, 302),
             tensors: r(3804, 3862),
             width: Width::Tensor { name: t(2287, 2298), dim: 1, factor: Factor::One },
             retype: None,
             vit: true,
             not_checked: r(0, 0),
             bounds: r(0, 0),
+            lookups: r(0, 0),
         },
     },
     // 42: lfm2a
     ProjectorType {
-        name: t(17184, 17189),
+        name: t(17298, 17303),
         vision: Contract {
-            enum_name: t(17189, 17209),
-            refused: Some(t(17209, 17303)),
+            enum_name: t(17303, 17323),
+            refused: Some(t(17323, 17417)),
             keys: r(0, 21),
             min_len: r(0, 2),
             even: r(0, 1),
-            overrides: r(168, 177),
+            overrides: r(177, 186),
             tensors: r(3862, 3943),
             width: Width::Tensor { name: t(1320, 1342), dim: 0, factor: Factor::One },
             retype: None,
             vit: false,
             not_checked: r(0, 0),
             bounds: r(0, 0),
+            lookups: r(0, 0),
         },
         audio: Contract {
-            enum_name: t(17189, 17209),
+            enum_name: t(17303, 17323),
             refused: None,
             keys: r(21, 37),
             min_len: r(0, 0),
             even: r(0, 1),
-            overrides: r(177, 187),
+            overrides: r(186, 196),
             tensors: r(3943, 4024),
             width: Width::Tensor { name: t(2857, 2879), dim: 0, factor: Factor::One },
             retype: None,
             vit: false,
             not_checked: r(0, 0),
             bounds: r(0, 0),
+            lookups: r(0, 0),
         },
     },
     // 43: glm4v
     ProjectorType {
-        name: t(17523, 17528),
+        name: t(17637, 17642),
         vision: Contract {
-            enum_name: t(17528, 17548),
+            enum_name: t(17642, 17662),
             refused: None,
             keys: r(37, 59),
             min_len: r(0, 2),
             even: r(0, 1),
-            overrides: r(87, 93),
+            overrides: r(92, 98),
             tensors: r(4024, 4085),
-            width: Width::Tensor { name: t(14909, 14923), dim: 1, factor: Factor::One },
+            width: Width::Tensor { name: t(15023, 15037), dim: 1, factor: Factor::One },
             retype: None,
             vit: true,
             not_checked: r(0, 0),
             bounds: r(0, 2),
+            lookups: r(0, 0),
         },
         audio: Contract {
-            enum_name: t(17528, 17548),
-            refused: Some(t(17619, 17711)),
+            enum_name: t(17642, 17662),
+            refused: Some(t(17733, 17825)),
             keys: r(60, 77),
             min_len: r(0, 0),
             even: r(0, 1),
-            overrides: r(94, 101),
+            overrides: r(99, 106),
             tensors: r(4085, 4146),
-            width: Width::Tensor { name: t(14909, 14923), dim: 1, factor: Factor::One },
+            width: Width::Tensor { name: t(15023, 15037), dim: 1, factor: Factor::One },
             retype: None,
             vit: true,
             not_checked: r(0, 0),
             bounds: r(0, 0),
+            lookups: r(0, 0),
         },
     },
     // 44: glm5v
     ProjectorType {
-        name: t(17711, 17716),
+        name: t(17825, 17830),
         vision: Contract {
-            enum_name: t(17716, 17736),
+            enum_name: t(17830, 17850),
             refused: None,
             keys: r(551, 576),
             min_len: r(0, 2),
             even: r(0, 1),
-            overrides: r(87, 93),
+            overrides: r(92, 98),
             tensors: r(4024, 4085),
-            width: Width::Tensor { name: t(14909, 14923), dim: 1, factor: Factor::One },
+            width: Width::Tensor { name: t(15023, 15037), dim: 1, factor: Factor::One },
             retype: None,
             vit: true,
             not_checked: r(0, 0),
             bounds: r(11, 12),
+            lookups: r(0, 0),
         },
         audio: Contract {
-            enum_name: t(17716, 17736),
-            refused: Some(t(18025, 18117)),
+            enum_name: t(17830, 17850),
+            refused: Some(t(18139, 18231)),
             keys: r(576, 596),
             min_len: r(0, 0),
             even: r(0, 1),
-            overrides: r(94, 101),
+            overrides: r(99, 106),
             tensors: r(4085, 4146),
-            width: Width::Tensor { name: t(14909, 14923), dim: 1, factor: Factor::One },
+            width: Width::Tensor { name: t(15023, 15037), dim: 1, factor: Factor::One },
             retype: None,
             vit: true,
             not_checked: r(0, 0),
             bounds: r(0, 0),
+            lookups: r(0, 0),
         },
     },
     // 45: youtuvl
     ProjectorType {
-        name: t(18117, 18124),
+        name: t(18231, 18238),
         vision: Contract {
-            enum_name: t(18124, 18146),
+            enum_name: t(18238, 18260),
             refused: None,
             keys: r(596, 620),
             min_len: r(0, 2),
@@ -1718,12 +1812,13 @@ pub(crate) static PROJECTOR_TYPES: [ProjectorType; 63] = [
             width: Width::Tensor { name: t(2298, 2307), dim: 0, factor: Factor::One },
             retype: None,
             vit: false,
-            not_checked: r(292, 293),
+            not_checked: r(302, 303),
             bounds: r(12, 13),
+            lookups: r(0, 0),
         },
         audio: Contract {
-            enum_name: t(18124, 18146),
-            refused: Some(t(18613, 18707)),
+            enum_name: t(18238, 18260),
+            refused: Some(t(18727, 18821)),
             keys: r(620, 639),
             min_len: r(0, 0),
             even: r(0, 1),
@@ -1732,15 +1827,16 @@ pub(crate) static PROJECTOR_TYPES: [ProjectorType; 63] = [
             width: Width::Tensor { name: t(2298, 2307), dim: 0, factor: Factor::One },
             retype: None,
             vit: false,
-            not_checked: r(292, 293),
+            not_checked: r(302, 303),
             bounds: r(0, 0),
+            lookups: r(0, 0),
         },
     },
     // 46: yasa2
     ProjectorType {
-        name: t(18707, 18712),
+        name: t(18821, 18826),
         vision: Contract {
-            enum_name: t(18712, 18732),
+            enum_name: t(18826, 18846),
             refused: None,
             keys: r(0, 21),
             min_len: r(0, 2),
@@ -1752,10 +1848,11 @@ pub(crate) static PROJECTOR_TYPES: [ProjectorType; 63] = [
             vit: false,
             not_checked: r(0, 0),
             bounds: r(0, 0),
+            lookups: r(0, 0),
         },
         audio: Contract {
-            enum_name: t(18712, 18732),
-            refused: Some(t(19186, 19278)),
+            enum_name: t(18826, 18846),
+            refused: Some(t(19300, 19392)),
             keys: r(21, 37),
             min_len: r(0, 0),
             even: r(0, 1),
@@ -1766,77 +1863,82 @@ pub(crate) static PROJECTOR_TYPES: [ProjectorType; 63] = [
             vit: false,
             not_checked: r(0, 0),
             bounds: r(0, 0),
+            lookups: r(0, 0),
         },
     },
     // 47: kimik25
     ProjectorType {
-        name: t(19278, 19285),
+        name: t(19392, 19399),
         vision: Contract {
-            enum_name: t(19285, 19307),
+            enum_name: t(19399, 19421),
             refused: None,
             keys: r(639, 663),
             min_len: r(0, 2),
             even: r(0, 1),
-            overrides: r(293, 301),
+            overrides: r(303, 311),
             tensors: r(2896, 2952),
             width: Width::Tensor { name: t(2287, 2298), dim: 1, factor: Factor::One },
             retype: None,
             vit: true,
             not_checked: r(0, 0),
             bounds: r(0, 1),
+            lookups: r(0, 0),
         },
         audio: Contract {
-            enum_name: t(19285, 19307),
-            refused: Some(t(19327, 19421)),
+            enum_name: t(19399, 19421),
+            refused: Some(t(19441, 19535)),
             keys: r(663, 682),
             min_len: r(0, 0),
             even: r(0, 1),
-            overrides: r(301, 310),
+            overrides: r(311, 320),
             tensors: r(2952, 3008),
             width: Width::Tensor { name: t(2287, 2298), dim: 1, factor: Factor::One },
             retype: None,
             vit: true,
             not_checked: r(0, 0),
             bounds: r(0, 0),
+            lookups: r(0, 0),
         },
     },
     // 48: nemotron_v2_vl
     ProjectorType {
-        name: t(19421, 19435),
+        name: t(19535, 19549),
         vision: Contract {
-            enum_name: t(19435, 19464),
+            enum_name: t(19549, 19578),
             refused: None,
             keys: r(78, 100),
             min_len: r(0, 2),
             even: r(0, 1),
-            overrides: r(78, 82),
+            overrides: r(83, 87),
             tensors: r(4404, 4457),
             width: Width::Tensor { name: t(3699, 3720), dim: 1, factor: Factor::One },
             retype: None,
             vit: true,
             not_checked: r(0, 0),
             bounds: r(0, 0),
+            lookups: r(0, 0),
         },
         audio: Contract {
-            enum_name: t(19435, 19464),
-            refused: Some(t(19464, 19565)),
+            enum_name: t(19549, 19578),
+            refused: Some(t(19578, 19679)),
             keys: r(101, 118),
             min_len: r(0, 0),
             even: r(0, 1),
-            overrides: r(82, 87),
+            overrides: r(87, 92),
             tensors: r(4457, 4510),
             width: Width::Tensor { name: t(3699, 3720), dim: 1, factor: Factor::One },
             retype: None,
             vit: true,
             not_checked: r(0, 0),
             bounds: r(0, 0),
+            lookups: r(0, 0),
         },
     },
     // 49: hunyuanvl
     ProjectorType {
-        name: t(19565, 19574),
+        name: t(19679, 19688),
         vision: Contract {
-            enum_name: t(19574, 19598),
+            enum_name: t(19688, 19712),
             refused: None,
             keys: r(682, 706),
             min_len: r(0, 2),
@@ -1848,10 +1950,11 @@ pub(crate) static PROJECTOR_TYPES: [ProjectorType; 63] = [
             vit: true,
             not_checked: r(0, 0),
             bounds: r(13, 15),
+            lookups: r(0, 0),
         },
         audio: Contract {
-            enum_name: t(19574, 19598),
-            refused: Some(t(20000, 20096)),
+            enum_name: t(19688, 19712),
+            refused: Some(t(20114, 20210)),
             keys: r(706, 725),
             min_len: r(0, 0),
             even: r(0, 1),
@@ -1862,141 +1965,150 @@ pub(crate) static PROJECTOR_TYPES: [ProjectorType; 63] = [
             vit: true,
             not_checked: r(0, 0),
             bounds: r(0, 0),
+            lookups: r(0, 0),
         },
     },
     // 50: parakeet
     ProjectorType {
-        name: t(20096, 20104),
+        name: t(20210, 20218),
         vision: Contract {
-            enum_name: t(20104, 20127),
-            refused: Some(t(20127, 20224)),
+            enum_name: t(20218, 20241),
+            refused: Some(t(20241, 20338)),
             keys: r(725, 748),
             min_len: r(0, 2),
             even: r(0, 1),
-            overrides: r(168, 177),
+            overrides: r(177, 186),
             tensors: r(4634, 4717),
-            width: Width::Tensor { name: t(12046, 12063), dim: 1, factor: Factor::One },
+            width: Width::Tensor { name: t(12143, 12160), dim: 1, factor: Factor::One },
             retype: None,
             vit: false,
-            not_checked: r(310, 313),
+            not_checked: r(320, 323),
             bounds: r(15, 17),
+            lookups: r(0, 0),
         },
         audio: Contract {
-            enum_name: t(20104, 20127),
+            enum_name: t(20218, 20241),
             refused: None,
             keys: r(748, 766),
             min_len: r(0, 0),
             even: r(0, 1),
-            overrides: r(177, 187),
+            overrides: r(186, 196),
             tensors: r(4717, 4800),
-            width: Width::Tensor { name: t(12046, 12063), dim: 1, factor: Factor::One },
+            width: Width::Tensor { name: t(12143, 12160), dim: 1, factor: Factor::One },
             retype: None,
             vit: false,
-            not_checked: r(310, 313),
+            not_checked: r(320, 323),
             bounds: r(15, 17),
+            lookups: r(0, 0),
         },
     },
     // 51: exaone4_5
     ProjectorType {
-        name: t(21084, 21093),
+        name: t(21198, 21207),
         vision: Contract {
-            enum_name: t(21093, 21117),
+            enum_name: t(21207, 21231),
             refused: None,
             keys: r(766, 792),
             min_len: r(0, 2),
             even: r(0, 1),
-            overrides: r(218, 223),
+            overrides: r(228, 233),
             tensors: r(638, 692),
             width: Width::Tensor { name: t(2298, 2307), dim: 0, factor: Factor::One },
             retype: None,
             vit: false,
             not_checked: r(0, 0),
             bounds: r(0, 1),
+            lookups: r(0, 0),
         },
         audio: Contract {
-            enum_name: t(21093, 21117),
-            refused: Some(t(21117, 21213)),
+            enum_name: t(21207, 21231),
+            refused: Some(t(21231, 21327)),
             keys: r(792, 813),
             min_len: r(0, 0),
             even: r(0, 1),
-            overrides: r(223, 229),
+            overrides: r(233, 239),
             tensors: r(692, 746),
             width: Width::Tensor { name: t(2298, 2307), dim: 0, factor: Factor::One },
             retype: None,
             vit: false,
             not_checked: r(0, 0),
             bounds: r(0, 0),
+            lookups: r(0, 0),
         },
     },
     // 52: minicpmv4_6
     ProjectorType {
-        name: t(21213, 21224),
+        name: t(21327, 21338),
         vision: Contract {
-            enum_name: t(21224, 21250),
+            enum_name: t(21338, 21364),
             refused: None,
             keys: r(813, 836),
             min_len: r(0, 2),
             even: r(0, 1),
-            overrides: r(315, 320),
+            overrides: r(325, 330),
             tensors: r(4800, 4872),
-            width: Width::Tensor { name: t(14909, 14923), dim: 1, factor: Factor::One },
+            width: Width::Tensor { name: t(15023, 15037), dim: 1, factor: Factor::One },
             retype: None,
             vit: false,
-            not_checked: r(320, 321),
+            not_checked: r(330, 331),
             bounds: r(17, 18),
+            lookups: r(331, 336),
         },
         audio: Contract {
-            enum_name: t(21224, 21250),
-            refused: Some(t(21935, 22033)),
+            enum_name: t(21338, 21364),
+            refused: Some(t(22079, 22177)),
             keys: r(836, 854),
             min_len: r(0, 0),
             even: r(0, 1),
-            overrides: r(321, 327),
+            overrides: r(336, 342),
             tensors: r(4872, 4944),
-            width: Width::Tensor { name: t(14909, 14923), dim: 1, factor: Factor::One },
+            width: Width::Tensor { name: t(15023, 15037), dim: 1, factor: Factor::One },
             retype: None,
             vit: false,
-            not_checked: r(320, 321),
+            not_checked: r(330, 331),
             bounds: r(17, 18),
+            lookups: r(0, 0),
         },
     },
     // 53: granite_speech
     ProjectorType {
-        name: t(22033, 22047),
+        name: t(22177, 22191),
         vision: Contract {
-            enum_name: t(22047, 22076),
-            refused: Some(t(22076, 22179)),
+            enum_name: t(22191, 22220),
+            refused: Some(t(22220, 22323)),
             keys: r(854, 881),
             min_len: r(0, 2),
             even: r(0, 1),
-            overrides: r(168, 177),
+            overrides: r(177, 186),
             tensors: r(4944, 5049),
-            width: Width::Tensor { name: t(22618, 22638), dim: 1, factor: Factor::One },
+            width: Width::Tensor { name: t(22762, 22782), dim: 1, factor: Factor::One },
             retype: None,
             vit: false,
             not_checked: r(0, 0),
             bounds: r(18, 19),
+            lookups: r(0, 0),
         },
         audio: Contract {
-            enum_name: t(22047, 22076),
+            enum_name: t(22191, 22220),
             refused: None,
             keys: r(881, 903),
             min_len: r(0, 0),
             even: r(0, 1),
-            overrides: r(177, 187),
+            overrides: r(186, 196),
             tensors: r(5049, 5154),
-            width: Width::Tensor { name: t(23641, 23661), dim: 1, factor: Factor::One },
+            width: Width::Tensor { name: t(23785, 23805), dim: 1, factor: Factor::One },
             retype: None,
             vit: false,
             not_checked: r(0, 0),
             bounds: r(18, 19),
+            lookups: r(0, 0),
         },
     },
     // 54: mimovl
     ProjectorType {
-        name: t(24493, 24499),
+        name: t(24637, 24643),
         vision: Contract {
-            enum_name: t(24499, 24520),
+            enum_name: t(24643, 24664),
             refused: None,
             keys: r(903, 930),
             min_len: r(0, 2),
@@ -2006,12 +2118,13 @@ pub(crate) static PROJECTOR_TYPES: [ProjectorType; 63] = [
             width: Width::Tensor { name: t(2287, 2298), dim: 1, factor: Factor::One },
             retype: None,
             vit: false,
-            not_checked: r(328, 329),
+            not_checked: r(343, 344),
             bounds: r(0, 1),
+            lookups: r(0, 0),
         },
         audio: Contract {
-            enum_name: t(24499, 24520),
-            refused: Some(t(24652, 24745)),
+            enum_name: t(24643, 24664),
+            refused: Some(t(24796, 24889)),
             keys: r(930, 952),
             min_len: r(0, 0),
             even: r(0, 1),
@@ -2020,47 +2133,50 @@ pub(crate) static PROJECTOR_TYPES: [ProjectorType; 63] = [
             width: Width::Tensor { name: t(2287, 2298), dim: 1, factor: Factor::One },
             retype: None,
             vit: false,
-            not_checked: r(328, 329),
+            not_checked: r(343, 344),
             bounds: r(0, 0),
+            lookups: r(0, 0),
         },
     },
     // 55: minimax_m3
     ProjectorType {
-        name: t(24745, 24755),
+        name: t(24889, 24899),
         vision: Contract {
-            enum_name: t(24755, 24780),
+            enum_name: t(24899, 24924),
             refused: None,
             keys: r(37, 59),
             min_len: r(0, 2),
             even: r(0, 1),
-            overrides: r(329, 336),
+            overrides: r(344, 351),
             tensors: r(5262, 5320),
-            width: Width::Tensor { name: t(24838, 24856), dim: 0, factor: Factor::One },
+            width: Width::Tensor { name: t(24982, 25000), dim: 0, factor: Factor::One },
             retype: None,
             vit: true,
             not_checked: r(0, 0),
             bounds: r(19, 22),
+            lookups: r(0, 0),
         },
         audio: Contract {
-            enum_name: t(24755, 24780),
-            refused: Some(t(25265, 25362)),
+            enum_name: t(24899, 24924),
+            refused: Some(t(25409, 25506)),
             keys: r(60, 77),
             min_len: r(0, 0),
             even: r(0, 1),
-            overrides: r(336, 344),
+            overrides: r(351, 359),
             tensors: r(5320, 5378),
-            width: Width::Tensor { name: t(24838, 24856), dim: 0, factor: Factor::One },
+            width: Width::Tensor { name: t(24982, 25000), dim: 0, factor: Factor::One },
             retype: None,
             vit: true,
             not_checked: r(0, 0),
             bounds: r(19, 20),
+            lookups: r(0, 0),
         },
     },
     // 56: granite4_vision
     ProjectorType {
-        name: t(25362, 25377),
+        name: t(25506, 25521),
         vision: Contract {
-            enum_name: t(25377, 25407),
+            enum_name: t(25521, 25551),
             refused: None,
             keys: r(952, 976),
             min_len: r(0, 2),
@@ -2070,12 +2186,13 @@ pub(crate) static PROJECTOR_TYPES: [ProjectorType; 63] = [
             width: Width::ArrayLenTimesKey { array: t(962, 987), key: t(442, 468) },
             retype: None,
             vit: false,
-            not_checked: r(344, 345),
+            not_checked: r(359, 360),
             bounds: r(0, 0),
+            lookups: r(0, 0),
         },
         audio: Contract {
-            enum_name: t(25377, 25407),
-            refused: Some(t(25967, 26069)),
+            enum_name: t(25521, 25551),
+            refused: Some(t(26111, 26213)),
             keys: r(976, 995),
             min_len: r(0, 0),
             even: r(0, 1),
@@ -2084,200 +2201,213 @@ pub(crate) static PROJECTOR_TYPES: [ProjectorType; 63] = [
             width: Width::ArrayLenTimesKey { array: t(2755, 2779), key: t(2616, 2641) },
             retype: None,
             vit: false,
-            not_checked: r(344, 345),
+            not_checked: r(359, 360),
             bounds: r(0, 0),
+            lookups: r(0, 0),
         },
     },
     // 57: mimo_audio
     ProjectorType {
-        name: t(26246, 26256),
+        name: t(26390, 26400),
         vision: Contract {
-            enum_name: t(26256, 26281),
-            refused: Some(t(26281, 26380)),
+            enum_name: t(26400, 26425),
+            refused: Some(t(26425, 26524)),
             keys: r(995, 1022),
             min_len: r(0, 2),
             even: r(0, 1),
-            overrides: r(230, 239),
+            overrides: r(240, 249),
             tensors: r(5548, 5624),
-            width: Width::Tensor { name: t(12046, 12063), dim: 1, factor: Factor::One },
+            width: Width::Tensor { name: t(12143, 12160), dim: 1, factor: Factor::One },
             retype: None,
             vit: true,
-            not_checked: r(345, 350),
+            not_checked: r(360, 365),
             bounds: r(0, 0),
+            lookups: r(0, 0),
         },
         audio: Contract {
-            enum_name: t(26256, 26281),
+            enum_name: t(26400, 26425),
             refused: None,
             keys: r(1022, 1044),
             min_len: r(0, 0),
             even: r(0, 1),
-            overrides: r(240, 250),
+            overrides: r(250, 260),
             tensors: r(5624, 5700),
-            width: Width::Tensor { name: t(12046, 12063), dim: 1, factor: Factor::One },
+            width: Width::Tensor { name: t(12143, 12160), dim: 1, factor: Factor::One },
             retype: None,
             vit: true,
-            not_checked: r(345, 350),
+            not_checked: r(360, 365),
             bounds: r(0, 0),
+            lookups: r(0, 0),
         },
     },
     // 58: qwen3tts_spkenc
     ProjectorType {
-        name: t(27830, 27845),
+        name: t(27974, 27989),
         vision: Contract {
-            enum_name: t(27845, 27875),
-            refused: Some(t(27875, 27979)),
+            enum_name: t(27989, 28019),
+            refused: Some(t(28019, 28123)),
             keys: r(0, 21),
             min_len: r(0, 2),
             even: r(0, 1),
-            overrides: r(169, 177),
+            overrides: r(178, 186),
             tensors: r(5700, 5731),
-            width: Width::Tensor { name: t(12791, 12805), dim: 2, factor: Factor::One },
+            width: Width::Tensor { name: t(12888, 12902), dim: 2, factor: Factor::One },
             retype: None,
             vit: false,
             not_checked: r(0, 0),
             bounds: r(0, 0),
+            lookups: r(0, 0),
         },
         audio: Contract {
-            enum_name: t(27845, 27875),
+            enum_name: t(27989, 28019),
             refused: None,
             keys: r(21, 37),
             min_len: r(0, 0),
             even: r(0, 1),
-            overrides: r(178, 187),
+            overrides: r(187, 196),
             tensors: r(5731, 5762),
-            width: Width::Tensor { name: t(12791, 12805), dim: 2, factor: Factor::One },
+            width: Width::Tensor { name: t(12888, 12902), dim: 2, factor: Factor::One },
             retype: None,
             vit: false,
             not_checked: r(0, 0),
             bounds: r(0, 0),
+            lookups: r(0, 0),
         },
     },
     // 59: qwen3tts_gen
     ProjectorType {
-        name: t(28226, 28238),
+        name: t(28370, 28382),
         vision: Contract {
-            enum_name: t(28238, 28265),
-            refused: Some(t(28265, 28366)),
+            enum_name: t(28382, 28409),
+            refused: Some(t(28409, 28510)),
             keys: r(0, 21),
             min_len: r(0, 2),
             even: r(0, 1),
-            overrides: r(350, 366),
+            overrides: r(365, 381),
             tensors: r(5762, 5871),
-            width: Width::Tensor { name: t(28618, 28644), dim: 0, factor: Factor::One },
+            width: Width::Tensor { name: t(28762, 28788), dim: 0, factor: Factor::One },
             retype: None,
             vit: false,
             not_checked: r(0, 0),
             bounds: r(0, 0),
+            lookups: r(0, 0),
         },
         audio: Contract {
-            enum_name: t(28238, 28265),
-            refused: Some(t(30371, 30470)),
+            enum_name: t(28382, 28409),
+            refused: Some(t(30515, 30614)),
             keys: r(21, 37),
             min_len: r(0, 0),
             even: r(0, 1),
-            overrides: r(366, 383),
+            overrides: r(381, 398),
             tensors: r(5871, 5980),
-            width: Width::Tensor { name: t(28618, 28644), dim: 0, factor: Factor::One },
+            width: Width::Tensor { name: t(28762, 28788), dim: 0, factor: Factor::One },
             retype: None,
             vit: false,
             not_checked: r(0, 0),
             bounds: r(0, 0),
+            lookups: r(0, 0),
         },
     },
     // 60: pockettts_spkenc
     ProjectorType {
-        name: t(30470, 30486),
+        name: t(30614, 30630),
         vision: Contract {
-            enum_name: t(30486, 30517),
-            refused: Some(t(30517, 30622)),
+            enum_name: t(30630, 30661),
+            refused: Some(t(30661, 30766)),
             keys: r(0, 21),
             min_len: r(0, 2),
             even: r(0, 1),
-            overrides: r(383, 395),
+            overrides: r(398, 410),
             tensors: r(5980, 6042),
-            width: Width::Tensor { name: t(30986, 31007), dim: 1, factor: Factor::One },
+            width: Width::Tensor { name: t(31130, 31151), dim: 1, factor: Factor::One },
             retype: None,
             vit: false,
             not_checked: r(0, 0),
             bounds: r(0, 0),
+            lookups: r(0, 0),
         },
         audio: Contract {
-            enum_name: t(30486, 30517),
+            enum_name: t(30630, 30661),
             refused: None,
             keys: r(21, 37),
             min_len: r(0, 0),
             even: r(0, 1),
-            overrides: r(395, 408),
+            overrides: r(410, 423),
             tensors: r(6042, 6104),
-            width: Width::Tensor { name: t(30986, 31007), dim: 1, factor: Factor::One },
+            width: Width::Tensor { name: t(31130, 31151), dim: 1, factor: Factor::One },
             retype: None,
             vit: false,
             not_checked: r(0, 0),
             bounds: r(0, 0),
+            lookups: r(0, 0),
         },
     },
     // 61: pockettts_gen
     ProjectorType {
-        name: t(31007, 31020),
+        name: t(31151, 31164),
         vision: Contract {
-            enum_name: t(31020, 31048),
-            refused: Some(t(31048, 31150)),
+            enum_name: t(31164, 31192),
+            refused: Some(t(31192, 31294)),
             keys: r(0, 21),
             min_len: r(0, 2),
             even: r(0, 1),
-            overrides: r(383, 395),
+            overrides: r(398, 410),
             tensors: r(6104, 6166),
-            width: Width::Tensor { name: t(31870, 31895), dim: 1, factor: Factor::One },
+            width: Width::Tensor { name: t(32014, 32039), dim: 1, factor: Factor::One },
             retype: None,
             vit: false,
             not_checked: r(0, 0),
             bounds: r(0, 0),
+            lookups: r(0, 0),
         },
         audio: Contract {
-            enum_name: t(31020, 31048),
-            refused: Some(t(32389, 32489)),
+            enum_name: t(31164, 31192),
+            refused: Some(t(32533, 32633)),
             keys: r(21, 37),
             min_len: r(0, 0),
             even: r(0, 1),
-            overrides: r(395, 408),
+            overrides: r(410, 423),
             tensors: r(6166, 6228),
-            width: Width::Tensor { name: t(31870, 31895), dim: 1, factor: Factor::One },
+            width: Width::Tensor { name: t(32014, 32039), dim: 1, factor: Factor::One },
             retype: None,
             vit: false,
             not_checked: r(0, 0),
             bounds: r(0, 0),
+            lookups: r(0, 0),
         },
     },
     // 62: muse-glimmer
     ProjectorType {
-        name: t(32489, 32501),
+        name: t(32633, 32645),
         vision: Contract {
-            enum_name: t(32501, 32528),
+            enum_name: t(32645, 32672),
             refused: None,
             keys: r(37, 59),
             min_len: r(0, 2),
             even: r(0, 1),
-            overrides: r(408, 416),
+            overrides: r(423, 431),
             tensors: r(6228, 6281),
             width: Width::Tensor { name: t(2287, 2298), dim: 1, factor: Factor::One },
             retype: None,
             vit: true,
             not_checked: r(0, 0),
             bounds: r(1, 2),
+            lookups: r(0, 0),
         },
         audio: Contract {
-            enum_name: t(32501, 32528),
-            refused: Some(t(32581, 32680)),
+            enum_name: t(32645, 32672),
+            refused: Some(t(32725, 32824)),
             keys: r(60, 77),
             min_len: r(0, 0),
             even: r(0, 1),
-            overrides: r(416, 425),
+            overrides: r(431, 440),
             tensors: r(6281, 6334),
             width: Width::Tensor { name: t(2287, 2298), dim: 1, factor: Factor::One },
             retype: None,
             vit: true,
             not_checked: r(0, 0),
             bounds: r(0, 0),
+            lookups: r(0, 0),
         },
     },
 ];
@@ -2301,13 +2431,13 @@ static INDICES: [Index; 17] = [
     Index { count: Count::Fixed(4), offset: 0 }, // 1
     Index { count: Count::Probe, offset: 0 }, // 2
     Index { count: Count::Fixed(2), offset: 0 }, // 3
-    Index { count: Count::Key(t(15649, 15676)), offset: 0 }, // 4
+    Index { count: Count::Key(t(15763, 15790)), offset: 0 }, // 4
     Index { count: Count::List(r(0, 5)), offset: 0 }, // 5
     Index { count: Count::Probe, offset: 0 }, // 6
     Index { count: Count::Probe, offset: 0 }, // 7
     Index { count: Count::ArrayLen(t(962, 987)), offset: 0 }, // 8
     Index { count: Count::ArrayLen(t(2755, 2779)), offset: 0 }, // 9
-    Index { count: Count::Key(t(26546, 26574)), offset: 0 }, // 10
+    Index { count: Count::Key(t(26690, 26718)), offset: 0 }, // 10
     Index { count: Count::Layers, offset: 1 }, // 11
     Index { count: Count::Layers, offset: 1 }, // 12
     Index { count: Count::Fixed(7), offset: 0 }, // 13
@@ -2463,8 +2593,8 @@ static KEY_READS: [KeyRead; 1044] = [
     KeyRead { key: t(900, 922), kind: KeyKind::ArrF32, need: Need::Optional, field: t(922, 932) }, // 137: clip.vision.image_mean
     KeyRead { key: t(932, 953), kind: KeyKind::ArrF32, need: Need::Optional, field: t(953, 962) }, // 138: clip.vision.image_std
     KeyRead { key: t(962, 987), kind: KeyKind::ArrInt, need: Need::Optional, field: t(987, 1009) }, // 139: clip.vision.feature_layer
-    KeyRead { key: t(10849, 10877), kind: KeyKind::U32, need: Need::Required, field: t(5797, 5821) }, // 140: clip.vision.image_min_pixels
-    KeyRead { key: t(10877, 10905), kind: KeyKind::U32, need: Need::Required, field: t(5821, 5845) }, // 141: clip.vision.image_max_pixels
+    KeyRead { key: t(10906, 10934), kind: KeyKind::U32, need: Need::Required, field: t(5797, 5821) }, // 140: clip.vision.image_min_pixels
+    KeyRead { key: t(10934, 10962), kind: KeyKind::U32, need: Need::Required, field: t(5821, 5845) }, // 141: clip.vision.image_max_pixels
     KeyRead { key: t(170, 189), kind: KeyKind::Str, need: Need::Optional, field: t(189, 198) }, // 142: clip.projector_type
     KeyRead { key: t(2452, 2477), kind: KeyKind::Str, need: Need::Optional, field: t(189, 198) }, // 143: clip.audio.projector_type
     KeyRead { key: t(2477, 2504), kind: KeyKind::U32, need: Need::Required, field: t(252, 266) }, // 144: clip.audio.embedding_length
@@ -2481,8 +2611,8 @@ static KEY_READS: [KeyRead; 1044] = [
     KeyRead { key: t(829, 842), kind: KeyKind::Bool, need: Need::Optional, field: t(842, 850) }, // 155: clip.use_silu
     KeyRead { key: t(850, 881), kind: KeyKind::Str, need: Need::Optional, field: t(881, 900) }, // 156: clip.vision.mm_patch_merge_type
     KeyRead { key: t(2755, 2779), kind: KeyKind::ArrInt, need: Need::Optional, field: t(987, 1009) }, // 157: clip.audio.feature_layer
-    KeyRead { key: t(10849, 10877), kind: KeyKind::U32, need: Need::Required, field: t(5797, 5821) }, // 158: clip.vision.image_min_pixels
-    KeyRead { key: t(10877, 10905), kind: KeyKind::U32, need: Need::Required, field: t(5821, 5845) }, // 159: clip.vision.image_max_pixels
+    KeyRead { key: t(10906, 10934), kind: KeyKind::U32, need: Need::Required, field: t(5797, 5821) }, // 158: clip.vision.image_min_pixels
+    KeyRead { key: t(10934, 10962), kind: KeyKind::U32, need: Need::Required, field: t(5821, 5845) }, // 159: clip.vision.image_max_pixels
     KeyRead { key: t(170, 189), kind: KeyKind::Str, need: Need::Optional, field: t(189, 198) }, // 160: clip.projector_type
     KeyRead { key: t(198, 224), kind: KeyKind::Str, need: Need::Optional, field: t(189, 198) }, // 161: clip.vision.projector_type
     KeyRead { key: t(224, 252), kind: KeyKind::U32, need: Need::Required, field: t(252, 266) }, // 162: clip.vision.embedding_length
@@ -2545,7 +2675,7 @@ static KEY_READS: [KeyRead; 1044] = [
     KeyRead { key: t(900, 922), kind: KeyKind::ArrF32, need: Need::Optional, field: t(922, 932) }, // 219: clip.vision.image_mean
     KeyRead { key: t(932, 953), kind: KeyKind::ArrF32, need: Need::Optional, field: t(953, 962) }, // 220: clip.vision.image_std
     KeyRead { key: t(962, 987), kind: KeyKind::ArrInt, need: Need::Optional, field: t(987, 1009) }, // 221: clip.vision.feature_layer
-    KeyRead { key: t(11907, 11940), kind: KeyKind::U32, need: Need::Required, field: t(11940, 11965) }, // 222: clip.audio.projector.stack_factor
+    KeyRead { key: t(12004, 12037), kind: KeyKind::U32, need: Need::Required, field: t(12037, 12062) }, // 222: clip.audio.projector.stack_factor
     KeyRead { key: t(170, 189), kind: KeyKind::Str, need: Need::Optional, field: t(189, 198) }, // 223: clip.projector_type
     KeyRead { key: t(2452, 2477), kind: KeyKind::Str, need: Need::Optional, field: t(189, 198) }, // 224: clip.audio.projector_type
     KeyRead { key: t(2477, 2504), kind: KeyKind::U32, need: Need::Required, field: t(252, 266) }, // 225: clip.audio.embedding_length
@@ -2562,7 +2692,7 @@ static KEY_READS: [KeyRead; 1044] = [
     KeyRead { key: t(829, 842), kind: KeyKind::Bool, need: Need::Optional, field: t(842, 850) }, // 236: clip.use_silu
     KeyRead { key: t(850, 881), kind: KeyKind::Str, need: Need::Optional, field: t(881, 900) }, // 237: clip.vision.mm_patch_merge_type
     KeyRead { key: t(2755, 2779), kind: KeyKind::ArrInt, need: Need::Optional, field: t(987, 1009) }, // 238: clip.audio.feature_layer
-    KeyRead { key: t(11907, 11940), kind: KeyKind::U32, need: Need::Required, field: t(11940, 11965) }, // 239: clip.audio.projector.stack_factor
+    KeyRead { key: t(12004, 12037), kind: KeyKind::U32, need: Need::Required, field: t(12037, 12062) }, // 239: clip.audio.projector.stack_factor
     KeyRead { key: t(170, 189), kind: KeyKind::Str, need: Need::Optional, field: t(189, 198) }, // 240: clip.projector_type
     KeyRead { key: t(198, 224), kind: KeyKind::Str, need: Need::Optional, field: t(189, 198) }, // 241: clip.vision.projector_type
     KeyRead { key: t(224, 252), kind: KeyKind::U32, need: Need::Required, field: t(252, 266) }, // 242: clip.vision.embedding_length
@@ -2585,8 +2715,8 @@ static KEY_READS: [KeyRead; 1044] = [
     KeyRead { key: t(932, 953), kind: KeyKind::ArrF32, need: Need::Optional, field: t(953, 962) }, // 259: clip.vision.image_std
     KeyRead { key: t(962, 987), kind: KeyKind::ArrInt, need: Need::Optional, field: t(987, 1009) }, // 260: clip.vision.feature_layer
     KeyRead { key: t(6866, 6900), kind: KeyKind::U32, need: Need::Optional, field: t(5738, 5753) }, // 261: clip.vision.projector.scale_factor
-    KeyRead { key: t(12134, 12163), kind: KeyKind::U32, need: Need::Optional, field: t(12163, 12188) }, // 262: clip.vision.preproc_min_tiles
-    KeyRead { key: t(12188, 12217), kind: KeyKind::U32, need: Need::Optional, field: t(12217, 12242) }, // 263: clip.vision.preproc_max_tiles
+    KeyRead { key: t(12231, 12260), kind: KeyKind::U32, need: Need::Optional, field: t(12260, 12285) }, // 262: clip.vision.preproc_min_tiles
+    KeyRead { key: t(12285, 12314), kind: KeyKind::U32, need: Need::Optional, field: t(12314, 12339) }, // 263: clip.vision.preproc_max_tiles
     KeyRead { key: t(170, 189), kind: KeyKind::Str, need: Need::Optional, field: t(189, 198) }, // 264: clip.projector_type
     KeyRead { key: t(2452, 2477), kind: KeyKind::Str, need: Need::Optional, field: t(189, 198) }, // 265: clip.audio.projector_type
     KeyRead { key: t(2477, 2504), kind: KeyKind::U32, need: Need::Required, field: t(252, 266) }, // 266: clip.audio.embedding_length
@@ -2604,8 +2734,8 @@ static KEY_READS: [KeyRead; 1044] = [
     KeyRead { key: t(850, 881), kind: KeyKind::Str, need: Need::Optional, field: t(881, 900) }, // 278: clip.vision.mm_patch_merge_type
     KeyRead { key: t(2755, 2779), kind: KeyKind::ArrInt, need: Need::Optional, field: t(987, 1009) }, // 279: clip.audio.feature_layer
     KeyRead { key: t(6866, 6900), kind: KeyKind::U32, need: Need::Optional, field: t(5738, 5753) }, // 280: clip.vision.projector.scale_factor
-    KeyRead { key: t(12134, 12163), kind: KeyKind::U32, need: Need::Optional, field: t(12163, 12188) }, // 281: clip.vision.preproc_min_tiles
-    KeyRead { key: t(12188, 12217), kind: KeyKind::U32, need: Need::Optional, field: t(12217, 12242) }, // 282: clip.vision.preproc_max_tiles
+    KeyRead { key: t(12231, 12260), kind: KeyKind::U32, need: Need::Optional, field: t(12260, 12285) }, // 281: clip.vision.preproc_min_tiles
+    KeyRead { key: t(12285, 12314), kind: KeyKind::U32, need: Need::Optional, field: t(12314, 12339) }, // 282: clip.vision.preproc_max_tiles
     KeyRead { key: t(170, 189), kind: KeyKind::Str, need: Need::Optional, field: t(189, 198) }, // 283: clip.projector_type
     KeyRead { key: t(198, 224), kind: KeyKind::Str, need: Need::Optional, field: t(189, 198) }, // 284: clip.vision.projector_type
     KeyRead { key: t(224, 252), kind: KeyKind::U32, need: Need::Required, field: t(252, 266) }, // 285: clip.vision.embedding_length
@@ -2627,7 +2757,7 @@ static KEY_READS: [KeyRead; 1044] = [
     KeyRead { key: t(900, 922), kind: KeyKind::ArrF32, need: Need::Optional, field: t(922, 932) }, // 301: clip.vision.image_mean
     KeyRead { key: t(932, 953), kind: KeyKind::ArrF32, need: Need::Optional, field: t(953, 962) }, // 302: clip.vision.image_std
     KeyRead { key: t(962, 987), kind: KeyKind::ArrInt, need: Need::Optional, field: t(987, 1009) }, // 303: clip.vision.feature_layer
-    KeyRead { key: t(11907, 11940), kind: KeyKind::U32, need: Need::Optional, field: t(11940, 11965) }, // 304: clip.audio.projector.stack_factor
+    KeyRead { key: t(12004, 12037), kind: KeyKind::U32, need: Need::Optional, field: t(12037, 12062) }, // 304: clip.audio.projector.stack_factor
     KeyRead { key: t(170, 189), kind: KeyKind::Str, need: Need::Optional, field: t(189, 198) }, // 305: clip.projector_type
     KeyRead { key: t(2452, 2477), kind: KeyKind::Str, need: Need::Optional, field: t(189, 198) }, // 306: clip.audio.projector_type
     KeyRead { key: t(2477, 2504), kind: KeyKind::U32, need: Need::Required, field: t(252, 266) }, // 307: clip.audio.embedding_length
@@ -2644,7 +2774,7 @@ static KEY_READS: [KeyRead; 1044] = [
     KeyRead { key: t(829, 842), kind: KeyKind::Bool, need: Need::Optional, field: t(842, 850) }, // 318: clip.use_silu
     KeyRead { key: t(850, 881), kind: KeyKind::Str, need: Need::Optional, field: t(881, 900) }, // 319: clip.vision.mm_patch_merge_type
     KeyRead { key: t(2755, 2779), kind: KeyKind::ArrInt, need: Need::Optional, field: t(987, 1009) }, // 320: clip.audio.feature_layer
-    KeyRead { key: t(11907, 11940), kind: KeyKind::U32, need: Need::Optional, field: t(11940, 11965) }, // 321: clip.audio.projector.stack_factor
+    KeyRead { key: t(12004, 12037), kind: KeyKind::U32, need: Need::Optional, field: t(12037, 12062) }, // 321: clip.audio.projector.stack_factor
     KeyRead { key: t(170, 189), kind: KeyKind::Str, need: Need::Optional, field: t(189, 198) }, // 322: clip.projector_type
     KeyRead { key: t(198, 224), kind: KeyKind::Str, need: Need::Optional, field: t(189, 198) }, // 323: clip.vision.projector_type
     KeyRead { key: t(224, 252), kind: KeyKind::U32, need: Need::Required, field: t(252, 266) }, // 324: clip.vision.embedding_length
@@ -2708,8 +2838,8 @@ static KEY_READS: [KeyRead; 1044] = [
     KeyRead { key: t(932, 953), kind: KeyKind::ArrF32, need: Need::Optional, field: t(953, 962) }, // 382: clip.vision.image_std
     KeyRead { key: t(962, 987), kind: KeyKind::ArrInt, need: Need::Optional, field: t(987, 1009) }, // 383: clip.vision.feature_layer
     KeyRead { key: t(6866, 6900), kind: KeyKind::U32, need: Need::Required, field: t(5738, 5753) }, // 384: clip.vision.projector.scale_factor
-    KeyRead { key: t(10849, 10877), kind: KeyKind::U32, need: Need::Required, field: t(5797, 5821) }, // 385: clip.vision.image_min_pixels
-    KeyRead { key: t(10877, 10905), kind: KeyKind::U32, need: Need::Required, field: t(5821, 5845) }, // 386: clip.vision.image_max_pixels
+    KeyRead { key: t(10906, 10934), kind: KeyKind::U32, need: Need::Required, field: t(5797, 5821) }, // 385: clip.vision.image_min_pixels
+    KeyRead { key: t(10934, 10962), kind: KeyKind::U32, need: Need::Required, field: t(5821, 5845) }, // 386: clip.vision.image_max_pixels
     KeyRead { key: t(170, 189), kind: KeyKind::Str, need: Need::Optional, field: t(189, 198) }, // 387: clip.projector_type
     KeyRead { key: t(2452, 2477), kind: KeyKind::Str, need: Need::Optional, field: t(189, 198) }, // 388: clip.audio.projector_type
     KeyRead { key: t(2477, 2504), kind: KeyKind::U32, need: Need::Required, field: t(252, 266) }, // 389: clip.audio.embedding_length
@@ -2727,8 +2857,8 @@ static KEY_READS: [KeyRead; 1044] = [
     KeyRead { key: t(850, 881), kind: KeyKind::Str, need: Need::Optional, field: t(881, 900) }, // 401: clip.vision.mm_patch_merge_type
     KeyRead { key: t(2755, 2779), kind: KeyKind::ArrInt, need: Need::Optional, field: t(987, 1009) }, // 402: clip.audio.feature_layer
     KeyRead { key: t(6866, 6900), kind: KeyKind::U32, need: Need::Required, field: t(5738, 5753) }, // 403: clip.vision.projector.scale_factor
-    KeyRead { key: t(10849, 10877), kind: KeyKind::U32, need: Need::Required, field: t(5797, 5821) }, // 404: clip.vision.image_min_pixels
-    KeyRead { key: t(10877, 10905), kind: KeyKind::U32, need: Need::Required, field: t(5821, 5845) }, // 405: clip.vision.image_max_pixels
+    KeyRead { key: t(10906, 10934), kind: KeyKind::U32, need: Need::Required, field: t(5797, 5821) }, // 404: clip.vision.image_min_pixels
+    KeyRead { key: t(10934, 10962), kind: KeyKind::U32, need: Need::Required, field: t(5821, 5845) }, // 405: clip.vision.image_max_pixels
     KeyRead { key: t(170, 189), kind: KeyKind::Str, need: Need::Optional, field: t(189, 198) }, // 406: clip.projector_type
     KeyRead { key: t(198, 224), kind: KeyKind::Str, need: Need::Optional, field: t(189, 198) }, // 407: clip.vision.projector_type
     KeyRead { key: t(224, 252), kind: KeyKind::U32, need: Need::Required, field: t(252, 266) }, // 408: clip.vision.embedding_length
@@ -2751,9 +2881,9 @@ static KEY_READS: [KeyRead; 1044] = [
     KeyRead { key: t(932, 953), kind: KeyKind::ArrF32, need: Need::Optional, field: t(953, 962) }, // 425: clip.vision.image_std
     KeyRead { key: t(962, 987), kind: KeyKind::ArrInt, need: Need::Optional, field: t(987, 1009) }, // 426: clip.vision.feature_layer
     KeyRead { key: t(5708, 5738), kind: KeyKind::U32, need: Need::Required, field: t(5738, 5753) }, // 427: clip.vision.spatial_merge_size
-    KeyRead { key: t(10849, 10877), kind: KeyKind::U32, need: Need::Required, field: t(5797, 5821) }, // 428: clip.vision.image_min_pixels
-    KeyRead { key: t(10877, 10905), kind: KeyKind::U32, need: Need::Required, field: t(5821, 5845) }, // 429: clip.vision.image_max_pixels
-    KeyRead { key: t(15327, 15356), kind: KeyKind::U32, need: Need::Required, field: t(15356, 15377) }, // 430: clip.vision.expert_used_count
+    KeyRead { key: t(10906, 10934), kind: KeyKind::U32, need: Need::Required, field: t(5797, 5821) }, // 428: clip.vision.image_min_pixels
+    KeyRead { key: t(10934, 10962), kind: KeyKind::U32, need: Need::Required, field: t(5821, 5845) }, // 429: clip.vision.image_max_pixels
+    KeyRead { key: t(15441, 15470), kind: KeyKind::U32, need: Need::Required, field: t(15470, 15491) }, // 430: clip.vision.expert_used_count
     KeyRead { key: t(170, 189), kind: KeyKind::Str, need: Need::Optional, field: t(189, 198) }, // 431: clip.projector_type
     KeyRead { key: t(2452, 2477), kind: KeyKind::Str, need: Need::Optional, field: t(189, 198) }, // 432: clip.audio.projector_type
     KeyRead { key: t(2477, 2504), kind: KeyKind::U32, need: Need::Required, field: t(252, 266) }, // 433: clip.audio.embedding_length
@@ -2771,9 +2901,9 @@ static KEY_READS: [KeyRead; 1044] = [
     KeyRead { key: t(850, 881), kind: KeyKind::Str, need: Need::Optional, field: t(881, 900) }, // 445: clip.vision.mm_patch_merge_type
     KeyRead { key: t(2755, 2779), kind: KeyKind::ArrInt, need: Need::Optional, field: t(987, 1009) }, // 446: clip.audio.feature_layer
     KeyRead { key: t(5708, 5738), kind: KeyKind::U32, need: Need::Required, field: t(5738, 5753) }, // 447: clip.vision.spatial_merge_size
-    KeyRead { key: t(10849, 10877), kind: KeyKind::U32, need: Need::Required, field: t(5797, 5821) }, // 448: clip.vision.image_min_pixels
-    KeyRead { key: t(10877, 10905), kind: KeyKind::U32, need: Need::Required, field: t(5821, 5845) }, // 449: clip.vision.image_max_pixels
-    KeyRead { key: t(15327, 15356), kind: KeyKind::U32, need: Need::Required, field: t(15356, 15377) }, // 450: clip.vision.expert_used_count
+    KeyRead { key: t(10906, 10934), kind: KeyKind::U32, need: Need::Required, field: t(5797, 5821) }, // 448: clip.vision.image_min_pixels
+    KeyRead { key: t(10934, 10962), kind: KeyKind::U32, need: Need::Required, field: t(5821, 5845) }, // 449: clip.vision.image_max_pixels
+    KeyRead { key: t(15441, 15470), kind: KeyKind::U32, need: Need::Required, field: t(15470, 15491) }, // 450: clip.vision.expert_used_count
     KeyRead { key: t(170, 189), kind: KeyKind::Str, need: Need::Optional, field: t(189, 198) }, // 451: clip.projector_type
     KeyRead { key: t(198, 224), kind: KeyKind::Str, need: Need::Optional, field: t(189, 198) }, // 452: clip.vision.projector_type
     KeyRead { key: t(224, 252), kind: KeyKind::U32, need: Need::Required, field: t(252, 266) }, // 453: clip.vision.embedding_length
@@ -2795,12 +2925,12 @@ static KEY_READS: [KeyRead; 1044] = [
     KeyRead { key: t(900, 922), kind: KeyKind::ArrF32, need: Need::Optional, field: t(922, 932) }, // 469: clip.vision.image_mean
     KeyRead { key: t(932, 953), kind: KeyKind::ArrF32, need: Need::Optional, field: t(953, 962) }, // 470: clip.vision.image_std
     KeyRead { key: t(962, 987), kind: KeyKind::ArrInt, need: Need::Optional, field: t(987, 1009) }, // 471: clip.vision.feature_layer
-    KeyRead { key: t(15649, 15676), kind: KeyKind::U32, need: Need::Required, field: t(15676, 15695) }, // 472: clip.vision.sam.block_count
-    KeyRead { key: t(15695, 15721), kind: KeyKind::U32, need: Need::Required, field: t(15721, 15739) }, // 473: clip.vision.sam.head_count
-    KeyRead { key: t(15739, 15771), kind: KeyKind::U32, need: Need::Required, field: t(15771, 15789) }, // 474: clip.vision.sam.embedding_length
-    KeyRead { key: t(15789, 15812), kind: KeyKind::U32, need: Need::Required, field: t(15812, 15836) }, // 475: clip.vision.window_size
-    KeyRead { key: t(12134, 12163), kind: KeyKind::U32, need: Need::Optional, field: t(12163, 12188) }, // 476: clip.vision.preproc_min_tiles
-    KeyRead { key: t(12188, 12217), kind: KeyKind::U32, need: Need::Optional, field: t(12217, 12242) }, // 477: clip.vision.preproc_max_tiles
+    KeyRead { key: t(15763, 15790), kind: KeyKind::U32, need: Need::Required, field: t(15790, 15809) }, // 472: clip.vision.sam.block_count
+    KeyRead { key: t(15809, 15835), kind: KeyKind::U32, need: Need::Required, field: t(15835, 15853) }, // 473: clip.vision.sam.head_count
+    KeyRead { key: t(15853, 15885), kind: KeyKind::U32, need: Need::Required, field: t(15885, 15903) }, // 474: clip.vision.sam.embedding_length
+    KeyRead { key: t(15903, 15926), kind: KeyKind::U32, need: Need::Required, field: t(15926, 15950) }, // 475: clip.vision.window_size
+    KeyRead { key: t(12231, 12260), kind: KeyKind::U32, need: Need::Optional, field: t(12260, 12285) }, // 476: clip.vision.preproc_min_tiles
+    KeyRead { key: t(12285, 12314), kind: KeyKind::U32, need: Need::Optional, field: t(12314, 12339) }, // 477: clip.vision.preproc_max_tiles
     KeyRead { key: t(170, 189), kind: KeyKind::Str, need: Need::Optional, field: t(189, 198) }, // 478: clip.projector_type
     KeyRead { key: t(2452, 2477), kind: KeyKind::Str, need: Need::Optional, field: t(189, 198) }, // 479: clip.audio.projector_type
     KeyRead { key: t(2477, 2504), kind: KeyKind::U32, need: Need::Required, field: t(252, 266) }, // 480: clip.audio.embedding_length
@@ -2817,12 +2947,12 @@ static KEY_READS: [KeyRead; 1044] = [
     KeyRead { key: t(829, 842), kind: KeyKind::Bool, need: Need::Optional, field: t(842, 850) }, // 491: clip.use_silu
     KeyRead { key: t(850, 881), kind: KeyKind::Str, need: Need::Optional, field: t(881, 900) }, // 492: clip.vision.mm_patch_merge_type
     KeyRead { key: t(2755, 2779), kind: KeyKind::ArrInt, need: Need::Optional, field: t(987, 1009) }, // 493: clip.audio.feature_layer
-    KeyRead { key: t(15649, 15676), kind: KeyKind::U32, need: Need::Required, field: t(15676, 15695) }, // 494: clip.vision.sam.block_count
-    KeyRead { key: t(15695, 15721), kind: KeyKind::U32, need: Need::Required, field: t(15721, 15739) }, // 495: clip.vision.sam.head_count
-    KeyRead { key: t(15739, 15771), kind: KeyKind::U32, need: Need::Required, field: t(15771, 15789) }, // 496: clip.vision.sam.embedding_length
-    KeyRead { key: t(15789, 15812), kind: KeyKind::U32, need: Need::Required, field: t(15812, 15836) }, // 497: clip.vision.window_size
-    KeyRead { key: t(12134, 12163), kind: KeyKind::U32, need: Need::Optional, field: t(12163, 12188) }, // 498: clip.vision.preproc_min_tiles
-    KeyRead { key: t(12188, 12217), kind: KeyKind::U32, need: Need::Optional, field: t(12217, 12242) }, // 499: clip.vision.preproc_max_tiles
+    KeyRead { key: t(15763, 15790), kind: KeyKind::U32, need: Need::Required, field: t(15790, 15809) }, // 494: clip.vision.sam.block_count
+    KeyRead { key: t(15809, 15835), kind: KeyKind::U32, need: Need::Required, field: t(15835, 15853) }, // 495: clip.vision.sam.head_count
+    KeyRead { key: t(15853, 15885), kind: KeyKind::U32, need: Need::Required, field: t(15885, 15903) }, // 496: clip.vision.sam.embedding_length
+    KeyRead { key: t(15903, 15926), kind: KeyKind::U32, need: Need::Required, field: t(15926, 15950) }, // 497: clip.vision.window_size
+    KeyRead { key: t(12231, 12260), kind: KeyKind::U32, need: Need::Optional, field: t(12260, 12285) }, // 498: clip.vision.preproc_min_tiles
+    KeyRead { key: t(12285, 12314), kind: KeyKind::U32, need: Need::Optional, field: t(12314, 12339) }, // 499: clip.vision.preproc_max_tiles
     KeyRead { key: t(170, 189), kind: KeyKind::Str, need: Need::Optional, field: t(189, 198) }, // 500: clip.projector_type
     KeyRead { key: t(198, 224), kind: KeyKind::Str, need: Need::Optional, field: t(189, 198) }, // 501: clip.vision.projector_type
     KeyRead { key: t(224, 252), kind: KeyKind::U32, need: Need::Required, field: t(252, 266) }, // 502: clip.vision.embedding_length
@@ -2844,13 +2974,13 @@ static KEY_READS: [KeyRead; 1044] = [
     KeyRead { key: t(900, 922), kind: KeyKind::ArrF32, need: Need::Optional, field: t(922, 932) }, // 518: clip.vision.image_mean
     KeyRead { key: t(932, 953), kind: KeyKind::ArrF32, need: Need::Optional, field: t(953, 962) }, // 519: clip.vision.image_std
     KeyRead { key: t(962, 987), kind: KeyKind::ArrInt, need: Need::Optional, field: t(987, 1009) }, // 520: clip.vision.feature_layer
-    KeyRead { key: t(15649, 15676), kind: KeyKind::U32, need: Need::Required, field: t(15676, 15695) }, // 521: clip.vision.sam.block_count
-    KeyRead { key: t(15695, 15721), kind: KeyKind::U32, need: Need::Required, field: t(15721, 15739) }, // 522: clip.vision.sam.head_count
-    KeyRead { key: t(15739, 15771), kind: KeyKind::U32, need: Need::Required, field: t(15771, 15789) }, // 523: clip.vision.sam.embedding_length
-    KeyRead { key: t(15789, 15812), kind: KeyKind::U32, need: Need::Required, field: t(15812, 15836) }, // 524: clip.vision.window_size
+    KeyRead { key: t(15763, 15790), kind: KeyKind::U32, need: Need::Required, field: t(15790, 15809) }, // 521: clip.vision.sam.block_count
+    KeyRead { key: t(15809, 15835), kind: KeyKind::U32, need: Need::Required, field: t(15835, 15853) }, // 522: clip.vision.sam.head_count
+    KeyRead { key: t(15853, 15885), kind: KeyKind::U32, need: Need::Required, field: t(15885, 15903) }, // 523: clip.vision.sam.embedding_length
+    KeyRead { key: t(15903, 15926), kind: KeyKind::U32, need: Need::Required, field: t(15926, 15950) }, // 524: clip.vision.window_size
     KeyRead { key: t(541, 576), kind: KeyKind::U32, need: Need::Required, field: t(576, 593) }, // 525: clip.vision.attention.head_count_kv
-    KeyRead { key: t(12134, 12163), kind: KeyKind::U32, need: Need::Optional, field: t(12163, 12188) }, // 526: clip.vision.preproc_min_tiles
-    KeyRead { key: t(12188, 12217), kind: KeyKind::U32, need: Need::Optional, field: t(12217, 12242) }, // 527: clip.vision.preproc_max_tiles
+    KeyRead { key: t(12231, 12260), kind: KeyKind::U32, need: Need::Optional, field: t(12260, 12285) }, // 526: clip.vision.preproc_min_tiles
+    KeyRead { key: t(12285, 12314), kind: KeyKind::U32, need: Need::Optional, field: t(12314, 12339) }, // 527: clip.vision.preproc_max_tiles
     KeyRead { key: t(170, 189), kind: KeyKind::Str, need: Need::Optional, field: t(189, 198) }, // 528: clip.projector_type
     KeyRead { key: t(2452, 2477), kind: KeyKind::Str, need: Need::Optional, field: t(189, 198) }, // 529: clip.audio.projector_type
     KeyRead { key: t(2477, 2504), kind: KeyKind::U32, need: Need::Required, field: t(252, 266) }, // 530: clip.audio.embedding_length
@@ -2867,13 +2997,13 @@ static KEY_READS: [KeyRead; 1044] = [
     KeyRead { key: t(829, 842), kind: KeyKind::Bool, need: Need::Optional, field: t(842, 850) }, // 541: clip.use_silu
     KeyRead { key: t(850, 881), kind: KeyKind::Str, need: Need::Optional, field: t(881, 900) }, // 542: clip.vision.mm_patch_merge_type
     KeyRead { key: t(2755, 2779), kind: KeyKind::ArrInt, need: Need::Optional, field: t(987, 1009) }, // 543: clip.audio.feature_layer
-    KeyRead { key: t(15649, 15676), kind: KeyKind::U32, need: Need::Required, field: t(15676, 15695) }, // 544: clip.vision.sam.block_count
-    KeyRead { key: t(15695, 15721), kind: KeyKind::U32, need: Need::Required, field: t(15721, 15739) }, // 545: clip.vision.sam.head_count
-    KeyRead { key: t(15739, 15771), kind: KeyKind::U32, need: Need::Required, field: t(15771, 15789) }, // 546: clip.vision.sam.embedding_length
-    KeyRead { key: t(15789, 15812), kind: KeyKind::U32, need: Need::Required, field: t(15812, 15836) }, // 547: clip.vision.window_size
+    KeyRead { key: t(15763, 15790), kind: KeyKind::U32, need: Need::Required, field: t(15790, 15809) }, // 544: clip.vision.sam.block_count
+    KeyRead { key: t(15809, 15835), kind: KeyKind::U32, need: Need::Required, field: t(15835, 15853) }, // 545: clip.vision.sam.head_count
+    KeyRead { key: t(15853, 15885), kind: KeyKind::U32, need: Need::Required, field: t(15885, 15903) }, // 546: clip.vision.sam.embedding_length
+    KeyRead { key: t(15903, 15926), kind: KeyKind::U32, need: Need::Required, field: t(15926, 15950) }, // 547: clip.vision.window_size
     KeyRead { key: t(541, 576), kind: KeyKind::U32, need: Need::Required, field: t(576, 593) }, // 548: clip.vision.attention.head_count_kv
-    KeyRead { key: t(12134, 12163), kind: KeyKind::U32, need: Need::Optional, field: t(12163, 12188) }, // 549: clip.vision.preproc_min_tiles
-    KeyRead { key: t(12188, 12217), kind: KeyKind::U32, need: Need::Optional, field: t(12217, 12242) }, // 550: clip.vision.preproc_max_tiles
+    KeyRead { key: t(12231, 12260), kind: KeyKind::U32, need: Need::Optional, field: t(12260, 12285) }, // 549: clip.vision.preproc_min_tiles
+    KeyRead { key: t(12285, 12314), kind: KeyKind::U32, need: Need::Optional, field: t(12314, 12339) }, // 550: clip.vision.preproc_max_tiles
     KeyRead { key: t(170, 189), kind: KeyKind::Str, need: Need::Optional, field: t(189, 198) }, // 551: clip.projector_type
     KeyRead { key: t(198, 224), kind: KeyKind::Str, need: Need::Optional, field: t(189, 198) }, // 552: clip.vision.projector_type
     KeyRead { key: t(224, 252), kind: KeyKind::U32, need: Need::Required, field: t(252, 266) }, // 553: clip.vision.embedding_length
@@ -2896,9 +3026,9 @@ static KEY_READS: [KeyRead; 1044] = [
     KeyRead { key: t(932, 953), kind: KeyKind::ArrF32, need: Need::Optional, field: t(953, 962) }, // 570: clip.vision.image_std
     KeyRead { key: t(962, 987), kind: KeyKind::ArrInt, need: Need::Optional, field: t(987, 1009) }, // 571: clip.vision.feature_layer
     KeyRead { key: t(5708, 5738), kind: KeyKind::U32, need: Need::Optional, field: t(5738, 5753) }, // 572: clip.vision.spatial_merge_size
-    KeyRead { key: t(17736, 17760), kind: KeyKind::F32, need: Need::Required, field: t(17760, 17780) }, // 573: clip.vision.swiglu_clamp
-    KeyRead { key: t(10849, 10877), kind: KeyKind::U32, need: Need::Required, field: t(5797, 5821) }, // 574: clip.vision.image_min_pixels
-    KeyRead { key: t(10877, 10905), kind: KeyKind::U32, need: Need::Required, field: t(5821, 5845) }, // 575: clip.vision.image_max_pixels
+    KeyRead { key: t(17850, 17874), kind: KeyKind::F32, need: Need::Required, field: t(17874, 17894) }, // 573: clip.vision.swiglu_clamp
+    KeyRead { key: t(10906, 10934), kind: KeyKind::U32, need: Need::Required, field: t(5797, 5821) }, // 574: clip.vision.image_min_pixels
+    KeyRead { key: t(10934, 10962), kind: KeyKind::U32, need: Need::Required, field: t(5821, 5845) }, // 575: clip.vision.image_max_pixels
     KeyRead { key: t(170, 189), kind: KeyKind::Str, need: Need::Optional, field: t(189, 198) }, // 576: clip.projector_type
     KeyRead { key: t(2452, 2477), kind: KeyKind::Str, need: Need::Optional, field: t(189, 198) }, // 577: clip.audio.projector_type
     KeyRead { key: t(2477, 2504), kind: KeyKind::U32, need: Need::Required, field: t(252, 266) }, // 578: clip.audio.embedding_length
@@ -2916,9 +3046,9 @@ static KEY_READS: [KeyRead; 1044] = [
     KeyRead { key: t(850, 881), kind: KeyKind::Str, need: Need::Optional, field: t(881, 900) }, // 590: clip.vision.mm_patch_merge_type
     KeyRead { key: t(2755, 2779), kind: KeyKind::ArrInt, need: Need::Optional, field: t(987, 1009) }, // 591: clip.audio.feature_layer
     KeyRead { key: t(5708, 5738), kind: KeyKind::U32, need: Need::Optional, field: t(5738, 5753) }, // 592: clip.vision.spatial_merge_size
-    KeyRead { key: t(17736, 17760), kind: KeyKind::F32, need: Need::Required, field: t(17760, 17780) }, // 593: clip.vision.swiglu_clamp
-    KeyRead { key: t(10849, 10877), kind: KeyKind::U32, need: Need::Required, field: t(5797, 5821) }, // 594: clip.vision.image_min_pixels
-    KeyRead { key: t(10877, 10905), kind: KeyKind::U32, need: Need::Required, field: t(5821, 5845) }, // 595: clip.vision.image_max_pixels
+    KeyRead { key: t(17850, 17874), kind: KeyKind::F32, need: Need::Required, field: t(17874, 17894) }, // 593: clip.vision.swiglu_clamp
+    KeyRead { key: t(10906, 10934), kind: KeyKind::U32, need: Need::Required, field: t(5797, 5821) }, // 594: clip.vision.image_min_pixels
+    KeyRead { key: t(10934, 10962), kind: KeyKind::U32, need: Need::Required, field: t(5821, 5845) }, // 595: clip.vision.image_max_pixels
     KeyRead { key: t(170, 189), kind: KeyKind::Str, need: Need::Optional, field: t(189, 198) }, // 596: clip.projector_type
     KeyRead { key: t(198, 224), kind: KeyKind::Str, need: Need::Optional, field: t(189, 198) }, // 597: clip.vision.projector_type
     KeyRead { key: t(224, 252), kind: KeyKind::U32, need: Need::Required, field: t(252, 266) }, // 598: clip.vision.embedding_length
@@ -2941,8 +3071,8 @@ static KEY_READS: [KeyRead; 1044] = [
     KeyRead { key: t(932, 953), kind: KeyKind::ArrF32, need: Need::Optional, field: t(953, 962) }, // 615: clip.vision.image_std
     KeyRead { key: t(962, 987), kind: KeyKind::ArrInt, need: Need::Optional, field: t(987, 1009) }, // 616: clip.vision.feature_layer
     KeyRead { key: t(5708, 5738), kind: KeyKind::U32, need: Need::Optional, field: t(5738, 5753) }, // 617: clip.vision.spatial_merge_size
-    KeyRead { key: t(15789, 15812), kind: KeyKind::U32, need: Need::Required, field: t(15812, 15836) }, // 618: clip.vision.window_size
-    KeyRead { key: t(18146, 18174), kind: KeyKind::ArrInt, need: Need::Required, field: t(18174, 18194) }, // 619: clip.vision.wa_layer_indexes
+    KeyRead { key: t(15903, 15926), kind: KeyKind::U32, need: Need::Required, field: t(15926, 15950) }, // 618: clip.vision.window_size
+    KeyRead { key: t(18260, 18288), kind: KeyKind::ArrInt, need: Need::Required, field: t(18288, 18308) }, // 619: clip.vision.wa_layer_indexes
     KeyRead { key: t(170, 189), kind: KeyKind::Str, need: Need::Optional, field: t(189, 198) }, // 620: clip.projector_type
     KeyRead { key: t(2452, 2477), kind: KeyKind::Str, need: Need::Optional, field: t(189, 198) }, // 621: clip.audio.projector_type
     KeyRead { key: t(2477, 2504), kind: KeyKind::U32, need: Need::Required, field: t(252, 266) }, // 622: clip.audio.embedding_length
@@ -2960,8 +3090,8 @@ static KEY_READS: [KeyRead; 1044] = [
     KeyRead { key: t(850, 881), kind: KeyKind::Str, need: Need::Optional, field: t(881, 900) }, // 634: clip.vision.mm_patch_merge_type
     KeyRead { key: t(2755, 2779), kind: KeyKind::ArrInt, need: Need::Optional, field: t(987, 1009) }, // 635: clip.audio.feature_layer
     KeyRead { key: t(5708, 5738), kind: KeyKind::U32, need: Need::Optional, field: t(5738, 5753) }, // 636: clip.vision.spatial_merge_size
-    KeyRead { key: t(15789, 15812), kind: KeyKind::U32, need: Need::Required, field: t(15812, 15836) }, // 637: clip.vision.window_size
-    KeyRead { key: t(18146, 18174), kind: KeyKind::ArrInt, need: Need::Required, field: t(18174, 18194) }, // 638: clip.vision.wa_layer_indexes
+    KeyRead { key: t(15903, 15926), kind: KeyKind::U32, need: Need::Required, field: t(15926, 15950) }, // 637: clip.vision.window_size
+    KeyRead { key: t(18260, 18288), kind: KeyKind::ArrInt, need: Need::Required, field: t(18288, 18308) }, // 638: clip.vision.wa_layer_indexes
     KeyRead { key: t(170, 189), kind: KeyKind::Str, need: Need::Optional, field: t(189, 198) }, // 639: clip.projector_type
     KeyRead { key: t(198, 224), kind: KeyKind::Str, need: Need::Optional, field: t(189, 198) }, // 640: clip.vision.projector_type
     KeyRead { key: t(224, 252), kind: KeyKind::U32, need: Need::Required, field: t(252, 266) }, // 641: clip.vision.embedding_length
@@ -2984,8 +3114,8 @@ static KEY_READS: [KeyRead; 1044] = [
     KeyRead { key: t(932, 953), kind: KeyKind::ArrF32, need: Need::Optional, field: t(953, 962) }, // 658: clip.vision.image_std
     KeyRead { key: t(962, 987), kind: KeyKind::ArrInt, need: Need::Optional, field: t(987, 1009) }, // 659: clip.vision.feature_layer
     KeyRead { key: t(6866, 6900), kind: KeyKind::U32, need: Need::Optional, field: t(5738, 5753) }, // 660: clip.vision.projector.scale_factor
-    KeyRead { key: t(10849, 10877), kind: KeyKind::U32, need: Need::Optional, field: t(19307, 19317) }, // 661: clip.vision.image_min_pixels
-    KeyRead { key: t(10877, 10905), kind: KeyKind::U32, need: Need::Optional, field: t(19317, 19327) }, // 662: clip.vision.image_max_pixels
+    KeyRead { key: t(10906, 10934), kind: KeyKind::U32, need: Need::Optional, field: t(19421, 19431) }, // 661: clip.vision.image_min_pixels
+    KeyRead { key: t(10934, 10962), kind: KeyKind::U32, need: Need::Optional, field: t(19431, 19441) }, // 662: clip.vision.image_max_pixels
     KeyRead { key: t(170, 189), kind: KeyKind::Str, need: Need::Optional, field: t(189, 198) }, // 663: clip.projector_type
     KeyRead { key: t(2452, 2477), kind: KeyKind::Str, need: Need::Optional, field: t(189, 198) }, // 664: clip.audio.projector_type
     KeyRead { key: t(2477, 2504), kind: KeyKind::U32, need: Need::Required, field: t(252, 266) }, // 665: clip.audio.embedding_length
@@ -3003,8 +3133,8 @@ static KEY_READS: [KeyRead; 1044] = [
     KeyRead { key: t(850, 881), kind: KeyKind::Str, need: Need::Optional, field: t(881, 900) }, // 677: clip.vision.mm_patch_merge_type
     KeyRead { key: t(2755, 2779), kind: KeyKind::ArrInt, need: Need::Optional, field: t(987, 1009) }, // 678: clip.audio.feature_layer
     KeyRead { key: t(6866, 6900), kind: KeyKind::U32, need: Need::Optional, field: t(5738, 5753) }, // 679: clip.vision.projector.scale_factor
-    KeyRead { key: t(10849, 10877), kind: KeyKind::U32, need: Need::Optional, field: t(19307, 19317) }, // 680: clip.vision.image_min_pixels
-    KeyRead { key: t(10877, 10905), kind: KeyKind::U32, need: Need::Optional, field: t(19317, 19327) }, // 681: clip.vision.image_max_pixels
+    KeyRead { key: t(10906, 10934), kind: KeyKind::U32, need: Need::Optional, field: t(19421, 19431) }, // 680: clip.vision.image_min_pixels
+    KeyRead { key: t(10934, 10962), kind: KeyKind::U32, need: Need::Optional, field: t(19431, 19441) }, // 681: clip.vision.image_max_pixels
     KeyRead { key: t(170, 189), kind: KeyKind::Str, need: Need::Optional, field: t(189, 198) }, // 682: clip.projector_type
     KeyRead { key: t(198, 224), kind: KeyKind::Str, need: Need::Optional, field: t(189, 198) }, // 683: clip.vision.projector_type
     KeyRead { key: t(224, 252), kind: KeyKind::U32, need: Need::Required, field: t(252, 266) }, // 684: clip.vision.embedding_length
@@ -3027,8 +3157,8 @@ static KEY_READS: [KeyRead; 1044] = [
     KeyRead { key: t(932, 953), kind: KeyKind::ArrF32, need: Need::Optional, field: t(953, 962) }, // 701: clip.vision.image_std
     KeyRead { key: t(962, 987), kind: KeyKind::ArrInt, need: Need::Optional, field: t(987, 1009) }, // 702: clip.vision.feature_layer
     KeyRead { key: t(5708, 5738), kind: KeyKind::U32, need: Need::Optional, field: t(5738, 5753) }, // 703: clip.vision.spatial_merge_size
-    KeyRead { key: t(10849, 10877), kind: KeyKind::U32, need: Need::Optional, field: t(5797, 5821) }, // 704: clip.vision.image_min_pixels
-    KeyRead { key: t(10877, 10905), kind: KeyKind::U32, need: Need::Optional, field: t(5821, 5845) }, // 705: clip.vision.image_max_pixels
+    KeyRead { key: t(10906, 10934), kind: KeyKind::U32, need: Need::Optional, field: t(5797, 5821) }, // 704: clip.vision.image_min_pixels
+    KeyRead { key: t(10934, 10962), kind: KeyKind::U32, need: Need::Optional, field: t(5821, 5845) }, // 705: clip.vision.image_max_pixels
     KeyRead { key: t(170, 189), kind: KeyKind::Str, need: Need::Optional, field: t(189, 198) }, // 706: clip.projector_type
     KeyRead { key: t(2452, 2477), kind: KeyKind::Str, need: Need::Optional, field: t(189, 198) }, // 707: clip.audio.projector_type
     KeyRead { key: t(2477, 2504), kind: KeyKind::U32, need: Need::Required, field: t(252, 266) }, // 708: clip.audio.embedding_length
@@ -3046,8 +3176,8 @@ static KEY_READS: [KeyRead; 1044] = [
     KeyRead { key: t(850, 881), kind: KeyKind::Str, need: Need::Optional, field: t(881, 900) }, // 720: clip.vision.mm_patch_merge_type
     KeyRead { key: t(2755, 2779), kind: KeyKind::ArrInt, need: Need::Optional, field: t(987, 1009) }, // 721: clip.audio.feature_layer
     KeyRead { key: t(5708, 5738), kind: KeyKind::U32, need: Need::Optional, field: t(5738, 5753) }, // 722: clip.vision.spatial_merge_size
-    KeyRead { key: t(10849, 10877), kind: KeyKind::U32, need: Need::Optional, field: t(5797, 5821) }, // 723: clip.vision.image_min_pixels
-    KeyRead { key: t(10877, 10905), kind: KeyKind::U32, need: Need::Optional, field: t(5821, 5845) }, // 724: clip.vision.image_max_pixels
+    KeyRead { key: t(10906, 10934), kind: KeyKind::U32, need: Need::Optional, field: t(5797, 5821) }, // 723: clip.vision.image_min_pixels
+    KeyRead { key: t(10934, 10962), kind: KeyKind::U32, need: Need::Optional, field: t(5821, 5845) }, // 724: clip.vision.image_max_pixels
     KeyRead { key: t(170, 189), kind: KeyKind::Str, need: Need::Optional, field: t(189, 198) }, // 725: clip.projector_type
     KeyRead { key: t(198, 224), kind: KeyKind::Str, need: Need::Optional, field: t(189, 198) }, // 726: clip.vision.projector_type
     KeyRead { key: t(224, 252), kind: KeyKind::U32, need: Need::Required, field: t(252, 266) }, // 727: clip.vision.embedding_length
@@ -3069,8 +3199,8 @@ static KEY_READS: [KeyRead; 1044] = [
     KeyRead { key: t(900, 922), kind: KeyKind::ArrF32, need: Need::Optional, field: t(922, 932) }, // 743: clip.vision.image_mean
     KeyRead { key: t(932, 953), kind: KeyKind::ArrF32, need: Need::Optional, field: t(953, 962) }, // 744: clip.vision.image_std
     KeyRead { key: t(962, 987), kind: KeyKind::ArrInt, need: Need::Optional, field: t(987, 1009) }, // 745: clip.vision.feature_layer
-    KeyRead { key: t(20224, 20253), kind: KeyKind::U32, need: Need::Required, field: t(20253, 20279) }, // 746: clip.audio.subsampling_factor
-    KeyRead { key: t(20279, 20306), kind: KeyKind::U32, need: Need::Required, field: t(20306, 20336) }, // 747: clip.audio.conv_kernel_size
+    KeyRead { key: t(20338, 20367), kind: KeyKind::U32, need: Need::Required, field: t(20367, 20393) }, // 746: clip.audio.subsampling_factor
+    KeyRead { key: t(20393, 20420), kind: KeyKind::U32, need: Need::Required, field: t(20420, 20450) }, // 747: clip.audio.conv_kernel_size
     KeyRead { key: t(170, 189), kind: KeyKind::Str, need: Need::Optional, field: t(189, 198) }, // 748: clip.projector_type
     KeyRead { key: t(2452, 2477), kind: KeyKind::Str, need: Need::Optional, field: t(189, 198) }, // 749: clip.audio.projector_type
     KeyRead { key: t(2477, 2504), kind: KeyKind::U32, need: Need::Required, field: t(252, 266) }, // 750: clip.audio.embedding_length
@@ -3087,8 +3217,8 @@ static KEY_READS: [KeyRead; 1044] = [
     KeyRead { key: t(829, 842), kind: KeyKind::Bool, need: Need::Optional, field: t(842, 850) }, // 761: clip.use_silu
     KeyRead { key: t(850, 881), kind: KeyKind::Str, need: Need::Optional, field: t(881, 900) }, // 762: clip.vision.mm_patch_merge_type
     KeyRead { key: t(2755, 2779), kind: KeyKind::ArrInt, need: Need::Optional, field: t(987, 1009) }, // 763: clip.audio.feature_layer
-    KeyRead { key: t(20224, 20253), kind: KeyKind::U32, need: Need::Required, field: t(20253, 20279) }, // 764: clip.audio.subsampling_factor
-    KeyRead { key: t(20279, 20306), kind: KeyKind::U32, need: Need::Required, field: t(20306, 20336) }, // 765: clip.audio.conv_kernel_size
+    KeyRead { key: t(20338, 20367), kind: KeyKind::U32, need: Need::Required, field: t(20367, 20393) }, // 764: clip.audio.subsampling_factor
+    KeyRead { key: t(20393, 20420), kind: KeyKind::U32, need: Need::Required, field: t(20420, 20450) }, // 765: clip.audio.conv_kernel_size
     KeyRead { key: t(170, 189), kind: KeyKind::Str, need: Need::Optional, field: t(189, 198) }, // 766: clip.projector_type
     KeyRead { key: t(198, 224), kind: KeyKind::Str, need: Need::Optional, field: t(189, 198) }, // 767: clip.vision.projector_type
     KeyRead { key: t(224, 252), kind: KeyKind::U32, need: Need::Required, field: t(252, 266) }, // 768: clip.vision.embedding_length
@@ -3112,8 +3242,8 @@ static KEY_READS: [KeyRead; 1044] = [
     KeyRead { key: t(962, 987), kind: KeyKind::ArrInt, need: Need::Optional, field: t(987, 1009) }, // 786: clip.vision.feature_layer
     KeyRead { key: t(5708, 5738), kind: KeyKind::U32, need: Need::Optional, field: t(5738, 5753) }, // 787: clip.vision.spatial_merge_size
     KeyRead { key: t(5753, 5777), kind: KeyKind::U32, need: Need::Optional, field: t(5777, 5797) }, // 788: clip.vision.n_wa_pattern
-    KeyRead { key: t(10849, 10877), kind: KeyKind::U32, need: Need::Required, field: t(5797, 5821) }, // 789: clip.vision.image_min_pixels
-    KeyRead { key: t(10877, 10905), kind: KeyKind::U32, need: Need::Required, field: t(5821, 5845) }, // 790: clip.vision.image_max_pixels
+    KeyRead { key: t(10906, 10934), kind: KeyKind::U32, need: Need::Required, field: t(5797, 5821) }, // 789: clip.vision.image_min_pixels
+    KeyRead { key: t(10934, 10962), kind: KeyKind::U32, need: Need::Required, field: t(5821, 5845) }, // 790: clip.vision.image_max_pixels
     KeyRead { key: t(541, 576), kind: KeyKind::U32, need: Need::Required, field: t(576, 593) }, // 791: clip.vision.attention.head_count_kv
     KeyRead { key: t(170, 189), kind: KeyKind::Str, need: Need::Optional, field: t(189, 198) }, // 792: clip.projector_type
     KeyRead { key: t(2452, 2477), kind: KeyKind::Str, need: Need::Optional, field: t(189, 198) }, // 793: clip.audio.projector_type
@@ -3133,8 +3263,8 @@ static KEY_READS: [KeyRead; 1044] = [
     KeyRead { key: t(2755, 2779), kind: KeyKind::ArrInt, need: Need::Optional, field: t(987, 1009) }, // 807: clip.audio.feature_layer
     KeyRead { key: t(5708, 5738), kind: KeyKind::U32, need: Need::Optional, field: t(5738, 5753) }, // 808: clip.vision.spatial_merge_size
     KeyRead { key: t(5753, 5777), kind: KeyKind::U32, need: Need::Optional, field: t(5777, 5797) }, // 809: clip.vision.n_wa_pattern
-    KeyRead { key: t(10849, 10877), kind: KeyKind::U32, need: Need::Required, field: t(5797, 5821) }, // 810: clip.vision.image_min_pixels
-    KeyRead { key: t(10877, 10905), kind: KeyKind::U32, need: Need::Required, field: t(5821, 5845) }, // 811: clip.vision.image_max_pixels
+    KeyRead { key: t(10906, 10934), kind: KeyKind::U32, need: Need::Required, field: t(5797, 5821) }, // 810: clip.vision.image_min_pixels
+    KeyRead { key: t(10934, 10962), kind: KeyKind::U32, need: Need::Required, field: t(5821, 5845) }, // 811: clip.vision.image_max_pixels
     KeyRead { key: t(541, 576), kind: KeyKind::U32, need: Need::Required, field: t(576, 593) }, // 812: clip.vision.attention.head_count_kv
     KeyRead { key: t(170, 189), kind: KeyKind::Str, need: Need::Optional, field: t(189, 198) }, // 813: clip.projector_type
     KeyRead { key: t(198, 224), kind: KeyKind::Str, need: Need::Optional, field: t(189, 198) }, // 814: clip.vision.projector_type
@@ -3158,7 +3288,7 @@ static KEY_READS: [KeyRead; 1044] = [
     KeyRead { key: t(932, 953), kind: KeyKind::ArrF32, need: Need::Optional, field: t(953, 962) }, // 832: clip.vision.image_std
     KeyRead { key: t(962, 987), kind: KeyKind::ArrInt, need: Need::Optional, field: t(987, 1009) }, // 833: clip.vision.feature_layer
     KeyRead { key: t(6866, 6900), kind: KeyKind::U32, need: Need::Optional, field: t(5738, 5753) }, // 834: clip.vision.projector.scale_factor
-    KeyRead { key: t(18146, 18174), kind: KeyKind::ArrInt, need: Need::Optional, field: t(18174, 18194) }, // 835: clip.vision.wa_layer_indexes
+    KeyRead { key: t(18260, 18288), kind: KeyKind::ArrInt, need: Need::Optional, field: t(18288, 18308) }, // 835: clip.vision.wa_layer_indexes
     KeyRead { key: t(170, 189), kind: KeyKind::Str, need: Need::Optional, field: t(189, 198) }, // 836: clip.projector_type
     KeyRead { key: t(2452, 2477), kind: KeyKind::Str, need: Need::Optional, field: t(189, 198) }, // 837: clip.audio.projector_type
     KeyRead { key: t(2477, 2504), kind: KeyKind::U32, need: Need::Required, field: t(252, 266) }, // 838: clip.audio.embedding_length
@@ -3176,7 +3306,7 @@ static KEY_READS: [KeyRead; 1044] = [
     KeyRead { key: t(850, 881), kind: KeyKind::Str, need: Need::Optional, field: t(881, 900) }, // 850: clip.vision.mm_patch_merge_type
     KeyRead { key: t(2755, 2779), kind: KeyKind::ArrInt, need: Need::Optional, field: t(987, 1009) }, // 851: clip.audio.feature_layer
     KeyRead { key: t(6866, 6900), kind: KeyKind::U32, need: Need::Optional, field: t(5738, 5753) }, // 852: clip.vision.projector.scale_factor
-    KeyRead { key: t(18146, 18174), kind: KeyKind::ArrInt, need: Need::Optional, field: t(18174, 18194) }, // 853: clip.vision.wa_layer_indexes
+    KeyRead { key: t(18260, 18288), kind: KeyKind::ArrInt, need: Need::Optional, field: t(18288, 18308) }, // 853: clip.vision.wa_layer_indexes
     KeyRead { key: t(170, 189), kind: KeyKind::Str, need: Need::Optional, field: t(189, 198) }, // 854: clip.projector_type
     KeyRead { key: t(198, 224), kind: KeyKind::Str, need: Need::Optional, field: t(189, 198) }, // 855: clip.vision.projector_type
     KeyRead { key: t(224, 252), kind: KeyKind::U32, need: Need::Required, field: t(252, 266) }, // 856: clip.vision.embedding_length
@@ -3198,12 +3328,12 @@ static KEY_READS: [KeyRead; 1044] = [
     KeyRead { key: t(900, 922), kind: KeyKind::ArrF32, need: Need::Optional, field: t(922, 932) }, // 872: clip.vision.image_mean
     KeyRead { key: t(932, 953), kind: KeyKind::ArrF32, need: Need::Optional, field: t(953, 962) }, // 873: clip.vision.image_std
     KeyRead { key: t(962, 987), kind: KeyKind::ArrInt, need: Need::Optional, field: t(987, 1009) }, // 874: clip.vision.feature_layer
-    KeyRead { key: t(22179, 22200), kind: KeyKind::U32, need: Need::Required, field: t(22200, 22224) }, // 875: clip.audio.chunk_size
-    KeyRead { key: t(20279, 20306), kind: KeyKind::U32, need: Need::Required, field: t(20306, 20336) }, // 876: clip.audio.conv_kernel_size
-    KeyRead { key: t(22224, 22246), kind: KeyKind::U32, need: Need::Required, field: t(22246, 22271) }, // 877: clip.audio.max_pos_emb
-    KeyRead { key: t(22271, 22303), kind: KeyKind::U32, need: Need::Required, field: t(22303, 22333) }, // 878: clip.audio.projector.window_size
-    KeyRead { key: t(22333, 22369), kind: KeyKind::U32, need: Need::Required, field: t(22369, 22403) }, // 879: clip.audio.projector.downsample_rate
-    KeyRead { key: t(22403, 22434), kind: KeyKind::U32, need: Need::Required, field: t(22434, 22463) }, // 880: clip.audio.projector.head_count
+    KeyRead { key: t(22323, 22344), kind: KeyKind::U32, need: Need::Required, field: t(22344, 22368) }, // 875: clip.audio.chunk_size
+    KeyRead { key: t(20393, 20420), kind: KeyKind::U32, need: Need::Required, field: t(20420, 20450) }, // 876: clip.audio.conv_kernel_size
+    KeyRead { key: t(22368, 22390), kind: KeyKind::U32, need: Need::Required, field: t(22390, 22415) }, // 877: clip.audio.max_pos_emb
+    KeyRead { key: t(22415, 22447), kind: KeyKind::U32, need: Need::Required, field: t(22447, 22477) }, // 878: clip.audio.projector.window_size
+    KeyRead { key: t(22477, 22513), kind: KeyKind::U32, need: Need::Required, field: t(22513, 22547) }, // 879: clip.audio.projector.downsample_rate
+    KeyRead { key: t(22547, 22578), kind: KeyKind::U32, need: Need::Required, field: t(22578, 22607) }, // 880: clip.audio.projector.head_count
     KeyRead { key: t(170, 189), kind: KeyKind::Str, need: Need::Optional, field: t(189, 198) }, // 881: clip.projector_type
     KeyRead { key: t(2452, 2477), kind: KeyKind::Str, need: Need::Optional, field: t(189, 198) }, // 882: clip.audio.projector_type
     KeyRead { key: t(2477, 2504), kind: KeyKind::U32, need: Need::Required, field: t(252, 266) }, // 883: clip.audio.embedding_length
@@ -3220,12 +3350,12 @@ static KEY_READS: [KeyRead; 1044] = [
     KeyRead { key: t(829, 842), kind: KeyKind::Bool, need: Need::Optional, field: t(842, 850) }, // 894: clip.use_silu
     KeyRead { key: t(850, 881), kind: KeyKind::Str, need: Need::Optional, field: t(881, 900) }, // 895: clip.vision.mm_patch_merge_type
     KeyRead { key: t(2755, 2779), kind: KeyKind::ArrInt, need: Need::Optional, field: t(987, 1009) }, // 896: clip.audio.feature_layer
-    KeyRead { key: t(22179, 22200), kind: KeyKind::U32, need: Need::Required, field: t(22200, 22224) }, // 897: clip.audio.chunk_size
-    KeyRead { key: t(20279, 20306), kind: KeyKind::U32, need: Need::Required, field: t(20306, 20336) }, // 898: clip.audio.conv_kernel_size
-    KeyRead { key: t(22224, 22246), kind: KeyKind::U32, need: Need::Required, field: t(22246, 22271) }, // 899: clip.audio.max_pos_emb
-    KeyRead { key: t(22271, 22303), kind: KeyKind::U32, need: Need::Required, field: t(22303, 22333) }, // 900: clip.audio.projector.window_size
-    KeyRead { key: t(22333, 22369), kind: KeyKind::U32, need: Need::Required, field: t(22369, 22403) }, // 901: clip.audio.projector.downsample_rate
-    KeyRead { key: t(22403, 22434), kind: KeyKind::U32, need: Need::Required, field: t(22434, 22463) }, // 902: clip.audio.projector.head_count
+    KeyRead { key: t(22323, 22344), kind: KeyKind::U32, need: Need::Required, field: t(22344, 22368) }, // 897: clip.audio.chunk_size
+    KeyRead { key: t(20393, 20420), kind: KeyKind::U32, need: Need::Required, field: t(20420, 20450) }, // 898: clip.audio.conv_kernel_size
+    KeyRead { key: t(22368, 22390), kind: KeyKind::U32, need: Need::Required, field: t(22390, 22415) }, // 899: clip.audio.max_pos_emb
+    KeyRead { key: t(22415, 22447), kind: KeyKind::U32, need: Need::Required, field: t(22447, 22477) }, // 900: clip.audio.projector.window_size
+    KeyRead { key: t(22477, 22513), kind: KeyKind::U32, need: Need::Required, field: t(22513, 22547) }, // 901: clip.audio.projector.downsample_rate
+    KeyRead { key: t(22547, 22578), kind: KeyKind::U32, need: Need::Required, field: t(22578, 22607) }, // 902: clip.audio.projector.head_count
     KeyRead { key: t(170, 189), kind: KeyKind::Str, need: Need::Optional, field: t(189, 198) }, // 903: clip.projector_type
     KeyRead { key: t(198, 224), kind: KeyKind::Str, need: Need::Optional, field: t(189, 198) }, // 904: clip.vision.projector_type
     KeyRead { key: t(224, 252), kind: KeyKind::U32, need: Need::Required, field: t(252, 266) }, // 905: clip.vision.embedding_length
@@ -3249,10 +3379,10 @@ static KEY_READS: [KeyRead; 1044] = [
     KeyRead { key: t(962, 987), kind: KeyKind::ArrInt, need: Need::Optional, field: t(987, 1009) }, // 923: clip.vision.feature_layer
     KeyRead { key: t(5708, 5738), kind: KeyKind::U32, need: Need::Optional, field: t(5738, 5753) }, // 924: clip.vision.spatial_merge_size
     KeyRead { key: t(541, 576), kind: KeyKind::U32, need: Need::Required, field: t(576, 593) }, // 925: clip.vision.attention.head_count_kv
-    KeyRead { key: t(15789, 15812), kind: KeyKind::U32, need: Need::Required, field: t(15812, 15836) }, // 926: clip.vision.window_size
-    KeyRead { key: t(24520, 24547), kind: KeyKind::ArrInt, need: Need::Required, field: t(24547, 24550) }, // 927: clip.vision.wa_pattern_mode
-    KeyRead { key: t(10849, 10877), kind: KeyKind::U32, need: Need::Required, field: t(5797, 5821) }, // 928: clip.vision.image_min_pixels
-    KeyRead { key: t(10877, 10905), kind: KeyKind::U32, need: Need::Required, field: t(5821, 5845) }, // 929: clip.vision.image_max_pixels
+    KeyRead { key: t(15903, 15926), kind: KeyKind::U32, need: Need::Required, field: t(15926, 15950) }, // 926: clip.vision.window_size
+    KeyRead { key: t(24664, 24691), kind: KeyKind::ArrInt, need: Need::Required, field: t(24691, 24694) }, // 927: clip.vision.wa_pattern_mode
+    KeyRead { key: t(10906, 10934), kind: KeyKind::U32, need: Need::Required, field: t(5797, 5821) }, // 928: clip.vision.image_min_pixels
+    KeyRead { key: t(10934, 10962), kind: KeyKind::U32, need: Need::Required, field: t(5821, 5845) }, // 929: clip.vision.image_max_pixels
     KeyRead { key: t(170, 189), kind: KeyKind::Str, need: Need::Optional, field: t(189, 198) }, // 930: clip.projector_type
     KeyRead { key: t(2452, 2477), kind: KeyKind::Str, need: Need::Optional, field: t(189, 198) }, // 931: clip.audio.projector_type
     KeyRead { key: t(2477, 2504), kind: KeyKind::U32, need: Need::Required, field: t(252, 266) }, // 932: clip.audio.embedding_length
@@ -3271,10 +3401,10 @@ static KEY_READS: [KeyRead; 1044] = [
     KeyRead { key: t(2755, 2779), kind: KeyKind::ArrInt, need: Need::Optional, field: t(987, 1009) }, // 945: clip.audio.feature_layer
     KeyRead { key: t(5708, 5738), kind: KeyKind::U32, need: Need::Optional, field: t(5738, 5753) }, // 946: clip.vision.spatial_merge_size
     KeyRead { key: t(541, 576), kind: KeyKind::U32, need: Need::Required, field: t(576, 593) }, // 947: clip.vision.attention.head_count_kv
-    KeyRead { key: t(15789, 15812), kind: KeyKind::U32, need: Need::Required, field: t(15812, 15836) }, // 948: clip.vision.window_size
-    KeyRead { key: t(24520, 24547), kind: KeyKind::ArrInt, need: Need::Required, field: t(24547, 24550) }, // 949: clip.vision.wa_pattern_mode
-    KeyRead { key: t(10849, 10877), kind: KeyKind::U32, need: Need::Required, field: t(5797, 5821) }, // 950: clip.vision.image_min_pixels
-    KeyRead { key: t(10877, 10905), kind: KeyKind::U32, need: Need::Required, field: t(5821, 5845) }, // 951: clip.vision.image_max_pixels
+    KeyRead { key: t(15903, 15926), kind: KeyKind::U32, need: Need::Required, field: t(15926, 15950) }, // 948: clip.vision.window_size
+    KeyRead { key: t(24664, 24691), kind: KeyKind::ArrInt, need: Need::Required, field: t(24691, 24694) }, // 949: clip.vision.wa_pattern_mode
+    KeyRead { key: t(10906, 10934), kind: KeyKind::U32, need: Need::Required, field: t(5797, 5821) }, // 950: clip.vision.image_min_pixels
+    KeyRead { key: t(10934, 10962), kind: KeyKind::U32, need: Need::Required, field: t(5821, 5845) }, // 951: clip.vision.image_max_pixels
     KeyRead { key: t(170, 189), kind: KeyKind::Str, need: Need::Optional, field: t(189, 198) }, // 952: clip.projector_type
     KeyRead { key: t(198, 224), kind: KeyKind::Str, need: Need::Optional, field: t(189, 198) }, // 953: clip.vision.projector_type
     KeyRead { key: t(224, 252), kind: KeyKind::U32, need: Need::Required, field: t(252, 266) }, // 954: clip.vision.embedding_length
@@ -3296,9 +3426,9 @@ static KEY_READS: [KeyRead; 1044] = [
     KeyRead { key: t(900, 922), kind: KeyKind::ArrF32, need: Need::Optional, field: t(922, 932) }, // 970: clip.vision.image_mean
     KeyRead { key: t(932, 953), kind: KeyKind::ArrF32, need: Need::Optional, field: t(953, 962) }, // 971: clip.vision.image_std
     KeyRead { key: t(962, 987), kind: KeyKind::ArrInt, need: Need::Optional, field: t(987, 1009) }, // 972: clip.vision.feature_layer
-    KeyRead { key: t(25407, 25444), kind: KeyKind::ArrInt, need: Need::Required, field: t(25444, 25472) }, // 973: clip.vision.projector.spatial_offsets
-    KeyRead { key: t(25472, 25504), kind: KeyKind::U32, need: Need::Required, field: t(25504, 25533) }, // 974: clip.vision.projector.query_side
-    KeyRead { key: t(25533, 25566), kind: KeyKind::U32, need: Need::Required, field: t(25566, 25596) }, // 975: clip.vision.projector.window_side
+    KeyRead { key: t(25551, 25588), kind: KeyKind::ArrInt, need: Need::Required, field: t(25588, 25616) }, // 973: clip.vision.projector.spatial_offsets
+    KeyRead { key: t(25616, 25648), kind: KeyKind::U32, need: Need::Required, field: t(25648, 25677) }, // 974: clip.vision.projector.query_side
+    KeyRead { key: t(25677, 25710), kind: KeyKind::U32, need: Need::Required, field: t(25710, 25740) }, // 975: clip.vision.projector.window_side
     KeyRead { key: t(170, 189), kind: KeyKind::Str, need: Need::Optional, field: t(189, 198) }, // 976: clip.projector_type
     KeyRead { key: t(2452, 2477), kind: KeyKind::Str, need: Need::Optional, field: t(189, 198) }, // 977: clip.audio.projector_type
     KeyRead { key: t(2477, 2504), kind: KeyKind::U32, need: Need::Required, field: t(252, 266) }, // 978: clip.audio.embedding_length
@@ -3315,9 +3445,9 @@ static KEY_READS: [KeyRead; 1044] = [
     KeyRead { key: t(829, 842), kind: KeyKind::Bool, need: Need::Optional, field: t(842, 850) }, // 989: clip.use_silu
     KeyRead { key: t(850, 881), kind: KeyKind::Str, need: Need::Optional, field: t(881, 900) }, // 990: clip.vision.mm_patch_merge_type
     KeyRead { key: t(2755, 2779), kind: KeyKind::ArrInt, need: Need::Optional, field: t(987, 1009) }, // 991: clip.audio.feature_layer
-    KeyRead { key: t(25407, 25444), kind: KeyKind::ArrInt, need: Need::Required, field: t(25444, 25472) }, // 992: clip.vision.projector.spatial_offsets
-    KeyRead { key: t(25472, 25504), kind: KeyKind::U32, need: Need::Required, field: t(25504, 25533) }, // 993: clip.vision.projector.query_side
-    KeyRead { key: t(25533, 25566), kind: KeyKind::U32, need: Need::Required, field: t(25566, 25596) }, // 994: clip.vision.projector.window_side
+    KeyRead { key: t(25551, 25588), kind: KeyKind::ArrInt, need: Need::Required, field: t(25588, 25616) }, // 992: clip.vision.projector.spatial_offsets
+    KeyRead { key: t(25616, 25648), kind: KeyKind::U32, need: Need::Required, field: t(25648, 25677) }, // 993: clip.vision.projector.query_side
+    KeyRead { key: t(25677, 25710), kind: KeyKind::U32, need: Need::Required, field: t(25710, 25740) }, // 994: clip.vision.projector.window_side
     KeyRead { key: t(170, 189), kind: KeyKind::Str, need: Need::Optional, field: t(189, 198) }, // 995: clip.projector_type
     KeyRead { key: t(198, 224), kind: KeyKind::Str, need: Need::Optional, field: t(189, 198) }, // 996: clip.vision.projector_type
     KeyRead { key: t(224, 252), kind: KeyKind::U32, need: Need::Required, field: t(252, 266) }, // 997: clip.vision.embedding_length
@@ -3339,12 +3469,12 @@ static KEY_READS: [KeyRead; 1044] = [
     KeyRead { key: t(900, 922), kind: KeyKind::ArrF32, need: Need::Optional, field: t(922, 932) }, // 1013: clip.vision.image_mean
     KeyRead { key: t(932, 953), kind: KeyKind::ArrF32, need: Need::Optional, field: t(953, 962) }, // 1014: clip.vision.image_std
     KeyRead { key: t(962, 987), kind: KeyKind::ArrInt, need: Need::Optional, field: t(987, 1009) }, // 1015: clip.vision.feature_layer
-    KeyRead { key: t(26380, 26409), kind: KeyKind::U32, need: Need::Optional, field: t(26409, 26435) }, // 1016: clip.audio.rvq.num_quantizers
-    KeyRead { key: t(26435, 26463), kind: KeyKind::ArrInt, need: Need::Optional, field: t(26463, 26488) }, // 1017: clip.audio.rvq.codebook_size
-    KeyRead { key: t(26488, 26510), kind: KeyKind::U32, need: Need::Required, field: t(15812, 15836) }, // 1018: clip.audio.window_size
-    KeyRead { key: t(26510, 26536), kind: KeyKind::ArrInt, need: Need::Required, field: t(26536, 26546) }, // 1019: clip.audio.wa_pattern_mode
-    KeyRead { key: t(26546, 26574), kind: KeyKind::U32, need: Need::Required, field: t(26574, 26601) }, // 1020: clip.audio.local_block_count
-    KeyRead { key: t(26601, 26628), kind: KeyKind::U32, need: Need::Required, field: t(26628, 26658) }, // 1021: clip.audio.local_group_size
+    KeyRead { key: t(26524, 26553), kind: KeyKind::U32, need: Need::Optional, field: t(26553, 26579) }, // 1016: clip.audio.rvq.num_quantizers
+    KeyRead { key: t(26579, 26607), kind: KeyKind::ArrInt, need: Need::Optional, field: t(26607, 26632) }, // 1017: clip.audio.rvq.codebook_size
+    KeyRead { key: t(26632, 26654), kind: KeyKind::U32, need: Need::Required, field: t(15926, 15950) }, // 1018: clip.audio.window_size
+    KeyRead { key: t(26654, 26680), kind: KeyKind::ArrInt, need: Need::Required, field: t(26680, 26690) }, // 1019: clip.audio.wa_pattern_mode
+    KeyRead { key: t(26690, 26718), kind: KeyKind::U32, need: Need::Required, field: t(26718, 26745) }, // 1020: clip.audio.local_block_count
+    KeyRead { key: t(26745, 26772), kind: KeyKind::U32, need: Need::Required, field: t(26772, 26802) }, // 1021: clip.audio.local_group_size
     KeyRead { key: t(170, 189), kind: KeyKind::Str, need: Need::Optional, field: t(189, 198) }, // 1022: clip.projector_type
     KeyRead { key: t(2452, 2477), kind: KeyKind::Str, need: Need::Optional, field: t(189, 198) }, // 1023: clip.audio.projector_type
     KeyRead { key: t(2477, 2504), kind: KeyKind::U32, need: Need::Required, field: t(252, 266) }, // 1024: clip.audio.embedding_length
@@ -3361,12 +3491,12 @@ static KEY_READS: [KeyRead; 1044] = [
     KeyRead { key: t(829, 842), kind: KeyKind::Bool, need: Need::Optional, field: t(842, 850) }, // 1035: clip.use_silu
     KeyRead { key: t(850, 881), kind: KeyKind::Str, need: Need::Optional, field: t(881, 900) }, // 1036: clip.vision.mm_patch_merge_type
     KeyRead { key: t(2755, 2779), kind: KeyKind::ArrInt, need: Need::Optional, field: t(987, 1009) }, // 1037: clip.audio.feature_layer
-    KeyRead { key: t(26380, 26409), kind: KeyKind::U32, need: Need::Optional, field: t(26409, 26435) }, // 1038: clip.audio.rvq.num_quantizers
-    KeyRead { key: t(26435, 26463), kind: KeyKind::ArrInt, need: Need::Optional, field: t(26463, 26488) }, // 1039: clip.audio.rvq.codebook_size
-    KeyRead { key: t(26488, 26510), kind: KeyKind::U32, need: Need::Required, field: t(15812, 15836) }, // 1040: clip.audio.window_size
-    KeyRead { key: t(26510, 26536), kind: KeyKind::ArrInt, need: Need::Required, field: t(26536, 26546) }, // 1041: clip.audio.wa_pattern_mode
-    KeyRead { key: t(26546, 26574), kind: KeyKind::U32, need: Need::Required, field: t(26574, 26601) }, // 1042: clip.audio.local_block_count
-    KeyRead { key: t(26601, 26628), kind: KeyKind::U32, need: Need::Required, field: t(26628, 26658) }, // 1043: clip.audio.local_group_size
+    KeyRead { key: t(26524, 26553), kind: KeyKind::U32, need: Need::Optional, field: t(26553, 26579) }, // 1038: clip.audio.rvq.num_quantizers
+    KeyRead { key: t(26579, 26607), kind: KeyKind::ArrInt, need: Need::Optional, field: t(26607, 26632) }, // 1039: clip.audio.rvq.codebook_size
+    KeyRead { key: t(26632, 26654), kind: KeyKind::U32, need: Need::Required, field: t(15926, 15950) }, // 1040: clip.audio.window_size
+    KeyRead { key: t(26654, 26680), kind: KeyKind::ArrInt, need: Need::Required, field: t(26680, 26690) }, // 1041: clip.audio.wa_pattern_mode
+    KeyRead { key: t(26690, 26718), kind: KeyKind::U32, need: Need::Required, field: t(26718, 26745) }, // 1042: clip.audio.local_block_count
+    KeyRead { key: t(26745, 26772), kind: KeyKind::U32, need: Need::Required, field: t(26772, 26802) }, // 1043: clip.audio.local_group_size
 ];
 
 impl Pool for KeyRead {
@@ -4394,8 +4524,8 @@ static TENSOR_READS: [TensorRead; 6334] = [
     TensorRead { name: t(2176, 2199), index: r(0, 1), need: Need::Optional, ne0_key: None }, // 1015: v.deepstack.{}.fc1.bias
     TensorRead { name: t(2199, 2224), index: r(0, 1), need: Need::Optional, ne0_key: None }, // 1016: v.deepstack.{}.fc2.weight
     TensorRead { name: t(2224, 2247), index: r(0, 1), need: Need::Optional, ne0_key: None }, // 1017: v.deepstack.{}.fc2.bias
-    TensorRead { name: t(7123, 7149), index: r(0, 0), need: Need::Required, ne0_key: None }, // 1018: mm.input_projection.weight
-    TensorRead { name: t(7149, 7172), index: r(0, 0), need: Need::Required, ne0_key: None }, // 1019: mm.soft_emb_norm.weight
+    TensorRead { name: t(7180, 7206), index: r(0, 0), need: Need::Required, ne0_key: None }, // 1018: mm.input_projection.weight
+    TensorRead { name: t(7206, 7229), index: r(0, 0), need: Need::Required, ne0_key: None }, // 1019: mm.soft_emb_norm.weight
     TensorRead { name: t(1159, 1171), index: r(0, 0), need: Need::Optional, ne0_key: None }, // 1020: v.class_embd
     TensorRead { name: t(2799, 2814), index: r(0, 0), need: Need::Optional, ne0_key: None }, // 1021: a.pre_ln.weight
     TensorRead { name: t(2814, 2827), index: r(0, 0), need: Need::Optional, ne0_key: None }, // 1022: a.pre_ln.bias
@@ -4446,8 +4576,8 @@ static TENSOR_READS: [TensorRead; 6334] = [
     TensorRead { name: t(2176, 2199), index: r(0, 1), need: Need::Optional, ne0_key: None }, // 1067: v.deepstack.{}.fc1.bias
     TensorRead { name: t(2199, 2224), index: r(0, 1), need: Need::Optional, ne0_key: None }, // 1068: v.deepstack.{}.fc2.weight
     TensorRead { name: t(2224, 2247), index: r(0, 1), need: Need::Optional, ne0_key: None }, // 1069: v.deepstack.{}.fc2.bias
-    TensorRead { name: t(7123, 7149), index: r(0, 0), need: Need::Required, ne0_key: None }, // 1070: mm.input_projection.weight
-    TensorRead { name: t(7149, 7172), index: r(0, 0), need: Need::Required, ne0_key: None }, // 1071: mm.soft_emb_norm.weight
+    TensorRead { name: t(7180, 7206), index: r(0, 0), need: Need::Required, ne0_key: None }, // 1070: mm.input_projection.weight
+    TensorRead { name: t(7206, 7229), index: r(0, 0), need: Need::Required, ne0_key: None }, // 1071: mm.soft_emb_norm.weight
     TensorRead { name: t(1159, 1171), index: r(0, 0), need: Need::Optional, ne0_key: None }, // 1072: v.class_embd
     TensorRead { name: t(1171, 1186), index: r(0, 0), need: Need::Optional, ne0_key: None }, // 1073: v.pre_ln.weight
     TensorRead { name: t(1186, 1199), index: r(0, 0), need: Need::Optional, ne0_key: None }, // 1074: v.pre_ln.bias
@@ -4459,38 +4589,38 @@ static TENSOR_READS: [TensorRead; 6334] = [
     TensorRead { name: t(1286, 1304), index: r(0, 0), need: Need::Optional, ne0_key: None }, // 1080: v.norm_embd.weight
     TensorRead { name: t(1304, 1320), index: r(0, 0), need: Need::Optional, ne0_key: None }, // 1081: v.norm_embd.bias
     TensorRead { name: t(1320, 1342), index: r(0, 0), need: Need::Optional, ne0_key: None }, // 1082: v.position_embd.weight
-    TensorRead { name: t(7296, 7319), index: r(0, 0), need: Need::Optional, ne0_key: None }, // 1083: v.conv_stem.conv.weight
-    TensorRead { name: t(7319, 7340), index: r(0, 0), need: Need::Optional, ne0_key: None }, // 1084: v.conv_stem.conv.bias
-    TensorRead { name: t(7340, 7361), index: r(0, 0), need: Need::Optional, ne0_key: None }, // 1085: v.conv_stem.bn.weight
-    TensorRead { name: t(7361, 7390), index: r(0, 0), need: Need::Optional, ne0_key: None }, // 1086: v.msfa.ffn.pw_exp.conv.weight
-    TensorRead { name: t(7390, 7417), index: r(0, 0), need: Need::Optional, ne0_key: None }, // 1087: v.msfa.ffn.pw_exp.bn.weight
-    TensorRead { name: t(7417, 7447), index: r(0, 0), need: Need::Optional, ne0_key: None }, // 1088: v.msfa.ffn.pw_proj.conv.weight
-    TensorRead { name: t(7447, 7475), index: r(0, 0), need: Need::Optional, ne0_key: None }, // 1089: v.msfa.ffn.pw_proj.bn.weight
-    TensorRead { name: t(7475, 7493), index: r(0, 0), need: Need::Optional, ne0_key: None }, // 1090: v.msfa.norm.weight
-    TensorRead { name: t(7493, 7520), index: r(1, 3), need: Need::Optional, ne0_key: None }, // 1091: v.blk.{}.{}.conv_exp.weight
-    TensorRead { name: t(7520, 7542), index: r(1, 3), need: Need::Optional, ne0_key: None }, // 1092: v.blk.{}.{}.bn1.weight
-    TensorRead { name: t(7542, 7569), index: r(1, 3), need: Need::Optional, ne0_key: None }, // 1093: v.blk.{}.{}.conv_pwl.weight
-    TensorRead { name: t(7569, 7591), index: r(1, 3), need: Need::Optional, ne0_key: None }, // 1094: v.blk.{}.{}.bn2.weight
-    TensorRead { name: t(7591, 7623), index: r(1, 3), need: Need::Optional, ne0_key: None }, // 1095: v.blk.{}.{}.dw_start.conv.weight
-    TensorRead { name: t(7623, 7653), index: r(1, 3), need: Need::Optional, ne0_key: None }, // 1096: v.blk.{}.{}.pw_exp.conv.weight
-    TensorRead { name: t(7653, 7683), index: r(1, 3), need: Need::Optional, ne0_key: None }, // 1097: v.blk.{}.{}.dw_start.bn.weight
-    TensorRead { name: t(7683, 7711), index: r(1, 3), need: Need::Optional, ne0_key: None }, // 1098: v.blk.{}.{}.pw_exp.bn.weight
-    TensorRead { name: t(7711, 7741), index: r(1, 3), need: Need::Optional, ne0_key: None }, // 1099: v.blk.{}.{}.dw_mid.conv.weight
-    TensorRead { name: t(7741, 7769), index: r(1, 3), need: Need::Optional, ne0_key: None }, // 1100: v.blk.{}.{}.dw_mid.bn.weight
-    TensorRead { name: t(7769, 7800), index: r(1, 3), need: Need::Optional, ne0_key: None }, // 1101: v.blk.{}.{}.pw_proj.conv.weight
-    TensorRead { name: t(7800, 7829), index: r(1, 3), need: Need::Optional, ne0_key: None }, // 1102: v.blk.{}.{}.pw_proj.bn.weight
-    TensorRead { name: t(7829, 7858), index: r(1, 3), need: Need::Optional, ne0_key: None }, // 1103: v.blk.{}.{}.layer_scale.gamma
-    TensorRead { name: t(7858, 7892), index: r(1, 3), need: Need::Optional, ne0_key: None }, // 1104: v.blk.{}.{}.attn.query.proj.weight
-    TensorRead { name: t(7892, 7924), index: r(1, 3), need: Need::Optional, ne0_key: None }, // 1105: v.blk.{}.{}.attn.key.proj.weight
-    TensorRead { name: t(7924, 7958), index: r(1, 3), need: Need::Optional, ne0_key: None }, // 1106: v.blk.{}.{}.attn.value.proj.weight
-    TensorRead { name: t(7958, 7993), index: r(1, 3), need: Need::Optional, ne0_key: None }, // 1107: v.blk.{}.{}.attn.output.proj.weight
-    TensorRead { name: t(7993, 8030), index: r(1, 3), need: Need::Optional, ne0_key: None }, // 1108: v.blk.{}.{}.attn.key.down_conv.weight
-    TensorRead { name: t(8030, 8062), index: r(1, 3), need: Need::Optional, ne0_key: None }, // 1109: v.blk.{}.{}.attn.key.norm.weight
-    TensorRead { name: t(8062, 8101), index: r(1, 3), need: Need::Optional, ne0_key: None }, // 1110: v.blk.{}.{}.attn.value.down_conv.weight
-    TensorRead { name: t(8101, 8135), index: r(1, 3), need: Need::Optional, ne0_key: None }, // 1111: v.blk.{}.{}.attn.value.norm.weight
-    TensorRead { name: t(8135, 8158), index: r(1, 3), need: Need::Optional, ne0_key: None }, // 1112: v.blk.{}.{}.norm.weight
-    TensorRead { name: t(7123, 7149), index: r(0, 0), need: Need::Required, ne0_key: None }, // 1113: mm.input_projection.weight
-    TensorRead { name: t(7149, 7172), index: r(0, 0), need: Need::Required, ne0_key: None }, // 1114: mm.soft_emb_norm.weight
+    TensorRead { name: t(7353, 7376), index: r(0, 0), need: Need::Optional, ne0_key: None }, // 1083: v.conv_stem.conv.weight
+    TensorRead { name: t(7376, 7397), index: r(0, 0), need: Need::Optional, ne0_key: None }, // 1084: v.conv_stem.conv.bias
+    TensorRead { name: t(7397, 7418), index: r(0, 0), need: Need::Optional, ne0_key: None }, // 1085: v.conv_stem.bn.weight
+    TensorRead { name: t(7418, 7447), index: r(0, 0), need: Need::Optional, ne0_key: None }, // 1086: v.msfa.ffn.pw_exp.conv.weight
+    TensorRead { name: t(7447, 7474), index: r(0, 0), need: Need::Optional, ne0_key: None }, // 1087: v.msfa.ffn.pw_exp.bn.weight
+    TensorRead { name: t(7474, 7504), index: r(0, 0), need: Need::Optional, ne0_key: None }, // 1088: v.msfa.ffn.pw_proj.conv.weight
+    TensorRead { name: t(7504, 7532), index: r(0, 0), need: Need::Optional, ne0_key: None }, // 1089: v.msfa.ffn.pw_proj.bn.weight
+    TensorRead { name: t(7532, 7550), index: r(0, 0), need: Need::Optional, ne0_key: None }, // 1090: v.msfa.norm.weight
+    TensorRead { name: t(7550, 7577), index: r(1, 3), need: Need::Optional, ne0_key: None }, // 1091: v.blk.{}.{}.conv_exp.weight
+    TensorRead { name: t(7577, 7599), index: r(1, 3), need: Need::Optional, ne0_key: None }, // 1092: v.blk.{}.{}.bn1.weight
+    TensorRead { name: t(7599, 7626), index: r(1, 3), need: Need::Optional, ne0_key: None }, // 1093: v.blk.{}.{}.conv_pwl.weight
+    TensorRead { name: t(7626, 7648), index: r(1, 3), need: Need::Optional, ne0_key: None }, // 1094: v.blk.{}.{}.bn2.weight
+    TensorRead { name: t(7648, 7680), index: r(1, 3), need: Need::Optional, ne0_key: None }, // 1095: v.blk.{}.{}.dw_start.conv.weight
+    TensorRead { name: t(7680, 7710), index: r(1, 3), need: Need::Optional, ne0_key: None }, // 1096: v.blk.{}.{}.pw_exp.conv.weight
+    TensorRead { name: t(7710, 7740), index: r(1, 3), need: Need::Optional, ne0_key: None }, // 1097: v.blk.{}.{}.dw_start.bn.weight
+    TensorRead { name: t(7740, 7768), index: r(1, 3), need: Need::Optional, ne0_key: None }, // 1098: v.blk.{}.{}.pw_exp.bn.weight
+    TensorRead { name: t(7768, 7798), index: r(1, 3), need: Need::Optional, ne0_key: None }, // 1099: v.blk.{}.{}.dw_mid.conv.weight
+    TensorRead { name: t(7798, 7826), index: r(1, 3), need: Need::Optional, ne0_key: None }, // 1100: v.blk.{}.{}.dw_mid.bn.weight
+    TensorRead { name: t(7826, 7857), index: r(1, 3), need: Need::Optional, ne0_key: None }, // 1101: v.blk.{}.{}.pw_proj.conv.weight
+    TensorRead { name: t(7857, 7886), index: r(1, 3), need: Need::Optional, ne0_key: None }, // 1102: v.blk.{}.{}.pw_proj.bn.weight
+    TensorRead { name: t(7886, 7915), index: r(1, 3), need: Need::Optional, ne0_key: None }, // 1103: v.blk.{}.{}.layer_scale.gamma
+    TensorRead { name: t(7915, 7949), index: r(1, 3), need: Need::Optional, ne0_key: None }, // 1104: v.blk.{}.{}.attn.query.proj.weight
+    TensorRead { name: t(7949, 7981), index: r(1, 3), need: Need::Optional, ne0_key: None }, // 1105: v.blk.{}.{}.attn.key.proj.weight
+    TensorRead { name: t(7981, 8015), index: r(1, 3), need: Need::Optional, ne0_key: None }, // 1106: v.blk.{}.{}.attn.value.proj.weight
+    TensorRead { name: t(8015, 8050), index: r(1, 3), need: Need::Optional, ne0_key: None }, // 1107: v.blk.{}.{}.attn.output.proj.weight
+    TensorRead { name: t(8050, 8087), index: r(1, 3), need: Need::Optional, ne0_key: None }, // 1108: v.blk.{}.{}.attn.key.down_conv.weight
+    TensorRead { name: t(8087, 8119), index: r(1, 3), need: Need::Optional, ne0_key: None }, // 1109: v.blk.{}.{}.attn.key.norm.weight
+    TensorRead { name: t(8119, 8158), index: r(1, 3), need: Need::Optional, ne0_key: None }, // 1110: v.blk.{}.{}.attn.value.down_conv.weight
+    TensorRead { name: t(8158, 8192), index: r(1, 3), need: Need::Optional, ne0_key: None }, // 1111: v.blk.{}.{}.attn.value.norm.weight
+    TensorRead { name: t(8192, 8215), index: r(1, 3), need: Need::Optional, ne0_key: None }, // 1112: v.blk.{}.{}.norm.weight
+    TensorRead { name: t(7180, 7206), index: r(0, 0), need: Need::Required, ne0_key: None }, // 1113: mm.input_projection.weight
+    TensorRead { name: t(7206, 7229), index: r(0, 0), need: Need::Required, ne0_key: None }, // 1114: mm.soft_emb_norm.weight
     TensorRead { name: t(1159, 1171), index: r(0, 0), need: Need::Optional, ne0_key: None }, // 1115: v.class_embd
     TensorRead { name: t(2799, 2814), index: r(0, 0), need: Need::Optional, ne0_key: None }, // 1116: a.pre_ln.weight
     TensorRead { name: t(2814, 2827), index: r(0, 0), need: Need::Optional, ne0_key: None }, // 1117: a.pre_ln.bias
@@ -4502,38 +4632,38 @@ static TENSOR_READS: [TensorRead; 6334] = [
     TensorRead { name: t(1286, 1304), index: r(0, 0), need: Need::Optional, ne0_key: None }, // 1123: v.norm_embd.weight
     TensorRead { name: t(1304, 1320), index: r(0, 0), need: Need::Optional, ne0_key: None }, // 1124: v.norm_embd.bias
     TensorRead { name: t(2857, 2879), index: r(0, 0), need: Need::Optional, ne0_key: None }, // 1125: a.position_embd.weight
-    TensorRead { name: t(7296, 7319), index: r(0, 0), need: Need::Optional, ne0_key: None }, // 1126: v.conv_stem.conv.weight
-    TensorRead { name: t(7319, 7340), index: r(0, 0), need: Need::Optional, ne0_key: None }, // 1127: v.conv_stem.conv.bias
-    TensorRead { name: t(7340, 7361), index: r(0, 0), need: Need::Optional, ne0_key: None }, // 1128: v.conv_stem.bn.weight
-    TensorRead { name: t(7361, 7390), index: r(0, 0), need: Need::Optional, ne0_key: None }, // 1129: v.msfa.ffn.pw_exp.conv.weight
-    TensorRead { name: t(7390, 7417), index: r(0, 0), need: Need::Optional, ne0_key: None }, // 1130: v.msfa.ffn.pw_exp.bn.weight
-    TensorRead { name: t(7417, 7447), index: r(0, 0), need: Need::Optional, ne0_key: None }, // 1131: v.msfa.ffn.pw_proj.conv.weight
-    TensorRead { name: t(7447, 7475), index: r(0, 0), need: Need::Optional, ne0_key: None }, // 1132: v.msfa.ffn.pw_proj.bn.weight
-    TensorRead { name: t(7475, 7493), index: r(0, 0), need: Need::Optional, ne0_key: None }, // 1133: v.msfa.norm.weight
-    TensorRead { name: t(7493, 7520), index: r(1, 3), need: Need::Optional, ne0_key: None }, // 1134: v.blk.{}.{}.conv_exp.weight
-    TensorRead { name: t(7520, 7542), index: r(1, 3), need: Need::Optional, ne0_key: None }, // 1135: v.blk.{}.{}.bn1.weight
-    TensorRead { name: t(7542, 7569), index: r(1, 3), need: Need::Optional, ne0_key: None }, // 1136: v.blk.{}.{}.conv_pwl.weight
-    TensorRead { name: t(7569, 7591), index: r(1, 3), need: Need::Optional, ne0_key: None }, // 1137: v.blk.{}.{}.bn2.weight
-    TensorRead { name: t(7591, 7623), index: r(1, 3), need: Need::Optional, ne0_key: None }, // 1138: v.blk.{}.{}.dw_start.conv.weight
-    TensorRead { name: t(7623, 7653), index: r(1, 3), need: Need::Optional, ne0_key: None }, // 1139: v.blk.{}.{}.pw_exp.conv.weight
-    TensorRead { name: t(7653, 7683), index: r(1, 3), need: Need::Optional, ne0_key: None }, // 1140: v.blk.{}.{}.dw_start.bn.weight
-    TensorRead { name: t(7683, 7711), index: r(1, 3), need: Need::Optional, ne0_key: None }, // 1141: v.blk.{}.{}.pw_exp.bn.weight
-    TensorRead { name: t(7711, 7741), index: r(1, 3), need: Need::Optional, ne0_key: None }, // 1142: v.blk.{}.{}.dw_mid.conv.weight
-    TensorRead { name: t(7741, 7769), index: r(1, 3), need: Need::Optional, ne0_key: None }, // 1143: v.blk.{}.{}.dw_mid.bn.weight
-    TensorRead { name: t(7769, 7800), index: r(1, 3), need: Need::Optional, ne0_key: None }, // 1144: v.blk.{}.{}.pw_proj.conv.weight
-    TensorRead { name: t(7800, 7829), index: r(1, 3), need: Need::Optional, ne0_key: None }, // 1145: v.blk.{}.{}.pw_proj.bn.weight
-    TensorRead { name: t(7829, 7858), index: r(1, 3), need: Need::Optional, ne0_key: None }, // 1146: v.blk.{}.{}.layer_scale.gamma
-    TensorRead { name: t(7858, 7892), index: r(1, 3), need: Need::Optional, ne0_key: None }, // 1147: v.blk.{}.{}.attn.query.proj.weight
-    TensorRead { name: t(7892, 7924), index: r(1, 3), need: Need::Optional, ne0_key: None }, // 1148: v.blk.{}.{}.attn.key.proj.weight
-    TensorRead { name: t(7924, 7958), index: r(1, 3), need: Need::Optional, ne0_key: None }, // 1149: v.blk.{}.{}.attn.value.proj.weight
-    TensorRead { name: t(7958, 7993), index: r(1, 3), need: Need::Optional, ne0_key: None }, // 1150: v.blk.{}.{}.attn.output.proj.weight
-    TensorRead { name: t(7993, 8030), index: r(1, 3), need: Need::Optional, ne0_key: None }, // 1151: v.blk.{}.{}.attn.key.down_conv.weight
-    TensorRead { name: t(8030, 8062), index: r(1, 3), need: Need::Optional, ne0_key: None }, // 1152: v.blk.{}.{}.attn.key.norm.weight
-    TensorRead { name: t(8062, 8101), index: r(1, 3), need: Need::Optional, ne0_key: None }, // 1153: v.blk.{}.{}.attn.value.down_conv.weight
-    TensorRead { name: t(8101, 8135), index: r(1, 3), need: Need::Optional, ne0_key: None }, // 1154: v.blk.{}.{}.attn.value.norm.weight
-    TensorRead { name: t(8135, 8158), index: r(1, 3), need: Need::Optional, ne0_key: None }, // 1155: v.blk.{}.{}.norm.weight
-    TensorRead { name: t(7123, 7149), index: r(0, 0), need: Need::Required, ne0_key: None }, // 1156: mm.input_projection.weight
-    TensorRead { name: t(7149, 7172), index: r(0, 0), need: Need::Required, ne0_key: None }, // 1157: mm.soft_emb_norm.weight
+    TensorRead { name: t(7353, 7376), index: r(0, 0), need: Need::Optional, ne0_key: None }, // 1126: v.conv_stem.conv.weight
+    TensorRead { name: t(7376, 7397), index: r(0, 0), need: Need::Optional, ne0_key: None }, // 1127: v.conv_stem.conv.bias
+    TensorRead { name: t(7397, 7418), index: r(0, 0), need: Need::Optional, ne0_key: None }, // 1128: v.conv_stem.bn.weight
+    TensorRead { name: t(7418, 7447), index: r(0, 0), need: Need::Optional, ne0_key: None }, // 1129: v.msfa.ffn.pw_exp.conv.weight
+    TensorRead { name: t(7447, 7474), index: r(0, 0), need: Need::Optional, ne0_key: None }, // 1130: v.msfa.ffn.pw_exp.bn.weight
+    TensorRead { name: t(7474, 7504), index: r(0, 0), need: Need::Optional, ne0_key: None }, // 1131: v.msfa.ffn.pw_proj.conv.weight
+    TensorRead { name: t(7504, 7532), index: r(0, 0), need: Need::Optional, ne0_key: None }, // 1132: v.msfa.ffn.pw_proj.bn.weight
+    TensorRead { name: t(7532, 7550), index: r(0, 0), need: Need::Optional, ne0_key: None }, // 1133: v.msfa.norm.weight
+    TensorRead { name: t(7550, 7577), index: r(1, 3), need: Need::Optional, ne0_key: None }, // 1134: v.blk.{}.{}.conv_exp.weight
+    TensorRead { name: t(7577, 7599), index: r(1, 3), need: Need::Optional, ne0_key: None }, // 1135: v.blk.{}.{}.bn1.weight
+    TensorRead { name: t(7599, 7626), index: r(1, 3), need: Need::Optional, ne0_key: None }, // 1136: v.blk.{}.{}.conv_pwl.weight
+    TensorRead { name: t(7626, 7648), index: r(1, 3), need: Need::Optional, ne0_key: None }, // 1137: v.blk.{}.{}.bn2.weight
+    TensorRead { name: t(7648, 7680), index: r(1, 3), need: Need::Optional, ne0_key: None }, // 1138: v.blk.{}.{}.dw_start.conv.weight
+    TensorRead { name: t(7680, 7710), index: r(1, 3), need: Need::Optional, ne0_key: None }, // 1139: v.blk.{}.{}.pw_exp.conv.weight
+    TensorRead { name: t(7710, 7740), index: r(1, 3), need: Need::Optional, ne0_key: None }, // 1140: v.blk.{}.{}.dw_start.bn.weight
+    TensorRead { name: t(7740, 7768), index: r(1, 3), need: Need::Optional, ne0_key: None }, // 1141: v.blk.{}.{}.pw_exp.bn.weight
+    TensorRead { name: t(7768, 7798), index: r(1, 3), need: Need::Optional, ne0_key: None }, // 1142: v.blk.{}.{}.dw_mid.conv.weight
+    TensorRead { name: t(7798, 7826), index: r(1, 3), need: Need::Optional, ne0_key: None }, // 1143: v.blk.{}.{}.dw_mid.bn.weight
+    TensorRead { name: t(7826, 7857), index: r(1, 3), need: Need::Optional, ne0_key: None }, // 1144: v.blk.{}.{}.pw_proj.conv.weight
+    TensorRead { name: t(7857, 7886), index: r(1, 3), need: Need::Optional, ne0_key: None }, // 1145: v.blk.{}.{}.pw_proj.bn.weight
+    TensorRead { name: t(7886, 7915), index: r(1, 3), need: Need::Optional, ne0_key: None }, // 1146: v.blk.{}.{}.layer_scale.gamma
+    TensorRead { name: t(7915, 7949), index: r(1, 3), need: Need::Optional, ne0_key: None }, // 1147: v.blk.{}.{}.attn.query.proj.weight
+    TensorRead { name: t(7949, 7981), index: r(1, 3), need: Need::Optional, ne0_key: None }, // 1148: v.blk.{}.{}.attn.key.proj.weight
+    TensorRead { name: t(7981, 8015), index: r(1, 3), need: Need::Optional, ne0_key: None }, // 1149: v.blk.{}.{}.attn.value.proj.weight
+    TensorRead { name: t(8015, 8050), index: r(1, 3), need: Need::Optional, ne0_key: None }, // 1150: v.blk.{}.{}.attn.output.proj.weight
+    TensorRead { name: t(8050, 8087), index: r(1, 3), need: Need::Optional, ne0_key: None }, // 1151: v.blk.{}.{}.attn.key.down_conv.weight
+    TensorRead { name: t(8087, 8119), index: r(1, 3), need: Need::Optional, ne0_key: None }, // 1152: v.blk.{}.{}.attn.key.norm.weight
+    TensorRead { name: t(8119, 8158), index: r(1, 3), need: Need::Optional, ne0_key: None }, // 1153: v.blk.{}.{}.attn.value.down_conv.weight
+    TensorRead { name: t(8158, 8192), index: r(1, 3), need: Need::Optional, ne0_key: None }, // 1154: v.blk.{}.{}.attn.value.norm.weight
+    TensorRead { name: t(8192, 8215), index: r(1, 3), need: Need::Optional, ne0_key: None }, // 1155: v.blk.{}.{}.norm.weight
+    TensorRead { name: t(7180, 7206), index: r(0, 0), need: Need::Required, ne0_key: None }, // 1156: mm.input_projection.weight
+    TensorRead { name: t(7206, 7229), index: r(0, 0), need: Need::Required, ne0_key: None }, // 1157: mm.soft_emb_norm.weight
     TensorRead { name: t(1159, 1171), index: r(0, 0), need: Need::Optional, ne0_key: None }, // 1158: v.class_embd
     TensorRead { name: t(1171, 1186), index: r(0, 0), need: Need::Optional, ne0_key: None }, // 1159: v.pre_ln.weight
     TensorRead { name: t(1186, 1199), index: r(0, 0), need: Need::Optional, ne0_key: None }, // 1160: v.pre_ln.bias
@@ -4584,9 +4714,9 @@ static TENSOR_READS: [TensorRead; 6334] = [
     TensorRead { name: t(2176, 2199), index: r(0, 1), need: Need::Optional, ne0_key: None }, // 1205: v.deepstack.{}.fc1.bias
     TensorRead { name: t(2199, 2224), index: r(0, 1), need: Need::Optional, ne0_key: None }, // 1206: v.deepstack.{}.fc2.weight
     TensorRead { name: t(2224, 2247), index: r(0, 1), need: Need::Optional, ne0_key: None }, // 1207: v.deepstack.{}.fc2.bias
-    TensorRead { name: t(7123, 7149), index: r(0, 0), need: Need::Required, ne0_key: None }, // 1208: mm.input_projection.weight
-    TensorRead { name: t(8457, 8467), index: r(0, 0), need: Need::Optional, ne0_key: None }, // 1209: v.std_bias
-    TensorRead { name: t(8467, 8478), index: r(0, 0), need: Need::Optional, ne0_key: None }, // 1210: v.std_scale
+    TensorRead { name: t(7180, 7206), index: r(0, 0), need: Need::Required, ne0_key: None }, // 1208: mm.input_projection.weight
+    TensorRead { name: t(8514, 8524), index: r(0, 0), need: Need::Optional, ne0_key: None }, // 1209: v.std_bias
+    TensorRead { name: t(8524, 8535), index: r(0, 0), need: Need::Optional, ne0_key: None }, // 1210: v.std_scale
     TensorRead { name: t(1159, 1171), index: r(0, 0), need: Need::Optional, ne0_key: None }, // 1211: v.class_embd
     TensorRead { name: t(2799, 2814), index: r(0, 0), need: Need::Optional, ne0_key: None }, // 1212: a.pre_ln.weight
     TensorRead { name: t(2814, 2827), index: r(0, 0), need: Need::Optional, ne0_key: None }, // 1213: a.pre_ln.bias
@@ -4637,9 +4767,9 @@ static TENSOR_READS: [TensorRead; 6334] = [
     TensorRead { name: t(2176, 2199), index: r(0, 1), need: Need::Optional, ne0_key: None }, // 1258: v.deepstack.{}.fc1.bias
     TensorRead { name: t(2199, 2224), index: r(0, 1), need: Need::Optional, ne0_key: None }, // 1259: v.deepstack.{}.fc2.weight
     TensorRead { name: t(2224, 2247), index: r(0, 1), need: Need::Optional, ne0_key: None }, // 1260: v.deepstack.{}.fc2.bias
-    TensorRead { name: t(7123, 7149), index: r(0, 0), need: Need::Required, ne0_key: None }, // 1261: mm.input_projection.weight
-    TensorRead { name: t(8457, 8467), index: r(0, 0), need: Need::Optional, ne0_key: None }, // 1262: v.std_bias
-    TensorRead { name: t(8467, 8478), index: r(0, 0), need: Need::Optional, ne0_key: None }, // 1263: v.std_scale
+    TensorRead { name: t(7180, 7206), index: r(0, 0), need: Need::Required, ne0_key: None }, // 1261: mm.input_projection.weight
+    TensorRead { name: t(8514, 8524), index: r(0, 0), need: Need::Optional, ne0_key: None }, // 1262: v.std_bias
+    TensorRead { name: t(8524, 8535), index: r(0, 0), need: Need::Optional, ne0_key: None }, // 1263: v.std_scale
     TensorRead { name: t(1159, 1171), index: r(0, 0), need: Need::Optional, ne0_key: None }, // 1264: v.class_embd
     TensorRead { name: t(1171, 1186), index: r(0, 0), need: Need::Optional, ne0_key: None }, // 1265: v.pre_ln.weight
     TensorRead { name: t(1186, 1199), index: r(0, 0), need: Need::Optional, ne0_key: None }, // 1266: v.pre_ln.bias
@@ -4690,36 +4820,36 @@ static TENSOR_READS: [TensorRead; 6334] = [
     TensorRead { name: t(2176, 2199), index: r(0, 1), need: Need::Optional, ne0_key: None }, // 1311: v.deepstack.{}.fc1.bias
     TensorRead { name: t(2199, 2224), index: r(0, 1), need: Need::Optional, ne0_key: None }, // 1312: v.deepstack.{}.fc2.weight
     TensorRead { name: t(2224, 2247), index: r(0, 1), need: Need::Optional, ne0_key: None }, // 1313: v.deepstack.{}.fc2.bias
-    TensorRead { name: t(9185, 9203), index: r(3, 4), need: Need::Required, ne0_key: None }, // 1314: a.conv1d.{}.weight
-    TensorRead { name: t(9203, 9219), index: r(3, 4), need: Need::Optional, ne0_key: None }, // 1315: a.conv1d.{}.bias
-    TensorRead { name: t(9219, 9242), index: r(3, 4), need: Need::Optional, ne0_key: None }, // 1316: a.conv1d.{}.norm.weight
-    TensorRead { name: t(9242, 9267), index: r(0, 0), need: Need::Required, ne0_key: None }, // 1317: a.input_projection.weight
-    TensorRead { name: t(9267, 9290), index: r(0, 0), need: Need::Optional, ne0_key: None }, // 1318: a.input_projection.bias
-    TensorRead { name: t(9290, 9313), index: r(0, 0), need: Need::Optional, ne0_key: None }, // 1319: a.pre_encode.out.weight
-    TensorRead { name: t(9313, 9334), index: r(0, 0), need: Need::Optional, ne0_key: None }, // 1320: a.pre_encode.out.bias
-    TensorRead { name: t(9334, 9359), index: r(0, 0), need: Need::Optional, ne0_key: None }, // 1321: mm.a.soft_emb_norm.weight
-    TensorRead { name: t(9359, 9387), index: r(0, 0), need: Need::Optional, ne0_key: None }, // 1322: mm.a.input_projection.weight
-    TensorRead { name: t(9387, 9411), index: r(0, 1), need: Need::Required, ne0_key: None }, // 1323: v.blk.{}.ffn_norm.weight
-    TensorRead { name: t(9411, 9440), index: r(0, 1), need: Need::Optional, ne0_key: None }, // 1324: v.blk.{}.attn_pre_norm.weight
-    TensorRead { name: t(9440, 9469), index: r(0, 1), need: Need::Optional, ne0_key: None }, // 1325: v.blk.{}.per_dim_scale.weight
-    TensorRead { name: t(9469, 9500), index: r(0, 1), need: Need::Optional, ne0_key: None }, // 1326: v.blk.{}.per_dim_k_scale.weight
-    TensorRead { name: t(9500, 9526), index: r(0, 1), need: Need::Optional, ne0_key: None }, // 1327: v.blk.{}.attn_k_rel.weight
-    TensorRead { name: t(9526, 9551), index: r(0, 1), need: Need::Optional, ne0_key: None }, // 1328: v.blk.{}.conv_norm.weight
-    TensorRead { name: t(9551, 9574), index: r(0, 1), need: Need::Optional, ne0_key: None }, // 1329: v.blk.{}.conv_norm.bias
-    TensorRead { name: t(9574, 9598), index: r(0, 1), need: Need::Required, ne0_key: None }, // 1330: v.blk.{}.conv_pw1.weight
-    TensorRead { name: t(9598, 9620), index: r(0, 1), need: Need::Optional, ne0_key: None }, // 1331: v.blk.{}.conv_pw1.bias
-    TensorRead { name: t(9620, 9643), index: r(0, 1), need: Need::Required, ne0_key: None }, // 1332: v.blk.{}.conv_dw.weight
-    TensorRead { name: t(9643, 9664), index: r(0, 1), need: Need::Optional, ne0_key: None }, // 1333: v.blk.{}.conv_dw.bias
-    TensorRead { name: t(9664, 9689), index: r(0, 1), need: Need::Optional, ne0_key: None }, // 1334: v.blk.{}.norm_conv.weight
-    TensorRead { name: t(9689, 9712), index: r(0, 1), need: Need::Optional, ne0_key: None }, // 1335: v.blk.{}.norm_conv.bias
-    TensorRead { name: t(9712, 9736), index: r(0, 1), need: Need::Required, ne0_key: None }, // 1336: v.blk.{}.conv_pw2.weight
-    TensorRead { name: t(9736, 9758), index: r(0, 1), need: Need::Optional, ne0_key: None }, // 1337: v.blk.{}.conv_pw2.bias
-    TensorRead { name: t(9758, 9784), index: r(0, 1), need: Need::Required, ne0_key: None }, // 1338: v.blk.{}.ffn_norm_1.weight
-    TensorRead { name: t(9784, 9808), index: r(0, 1), need: Need::Required, ne0_key: None }, // 1339: v.blk.{}.ffn_up_1.weight
-    TensorRead { name: t(9808, 9830), index: r(0, 1), need: Need::Optional, ne0_key: None }, // 1340: v.blk.{}.ffn_up_1.bias
-    TensorRead { name: t(9830, 9856), index: r(0, 1), need: Need::Required, ne0_key: None }, // 1341: v.blk.{}.ffn_down_1.weight
-    TensorRead { name: t(9856, 9880), index: r(0, 1), need: Need::Optional, ne0_key: None }, // 1342: v.blk.{}.ffn_down_1.bias
-    TensorRead { name: t(9880, 9911), index: r(0, 1), need: Need::Optional, ne0_key: None }, // 1343: v.blk.{}.ffn_post_norm_1.weight
+    TensorRead { name: t(9242, 9260), index: r(3, 4), need: Need::Required, ne0_key: None }, // 1314: a.conv1d.{}.weight
+    TensorRead { name: t(9260, 9276), index: r(3, 4), need: Need::Optional, ne0_key: None }, // 1315: a.conv1d.{}.bias
+    TensorRead { name: t(9276, 9299), index: r(3, 4), need: Need::Optional, ne0_key: None }, // 1316: a.conv1d.{}.norm.weight
+    TensorRead { name: t(9299, 9324), index: r(0, 0), need: Need::Required, ne0_key: None }, // 1317: a.input_projection.weight
+    TensorRead { name: t(9324, 9347), index: r(0, 0), need: Need::Optional, ne0_key: None }, // 1318: a.input_projection.bias
+    TensorRead { name: t(9347, 9370), index: r(0, 0), need: Need::Optional, ne0_key: None }, // 1319: a.pre_encode.out.weight
+    TensorRead { name: t(9370, 9391), index: r(0, 0), need: Need::Optional, ne0_key: None }, // 1320: a.pre_encode.out.bias
+    TensorRead { name: t(9391, 9416), index: r(0, 0), need: Need::Optional, ne0_key: None }, // 1321: mm.a.soft_emb_norm.weight
+    TensorRead { name: t(9416, 9444), index: r(0, 0), need: Need::Optional, ne0_key: None }, // 1322: mm.a.input_projection.weight
+    TensorRead { name: t(9444, 9468), index: r(0, 1), need: Need::Required, ne0_key: None }, // 1323: v.blk.{}.ffn_norm.weight
+    TensorRead { name: t(9468, 9497), index: r(0, 1), need: Need::Optional, ne0_key: None }, // 1324: v.blk.{}.attn_pre_norm.weight
+    TensorRead { name: t(9497, 9526), index: r(0, 1), need: Need::Optional, ne0_key: None }, // 1325: v.blk.{}.per_dim_scale.weight
+    TensorRead { name: t(9526, 9557), index: r(0, 1), need: Need::Optional, ne0_key: None }, // 1326: v.blk.{}.per_dim_k_scale.weight
+    TensorRead { name: t(9557, 9583), index: r(0, 1), need: Need::Optional, ne0_key: None }, // 1327: v.blk.{}.attn_k_rel.weight
+    TensorRead { name: t(9583, 9608), index: r(0, 1), need: Need::Optional, ne0_key: None }, // 1328: v.blk.{}.conv_norm.weight
+    TensorRead { name: t(9608, 9631), index: r(0, 1), need: Need::Optional, ne0_key: None }, // 1329: v.blk.{}.conv_norm.bias
+    TensorRead { name: t(9631, 9655), index: r(0, 1), need: Need::Required, ne0_key: None }, // 1330: v.blk.{}.conv_pw1.weight
+    TensorRead { name: t(9655, 9677), index: r(0, 1), need: Need::Optional, ne0_key: None }, // 1331: v.blk.{}.conv_pw1.bias
+    TensorRead { name: t(9677, 9700), index: r(0, 1), need: Need::Required, ne0_key: None }, // 1332: v.blk.{}.conv_dw.weight
+    TensorRead { name: t(9700, 9721), index: r(0, 1), need: Need::Optional, ne0_key: None }, // 1333: v.blk.{}.conv_dw.bias
+    TensorRead { name: t(9721, 9746), index: r(0, 1), need: Need::Optional, ne0_key: None }, // 1334: v.blk.{}.norm_conv.weight
+    TensorRead { name: t(9746, 9769), index: r(0, 1), need: Need::Optional, ne0_key: None }, // 1335: v.blk.{}.norm_conv.bias
+    TensorRead { name: t(9769, 9793), index: r(0, 1), need: Need::Required, ne0_key: None }, // 1336: v.blk.{}.conv_pw2.weight
+    TensorRead { name: t(9793, 9815), index: r(0, 1), need: Need::Optional, ne0_key: None }, // 1337: v.blk.{}.conv_pw2.bias
+    TensorRead { name: t(9815, 9841), index: r(0, 1), need: Need::Required, ne0_key: None }, // 1338: v.blk.{}.ffn_norm_1.weight
+    TensorRead { name: t(9841, 9865), index: r(0, 1), need: Need::Required, ne0_key: None }, // 1339: v.blk.{}.ffn_up_1.weight
+    TensorRead { name: t(9865, 9887), index: r(0, 1), need: Need::Optional, ne0_key: None }, // 1340: v.blk.{}.ffn_up_1.bias
+    TensorRead { name: t(9887, 9913), index: r(0, 1), need: Need::Required, ne0_key: None }, // 1341: v.blk.{}.ffn_down_1.weight
+    TensorRead { name: t(9913, 9937), index: r(0, 1), need: Need::Optional, ne0_key: None }, // 1342: v.blk.{}.ffn_down_1.bias
+    TensorRead { name: t(9937, 9968), index: r(0, 1), need: Need::Optional, ne0_key: None }, // 1343: v.blk.{}.ffn_post_norm_1.weight
     TensorRead { name: t(1159, 1171), index: r(0, 0), need: Need::Optional, ne0_key: None }, // 1344: v.class_embd
     TensorRead { name: t(2799, 2814), index: r(0, 0), need: Need::Optional, ne0_key: None }, // 1345: a.pre_ln.weight
     TensorRead { name: t(2814, 2827), index: r(0, 0), need: Need::Optional, ne0_key: None }, // 1346: a.pre_ln.bias
@@ -4770,36 +4900,36 @@ static TENSOR_READS: [TensorRead; 6334] = [
     TensorRead { name: t(2176, 2199), index: r(0, 1), need: Need::Optional, ne0_key: None }, // 1391: v.deepstack.{}.fc1.bias
     TensorRead { name: t(2199, 2224), index: r(0, 1), need: Need::Optional, ne0_key: None }, // 1392: v.deepstack.{}.fc2.weight
     TensorRead { name: t(2224, 2247), index: r(0, 1), need: Need::Optional, ne0_key: None }, // 1393: v.deepstack.{}.fc2.bias
-    TensorRead { name: t(9185, 9203), index: r(3, 4), need: Need::Required, ne0_key: None }, // 1394: a.conv1d.{}.weight
-    TensorRead { name: t(9203, 9219), index: r(3, 4), need: Need::Optional, ne0_key: None }, // 1395: a.conv1d.{}.bias
-    TensorRead { name: t(9219, 9242), index: r(3, 4), need: Need::Optional, ne0_key: None }, // 1396: a.conv1d.{}.norm.weight
-    TensorRead { name: t(9242, 9267), index: r(0, 0), need: Need::Required, ne0_key: None }, // 1397: a.input_projection.weight
-    TensorRead { name: t(9267, 9290), index: r(0, 0), need: Need::Optional, ne0_key: None }, // 1398: a.input_projection.bias
-    TensorRead { name: t(9290, 9313), index: r(0, 0), need: Need::Optional, ne0_key: None }, // 1399: a.pre_encode.out.weight
-    TensorRead { name: t(9313, 9334), index: r(0, 0), need: Need::Optional, ne0_key: None }, // 1400: a.pre_encode.out.bias
-    TensorRead { name: t(9334, 9359), index: r(0, 0), need: Need::Optional, ne0_key: None }, // 1401: mm.a.soft_emb_norm.weight
-    TensorRead { name: t(9359, 9387), index: r(0, 0), need: Need::Optional, ne0_key: None }, // 1402: mm.a.input_projection.weight
-    TensorRead { name: t(9911, 9935), index: r(0, 1), need: Need::Required, ne0_key: None }, // 1403: a.blk.{}.ffn_norm.weight
-    TensorRead { name: t(9935, 9964), index: r(0, 1), need: Need::Optional, ne0_key: None }, // 1404: a.blk.{}.attn_pre_norm.weight
-    TensorRead { name: t(9964, 9993), index: r(0, 1), need: Need::Optional, ne0_key: None }, // 1405: a.blk.{}.per_dim_scale.weight
-    TensorRead { name: t(9993, 10024), index: r(0, 1), need: Need::Optional, ne0_key: None }, // 1406: a.blk.{}.per_dim_k_scale.weight
-    TensorRead { name: t(10024, 10050), index: r(0, 1), need: Need::Optional, ne0_key: None }, // 1407: a.blk.{}.attn_k_rel.weight
-    TensorRead { name: t(10050, 10075), index: r(0, 1), need: Need::Optional, ne0_key: None }, // 1408: a.blk.{}.conv_norm.weight
-    TensorRead { name: t(10075, 10098), index: r(0, 1), need: Need::Optional, ne0_key: None }, // 1409: a.blk.{}.conv_norm.bias
-    TensorRead { name: t(10098, 10122), index: r(0, 1), need: Need::Required, ne0_key: None }, // 1410: a.blk.{}.conv_pw1.weight
-    TensorRead { name: t(10122, 10144), index: r(0, 1), need: Need::Optional, ne0_key: None }, // 1411: a.blk.{}.conv_pw1.bias
-    TensorRead { name: t(10144, 10167), index: r(0, 1), need: Need::Required, ne0_key: None }, // 1412: a.blk.{}.conv_dw.weight
-    TensorRead { name: t(10167, 10188), index: r(0, 1), need: Need::Optional, ne0_key: None }, // 1413: a.blk.{}.conv_dw.bias
-    TensorRead { name: t(10188, 10213), index: r(0, 1), need: Need::Optional, ne0_key: None }, // 1414: a.blk.{}.norm_conv.weight
-    TensorRead { name: t(10213, 10236), index: r(0, 1), need: Need::Optional, ne0_key: None }, // 1415: a.blk.{}.norm_conv.bias
-    TensorRead { name: t(10236, 10260), index: r(0, 1), need: Need::Required, ne0_key: None }, // 1416: a.blk.{}.conv_pw2.weight
-    TensorRead { name: t(10260, 10282), index: r(0, 1), need: Need::Optional, ne0_key: None }, // 1417: a.blk.{}.conv_pw2.bias
-    TensorRead { name: t(10282, 10308), index: r(0, 1), need: Need::Required, ne0_key: None }, // 1418: a.blk.{}.ffn_norm_1.weight
-    TensorRead { name: t(10308, 10332), index: r(0, 1), need: Need::Required, ne0_key: None }, // 1419: a.blk.{}.ffn_up_1.weight
-    TensorRead { name: t(10332, 10354), index: r(0, 1), need: Need::Optional, ne0_key: None }, // 1420: a.blk.{}.ffn_up_1.bias
-    TensorRead { name: t(10354, 10380), index: r(0, 1), need: Need::Required, ne0_key: None }, // 1421: a.blk.{}.ffn_down_1.weight
-    TensorRead { name: t(10380, 10404), index: r(0, 1), need: Need::Optional, ne0_key: None }, // 1422: a.blk.{}.ffn_down_1.bias
-    TensorRead { name: t(10404, 10435), index: r(0, 1), need: Need::Optional, ne0_key: None }, // 1423: a.blk.{}.ffn_post_norm_1.weight
+    TensorRead { name: t(9242, 9260), index: r(3, 4), need: Need::Required, ne0_key: None }, // 1394: a.conv1d.{}.weight
+    TensorRead { name: t(9260, 9276), index: r(3, 4), need: Need::Optional, ne0_key: None }, // 1395: a.conv1d.{}.bias
+    TensorRead { name: t(9276, 9299), index: r(3, 4), need: Need::Optional, ne0_key: None }, // 1396: a.conv1d.{}.norm.weight
+    TensorRead { name: t(9299, 9324), index: r(0, 0), need: Need::Required, ne0_key: None }, // 1397: a.input_projection.weight
+    TensorRead { name: t(9324, 9347), index: r(0, 0), need: Need::Optional, ne0_key: None }, // 1398: a.input_projection.bias
+    TensorRead { name: t(9347, 9370), index: r(0, 0), need: Need::Optional, ne0_key: None }, // 1399: a.pre_encode.out.weight
+    TensorRead { name: t(9370, 9391), index: r(0, 0), need: Need::Optional, ne0_key: None }, // 1400: a.pre_encode.out.bias
+    TensorRead { name: t(9391, 9416), index: r(0, 0), need: Need::Optional, ne0_key: None }, // 1401: mm.a.soft_emb_norm.weight
+    TensorRead { name: t(9416, 9444), index: r(0, 0), need: Need::Optional, ne0_key: None }, // 1402: mm.a.input_projection.weight
+    TensorRead { name: t(9968, 9992), index: r(0, 1), need: Need::Required, ne0_key: None }, // 1403: a.blk.{}.ffn_norm.weight
+    TensorRead { name: t(9992, 10021), index: r(0, 1), need: Need::Optional, ne0_key: None }, // 1404: a.blk.{}.attn_pre_norm.weight
+    TensorRead { name: t(10021, 10050), index: r(0, 1), need: Need::Optional, ne0_key: None }, // 1405: a.blk.{}.per_dim_scale.weight
+    TensorRead { name: t(10050, 10081), index: r(0, 1), need: Need::Optional, ne0_key: None }, // 1406: a.blk.{}.per_dim_k_scale.weight
+    TensorRead { name: t(10081, 10107), index: r(0, 1), need: Need::Optional, ne0_key: None }, // 1407: a.blk.{}.attn_k_rel.weight
+    TensorRead { name: t(10107, 10132), index: r(0, 1), need: Need::Optional, ne0_key: None }, // 1408: a.blk.{}.conv_norm.weight
+    TensorRead { name: t(10132, 10155), index: r(0, 1), need: Need::Optional, ne0_key: None }, // 1409: a.blk.{}.conv_norm.bias
+    TensorRead { name: t(10155, 10179), index: r(0, 1), need: Need::Required, ne0_key: None }, // 1410: a.blk.{}.conv_pw1.weight
+    TensorRead { name: t(10179, 10201), index: r(0, 1), need: Need::Optional, ne0_key: None }, // 1411: a.blk.{}.conv_pw1.bias
+    TensorRead { name: t(10201, 10224), index: r(0, 1), need: Need::Required, ne0_key: None }, // 1412: a.blk.{}.conv_dw.weight
+    TensorRead { name: t(10224, 10245), index: r(0, 1), need: Need::Optional, ne0_key: None }, // 1413: a.blk.{}.conv_dw.bias
+    TensorRead { name: t(10245, 10270), index: r(0, 1), need: Need::Optional, ne0_key: None }, // 1414: a.blk.{}.norm_conv.weight
+    TensorRead { name: t(10270, 10293), index: r(0, 1), need: Need::Optional, ne0_key: None }, // 1415: a.blk.{}.norm_conv.bias
+    TensorRead { name: t(10293, 10317), index: r(0, 1), need: Need::Required, ne0_key: None }, // 1416: a.blk.{}.conv_pw2.weight
+    TensorRead { name: t(10317, 10339), index: r(0, 1), need: Need::Optional, ne0_key: None }, // 1417: a.blk.{}.conv_pw2.bias
+    TensorRead { name: t(10339, 10365), index: r(0, 1), need: Need::Required, ne0_key: None }, // 1418: a.blk.{}.ffn_norm_1.weight
+    TensorRead { name: t(10365, 10389), index: r(0, 1), need: Need::Required, ne0_key: None }, // 1419: a.blk.{}.ffn_up_1.weight
+    TensorRead { name: t(10389, 10411), index: r(0, 1), need: Need::Optional, ne0_key: None }, // 1420: a.blk.{}.ffn_up_1.bias
+    TensorRead { name: t(10411, 10437), index: r(0, 1), need: Need::Required, ne0_key: None }, // 1421: a.blk.{}.ffn_down_1.weight
+    TensorRead { name: t(10437, 10461), index: r(0, 1), need: Need::Optional, ne0_key: None }, // 1422: a.blk.{}.ffn_down_1.bias
+    TensorRead { name: t(10461, 10492), index: r(0, 1), need: Need::Optional, ne0_key: None }, // 1423: a.blk.{}.ffn_post_norm_1.weight
     TensorRead { name: t(1159, 1171), index: r(0, 0), need: Need::Optional, ne0_key: None }, // 1424: v.class_embd
     TensorRead { name: t(1171, 1186), index: r(0, 0), need: Need::Optional, ne0_key: None }, // 1425: v.pre_ln.weight
     TensorRead { name: t(1186, 1199), index: r(0, 0), need: Need::Optional, ne0_key: None }, // 1426: v.pre_ln.bias
@@ -4850,13 +4980,13 @@ static TENSOR_READS: [TensorRead; 6334] = [
     TensorRead { name: t(2176, 2199), index: r(0, 1), need: Need::Optional, ne0_key: None }, // 1471: v.deepstack.{}.fc1.bias
     TensorRead { name: t(2199, 2224), index: r(0, 1), need: Need::Optional, ne0_key: None }, // 1472: v.deepstack.{}.fc2.weight
     TensorRead { name: t(2224, 2247), index: r(0, 1), need: Need::Optional, ne0_key: None }, // 1473: v.deepstack.{}.fc2.bias
-    TensorRead { name: t(7123, 7149), index: r(0, 0), need: Need::Required, ne0_key: None }, // 1474: mm.input_projection.weight
-    TensorRead { name: t(10473, 10494), index: r(0, 0), need: Need::Required, ne0_key: None }, // 1475: v.patch_norm.1.weight
-    TensorRead { name: t(10494, 10513), index: r(0, 0), need: Need::Required, ne0_key: None }, // 1476: v.patch_norm.1.bias
-    TensorRead { name: t(10513, 10534), index: r(0, 0), need: Need::Required, ne0_key: None }, // 1477: v.patch_norm.2.weight
-    TensorRead { name: t(10534, 10553), index: r(0, 0), need: Need::Required, ne0_key: None }, // 1478: v.patch_norm.2.bias
-    TensorRead { name: t(10553, 10574), index: r(0, 0), need: Need::Required, ne0_key: None }, // 1479: v.patch_norm.3.weight
-    TensorRead { name: t(10574, 10593), index: r(0, 0), need: Need::Required, ne0_key: None }, // 1480: v.patch_norm.3.bias
+    TensorRead { name: t(7180, 7206), index: r(0, 0), need: Need::Required, ne0_key: None }, // 1474: mm.input_projection.weight
+    TensorRead { name: t(10530, 10551), index: r(0, 0), need: Need::Required, ne0_key: None }, // 1475: v.patch_norm.1.weight
+    TensorRead { name: t(10551, 10570), index: r(0, 0), need: Need::Required, ne0_key: None }, // 1476: v.patch_norm.1.bias
+    TensorRead { name: t(10570, 10591), index: r(0, 0), need: Need::Required, ne0_key: None }, // 1477: v.patch_norm.2.weight
+    TensorRead { name: t(10591, 10610), index: r(0, 0), need: Need::Required, ne0_key: None }, // 1478: v.patch_norm.2.bias
+    TensorRead { name: t(10610, 10631), index: r(0, 0), need: Need::Required, ne0_key: None }, // 1479: v.patch_norm.3.weight
+    TensorRead { name: t(10631, 10650), index: r(0, 0), need: Need::Required, ne0_key: None }, // 1480: v.patch_norm.3.bias
     TensorRead { name: t(1159, 1171), index: r(0, 0), need: Need::Optional, ne0_key: None }, // 1481: v.class_embd
     TensorRead { name: t(2799, 2814), index: r(0, 0), need: Need::Optional, ne0_key: None }, // 1482: a.pre_ln.weight
     TensorRead { name: t(2814, 2827), index: r(0, 0), need: Need::Optional, ne0_key: None }, // 1483: a.pre_ln.bias
@@ -4907,13 +5037,13 @@ static TENSOR_READS: [TensorRead; 6334] = [
     TensorRead { name: t(2176, 2199), index: r(0, 1), need: Need::Optional, ne0_key: None }, // 1528: v.deepstack.{}.fc1.bias
     TensorRead { name: t(2199, 2224), index: r(0, 1), need: Need::Optional, ne0_key: None }, // 1529: v.deepstack.{}.fc2.weight
     TensorRead { name: t(2224, 2247), index: r(0, 1), need: Need::Optional, ne0_key: None }, // 1530: v.deepstack.{}.fc2.bias
-    TensorRead { name: t(7123, 7149), index: r(0, 0), need: Need::Required, ne0_key: None }, // 1531: mm.input_projection.weight
-    TensorRead { name: t(10473, 10494), index: r(0, 0), need: Need::Required, ne0_key: None }, // 1532: v.patch_norm.1.weight
-    TensorRead { name: t(10494, 10513), index: r(0, 0), need: Need::Required, ne0_key: None }, // 1533: v.patch_norm.1.bias
-    TensorRead { name: t(10513, 10534), index: r(0, 0), need: Need::Required, ne0_key: None }, // 1534: v.patch_norm.2.weight
-    TensorRead { name: t(10534, 10553), index: r(0, 0), need: Need::Required, ne0_key: None }, // 1535: v.patch_norm.2.bias
-    TensorRead { name: t(10553, 10574), index: r(0, 0), need: Need::Required, ne0_key: None }, // 1536: v.patch_norm.3.weight
-    TensorRead { name: t(10574, 10593), index: r(0, 0), need: Need::Required, ne0_key: None }, // 1537: v.patch_norm.3.bias
+    TensorRead { name: t(7180, 7206), index: r(0, 0), need: Need::Required, ne0_key: None }, // 1531: mm.input_projection.weight
+    TensorRead { name: t(10530, 10551), index: r(0, 0), need: Need::Required, ne0_key: None }, // 1532: v.patch_norm.1.weight
+    TensorRead { name: t(10551, 10570), index: r(0, 0), need: Need::Required, ne0_key: None }, // 1533: v.patch_norm.1.bias
+    TensorRead { name: t(10570, 10591), index: r(0, 0), need: Need::Required, ne0_key: None }, // 1534: v.patch_norm.2.weight
+    TensorRead { name: t(10591, 10610), index: r(0, 0), need: Need::Required, ne0_key: None }, // 1535: v.patch_norm.2.bias
+    TensorRead { name: t(10610, 10631), index: r(0, 0), need: Need::Required, ne0_key: None }, // 1536: v.patch_norm.3.weight
+    TensorRead { name: t(10631, 10650), index: r(0, 0), need: Need::Required, ne0_key: None }, // 1537: v.patch_norm.3.bias
     TensorRead { name: t(1159, 1171), index: r(0, 0), need: Need::Optional, ne0_key: None }, // 1538: v.class_embd
     TensorRead { name: t(1171, 1186), index: r(0, 0), need: Need::Optional, ne0_key: None }, // 1539: v.pre_ln.weight
     TensorRead { name: t(1186, 1199), index: r(0, 0), need: Need::Optional, ne0_key: None }, // 1540: v.pre_ln.bias
@@ -4964,7 +5094,7 @@ static TENSOR_READS: [TensorRead; 6334] = [
     TensorRead { name: t(2176, 2199), index: r(0, 1), need: Need::Optional, ne0_key: None }, // 1585: v.deepstack.{}.fc1.bias
     TensorRead { name: t(2199, 2224), index: r(0, 1), need: Need::Optional, ne0_key: None }, // 1586: v.deepstack.{}.fc2.weight
     TensorRead { name: t(2224, 2247), index: r(0, 1), need: Need::Optional, ne0_key: None }, // 1587: v.deepstack.{}.fc2.bias
-    TensorRead { name: t(9359, 9387), index: r(0, 0), need: Need::Required, ne0_key: None }, // 1588: mm.a.input_projection.weight
+    TensorRead { name: t(9416, 9444), index: r(0, 0), need: Need::Required, ne0_key: None }, // 1588: mm.a.input_projection.weight
     TensorRead { name: t(1159, 1171), index: r(0, 0), need: Need::Optional, ne0_key: None }, // 1589: v.class_embd
     TensorRead { name: t(2799, 2814), index: r(0, 0), need: Need::Optional, ne0_key: None }, // 1590: a.pre_ln.weight
     TensorRead { name: t(2814, 2827), index: r(0, 0), need: Need::Optional, ne0_key: None }, // 1591: a.pre_ln.bias
@@ -5015,7 +5145,7 @@ static TENSOR_READS: [TensorRead; 6334] = [
     TensorRead { name: t(2176, 2199), index: r(0, 1), need: Need::Optional, ne0_key: None }, // 1636: v.deepstack.{}.fc1.bias
     TensorRead { name: t(2199, 2224), index: r(0, 1), need: Need::Optional, ne0_key: None }, // 1637: v.deepstack.{}.fc2.weight
     TensorRead { name: t(2224, 2247), index: r(0, 1), need: Need::Optional, ne0_key: None }, // 1638: v.deepstack.{}.fc2.bias
-    TensorRead { name: t(9359, 9387), index: r(0, 0), need: Need::Required, ne0_key: None }, // 1639: mm.a.input_projection.weight
+    TensorRead { name: t(9416, 9444), index: r(0, 0), need: Need::Required, ne0_key: None }, // 1639: mm.a.input_projection.weight
     TensorRead { name: t(1159, 1171), index: r(0, 0), need: Need::Optional, ne0_key: None }, // 1640: v.class_embd
     TensorRead { name: t(1171, 1186), index: r(0, 0), need: Need::Optional, ne0_key: None }, // 1641: v.pre_ln.weight
     TensorRead { name: t(1186, 1199), index: r(0, 0), need: Need::Optional, ne0_key: None }, // 1642: v.pre_ln.bias
@@ -5280,9 +5410,9 @@ static TENSOR_READS: [TensorRead; 6334] = [
     TensorRead { name: t(2278, 2287), index: r(0, 0), need: Need::Optional, ne0_key: None }, // 1901: mm.1.bias
     TensorRead { name: t(2287, 2298), index: r(0, 0), need: Need::Required, ne0_key: None }, // 1902: mm.2.weight
     TensorRead { name: t(2298, 2307), index: r(0, 0), need: Need::Optional, ne0_key: None }, // 1903: mm.2.bias
-    TensorRead { name: t(11151, 11173), index: r(0, 0), need: Need::Required, ne0_key: None }, // 1904: v.token_embd.img_break
+    TensorRead { name: t(11248, 11270), index: r(0, 0), need: Need::Required, ne0_key: None }, // 1904: v.token_embd.img_break
     TensorRead { name: t(6705, 6725), index: r(0, 0), need: Need::Optional, ne0_key: None }, // 1905: mm.input_norm.weight
-    TensorRead { name: t(11173, 11195), index: r(0, 0), need: Need::Optional, ne0_key: None }, // 1906: mm.patch_merger.weight
+    TensorRead { name: t(11270, 11292), index: r(0, 0), need: Need::Optional, ne0_key: None }, // 1906: mm.patch_merger.weight
     TensorRead { name: t(1159, 1171), index: r(0, 0), need: Need::Optional, ne0_key: None }, // 1907: v.class_embd
     TensorRead { name: t(2799, 2814), index: r(0, 0), need: Need::Optional, ne0_key: None }, // 1908: a.pre_ln.weight
     TensorRead { name: t(2814, 2827), index: r(0, 0), need: Need::Optional, ne0_key: None }, // 1909: a.pre_ln.bias
@@ -5337,9 +5467,9 @@ static TENSOR_READS: [TensorRead; 6334] = [
     TensorRead { name: t(2278, 2287), index: r(0, 0), need: Need::Optional, ne0_key: None }, // 1958: mm.1.bias
     TensorRead { name: t(2287, 2298), index: r(0, 0), need: Need::Required, ne0_key: None }, // 1959: mm.2.weight
     TensorRead { name: t(2298, 2307), index: r(0, 0), need: Need::Optional, ne0_key: None }, // 1960: mm.2.bias
-    TensorRead { name: t(11151, 11173), index: r(0, 0), need: Need::Required, ne0_key: None }, // 1961: v.token_embd.img_break
+    TensorRead { name: t(11248, 11270), index: r(0, 0), need: Need::Required, ne0_key: None }, // 1961: v.token_embd.img_break
     TensorRead { name: t(6705, 6725), index: r(0, 0), need: Need::Optional, ne0_key: None }, // 1962: mm.input_norm.weight
-    TensorRead { name: t(11173, 11195), index: r(0, 0), need: Need::Optional, ne0_key: None }, // 1963: mm.patch_merger.weight
+    TensorRead { name: t(11270, 11292), index: r(0, 0), need: Need::Optional, ne0_key: None }, // 1963: mm.patch_merger.weight
     TensorRead { name: t(1159, 1171), index: r(0, 0), need: Need::Optional, ne0_key: None }, // 1964: v.class_embd
     TensorRead { name: t(1171, 1186), index: r(0, 0), need: Need::Optional, ne0_key: None }, // 1965: v.pre_ln.weight
     TensorRead { name: t(1186, 1199), index: r(0, 0), need: Need::Optional, ne0_key: None }, // 1966: v.pre_ln.bias
@@ -5390,14 +5520,14 @@ static TENSOR_READS: [TensorRead; 6334] = [
     TensorRead { name: t(2176, 2199), index: r(0, 1), need: Need::Optional, ne0_key: None }, // 2011: v.deepstack.{}.fc1.bias
     TensorRead { name: t(2199, 2224), index: r(0, 1), need: Need::Optional, ne0_key: None }, // 2012: v.deepstack.{}.fc2.weight
     TensorRead { name: t(2224, 2247), index: r(0, 1), need: Need::Optional, ne0_key: None }, // 2013: v.deepstack.{}.fc2.bias
-    TensorRead { name: t(11965, 11982), index: r(0, 0), need: Need::Required, ne0_key: None }, // 2014: a.conv1d.1.weight
-    TensorRead { name: t(11982, 11997), index: r(0, 0), need: Need::Required, ne0_key: None }, // 2015: a.conv1d.1.bias
-    TensorRead { name: t(11997, 12014), index: r(0, 0), need: Need::Required, ne0_key: None }, // 2016: a.conv1d.2.weight
-    TensorRead { name: t(12014, 12029), index: r(0, 0), need: Need::Required, ne0_key: None }, // 2017: a.conv1d.2.bias
-    TensorRead { name: t(12029, 12046), index: r(0, 0), need: Need::Required, ne0_key: None }, // 2018: mm.a.mlp.1.weight
-    TensorRead { name: t(12046, 12063), index: r(0, 0), need: Need::Required, ne0_key: None }, // 2019: mm.a.mlp.2.weight
-    TensorRead { name: t(12063, 12083), index: r(0, 0), need: Need::Required, ne0_key: None }, // 2020: mm.a.norm_pre.weight
-    TensorRead { name: t(12083, 12103), index: r(0, 0), need: Need::Required, ne0_key: None }, // 2021: mm.a.norm_mid.weight
+    TensorRead { name: t(12062, 12079), index: r(0, 0), need: Need::Required, ne0_key: None }, // 2014: a.conv1d.1.weight
+    TensorRead { name: t(12079, 12094), index: r(0, 0), need: Need::Required, ne0_key: None }, // 2015: a.conv1d.1.bias
+    TensorRead { name: t(12094, 12111), index: r(0, 0), need: Need::Required, ne0_key: None }, // 2016: a.conv1d.2.weight
+    TensorRead { name: t(12111, 12126), index: r(0, 0), need: Need::Required, ne0_key: None }, // 2017: a.conv1d.2.bias
+    TensorRead { name: t(12126, 12143), index: r(0, 0), need: Need::Required, ne0_key: None }, // 2018: mm.a.mlp.1.weight
+    TensorRead { name: t(12143, 12160), index: r(0, 0), need: Need::Required, ne0_key: None }, // 2019: mm.a.mlp.2.weight
+    TensorRead { name: t(12160, 12180), index: r(0, 0), need: Need::Required, ne0_key: None }, // 2020: mm.a.norm_pre.weight
+    TensorRead { name: t(12180, 12200), index: r(0, 0), need: Need::Required, ne0_key: None }, // 2021: mm.a.norm_mid.weight
     TensorRead { name: t(1159, 1171), index: r(0, 0), need: Need::Optional, ne0_key: None }, // 2022: v.class_embd
     TensorRead { name: t(2799, 2814), index: r(0, 0), need: Need::Optional, ne0_key: None }, // 2023: a.pre_ln.weight
     TensorRead { name: t(2814, 2827), index: r(0, 0), need: Need::Optional, ne0_key: None }, // 2024: a.pre_ln.bias
@@ -5448,14 +5578,14 @@ static TENSOR_READS: [TensorRead; 6334] = [
     TensorRead { name: t(2176, 2199), index: r(0, 1), need: Need::Optional, ne0_key: None }, // 2069: v.deepstack.{}.fc1.bias
     TensorRead { name: t(2199, 2224), index: r(0, 1), need: Need::Optional, ne0_key: None }, // 2070: v.deepstack.{}.fc2.weight
     TensorRead { name: t(2224, 2247), index: r(0, 1), need: Need::Optional, ne0_key: None }, // 2071: v.deepstack.{}.fc2.bias
-    TensorRead { name: t(11965, 11982), index: r(0, 0), need: Need::Required, ne0_key: None }, // 2072: a.conv1d.1.weight
-    TensorRead { name: t(11982, 11997), index: r(0, 0), need: Need::Required, ne0_key: None }, // 2073: a.conv1d.1.bias
-    TensorRead { name: t(11997, 12014), index: r(0, 0), need: Need::Required, ne0_key: None }, // 2074: a.conv1d.2.weight
-    TensorRead { name: t(12014, 12029), index: r(0, 0), need: Need::Required, ne0_key: None }, // 2075: a.conv1d.2.bias
-    TensorRead { name: t(12029, 12046), index: r(0, 0), need: Need::Required, ne0_key: None }, // 2076: mm.a.mlp.1.weight
-    TensorRead { name: t(12046, 12063), index: r(0, 0), need: Need::Required, ne0_key: None }, // 2077: mm.a.mlp.2.weight
-    TensorRead { name: t(12063, 12083), index: r(0, 0), need: Need::Required, ne0_key: None }, // 2078: mm.a.norm_pre.weight
-    TensorRead { name: t(12083, 12103), index: r(0, 0), need: Need::Required, ne0_key: None }, // 2079: mm.a.norm_mid.weight
+    TensorRead { name: t(12062, 12079), index: r(0, 0), need: Need::Required, ne0_key: None }, // 2072: a.conv1d.1.weight
+    TensorRead { name: t(12079, 12094), index: r(0, 0), need: Need::Required, ne0_key: None }, // 2073: a.conv1d.1.bias
+    TensorRead { name: t(12094, 12111), index: r(0, 0), need: Need::Required, ne0_key: None }, // 2074: a.conv1d.2.weight
+    TensorRead { name: t(12111, 12126), index: r(0, 0), need: Need::Required, ne0_key: None }, // 2075: a.conv1d.2.bias
+    TensorRead { name: t(12126, 12143), index: r(0, 0), need: Need::Required, ne0_key: None }, // 2076: mm.a.mlp.1.weight
+    TensorRead { name: t(12143, 12160), index: r(0, 0), need: Need::Required, ne0_key: None }, // 2077: mm.a.mlp.2.weight
+    TensorRead { name: t(12160, 12180), index: r(0, 0), need: Need::Required, ne0_key: None }, // 2078: mm.a.norm_pre.weight
+    TensorRead { name: t(12180, 12200), index: r(0, 0), need: Need::Required, ne0_key: None }, // 2079: mm.a.norm_mid.weight
     TensorRead { name: t(1159, 1171), index: r(0, 0), need: Need::Optional, ne0_key: None }, // 2080: v.class_embd
     TensorRead { name: t(1171, 1186), index: r(0, 0), need: Need::Optional, ne0_key: None }, // 2081: v.pre_ln.weight
     TensorRead { name: t(1186, 1199), index: r(0, 0), need: Need::Optional, ne0_key: None }, // 2082: v.pre_ln.bias
@@ -5724,12 +5854,12 @@ static TENSOR_READS: [TensorRead; 6334] = [
     TensorRead { name: t(2176, 2199), index: r(0, 1), need: Need::Optional, ne0_key: None }, // 2345: v.deepstack.{}.fc1.bias
     TensorRead { name: t(2199, 2224), index: r(0, 1), need: Need::Optional, ne0_key: None }, // 2346: v.deepstack.{}.fc2.weight
     TensorRead { name: t(2224, 2247), index: r(0, 1), need: Need::Optional, ne0_key: None }, // 2347: v.deepstack.{}.fc2.bias
-    TensorRead { name: t(11965, 11982), index: r(0, 0), need: Need::Required, ne0_key: None }, // 2348: a.conv1d.1.weight
-    TensorRead { name: t(11982, 11997), index: r(0, 0), need: Need::Required, ne0_key: None }, // 2349: a.conv1d.1.bias
-    TensorRead { name: t(11997, 12014), index: r(0, 0), need: Need::Required, ne0_key: None }, // 2350: a.conv1d.2.weight
-    TensorRead { name: t(12014, 12029), index: r(0, 0), need: Need::Required, ne0_key: None }, // 2351: a.conv1d.2.bias
-    TensorRead { name: t(12791, 12805), index: r(0, 0), need: Need::Required, ne0_key: None }, // 2352: mm.a.fc.weight
-    TensorRead { name: t(12805, 12817), index: r(0, 0), need: Need::Required, ne0_key: None }, // 2353: mm.a.fc.bias
+    TensorRead { name: t(12062, 12079), index: r(0, 0), need: Need::Required, ne0_key: None }, // 2348: a.conv1d.1.weight
+    TensorRead { name: t(12079, 12094), index: r(0, 0), need: Need::Required, ne0_key: None }, // 2349: a.conv1d.1.bias
+    TensorRead { name: t(12094, 12111), index: r(0, 0), need: Need::Required, ne0_key: None }, // 2350: a.conv1d.2.weight
+    TensorRead { name: t(12111, 12126), index: r(0, 0), need: Need::Required, ne0_key: None }, // 2351: a.conv1d.2.bias
+    TensorRead { name: t(12888, 12902), index: r(0, 0), need: Need::Required, ne0_key: None }, // 2352: mm.a.fc.weight
+    TensorRead { name: t(12902, 12914), index: r(0, 0), need: Need::Required, ne0_key: None }, // 2353: mm.a.fc.bias
     TensorRead { name: t(1159, 1171), index: r(0, 0), need: Need::Optional, ne0_key: None }, // 2354: v.class_embd
     TensorRead { name: t(2799, 2814), index: r(0, 0), need: Need::Optional, ne0_key: None }, // 2355: a.pre_ln.weight
     TensorRead { name: t(2814, 2827), index: r(0, 0), need: Need::Optional, ne0_key: None }, // 2356: a.pre_ln.bias
@@ -5780,12 +5910,12 @@ static TENSOR_READS: [TensorRead; 6334] = [
     TensorRead { name: t(2176, 2199), index: r(0, 1), need: Need::Optional, ne0_key: None }, // 2401: v.deepstack.{}.fc1.bias
     TensorRead { name: t(2199, 2224), index: r(0, 1), need: Need::Optional, ne0_key: None }, // 2402: v.deepstack.{}.fc2.weight
     TensorRead { name: t(2224, 2247), index: r(0, 1), need: Need::Optional, ne0_key: None }, // 2403: v.deepstack.{}.fc2.bias
-    TensorRead { name: t(11965, 11982), index: r(0, 0), need: Need::Required, ne0_key: None }, // 2404: a.conv1d.1.weight
-    TensorRead { name: t(11982, 11997), index: r(0, 0), need: Need::Required, ne0_key: None }, // 2405: a.conv1d.1.bias
-    TensorRead { name: t(11997, 12014), index: r(0, 0), need: Need::Required, ne0_key: None }, // 2406: a.conv1d.2.weight
-    TensorRead { name: t(12014, 12029), index: r(0, 0), need: Need::Required, ne0_key: None }, // 2407: a.conv1d.2.bias
-    TensorRead { name: t(12791, 12805), index: r(0, 0), need: Need::Required, ne0_key: None }, // 2408: mm.a.fc.weight
-    TensorRead { name: t(12805, 12817), index: r(0, 0), need: Need::Required, ne0_key: None }, // 2409: mm.a.fc.bias
+    TensorRead { name: t(12062, 12079), index: r(0, 0), need: Need::Required, ne0_key: None }, // 2404: a.conv1d.1.weight
+    TensorRead { name: t(12079, 12094), index: r(0, 0), need: Need::Required, ne0_key: None }, // 2405: a.conv1d.1.bias
+    TensorRead { name: t(12094, 12111), index: r(0, 0), need: Need::Required, ne0_key: None }, // 2406: a.conv1d.2.weight
+    TensorRead { name: t(12111, 12126), index: r(0, 0), need: Need::Required, ne0_key: None }, // 2407: a.conv1d.2.bias
+    TensorRead { name: t(12888, 12902), index: r(0, 0), need: Need::Required, ne0_key: None }, // 2408: mm.a.fc.weight
+    TensorRead { name: t(12902, 12914), index: r(0, 0), need: Need::Required, ne0_key: None }, // 2409: mm.a.fc.bias
     TensorRead { name: t(1159, 1171), index: r(0, 0), need: Need::Optional, ne0_key: None }, // 2410: v.class_embd
     TensorRead { name: t(1171, 1186), index: r(0, 0), need: Need::Optional, ne0_key: None }, // 2411: v.pre_ln.weight
     TensorRead { name: t(1186, 1199), index: r(0, 0), need: Need::Optional, ne0_key: None }, // 2412: v.pre_ln.bias
@@ -5836,17 +5966,17 @@ static TENSOR_READS: [TensorRead; 6334] = [
     TensorRead { name: t(2176, 2199), index: r(0, 1), need: Need::Optional, ne0_key: None }, // 2457: v.deepstack.{}.fc1.bias
     TensorRead { name: t(2199, 2224), index: r(0, 1), need: Need::Optional, ne0_key: None }, // 2458: v.deepstack.{}.fc2.weight
     TensorRead { name: t(2224, 2247), index: r(0, 1), need: Need::Optional, ne0_key: None }, // 2459: v.deepstack.{}.fc2.bias
-    TensorRead { name: t(12939, 12956), index: r(0, 0), need: Need::Required, ne0_key: None }, // 2460: a.conv2d.1.weight
-    TensorRead { name: t(12956, 12971), index: r(0, 0), need: Need::Required, ne0_key: None }, // 2461: a.conv2d.1.bias
-    TensorRead { name: t(12971, 12988), index: r(0, 0), need: Need::Required, ne0_key: None }, // 2462: a.conv2d.2.weight
-    TensorRead { name: t(12988, 13003), index: r(0, 0), need: Need::Required, ne0_key: None }, // 2463: a.conv2d.2.bias
-    TensorRead { name: t(13003, 13020), index: r(0, 0), need: Need::Required, ne0_key: None }, // 2464: a.conv2d.3.weight
-    TensorRead { name: t(13020, 13035), index: r(0, 0), need: Need::Required, ne0_key: None }, // 2465: a.conv2d.3.bias
-    TensorRead { name: t(13035, 13052), index: r(0, 0), need: Need::Required, ne0_key: None }, // 2466: a.conv_out.weight
-    TensorRead { name: t(12029, 12046), index: r(0, 0), need: Need::Required, ne0_key: None }, // 2467: mm.a.mlp.1.weight
-    TensorRead { name: t(13052, 13067), index: r(0, 0), need: Need::Required, ne0_key: None }, // 2468: mm.a.mlp.1.bias
-    TensorRead { name: t(12046, 12063), index: r(0, 0), need: Need::Required, ne0_key: None }, // 2469: mm.a.mlp.2.weight
-    TensorRead { name: t(13067, 13082), index: r(0, 0), need: Need::Required, ne0_key: None }, // 2470: mm.a.mlp.2.bias
+    TensorRead { name: t(13036, 13053), index: r(0, 0), need: Need::Required, ne0_key: None }, // 2460: a.conv2d.1.weight
+    TensorRead { name: t(13053, 13068), index: r(0, 0), need: Need::Required, ne0_key: None }, // 2461: a.conv2d.1.bias
+    TensorRead { name: t(13068, 13085), index: r(0, 0), need: Need::Required, ne0_key: None }, // 2462: a.conv2d.2.weight
+    TensorRead { name: t(13085, 13100), index: r(0, 0), need: Need::Required, ne0_key: None }, // 2463: a.conv2d.2.bias
+    TensorRead { name: t(13100, 13117), index: r(0, 0), need: Need::Required, ne0_key: None }, // 2464: a.conv2d.3.weight
+    TensorRead { name: t(13117, 13132), index: r(0, 0), need: Need::Required, ne0_key: None }, // 2465: a.conv2d.3.bias
+    TensorRead { name: t(13132, 13149), index: r(0, 0), need: Need::Required, ne0_key: None }, // 2466: a.conv_out.weight
+    TensorRead { name: t(12126, 12143), index: r(0, 0), need: Need::Required, ne0_key: None }, // 2467: mm.a.mlp.1.weight
+    TensorRead { name: t(13149, 13164), index: r(0, 0), need: Need::Required, ne0_key: None }, // 2468: mm.a.mlp.1.bias
+    TensorRead { name: t(12143, 12160), index: r(0, 0), need: Need::Required, ne0_key: None }, // 2469: mm.a.mlp.2.weight
+    TensorRead { name: t(13164, 13179), index: r(0, 0), need: Need::Required, ne0_key: None }, // 2470: mm.a.mlp.2.bias
     TensorRead { name: t(1159, 1171), index: r(0, 0), need: Need::Optional, ne0_key: None }, // 2471: v.class_embd
     TensorRead { name: t(2799, 2814), index: r(0, 0), need: Need::Optional, ne0_key: None }, // 2472: a.pre_ln.weight
     TensorRead { name: t(2814, 2827), index: r(0, 0), need: Need::Optional, ne0_key: None }, // 2473: a.pre_ln.bias
@@ -5897,17 +6027,17 @@ static TENSOR_READS: [TensorRead; 6334] = [
     TensorRead { name: t(2176, 2199), index: r(0, 1), need: Need::Optional, ne0_key: None }, // 2518: v.deepstack.{}.fc1.bias
     TensorRead { name: t(2199, 2224), index: r(0, 1), need: Need::Optional, ne0_key: None }, // 2519: v.deepstack.{}.fc2.weight
     TensorRead { name: t(2224, 2247), index: r(0, 1), need: Need::Optional, ne0_key: None }, // 2520: v.deepstack.{}.fc2.bias
-    TensorRead { name: t(12939, 12956), index: r(0, 0), need: Need::Required, ne0_key: None }, // 2521: a.conv2d.1.weight
-    TensorRead { name: t(12956, 12971), index: r(0, 0), need: Need::Required, ne0_key: None }, // 2522: a.conv2d.1.bias
-    TensorRead { name: t(12971, 12988), index: r(0, 0), need: Need::Required, ne0_key: None }, // 2523: a.conv2d.2.weight
-    TensorRead { name: t(12988, 13003), index: r(0, 0), need: Need::Required, ne0_key: None }, // 2524: a.conv2d.2.bias
-    TensorRead { name: t(13003, 13020), index: r(0, 0), need: Need::Required, ne0_key: None }, // 2525: a.conv2d.3.weight
-    TensorRead { name: t(13020, 13035), index: r(0, 0), need: Need::Required, ne0_key: None }, // 2526: a.conv2d.3.bias
-    TensorRead { name: t(13035, 13052), index: r(0, 0), need: Need::Required, ne0_key: None }, // 2527: a.conv_out.weight
-    TensorRead { name: t(12029, 12046), index: r(0, 0), need: Need::Required, ne0_key: None }, // 2528: mm.a.mlp.1.weight
-    TensorRead { name: t(13052, 13067), index: r(0, 0), need: Need::Required, ne0_key: None }, // 2529: mm.a.mlp.1.bias
-    TensorRead { name: t(12046, 12063), index: r(0, 0), need: Need::Required, ne0_key: None }, // 2530: mm.a.mlp.2.weight
-    TensorRead { name: t(13067, 13082), index: r(0, 0), need: Need::Required, ne0_key: None }, // 2531: mm.a.mlp.2.bias
+    TensorRead { name: t(13036, 13053), index: r(0, 0), need: Need::Required, ne0_key: None }, // 2521: a.conv2d.1.weight
+    TensorRead { name: t(13053, 13068), index: r(0, 0), need: Need::Required, ne0_key: None }, // 2522: a.conv2d.1.bias
+    TensorRead { name: t(13068, 13085), index: r(0, 0), need: Need::Required, ne0_key: None }, // 2523: a.conv2d.2.weight
+    TensorRead { name: t(13085, 13100), index: r(0, 0), need: Need::Required, ne0_key: None }, // 2524: a.conv2d.2.bias
+    TensorRead { name: t(13100, 13117), index: r(0, 0), need: Need::Required, ne0_key: None }, // 2525: a.conv2d.3.weight
+    TensorRead { name: t(13117, 13132), index: r(0, 0), need: Need::Required, ne0_key: None }, // 2526: a.conv2d.3.bias
+    TensorRead { name: t(13132, 13149), index: r(0, 0), need: Need::Required, ne0_key: None }, // 2527: a.conv_out.weight
+    TensorRead { name: t(12126, 12143), index: r(0, 0), need: Need::Required, ne0_key: None }, // 2528: mm.a.mlp.1.weight
+    TensorRead { name: t(13149, 13164), index: r(0, 0), need: Need::Required, ne0_key: None }, // 2529: mm.a.mlp.1.bias
+    TensorRead { name: t(12143, 12160), index: r(0, 0), need: Need::Required, ne0_key: None }, // 2530: mm.a.mlp.2.weight
+    TensorRead { name: t(13164, 13179), index: r(0, 0), need: Need::Required, ne0_key: None }, // 2531: mm.a.mlp.2.bias
     TensorRead { name: t(1159, 1171), index: r(0, 0), need: Need::Optional, ne0_key: None }, // 2532: v.class_embd
     TensorRead { name: t(1171, 1186), index: r(0, 0), need: Need::Optional, ne0_key: None }, // 2533: v.pre_ln.weight
     TensorRead { name: t(1186, 1199), index: r(0, 0), need: Need::Optional, ne0_key: None }, // 2534: v.pre_ln.bias
@@ -5958,18 +6088,18 @@ static TENSOR_READS: [TensorRead; 6334] = [
     TensorRead { name: t(2176, 2199), index: r(0, 1), need: Need::Optional, ne0_key: None }, // 2579: v.deepstack.{}.fc1.bias
     TensorRead { name: t(2199, 2224), index: r(0, 1), need: Need::Optional, ne0_key: None }, // 2580: v.deepstack.{}.fc2.weight
     TensorRead { name: t(2224, 2247), index: r(0, 1), need: Need::Optional, ne0_key: None }, // 2581: v.deepstack.{}.fc2.bias
-    TensorRead { name: t(11965, 11982), index: r(0, 0), need: Need::Required, ne0_key: None }, // 2582: a.conv1d.1.weight
-    TensorRead { name: t(11982, 11997), index: r(0, 0), need: Need::Required, ne0_key: None }, // 2583: a.conv1d.1.bias
-    TensorRead { name: t(11997, 12014), index: r(0, 0), need: Need::Required, ne0_key: None }, // 2584: a.conv1d.2.weight
-    TensorRead { name: t(12014, 12029), index: r(0, 0), need: Need::Required, ne0_key: None }, // 2585: a.conv1d.2.bias
-    TensorRead { name: t(12029, 12046), index: r(0, 0), need: Need::Required, ne0_key: None }, // 2586: mm.a.mlp.1.weight
-    TensorRead { name: t(13052, 13067), index: r(0, 0), need: Need::Required, ne0_key: None }, // 2587: mm.a.mlp.1.bias
-    TensorRead { name: t(12046, 12063), index: r(0, 0), need: Need::Required, ne0_key: None }, // 2588: mm.a.mlp.2.weight
-    TensorRead { name: t(13067, 13082), index: r(0, 0), need: Need::Required, ne0_key: None }, // 2589: mm.a.mlp.2.bias
-    TensorRead { name: t(12063, 12083), index: r(0, 0), need: Need::Required, ne0_key: None }, // 2590: mm.a.norm_pre.weight
-    TensorRead { name: t(13198, 13216), index: r(0, 0), need: Need::Required, ne0_key: None }, // 2591: mm.a.norm_pre.bias
-    TensorRead { name: t(13216, 13221), index: r(0, 0), need: Need::Required, ne0_key: None }, // 2592: v.boi
-    TensorRead { name: t(13221, 13226), index: r(0, 0), need: Need::Required, ne0_key: None }, // 2593: v.eoi
+    TensorRead { name: t(12062, 12079), index: r(0, 0), need: Need::Required, ne0_key: None }, // 2582: a.conv1d.1.weight
+    TensorRead { name: t(12079, 12094), index: r(0, 0), need: Need::Required, ne0_key: None }, // 2583: a.conv1d.1.bias
+    TensorRead { name: t(12094, 12111), index: r(0, 0), need: Need::Required, ne0_key: None }, // 2584: a.conv1d.2.weight
+    TensorRead { name: t(12111, 12126), index: r(0, 0), need: Need::Required, ne0_key: None }, // 2585: a.conv1d.2.bias
+    TensorRead { name: t(12126, 12143), index: r(0, 0), need: Need::Required, ne0_key: None }, // 2586: mm.a.mlp.1.weight
+    TensorRead { name: t(13149, 13164), index: r(0, 0), need: Need::Required, ne0_key: None }, // 2587: mm.a.mlp.1.bias
+    TensorRead { name: t(12143, 12160), index: r(0, 0), need: Need::Required, ne0_key: None }, // 2588: mm.a.mlp.2.weight
+    TensorRead { name: t(13164, 13179), index: r(0, 0), need: Need::Required, ne0_key: None }, // 2589: mm.a.mlp.2.bias
+    TensorRead { name: t(12160, 12180), index: r(0, 0), need: Need::Required, ne0_key: None }, // 2590: mm.a.norm_pre.weight
+    TensorRead { name: t(13295, 13313), index: r(0, 0), need: Need::Required, ne0_key: None }, // 2591: mm.a.norm_pre.bias
+    TensorRead { name: t(13313, 13318), index: r(0, 0), need: Need::Required, ne0_key: None }, // 2592: v.boi
+    TensorRead { name: t(13318, 13323), index: r(0, 0), need: Need::Required, ne0_key: None }, // 2593: v.eoi
     TensorRead { name: t(1159, 1171), index: r(0, 0), need: Need::Optional, ne0_key: None }, // 2594: v.class_embd
     TensorRead { name: t(2799, 2814), index: r(0, 0), need: Need::Optional, ne0_key: None }, // 2595: a.pre_ln.weight
     TensorRead { name: t(2814, 2827), index: r(0, 0), need: Need::Optional, ne0_key: None }, // 2596: a.pre_ln.bias
@@ -6020,18 +6150,18 @@ static TENSOR_READS: [TensorRead; 6334] = [
     TensorRead { name: t(2176, 2199), index: r(0, 1), need: Need::Optional, ne0_key: None }, // 2641: v.deepstack.{}.fc1.bias
     TensorRead { name: t(2199, 2224), index: r(0, 1), need: Need::Optional, ne0_key: None }, // 2642: v.deepstack.{}.fc2.weight
     TensorRead { name: t(2224, 2247), index: r(0, 1), need: Need::Optional, ne0_key: None }, // 2643: v.deepstack.{}.fc2.bias
-    TensorRead { name: t(11965, 11982), index: r(0, 0), need: Need::Required, ne0_key: None }, // 2644: a.conv1d.1.weight
-    TensorRead { name: t(11982, 11997), index: r(0, 0), need: Need::Required, ne0_key: None }, // 2645: a.conv1d.1.bias
-    TensorRead { name: t(11997, 12014), index: r(0, 0), need: Need::Required, ne0_key: None }, // 2646: a.conv1d.2.weight
-    TensorRead { name: t(12014, 12029), index: r(0, 0), need: Need::Required, ne0_key: None }, // 2647: a.conv1d.2.bias
-    TensorRead { name: t(12029, 12046), index: r(0, 0), need: Need::Required, ne0_key: None }, // 2648: mm.a.mlp.1.weight
-    TensorRead { name: t(13052, 13067), index: r(0, 0), need: Need::Required, ne0_key: None }, // 2649: mm.a.mlp.1.bias
-    TensorRead { name: t(12046, 12063), index: r(0, 0), need: Need::Required, ne0_key: None }, // 2650: mm.a.mlp.2.weight
-    TensorRead { name: t(13067, 13082), index: r(0, 0), need: Need::Required, ne0_key: None }, // 2651: mm.a.mlp.2.bias
-    TensorRead { name: t(12063, 12083), index: r(0, 0), need: Need::Required, ne0_key: None }, // 2652: mm.a.norm_pre.weight
-    TensorRead { name: t(13198, 13216), index: r(0, 0), need: Need::Required, ne0_key: None }, // 2653: mm.a.norm_pre.bias
-    TensorRead { name: t(13216, 13221), index: r(0, 0), need: Need::Required, ne0_key: None }, // 2654: v.boi
-    TensorRead { name: t(13221, 13226), index: r(0, 0), need: Need::Required, ne0_key: None }, // 2655: v.eoi
+    TensorRead { name: t(12062, 12079), index: r(0, 0), need: Need::Required, ne0_key: None }, // 2644: a.conv1d.1.weight
+    TensorRead { name: t(12079, 12094), index: r(0, 0), need: Need::Required, ne0_key: None }, // 2645: a.conv1d.1.bias
+    TensorRead { name: t(12094, 12111), index: r(0, 0), need: Need::Required, ne0_key: None }, // 2646: a.conv1d.2.weight
+    TensorRead { name: t(12111, 12126), index: r(0, 0), need: Need::Required, ne0_key: None }, // 2647: a.conv1d.2.bias
+    TensorRead { name: t(12126, 12143), index: r(0, 0), need: Need::Required, ne0_key: None }, // 2648: mm.a.mlp.1.weight
+    TensorRead { name: t(13149, 13164), index: r(0, 0), need: Need::Required, ne0_key: None }, // 2649: mm.a.mlp.1.bias
+    TensorRead { name: t(12143, 12160), index: r(0, 0), need: Need::Required, ne0_key: None }, // 2650: mm.a.mlp.2.weight
+    TensorRead { name: t(13164, 13179), index: r(0, 0), need: Need::Required, ne0_key: None }, // 2651: mm.a.mlp.2.bias
+    TensorRead { name: t(12160, 12180), index: r(0, 0), need: Need::Required, ne0_key: None }, // 2652: mm.a.norm_pre.weight
+    TensorRead { name: t(13295, 13313), index: r(0, 0), need: Need::Required, ne0_key: None }, // 2653: mm.a.norm_pre.bias
+    TensorRead { name: t(13313, 13318), index: r(0, 0), need: Need::Required, ne0_key: None }, // 2654: v.boi
+    TensorRead { name: t(13318, 13323), index: r(0, 0), need: Need::Required, ne0_key: None }, // 2655: v.eoi
     TensorRead { name: t(1159, 1171), index: r(0, 0), need: Need::Optional, ne0_key: None }, // 2656: v.class_embd
     TensorRead { name: t(1171, 1186), index: r(0, 0), need: Need::Optional, ne0_key: None }, // 2657: v.pre_ln.weight
     TensorRead { name: t(1186, 1199), index: r(0, 0), need: Need::Optional, ne0_key: None }, // 2658: v.pre_ln.bias
@@ -6082,20 +6212,20 @@ static TENSOR_READS: [TensorRead; 6334] = [
     TensorRead { name: t(2176, 2199), index: r(0, 1), need: Need::Optional, ne0_key: None }, // 2703: v.deepstack.{}.fc1.bias
     TensorRead { name: t(2199, 2224), index: r(0, 1), need: Need::Optional, ne0_key: None }, // 2704: v.deepstack.{}.fc2.weight
     TensorRead { name: t(2224, 2247), index: r(0, 1), need: Need::Optional, ne0_key: None }, // 2705: v.deepstack.{}.fc2.bias
-    TensorRead { name: t(11965, 11982), index: r(0, 0), need: Need::Required, ne0_key: None }, // 2706: a.conv1d.1.weight
-    TensorRead { name: t(11982, 11997), index: r(0, 0), need: Need::Required, ne0_key: None }, // 2707: a.conv1d.1.bias
-    TensorRead { name: t(11997, 12014), index: r(0, 0), need: Need::Required, ne0_key: None }, // 2708: a.conv1d.2.weight
-    TensorRead { name: t(12014, 12029), index: r(0, 0), need: Need::Required, ne0_key: None }, // 2709: a.conv1d.2.bias
-    TensorRead { name: t(13487, 13504), index: r(0, 0), need: Need::Required, ne0_key: None }, // 2710: mm.a.mlp.0.weight
-    TensorRead { name: t(13504, 13519), index: r(0, 0), need: Need::Required, ne0_key: None }, // 2711: mm.a.mlp.0.bias
-    TensorRead { name: t(12029, 12046), index: r(0, 0), need: Need::Required, ne0_key: None }, // 2712: mm.a.mlp.1.weight
-    TensorRead { name: t(13052, 13067), index: r(0, 0), need: Need::Required, ne0_key: None }, // 2713: mm.a.mlp.1.bias
-    TensorRead { name: t(12046, 12063), index: r(0, 0), need: Need::Required, ne0_key: None }, // 2714: mm.a.mlp.2.weight
-    TensorRead { name: t(13067, 13082), index: r(0, 0), need: Need::Required, ne0_key: None }, // 2715: mm.a.mlp.2.bias
-    TensorRead { name: t(13519, 13536), index: r(0, 0), need: Need::Required, ne0_key: None }, // 2716: mm.a.mlp.3.weight
-    TensorRead { name: t(13536, 13551), index: r(0, 0), need: Need::Required, ne0_key: None }, // 2717: mm.a.mlp.3.bias
-    TensorRead { name: t(12063, 12083), index: r(0, 0), need: Need::Required, ne0_key: None }, // 2718: mm.a.norm_pre.weight
-    TensorRead { name: t(13198, 13216), index: r(0, 0), need: Need::Required, ne0_key: None }, // 2719: mm.a.norm_pre.bias
+    TensorRead { name: t(12062, 12079), index: r(0, 0), need: Need::Required, ne0_key: None }, // 2706: a.conv1d.1.weight
+    TensorRead { name: t(12079, 12094), index: r(0, 0), need: Need::Required, ne0_key: None }, // 2707: a.conv1d.1.bias
+    TensorRead { name: t(12094, 12111), index: r(0, 0), need: Need::Required, ne0_key: None }, // 2708: a.conv1d.2.weight
+    TensorRead { name: t(12111, 12126), index: r(0, 0), need: Need::Required, ne0_key: None }, // 2709: a.conv1d.2.bias
+    TensorRead { name: t(13584, 13601), index: r(0, 0), need: Need::Required, ne0_key: None }, // 2710: mm.a.mlp.0.weight
+    TensorRead { name: t(13601, 13616), index: r(0, 0), need: Need::Required, ne0_key: None }, // 2711: mm.a.mlp.0.bias
+    TensorRead { name: t(12126, 12143), index: r(0, 0), need: Need::Required, ne0_key: None }, // 2712: mm.a.mlp.1.weight
+    TensorRead { name: t(13149, 13164), index: r(0, 0), need: Need::Required, ne0_key: None }, // 2713: mm.a.mlp.1.bias
+    TensorRead { name: t(12143, 12160), index: r(0, 0), need: Need::Required, ne0_key: None }, // 2714: mm.a.mlp.2.weight
+    TensorRead { name: t(13164, 13179), index: r(0, 0), need: Need::Required, ne0_key: None }, // 2715: mm.a.mlp.2.bias
+    TensorRead { name: t(13616, 13633), index: r(0, 0), need: Need::Required, ne0_key: None }, // 2716: mm.a.mlp.3.weight
+    TensorRead { name: t(13633, 13648), index: r(0, 0), need: Need::Required, ne0_key: None }, // 2717: mm.a.mlp.3.bias
+    TensorRead { name: t(12160, 12180), index: r(0, 0), need: Need::Required, ne0_key: None }, // 2718: mm.a.norm_pre.weight
+    TensorRead { name: t(13295, 13313), index: r(0, 0), need: Need::Required, ne0_key: None }, // 2719: mm.a.norm_pre.bias
     TensorRead { name: t(1159, 1171), index: r(0, 0), need: Need::Optional, ne0_key: None }, // 2720: v.class_embd
     TensorRead { name: t(2799, 2814), index: r(0, 0), need: Need::Optional, ne0_key: None }, // 2721: a.pre_ln.weight
     TensorRead { name: t(2814, 2827), index: r(0, 0), need: Need::Optional, ne0_key: None }, // 2722: a.pre_ln.bias
@@ -6146,20 +6276,20 @@ static TENSOR_READS: [TensorRead; 6334] = [
     TensorRead { name: t(2176, 2199), index: r(0, 1), need: Need::Optional, ne0_key: None }, // 2767: v.deepstack.{}.fc1.bias
     TensorRead { name: t(2199, 2224), index: r(0, 1), need: Need::Optional, ne0_key: None }, // 2768: v.deepstack.{}.fc2.weight
     TensorRead { name: t(2224, 2247), index: r(0, 1), need: Need::Optional, ne0_key: None }, // 2769: v.deepstack.{}.fc2.bias
-    TensorRead { name: t(11965, 11982), index: r(0, 0), need: Need::Required, ne0_key: None }, // 2770: a.conv1d.1.weight
-    TensorRead { name: t(11982, 11997), index: r(0, 0), need: Need::Required, ne0_key: None }, // 2771: a.conv1d.1.bias
-    TensorRead { name: t(11997, 12014), index: r(0, 0), need: Need::Required, ne0_key: None }, // 2772: a.conv1d.2.weight
-    TensorRead { name: t(12014, 12029), index: r(0, 0), need: Need::Required, ne0_key: None }, // 2773: a.conv1d.2.bias
-    TensorRead { name: t(13487, 13504), index: r(0, 0), need: Need::Required, ne0_key: None }, // 2774: mm.a.mlp.0.weight
-    TensorRead { name: t(13504, 13519), index: r(0, 0), need: Need::Required, ne0_key: None }, // 2775: mm.a.mlp.0.bias
-    TensorRead { name: t(12029, 12046), index: r(0, 0), need: Need::Required, ne0_key: None }, // 2776: mm.a.mlp.1.weight
-    TensorRead { name: t(13052, 13067), index: r(0, 0), need: Need::Required, ne0_key: None }, // 2777: mm.a.mlp.1.bias
-    TensorRead { name: t(12046, 12063), index: r(0, 0), need: Need::Required, ne0_key: None }, // 2778: mm.a.mlp.2.weight
-    TensorRead { name: t(13067, 13082), index: r(0, 0), need: Need::Required, ne0_key: None }, // 2779: mm.a.mlp.2.bias
-    TensorRead { name: t(13519, 13536), index: r(0, 0), need: Need::Required, ne0_key: None }, // 2780: mm.a.mlp.3.weight
-    TensorRead { name: t(13536, 13551), index: r(0, 0), need: Need::Required, ne0_key: None }, // 2781: mm.a.mlp.3.bias
-    TensorRead { name: t(12063, 12083), index: r(0, 0), need: Need::Required, ne0_key: None }, // 2782: mm.a.norm_pre.weight
-    TensorRead { name: t(13198, 13216), index: r(0, 0), need: Need::Required, ne0_key: None }, // 2783: mm.a.norm_pre.bias
+    TensorRead { name: t(12062, 12079), index: r(0, 0), need: Need::Required, ne0_key: None }, // 2770: a.conv1d.1.weight
+    TensorRead { name: t(12079, 12094), index: r(0, 0), need: Need::Required, ne0_key: None }, // 2771: a.conv1d.1.bias
+    TensorRead { name: t(12094, 12111), index: r(0, 0), need: Need::Required, ne0_key: None }, // 2772: a.conv1d.2.weight
+    TensorRead { name: t(12111, 12126), index: r(0, 0), need: Need::Required, ne0_key: None }, // 2773: a.conv1d.2.bias
+    TensorRead { name: t(13584, 13601), index: r(0, 0), need: Need::Required, ne0_key: None }, // 2774: mm.a.mlp.0.weight
+    TensorRead { name: t(13601, 13616), index: r(0, 0), need: Need::Required, ne0_key: None }, // 2775: mm.a.mlp.0.bias
+    TensorRead { name: t(12126, 12143), index: r(0, 0), need: Need::Required, ne0_key: None }, // 2776: mm.a.mlp.1.weight
+    TensorRead { name: t(13149, 13164), index: r(0, 0), need: Need::Required, ne0_key: None }, // 2777: mm.a.mlp.1.bias
+    TensorRead { name: t(12143, 12160), index: r(0, 0), need: Need::Required, ne0_key: None }, // 2778: mm.a.mlp.2.weight
+    TensorRead { name: t(13164, 13179), index: r(0, 0), need: Need::Required, ne0_key: None }, // 2779: mm.a.mlp.2.bias
+    TensorRead { name: t(13616, 13633), index: r(0, 0), need: Need::Required, ne0_key: None }, // 2780: mm.a.mlp.3.weight
+    TensorRead { name: t(13633, 13648), index: r(0, 0), need: Need::Required, ne0_key: None }, // 2781: mm.a.mlp.3.bias
+    TensorRead { name: t(12160, 12180), index: r(0, 0), need: Need::Required, ne0_key: None }, // 2782: mm.a.norm_pre.weight
+    TensorRead { name: t(13295, 13313), index: r(0, 0), need: Need::Required, ne0_key: None }, // 2783: mm.a.norm_pre.bias
     TensorRead { name: t(1159, 1171), index: r(0, 0), need: Need::Optional, ne0_key: None }, // 2784: v.class_embd
     TensorRead { name: t(1171, 1186), index: r(0, 0), need: Need::Optional, ne0_key: None }, // 2785: v.pre_ln.weight
     TensorRead { name: t(1186, 1199), index: r(0, 0), need: Need::Optional, ne0_key: None }, // 2786: v.pre_ln.bias
@@ -6439,7 +6569,7 @@ static TENSOR_READS: [TensorRead; 6334] = [
     TensorRead { name: t(2287, 2298), index: r(0, 0), need: Need::Required, ne0_key: None }, // 3060: mm.2.weight
     TensorRead { name: t(2298, 2307), index: r(0, 0), need: Need::Optional, ne0_key: None }, // 3061: mm.2.bias
     TensorRead { name: t(6705, 6725), index: r(0, 0), need: Need::Optional, ne0_key: None }, // 3062: mm.input_norm.weight
-    TensorRead { name: t(11173, 11195), index: r(0, 0), need: Need::Optional, ne0_key: None }, // 3063: mm.patch_merger.weight
+    TensorRead { name: t(11270, 11292), index: r(0, 0), need: Need::Optional, ne0_key: None }, // 3063: mm.patch_merger.weight
     TensorRead { name: t(1159, 1171), index: r(0, 0), need: Need::Optional, ne0_key: None }, // 3064: v.class_embd
     TensorRead { name: t(2799, 2814), index: r(0, 0), need: Need::Optional, ne0_key: None }, // 3065: a.pre_ln.weight
     TensorRead { name: t(2814, 2827), index: r(0, 0), need: Need::Optional, ne0_key: None }, // 3066: a.pre_ln.bias
@@ -6495,7 +6625,7 @@ static TENSOR_READS: [TensorRead; 6334] = [
     TensorRead { name: t(2287, 2298), index: r(0, 0), need: Need::Required, ne0_key: None }, // 3116: mm.2.weight
     TensorRead { name: t(2298, 2307), index: r(0, 0), need: Need::Optional, ne0_key: None }, // 3117: mm.2.bias
     TensorRead { name: t(6705, 6725), index: r(0, 0), need: Need::Optional, ne0_key: None }, // 3118: mm.input_norm.weight
-    TensorRead { name: t(11173, 11195), index: r(0, 0), need: Need::Optional, ne0_key: None }, // 3119: mm.patch_merger.weight
+    TensorRead { name: t(11270, 11292), index: r(0, 0), need: Need::Optional, ne0_key: None }, // 3119: mm.patch_merger.weight
     TensorRead { name: t(1159, 1171), index: r(0, 0), need: Need::Optional, ne0_key: None }, // 3120: v.class_embd
     TensorRead { name: t(1171, 1186), index: r(0, 0), need: Need::Optional, ne0_key: None }, // 3121: v.pre_ln.weight
     TensorRead { name: t(1186, 1199), index: r(0, 0), need: Need::Optional, ne0_key: None }, // 3122: v.pre_ln.bias
@@ -6547,13 +6677,13 @@ static TENSOR_READS: [TensorRead; 6334] = [
     TensorRead { name: t(2199, 2224), index: r(0, 1), need: Need::Optional, ne0_key: None }, // 3168: v.deepstack.{}.fc2.weight
     TensorRead { name: t(2224, 2247), index: r(0, 1), need: Need::Optional, ne0_key: None }, // 3169: v.deepstack.{}.fc2.bias
     TensorRead { name: t(6984, 7002), index: r(0, 0), need: Need::Required, ne0_key: None }, // 3170: mm.model.fc.weight
-    TensorRead { name: t(14841, 14863), index: r(0, 0), need: Need::Required, ne0_key: None }, // 3171: mm.post_fc_norm.weight
-    TensorRead { name: t(14863, 14883), index: r(0, 0), need: Need::Required, ne0_key: None }, // 3172: mm.post_fc_norm.bias
-    TensorRead { name: t(14883, 14895), index: r(0, 0), need: Need::Required, ne0_key: None }, // 3173: mm.up.weight
-    TensorRead { name: t(14895, 14909), index: r(0, 0), need: Need::Required, ne0_key: None }, // 3174: mm.gate.weight
-    TensorRead { name: t(14909, 14923), index: r(0, 0), need: Need::Required, ne0_key: None }, // 3175: mm.down.weight
-    TensorRead { name: t(13216, 13221), index: r(0, 0), need: Need::Required, ne0_key: None }, // 3176: v.boi
-    TensorRead { name: t(13221, 13226), index: r(0, 0), need: Need::Required, ne0_key: None }, // 3177: v.eoi
+    TensorRead { name: t(14955, 14977), index: r(0, 0), need: Need::Required, ne0_key: None }, // 3171: mm.post_fc_norm.weight
+    TensorRead { name: t(14977, 14997), index: r(0, 0), need: Need::Required, ne0_key: None }, // 3172: mm.post_fc_norm.bias
+    TensorRead { name: t(14997, 15009), index: r(0, 0), need: Need::Required, ne0_key: None }, // 3173: mm.up.weight
+    TensorRead { name: t(15009, 15023), index: r(0, 0), need: Need::Required, ne0_key: None }, // 3174: mm.gate.weight
+    TensorRead { name: t(15023, 15037), index: r(0, 0), need: Need::Required, ne0_key: None }, // 3175: mm.down.weight
+    TensorRead { name: t(13313, 13318), index: r(0, 0), need: Need::Required, ne0_key: None }, // 3176: v.boi
+    TensorRead { name: t(13318, 13323), index: r(0, 0), need: Need::Required, ne0_key: None }, // 3177: v.eoi
     TensorRead { name: t(1159, 1171), index: r(0, 0), need: Need::Optional, ne0_key: None }, // 3178: v.class_embd
     TensorRead { name: t(2799, 2814), index: r(0, 0), need: Need::Optional, ne0_key: None }, // 3179: a.pre_ln.weight
     TensorRead { name: t(2814, 2827), index: r(0, 0), need: Need::Optional, ne0_key: None }, // 3180: a.pre_ln.bias
@@ -6605,13 +6735,13 @@ static TENSOR_READS: [TensorRead; 6334] = [
     TensorRead { name: t(2199, 2224), index: r(0, 1), need: Need::Optional, ne0_key: None }, // 3226: v.deepstack.{}.fc2.weight
     TensorRead { name: t(2224, 2247), index: r(0, 1), need: Need::Optional, ne0_key: None }, // 3227: v.deepstack.{}.fc2.bias
     TensorRead { name: t(6984, 7002), index: r(0, 0), need: Need::Required, ne0_key: None }, // 3228: mm.model.fc.weight
-    TensorRead { name: t(14841, 14863), index: r(0, 0), need: Need::Required, ne0_key: None }, // 3229: mm.post_fc_norm.weight
-    TensorRead { name: t(14863, 14883), index: r(0, 0), need: Need::Required, ne0_key: None }, // 3230: mm.post_fc_norm.bias
-    TensorRead { name: t(14883, 14895), index: r(0, 0), need: Need::Required, ne0_key: None }, // 3231: mm.up.weight
-    TensorRead { name: t(14895, 14909), index: r(0, 0), need: Need::Required, ne0_key: None }, // 3232: mm.gate.weight
-    TensorRead { name: t(14909, 14923), index: r(0, 0), need: Need::Required, ne0_key: None }, // 3233: mm.down.weight
-    TensorRead { name: t(13216, 13221), index: r(0, 0), need: Need::Required, ne0_key: None }, // 3234: v.boi
-    TensorRead { name: t(13221, 13226), index: r(0, 0), need: Need::Required, ne0_key: None }, // 3235: v.eoi
+    TensorRead { name: t(14955, 14977), index: r(0, 0), need: Need::Required, ne0_key: None }, // 3229: mm.post_fc_norm.weight
+    TensorRead { name: t(14977, 14997), index: r(0, 0), need: Need::Required, ne0_key: None }, // 3230: mm.post_fc_norm.bias
+    TensorRead { name: t(14997, 15009), index: r(0, 0), need: Need::Required, ne0_key: None }, // 3231: mm.up.weight
+    TensorRead { name: t(15009, 15023), index: r(0, 0), need: Need::Required, ne0_key: None }, // 3232: mm.gate.weight
+    TensorRead { name: t(15023, 15037), index: r(0, 0), need: Need::Required, ne0_key: None }, // 3233: mm.down.weight
+    TensorRead { name: t(13313, 13318), index: r(0, 0), need: Need::Required, ne0_key: None }, // 3234: v.boi
+    TensorRead { name: t(13318, 13323), index: r(0, 0), need: Need::Required, ne0_key: None }, // 3235: v.eoi
     TensorRead { name: t(1159, 1171), index: r(0, 0), need: Need::Optional, ne0_key: None }, // 3236: v.class_embd
     TensorRead { name: t(1171, 1186), index: r(0, 0), need: Need::Optional, ne0_key: None }, // 3237: v.pre_ln.weight
     TensorRead { name: t(1186, 1199), index: r(0, 0), need: Need::Optional, ne0_key: None }, // 3238: v.pre_ln.bias
@@ -6776,7 +6906,7 @@ static TENSOR_READS: [TensorRead; 6334] = [
     TensorRead { name: t(2298, 2307), index: r(0, 0), need: Need::Required, ne0_key: None }, // 3397: mm.2.bias
     TensorRead { name: t(6705, 6725), index: r(0, 0), need: Need::Required, ne0_key: None }, // 3398: mm.input_norm.weight
     TensorRead { name: t(6725, 6743), index: r(0, 0), need: Need::Required, ne0_key: None }, // 3399: mm.input_norm.bias
-    TensorRead { name: t(15176, 15195), index: r(0, 0), need: Need::Required, ne0_key: None }, // 3400: mm.post_norm.weight
+    TensorRead { name: t(15290, 15309), index: r(0, 0), need: Need::Required, ne0_key: None }, // 3400: mm.post_norm.weight
     TensorRead { name: t(1159, 1171), index: r(0, 0), need: Need::Optional, ne0_key: None }, // 3401: v.class_embd
     TensorRead { name: t(2799, 2814), index: r(0, 0), need: Need::Optional, ne0_key: None }, // 3402: a.pre_ln.weight
     TensorRead { name: t(2814, 2827), index: r(0, 0), need: Need::Optional, ne0_key: None }, // 3403: a.pre_ln.bias
@@ -6833,7 +6963,7 @@ static TENSOR_READS: [TensorRead; 6334] = [
     TensorRead { name: t(2298, 2307), index: r(0, 0), need: Need::Required, ne0_key: None }, // 3454: mm.2.bias
     TensorRead { name: t(6705, 6725), index: r(0, 0), need: Need::Required, ne0_key: None }, // 3455: mm.input_norm.weight
     TensorRead { name: t(6725, 6743), index: r(0, 0), need: Need::Required, ne0_key: None }, // 3456: mm.input_norm.bias
-    TensorRead { name: t(15176, 15195), index: r(0, 0), need: Need::Required, ne0_key: None }, // 3457: mm.post_norm.weight
+    TensorRead { name: t(15290, 15309), index: r(0, 0), need: Need::Required, ne0_key: None }, // 3457: mm.post_norm.weight
     TensorRead { name: t(1159, 1171), index: r(0, 0), need: Need::Optional, ne0_key: None }, // 3458: v.class_embd
     TensorRead { name: t(1171, 1186), index: r(0, 0), need: Need::Optional, ne0_key: None }, // 3459: v.pre_ln.weight
     TensorRead { name: t(1186, 1199), index: r(0, 0), need: Need::Optional, ne0_key: None }, // 3460: v.pre_ln.bias
@@ -6884,19 +7014,19 @@ static TENSOR_READS: [TensorRead; 6334] = [
     TensorRead { name: t(2176, 2199), index: r(0, 1), need: Need::Optional, ne0_key: None }, // 3505: v.deepstack.{}.fc1.bias
     TensorRead { name: t(2199, 2224), index: r(0, 1), need: Need::Optional, ne0_key: None }, // 3506: v.deepstack.{}.fc2.weight
     TensorRead { name: t(2224, 2247), index: r(0, 1), need: Need::Optional, ne0_key: None }, // 3507: v.deepstack.{}.fc2.bias
-    TensorRead { name: t(12939, 12956), index: r(0, 0), need: Need::Required, ne0_key: None }, // 3508: a.conv2d.1.weight
-    TensorRead { name: t(12956, 12971), index: r(0, 0), need: Need::Required, ne0_key: None }, // 3509: a.conv2d.1.bias
-    TensorRead { name: t(12971, 12988), index: r(0, 0), need: Need::Required, ne0_key: None }, // 3510: a.conv2d.2.weight
-    TensorRead { name: t(12988, 13003), index: r(0, 0), need: Need::Required, ne0_key: None }, // 3511: a.conv2d.2.bias
-    TensorRead { name: t(13003, 13020), index: r(0, 0), need: Need::Required, ne0_key: None }, // 3512: a.conv2d.3.weight
-    TensorRead { name: t(13020, 13035), index: r(0, 0), need: Need::Required, ne0_key: None }, // 3513: a.conv2d.3.bias
-    TensorRead { name: t(13035, 13052), index: r(0, 0), need: Need::Required, ne0_key: None }, // 3514: a.conv_out.weight
-    TensorRead { name: t(12063, 12083), index: r(0, 0), need: Need::Required, ne0_key: None }, // 3515: mm.a.norm_pre.weight
-    TensorRead { name: t(13198, 13216), index: r(0, 0), need: Need::Required, ne0_key: None }, // 3516: mm.a.norm_pre.bias
-    TensorRead { name: t(12029, 12046), index: r(0, 0), need: Need::Required, ne0_key: None }, // 3517: mm.a.mlp.1.weight
-    TensorRead { name: t(13052, 13067), index: r(0, 0), need: Need::Required, ne0_key: None }, // 3518: mm.a.mlp.1.bias
-    TensorRead { name: t(13519, 13536), index: r(0, 0), need: Need::Required, ne0_key: None }, // 3519: mm.a.mlp.3.weight
-    TensorRead { name: t(13536, 13551), index: r(0, 0), need: Need::Required, ne0_key: None }, // 3520: mm.a.mlp.3.bias
+    TensorRead { name: t(13036, 13053), index: r(0, 0), need: Need::Required, ne0_key: None }, // 3508: a.conv2d.1.weight
+    TensorRead { name: t(13053, 13068), index: r(0, 0), need: Need::Required, ne0_key: None }, // 3509: a.conv2d.1.bias
+    TensorRead { name: t(13068, 13085), index: r(0, 0), need: Need::Required, ne0_key: None }, // 3510: a.conv2d.2.weight
+    TensorRead { name: t(13085, 13100), index: r(0, 0), need: Need::Required, ne0_key: None }, // 3511: a.conv2d.2.bias
+    TensorRead { name: t(13100, 13117), index: r(0, 0), need: Need::Required, ne0_key: None }, // 3512: a.conv2d.3.weight
+    TensorRead { name: t(13117, 13132), index: r(0, 0), need: Need::Required, ne0_key: None }, // 3513: a.conv2d.3.bias
+    TensorRead { name: t(13132, 13149), index: r(0, 0), need: Need::Required, ne0_key: None }, // 3514: a.conv_out.weight
+    TensorRead { name: t(12160, 12180), index: r(0, 0), need: Need::Required, ne0_key: None }, // 3515: mm.a.norm_pre.weight
+    TensorRead { name: t(13295, 13313), index: r(0, 0), need: Need::Required, ne0_key: None }, // 3516: mm.a.norm_pre.bias
+    TensorRead { name: t(12126, 12143), index: r(0, 0), need: Need::Required, ne0_key: None }, // 3517: mm.a.mlp.1.weight
+    TensorRead { name: t(13149, 13164), index: r(0, 0), need: Need::Required, ne0_key: None }, // 3518: mm.a.mlp.1.bias
+    TensorRead { name: t(13616, 13633), index: r(0, 0), need: Need::Required, ne0_key: None }, // 3519: mm.a.mlp.3.weight
+    TensorRead { name: t(13633, 13648), index: r(0, 0), need: Need::Required, ne0_key: None }, // 3520: mm.a.mlp.3.bias
     TensorRead { name: t(1159, 1171), index: r(0, 0), need: Need::Optional, ne0_key: None }, // 3521: v.class_embd
     TensorRead { name: t(2799, 2814), index: r(0, 0), need: Need::Optional, ne0_key: None }, // 3522: a.pre_ln.weight
     TensorRead { name: t(2814, 2827), index: r(0, 0), need: Need::Optional, ne0_key: None }, // 3523: a.pre_ln.bias
@@ -6947,19 +7077,19 @@ static TENSOR_READS: [TensorRead; 6334] = [
     TensorRead { name: t(2176, 2199), index: r(0, 1), need: Need::Optional, ne0_key: None }, // 3568: v.deepstack.{}.fc1.bias
     TensorRead { name: t(2199, 2224), index: r(0, 1), need: Need::Optional, ne0_key: None }, // 3569: v.deepstack.{}.fc2.weight
     TensorRead { name: t(2224, 2247), index: r(0, 1), need: Need::Optional, ne0_key: None }, // 3570: v.deepstack.{}.fc2.bias
-    TensorRead { name: t(12939, 12956), index: r(0, 0), need: Need::Required, ne0_key: None }, // 3571: a.conv2d.1.weight
-    TensorRead { name: t(12956, 12971), index: r(0, 0), need: Need::Required, ne0_key: None }, // 3572: a.conv2d.1.bias
-    TensorRead { name: t(12971, 12988), index: r(0, 0), need: Need::Required, ne0_key: None }, // 3573: a.conv2d.2.weight
-    TensorRead { name: t(12988, 13003), index: r(0, 0), need: Need::Required, ne0_key: None }, // 3574: a.conv2d.2.bias
-    TensorRead { name: t(13003, 13020), index: r(0, 0), need: Need::Required, ne0_key: None }, // 3575: a.conv2d.3.weight
-    TensorRead { name: t(13020, 13035), index: r(0, 0), need: Need::Required, ne0_key: None }, // 3576: a.conv2d.3.bias
-    TensorRead { name: t(13035, 13052), index: r(0, 0), need: Need::Required, ne0_key: None }, // 3577: a.conv_out.weight
-    TensorRead { name: t(12063, 12083), index: r(0, 0), need: Need::Required, ne0_key: None }, // 3578: mm.a.norm_pre.weight
-    TensorRead { name: t(13198, 13216), index: r(0, 0), need: Need::Required, ne0_key: None }, // 3579: mm.a.norm_pre.bias
-    TensorRead { name: t(12029, 12046), index: r(0, 0), need: Need::Required, ne0_key: None }, // 3580: mm.a.mlp.1.weight
-    TensorRead { name: t(13052, 13067), index: r(0, 0), need: Need::Required, ne0_key: None }, // 3581: mm.a.mlp.1.bias
-    TensorRead { name: t(13519, 13536), index: r(0, 0), need: Need::Required, ne0_key: None }, // 3582: mm.a.mlp.3.weight
-    TensorRead { name: t(13536, 13551), index: r(0, 0), need: Need::Required, ne0_key: None }, // 3583: mm.a.mlp.3.bias
+    TensorRead { name: t(13036, 13053), index: r(0, 0), need: Need::Required, ne0_key: None }, // 3571: a.conv2d.1.weight
+    TensorRead { name: t(13053, 13068), index: r(0, 0), need: Need::Required, ne0_key: None }, // 3572: a.conv2d.1.bias
+    TensorRead { name: t(13068, 13085), index: r(0, 0), need: Need::Required, ne0_key: None }, // 3573: a.conv2d.2.weight
+    TensorRead { name: t(13085, 13100), index: r(0, 0), need: Need::Required, ne0_key: None }, // 3574: a.conv2d.2.bias
+    TensorRead { name: t(13100, 13117), index: r(0, 0), need: Need::Required, ne0_key: None }, // 3575: a.conv2d.3.weight
+    TensorRead { name: t(13117, 13132), index: r(0, 0), need: Need::Required, ne0_key: None }, // 3576: a.conv2d.3.bias
+    TensorRead { name: t(13132, 13149), index: r(0, 0), need: Need::Required, ne0_key: None }, // 3577: a.conv_out.weight
+    TensorRead { name: t(12160, 12180), index: r(0, 0), need: Need::Required, ne0_key: None }, // 3578: mm.a.norm_pre.weight
+    TensorRead { name: t(13295, 13313), index: r(0, 0), need: Need::Required, ne0_key: None }, // 3579: mm.a.norm_pre.bias
+    TensorRead { name: t(12126, 12143), index: r(0, 0), need: Need::Required, ne0_key: None }, // 3580: mm.a.mlp.1.weight
+    TensorRead { name: t(13149, 13164), index: r(0, 0), need: Need::Required, ne0_key: None }, // 3581: mm.a.mlp.1.bias
+    TensorRead { name: t(13616, 13633), index: r(0, 0), need: Need::Required, ne0_key: None }, // 3582: mm.a.mlp.3.weight
+    TensorRead { name: t(13633, 13648), index: r(0, 0), need: Need::Required, ne0_key: None }, // 3583: mm.a.mlp.3.bias
     TensorRead { name: t(1159, 1171), index: r(0, 0), need: Need::Optional, ne0_key: None }, // 3584: v.class_embd
     TensorRead { name: t(1171, 1186), index: r(0, 0), need: Need::Optional, ne0_key: None }, // 3585: v.pre_ln.weight
     TensorRead { name: t(1186, 1199), index: r(0, 0), need: Need::Optional, ne0_key: None }, // 3586: v.pre_ln.bias
@@ -7010,37 +7140,37 @@ static TENSOR_READS: [TensorRead; 6334] = [
     TensorRead { name: t(2176, 2199), index: r(0, 1), need: Need::Optional, ne0_key: None }, // 3631: v.deepstack.{}.fc1.bias
     TensorRead { name: t(2199, 2224), index: r(0, 1), need: Need::Optional, ne0_key: None }, // 3632: v.deepstack.{}.fc2.weight
     TensorRead { name: t(2224, 2247), index: r(0, 1), need: Need::Optional, ne0_key: None }, // 3633: v.deepstack.{}.fc2.bias
-    TensorRead { name: t(15853, 15874), index: r(0, 0), need: Need::Required, ne0_key: None }, // 3634: v.sam.pos_embd.weight
-    TensorRead { name: t(15874, 15897), index: r(0, 0), need: Need::Required, ne0_key: None }, // 3635: v.sam.patch_embd.weight
-    TensorRead { name: t(15897, 15918), index: r(0, 0), need: Need::Required, ne0_key: None }, // 3636: v.sam.patch_embd.bias
-    TensorRead { name: t(15918, 15946), index: r(4, 5), need: Need::Required, ne0_key: None }, // 3637: v.sam.blk.{}.attn.qkv.weight
-    TensorRead { name: t(15946, 15972), index: r(4, 5), need: Need::Required, ne0_key: None }, // 3638: v.sam.blk.{}.attn.qkv.bias
-    TensorRead { name: t(15972, 16000), index: r(4, 5), need: Need::Required, ne0_key: None }, // 3639: v.sam.blk.{}.attn.out.weight
-    TensorRead { name: t(16000, 16026), index: r(4, 5), need: Need::Required, ne0_key: None }, // 3640: v.sam.blk.{}.attn.out.bias
-    TensorRead { name: t(16026, 16052), index: r(4, 5), need: Need::Required, ne0_key: None }, // 3641: v.sam.blk.{}.pre_ln.weight
-    TensorRead { name: t(16052, 16076), index: r(4, 5), need: Need::Required, ne0_key: None }, // 3642: v.sam.blk.{}.pre_ln.bias
-    TensorRead { name: t(16076, 16103), index: r(4, 5), need: Need::Required, ne0_key: None }, // 3643: v.sam.blk.{}.post_ln.weight
-    TensorRead { name: t(16103, 16128), index: r(4, 5), need: Need::Required, ne0_key: None }, // 3644: v.sam.blk.{}.post_ln.bias
-    TensorRead { name: t(16128, 16158), index: r(4, 5), need: Need::Required, ne0_key: None }, // 3645: v.sam.blk.{}.attn.pos_h.weight
-    TensorRead { name: t(16158, 16188), index: r(4, 5), need: Need::Required, ne0_key: None }, // 3646: v.sam.blk.{}.attn.pos_w.weight
-    TensorRead { name: t(16188, 16216), index: r(4, 5), need: Need::Required, ne0_key: None }, // 3647: v.sam.blk.{}.mlp.lin1.weight
-    TensorRead { name: t(16216, 16242), index: r(4, 5), need: Need::Required, ne0_key: None }, // 3648: v.sam.blk.{}.mlp.lin1.bias
-    TensorRead { name: t(16242, 16270), index: r(4, 5), need: Need::Required, ne0_key: None }, // 3649: v.sam.blk.{}.mlp.lin2.weight
-    TensorRead { name: t(16270, 16296), index: r(4, 5), need: Need::Required, ne0_key: None }, // 3650: v.sam.blk.{}.mlp.lin2.bias
-    TensorRead { name: t(16296, 16315), index: r(0, 0), need: Need::Required, ne0_key: None }, // 3651: v.sam.neck.0.weight
-    TensorRead { name: t(16315, 16332), index: r(0, 0), need: Need::Required, ne0_key: None }, // 3652: v.sam.neck.1.bias
-    TensorRead { name: t(16332, 16351), index: r(0, 0), need: Need::Required, ne0_key: None }, // 3653: v.sam.neck.1.weight
-    TensorRead { name: t(16351, 16370), index: r(0, 0), need: Need::Required, ne0_key: None }, // 3654: v.sam.neck.2.weight
-    TensorRead { name: t(16370, 16387), index: r(0, 0), need: Need::Required, ne0_key: None }, // 3655: v.sam.neck.3.bias
-    TensorRead { name: t(16387, 16406), index: r(0, 0), need: Need::Required, ne0_key: None }, // 3656: v.sam.neck.3.weight
-    TensorRead { name: t(16406, 16424), index: r(0, 0), need: Need::Required, ne0_key: None }, // 3657: v.sam.net_2.weight
-    TensorRead { name: t(16424, 16442), index: r(0, 0), need: Need::Required, ne0_key: None }, // 3658: v.sam.net_3.weight
+    TensorRead { name: t(15967, 15988), index: r(0, 0), need: Need::Required, ne0_key: None }, // 3634: v.sam.pos_embd.weight
+    TensorRead { name: t(15988, 16011), index: r(0, 0), need: Need::Required, ne0_key: None }, // 3635: v.sam.patch_embd.weight
+    TensorRead { name: t(16011, 16032), index: r(0, 0), need: Need::Required, ne0_key: None }, // 3636: v.sam.patch_embd.bias
+    TensorRead { name: t(16032, 16060), index: r(4, 5), need: Need::Required, ne0_key: None }, // 3637: v.sam.blk.{}.attn.qkv.weight
+    TensorRead { name: t(16060, 16086), index: r(4, 5), need: Need::Required, ne0_key: None }, // 3638: v.sam.blk.{}.attn.qkv.bias
+    TensorRead { name: t(16086, 16114), index: r(4, 5), need: Need::Required, ne0_key: None }, // 3639: v.sam.blk.{}.attn.out.weight
+    TensorRead { name: t(16114, 16140), index: r(4, 5), need: Need::Required, ne0_key: None }, // 3640: v.sam.blk.{}.attn.out.bias
+    TensorRead { name: t(16140, 16166), index: r(4, 5), need: Need::Required, ne0_key: None }, // 3641: v.sam.blk.{}.pre_ln.weight
+    TensorRead { name: t(16166, 16190), index: r(4, 5), need: Need::Required, ne0_key: None }, // 3642: v.sam.blk.{}.pre_ln.bias
+    TensorRead { name: t(16190, 16217), index: r(4, 5), need: Need::Required, ne0_key: None }, // 3643: v.sam.blk.{}.post_ln.weight
+    TensorRead { name: t(16217, 16242), index: r(4, 5), need: Need::Required, ne0_key: None }, // 3644: v.sam.blk.{}.post_ln.bias
+    TensorRead { name: t(16242, 16272), index: r(4, 5), need: Need::Required, ne0_key: None }, // 3645: v.sam.blk.{}.attn.pos_h.weight
+    TensorRead { name: t(16272, 16302), index: r(4, 5), need: Need::Required, ne0_key: None }, // 3646: v.sam.blk.{}.attn.pos_w.weight
+    TensorRead { name: t(16302, 16330), index: r(4, 5), need: Need::Required, ne0_key: None }, // 3647: v.sam.blk.{}.mlp.lin1.weight
+    TensorRead { name: t(16330, 16356), index: r(4, 5), need: Need::Required, ne0_key: None }, // 3648: v.sam.blk.{}.mlp.lin1.bias
+    TensorRead { name: t(16356, 16384), index: r(4, 5), need: Need::Required, ne0_key: None }, // 3649: v.sam.blk.{}.mlp.lin2.weight
+    TensorRead { name: t(16384, 16410), index: r(4, 5), need: Need::Required, ne0_key: None }, // 3650: v.sam.blk.{}.mlp.lin2.bias
+    TensorRead { name: t(16410, 16429), index: r(0, 0), need: Need::Required, ne0_key: None }, // 3651: v.sam.neck.0.weight
+    TensorRead { name: t(16429, 16446), index: r(0, 0), need: Need::Required, ne0_key: None }, // 3652: v.sam.neck.1.bias
+    TensorRead { name: t(16446, 16465), index: r(0, 0), need: Need::Required, ne0_key: None }, // 3653: v.sam.neck.1.weight
+    TensorRead { name: t(16465, 16484), index: r(0, 0), need: Need::Required, ne0_key: None }, // 3654: v.sam.neck.2.weight
+    TensorRead { name: t(16484, 16501), index: r(0, 0), need: Need::Required, ne0_key: None }, // 3655: v.sam.neck.3.bias
+    TensorRead { name: t(16501, 16520), index: r(0, 0), need: Need::Required, ne0_key: None }, // 3656: v.sam.neck.3.weight
+    TensorRead { name: t(16520, 16538), index: r(0, 0), need: Need::Required, ne0_key: None }, // 3657: v.sam.net_2.weight
+    TensorRead { name: t(16538, 16556), index: r(0, 0), need: Need::Required, ne0_key: None }, // 3658: v.sam.net_3.weight
     TensorRead { name: t(2347, 2362), index: r(0, 0), need: Need::Optional, ne0_key: None }, // 3659: v.image_newline
-    TensorRead { name: t(16442, 16458), index: r(0, 0), need: Need::Required, ne0_key: None }, // 3660: v.view_seperator
+    TensorRead { name: t(16556, 16572), index: r(0, 0), need: Need::Required, ne0_key: None }, // 3660: v.view_seperator
     TensorRead { name: t(6984, 7002), index: r(0, 0), need: Need::Required, ne0_key: None }, // 3661: mm.model.fc.weight
-    TensorRead { name: t(16458, 16474), index: r(0, 0), need: Need::Required, ne0_key: None }, // 3662: mm.model.fc.bias
-    TensorRead { name: t(16474, 16501), index: r(0, 0), need: Need::Optional, ne0_key: None }, // 3663: v.resample_query_768.weight
-    TensorRead { name: t(16501, 16529), index: r(0, 0), need: Need::Optional, ne0_key: None }, // 3664: v.resample_query_1024.weight
+    TensorRead { name: t(16572, 16588), index: r(0, 0), need: Need::Required, ne0_key: None }, // 3662: mm.model.fc.bias
+    TensorRead { name: t(16588, 16615), index: r(0, 0), need: Need::Optional, ne0_key: None }, // 3663: v.resample_query_768.weight
+    TensorRead { name: t(16615, 16643), index: r(0, 0), need: Need::Optional, ne0_key: None }, // 3664: v.resample_query_1024.weight
     TensorRead { name: t(1159, 1171), index: r(0, 0), need: Need::Optional, ne0_key: None }, // 3665: v.class_embd
     TensorRead { name: t(2799, 2814), index: r(0, 0), need: Need::Optional, ne0_key: None }, // 3666: a.pre_ln.weight
     TensorRead { name: t(2814, 2827), index: r(0, 0), need: Need::Optional, ne0_key: None }, // 3667: a.pre_ln.bias
@@ -7091,37 +7221,37 @@ static TENSOR_READS: [TensorRead; 6334] = [
     TensorRead { name: t(2176, 2199), index: r(0, 1), need: Need::Optional, ne0_key: None }, // 3712: v.deepstack.{}.fc1.bias
     TensorRead { name: t(2199, 2224), index: r(0, 1), need: Need::Optional, ne0_key: None }, // 3713: v.deepstack.{}.fc2.weight
     TensorRead { name: t(2224, 2247), index: r(0, 1), need: Need::Optional, ne0_key: None }, // 3714: v.deepstack.{}.fc2.bias
-    TensorRead { name: t(15853, 15874), index: r(0, 0), need: Need::Required, ne0_key: None }, // 3715: v.sam.pos_embd.weight
-    TensorRead { name: t(15874, 15897), index: r(0, 0), need: Need::Required, ne0_key: None }, // 3716: v.sam.patch_embd.weight
-    TensorRead { name: t(15897, 15918), index: r(0, 0), need: Need::Required, ne0_key: None }, // 3717: v.sam.patch_embd.bias
-    TensorRead { name: t(15918, 15946), index: r(4, 5), need: Need::Required, ne0_key: None }, // 3718: v.sam.blk.{}.attn.qkv.weight
-    TensorRead { name: t(15946, 15972), index: r(4, 5), need: Need::Required, ne0_key: None }, // 3719: v.sam.blk.{}.attn.qkv.bias
-    TensorRead { name: t(15972, 16000), index: r(4, 5), need: Need::Required, ne0_key: None }, // 3720: v.sam.blk.{}.attn.out.weight
-    TensorRead { name: t(16000, 16026), index: r(4, 5), need: Need::Required, ne0_key: None }, // 3721: v.sam.blk.{}.attn.out.bias
-    TensorRead { name: t(16026, 16052), index: r(4, 5), need: Need::Required, ne0_key: None }, // 3722: v.sam.blk.{}.pre_ln.weight
-    TensorRead { name: t(16052, 16076), index: r(4, 5), need: Need::Required, ne0_key: None }, // 3723: v.sam.blk.{}.pre_ln.bias
-    TensorRead { name: t(16076, 16103), index: r(4, 5), need: Need::Required, ne0_key: None }, // 3724: v.sam.blk.{}.post_ln.weight
-    TensorRead { name: t(16103, 16128), index: r(4, 5), need: Need::Required, ne0_key: None }, // 3725: v.sam.blk.{}.post_ln.bias
-    TensorRead { name: t(16128, 16158), index: r(4, 5), need: Need::Required, ne0_key: None }, // 3726: v.sam.blk.{}.attn.pos_h.weight
-    TensorRead { name: t(16158, 16188), index: r(4, 5), need: Need::Required, ne0_key: None }, // 3727: v.sam.blk.{}.attn.pos_w.weight
-    TensorRead { name: t(16188, 16216), index: r(4, 5), need: Need::Required, ne0_key: None }, // 3728: v.sam.blk.{}.mlp.lin1.weight
-    TensorRead { name: t(16216, 16242), index: r(4, 5), need: Need::Required, ne0_key: None }, // 3729: v.sam.blk.{}.mlp.lin1.bias
-    TensorRead { name: t(16242, 16270), index: r(4, 5), need: Need::Required, ne0_key: None }, // 3730: v.sam.blk.{}.mlp.lin2.weight
-    TensorRead { name: t(16270, 16296), index: r(4, 5), need: Need::Required, ne0_key: None }, // 3731: v.sam.blk.{}.mlp.lin2.bias
-    TensorRead { name: t(16296, 16315), index: r(0, 0), need: Need::Required, ne0_key: None }, // 3732: v.sam.neck.0.weight
-    TensorRead { name: t(16315, 16332), index: r(0, 0), need: Need::Required, ne0_key: None }, // 3733: v.sam.neck.1.bias
-    TensorRead { name: t(16332, 16351), index: r(0, 0), need: Need::Required, ne0_key: None }, // 3734: v.sam.neck.1.weight
-    TensorRead { name: t(16351, 16370), index: r(0, 0), need: Need::Required, ne0_key: None }, // 3735: v.sam.neck.2.weight
-    TensorRead { name: t(16370, 16387), index: r(0, 0), need: Need::Required, ne0_key: None }, // 3736: v.sam.neck.3.bias
-    TensorRead { name: t(16387, 16406), index: r(0, 0), need: Need::Required, ne0_key: None }, // 3737: v.sam.neck.3.weight
-    TensorRead { name: t(16406, 16424), index: r(0, 0), need: Need::Required, ne0_key: None }, // 3738: v.sam.net_2.weight
-    TensorRead { name: t(16424, 16442), index: r(0, 0), need: Need::Required, ne0_key: None }, // 3739: v.sam.net_3.weight
+    TensorRead { name: t(15967, 15988), index: r(0, 0), need: Need::Required, ne0_key: None }, // 3715: v.sam.pos_embd.weight
+    TensorRead { name: t(15988, 16011), index: r(0, 0), need: Need::Required, ne0_key: None }, // 3716: v.sam.patch_embd.weight
+    TensorRead { name: t(16011, 16032), index: r(0, 0), need: Need::Required, ne0_key: None }, // 3717: v.sam.patch_embd.bias
+    TensorRead { name: t(16032, 16060), index: r(4, 5), need: Need::Required, ne0_key: None }, // 3718: v.sam.blk.{}.attn.qkv.weight
+    TensorRead { name: t(16060, 16086), index: r(4, 5), need: Need::Required, ne0_key: None }, // 3719: v.sam.blk.{}.attn.qkv.bias
+    TensorRead { name: t(16086, 16114), index: r(4, 5), need: Need::Required, ne0_key: None }, // 3720: v.sam.blk.{}.attn.out.weight
+    TensorRead { name: t(16114, 16140), index: r(4, 5), need: Need::Required, ne0_key: None }, // 3721: v.sam.blk.{}.attn.out.bias
+    TensorRead { name: t(16140, 16166), index: r(4, 5), need: Need::Required, ne0_key: None }, // 3722: v.sam.blk.{}.pre_ln.weight
+    TensorRead { name: t(16166, 16190), index: r(4, 5), need: Need::Required, ne0_key: None }, // 3723: v.sam.blk.{}.pre_ln.bias
+    TensorRead { name: t(16190, 16217), index: r(4, 5), need: Need::Required, ne0_key: None }, // 3724: v.sam.blk.{}.post_ln.weight
+    TensorRead { name: t(16217, 16242), index: r(4, 5), need: Need::Required, ne0_key: None }, // 3725: v.sam.blk.{}.post_ln.bias
+    TensorRead { name: t(16242, 16272), index: r(4, 5), need: Need::Required, ne0_key: None }, // 3726: v.sam.blk.{}.attn.pos_h.weight
+    TensorRead { name: t(16272, 16302), index: r(4, 5), need: Need::Required, ne0_key: None }, // 3727: v.sam.blk.{}.attn.pos_w.weight
+    TensorRead { name: t(16302, 16330), index: r(4, 5), need: Need::Required, ne0_key: None }, // 3728: v.sam.blk.{}.mlp.lin1.weight
+    TensorRead { name: t(16330, 16356), index: r(4, 5), need: Need::Required, ne0_key: None }, // 3729: v.sam.blk.{}.mlp.lin1.bias
+    TensorRead { name: t(16356, 16384), index: r(4, 5), need: Need::Required, ne0_key: None }, // 3730: v.sam.blk.{}.mlp.lin2.weight
+    TensorRead { name: t(16384, 16410), index: r(4, 5), need: Need::Required, ne0_key: None }, // 3731: v.sam.blk.{}.mlp.lin2.bias
+    TensorRead { name: t(16410, 16429), index: r(0, 0), need: Need::Required, ne0_key: None }, // 3732: v.sam.neck.0.weight
+    TensorRead { name: t(16429, 16446), index: r(0, 0), need: Need::Required, ne0_key: None }, // 3733: v.sam.neck.1.bias
+    TensorRead { name: t(16446, 16465), index: r(0, 0), need: Need::Required, ne0_key: None }, // 3734: v.sam.neck.1.weight
+    TensorRead { name: t(16465, 16484), index: r(0, 0), need: Need::Required, ne0_key: None }, // 3735: v.sam.neck.2.weight
+    TensorRead { name: t(16484, 16501), index: r(0, 0), need: Need::Required, ne0_key: None }, // 3736: v.sam.neck.3.bias
+    TensorRead { name: t(16501, 16520), index: r(0, 0), need: Need::Required, ne0_key: None }, // 3737: v.sam.neck.3.weight
+    TensorRead { name: t(16520, 16538), index: r(0, 0), need: Need::Required, ne0_key: None }, // 3738: v.sam.net_2.weight
+    TensorRead { name: t(16538, 16556), index: r(0, 0), need: Need::Required, ne0_key: None }, // 3739: v.sam.net_3.weight
     TensorRead { name: t(2347, 2362), index: r(0, 0), need: Need::Optional, ne0_key: None }, // 3740: v.image_newline
-    TensorRead { name: t(16442, 16458), index: r(0, 0), need: Need::Required, ne0_key: None }, // 3741: v.view_seperator
+    TensorRead { name: t(16556, 16572), index: r(0, 0), need: Need::Required, ne0_key: None }, // 3741: v.view_seperator
     TensorRead { name: t(6984, 7002), index: r(0, 0), need: Need::Required, ne0_key: None }, // 3742: mm.model.fc.weight
-    TensorRead { name: t(16458, 16474), index: r(0, 0), need: Need::Required, ne0_key: None }, // 3743: mm.model.fc.bias
-    TensorRead { name: t(16474, 16501), index: r(0, 0), need: Need::Optional, ne0_key: None }, // 3744: v.resample_query_768.weight
-    TensorRead { name: t(16501, 16529), index: r(0, 0), need: Need::Optional, ne0_key: None }, // 3745: v.resample_query_1024.weight
+    TensorRead { name: t(16572, 16588), index: r(0, 0), need: Need::Required, ne0_key: None }, // 3743: mm.model.fc.bias
+    TensorRead { name: t(16588, 16615), index: r(0, 0), need: Need::Optional, ne0_key: None }, // 3744: v.resample_query_768.weight
+    TensorRead { name: t(16615, 16643), index: r(0, 0), need: Need::Optional, ne0_key: None }, // 3745: v.resample_query_1024.weight
     TensorRead { name: t(1159, 1171), index: r(0, 0), need: Need::Optional, ne0_key: None }, // 3746: v.class_embd
     TensorRead { name: t(1171, 1186), index: r(0, 0), need: Need::Optional, ne0_key: None }, // 3747: v.pre_ln.weight
     TensorRead { name: t(1186, 1199), index: r(0, 0), need: Need::Optional, ne0_key: None }, // 3748: v.pre_ln.bias
@@ -7177,9 +7307,9 @@ static TENSOR_READS: [TensorRead; 6334] = [
     TensorRead { name: t(2287, 2298), index: r(0, 0), need: Need::Required, ne0_key: None }, // 3798: mm.2.weight
     TensorRead { name: t(2298, 2307), index: r(0, 0), need: Need::Required, ne0_key: None }, // 3799: mm.2.bias
     TensorRead { name: t(2347, 2362), index: r(0, 0), need: Need::Required, ne0_key: None }, // 3800: v.image_newline
-    TensorRead { name: t(17025, 17047), index: r(0, 0), need: Need::Required, ne0_key: None }, // 3801: v.token_embd.img_start
-    TensorRead { name: t(17047, 17067), index: r(0, 0), need: Need::Required, ne0_key: None }, // 3802: v.token_embd.img_end
-    TensorRead { name: t(17067, 17087), index: r(0, 0), need: Need::Required, ne0_key: None }, // 3803: v.token_embd.img_pad
+    TensorRead { name: t(17139, 17161), index: r(0, 0), need: Need::Required, ne0_key: None }, // 3801: v.token_embd.img_start
+    TensorRead { name: t(17161, 17181), index: r(0, 0), need: Need::Required, ne0_key: None }, // 3802: v.token_embd.img_end
+    TensorRead { name: t(17181, 17201), index: r(0, 0), need: Need::Required, ne0_key: None }, // 3803: v.token_embd.img_pad
     TensorRead { name: t(1159, 1171), index: r(0, 0), need: Need::Optional, ne0_key: None }, // 3804: v.class_embd
     TensorRead { name: t(2799, 2814), index: r(0, 0), need: Need::Optional, ne0_key: None }, // 3805: a.pre_ln.weight
     TensorRead { name: t(2814, 2827), index: r(0, 0), need: Need::Optional, ne0_key: None }, // 3806: a.pre_ln.bias
@@ -7235,9 +7365,9 @@ static TENSOR_READS: [TensorRead; 6334] = [
     TensorRead { name: t(2287, 2298), index: r(0, 0), need: Need::Required, ne0_key: None }, // 3856: mm.2.weight
     TensorRead { name: t(2298, 2307), index: r(0, 0), need: Need::Required, ne0_key: None }, // 3857: mm.2.bias
     TensorRead { name: t(2347, 2362), index: r(0, 0), need: Need::Required, ne0_key: None }, // 3858: v.image_newline
-    TensorRead { name: t(17025, 17047), index: r(0, 0), need: Need::Required, ne0_key: None }, // 3859: v.token_embd.img_start
-    TensorRead { name: t(17047, 17067), index: r(0, 0), need: Need::Required, ne0_key: None }, // 3860: v.token_embd.img_end
-    TensorRead { name: t(17067, 17087), index: r(0, 0), need: Need::Required, ne0_key: None }, // 3861: v.token_embd.img_pad
+    TensorRead { name: t(17139, 17161), index: r(0, 0), need: Need::Required, ne0_key: None }, // 3859: v.token_embd.img_start
+    TensorRead { name: t(17161, 17181), index: r(0, 0), need: Need::Required, ne0_key: None }, // 3860: v.token_embd.img_end
+    TensorRead { name: t(17181, 17201), index: r(0, 0), need: Need::Required, ne0_key: None }, // 3861: v.token_embd.img_pad
     TensorRead { name: t(1159, 1171), index: r(0, 0), need: Need::Optional, ne0_key: None }, // 3862: v.class_embd
     TensorRead { name: t(1171, 1186), index: r(0, 0), need: Need::Optional, ne0_key: None }, // 3863: v.pre_ln.weight
     TensorRead { name: t(1186, 1199), index: r(0, 0), need: Need::Optional, ne0_key: None }, // 3864: v.pre_ln.bias
@@ -7288,37 +7418,37 @@ static TENSOR_READS: [TensorRead; 6334] = [
     TensorRead { name: t(2176, 2199), index: r(0, 1), need: Need::Optional, ne0_key: None }, // 3909: v.deepstack.{}.fc1.bias
     TensorRead { name: t(2199, 2224), index: r(0, 1), need: Need::Optional, ne0_key: None }, // 3910: v.deepstack.{}.fc2.weight
     TensorRead { name: t(2224, 2247), index: r(0, 1), need: Need::Optional, ne0_key: None }, // 3911: v.deepstack.{}.fc2.bias
-    TensorRead { name: t(9185, 9203), index: r(5, 6), need: Need::Required, ne0_key: None }, // 3912: a.conv1d.{}.weight
-    TensorRead { name: t(9203, 9219), index: r(5, 6), need: Need::Required, ne0_key: None }, // 3913: a.conv1d.{}.bias
-    TensorRead { name: t(9290, 9313), index: r(0, 0), need: Need::Required, ne0_key: None }, // 3914: a.pre_encode.out.weight
-    TensorRead { name: t(9313, 9334), index: r(0, 0), need: Need::Required, ne0_key: None }, // 3915: a.pre_encode.out.bias
-    TensorRead { name: t(13487, 13504), index: r(0, 0), need: Need::Required, ne0_key: None }, // 3916: mm.a.mlp.0.weight
-    TensorRead { name: t(13504, 13519), index: r(0, 0), need: Need::Required, ne0_key: None }, // 3917: mm.a.mlp.0.bias
-    TensorRead { name: t(12029, 12046), index: r(0, 0), need: Need::Required, ne0_key: None }, // 3918: mm.a.mlp.1.weight
-    TensorRead { name: t(13052, 13067), index: r(0, 0), need: Need::Required, ne0_key: None }, // 3919: mm.a.mlp.1.bias
-    TensorRead { name: t(13519, 13536), index: r(0, 0), need: Need::Required, ne0_key: None }, // 3920: mm.a.mlp.3.weight
-    TensorRead { name: t(13536, 13551), index: r(0, 0), need: Need::Required, ne0_key: None }, // 3921: mm.a.mlp.3.bias
-    TensorRead { name: t(9387, 9411), index: r(0, 1), need: Need::Required, ne0_key: None }, // 3922: v.blk.{}.ffn_norm.weight
-    TensorRead { name: t(17303, 17325), index: r(0, 1), need: Need::Required, ne0_key: None }, // 3923: v.blk.{}.ffn_norm.bias
-    TensorRead { name: t(9758, 9784), index: r(0, 1), need: Need::Required, ne0_key: None }, // 3924: v.blk.{}.ffn_norm_1.weight
-    TensorRead { name: t(17325, 17349), index: r(0, 1), need: Need::Required, ne0_key: None }, // 3925: v.blk.{}.ffn_norm_1.bias
-    TensorRead { name: t(9784, 9808), index: r(0, 1), need: Need::Required, ne0_key: None }, // 3926: v.blk.{}.ffn_up_1.weight
-    TensorRead { name: t(9808, 9830), index: r(0, 1), need: Need::Required, ne0_key: None }, // 3927: v.blk.{}.ffn_up_1.bias
-    TensorRead { name: t(9830, 9856), index: r(0, 1), need: Need::Required, ne0_key: None }, // 3928: v.blk.{}.ffn_down_1.weight
-    TensorRead { name: t(9856, 9880), index: r(0, 1), need: Need::Required, ne0_key: None }, // 3929: v.blk.{}.ffn_down_1.bias
-    TensorRead { name: t(17349, 17368), index: r(0, 1), need: Need::Required, ne0_key: None }, // 3930: v.blk.{}.pos_bias_u
-    TensorRead { name: t(17368, 17387), index: r(0, 1), need: Need::Required, ne0_key: None }, // 3931: v.blk.{}.pos_bias_v
-    TensorRead { name: t(9664, 9689), index: r(0, 1), need: Need::Required, ne0_key: None }, // 3932: v.blk.{}.norm_conv.weight
-    TensorRead { name: t(9689, 9712), index: r(0, 1), need: Need::Required, ne0_key: None }, // 3933: v.blk.{}.norm_conv.bias
-    TensorRead { name: t(17387, 17413), index: r(0, 1), need: Need::Required, ne0_key: None }, // 3934: v.blk.{}.linear_pos.weight
-    TensorRead { name: t(9526, 9551), index: r(0, 1), need: Need::Required, ne0_key: None }, // 3935: v.blk.{}.conv_norm.weight
-    TensorRead { name: t(9551, 9574), index: r(0, 1), need: Need::Required, ne0_key: None }, // 3936: v.blk.{}.conv_norm.bias
-    TensorRead { name: t(9620, 9643), index: r(0, 1), need: Need::Required, ne0_key: None }, // 3937: v.blk.{}.conv_dw.weight
-    TensorRead { name: t(9643, 9664), index: r(0, 1), need: Need::Required, ne0_key: None }, // 3938: v.blk.{}.conv_dw.bias
-    TensorRead { name: t(9574, 9598), index: r(0, 1), need: Need::Required, ne0_key: None }, // 3939: v.blk.{}.conv_pw1.weight
-    TensorRead { name: t(9598, 9620), index: r(0, 1), need: Need::Required, ne0_key: None }, // 3940: v.blk.{}.conv_pw1.bias
-    TensorRead { name: t(9712, 9736), index: r(0, 1), need: Need::Required, ne0_key: None }, // 3941: v.blk.{}.conv_pw2.weight
-    TensorRead { name: t(9736, 9758), index: r(0, 1), need: Need::Required, ne0_key: None }, // 3942: v.blk.{}.conv_pw2.bias
+    TensorRead { name: t(9242, 9260), index: r(5, 6), need: Need::Required, ne0_key: None }, // 3912: a.conv1d.{}.weight
+    TensorRead { name: t(9260, 9276), index: r(5, 6), need: Need::Required, ne0_key: None }, // 3913: a.conv1d.{}.bias
+    TensorRead { name: t(9347, 9370), index: r(0, 0), need: Need::Required, ne0_key: None }, // 3914: a.pre_encode.out.weight
+    TensorRead { name: t(9370, 9391), index: r(0, 0), need: Need::Required, ne0_key: None }, // 3915: a.pre_encode.out.bias
+    TensorRead { name: t(13584, 13601), index: r(0, 0), need: Need::Required, ne0_key: None }, // 3916: mm.a.mlp.0.weight
+    TensorRead { name: t(13601, 13616), index: r(0, 0), need: Need::Required, ne0_key: None }, // 3917: mm.a.mlp.0.bias
+    TensorRead { name: t(12126, 12143), index: r(0, 0), need: Need::Required, ne0_key: None }, // 3918: mm.a.mlp.1.weight
+    TensorRead { name: t(13149, 13164), index: r(0, 0), need: Need::Required, ne0_key: None }, // 3919: mm.a.mlp.1.bias
+    TensorRead { name: t(13616, 13633), index: r(0, 0), need: Need::Required, ne0_key: None }, // 3920: mm.a.mlp.3.weight
+    TensorRead { name: t(13633, 13648), index: r(0, 0), need: Need::Required, ne0_key: None }, // 3921: mm.a.mlp.3.bias
+    TensorRead { name: t(9444, 9468), index: r(0, 1), need: Need::Required, ne0_key: None }, // 3922: v.blk.{}.ffn_norm.weight
+    TensorRead { name: t(17417, 17439), index: r(0, 1), need: Need::Required, ne0_key: None }, // 3923: v.blk.{}.ffn_norm.bias
+    TensorRead { name: t(9815, 9841), index: r(0, 1), need: Need::Required, ne0_key: None }, // 3924: v.blk.{}.ffn_norm_1.weight
+    TensorRead { name: t(17439, 17463), index: r(0, 1), need: Need::Required, ne0_key: None }, // 3925: v.blk.{}.ffn_norm_1.bias
+    TensorRead { name: t(9841, 9865), index: r(0, 1), need: Need::Required, ne0_key: None }, // 3926: v.blk.{}.ffn_up_1.weight
+    TensorRead { name: t(9865, 9887), index: r(0, 1), need: Need::Required, ne0_key: None }, // 3927: v.blk.{}.ffn_up_1.bias
+    TensorRead { name: t(9887, 9913), index: r(0, 1), need: Need::Required, ne0_key: None }, // 3928: v.blk.{}.ffn_down_1.weight
+    TensorRead { name: t(9913, 9937), index: r(0, 1), need: Need::Required, ne0_key: None }, // 3929: v.blk.{}.ffn_down_1.bias
+    TensorRead { name: t(17463, 17482), index: r(0, 1), need: Need::Required, ne0_key: None }, // 3930: v.blk.{}.pos_bias_u
+    TensorRead { name: t(17482, 17501), index: r(0, 1), need: Need::Required, ne0_key: None }, // 3931: v.blk.{}.pos_bias_v
+    TensorRead { name: t(9721, 9746), index: r(0, 1), need: Need::Required, ne0_key: None }, // 3932: v.blk.{}.norm_conv.weight
+    TensorRead { name: t(9746, 9769), index: r(0, 1), need: Need::Required, ne0_key: None }, // 3933: v.blk.{}.norm_conv.bias
+    TensorRead { name: t(17501, 17527), index: r(0, 1), need: Need::Required, ne0_key: None }, // 3934: v.blk.{}.linear_pos.weight
+    TensorRead { name: t(9583, 9608), index: r(0, 1), need: Need::Required, ne0_key: None }, // 3935: v.blk.{}.conv_norm.weight
+    TensorRead { name: t(9608, 9631), index: r(0, 1), need: Need::Required, ne0_key: None }, // 3936: v.blk.{}.conv_norm.bias
+    TensorRead { name: t(9677, 9700), index: r(0, 1), need: Need::Required, ne0_key: None }, // 3937: v.blk.{}.conv_dw.weight
+    TensorRead { name: t(9700, 9721), index: r(0, 1), need: Need::Required, ne0_key: None }, // 3938: v.blk.{}.conv_dw.bias
+    TensorRead { name: t(9631, 9655), index: r(0, 1), need: Need::Required, ne0_key: None }, // 3939: v.blk.{}.conv_pw1.weight
+    TensorRead { name: t(9655, 9677), index: r(0, 1), need: Need::Required, ne0_key: None }, // 3940: v.blk.{}.conv_pw1.bias
+    TensorRead { name: t(9769, 9793), index: r(0, 1), need: Need::Required, ne0_key: None }, // 3941: v.blk.{}.conv_pw2.weight
+    TensorRead { name: t(9793, 9815), index: r(0, 1), need: Need::Required, ne0_key: None }, // 3942: v.blk.{}.conv_pw2.bias
     TensorRead { name: t(1159, 1171), index: r(0, 0), need: Need::Optional, ne0_key: None }, // 3943: v.class_embd
     TensorRead { name: t(2799, 2814), index: r(0, 0), need: Need::Optional, ne0_key: None }, // 3944: a.pre_ln.weight
     TensorRead { name: t(2814, 2827), index: r(0, 0), need: Need::Optional, ne0_key: None }, // 3945: a.pre_ln.bias
@@ -7369,37 +7499,37 @@ static TENSOR_READS: [TensorRead; 6334] = [
     TensorRead { name: t(2176, 2199), index: r(0, 1), need: Need::Optional, ne0_key: None }, // 3990: v.deepstack.{}.fc1.bias
     TensorRead { name: t(2199, 2224), index: r(0, 1), need: Need::Optional, ne0_key: None }, // 3991: v.deepstack.{}.fc2.weight
     TensorRead { name: t(2224, 2247), index: r(0, 1), need: Need::Optional, ne0_key: None }, // 3992: v.deepstack.{}.fc2.bias
-    TensorRead { name: t(9185, 9203), index: r(5, 6), need: Need::Required, ne0_key: None }, // 3993: a.conv1d.{}.weight
-    TensorRead { name: t(9203, 9219), index: r(5, 6), need: Need::Required, ne0_key: None }, // 3994: a.conv1d.{}.bias
-    TensorRead { name: t(9290, 9313), index: r(0, 0), need: Need::Required, ne0_key: None }, // 3995: a.pre_encode.out.weight
-    TensorRead { name: t(9313, 9334), index: r(0, 0), need: Need::Required, ne0_key: None }, // 3996: a.pre_encode.out.bias
-    TensorRead { name: t(13487, 13504), index: r(0, 0), need: Need::Required, ne0_key: None }, // 3997: mm.a.mlp.0.weight
-    TensorRead { name: t(13504, 13519), index: r(0, 0), need: Need::Required, ne0_key: None }, // 3998: mm.a.mlp.0.bias
-    TensorRead { name: t(12029, 12046), index: r(0, 0), need: Need::Required, ne0_key: None }, // 3999: mm.a.mlp.1.weight
-    TensorRead { name: t(13052, 13067), index: r(0, 0), need: Need::Required, ne0_key: None }, // 4000: mm.a.mlp.1.bias
-    TensorRead { name: t(13519, 13536), index: r(0, 0), need: Need::Required, ne0_key: None }, // 4001: mm.a.mlp.3.weight
-    TensorRead { name: t(13536, 13551), index: r(0, 0), need: Need::Required, ne0_key: None }, // 4002: mm.a.mlp.3.bias
-    TensorRead { name: t(9911, 9935), index: r(0, 1), need: Need::Required, ne0_key: None }, // 4003: a.blk.{}.ffn_norm.weight
-    TensorRead { name: t(17413, 17435), index: r(0, 1), need: Need::Required, ne0_key: None }, // 4004: a.blk.{}.ffn_norm.bias
-    TensorRead { name: t(10282, 10308), index: r(0, 1), need: Need::Required, ne0_key: None }, // 4005: a.blk.{}.ffn_norm_1.weight
-    TensorRead { name: t(17435, 17459), index: r(0, 1), need: Need::Required, ne0_key: None }, // 4006: a.blk.{}.ffn_norm_1.bias
-    TensorRead { name: t(10308, 10332), index: r(0, 1), need: Need::Required, ne0_key: None }, // 4007: a.blk.{}.ffn_up_1.weight
-    TensorRead { name: t(10332, 10354), index: r(0, 1), need: Need::Required, ne0_key: None }, // 4008: a.blk.{}.ffn_up_1.bias
-    TensorRead { name: t(10354, 10380), index: r(0, 1), need: Need::Required, ne0_key: None }, // 4009: a.blk.{}.ffn_down_1.weight
-    TensorRead { name: t(10380, 10404), index: r(0, 1), need: Need::Required, ne0_key: None }, // 4010: a.blk.{}.ffn_down_1.bias
-    TensorRead { name: t(17459, 17478), index: r(0, 1), need: Need::Required, ne0_key: None }, // 4011: a.blk.{}.pos_bias_u
-    TensorRead { name: t(17478, 17497), index: r(0, 1), need: Need::Required, ne0_key: None }, // 4012: a.blk.{}.pos_bias_v
-    TensorRead { name: t(10188, 10213), index: r(0, 1), need: Need::Required, ne0_key: None }, // 4013: a.blk.{}.norm_conv.weight
-    TensorRead { name: t(10213, 10236), index: r(0, 1), need: Need::Required, ne0_key: None }, // 4014: a.blk.{}.norm_conv.bias
-    TensorRead { name: t(17497, 17523), index: r(0, 1), need: Need::Required, ne0_key: None }, // 4015: a.blk.{}.linear_pos.weight
-    TensorRead { name: t(10050, 10075), index: r(0, 1), need: Need::Required, ne0_key: None }, // 4016: a.blk.{}.conv_norm.weight
-    TensorRead { name: t(10075, 10098), index: r(0, 1), need: Need::Required, ne0_key: None }, // 4017: a.blk.{}.conv_norm.bias
-    TensorRead { name: t(10144, 10167), index: r(0, 1), need: Need::Required, ne0_key: None }, // 4018: a.blk.{}.conv_dw.weight
-    TensorRead { name: t(10167, 10188), index: r(0, 1), need: Need::Required, ne0_key: None }, // 4019: a.blk.{}.conv_dw.bias
-    TensorRead { name: t(10098, 10122), index: r(0, 1), need: Need::Required, ne0_key: None }, // 4020: a.blk.{}.conv_pw1.weight
-    TensorRead { name: t(10122, 10144), index: r(0, 1), need: Need::Required, ne0_key: None }, // 4021: a.blk.{}.conv_pw1.bias
-    TensorRead { name: t(10236, 10260), index: r(0, 1), need: Need::Required, ne0_key: None }, // 4022: a.blk.{}.conv_pw2.weight
-    TensorRead { name: t(10260, 10282), index: r(0, 1), need: Need::Required, ne0_key: None }, // 4023: a.blk.{}.conv_pw2.bias
+    TensorRead { name: t(9242, 9260), index: r(5, 6), need: Need::Required, ne0_key: None }, // 3993: a.conv1d.{}.weight
+    TensorRead { name: t(9260, 9276), index: r(5, 6), need: Need::Required, ne0_key: None }, // 3994: a.conv1d.{}.bias
+    TensorRead { name: t(9347, 9370), index: r(0, 0), need: Need::Required, ne0_key: None }, // 3995: a.pre_encode.out.weight
+    TensorRead { name: t(9370, 9391), index: r(0, 0), need: Need::Required, ne0_key: None }, // 3996: a.pre_encode.out.bias
+    TensorRead { name: t(13584, 13601), index: r(0, 0), need: Need::Required, ne0_key: None }, // 3997: mm.a.mlp.0.weight
+    TensorRead { name: t(13601, 13616), index: r(0, 0), need: Need::Required, ne0_key: None }, // 3998: mm.a.mlp.0.bias
+    TensorRead { name: t(12126, 12143), index: r(0, 0), need: Need::Required, ne0_key: None }, // 3999: mm.a.mlp.1.weight
+    TensorRead { name: t(13149, 13164), index: r(0, 0), need: Need::Required, ne0_key: None }, // 4000: mm.a.mlp.1.bias
+    TensorRead { name: t(13616, 13633), index: r(0, 0), need: Need::Required, ne0_key: None }, // 4001: mm.a.mlp.3.weight
+    TensorRead { name: t(13633, 13648), index: r(0, 0), need: Need::Required, ne0_key: None }, // 4002: mm.a.mlp.3.bias
+    TensorRead { name: t(9968, 9992), index: r(0, 1), need: Need::Required, ne0_key: None }, // 4003: a.blk.{}.ffn_norm.weight
+    TensorRead { name: t(17527, 17549), index: r(0, 1), need: Need::Required, ne0_key: None }, // 4004: a.blk.{}.ffn_norm.bias
+    TensorRead { name: t(10339, 10365), index: r(0, 1), need: Need::Required, ne0_key: None }, // 4005: a.blk.{}.ffn_norm_1.weight
+    TensorRead { name: t(17549, 17573), index: r(0, 1), need: Need::Required, ne0_key: None }, // 4006: a.blk.{}.ffn_norm_1.bias
+    TensorRead { name: t(10365, 10389), index: r(0, 1), need: Need::Required, ne0_key: None }, // 4007: a.blk.{}.ffn_up_1.weight
+    TensorRead { name: t(10389, 10411), index: r(0, 1), need: Need::Required, ne0_key: None }, // 4008: a.blk.{}.ffn_up_1.bias
+    TensorRead { name: t(10411, 10437), index: r(0, 1), need: Need::Required, ne0_key: None }, // 4009: a.blk.{}.ffn_down_1.weight
+    TensorRead { name: t(10437, 10461), index: r(0, 1), need: Need::Required, ne0_key: None }, // 4010: a.blk.{}.ffn_down_1.bias
+    TensorRead { name: t(17573, 17592), index: r(0, 1), need: Need::Required, ne0_key: None }, // 4011: a.blk.{}.pos_bias_u
+    TensorRead { name: t(17592, 17611), index: r(0, 1), need: Need::Required, ne0_key: None }, // 4012: a.blk.{}.pos_bias_v
+    TensorRead { name: t(10245, 10270), index: r(0, 1), need: Need::Required, ne0_key: None }, // 4013: a.blk.{}.norm_conv.weight
+    TensorRead { name: t(10270, 10293), index: r(0, 1), need: Need::Required, ne0_key: None }, // 4014: a.blk.{}.norm_conv.bias
+    TensorRead { name: t(17611, 17637), index: r(0, 1), need: Need::Required, ne0_key: None }, // 4015: a.blk.{}.linear_pos.weight
+    TensorRead { name: t(10107, 10132), index: r(0, 1), need: Need::Required, ne0_key: None }, // 4016: a.blk.{}.conv_norm.weight
+    TensorRead { name: t(10132, 10155), index: r(0, 1), need: Need::Required, ne0_key: None }, // 4017: a.blk.{}.conv_norm.bias
+    TensorRead { name: t(10201, 10224), index: r(0, 1), need: Need::Required, ne0_key: None }, // 4018: a.blk.{}.conv_dw.weight
+    TensorRead { name: t(10224, 10245), index: r(0, 1), need: Need::Required, ne0_key: None }, // 4019: a.blk.{}.conv_dw.bias
+    TensorRead { name: t(10155, 10179), index: r(0, 1), need: Need::Required, ne0_key: None }, // 4020: a.blk.{}.conv_pw1.weight
+    TensorRead { name: t(10179, 10201), index: r(0, 1), need: Need::Required, ne0_key: None }, // 4021: a.blk.{}.conv_pw1.bias
+    TensorRead { name: t(10293, 10317), index: r(0, 1), need: Need::Required, ne0_key: None }, // 4022: a.blk.{}.conv_pw2.weight
+    TensorRead { name: t(10317, 10339), index: r(0, 1), need: Need::Required, ne0_key: None }, // 4023: a.blk.{}.conv_pw2.bias
     TensorRead { name: t(1159, 1171), index: r(0, 0), need: Need::Optional, ne0_key: None }, // 4024: v.class_embd
     TensorRead { name: t(1171, 1186), index: r(0, 0), need: Need::Optional, ne0_key: None }, // 4025: v.pre_ln.weight
     TensorRead { name: t(1186, 1199), index: r(0, 0), need: Need::Optional, ne0_key: None }, // 4026: v.pre_ln.bias
@@ -7451,16 +7581,16 @@ static TENSOR_READS: [TensorRead; 6334] = [
     TensorRead { name: t(2199, 2224), index: r(0, 1), need: Need::Optional, ne0_key: None }, // 4072: v.deepstack.{}.fc2.weight
     TensorRead { name: t(2224, 2247), index: r(0, 1), need: Need::Optional, ne0_key: None }, // 4073: v.deepstack.{}.fc2.bias
     TensorRead { name: t(6984, 7002), index: r(0, 0), need: Need::Required, ne0_key: None }, // 4074: mm.model.fc.weight
-    TensorRead { name: t(14883, 14895), index: r(0, 0), need: Need::Required, ne0_key: None }, // 4075: mm.up.weight
-    TensorRead { name: t(17548, 17558), index: r(0, 0), need: Need::Optional, ne0_key: None }, // 4076: mm.up.bias
-    TensorRead { name: t(14895, 14909), index: r(0, 0), need: Need::Required, ne0_key: None }, // 4077: mm.gate.weight
-    TensorRead { name: t(17558, 17570), index: r(0, 0), need: Need::Optional, ne0_key: None }, // 4078: mm.gate.bias
-    TensorRead { name: t(14909, 14923), index: r(0, 0), need: Need::Required, ne0_key: None }, // 4079: mm.down.weight
-    TensorRead { name: t(17570, 17582), index: r(0, 0), need: Need::Optional, ne0_key: None }, // 4080: mm.down.bias
-    TensorRead { name: t(15176, 15195), index: r(0, 0), need: Need::Required, ne0_key: None }, // 4081: mm.post_norm.weight
-    TensorRead { name: t(17582, 17599), index: r(0, 0), need: Need::Optional, ne0_key: None }, // 4082: mm.post_norm.bias
-    TensorRead { name: t(11173, 11195), index: r(0, 0), need: Need::Required, ne0_key: None }, // 4083: mm.patch_merger.weight
-    TensorRead { name: t(17599, 17619), index: r(0, 0), need: Need::Required, ne0_key: None }, // 4084: mm.patch_merger.bias
+    TensorRead { name: t(14997, 15009), index: r(0, 0), need: Need::Required, ne0_key: None }, // 4075: mm.up.weight
+    TensorRead { name: t(17662, 17672), index: r(0, 0), need: Need::Optional, ne0_key: None }, // 4076: mm.up.bias
+    TensorRead { name: t(15009, 15023), index: r(0, 0), need: Need::Required, ne0_key: None }, // 4077: mm.gate.weight
+    TensorRead { name: t(17672, 17684), index: r(0, 0), need: Need::Optional, ne0_key: None }, // 4078: mm.gate.bias
+    TensorRead { name: t(15023, 15037), index: r(0, 0), need: Need::Required, ne0_key: None }, // 4079: mm.down.weight
+    TensorRead { name: t(17684, 17696), index: r(0, 0), need: Need::Optional, ne0_key: None }, // 4080: mm.down.bias
+    TensorRead { name: t(15290, 15309), index: r(0, 0), need: Need::Required, ne0_key: None }, // 4081: mm.post_norm.weight
+    TensorRead { name: t(17696, 17713), index: r(0, 0), need: Need::Optional, ne0_key: None }, // 4082: mm.post_norm.bias
+    TensorRead { name: t(11270, 11292), index: r(0, 0), need: Need::Required, ne0_key: None }, // 4083: mm.patch_merger.weight
+    TensorRead { name: t(17713, 17733), index: r(0, 0), need: Need::Required, ne0_key: None }, // 4084: mm.patch_merger.bias
     TensorRead { name: t(1159, 1171), index: r(0, 0), need: Need::Optional, ne0_key: None }, // 4085: v.class_embd
     TensorRead { name: t(2799, 2814), index: r(0, 0), need: Need::Optional, ne0_key: None }, // 4086: a.pre_ln.weight
     TensorRead { name: t(2814, 2827), index: r(0, 0), need: Need::Optional, ne0_key: None }, // 4087: a.pre_ln.bias
@@ -7512,16 +7642,16 @@ static TENSOR_READS: [TensorRead; 6334] = [
     TensorRead { name: t(2199, 2224), index: r(0, 1), need: Need::Optional, ne0_key: None }, // 4133: v.deepstack.{}.fc2.weight
     TensorRead { name: t(2224, 2247), index: r(0, 1), need: Need::Optional, ne0_key: None }, // 4134: v.deepstack.{}.fc2.bias
     TensorRead { name: t(6984, 7002), index: r(0, 0), need: Need::Required, ne0_key: None }, // 4135: mm.model.fc.weight
-    TensorRead { name: t(14883, 14895), index: r(0, 0), need: Need::Required, ne0_key: None }, // 4136: mm.up.weight
-    TensorRead { name: t(17548, 17558), index: r(0, 0), need: Need::Optional, ne0_key: None }, // 4137: mm.up.bias
-    TensorRead { name: t(14895, 14909), index: r(0, 0), need: Need::Required, ne0_key: None }, // 4138: mm.gate.weight
-    TensorRead { name: t(17558, 17570), index: r(0, 0), need: Need::Optional, ne0_key: None }, // 4139: mm.gate.bias
-    TensorRead { name: t(14909, 14923), index: r(0, 0), need: Need::Required, ne0_key: None }, // 4140: mm.down.weight
-    TensorRead { name: t(17570, 17582), index: r(0, 0), need: Need::Optional, ne0_key: None }, // 4141: mm.down.bias
-    TensorRead { name: t(15176, 15195), index: r(0, 0), need: Need::Required, ne0_key: None }, // 4142: mm.post_norm.weight
-    TensorRead { name: t(17582, 17599), index: r(0, 0), need: Need::Optional, ne0_key: None }, // 4143: mm.post_norm.bias
-    TensorRead { name: t(11173, 11195), index: r(0, 0), need: Need::Required, ne0_key: None }, // 4144: mm.patch_merger.weight
-    TensorRead { name: t(17599, 17619), index: r(0, 0), need: Need::Required, ne0_key: None }, // 4145: mm.patch_merger.bias
+    TensorRead { name: t(14997, 15009), index: r(0, 0), need: Need::Required, ne0_key: None }, // 4136: mm.up.weight
+    TensorRead { name: t(17662, 17672), index: r(0, 0), need: Need::Optional, ne0_key: None }, // 4137: mm.up.bias
+    TensorRead { name: t(15009, 15023), index: r(0, 0), need: Need::Required, ne0_key: None }, // 4138: mm.gate.weight
+    TensorRead { name: t(17672, 17684), index: r(0, 0), need: Need::Optional, ne0_key: None }, // 4139: mm.gate.bias
+    TensorRead { name: t(15023, 15037), index: r(0, 0), need: Need::Required, ne0_key: None }, // 4140: mm.down.weight
+    TensorRead { name: t(17684, 17696), index: r(0, 0), need: Need::Optional, ne0_key: None }, // 4141: mm.down.bias
+    TensorRead { name: t(15290, 15309), index: r(0, 0), need: Need::Required, ne0_key: None }, // 4142: mm.post_norm.weight
+    TensorRead { name: t(17696, 17713), index: r(0, 0), need: Need::Optional, ne0_key: None }, // 4143: mm.post_norm.bias
+    TensorRead { name: t(11270, 11292), index: r(0, 0), need: Need::Required, ne0_key: None }, // 4144: mm.patch_merger.weight
+    TensorRead { name: t(17713, 17733), index: r(0, 0), need: Need::Required, ne0_key: None }, // 4145: mm.patch_merger.bias
     TensorRead { name: t(1159, 1171), index: r(0, 0), need: Need::Optional, ne0_key: None }, // 4146: v.class_embd
     TensorRead { name: t(1171, 1186), index: r(0, 0), need: Need::Optional, ne0_key: None }, // 4147: v.pre_ln.weight
     TensorRead { name: t(1186, 1199), index: r(0, 0), need: Need::Optional, ne0_key: None }, // 4148: v.pre_ln.bias
@@ -7683,29 +7813,29 @@ static TENSOR_READS: [TensorRead; 6334] = [
     TensorRead { name: t(2199, 2224), index: r(0, 1), need: Need::Optional, ne0_key: None }, // 4304: v.deepstack.{}.fc2.weight
     TensorRead { name: t(2224, 2247), index: r(0, 1), need: Need::Optional, ne0_key: None }, // 4305: v.deepstack.{}.fc2.bias
     TensorRead { name: t(1246, 1265), index: r(0, 0), need: Need::Required, ne0_key: None }, // 4306: v.patch_embd.weight
-    TensorRead { name: t(18732, 18749), index: r(0, 0), need: Need::Optional, ne0_key: None }, // 4307: v.patch_ln.weight
-    TensorRead { name: t(18749, 18764), index: r(0, 0), need: Need::Optional, ne0_key: None }, // 4308: v.patch_ln.bias
-    TensorRead { name: t(18764, 18784), index: r(0, 0), need: Need::Optional, ne0_key: None }, // 4309: v.backbone_ln.weight
-    TensorRead { name: t(18784, 18802), index: r(0, 0), need: Need::Optional, ne0_key: None }, // 4310: v.backbone_ln.bias
-    TensorRead { name: t(18802, 18820), index: r(0, 0), need: Need::Optional, ne0_key: None }, // 4311: v.vision_pos_embed
+    TensorRead { name: t(18846, 18863), index: r(0, 0), need: Need::Optional, ne0_key: None }, // 4307: v.patch_ln.weight
+    TensorRead { name: t(18863, 18878), index: r(0, 0), need: Need::Optional, ne0_key: None }, // 4308: v.patch_ln.bias
+    TensorRead { name: t(18878, 18898), index: r(0, 0), need: Need::Optional, ne0_key: None }, // 4309: v.backbone_ln.weight
+    TensorRead { name: t(18898, 18916), index: r(0, 0), need: Need::Optional, ne0_key: None }, // 4310: v.backbone_ln.bias
+    TensorRead { name: t(18916, 18934), index: r(0, 0), need: Need::Optional, ne0_key: None }, // 4311: v.vision_pos_embed
     TensorRead { name: t(2247, 2258), index: r(0, 0), need: Need::Required, ne0_key: None }, // 4312: mm.0.weight
     TensorRead { name: t(2258, 2267), index: r(0, 0), need: Need::Optional, ne0_key: None }, // 4313: mm.0.bias
     TensorRead { name: t(2287, 2298), index: r(0, 0), need: Need::Required, ne0_key: None }, // 4314: mm.2.weight
     TensorRead { name: t(2298, 2307), index: r(0, 0), need: Need::Optional, ne0_key: None }, // 4315: mm.2.bias
-    TensorRead { name: t(18820, 18845), index: r(2, 3), need: Need::Optional, ne0_key: None }, // 4316: v.stage.{}.down.ln.weight
-    TensorRead { name: t(18845, 18868), index: r(2, 3), need: Need::Optional, ne0_key: None }, // 4317: v.stage.{}.down.ln.bias
-    TensorRead { name: t(18868, 18895), index: r(2, 3), need: Need::Optional, ne0_key: None }, // 4318: v.stage.{}.down.conv.weight
-    TensorRead { name: t(18895, 18920), index: r(2, 3), need: Need::Optional, ne0_key: None }, // 4319: v.stage.{}.down.conv.bias
-    TensorRead { name: t(18920, 18947), index: r(6, 8), need: Need::Optional, ne0_key: None }, // 4320: v.stage.{}.blk.{}.dw.weight
-    TensorRead { name: t(18947, 18972), index: r(6, 8), need: Need::Optional, ne0_key: None }, // 4321: v.stage.{}.blk.{}.dw.bias
-    TensorRead { name: t(18972, 18999), index: r(6, 8), need: Need::Optional, ne0_key: None }, // 4322: v.stage.{}.blk.{}.ln.weight
-    TensorRead { name: t(18999, 19024), index: r(6, 8), need: Need::Optional, ne0_key: None }, // 4323: v.stage.{}.blk.{}.ln.bias
-    TensorRead { name: t(19024, 19052), index: r(6, 8), need: Need::Optional, ne0_key: None }, // 4324: v.stage.{}.blk.{}.pw1.weight
-    TensorRead { name: t(19052, 19078), index: r(6, 8), need: Need::Optional, ne0_key: None }, // 4325: v.stage.{}.blk.{}.pw1.bias
-    TensorRead { name: t(19078, 19106), index: r(6, 8), need: Need::Optional, ne0_key: None }, // 4326: v.stage.{}.blk.{}.grn.weight
-    TensorRead { name: t(19106, 19132), index: r(6, 8), need: Need::Optional, ne0_key: None }, // 4327: v.stage.{}.blk.{}.grn.bias
-    TensorRead { name: t(19132, 19160), index: r(6, 8), need: Need::Optional, ne0_key: None }, // 4328: v.stage.{}.blk.{}.pw2.weight
-    TensorRead { name: t(19160, 19186), index: r(6, 8), need: Need::Optional, ne0_key: None }, // 4329: v.stage.{}.blk.{}.pw2.bias
+    TensorRead { name: t(18934, 18959), index: r(2, 3), need: Need::Optional, ne0_key: None }, // 4316: v.stage.{}.down.ln.weight
+    TensorRead { name: t(18959, 18982), index: r(2, 3), need: Need::Optional, ne0_key: None }, // 4317: v.stage.{}.down.ln.bias
+    TensorRead { name: t(18982, 19009), index: r(2, 3), need: Need::Optional, ne0_key: None }, // 4318: v.stage.{}.down.conv.weight
+    TensorRead { name: t(19009, 19034), index: r(2, 3), need: Need::Optional, ne0_key: None }, // 4319: v.stage.{}.down.conv.bias
+    TensorRead { name: t(19034, 19061), index: r(6, 8), need: Need::Optional, ne0_key: None }, // 4320: v.stage.{}.blk.{}.dw.weight
+    TensorRead { name: t(19061, 19086), index: r(6, 8), need: Need::Optional, ne0_key: None }, // 4321: v.stage.{}.blk.{}.dw.bias
+    TensorRead { name: t(19086, 19113), index: r(6, 8), need: Need::Optional, ne0_key: None }, // 4322: v.stage.{}.blk.{}.ln.weight
+    TensorRead { name: t(19113, 19138), index: r(6, 8), need: Need::Optional, ne0_key: None }, // 4323: v.stage.{}.blk.{}.ln.bias
+    TensorRead { name: t(19138, 19166), index: r(6, 8), need: Need::Optional, ne0_key: None }, // 4324: v.stage.{}.blk.{}.pw1.weight
+    TensorRead { name: t(19166, 19192), index: r(6, 8), need: Need::Optional, ne0_key: None }, // 4325: v.stage.{}.blk.{}.pw1.bias
+    TensorRead { name: t(19192, 19220), index: r(6, 8), need: Need::Optional, ne0_key: None }, // 4326: v.stage.{}.blk.{}.grn.weight
+    TensorRead { name: t(19220, 19246), index: r(6, 8), need: Need::Optional, ne0_key: None }, // 4327: v.stage.{}.blk.{}.grn.bias
+    TensorRead { name: t(19246, 19274), index: r(6, 8), need: Need::Optional, ne0_key: None }, // 4328: v.stage.{}.blk.{}.pw2.weight
+    TensorRead { name: t(19274, 19300), index: r(6, 8), need: Need::Optional, ne0_key: None }, // 4329: v.stage.{}.blk.{}.pw2.bias
     TensorRead { name: t(1159, 1171), index: r(0, 0), need: Need::Optional, ne0_key: None }, // 4330: v.class_embd
     TensorRead { name: t(2799, 2814), index: r(0, 0), need: Need::Optional, ne0_key: None }, // 4331: a.pre_ln.weight
     TensorRead { name: t(2814, 2827), index: r(0, 0), need: Need::Optional, ne0_key: None }, // 4332: a.pre_ln.bias
@@ -7757,29 +7887,29 @@ static TENSOR_READS: [TensorRead; 6334] = [
     TensorRead { name: t(2199, 2224), index: r(0, 1), need: Need::Optional, ne0_key: None }, // 4378: v.deepstack.{}.fc2.weight
     TensorRead { name: t(2224, 2247), index: r(0, 1), need: Need::Optional, ne0_key: None }, // 4379: v.deepstack.{}.fc2.bias
     TensorRead { name: t(1246, 1265), index: r(0, 0), need: Need::Required, ne0_key: None }, // 4380: v.patch_embd.weight
-    TensorRead { name: t(18732, 18749), index: r(0, 0), need: Need::Optional, ne0_key: None }, // 4381: v.patch_ln.weight
-    TensorRead { name: t(18749, 18764), index: r(0, 0), need: Need::Optional, ne0_key: None }, // 4382: v.patch_ln.bias
-    TensorRead { name: t(18764, 18784), index: r(0, 0), need: Need::Optional, ne0_key: None }, // 4383: v.backbone_ln.weight
-    TensorRead { name: t(18784, 18802), index: r(0, 0), need: Need::Optional, ne0_key: None }, // 4384: v.backbone_ln.bias
-    TensorRead { name: t(18802, 18820), index: r(0, 0), need: Need::Optional, ne0_key: None }, // 4385: v.vision_pos_embed
+    TensorRead { name: t(18846, 18863), index: r(0, 0), need: Need::Optional, ne0_key: None }, // 4381: v.patch_ln.weight
+    TensorRead { name: t(18863, 18878), index: r(0, 0), need: Need::Optional, ne0_key: None }, // 4382: v.patch_ln.bias
+    TensorRead { name: t(18878, 18898), index: r(0, 0), need: Need::Optional, ne0_key: None }, // 4383: v.backbone_ln.weight
+    TensorRead { name: t(18898, 18916), index: r(0, 0), need: Need::Optional, ne0_key: None }, // 4384: v.backbone_ln.bias
+    TensorRead { name: t(18916, 18934), index: r(0, 0), need: Need::Optional, ne0_key: None }, // 4385: v.vision_pos_embed
     TensorRead { name: t(2247, 2258), index: r(0, 0), need: Need::Required, ne0_key: None }, // 4386: mm.0.weight
     TensorRead { name: t(2258, 2267), index: r(0, 0), need: Need::Optional, ne0_key: None }, // 4387: mm.0.bias
     TensorRead { name: t(2287, 2298), index: r(0, 0), need: Need::Required, ne0_key: None }, // 4388: mm.2.weight
     TensorRead { name: t(2298, 2307), index: r(0, 0), need: Need::Optional, ne0_key: None }, // 4389: mm.2.bias
-    TensorRead { name: t(18820, 18845), index: r(2, 3), need: Need::Optional, ne0_key: None }, // 4390: v.stage.{}.down.ln.weight
-    TensorRead { name: t(18845, 18868), index: r(2, 3), need: Need::Optional, ne0_key: None }, // 4391: v.stage.{}.down.ln.bias
-    TensorRead { name: t(18868, 18895), index: r(2, 3), need: Need::Optional, ne0_key: None }, // 4392: v.stage.{}.down.conv.weight
-    TensorRead { name: t(18895, 18920), index: r(2, 3), need: Need::Optional, ne0_key: None }, // 4393: v.stage.{}.down.conv.bias
-    TensorRead { name: t(18920, 18947), index: r(6, 8), need: Need::Optional, ne0_key: None }, // 4394: v.stage.{}.blk.{}.dw.weight
-    TensorRead { name: t(18947, 18972), index: r(6, 8), need: Need::Optional, ne0_key: None }, // 4395: v.stage.{}.blk.{}.dw.bias
-    TensorRead { name: t(18972, 18999), index: r(6, 8), need: Need::Optional, ne0_key: None }, // 4396: v.stage.{}.blk.{}.ln.weight
-    TensorRead { name: t(18999, 19024), index: r(6, 8), need: Need::Optional, ne0_key: None }, // 4397: v.stage.{}.blk.{}.ln.bias
-    TensorRead { name: t(19024, 19052), index: r(6, 8), need: Need::Optional, ne0_key: None }, // 4398: v.stage.{}.blk.{}.pw1.weight
-    TensorRead { name: t(19052, 19078), index: r(6, 8), need: Need::Optional, ne0_key: None }, // 4399: v.stage.{}.blk.{}.pw1.bias
-    TensorRead { name: t(19078, 19106), index: r(6, 8), need: Need::Optional, ne0_key: None }, // 4400: v.stage.{}.blk.{}.grn.weight
-    TensorRead { name: t(19106, 19132), index: r(6, 8), need: Need::Optional, ne0_key: None }, // 4401: v.stage.{}.blk.{}.grn.bias
-    TensorRead { name: t(19132, 19160), index: r(6, 8), need: Need::Optional, ne0_key: None }, // 4402: v.stage.{}.blk.{}.pw2.weight
-    TensorRead { name: t(19160, 19186), index: r(6, 8), need: Need::Optional, ne0_key: None }, // 4403: v.stage.{}.blk.{}.pw2.bias
+    TensorRead { name: t(18934, 18959), index: r(2, 3), need: Need::Optional, ne0_key: None }, // 4390: v.stage.{}.down.ln.weight
+    TensorRead { name: t(18959, 18982), index: r(2, 3), need: Need::Optional, ne0_key: None }, // 4391: v.stage.{}.down.ln.bias
+    TensorRead { name: t(18982, 19009), index: r(2, 3), need: Need::Optional, ne0_key: None }, // 4392: v.stage.{}.down.conv.weight
+    TensorRead { name: t(19009, 19034), index: r(2, 3), need: Need::Optional, ne0_key: None }, // 4393: v.stage.{}.down.conv.bias
+    TensorRead { name: t(19034, 19061), index: r(6, 8), need: Need::Optional, ne0_key: None }, // 4394: v.stage.{}.blk.{}.dw.weight
+    TensorRead { name: t(19061, 19086), index: r(6, 8), need: Need::Optional, ne0_key: None }, // 4395: v.stage.{}.blk.{}.dw.bias
+    TensorRead { name: t(19086, 19113), index: r(6, 8), need: Need::Optional, ne0_key: None }, // 4396: v.stage.{}.blk.{}.ln.weight
+    TensorRead { name: t(19113, 19138), index: r(6, 8), need: Need::Optional, ne0_key: None }, // 4397: v.stage.{}.blk.{}.ln.bias
+    TensorRead { name: t(19138, 19166), index: r(6, 8), need: Need::Optional, ne0_key: None }, // 4398: v.stage.{}.blk.{}.pw1.weight
+    TensorRead { name: t(19166, 19192), index: r(6, 8), need: Need::Optional, ne0_key: None }, // 4399: v.stage.{}.blk.{}.pw1.bias
+    TensorRead { name: t(19192, 19220), index: r(6, 8), need: Need::Optional, ne0_key: None }, // 4400: v.stage.{}.blk.{}.grn.weight
+    TensorRead { name: t(19220, 19246), index: r(6, 8), need: Need::Optional, ne0_key: None }, // 4401: v.stage.{}.blk.{}.grn.bias
+    TensorRead { name: t(19246, 19274), index: r(6, 8), need: Need::Optional, ne0_key: None }, // 4402: v.stage.{}.blk.{}.pw2.weight
+    TensorRead { name: t(19274, 19300), index: r(6, 8), need: Need::Optional, ne0_key: None }, // 4403: v.stage.{}.blk.{}.pw2.bias
     TensorRead { name: t(1159, 1171), index: r(0, 0), need: Need::Optional, ne0_key: None }, // 4404: v.class_embd
     TensorRead { name: t(1171, 1186), index: r(0, 0), need: Need::Optional, ne0_key: None }, // 4405: v.pre_ln.weight
     TensorRead { name: t(1186, 1199), index: r(0, 0), need: Need::Optional, ne0_key: None }, // 4406: v.pre_ln.bias
@@ -7941,13 +8071,13 @@ static TENSOR_READS: [TensorRead; 6334] = [
     TensorRead { name: t(2287, 2298), index: r(0, 0), need: Need::Required, ne0_key: None }, // 4562: mm.2.weight
     TensorRead { name: t(2298, 2307), index: r(0, 0), need: Need::Required, ne0_key: None }, // 4563: mm.2.bias
     TensorRead { name: t(6984, 7002), index: r(0, 0), need: Need::Required, ne0_key: None }, // 4564: mm.model.fc.weight
-    TensorRead { name: t(16458, 16474), index: r(0, 0), need: Need::Required, ne0_key: None }, // 4565: mm.model.fc.bias
-    TensorRead { name: t(19598, 19616), index: r(0, 0), need: Need::Required, ne0_key: None }, // 4566: mm.pre_norm.weight
-    TensorRead { name: t(15176, 15195), index: r(0, 0), need: Need::Required, ne0_key: None }, // 4567: mm.post_norm.weight
-    TensorRead { name: t(19616, 19630), index: r(0, 0), need: Need::Required, ne0_key: None }, // 4568: mm.image_begin
-    TensorRead { name: t(19630, 19642), index: r(0, 0), need: Need::Required, ne0_key: None }, // 4569: mm.image_end
+    TensorRead { name: t(16572, 16588), index: r(0, 0), need: Need::Required, ne0_key: None }, // 4565: mm.model.fc.bias
+    TensorRead { name: t(19712, 19730), index: r(0, 0), need: Need::Required, ne0_key: None }, // 4566: mm.pre_norm.weight
+    TensorRead { name: t(15290, 15309), index: r(0, 0), need: Need::Required, ne0_key: None }, // 4567: mm.post_norm.weight
+    TensorRead { name: t(19730, 19744), index: r(0, 0), need: Need::Required, ne0_key: None }, // 4568: mm.image_begin
+    TensorRead { name: t(19744, 19756), index: r(0, 0), need: Need::Required, ne0_key: None }, // 4569: mm.image_end
     TensorRead { name: t(2347, 2362), index: r(0, 0), need: Need::Required, ne0_key: None }, // 4570: v.image_newline
-    TensorRead { name: t(16442, 16458), index: r(0, 0), need: Need::Optional, ne0_key: None }, // 4571: v.view_seperator
+    TensorRead { name: t(16556, 16572), index: r(0, 0), need: Need::Optional, ne0_key: None }, // 4571: v.view_seperator
     TensorRead { name: t(1159, 1171), index: r(0, 0), need: Need::Optional, ne0_key: None }, // 4572: v.class_embd
     TensorRead { name: t(2799, 2814), index: r(0, 0), need: Need::Optional, ne0_key: None }, // 4573: a.pre_ln.weight
     TensorRead { name: t(2814, 2827), index: r(0, 0), need: Need::Optional, ne0_key: None }, // 4574: a.pre_ln.bias
@@ -8003,13 +8133,13 @@ static TENSOR_READS: [TensorRead; 6334] = [
     TensorRead { name: t(2287, 2298), index: r(0, 0), need: Need::Required, ne0_key: None }, // 4624: mm.2.weight
     TensorRead { name: t(2298, 2307), index: r(0, 0), need: Need::Required, ne0_key: None }, // 4625: mm.2.bias
     TensorRead { name: t(6984, 7002), index: r(0, 0), need: Need::Required, ne0_key: None }, // 4626: mm.model.fc.weight
-    TensorRead { name: t(16458, 16474), index: r(0, 0), need: Need::Required, ne0_key: None }, // 4627: mm.model.fc.bias
-    TensorRead { name: t(19598, 19616), index: r(0, 0), need: Need::Required, ne0_key: None }, // 4628: mm.pre_norm.weight
-    TensorRead { name: t(15176, 15195), index: r(0, 0), need: Need::Required, ne0_key: None }, // 4629: mm.post_norm.weight
-    TensorRead { name: t(19616, 19630), index: r(0, 0), need: Need::Required, ne0_key: None }, // 4630: mm.image_begin
-    TensorRead { name: t(19630, 19642), index: r(0, 0), need: Need::Required, ne0_key: None }, // 4631: mm.image_end
+    TensorRead { name: t(16572, 16588), index: r(0, 0), need: Need::Required, ne0_key: None }, // 4627: mm.model.fc.bias
+    TensorRead { name: t(19712, 19730), index: r(0, 0), need: Need::Required, ne0_key: None }, // 4628: mm.pre_norm.weight
+    TensorRead { name: t(15290, 15309), index: r(0, 0), need: Need::Required, ne0_key: None }, // 4629: mm.post_norm.weight
+    TensorRead { name: t(19730, 19744), index: r(0, 0), need: Need::Required, ne0_key: None }, // 4630: mm.image_begin
+    TensorRead { name: t(19744, 19756), index: r(0, 0), need: Need::Required, ne0_key: None }, // 4631: mm.image_end
     TensorRead { name: t(2347, 2362), index: r(0, 0), need: Need::Required, ne0_key: None }, // 4632: v.image_newline
-    TensorRead { name: t(16442, 16458), index: r(0, 0), need: Need::Optional, ne0_key: None }, // 4633: v.view_seperator
+    TensorRead { name: t(16556, 16572), index: r(0, 0), need: Need::Optional, ne0_key: None }, // 4633: v.view_seperator
     TensorRead { name: t(1159, 1171), index: r(0, 0), need: Need::Optional, ne0_key: None }, // 4634: v.class_embd
     TensorRead { name: t(1171, 1186), index: r(0, 0), need: Need::Optional, ne0_key: None }, // 4635: v.pre_ln.weight
     TensorRead { name: t(1186, 1199), index: r(0, 0), need: Need::Optional, ne0_key: None }, // 4636: v.pre_ln.bias
@@ -8060,36 +8190,36 @@ static TENSOR_READS: [TensorRead; 6334] = [
     TensorRead { name: t(2176, 2199), index: r(0, 1), need: Need::Optional, ne0_key: None }, // 4681: v.deepstack.{}.fc1.bias
     TensorRead { name: t(2199, 2224), index: r(0, 1), need: Need::Optional, ne0_key: None }, // 4682: v.deepstack.{}.fc2.weight
     TensorRead { name: t(2224, 2247), index: r(0, 1), need: Need::Optional, ne0_key: None }, // 4683: v.deepstack.{}.fc2.bias
-    TensorRead { name: t(9185, 9203), index: r(5, 6), need: Need::Required, ne0_key: None }, // 4684: a.conv1d.{}.weight
-    TensorRead { name: t(9203, 9219), index: r(5, 6), need: Need::Required, ne0_key: None }, // 4685: a.conv1d.{}.bias
-    TensorRead { name: t(9290, 9313), index: r(0, 0), need: Need::Required, ne0_key: None }, // 4686: a.pre_encode.out.weight
-    TensorRead { name: t(9313, 9334), index: r(0, 0), need: Need::Required, ne0_key: None }, // 4687: a.pre_encode.out.bias
-    TensorRead { name: t(12063, 12083), index: r(0, 0), need: Need::Optional, ne0_key: None }, // 4688: mm.a.norm_pre.weight
-    TensorRead { name: t(12029, 12046), index: r(0, 0), need: Need::Optional, ne0_key: None }, // 4689: mm.a.mlp.1.weight
-    TensorRead { name: t(12046, 12063), index: r(0, 0), need: Need::Optional, ne0_key: None }, // 4690: mm.a.mlp.2.weight
-    TensorRead { name: t(17387, 17413), index: r(0, 1), need: Need::Required, ne0_key: None }, // 4691: v.blk.{}.linear_pos.weight
-    TensorRead { name: t(17349, 17368), index: r(0, 1), need: Need::Required, ne0_key: None }, // 4692: v.blk.{}.pos_bias_u
-    TensorRead { name: t(17368, 17387), index: r(0, 1), need: Need::Required, ne0_key: None }, // 4693: v.blk.{}.pos_bias_v
-    TensorRead { name: t(9574, 9598), index: r(0, 1), need: Need::Required, ne0_key: None }, // 4694: v.blk.{}.conv_pw1.weight
-    TensorRead { name: t(9598, 9620), index: r(0, 1), need: Need::Optional, ne0_key: None }, // 4695: v.blk.{}.conv_pw1.bias
-    TensorRead { name: t(9620, 9643), index: r(0, 1), need: Need::Required, ne0_key: None }, // 4696: v.blk.{}.conv_dw.weight
-    TensorRead { name: t(9643, 9664), index: r(0, 1), need: Need::Optional, ne0_key: None }, // 4697: v.blk.{}.conv_dw.bias
-    TensorRead { name: t(9526, 9551), index: r(0, 1), need: Need::Required, ne0_key: None }, // 4698: v.blk.{}.conv_norm.weight
-    TensorRead { name: t(9551, 9574), index: r(0, 1), need: Need::Required, ne0_key: None }, // 4699: v.blk.{}.conv_norm.bias
-    TensorRead { name: t(20336, 20359), index: r(0, 1), need: Need::Required, ne0_key: None }, // 4700: v.blk.{}.conv_norm_mean
-    TensorRead { name: t(20359, 20381), index: r(0, 1), need: Need::Required, ne0_key: None }, // 4701: v.blk.{}.conv_norm_var
-    TensorRead { name: t(9712, 9736), index: r(0, 1), need: Need::Required, ne0_key: None }, // 4702: v.blk.{}.conv_pw2.weight
-    TensorRead { name: t(9736, 9758), index: r(0, 1), need: Need::Optional, ne0_key: None }, // 4703: v.blk.{}.conv_pw2.bias
-    TensorRead { name: t(9387, 9411), index: r(0, 1), need: Need::Required, ne0_key: None }, // 4704: v.blk.{}.ffn_norm.weight
-    TensorRead { name: t(17303, 17325), index: r(0, 1), need: Need::Required, ne0_key: None }, // 4705: v.blk.{}.ffn_norm.bias
-    TensorRead { name: t(9758, 9784), index: r(0, 1), need: Need::Required, ne0_key: None }, // 4706: v.blk.{}.ffn_norm_1.weight
-    TensorRead { name: t(17325, 17349), index: r(0, 1), need: Need::Required, ne0_key: None }, // 4707: v.blk.{}.ffn_norm_1.bias
-    TensorRead { name: t(9784, 9808), index: r(0, 1), need: Need::Required, ne0_key: None }, // 4708: v.blk.{}.ffn_up_1.weight
-    TensorRead { name: t(9808, 9830), index: r(0, 1), need: Need::Optional, ne0_key: None }, // 4709: v.blk.{}.ffn_up_1.bias
-    TensorRead { name: t(9830, 9856), index: r(0, 1), need: Need::Required, ne0_key: None }, // 4710: v.blk.{}.ffn_down_1.weight
-    TensorRead { name: t(9856, 9880), index: r(0, 1), need: Need::Optional, ne0_key: None }, // 4711: v.blk.{}.ffn_down_1.bias
-    TensorRead { name: t(9664, 9689), index: r(0, 1), need: Need::Required, ne0_key: None }, // 4712: v.blk.{}.norm_conv.weight
-    TensorRead { name: t(9689, 9712), index: r(0, 1), need: Need::Required, ne0_key: None }, // 4713: v.blk.{}.norm_conv.bias
+    TensorRead { name: t(9242, 9260), index: r(5, 6), need: Need::Required, ne0_key: None }, // 4684: a.conv1d.{}.weight
+    TensorRead { name: t(9260, 9276), index: r(5, 6), need: Need::Required, ne0_key: None }, // 4685: a.conv1d.{}.bias
+    TensorRead { name: t(9347, 9370), index: r(0, 0), need: Need::Required, ne0_key: None }, // 4686: a.pre_encode.out.weight
+    TensorRead { name: t(9370, 9391), index: r(0, 0), need: Need::Required, ne0_key: None }, // 4687: a.pre_encode.out.bias
+    TensorRead { name: t(12160, 12180), index: r(0, 0), need: Need::Optional, ne0_key: None }, // 4688: mm.a.norm_pre.weight
+    TensorRead { name: t(12126, 12143), index: r(0, 0), need: Need::Optional, ne0_key: None }, // 4689: mm.a.mlp.1.weight
+    TensorRead { name: t(12143, 12160), index: r(0, 0), need: Need::Optional, ne0_key: None }, // 4690: mm.a.mlp.2.weight
+    TensorRead { name: t(17501, 17527), index: r(0, 1), need: Need::Required, ne0_key: None }, // 4691: v.blk.{}.linear_pos.weight
+    TensorRead { name: t(17463, 17482), index: r(0, 1), need: Need::Required, ne0_key: None }, // 4692: v.blk.{}.pos_bias_u
+    TensorRead { name: t(17482, 17501), index: r(0, 1), need: Need::Required, ne0_key: None }, // 4693: v.blk.{}.pos_bias_v
+    TensorRead { name: t(9631, 9655), index: r(0, 1), need: Need::Required, ne0_key: None }, // 4694: v.blk.{}.conv_pw1.weight
+    TensorRead { name: t(9655, 9677), index: r(0, 1), need: Need::Optional, ne0_key: None }, // 4695: v.blk.{}.conv_pw1.bias
+    TensorRead { name: t(9677, 9700), index: r(0, 1), need: Need::Required, ne0_key: None }, // 4696: v.blk.{}.conv_dw.weight
+    TensorRead { name: t(9700, 9721), index: r(0, 1), need: Need::Optional, ne0_key: None }, // 4697: v.blk.{}.conv_dw.bias
+    TensorRead { name: t(9583, 9608), index: r(0, 1), need: Need::Required, ne0_key: None }, // 4698: v.blk.{}.conv_norm.weight
+    TensorRead { name: t(9608, 9631), index: r(0, 1), need: Need::Required, ne0_key: None }, // 4699: v.blk.{}.conv_norm.bias
+    TensorRead { name: t(20450, 20473), index: r(0, 1), need: Need::Required, ne0_key: None }, // 4700: v.blk.{}.conv_norm_mean
+    TensorRead { name: t(20473, 20495), index: r(0, 1), need: Need::Required, ne0_key: None }, // 4701: v.blk.{}.conv_norm_var
+    TensorRead { name: t(9769, 9793), index: r(0, 1), need: Need::Required, ne0_key: None }, // 4702: v.blk.{}.conv_pw2.weight
+    TensorRead { name: t(9793, 9815), index: r(0, 1), need: Need::Optional, ne0_key: None }, // 4703: v.blk.{}.conv_pw2.bias
+    TensorRead { name: t(9444, 9468), index: r(0, 1), need: Need::Required, ne0_key: None }, // 4704: v.blk.{}.ffn_norm.weight
+    TensorRead { name: t(17417, 17439), index: r(0, 1), need: Need::Required, ne0_key: None }, // 4705: v.blk.{}.ffn_norm.bias
+    TensorRead { name: t(9815, 9841), index: r(0, 1), need: Need::Required, ne0_key: None }, // 4706: v.blk.{}.ffn_norm_1.weight
+    TensorRead { name: t(17439, 17463), index: r(0, 1), need: Need::Required, ne0_key: None }, // 4707: v.blk.{}.ffn_norm_1.bias
+    TensorRead { name: t(9841, 9865), index: r(0, 1), need: Need::Required, ne0_key: None }, // 4708: v.blk.{}.ffn_up_1.weight
+    TensorRead { name: t(9865, 9887), index: r(0, 1), need: Need::Optional, ne0_key: None }, // 4709: v.blk.{}.ffn_up_1.bias
+    TensorRead { name: t(9887, 9913), index: r(0, 1), need: Need::Required, ne0_key: None }, // 4710: v.blk.{}.ffn_down_1.weight
+    TensorRead { name: t(9913, 9937), index: r(0, 1), need: Need::Optional, ne0_key: None }, // 4711: v.blk.{}.ffn_down_1.bias
+    TensorRead { name: t(9721, 9746), index: r(0, 1), need: Need::Required, ne0_key: None }, // 4712: v.blk.{}.norm_conv.weight
+    TensorRead { name: t(9746, 9769), index: r(0, 1), need: Need::Required, ne0_key: None }, // 4713: v.blk.{}.norm_conv.bias
     TensorRead { name: t(4574, 4595), index: r(0, 0), need: Need::Required, ne0_key: None }, // 4714: mm.model.mlp.0.weight
     TensorRead { name: t(3659, 3680), index: r(0, 0), need: Need::Required, ne0_key: None }, // 4715: mm.model.mlp.1.weight
     TensorRead { name: t(3699, 3720), index: r(0, 0), need: Need::Required, ne0_key: None }, // 4716: mm.model.mlp.3.weight
@@ -8143,36 +8273,36 @@ static TENSOR_READS: [TensorRead; 6334] = [
     TensorRead { name: t(2176, 2199), index: r(0, 1), need: Need::Optional, ne0_key: None }, // 4764: v.deepstack.{}.fc1.bias
     TensorRead { name: t(2199, 2224), index: r(0, 1), need: Need::Optional, ne0_key: None }, // 4765: v.deepstack.{}.fc2.weight
     TensorRead { name: t(2224, 2247), index: r(0, 1), need: Need::Optional, ne0_key: None }, // 4766: v.deepstack.{}.fc2.bias
-    TensorRead { name: t(9185, 9203), index: r(5, 6), need: Need::Required, ne0_key: None }, // 4767: a.conv1d.{}.weight
-    TensorRead { name: t(9203, 9219), index: r(5, 6), need: Need::Required, ne0_key: None }, // 4768: a.conv1d.{}.bias
-    TensorRead { name: t(9290, 9313), index: r(0, 0), need: Need::Required, ne0_key: None }, // 4769: a.pre_encode.out.weight
-    TensorRead { name: t(9313, 9334), index: r(0, 0), need: Need::Required, ne0_key: None }, // 4770: a.pre_encode.out.bias
-    TensorRead { name: t(12063, 12083), index: r(0, 0), need: Need::Optional, ne0_key: None }, // 4771: mm.a.norm_pre.weight
-    TensorRead { name: t(12029, 12046), index: r(0, 0), need: Need::Optional, ne0_key: None }, // 4772: mm.a.mlp.1.weight
-    TensorRead { name: t(12046, 12063), index: r(0, 0), need: Need::Optional, ne0_key: None }, // 4773: mm.a.mlp.2.weight
-    TensorRead { name: t(17497, 17523), index: r(0, 1), need: Need::Required, ne0_key: None }, // 4774: a.blk.{}.linear_pos.weight
-    TensorRead { name: t(17459, 17478), index: r(0, 1), need: Need::Required, ne0_key: None }, // 4775: a.blk.{}.pos_bias_u
-    TensorRead { name: t(17478, 17497), index: r(0, 1), need: Need::Required, ne0_key: None }, // 4776: a.blk.{}.pos_bias_v
-    TensorRead { name: t(10098, 10122), index: r(0, 1), need: Need::Required, ne0_key: None }, // 4777: a.blk.{}.conv_pw1.weight
-    TensorRead { name: t(10122, 10144), index: r(0, 1), need: Need::Optional, ne0_key: None }, // 4778: a.blk.{}.conv_pw1.bias
-    TensorRead { name: t(10144, 10167), index: r(0, 1), need: Need::Required, ne0_key: None }, // 4779: a.blk.{}.conv_dw.weight
-    TensorRead { name: t(10167, 10188), index: r(0, 1), need: Need::Optional, ne0_key: None }, // 4780: a.blk.{}.conv_dw.bias
-    TensorRead { name: t(10050, 10075), index: r(0, 1), need: Need::Required, ne0_key: None }, // 4781: a.blk.{}.conv_norm.weight
-    TensorRead { name: t(10075, 10098), index: r(0, 1), need: Need::Required, ne0_key: None }, // 4782: a.blk.{}.conv_norm.bias
-    TensorRead { name: t(21039, 21062), index: r(0, 1), need: Need::Required, ne0_key: None }, // 4783: a.blk.{}.conv_norm_mean
-    TensorRead { name: t(21062, 21084), index: r(0, 1), need: Need::Required, ne0_key: None }, // 4784: a.blk.{}.conv_norm_var
-    TensorRead { name: t(10236, 10260), index: r(0, 1), need: Need::Required, ne0_key: None }, // 4785: a.blk.{}.conv_pw2.weight
-    TensorRead { name: t(10260, 10282), index: r(0, 1), need: Need::Optional, ne0_key: None }, // 4786: a.blk.{}.conv_pw2.bias
-    TensorRead { name: t(9911, 9935), index: r(0, 1), need: Need::Required, ne0_key: None }, // 4787: a.blk.{}.ffn_norm.weight
-    TensorRead { name: t(17413, 17435), index: r(0, 1), need: Need::Required, ne0_key: None }, // 4788: a.blk.{}.ffn_norm.bias
-    TensorRead { name: t(10282, 10308), index: r(0, 1), need: Need::Required, ne0_key: None }, // 4789: a.blk.{}.ffn_norm_1.weight
-    TensorRead { name: t(17435, 17459), index: r(0, 1), need: Need::Required, ne0_key: None }, // 4790: a.blk.{}.ffn_norm_1.bias
-    TensorRead { name: t(10308, 10332), index: r(0, 1), need: Need::Required, ne0_key: None }, // 4791: a.blk.{}.ffn_up_1.weight
-    TensorRead { name: t(10332, 10354), index: r(0, 1), need: Need::Optional, ne0_key: None }, // 4792: a.blk.{}.ffn_up_1.bias
-    TensorRead { name: t(10354, 10380), index: r(0, 1), need: Need::Required, ne0_key: None }, // 4793: a.blk.{}.ffn_down_1.weight
-    TensorRead { name: t(10380, 10404), index: r(0, 1), need: Need::Optional, ne0_key: None }, // 4794: a.blk.{}.ffn_down_1.bias
-    TensorRead { name: t(10188, 10213), index: r(0, 1), need: Need::Required, ne0_key: None }, // 4795: a.blk.{}.norm_conv.weight
-    TensorRead { name: t(10213, 10236), index: r(0, 1), need: Need::Required, ne0_key: None }, // 4796: a.blk.{}.norm_conv.bias
+    TensorRead { name: t(9242, 9260), index: r(5, 6), need: Need::Required, ne0_key: None }, // 4767: a.conv1d.{}.weight
+    TensorRead { name: t(9260, 9276), index: r(5, 6), need: Need::Required, ne0_key: None }, // 4768: a.conv1d.{}.bias
+    TensorRead { name: t(9347, 9370), index: r(0, 0), need: Need::Required, ne0_key: None }, // 4769: a.pre_encode.out.weight
+    TensorRead { name: t(9370, 9391), index: r(0, 0), need: Need::Required, ne0_key: None }, // 4770: a.pre_encode.out.bias
+    TensorRead { name: t(12160, 12180), index: r(0, 0), need: Need::Optional, ne0_key: None }, // 4771: mm.a.norm_pre.weight
+    TensorRead { name: t(12126, 12143), index: r(0, 0), need: Need::Optional, ne0_key: None }, // 4772: mm.a.mlp.1.weight
+    TensorRead { name: t(12143, 12160), index: r(0, 0), need: Need::Optional, ne0_key: None }, // 4773: mm.a.mlp.2.weight
+    TensorRead { name: t(17611, 17637), index: r(0, 1), need: Need::Required, ne0_key: None }, // 4774: a.blk.{}.linear_pos.weight
+    TensorRead { name: t(17573, 17592), index: r(0, 1), need: Need::Required, ne0_key: None }, // 4775: a.blk.{}.pos_bias_u
+    TensorRead { name: t(17592, 17611), index: r(0, 1), need: Need::Required, ne0_key: None }, // 4776: a.blk.{}.pos_bias_v
+    TensorRead { name: t(10155, 10179), index: r(0, 1), need: Need::Required, ne0_key: None }, // 4777: a.blk.{}.conv_pw1.weight
+    TensorRead { name: t(10179, 10201), index: r(0, 1), need: Need::Optional, ne0_key: None }, // 4778: a.blk.{}.conv_pw1.bias
+    TensorRead { name: t(10201, 10224), index: r(0, 1), need: Need::Required, ne0_key: None }, // 4779: a.blk.{}.conv_dw.weight
+    TensorRead { name: t(10224, 10245), index: r(0, 1), need: Need::Optional, ne0_key: None }, // 4780: a.blk.{}.conv_dw.bias
+    TensorRead { name: t(10107, 10132), index: r(0, 1), need: Need::Required, ne0_key: None }, // 4781: a.blk.{}.conv_norm.weight
+    TensorRead { name: t(10132, 10155), index: r(0, 1), need: Need::Required, ne0_key: None }, // 4782: a.blk.{}.conv_norm.bias
+    TensorRead { name: t(21153, 21176), index: r(0, 1), need: Need::Required, ne0_key: None }, // 4783: a.blk.{}.conv_norm_mean
+    TensorRead { name: t(21176, 21198), index: r(0, 1), need: Need::Required, ne0_key: None }, // 4784: a.blk.{}.conv_norm_var
+    TensorRead { name: t(10293, 10317), index: r(0, 1), need: Need::Required, ne0_key: None }, // 4785: a.blk.{}.conv_pw2.weight
+    TensorRead { name: t(10317, 10339), index: r(0, 1), need: Need::Optional, ne0_key: None }, // 4786: a.blk.{}.conv_pw2.bias
+    TensorRead { name: t(9968, 9992), index: r(0, 1), need: Need::Required, ne0_key: None }, // 4787: a.blk.{}.ffn_norm.weight
+    TensorRead { name: t(17527, 17549), index: r(0, 1), need: Need::Required, ne0_key: None }, // 4788: a.blk.{}.ffn_norm.bias
+    TensorRead { name: t(10339, 10365), index: r(0, 1), need: Need::Required, ne0_key: None }, // 4789: a.blk.{}.ffn_norm_1.weight
+    TensorRead { name: t(17549, 17573), index: r(0, 1), need: Need::Required, ne0_key: None }, // 4790: a.blk.{}.ffn_norm_1.bias
+    TensorRead { name: t(10365, 10389), index: r(0, 1), need: Need::Required, ne0_key: None }, // 4791: a.blk.{}.ffn_up_1.weight
+    TensorRead { name: t(10389, 10411), index: r(0, 1), need: Need::Optional, ne0_key: None }, // 4792: a.blk.{}.ffn_up_1.bias
+    TensorRead { name: t(10411, 10437), index: r(0, 1), need: Need::Required, ne0_key: None }, // 4793: a.blk.{}.ffn_down_1.weight
+    TensorRead { name: t(10437, 10461), index: r(0, 1), need: Need::Optional, ne0_key: None }, // 4794: a.blk.{}.ffn_down_1.bias
+    TensorRead { name: t(10245, 10270), index: r(0, 1), need: Need::Required, ne0_key: None }, // 4795: a.blk.{}.norm_conv.weight
+    TensorRead { name: t(10270, 10293), index: r(0, 1), need: Need::Required, ne0_key: None }, // 4796: a.blk.{}.norm_conv.bias
     TensorRead { name: t(4574, 4595), index: r(0, 0), need: Need::Required, ne0_key: None }, // 4797: mm.model.mlp.0.weight
     TensorRead { name: t(3659, 3680), index: r(0, 0), need: Need::Required, ne0_key: None }, // 4798: mm.model.mlp.1.weight
     TensorRead { name: t(3699, 3720), index: r(0, 0), need: Need::Required, ne0_key: None }, // 4799: mm.model.mlp.3.weight
@@ -8226,28 +8356,28 @@ static TENSOR_READS: [TensorRead; 6334] = [
     TensorRead { name: t(2176, 2199), index: r(0, 1), need: Need::Optional, ne0_key: None }, // 4847: v.deepstack.{}.fc1.bias
     TensorRead { name: t(2199, 2224), index: r(0, 1), need: Need::Optional, ne0_key: None }, // 4848: v.deepstack.{}.fc2.weight
     TensorRead { name: t(2224, 2247), index: r(0, 1), need: Need::Optional, ne0_key: None }, // 4849: v.deepstack.{}.fc2.bias
-    TensorRead { name: t(21265, 21288), index: r(0, 0), need: Need::NotChecked(t(21288, 21336)), ne0_key: None }, // 4850: v.vit_merger.ln1.weight
-    TensorRead { name: t(21336, 21357), index: r(0, 0), need: Need::NotChecked(t(21288, 21336)), ne0_key: None }, // 4851: v.vit_merger.ln1.bias
-    TensorRead { name: t(21357, 21383), index: r(0, 0), need: Need::NotChecked(t(21288, 21336)), ne0_key: None }, // 4852: v.vit_merger.attn_q.weight
-    TensorRead { name: t(21383, 21407), index: r(0, 0), need: Need::Optional, ne0_key: None }, // 4853: v.vit_merger.attn_q.bias
-    TensorRead { name: t(21407, 21433), index: r(0, 0), need: Need::NotChecked(t(21288, 21336)), ne0_key: None }, // 4854: v.vit_merger.attn_k.weight
-    TensorRead { name: t(21433, 21457), index: r(0, 0), need: Need::Optional, ne0_key: None }, // 4855: v.vit_merger.attn_k.bias
-    TensorRead { name: t(21457, 21483), index: r(0, 0), need: Need::NotChecked(t(21288, 21336)), ne0_key: None }, // 4856: v.vit_merger.attn_v.weight
-    TensorRead { name: t(21483, 21507), index: r(0, 0), need: Need::Optional, ne0_key: None }, // 4857: v.vit_merger.attn_v.bias
-    TensorRead { name: t(21507, 21535), index: r(0, 0), need: Need::NotChecked(t(21288, 21336)), ne0_key: None }, // 4858: v.vit_merger.attn_out.weight
-    TensorRead { name: t(21535, 21561), index: r(0, 0), need: Need::Optional, ne0_key: None }, // 4859: v.vit_merger.attn_out.bias
-    TensorRead { name: t(21561, 21586), index: r(0, 0), need: Need::NotChecked(t(21288, 21336)), ne0_key: None }, // 4860: v.vit_merger.ds_ln.weight
-    TensorRead { name: t(21586, 21609), index: r(0, 0), need: Need::NotChecked(t(21288, 21336)), ne0_key: None }, // 4861: v.vit_merger.ds_ln.bias
-    TensorRead { name: t(21609, 21638), index: r(0, 0), need: Need::NotChecked(t(21288, 21336)), ne0_key: None }, // 4862: v.vit_merger.ds_ffn_up.weight
-    TensorRead { name: t(21638, 21665), index: r(0, 0), need: Need::Optional, ne0_key: None }, // 4863: v.vit_merger.ds_ffn_up.bias
-    TensorRead { name: t(21665, 21696), index: r(0, 0), need: Need::NotChecked(t(21288, 21336)), ne0_key: None }, // 4864: v.vit_merger.ds_ffn_down.weight
-    TensorRead { name: t(21696, 21725), index: r(0, 0), need: Need::Optional, ne0_key: None }, // 4865: v.vit_merger.ds_ffn_down.bias
+    TensorRead { name: t(21379, 21402), index: r(0, 0), need: Need::NotChecked(t(21402, 21450)), ne0_key: None }, // 4850: v.vit_merger.ln1.weight
+    TensorRead { name: t(21450, 21471), index: r(0, 0), need: Need::NotChecked(t(21402, 21450)), ne0_key: None }, // 4851: v.vit_merger.ln1.bias
+    TensorRead { name: t(21471, 21497), index: r(0, 0), need: Need::NotChecked(t(21402, 21450)), ne0_key: None }, // 4852: v.vit_merger.attn_q.weight
+    TensorRead { name: t(21497, 21521), index: r(0, 0), need: Need::Optional, ne0_key: None }, // 4853: v.vit_merger.attn_q.bias
+    TensorRead { name: t(21521, 21547), index: r(0, 0), need: Need::NotChecked(t(21402, 21450)), ne0_key: None }, // 4854: v.vit_merger.attn_k.weight
+    TensorRead { name: t(21547, 21571), index: r(0, 0), need: Need::Optional, ne0_key: None }, // 4855: v.vit_merger.attn_k.bias
+    TensorRead { name: t(21571, 21597), index: r(0, 0), need: Need::NotChecked(t(21402, 21450)), ne0_key: None }, // 4856: v.vit_merger.attn_v.weight
+    TensorRead { name: t(21597, 21621), index: r(0, 0), need: Need::Optional, ne0_key: None }, // 4857: v.vit_merger.attn_v.bias
+    TensorRead { name: t(21621, 21649), index: r(0, 0), need: Need::NotChecked(t(21402, 21450)), ne0_key: None }, // 4858: v.vit_merger.attn_out.weight
+    TensorRead { name: t(21649, 21675), index: r(0, 0), need: Need::Optional, ne0_key: None }, // 4859: v.vit_merger.attn_out.bias
+    TensorRead { name: t(21675, 21700), index: r(0, 0), need: Need::NotChecked(t(21402, 21450)), ne0_key: None }, // 4860: v.vit_merger.ds_ln.weight
+    TensorRead { name: t(21700, 21723), index: r(0, 0), need: Need::NotChecked(t(21402, 21450)), ne0_key: None }, // 4861: v.vit_merger.ds_ln.bias
+    TensorRead { name: t(21723, 21752), index: r(0, 0), need: Need::NotChecked(t(21402, 21450)), ne0_key: None }, // 4862: v.vit_merger.ds_ffn_up.weight
+    TensorRead { name: t(21752, 21779), index: r(0, 0), need: Need::Optional, ne0_key: None }, // 4863: v.vit_merger.ds_ffn_up.bias
+    TensorRead { name: t(21779, 21810), index: r(0, 0), need: Need::NotChecked(t(21402, 21450)), ne0_key: None }, // 4864: v.vit_merger.ds_ffn_down.weight
+    TensorRead { name: t(21810, 21839), index: r(0, 0), need: Need::Optional, ne0_key: None }, // 4865: v.vit_merger.ds_ffn_down.bias
     TensorRead { name: t(6705, 6725), index: r(0, 0), need: Need::Required, ne0_key: None }, // 4866: mm.input_norm.weight
     TensorRead { name: t(6725, 6743), index: r(0, 0), need: Need::Optional, ne0_key: None }, // 4867: mm.input_norm.bias
-    TensorRead { name: t(14883, 14895), index: r(0, 0), need: Need::Required, ne0_key: None }, // 4868: mm.up.weight
-    TensorRead { name: t(17548, 17558), index: r(0, 0), need: Need::Optional, ne0_key: None }, // 4869: mm.up.bias
-    TensorRead { name: t(14909, 14923), index: r(0, 0), need: Need::Required, ne0_key: None }, // 4870: mm.down.weight
-    TensorRead { name: t(17570, 17582), index: r(0, 0), need: Need::Optional, ne0_key: None }, // 4871: mm.down.bias
+    TensorRead { name: t(14997, 15009), index: r(0, 0), need: Need::Required, ne0_key: None }, // 4868: mm.up.weight
+    TensorRead { name: t(17662, 17672), index: r(0, 0), need: Need::Optional, ne0_key: None }, // 4869: mm.up.bias
+    TensorRead { name: t(15023, 15037), index: r(0, 0), need: Need::Required, ne0_key: None }, // 4870: mm.down.weight
+    TensorRead { name: t(17684, 17696), index: r(0, 0), need: Need::Optional, ne0_key: None }, // 4871: mm.down.bias
     TensorRead { name: t(1159, 1171), index: r(0, 0), need: Need::Optional, ne0_key: None }, // 4872: v.class_embd
     TensorRead { name: t(2799, 2814), index: r(0, 0), need: Need::Optional, ne0_key: None }, // 4873: a.pre_ln.weight
     TensorRead { name: t(2814, 2827), index: r(0, 0), need: Need::Optional, ne0_key: None }, // 4874: a.pre_ln.bias
@@ -8298,28 +8428,28 @@ static TENSOR_READS: [TensorRead; 6334] = [
     TensorRead { name: t(2176, 2199), index: r(0, 1), need: Need::Optional, ne0_key: None }, // 4919: v.deepstack.{}.fc1.bias
     TensorRead { name: t(2199, 2224), index: r(0, 1), need: Need::Optional, ne0_key: None }, // 4920: v.deepstack.{}.fc2.weight
     TensorRead { name: t(2224, 2247), index: r(0, 1), need: Need::Optional, ne0_key: None }, // 4921: v.deepstack.{}.fc2.bias
-    TensorRead { name: t(21265, 21288), index: r(0, 0), need: Need::NotChecked(t(21288, 21336)), ne0_key: None }, // 4922: v.vit_merger.ln1.weight
-    TensorRead { name: t(21336, 21357), index: r(0, 0), need: Need::NotChecked(t(21288, 21336)), ne0_key: None }, // 4923: v.vit_merger.ln1.bias
-    TensorRead { name: t(21357, 21383), index: r(0, 0), need: Need::NotChecked(t(21288, 21336)), ne0_key: None }, // 4924: v.vit_merger.attn_q.weight
-    TensorRead { name: t(21383, 21407), index: r(0, 0), need: Need::Optional, ne0_key: None }, // 4925: v.vit_merger.attn_q.bias
-    TensorRead { name: t(21407, 21433), index: r(0, 0), need: Need::NotChecked(t(21288, 21336)), ne0_key: None }, // 4926: v.vit_merger.attn_k.weight
-    TensorRead { name: t(21433, 21457), index: r(0, 0), need: Need::Optional, ne0_key: None }, // 4927: v.vit_merger.attn_k.bias
-    TensorRead { name: t(21457, 21483), index: r(0, 0), need: Need::NotChecked(t(21288, 21336)), ne0_key: None }, // 4928: v.vit_merger.attn_v.weight
-    TensorRead { name: t(21483, 21507), index: r(0, 0), need: Need::Optional, ne0_key: None }, // 4929: v.vit_merger.attn_v.bias
-    TensorRead { name: t(21507, 21535), index: r(0, 0), need: Need::NotChecked(t(21288, 21336)), ne0_key: None }, // 4930: v.vit_merger.attn_out.weight
-    TensorRead { name: t(21535, 21561), index: r(0, 0), need: Need::Optional, ne0_key: None }, // 4931: v.vit_merger.attn_out.bias
-    TensorRead { name: t(21561, 21586), index: r(0, 0), need: Need::NotChecked(t(21288, 21336)), ne0_key: None }, // 4932: v.vit_merger.ds_ln.weight
-    TensorRead { name: t(21586, 21609), index: r(0, 0), need: Need::NotChecked(t(21288, 21336)), ne0_key: None }, // 4933: v.vit_merger.ds_ln.bias
-    TensorRead { name: t(21609, 21638), index: r(0, 0), need: Need::NotChecked(t(21288, 21336)), ne0_key: None }, // 4934: v.vit_merger.ds_ffn_up.weight
-    TensorRead { name: t(21638, 21665), index: r(0, 0), need: Need::Optional, ne0_key: None }, // 4935: v.vit_merger.ds_ffn_up.bias
-    TensorRead { name: t(21665, 21696), index: r(0, 0), need: Need::NotChecked(t(21288, 21336)), ne0_key: None }, // 4936: v.vit_merger.ds_ffn_down.weight
-    TensorRead { name: t(21696, 21725), index: r(0, 0), need: Need::Optional, ne0_key: None }, // 4937: v.vit_merger.ds_ffn_down.bias
+    TensorRead { name: t(21379, 21402), index: r(0, 0), need: Need::NotChecked(t(21402, 21450)), ne0_key: None }, // 4922: v.vit_merger.ln1.weight
+    TensorRead { name: t(21450, 21471), index: r(0, 0), need: Need::NotChecked(t(21402, 21450)), ne0_key: None }, // 4923: v.vit_merger.ln1.bias
+    TensorRead { name: t(21471, 21497), index: r(0, 0), need: Need::NotChecked(t(21402, 21450)), ne0_key: None }, // 4924: v.vit_merger.attn_q.weight
+    TensorRead { name: t(21497, 21521), index: r(0, 0), need: Need::Optional, ne0_key: None }, // 4925: v.vit_merger.attn_q.bias
+    TensorRead { name: t(21521, 21547), index: r(0, 0), need: Need::NotChecked(t(21402, 21450)), ne0_key: None }, // 4926: v.vit_merger.attn_k.weight
+    TensorRead { name: t(21547, 21571), index: r(0, 0), need: Need::Optional, ne0_key: None }, // 4927: v.vit_merger.attn_k.bias
+    TensorRead { name: t(21571, 21597), index: r(0, 0), need: Need::NotChecked(t(21402, 21450)), ne0_key: None }, // 4928: v.vit_merger.attn_v.weight
+    TensorRead { name: t(21597, 21621), index: r(0, 0), need: Need::Optional, ne0_key: None }, // 4929: v.vit_merger.attn_v.bias
+    TensorRead { name: t(21621, 21649), index: r(0, 0), need: Need::NotChecked(t(21402, 21450)), ne0_key: None }, // 4930: v.vit_merger.attn_out.weight
+    TensorRead { name: t(21649, 21675), index: r(0, 0), need: Need::Optional, ne0_key: None }, // 4931: v.vit_merger.attn_out.bias
+    TensorRead { name: t(21675, 21700), index: r(0, 0), need: Need::NotChecked(t(21402, 21450)), ne0_key: None }, // 4932: v.vit_merger.ds_ln.weight
+    TensorRead { name: t(21700, 21723), index: r(0, 0), need: Need::NotChecked(t(21402, 21450)), ne0_key: None }, // 4933: v.vit_merger.ds_ln.bias
+    TensorRead { name: t(21723, 21752), index: r(0, 0), need: Need::NotChecked(t(21402, 21450)), ne0_key: None }, // 4934: v.vit_merger.ds_ffn_up.weight
+    TensorRead { name: t(21752, 21779), index: r(0, 0), need: Need::Optional, ne0_key: None }, // 4935: v.vit_merger.ds_ffn_up.bias
+    TensorRead { name: t(21779, 21810), index: r(0, 0), need: Need::NotChecked(t(21402, 21450)), ne0_key: None }, // 4936: v.vit_merger.ds_ffn_down.weight
+    TensorRead { name: t(21810, 21839), index: r(0, 0), need: Need::Optional, ne0_key: None }, // 4937: v.vit_merger.ds_ffn_down.bias
     TensorRead { name: t(6705, 6725), index: r(0, 0), need: Need::Required, ne0_key: None }, // 4938: mm.input_norm.weight
     TensorRead { name: t(6725, 6743), index: r(0, 0), need: Need::Optional, ne0_key: None }, // 4939: mm.input_norm.bias
-    TensorRead { name: t(14883, 14895), index: r(0, 0), need: Need::Required, ne0_key: None }, // 4940: mm.up.weight
-    TensorRead { name: t(17548, 17558), index: r(0, 0), need: Need::Optional, ne0_key: None }, // 4941: mm.up.bias
-    TensorRead { name: t(14909, 14923), index: r(0, 0), need: Need::Required, ne0_key: None }, // 4942: mm.down.weight
-    TensorRead { name: t(17570, 17582), index: r(0, 0), need: Need::Optional, ne0_key: None }, // 4943: mm.down.bias
+    TensorRead { name: t(14997, 15009), index: r(0, 0), need: Need::Required, ne0_key: None }, // 4940: mm.up.weight
+    TensorRead { name: t(17662, 17672), index: r(0, 0), need: Need::Optional, ne0_key: None }, // 4941: mm.up.bias
+    TensorRead { name: t(15023, 15037), index: r(0, 0), need: Need::Required, ne0_key: None }, // 4942: mm.down.weight
+    TensorRead { name: t(17684, 17696), index: r(0, 0), need: Need::Optional, ne0_key: None }, // 4943: mm.down.bias
     TensorRead { name: t(1159, 1171), index: r(0, 0), need: Need::Optional, ne0_key: None }, // 4944: v.class_embd
     TensorRead { name: t(1171, 1186), index: r(0, 0), need: Need::Optional, ne0_key: None }, // 4945: v.pre_ln.weight
     TensorRead { name: t(1186, 1199), index: r(0, 0), need: Need::Optional, ne0_key: None }, // 4946: v.pre_ln.bias
@@ -8370,61 +8500,61 @@ static TENSOR_READS: [TensorRead; 6334] = [
     TensorRead { name: t(2176, 2199), index: r(0, 1), need: Need::Optional, ne0_key: None }, // 4991: v.deepstack.{}.fc1.bias
     TensorRead { name: t(2199, 2224), index: r(0, 1), need: Need::Optional, ne0_key: None }, // 4992: v.deepstack.{}.fc2.weight
     TensorRead { name: t(2224, 2247), index: r(0, 1), need: Need::Optional, ne0_key: None }, // 4993: v.deepstack.{}.fc2.bias
-    TensorRead { name: t(9242, 9267), index: r(0, 0), need: Need::Required, ne0_key: None }, // 4994: a.input_projection.weight
-    TensorRead { name: t(9267, 9290), index: r(0, 0), need: Need::Required, ne0_key: None }, // 4995: a.input_projection.bias
-    TensorRead { name: t(22463, 22483), index: r(0, 0), need: Need::Required, ne0_key: None }, // 4996: a.enc_ctc_out.weight
-    TensorRead { name: t(22483, 22501), index: r(0, 0), need: Need::Required, ne0_key: None }, // 4997: a.enc_ctc_out.bias
-    TensorRead { name: t(22501, 22525), index: r(0, 0), need: Need::Required, ne0_key: None }, // 4998: a.enc_ctc_out_mid.weight
-    TensorRead { name: t(22525, 22547), index: r(0, 0), need: Need::Required, ne0_key: None }, // 4999: a.enc_ctc_out_mid.bias
-    TensorRead { name: t(22547, 22572), index: r(0, 1), need: Need::Required, ne0_key: None }, // 5000: v.blk.{}.attn_rel_pos_emb
-    TensorRead { name: t(9387, 9411), index: r(0, 1), need: Need::Required, ne0_key: None }, // 5001: v.blk.{}.ffn_norm.weight
-    TensorRead { name: t(17303, 17325), index: r(0, 1), need: Need::Required, ne0_key: None }, // 5002: v.blk.{}.ffn_norm.bias
-    TensorRead { name: t(9758, 9784), index: r(0, 1), need: Need::Required, ne0_key: None }, // 5003: v.blk.{}.ffn_norm_1.weight
-    TensorRead { name: t(17325, 17349), index: r(0, 1), need: Need::Required, ne0_key: None }, // 5004: v.blk.{}.ffn_norm_1.bias
-    TensorRead { name: t(9784, 9808), index: r(0, 1), need: Need::Required, ne0_key: None }, // 5005: v.blk.{}.ffn_up_1.weight
-    TensorRead { name: t(9808, 9830), index: r(0, 1), need: Need::Required, ne0_key: None }, // 5006: v.blk.{}.ffn_up_1.bias
-    TensorRead { name: t(9830, 9856), index: r(0, 1), need: Need::Required, ne0_key: None }, // 5007: v.blk.{}.ffn_down_1.weight
-    TensorRead { name: t(9856, 9880), index: r(0, 1), need: Need::Required, ne0_key: None }, // 5008: v.blk.{}.ffn_down_1.bias
-    TensorRead { name: t(9664, 9689), index: r(0, 1), need: Need::Required, ne0_key: None }, // 5009: v.blk.{}.norm_conv.weight
-    TensorRead { name: t(9689, 9712), index: r(0, 1), need: Need::Required, ne0_key: None }, // 5010: v.blk.{}.norm_conv.bias
-    TensorRead { name: t(9526, 9551), index: r(0, 1), need: Need::Required, ne0_key: None }, // 5011: v.blk.{}.conv_norm.weight
-    TensorRead { name: t(9551, 9574), index: r(0, 1), need: Need::Required, ne0_key: None }, // 5012: v.blk.{}.conv_norm.bias
-    TensorRead { name: t(9620, 9643), index: r(0, 1), need: Need::Required, ne0_key: None }, // 5013: v.blk.{}.conv_dw.weight
-    TensorRead { name: t(9574, 9598), index: r(0, 1), need: Need::Required, ne0_key: None }, // 5014: v.blk.{}.conv_pw1.weight
-    TensorRead { name: t(9598, 9620), index: r(0, 1), need: Need::Required, ne0_key: None }, // 5015: v.blk.{}.conv_pw1.bias
-    TensorRead { name: t(9712, 9736), index: r(0, 1), need: Need::Required, ne0_key: None }, // 5016: v.blk.{}.conv_pw2.weight
-    TensorRead { name: t(9736, 9758), index: r(0, 1), need: Need::Required, ne0_key: None }, // 5017: v.blk.{}.conv_pw2.bias
-    TensorRead { name: t(22572, 22584), index: r(0, 0), need: Need::Required, ne0_key: None }, // 5018: v.proj_query
-    TensorRead { name: t(22584, 22602), index: r(0, 0), need: Need::Required, ne0_key: None }, // 5019: v.proj_norm.weight
-    TensorRead { name: t(22602, 22618), index: r(0, 0), need: Need::Required, ne0_key: None }, // 5020: v.proj_norm.bias
-    TensorRead { name: t(22618, 22638), index: r(0, 0), need: Need::Required, ne0_key: None }, // 5021: v.proj_linear.weight
-    TensorRead { name: t(22638, 22656), index: r(0, 0), need: Need::Required, ne0_key: None }, // 5022: v.proj_linear.bias
-    TensorRead { name: t(22656, 22688), index: r(3, 4), need: Need::Required, ne0_key: None }, // 5023: v.proj_blk.{}.self_attn_q.weight
-    TensorRead { name: t(22688, 22718), index: r(3, 4), need: Need::Required, ne0_key: None }, // 5024: v.proj_blk.{}.self_attn_q.bias
-    TensorRead { name: t(22718, 22750), index: r(3, 4), need: Need::Required, ne0_key: None }, // 5025: v.proj_blk.{}.self_attn_k.weight
-    TensorRead { name: t(22750, 22780), index: r(3, 4), need: Need::Required, ne0_key: None }, // 5026: v.proj_blk.{}.self_attn_k.bias
-    TensorRead { name: t(22780, 22812), index: r(3, 4), need: Need::Required, ne0_key: None }, // 5027: v.proj_blk.{}.self_attn_v.weight
-    TensorRead { name: t(22812, 22842), index: r(3, 4), need: Need::Required, ne0_key: None }, // 5028: v.proj_blk.{}.self_attn_v.bias
-    TensorRead { name: t(22842, 22876), index: r(3, 4), need: Need::Required, ne0_key: None }, // 5029: v.proj_blk.{}.self_attn_out.weight
-    TensorRead { name: t(22876, 22908), index: r(3, 4), need: Need::Required, ne0_key: None }, // 5030: v.proj_blk.{}.self_attn_out.bias
-    TensorRead { name: t(22908, 22943), index: r(3, 4), need: Need::Required, ne0_key: None }, // 5031: v.proj_blk.{}.self_attn_norm.weight
-    TensorRead { name: t(22943, 22976), index: r(3, 4), need: Need::Required, ne0_key: None }, // 5032: v.proj_blk.{}.self_attn_norm.bias
-    TensorRead { name: t(22976, 23009), index: r(3, 4), need: Need::Required, ne0_key: None }, // 5033: v.proj_blk.{}.cross_attn_q.weight
-    TensorRead { name: t(23009, 23040), index: r(3, 4), need: Need::Required, ne0_key: None }, // 5034: v.proj_blk.{}.cross_attn_q.bias
-    TensorRead { name: t(23040, 23073), index: r(3, 4), need: Need::Required, ne0_key: None }, // 5035: v.proj_blk.{}.cross_attn_k.weight
-    TensorRead { name: t(23073, 23104), index: r(3, 4), need: Need::Required, ne0_key: None }, // 5036: v.proj_blk.{}.cross_attn_k.bias
-    TensorRead { name: t(23104, 23137), index: r(3, 4), need: Need::Required, ne0_key: None }, // 5037: v.proj_blk.{}.cross_attn_v.weight
-    TensorRead { name: t(23137, 23168), index: r(3, 4), need: Need::Required, ne0_key: None }, // 5038: v.proj_blk.{}.cross_attn_v.bias
-    TensorRead { name: t(23168, 23203), index: r(3, 4), need: Need::Required, ne0_key: None }, // 5039: v.proj_blk.{}.cross_attn_out.weight
-    TensorRead { name: t(23203, 23236), index: r(3, 4), need: Need::Required, ne0_key: None }, // 5040: v.proj_blk.{}.cross_attn_out.bias
-    TensorRead { name: t(23236, 23272), index: r(3, 4), need: Need::Required, ne0_key: None }, // 5041: v.proj_blk.{}.cross_attn_norm.weight
-    TensorRead { name: t(23272, 23306), index: r(3, 4), need: Need::Required, ne0_key: None }, // 5042: v.proj_blk.{}.cross_attn_norm.bias
-    TensorRead { name: t(23306, 23333), index: r(3, 4), need: Need::Required, ne0_key: None }, // 5043: v.proj_blk.{}.ffn_up.weight
-    TensorRead { name: t(23333, 23358), index: r(3, 4), need: Need::Required, ne0_key: None }, // 5044: v.proj_blk.{}.ffn_up.bias
-    TensorRead { name: t(23358, 23387), index: r(3, 4), need: Need::Required, ne0_key: None }, // 5045: v.proj_blk.{}.ffn_down.weight
-    TensorRead { name: t(23387, 23414), index: r(3, 4), need: Need::Required, ne0_key: None }, // 5046: v.proj_blk.{}.ffn_down.bias
-    TensorRead { name: t(23414, 23443), index: r(3, 4), need: Need::Required, ne0_key: None }, // 5047: v.proj_blk.{}.ffn_norm.weight
-    TensorRead { name: t(23443, 23470), index: r(3, 4), need: Need::Required, ne0_key: None }, // 5048: v.proj_blk.{}.ffn_norm.bias
+    TensorRead { name: t(9299, 9324), index: r(0, 0), need: Need::Required, ne0_key: None }, // 4994: a.input_projection.weight
+    TensorRead { name: t(9324, 9347), index: r(0, 0), need: Need::Required, ne0_key: None }, // 4995: a.input_projection.bias
+    TensorRead { name: t(22607, 22627), index: r(0, 0), need: Need::Required, ne0_key: None }, // 4996: a.enc_ctc_out.weight
+    TensorRead { name: t(22627, 22645), index: r(0, 0), need: Need::Required, ne0_key: None }, // 4997: a.enc_ctc_out.bias
+    TensorRead { name: t(22645, 22669), index: r(0, 0), need: Need::Required, ne0_key: None }, // 4998: a.enc_ctc_out_mid.weight
+    TensorRead { name: t(22669, 22691), index: r(0, 0), need: Need::Required, ne0_key: None }, // 4999: a.enc_ctc_out_mid.bias
+    TensorRead { name: t(22691, 22716), index: r(0, 1), need: Need::Required, ne0_key: None }, // 5000: v.blk.{}.attn_rel_pos_emb
+    TensorRead { name: t(9444, 9468), index: r(0, 1), need: Need::Required, ne0_key: None }, // 5001: v.blk.{}.ffn_norm.weight
+    TensorRead { name: t(17417, 17439), index: r(0, 1), need: Need::Required, ne0_key: None }, // 5002: v.blk.{}.ffn_norm.bias
+    TensorRead { name: t(9815, 9841), index: r(0, 1), need: Need::Required, ne0_key: None }, // 5003: v.blk.{}.ffn_norm_1.weight
+    TensorRead { name: t(17439, 17463), index: r(0, 1), need: Need::Required, ne0_key: None }, // 5004: v.blk.{}.ffn_norm_1.bias
+    TensorRead { name: t(9841, 9865), index: r(0, 1), need: Need::Required, ne0_key: None }, // 5005: v.blk.{}.ffn_up_1.weight
+    TensorRead { name: t(9865, 9887), index: r(0, 1), need: Need::Required, ne0_key: None }, // 5006: v.blk.{}.ffn_up_1.bias
+    TensorRead { name: t(9887, 9913), index: r(0, 1), need: Need::Required, ne0_key: None }, // 5007: v.blk.{}.ffn_down_1.weight
+    TensorRead { name: t(9913, 9937), index: r(0, 1), need: Need::Required, ne0_key: None }, // 5008: v.blk.{}.ffn_down_1.bias
+    TensorRead { name: t(9721, 9746), index: r(0, 1), need: Need::Required, ne0_key: None }, // 5009: v.blk.{}.norm_conv.weight
+    TensorRead { name: t(9746, 9769), index: r(0, 1), need: Need::Required, ne0_key: None }, // 5010: v.blk.{}.norm_conv.bias
+    TensorRead { name: t(9583, 9608), index: r(0, 1), need: Need::Required, ne0_key: None }, // 5011: v.blk.{}.conv_norm.weight
+    TensorRead { name: t(9608, 9631), index: r(0, 1), need: Need::Required, ne0_key: None }, // 5012: v.blk.{}.conv_norm.bias
+    TensorRead { name: t(9677, 9700), index: r(0, 1), need: Need::Required, ne0_key: None }, // 5013: v.blk.{}.conv_dw.weight
+    TensorRead { name: t(9631, 9655), index: r(0, 1), need: Need::Required, ne0_key: None }, // 5014: v.blk.{}.conv_pw1.weight
+    TensorRead { name: t(9655, 9677), index: r(0, 1), need: Need::Required, ne0_key: None }, // 5015: v.blk.{}.conv_pw1.bias
+    TensorRead { name: t(9769, 9793), index: r(0, 1), need: Need::Required, ne0_key: None }, // 5016: v.blk.{}.conv_pw2.weight
+    TensorRead { name: t(9793, 9815), index: r(0, 1), need: Need::Required, ne0_key: None }, // 5017: v.blk.{}.conv_pw2.bias
+    TensorRead { name: t(22716, 22728), index: r(0, 0), need: Need::Required, ne0_key: None }, // 5018: v.proj_query
+    TensorRead { name: t(22728, 22746), index: r(0, 0), need: Need::Required, ne0_key: None }, // 5019: v.proj_norm.weight
+    TensorRead { name: t(22746, 22762), index: r(0, 0), need: Need::Required, ne0_key: None }, // 5020: v.proj_norm.bias
+    TensorRead { name: t(22762, 22782), index: r(0, 0), need: Need::Required, ne0_key: None }, // 5021: v.proj_linear.weight
+    TensorRead { name: t(22782, 22800), index: r(0, 0), need: Need::Required, ne0_key: None }, // 5022: v.proj_linear.bias
+    TensorRead { name: t(22800, 22832), index: r(3, 4), need: Need::Required, ne0_key: None }, // 5023: v.proj_blk.{}.self_attn_q.weight
+    TensorRead { name: t(22832, 22862), index: r(3, 4), need: Need::Required, ne0_key: None }, // 5024: v.proj_blk.{}.self_attn_q.bias
+    TensorRead { name: t(22862, 22894), index: r(3, 4), need: Need::Required, ne0_key: None }, // 5025: v.proj_blk.{}.self_attn_k.weight
+    TensorRead { name: t(22894, 22924), index: r(3, 4), need: Need::Required, ne0_key: None }, // 5026: v.proj_blk.{}.self_attn_k.bias
+    TensorRead { name: t(22924, 22956), index: r(3, 4), need: Need::Required, ne0_key: None }, // 5027: v.proj_blk.{}.self_attn_v.weight
+    TensorRead { name: t(22956, 22986), index: r(3, 4), need: Need::Required, ne0_key: None }, // 5028: v.proj_blk.{}.self_attn_v.bias
+    TensorRead { name: t(22986, 23020), index: r(3, 4), need: Need::Required, ne0_key: None }, // 5029: v.proj_blk.{}.self_attn_out.weight
+    TensorRead { name: t(23020, 23052), index: r(3, 4), need: Need::Required, ne0_key: None }, // 5030: v.proj_blk.{}.self_attn_out.bias
+    TensorRead { name: t(23052, 23087), index: r(3, 4), need: Need::Required, ne0_key: None }, // 5031: v.proj_blk.{}.self_attn_norm.weight
+    TensorRead { name: t(23087, 23120), index: r(3, 4), need: Need::Required, ne0_key: None }, // 5032: v.proj_blk.{}.self_attn_norm.bias
+    TensorRead { name: t(23120, 23153), index: r(3, 4), need: Need::Required, ne0_key: None }, // 5033: v.proj_blk.{}.cross_attn_q.weight
+    TensorRead { name: t(23153, 23184), index: r(3, 4), need: Need::Required, ne0_key: None }, // 5034: v.proj_blk.{}.cross_attn_q.bias
+    TensorRead { name: t(23184, 23217), index: r(3, 4), need: Need::Required, ne0_key: None }, // 5035: v.proj_blk.{}.cross_attn_k.weight
+    TensorRead { name: t(23217, 23248), index: r(3, 4), need: Need::Required, ne0_key: None }, // 5036: v.proj_blk.{}.cross_attn_k.bias
+    TensorRead { name: t(23248, 23281), index: r(3, 4), need: Need::Required, ne0_key: None }, // 5037: v.proj_blk.{}.cross_attn_v.weight
+    TensorRead { name: t(23281, 23312), index: r(3, 4), need: Need::Required, ne0_key: None }, // 5038: v.proj_blk.{}.cross_attn_v.bias
+    TensorRead { name: t(23312, 23347), index: r(3, 4), need: Need::Required, ne0_key: None }, // 5039: v.proj_blk.{}.cross_attn_out.weight
+    TensorRead { name: t(23347, 23380), index: r(3, 4), need: Need::Required, ne0_key: None }, // 5040: v.proj_blk.{}.cross_attn_out.bias
+    TensorRead { name: t(23380, 23416), index: r(3, 4), need: Need::Required, ne0_key: None }, // 5041: v.proj_blk.{}.cross_attn_norm.weight
+    TensorRead { name: t(23416, 23450), index: r(3, 4), need: Need::Required, ne0_key: None }, // 5042: v.proj_blk.{}.cross_attn_norm.bias
+    TensorRead { name: t(23450, 23477), index: r(3, 4), need: Need::Required, ne0_key: None }, // 5043: v.proj_blk.{}.ffn_up.weight
+    TensorRead { name: t(23477, 23502), index: r(3, 4), need: Need::Required, ne0_key: None }, // 5044: v.proj_blk.{}.ffn_up.bias
+    TensorRead { name: t(23502, 23531), index: r(3, 4), need: Need::Required, ne0_key: None }, // 5045: v.proj_blk.{}.ffn_down.weight
+    TensorRead { name: t(23531, 23558), index: r(3, 4), need: Need::Required, ne0_key: None }, // 5046: v.proj_blk.{}.ffn_down.bias
+    TensorRead { name: t(23558, 23587), index: r(3, 4), need: Need::Required, ne0_key: None }, // 5047: v.proj_blk.{}.ffn_norm.weight
+    TensorRead { name: t(23587, 23614), index: r(3, 4), need: Need::Required, ne0_key: None }, // 5048: v.proj_blk.{}.ffn_norm.bias
     TensorRead { name: t(1159, 1171), index: r(0, 0), need: Need::Optional, ne0_key: None }, // 5049: v.class_embd
     TensorRead { name: t(2799, 2814), index: r(0, 0), need: Need::Optional, ne0_key: None }, // 5050: a.pre_ln.weight
     TensorRead { name: t(2814, 2827), index: r(0, 0), need: Need::Optional, ne0_key: None }, // 5051: a.pre_ln.bias
@@ -8475,61 +8605,61 @@ static TENSOR_READS: [TensorRead; 6334] = [
     TensorRead { name: t(2176, 2199), index: r(0, 1), need: Need::Optional, ne0_key: None }, // 5096: v.deepstack.{}.fc1.bias
     TensorRead { name: t(2199, 2224), index: r(0, 1), need: Need::Optional, ne0_key: None }, // 5097: v.deepstack.{}.fc2.weight
     TensorRead { name: t(2224, 2247), index: r(0, 1), need: Need::Optional, ne0_key: None }, // 5098: v.deepstack.{}.fc2.bias
-    TensorRead { name: t(9242, 9267), index: r(0, 0), need: Need::Required, ne0_key: None }, // 5099: a.input_projection.weight
-    TensorRead { name: t(9267, 9290), index: r(0, 0), need: Need::Required, ne0_key: None }, // 5100: a.input_projection.bias
-    TensorRead { name: t(22463, 22483), index: r(0, 0), need: Need::Required, ne0_key: None }, // 5101: a.enc_ctc_out.weight
-    TensorRead { name: t(22483, 22501), index: r(0, 0), need: Need::Required, ne0_key: None }, // 5102: a.enc_ctc_out.bias
-    TensorRead { name: t(22501, 22525), index: r(0, 0), need: Need::Required, ne0_key: None }, // 5103: a.enc_ctc_out_mid.weight
-    TensorRead { name: t(22525, 22547), index: r(0, 0), need: Need::Required, ne0_key: None }, // 5104: a.enc_ctc_out_mid.bias
-    TensorRead { name: t(23570, 23595), index: r(0, 1), need: Need::Required, ne0_key: None }, // 5105: a.blk.{}.attn_rel_pos_emb
-    TensorRead { name: t(9911, 9935), index: r(0, 1), need: Need::Required, ne0_key: None }, // 5106: a.blk.{}.ffn_norm.weight
-    TensorRead { name: t(17413, 17435), index: r(0, 1), need: Need::Required, ne0_key: None }, // 5107: a.blk.{}.ffn_norm.bias
-    TensorRead { name: t(10282, 10308), index: r(0, 1), need: Need::Required, ne0_key: None }, // 5108: a.blk.{}.ffn_norm_1.weight
-    TensorRead { name: t(17435, 17459), index: r(0, 1), need: Need::Required, ne0_key: None }, // 5109: a.blk.{}.ffn_norm_1.bias
-    TensorRead { name: t(10308, 10332), index: r(0, 1), need: Need::Required, ne0_key: None }, // 5110: a.blk.{}.ffn_up_1.weight
-    TensorRead { name: t(10332, 10354), index: r(0, 1), need: Need::Required, ne0_key: None }, // 5111: a.blk.{}.ffn_up_1.bias
-    TensorRead { name: t(10354, 10380), index: r(0, 1), need: Need::Required, ne0_key: None }, // 5112: a.blk.{}.ffn_down_1.weight
-    TensorRead { name: t(10380, 10404), index: r(0, 1), need: Need::Required, ne0_key: None }, // 5113: a.blk.{}.ffn_down_1.bias
-    TensorRead { name: t(10188, 10213), index: r(0, 1), need: Need::Required, ne0_key: None }, // 5114: a.blk.{}.norm_conv.weight
-    TensorRead { name: t(10213, 10236), index: r(0, 1), need: Need::Required, ne0_key: None }, // 5115: a.blk.{}.norm_conv.bias
-    TensorRead { name: t(10050, 10075), index: r(0, 1), need: Need::Required, ne0_key: None }, // 5116: a.blk.{}.conv_norm.weight
-    TensorRead { name: t(10075, 10098), index: r(0, 1), need: Need::Required, ne0_key: None }, // 5117: a.blk.{}.conv_norm.bias
-    TensorRead { name: t(10144, 10167), index: r(0, 1), need: Need::Required, ne0_key: None }, // 5118: a.blk.{}.conv_dw.weight
-    TensorRead { name: t(10098, 10122), index: r(0, 1), need: Need::Required, ne0_key: None }, // 5119: a.blk.{}.conv_pw1.weight
-    TensorRead { name: t(10122, 10144), index: r(0, 1), need: Need::Required, ne0_key: None }, // 5120: a.blk.{}.conv_pw1.bias
-    TensorRead { name: t(10236, 10260), index: r(0, 1), need: Need::Required, ne0_key: None }, // 5121: a.blk.{}.conv_pw2.weight
-    TensorRead { name: t(10260, 10282), index: r(0, 1), need: Need::Required, ne0_key: None }, // 5122: a.blk.{}.conv_pw2.bias
-    TensorRead { name: t(23595, 23607), index: r(0, 0), need: Need::Required, ne0_key: None }, // 5123: a.proj_query
-    TensorRead { name: t(23607, 23625), index: r(0, 0), need: Need::Required, ne0_key: None }, // 5124: a.proj_norm.weight
-    TensorRead { name: t(23625, 23641), index: r(0, 0), need: Need::Required, ne0_key: None }, // 5125: a.proj_norm.bias
-    TensorRead { name: t(23641, 23661), index: r(0, 0), need: Need::Required, ne0_key: None }, // 5126: a.proj_linear.weight
-    TensorRead { name: t(23661, 23679), index: r(0, 0), need: Need::Required, ne0_key: None }, // 5127: a.proj_linear.bias
-    TensorRead { name: t(23679, 23711), index: r(3, 4), need: Need::Required, ne0_key: None }, // 5128: a.proj_blk.{}.self_attn_q.weight
-    TensorRead { name: t(23711, 23741), index: r(3, 4), need: Need::Required, ne0_key: None }, // 5129: a.proj_blk.{}.self_attn_q.bias
-    TensorRead { name: t(23741, 23773), index: r(3, 4), need: Need::Required, ne0_key: None }, // 5130: a.proj_blk.{}.self_attn_k.weight
-    TensorRead { name: t(23773, 23803), index: r(3, 4), need: Need::Required, ne0_key: None }, // 5131: a.proj_blk.{}.self_attn_k.bias
-    TensorRead { name: t(23803, 23835), index: r(3, 4), need: Need::Required, ne0_key: None }, // 5132: a.proj_blk.{}.self_attn_v.weight
-    TensorRead { name: t(23835, 23865), index: r(3, 4), need: Need::Required, ne0_key: None }, // 5133: a.proj_blk.{}.self_attn_v.bias
-    TensorRead { name: t(23865, 23899), index: r(3, 4), need: Need::Required, ne0_key: None }, // 5134: a.proj_blk.{}.self_attn_out.weight
-    TensorRead { name: t(23899, 23931), index: r(3, 4), need: Need::Required, ne0_key: None }, // 5135: a.proj_blk.{}.self_attn_out.bias
-    TensorRead { name: t(23931, 23966), index: r(3, 4), need: Need::Required, ne0_key: None }, // 5136: a.proj_blk.{}.self_attn_norm.weight
-    TensorRead { name: t(23966, 23999), index: r(3, 4), need: Need::Required, ne0_key: None }, // 5137: a.proj_blk.{}.self_attn_norm.bias
-    TensorRead { name: t(23999, 24032), index: r(3, 4), need: Need::Required, ne0_key: None }, // 5138: a.proj_blk.{}.cross_attn_q.weight
-    TensorRead { name: t(24032, 24063), index: r(3, 4), need: Need::Required, ne0_key: None }, // 5139: a.proj_blk.{}.cross_attn_q.bias
-    TensorRead { name: t(24063, 24096), index: r(3, 4), need: Need::Required, ne0_key: None }, // 5140: a.proj_blk.{}.cross_attn_k.weight
-    TensorRead { name: t(24096, 24127), index: r(3, 4), need: Need::Required, ne0_key: None }, // 5141: a.proj_blk.{}.cross_attn_k.bias
-    TensorRead { name: t(24127, 24160), index: r(3, 4), need: Need::Required, ne0_key: None }, // 5142: a.proj_blk.{}.cross_attn_v.weight
-    TensorRead { name: t(24160, 24191), index: r(3, 4), need: Need::Required, ne0_key: None }, // 5143: a.proj_blk.{}.cross_attn_v.bias
-    TensorRead { name: t(24191, 24226), index: r(3, 4), need: Need::Required, ne0_key: None }, // 5144: a.proj_blk.{}.cross_attn_out.weight
-    TensorRead { name: t(24226, 24259), index: r(3, 4), need: Need::Required, ne0_key: None }, // 5145: a.proj_blk.{}.cross_attn_out.bias
-    TensorRead { name: t(24259, 24295), index: r(3, 4), need: Need::Required, ne0_key: None }, // 5146: a.proj_blk.{}.cross_attn_norm.weight
-    TensorRead { name: t(24295, 24329), index: r(3, 4), need: Need::Required, ne0_key: None }, // 5147: a.proj_blk.{}.cross_attn_norm.bias
-    TensorRead { name: t(24329, 24356), index: r(3, 4), need: Need::Required, ne0_key: None }, // 5148: a.proj_blk.{}.ffn_up.weight
-    TensorRead { name: t(24356, 24381), index: r(3, 4), need: Need::Required, ne0_key: None }, // 5149: a.proj_blk.{}.ffn_up.bias
-    TensorRead { name: t(24381, 24410), index: r(3, 4), need: Need::Required, ne0_key: None }, // 5150: a.proj_blk.{}.ffn_down.weight
-    TensorRead { name: t(24410, 24437), index: r(3, 4), need: Need::Required, ne0_key: None }, // 5151: a.proj_blk.{}.ffn_down.bias
-    TensorRead { name: t(24437, 24466), index: r(3, 4), need: Need::Required, ne0_key: None }, // 5152: a.proj_blk.{}.ffn_norm.weight
-    TensorRead { name: t(24466, 24493), index: r(3, 4), need: Need::Required, ne0_key: None }, // 5153: a.proj_blk.{}.ffn_norm.bias
+    TensorRead { name: t(9299, 9324), index: r(0, 0), need: Need::Required, ne0_key: None }, // 5099: a.input_projection.weight
+    TensorRead { name: t(9324, 9347), index: r(0, 0), need: Need::Required, ne0_key: None }, // 5100: a.input_projection.bias
+    TensorRead { name: t(22607, 22627), index: r(0, 0), need: Need::Required, ne0_key: None }, // 5101: a.enc_ctc_out.weight
+    TensorRead { name: t(22627, 22645), index: r(0, 0), need: Need::Required, ne0_key: None }, // 5102: a.enc_ctc_out.bias
+    TensorRead { name: t(22645, 22669), index: r(0, 0), need: Need::Required, ne0_key: None }, // 5103: a.enc_ctc_out_mid.weight
+    TensorRead { name: t(22669, 22691), index: r(0, 0), need: Need::Required, ne0_key: None }, // 5104: a.enc_ctc_out_mid.bias
+    TensorRead { name: t(23714, 23739), index: r(0, 1), need: Need::Required, ne0_key: None }, // 5105: a.blk.{}.attn_rel_pos_emb
+    TensorRead { name: t(9968, 9992), index: r(0, 1), need: Need::Required, ne0_key: None }, // 5106: a.blk.{}.ffn_norm.weight
+    TensorRead { name: t(17527, 17549), index: r(0, 1), need: Need::Required, ne0_key: None }, // 5107: a.blk.{}.ffn_norm.bias
+    TensorRead { name: t(10339, 10365), index: r(0, 1), need: Need::Required, ne0_key: None }, // 5108: a.blk.{}.ffn_norm_1.weight
+    TensorRead { name: t(17549, 17573), index: r(0, 1), need: Need::Required, ne0_key: None }, // 5109: a.blk.{}.ffn_norm_1.bias
+    TensorRead { name: t(10365, 10389), index: r(0, 1), need: Need::Required, ne0_key: None }, // 5110: a.blk.{}.ffn_up_1.weight
+    TensorRead { name: t(10389, 10411), index: r(0, 1), need: Need::Required, ne0_key: None }, // 5111: a.blk.{}.ffn_up_1.bias
+    TensorRead { name: t(10411, 10437), index: r(0, 1), need: Need::Required, ne0_key: None }, // 5112: a.blk.{}.ffn_down_1.weight
+    TensorRead { name: t(10437, 10461), index: r(0, 1), need: Need::Required, ne0_key: None }, // 5113: a.blk.{}.ffn_down_1.bias
+    TensorRead { name: t(10245, 10270), index: r(0, 1), need: Need::Required, ne0_key: None }, // 5114: a.blk.{}.norm_conv.weight
+    TensorRead { name: t(10270, 10293), index: r(0, 1), need: Need::Required, ne0_key: None }, // 5115: a.blk.{}.norm_conv.bias
+    TensorRead { name: t(10107, 10132), index: r(0, 1), need: Need::Required, ne0_key: None }, // 5116: a.blk.{}.conv_norm.weight
+    TensorRead { name: t(10132, 10155), index: r(0, 1), need: Need::Required, ne0_key: None }, // 5117: a.blk.{}.conv_norm.bias
+    TensorRead { name: t(10201, 10224), index: r(0, 1), need: Need::Required, ne0_key: None }, // 5118: a.blk.{}.conv_dw.weight
+    TensorRead { name: t(10155, 10179), index: r(0, 1), need: Need::Required, ne0_key: None }, // 5119: a.blk.{}.conv_pw1.weight
+    TensorRead { name: t(10179, 10201), index: r(0, 1), need: Need::Required, ne0_key: None }, // 5120: a.blk.{}.conv_pw1.bias
+    TensorRead { name: t(10293, 10317), index: r(0, 1), need: Need::Required, ne0_key: None }, // 5121: a.blk.{}.conv_pw2.weight
+    TensorRead { name: t(10317, 10339), index: r(0, 1), need: Need::Required, ne0_key: None }, // 5122: a.blk.{}.conv_pw2.bias
+    TensorRead { name: t(23739, 23751), index: r(0, 0), need: Need::Required, ne0_key: None }, // 5123: a.proj_query
+    TensorRead { name: t(23751, 23769), index: r(0, 0), need: Need::Required, ne0_key: None }, // 5124: a.proj_norm.weight
+    TensorRead { name: t(23769, 23785), index: r(0, 0), need: Need::Required, ne0_key: None }, // 5125: a.proj_norm.bias
+    TensorRead { name: t(23785, 23805), index: r(0, 0), need: Need::Required, ne0_key: None }, // 5126: a.proj_linear.weight
+    TensorRead { name: t(23805, 23823), index: r(0, 0), need: Need::Required, ne0_key: None }, // 5127: a.proj_linear.bias
+    TensorRead { name: t(23823, 23855), index: r(3, 4), need: Need::Required, ne0_key: None }, // 5128: a.proj_blk.{}.self_attn_q.weight
+    TensorRead { name: t(23855, 23885), index: r(3, 4), need: Need::Required, ne0_key: None }, // 5129: a.proj_blk.{}.self_attn_q.bias
+    TensorRead { name: t(23885, 23917), index: r(3, 4), need: Need::Required, ne0_key: None }, // 5130: a.proj_blk.{}.self_attn_k.weight
+    TensorRead { name: t(23917, 23947), index: r(3, 4), need: Need::Required, ne0_key: None }, // 5131: a.proj_blk.{}.self_attn_k.bias
+    TensorRead { name: t(23947, 23979), index: r(3, 4), need: Need::Required, ne0_key: None }, // 5132: a.proj_blk.{}.self_attn_v.weight
+    TensorRead { name: t(23979, 24009), index: r(3, 4), need: Need::Required, ne0_key: None }, // 5133: a.proj_blk.{}.self_attn_v.bias
+    TensorRead { name: t(24009, 24043), index: r(3, 4), need: Need::Required, ne0_key: None }, // 5134: a.proj_blk.{}.self_attn_out.weight
+    TensorRead { name: t(24043, 24075), index: r(3, 4), need: Need::Required, ne0_key: None }, // 5135: a.proj_blk.{}.self_attn_out.bias
+    TensorRead { name: t(24075, 24110), index: r(3, 4), need: Need::Required, ne0_key: None }, // 5136: a.proj_blk.{}.self_attn_norm.weight
+    TensorRead { name: t(24110, 24143), index: r(3, 4), need: Need::Required, ne0_key: None }, // 5137: a.proj_blk.{}.self_attn_norm.bias
+    TensorRead { name: t(24143, 24176), index: r(3, 4), need: Need::Required, ne0_key: None }, // 5138: a.proj_blk.{}.cross_attn_q.weight
+    TensorRead { name: t(24176, 24207), index: r(3, 4), need: Need::Required, ne0_key: None }, // 5139: a.proj_blk.{}.cross_attn_q.bias
+    TensorRead { name: t(24207, 24240), index: r(3, 4), need: Need::Required, ne0_key: None }, // 5140: a.proj_blk.{}.cross_attn_k.weight
+    TensorRead { name: t(24240, 24271), index: r(3, 4), need: Need::Required, ne0_key: None }, // 5141: a.proj_blk.{}.cross_attn_k.bias
+    TensorRead { name: t(24271, 24304), index: r(3, 4), need: Need::Required, ne0_key: None }, // 5142: a.proj_blk.{}.cross_attn_v.weight
+    TensorRead { name: t(24304, 24335), index: r(3, 4), need: Need::Required, ne0_key: None }, // 5143: a.proj_blk.{}.cross_attn_v.bias
+    TensorRead { name: t(24335, 24370), index: r(3, 4), need: Need::Required, ne0_key: None }, // 5144: a.proj_blk.{}.cross_attn_out.weight
+    TensorRead { name: t(24370, 24403), index: r(3, 4), need: Need::Required, ne0_key: None }, // 5145: a.proj_blk.{}.cross_attn_out.bias
+    TensorRead { name: t(24403, 24439), index: r(3, 4), need: Need::Required, ne0_key: None }, // 5146: a.proj_blk.{}.cross_attn_norm.weight
+    TensorRead { name: t(24439, 24473), index: r(3, 4), need: Need::Required, ne0_key: None }, // 5147: a.proj_blk.{}.cross_attn_norm.bias
+    TensorRead { name: t(24473, 24500), index: r(3, 4), need: Need::Required, ne0_key: None }, // 5148: a.proj_blk.{}.ffn_up.weight
+    TensorRead { name: t(24500, 24525), index: r(3, 4), need: Need::Required, ne0_key: None }, // 5149: a.proj_blk.{}.ffn_up.bias
+    TensorRead { name: t(24525, 24554), index: r(3, 4), need: Need::Required, ne0_key: None }, // 5150: a.proj_blk.{}.ffn_down.weight
+    TensorRead { name: t(24554, 24581), index: r(3, 4), need: Need::Required, ne0_key: None }, // 5151: a.proj_blk.{}.ffn_down.bias
+    TensorRead { name: t(24581, 24610), index: r(3, 4), need: Need::Required, ne0_key: None }, // 5152: a.proj_blk.{}.ffn_norm.weight
+    TensorRead { name: t(24610, 24637), index: r(3, 4), need: Need::Required, ne0_key: None }, // 5153: a.proj_blk.{}.ffn_norm.bias
     TensorRead { name: t(1159, 1171), index: r(0, 0), need: Need::Optional, ne0_key: None }, // 5154: v.class_embd
     TensorRead { name: t(1171, 1186), index: r(0, 0), need: Need::Optional, ne0_key: None }, // 5155: v.pre_ln.weight
     TensorRead { name: t(1186, 1199), index: r(0, 0), need: Need::Optional, ne0_key: None }, // 5156: v.pre_ln.bias
@@ -8692,10 +8822,10 @@ static TENSOR_READS: [TensorRead; 6334] = [
     TensorRead { name: t(2278, 2287), index: r(0, 0), need: Need::Required, ne0_key: None }, // 5313: mm.1.bias
     TensorRead { name: t(2287, 2298), index: r(0, 0), need: Need::Required, ne0_key: None }, // 5314: mm.2.weight
     TensorRead { name: t(2298, 2307), index: r(0, 0), need: Need::Required, ne0_key: None }, // 5315: mm.2.bias
-    TensorRead { name: t(24780, 24800), index: r(0, 0), need: Need::Required, ne0_key: None }, // 5316: mm.merger.fc1.weight
-    TensorRead { name: t(24800, 24818), index: r(0, 0), need: Need::Required, ne0_key: None }, // 5317: mm.merger.fc1.bias
-    TensorRead { name: t(24818, 24838), index: r(0, 0), need: Need::Required, ne0_key: None }, // 5318: mm.merger.fc2.weight
-    TensorRead { name: t(24838, 24856), index: r(0, 0), need: Need::Required, ne0_key: None }, // 5319: mm.merger.fc2.bias
+    TensorRead { name: t(24924, 24944), index: r(0, 0), need: Need::Required, ne0_key: None }, // 5316: mm.merger.fc1.weight
+    TensorRead { name: t(24944, 24962), index: r(0, 0), need: Need::Required, ne0_key: None }, // 5317: mm.merger.fc1.bias
+    TensorRead { name: t(24962, 24982), index: r(0, 0), need: Need::Required, ne0_key: None }, // 5318: mm.merger.fc2.weight
+    TensorRead { name: t(24982, 25000), index: r(0, 0), need: Need::Required, ne0_key: None }, // 5319: mm.merger.fc2.bias
     TensorRead { name: t(1159, 1171), index: r(0, 0), need: Need::Optional, ne0_key: None }, // 5320: v.class_embd
     TensorRead { name: t(2799, 2814), index: r(0, 0), need: Need::Optional, ne0_key: None }, // 5321: a.pre_ln.weight
     TensorRead { name: t(2814, 2827), index: r(0, 0), need: Need::Optional, ne0_key: None }, // 5322: a.pre_ln.bias
@@ -8750,10 +8880,10 @@ static TENSOR_READS: [TensorRead; 6334] = [
     TensorRead { name: t(2278, 2287), index: r(0, 0), need: Need::Required, ne0_key: None }, // 5371: mm.1.bias
     TensorRead { name: t(2287, 2298), index: r(0, 0), need: Need::Required, ne0_key: None }, // 5372: mm.2.weight
     TensorRead { name: t(2298, 2307), index: r(0, 0), need: Need::Required, ne0_key: None }, // 5373: mm.2.bias
-    TensorRead { name: t(24780, 24800), index: r(0, 0), need: Need::Required, ne0_key: None }, // 5374: mm.merger.fc1.weight
-    TensorRead { name: t(24800, 24818), index: r(0, 0), need: Need::Required, ne0_key: None }, // 5375: mm.merger.fc1.bias
-    TensorRead { name: t(24818, 24838), index: r(0, 0), need: Need::Required, ne0_key: None }, // 5376: mm.merger.fc2.weight
-    TensorRead { name: t(24838, 24856), index: r(0, 0), need: Need::Required, ne0_key: None }, // 5377: mm.merger.fc2.bias
+    TensorRead { name: t(24924, 24944), index: r(0, 0), need: Need::Required, ne0_key: None }, // 5374: mm.merger.fc1.weight
+    TensorRead { name: t(24944, 24962), index: r(0, 0), need: Need::Required, ne0_key: None }, // 5375: mm.merger.fc1.bias
+    TensorRead { name: t(24962, 24982), index: r(0, 0), need: Need::Required, ne0_key: None }, // 5376: mm.merger.fc2.weight
+    TensorRead { name: t(24982, 25000), index: r(0, 0), need: Need::Required, ne0_key: None }, // 5377: mm.merger.fc2.bias
     TensorRead { name: t(1159, 1171), index: r(0, 0), need: Need::Optional, ne0_key: None }, // 5378: v.class_embd
     TensorRead { name: t(1171, 1186), index: r(0, 0), need: Need::Optional, ne0_key: None }, // 5379: v.pre_ln.weight
     TensorRead { name: t(1186, 1199), index: r(0, 0), need: Need::Optional, ne0_key: None }, // 5380: v.pre_ln.bias
@@ -8805,40 +8935,40 @@ static TENSOR_READS: [TensorRead; 6334] = [
     TensorRead { name: t(2199, 2224), index: r(0, 1), need: Need::Optional, ne0_key: None }, // 5426: v.deepstack.{}.fc2.weight
     TensorRead { name: t(2224, 2247), index: r(0, 1), need: Need::Optional, ne0_key: None }, // 5427: v.deepstack.{}.fc2.bias
     TensorRead { name: t(2347, 2362), index: r(0, 0), need: Need::Required, ne0_key: None }, // 5428: v.image_newline
-    TensorRead { name: t(25596, 25617), index: r(8, 9), need: Need::Required, ne0_key: None }, // 5429: v.proj_blk.{}.img_pos
-    TensorRead { name: t(25617, 25636), index: r(8, 9), need: Need::Required, ne0_key: None }, // 5430: v.proj_blk.{}.query
-    TensorRead { name: t(25636, 25663), index: r(8, 9), need: Need::Required, ne0_key: None }, // 5431: v.proj_blk.{}.linear.weight
-    TensorRead { name: t(25663, 25688), index: r(8, 9), need: Need::Required, ne0_key: None }, // 5432: v.proj_blk.{}.linear.bias
-    TensorRead { name: t(25688, 25713), index: r(8, 9), need: Need::Required, ne0_key: None }, // 5433: v.proj_blk.{}.norm.weight
-    TensorRead { name: t(25713, 25736), index: r(8, 9), need: Need::Required, ne0_key: None }, // 5434: v.proj_blk.{}.norm.bias
-    TensorRead { name: t(25736, 25766), index: r(8, 9), need: Need::Required, ne0_key: None }, // 5435: v.proj_blk.{}.post_norm.weight
-    TensorRead { name: t(25766, 25794), index: r(8, 9), need: Need::Required, ne0_key: None }, // 5436: v.proj_blk.{}.post_norm.bias
-    TensorRead { name: t(22656, 22688), index: r(8, 9), need: Need::Required, ne0_key: None }, // 5437: v.proj_blk.{}.self_attn_q.weight
-    TensorRead { name: t(22688, 22718), index: r(8, 9), need: Need::Required, ne0_key: None }, // 5438: v.proj_blk.{}.self_attn_q.bias
-    TensorRead { name: t(22718, 22750), index: r(8, 9), need: Need::Required, ne0_key: None }, // 5439: v.proj_blk.{}.self_attn_k.weight
-    TensorRead { name: t(22750, 22780), index: r(8, 9), need: Need::Required, ne0_key: None }, // 5440: v.proj_blk.{}.self_attn_k.bias
-    TensorRead { name: t(22780, 22812), index: r(8, 9), need: Need::Required, ne0_key: None }, // 5441: v.proj_blk.{}.self_attn_v.weight
-    TensorRead { name: t(22812, 22842), index: r(8, 9), need: Need::Required, ne0_key: None }, // 5442: v.proj_blk.{}.self_attn_v.bias
-    TensorRead { name: t(22842, 22876), index: r(8, 9), need: Need::Required, ne0_key: None }, // 5443: v.proj_blk.{}.self_attn_out.weight
-    TensorRead { name: t(22876, 22908), index: r(8, 9), need: Need::Required, ne0_key: None }, // 5444: v.proj_blk.{}.self_attn_out.bias
-    TensorRead { name: t(22908, 22943), index: r(8, 9), need: Need::Required, ne0_key: None }, // 5445: v.proj_blk.{}.self_attn_norm.weight
-    TensorRead { name: t(22943, 22976), index: r(8, 9), need: Need::Required, ne0_key: None }, // 5446: v.proj_blk.{}.self_attn_norm.bias
-    TensorRead { name: t(22976, 23009), index: r(8, 9), need: Need::Required, ne0_key: None }, // 5447: v.proj_blk.{}.cross_attn_q.weight
-    TensorRead { name: t(23009, 23040), index: r(8, 9), need: Need::Required, ne0_key: None }, // 5448: v.proj_blk.{}.cross_attn_q.bias
-    TensorRead { name: t(23040, 23073), index: r(8, 9), need: Need::Required, ne0_key: None }, // 5449: v.proj_blk.{}.cross_attn_k.weight
-    TensorRead { name: t(23073, 23104), index: r(8, 9), need: Need::Required, ne0_key: None }, // 5450: v.proj_blk.{}.cross_attn_k.bias
-    TensorRead { name: t(23104, 23137), index: r(8, 9), need: Need::Required, ne0_key: None }, // 5451: v.proj_blk.{}.cross_attn_v.weight
-    TensorRead { name: t(23137, 23168), index: r(8, 9), need: Need::Required, ne0_key: None }, // 5452: v.proj_blk.{}.cross_attn_v.bias
-    TensorRead { name: t(23168, 23203), index: r(8, 9), need: Need::Required, ne0_key: None }, // 5453: v.proj_blk.{}.cross_attn_out.weight
-    TensorRead { name: t(23203, 23236), index: r(8, 9), need: Need::Required, ne0_key: None }, // 5454: v.proj_blk.{}.cross_attn_out.bias
-    TensorRead { name: t(23236, 23272), index: r(8, 9), need: Need::Required, ne0_key: None }, // 5455: v.proj_blk.{}.cross_attn_norm.weight
-    TensorRead { name: t(23272, 23306), index: r(8, 9), need: Need::Required, ne0_key: None }, // 5456: v.proj_blk.{}.cross_attn_norm.bias
-    TensorRead { name: t(23306, 23333), index: r(8, 9), need: Need::Required, ne0_key: None }, // 5457: v.proj_blk.{}.ffn_up.weight
-    TensorRead { name: t(23333, 23358), index: r(8, 9), need: Need::Required, ne0_key: None }, // 5458: v.proj_blk.{}.ffn_up.bias
-    TensorRead { name: t(23358, 23387), index: r(8, 9), need: Need::Required, ne0_key: None }, // 5459: v.proj_blk.{}.ffn_down.weight
-    TensorRead { name: t(23387, 23414), index: r(8, 9), need: Need::Required, ne0_key: None }, // 5460: v.proj_blk.{}.ffn_down.bias
-    TensorRead { name: t(23414, 23443), index: r(8, 9), need: Need::Required, ne0_key: None }, // 5461: v.proj_blk.{}.ffn_norm.weight
-    TensorRead { name: t(23443, 23470), index: r(8, 9), need: Need::Required, ne0_key: None }, // 5462: v.proj_blk.{}.ffn_norm.bias
+    TensorRead { name: t(25740, 25761), index: r(8, 9), need: Need::Required, ne0_key: None }, // 5429: v.proj_blk.{}.img_pos
+    TensorRead { name: t(25761, 25780), index: r(8, 9), need: Need::Required, ne0_key: None }, // 5430: v.proj_blk.{}.query
+    TensorRead { name: t(25780, 25807), index: r(8, 9), need: Need::Required, ne0_key: None }, // 5431: v.proj_blk.{}.linear.weight
+    TensorRead { name: t(25807, 25832), index: r(8, 9), need: Need::Required, ne0_key: None }, // 5432: v.proj_blk.{}.linear.bias
+    TensorRead { name: t(25832, 25857), index: r(8, 9), need: Need::Required, ne0_key: None }, // 5433: v.proj_blk.{}.norm.weight
+    TensorRead { name: t(25857, 25880), index: r(8, 9), need: Need::Required, ne0_key: None }, // 5434: v.proj_blk.{}.norm.bias
+    TensorRead { name: t(25880, 25910), index: r(8, 9), need: Need::Required, ne0_key: None }, // 5435: v.proj_blk.{}.post_norm.weight
+    TensorRead { name: t(25910, 25938), index: r(8, 9), need: Need::Required, ne0_key: None }, // 5436: v.proj_blk.{}.post_norm.bias
+    TensorRead { name: t(22800, 22832), index: r(8, 9), need: Need::Required, ne0_key: None }, // 5437: v.proj_blk.{}.self_attn_q.weight
+    TensorRead { name: t(22832, 22862), index: r(8, 9), need: Need::Required, ne0_key: None }, // 5438: v.proj_blk.{}.self_attn_q.bias
+    TensorRead { name: t(22862, 22894), index: r(8, 9), need: Need::Required, ne0_key: None }, // 5439: v.proj_blk.{}.self_attn_k.weight
+    TensorRead { name: t(22894, 22924), index: r(8, 9), need: Need::Required, ne0_key: None }, // 5440: v.proj_blk.{}.self_attn_k.bias
+    TensorRead { name: t(22924, 22956), index: r(8, 9), need: Need::Required, ne0_key: None }, // 5441: v.proj_blk.{}.self_attn_v.weight
+    TensorRead { name: t(22956, 22986), index: r(8, 9), need: Need::Required, ne0_key: None }, // 5442: v.proj_blk.{}.self_attn_v.bias
+    TensorRead { name: t(22986, 23020), index: r(8, 9), need: Need::Required, ne0_key: None }, // 5443: v.proj_blk.{}.self_attn_out.weight
+    TensorRead { name: t(23020, 23052), index: r(8, 9), need: Need::Required, ne0_key: None }, // 5444: v.proj_blk.{}.self_attn_out.bias
+    TensorRead { name: t(23052, 23087), index: r(8, 9), need: Need::Required, ne0_key: None }, // 5445: v.proj_blk.{}.self_attn_norm.weight
+    TensorRead { name: t(23087, 23120), index: r(8, 9), need: Need::Required, ne0_key: None }, // 5446: v.proj_blk.{}.self_attn_norm.bias
+    TensorRead { name: t(23120, 23153), index: r(8, 9), need: Need::Required, ne0_key: None }, // 5447: v.proj_blk.{}.cross_attn_q.weight
+    TensorRead { name: t(23153, 23184), index: r(8, 9), need: Need::Required, ne0_key: None }, // 5448: v.proj_blk.{}.cross_attn_q.bias
+    TensorRead { name: t(23184, 23217), index: r(8, 9), need: Need::Required, ne0_key: None }, // 5449: v.proj_blk.{}.cross_attn_k.weight
+    TensorRead { name: t(23217, 23248), index: r(8, 9), need: Need::Required, ne0_key: None }, // 5450: v.proj_blk.{}.cross_attn_k.bias
+    TensorRead { name: t(23248, 23281), index: r(8, 9), need: Need::Required, ne0_key: None }, // 5451: v.proj_blk.{}.cross_attn_v.weight
+    TensorRead { name: t(23281, 23312), index: r(8, 9), need: Need::Required, ne0_key: None }, // 5452: v.proj_blk.{}.cross_attn_v.bias
+    TensorRead { name: t(23312, 23347), index: r(8, 9), need: Need::Required, ne0_key: None }, // 5453: v.proj_blk.{}.cross_attn_out.weight
+    TensorRead { name: t(23347, 23380), index: r(8, 9), need: Need::Required, ne0_key: None }, // 5454: v.proj_blk.{}.cross_attn_out.bias
+    TensorRead { name: t(23380, 23416), index: r(8, 9), need: Need::Required, ne0_key: None }, // 5455: v.proj_blk.{}.cross_attn_norm.weight
+    TensorRead { name: t(23416, 23450), index: r(8, 9), need: Need::Required, ne0_key: None }, // 5456: v.proj_blk.{}.cross_attn_norm.bias
+    TensorRead { name: t(23450, 23477), index: r(8, 9), need: Need::Required, ne0_key: None }, // 5457: v.proj_blk.{}.ffn_up.weight
+    TensorRead { name: t(23477, 23502), index: r(8, 9), need: Need::Required, ne0_key: None }, // 5458: v.proj_blk.{}.ffn_up.bias
+    TensorRead { name: t(23502, 23531), index: r(8, 9), need: Need::Required, ne0_key: None }, // 5459: v.proj_blk.{}.ffn_down.weight
+    TensorRead { name: t(23531, 23558), index: r(8, 9), need: Need::Required, ne0_key: None }, // 5460: v.proj_blk.{}.ffn_down.bias
+    TensorRead { name: t(23558, 23587), index: r(8, 9), need: Need::Required, ne0_key: None }, // 5461: v.proj_blk.{}.ffn_norm.weight
+    TensorRead { name: t(23587, 23614), index: r(8, 9), need: Need::Required, ne0_key: None }, // 5462: v.proj_blk.{}.ffn_norm.bias
     TensorRead { name: t(1159, 1171), index: r(0, 0), need: Need::Optional, ne0_key: None }, // 5463: v.class_embd
     TensorRead { name: t(2799, 2814), index: r(0, 0), need: Need::Optional, ne0_key: None }, // 5464: a.pre_ln.weight
     TensorRead { name: t(2814, 2827), index: r(0, 0), need: Need::Optional, ne0_key: None }, // 5465: a.pre_ln.bias
@@ -8890,40 +9020,40 @@ static TENSOR_READS: [TensorRead; 6334] = [
     TensorRead { name: t(2199, 2224), index: r(0, 1), need: Need::Optional, ne0_key: None }, // 5511: v.deepstack.{}.fc2.weight
     TensorRead { name: t(2224, 2247), index: r(0, 1), need: Need::Optional, ne0_key: None }, // 5512: v.deepstack.{}.fc2.bias
     TensorRead { name: t(2347, 2362), index: r(0, 0), need: Need::Required, ne0_key: None }, // 5513: v.image_newline
-    TensorRead { name: t(25596, 25617), index: r(9, 10), need: Need::Required, ne0_key: None }, // 5514: v.proj_blk.{}.img_pos
-    TensorRead { name: t(26069, 26088), index: r(9, 10), need: Need::Required, ne0_key: None }, // 5515: a.proj_blk.{}.query
-    TensorRead { name: t(26088, 26115), index: r(9, 10), need: Need::Required, ne0_key: None }, // 5516: a.proj_blk.{}.linear.weight
-    TensorRead { name: t(26115, 26140), index: r(9, 10), need: Need::Required, ne0_key: None }, // 5517: a.proj_blk.{}.linear.bias
-    TensorRead { name: t(26140, 26165), index: r(9, 10), need: Need::Required, ne0_key: None }, // 5518: a.proj_blk.{}.norm.weight
-    TensorRead { name: t(26165, 26188), index: r(9, 10), need: Need::Required, ne0_key: None }, // 5519: a.proj_blk.{}.norm.bias
-    TensorRead { name: t(26188, 26218), index: r(9, 10), need: Need::Required, ne0_key: None }, // 5520: a.proj_blk.{}.post_norm.weight
-    TensorRead { name: t(26218, 26246), index: r(9, 10), need: Need::Required, ne0_key: None }, // 5521: a.proj_blk.{}.post_norm.bias
-    TensorRead { name: t(23679, 23711), index: r(9, 10), need: Need::Required, ne0_key: None }, // 5522: a.proj_blk.{}.self_attn_q.weight
-    TensorRead { name: t(23711, 23741), index: r(9, 10), need: Need::Required, ne0_key: None }, // 5523: a.proj_blk.{}.self_attn_q.bias
-    TensorRead { name: t(23741, 23773), index: r(9, 10), need: Need::Required, ne0_key: None }, // 5524: a.proj_blk.{}.self_attn_k.weight
-    TensorRead { name: t(23773, 23803), index: r(9, 10), need: Need::Required, ne0_key: None }, // 5525: a.proj_blk.{}.self_attn_k.bias
-    TensorRead { name: t(23803, 23835), index: r(9, 10), need: Need::Required, ne0_key: None }, // 5526: a.proj_blk.{}.self_attn_v.weight
-    TensorRead { name: t(23835, 23865), index: r(9, 10), need: Need::Required, ne0_key: None }, // 5527: a.proj_blk.{}.self_attn_v.bias
-    TensorRead { name: t(23865, 23899), index: r(9, 10), need: Need::Required, ne0_key: None }, // 5528: a.proj_blk.{}.self_attn_out.weight
-    TensorRead { name: t(23899, 23931), index: r(9, 10), need: Need::Required, ne0_key: None }, // 5529: a.proj_blk.{}.self_attn_out.bias
-    TensorRead { name: t(23931, 23966), index: r(9, 10), need: Need::Required, ne0_key: None }, // 5530: a.proj_blk.{}.self_attn_norm.weight
-    TensorRead { name: t(23966, 23999), index: r(9, 10), need: Need::Required, ne0_key: None }, // 5531: a.proj_blk.{}.self_attn_norm.bias
-    TensorRead { name: t(23999, 24032), index: r(9, 10), need: Need::Required, ne0_key: None }, // 5532: a.proj_blk.{}.cross_attn_q.weight
-    TensorRead { name: t(24032, 24063), index: r(9, 10), need: Need::Required, ne0_key: None }, // 5533: a.proj_blk.{}.cross_attn_q.bias
-    TensorRead { name: t(24063, 24096), index: r(9, 10), need: Need::Required, ne0_key: None }, // 5534: a.proj_blk.{}.cross_attn_k.weight
-    TensorRead { name: t(24096, 24127), index: r(9, 10), need: Need::Required, ne0_key: None }, // 5535: a.proj_blk.{}.cross_attn_k.bias
-    TensorRead { name: t(24127, 24160), index: r(9, 10), need: Need::Required, ne0_key: None }, // 5536: a.proj_blk.{}.cross_attn_v.weight
-    TensorRead { name: t(24160, 24191), index: r(9, 10), need: Need::Required, ne0_key: None }, // 5537: a.proj_blk.{}.cross_attn_v.bias
-    TensorRead { name: t(24191, 24226), index: r(9, 10), need: Need::Required, ne0_key: None }, // 5538: a.proj_blk.{}.cross_attn_out.weight
-    TensorRead { name: t(24226, 24259), index: r(9, 10), need: Need::Required, ne0_key: None }, // 5539: a.proj_blk.{}.cross_attn_out.bias
-    TensorRead { name: t(24259, 24295), index: r(9, 10), need: Need::Required, ne0_key: None }, // 5540: a.proj_blk.{}.cross_attn_norm.weight
-    TensorRead { name: t(24295, 24329), index: r(9, 10), need: Need::Required, ne0_key: None }, // 5541: a.proj_blk.{}.cross_attn_norm.bias
-    TensorRead { name: t(24329, 24356), index: r(9, 10), need: Need::Required, ne0_key: None }, // 5542: a.proj_blk.{}.ffn_up.weight
-    TensorRead { name: t(24356, 24381), index: r(9, 10), need: Need::Required, ne0_key: None }, // 5543: a.proj_blk.{}.ffn_up.bias
-    TensorRead { name: t(24381, 24410), index: r(9, 10), need: Need::Required, ne0_key: None }, // 5544: a.proj_blk.{}.ffn_down.weight
-    TensorRead { name: t(24410, 24437), index: r(9, 10), need: Need::Required, ne0_key: None }, // 5545: a.proj_blk.{}.ffn_down.bias
-    TensorRead { name: t(24437, 24466), index: r(9, 10), need: Need::Required, ne0_key: None }, // 5546: a.proj_blk.{}.ffn_norm.weight
-    TensorRead { name: t(24466, 24493), index: r(9, 10), need: Need::Required, ne0_key: None }, // 5547: a.proj_blk.{}.ffn_norm.bias
+    TensorRead { name: t(25740, 25761), index: r(9, 10), need: Need::Required, ne0_key: None }, // 5514: v.proj_blk.{}.img_pos
+    TensorRead { name: t(26213, 26232), index: r(9, 10), need: Need::Required, ne0_key: None }, // 5515: a.proj_blk.{}.query
+    TensorRead { name: t(26232, 26259), index: r(9, 10), need: Need::Required, ne0_key: None }, // 5516: a.proj_blk.{}.linear.weight
+    TensorRead { name: t(26259, 26284), index: r(9, 10), need: Need::Required, ne0_key: None }, // 5517: a.proj_blk.{}.linear.bias
+    TensorRead { name: t(26284, 26309), index: r(9, 10), need: Need::Required, ne0_key: None }, // 5518: a.proj_blk.{}.norm.weight
+    TensorRead { name: t(26309, 26332), index: r(9, 10), need: Need::Required, ne0_key: None }, // 5519: a.proj_blk.{}.norm.bias
+    TensorRead { name: t(26332, 26362), index: r(9, 10), need: Need::Required, ne0_key: None }, // 5520: a.proj_blk.{}.post_norm.weight
+    TensorRead { name: t(26362, 26390), index: r(9, 10), need: Need::Required, ne0_key: None }, // 5521: a.proj_blk.{}.post_norm.bias
+    TensorRead { name: t(23823, 23855), index: r(9, 10), need: Need::Required, ne0_key: None }, // 5522: a.proj_blk.{}.self_attn_q.weight
+    TensorRead { name: t(23855, 23885), index: r(9, 10), need: Need::Required, ne0_key: None }, // 5523: a.proj_blk.{}.self_attn_q.bias
+    TensorRead { name: t(23885, 23917), index: r(9, 10), need: Need::Required, ne0_key: None }, // 5524: a.proj_blk.{}.self_attn_k.weight
+    TensorRead { name: t(23917, 23947), index: r(9, 10), need: Need::Required, ne0_key: None }, // 5525: a.proj_blk.{}.self_attn_k.bias
+    TensorRead { name: t(23947, 23979), index: r(9, 10), need: Need::Required, ne0_key: None }, // 5526: a.proj_blk.{}.self_attn_v.weight
+    TensorRead { name: t(23979, 24009), index: r(9, 10), need: Need::Required, ne0_key: None }, // 5527: a.proj_blk.{}.self_attn_v.bias
+    TensorRead { name: t(24009, 24043), index: r(9, 10), need: Need::Required, ne0_key: None }, // 5528: a.proj_blk.{}.self_attn_out.weight
+    TensorRead { name: t(24043, 24075), index: r(9, 10), need: Need::Required, ne0_key: None }, // 5529: a.proj_blk.{}.self_attn_out.bias
+    TensorRead { name: t(24075, 24110), index: r(9, 10), need: Need::Required, ne0_key: None }, // 5530: a.proj_blk.{}.self_attn_norm.weight
+    TensorRead { name: t(24110, 24143), index: r(9, 10), need: Need::Required, ne0_key: None }, // 5531: a.proj_blk.{}.self_attn_norm.bias
+    TensorRead { name: t(24143, 24176), index: r(9, 10), need: Need::Required, ne0_key: None }, // 5532: a.proj_blk.{}.cross_attn_q.weight
+    TensorRead { name: t(24176, 24207), index: r(9, 10), need: Need::Required, ne0_key: None }, // 5533: a.proj_blk.{}.cross_attn_q.bias
+    TensorRead { name: t(24207, 24240), index: r(9, 10), need: Need::Required, ne0_key: None }, // 5534: a.proj_blk.{}.cross_attn_k.weight
+    TensorRead { name: t(24240, 24271), index: r(9, 10), need: Need::Required, ne0_key: None }, // 5535: a.proj_blk.{}.cross_attn_k.bias
+    TensorRead { name: t(24271, 24304), index: r(9, 10), need: Need::Required, ne0_key: None }, // 5536: a.proj_blk.{}.cross_attn_v.weight
+    TensorRead { name: t(24304, 24335), index: r(9, 10), need: Need::Required, ne0_key: None }, // 5537: a.proj_blk.{}.cross_attn_v.bias
+    TensorRead { name: t(24335, 24370), index: r(9, 10), need: Need::Required, ne0_key: None }, // 5538: a.proj_blk.{}.cross_attn_out.weight
+    TensorRead { name: t(24370, 24403), index: r(9, 10), need: Need::Required, ne0_key: None }, // 5539: a.proj_blk.{}.cross_attn_out.bias
+    TensorRead { name: t(24403, 24439), index: r(9, 10), need: Need::Required, ne0_key: None }, // 5540: a.proj_blk.{}.cross_attn_norm.weight
+    TensorRead { name: t(24439, 24473), index: r(9, 10), need: Need::Required, ne0_key: None }, // 5541: a.proj_blk.{}.cross_attn_norm.bias
+    TensorRead { name: t(24473, 24500), index: r(9, 10), need: Need::Required, ne0_key: None }, // 5542: a.proj_blk.{}.ffn_up.weight
+    TensorRead { name: t(24500, 24525), index: r(9, 10), need: Need::Required, ne0_key: None }, // 5543: a.proj_blk.{}.ffn_up.bias
+    TensorRead { name: t(24525, 24554), index: r(9, 10), need: Need::Required, ne0_key: None }, // 5544: a.proj_blk.{}.ffn_down.weight
+    TensorRead { name: t(24554, 24581), index: r(9, 10), need: Need::Required, ne0_key: None }, // 5545: a.proj_blk.{}.ffn_down.bias
+    TensorRead { name: t(24581, 24610), index: r(9, 10), need: Need::Required, ne0_key: None }, // 5546: a.proj_blk.{}.ffn_norm.weight
+    TensorRead { name: t(24610, 24637), index: r(9, 10), need: Need::Required, ne0_key: None }, // 5547: a.proj_blk.{}.ffn_norm.bias
     TensorRead { name: t(1159, 1171), index: r(0, 0), need: Need::Optional, ne0_key: None }, // 5548: v.class_embd
     TensorRead { name: t(1171, 1186), index: r(0, 0), need: Need::Optional, ne0_key: None }, // 5549: v.pre_ln.weight
     TensorRead { name: t(1186, 1199), index: r(0, 0), need: Need::Optional, ne0_key: None }, // 5550: v.pre_ln.bias
@@ -8974,32 +9104,32 @@ static TENSOR_READS: [TensorRead; 6334] = [
     TensorRead { name: t(2176, 2199), index: r(0, 1), need: Need::Optional, ne0_key: None }, // 5595: v.deepstack.{}.fc1.bias
     TensorRead { name: t(2199, 2224), index: r(0, 1), need: Need::Optional, ne0_key: None }, // 5596: v.deepstack.{}.fc2.weight
     TensorRead { name: t(2224, 2247), index: r(0, 1), need: Need::Optional, ne0_key: None }, // 5597: v.deepstack.{}.fc2.bias
-    TensorRead { name: t(11965, 11982), index: r(0, 0), need: Need::Required, ne0_key: None }, // 5598: a.conv1d.1.weight
-    TensorRead { name: t(11982, 11997), index: r(0, 0), need: Need::Required, ne0_key: None }, // 5599: a.conv1d.1.bias
-    TensorRead { name: t(11997, 12014), index: r(0, 0), need: Need::Required, ne0_key: None }, // 5600: a.conv1d.2.weight
-    TensorRead { name: t(12014, 12029), index: r(0, 0), need: Need::Required, ne0_key: None }, // 5601: a.conv1d.2.bias
-    TensorRead { name: t(26658, 26682), index: r(0, 0), need: Need::Required, ne0_key: None }, // 5602: a.downsample.conv.weight
-    TensorRead { name: t(26682, 26706), index: r(0, 0), need: Need::Required, ne0_key: None }, // 5603: a.downsample.norm.weight
-    TensorRead { name: t(26706, 26728), index: r(0, 0), need: Need::Required, ne0_key: None }, // 5604: a.downsample.norm.bias
-    TensorRead { name: t(26728, 26749), index: r(0, 0), need: Need::Optional, ne0_key: None }, // 5605: a.rvq.codebook.weight
-    TensorRead { name: t(26749, 26770), index: r(0, 0), need: Need::Optional, ne0_key: None }, // 5606: mm.a.code_embd.weight
-    TensorRead { name: t(26728, 26749), index: r(0, 0), need: Need::Required, ne0_key: None }, // 5607: a.rvq.codebook.weight
-    TensorRead { name: t(26749, 26770), index: r(0, 0), need: Need::Required, ne0_key: None }, // 5608: mm.a.code_embd.weight
-    TensorRead { name: t(26770, 26801), index: r(10, 11), need: Need::Required, ne0_key: None }, // 5609: mm.a.local_blk.{}.attn_q.weight
-    TensorRead { name: t(26801, 26830), index: r(10, 11), need: Need::Required, ne0_key: None }, // 5610: mm.a.local_blk.{}.attn_q.bias
-    TensorRead { name: t(26830, 26861), index: r(10, 11), need: Need::Required, ne0_key: None }, // 5611: mm.a.local_blk.{}.attn_k.weight
-    TensorRead { name: t(26861, 26890), index: r(10, 11), need: Need::Required, ne0_key: None }, // 5612: mm.a.local_blk.{}.attn_k.bias
-    TensorRead { name: t(26890, 26921), index: r(10, 11), need: Need::Required, ne0_key: None }, // 5613: mm.a.local_blk.{}.attn_v.weight
-    TensorRead { name: t(26921, 26950), index: r(10, 11), need: Need::Required, ne0_key: None }, // 5614: mm.a.local_blk.{}.attn_v.bias
-    TensorRead { name: t(26950, 26983), index: r(10, 11), need: Need::Required, ne0_key: None }, // 5615: mm.a.local_blk.{}.attn_out.weight
-    TensorRead { name: t(26983, 27016), index: r(10, 11), need: Need::Required, ne0_key: None }, // 5616: mm.a.local_blk.{}.ffn_gate.weight
-    TensorRead { name: t(27016, 27047), index: r(10, 11), need: Need::Required, ne0_key: None }, // 5617: mm.a.local_blk.{}.ffn_up.weight
-    TensorRead { name: t(27047, 27080), index: r(10, 11), need: Need::Required, ne0_key: None }, // 5618: mm.a.local_blk.{}.ffn_down.weight
-    TensorRead { name: t(27080, 27108), index: r(10, 11), need: Need::Required, ne0_key: None }, // 5619: mm.a.local_blk.{}.ln1.weight
-    TensorRead { name: t(27108, 27136), index: r(10, 11), need: Need::Required, ne0_key: None }, // 5620: mm.a.local_blk.{}.ln2.weight
-    TensorRead { name: t(27136, 27158), index: r(0, 0), need: Need::Required, ne0_key: None }, // 5621: mm.a.local_norm.weight
-    TensorRead { name: t(12029, 12046), index: r(0, 0), need: Need::Required, ne0_key: None }, // 5622: mm.a.mlp.1.weight
-    TensorRead { name: t(12046, 12063), index: r(0, 0), need: Need::Required, ne0_key: None }, // 5623: mm.a.mlp.2.weight
+    TensorRead { name: t(12062, 12079), index: r(0, 0), need: Need::Required, ne0_key: None }, // 5598: a.conv1d.1.weight
+    TensorRead { name: t(12079, 12094), index: r(0, 0), need: Need::Required, ne0_key: None }, // 5599: a.conv1d.1.bias
+    TensorRead { name: t(12094, 12111), index: r(0, 0), need: Need::Required, ne0_key: None }, // 5600: a.conv1d.2.weight
+    TensorRead { name: t(12111, 12126), index: r(0, 0), need: Need::Required, ne0_key: None }, // 5601: a.conv1d.2.bias
+    TensorRead { name: t(26802, 26826), index: r(0, 0), need: Need::Required, ne0_key: None }, // 5602: a.downsample.conv.weight
+    TensorRead { name: t(26826, 26850), index: r(0, 0), need: Need::Required, ne0_key: None }, // 5603: a.downsample.norm.weight
+    TensorRead { name: t(26850, 26872), index: r(0, 0), need: Need::Required, ne0_key: None }, // 5604: a.downsample.norm.bias
+    TensorRead { name: t(26872, 26893), index: r(0, 0), need: Need::Optional, ne0_key: None }, // 5605: a.rvq.codebook.weight
+    TensorRead { name: t(26893, 26914), index: r(0, 0), need: Need::Optional, ne0_key: None }, // 5606: mm.a.code_embd.weight
+    TensorRead { name: t(26872, 26893), index: r(0, 0), need: Need::Required, ne0_key: None }, // 5607: a.rvq.codebook.weight
+    TensorRead { name: t(26893, 26914), index: r(0, 0), need: Need::Required, ne0_key: None }, // 5608: mm.a.code_embd.weight
+    TensorRead { name: t(26914, 26945), index: r(10, 11), need: Need::Required, ne0_key: None }, // 5609: mm.a.local_blk.{}.attn_q.weight
+    TensorRead { name: t(26945, 26974), index: r(10, 11), need: Need::Required, ne0_key: None }, // 5610: mm.a.local_blk.{}.attn_q.bias
+    TensorRead { name: t(26974, 27005), index: r(10, 11), need: Need::Required, ne0_key: None }, // 5611: mm.a.local_blk.{}.attn_k.weight
+    TensorRead { name: t(27005, 27034), index: r(10, 11), need: Need::Required, ne0_key: None }, // 5612: mm.a.local_blk.{}.attn_k.bias
+    TensorRead { name: t(27034, 27065), index: r(10, 11), need: Need::Required, ne0_key: None }, // 5613: mm.a.local_blk.{}.attn_v.weight
+    TensorRead { name: t(27065, 27094), index: r(10, 11), need: Need::Required, ne0_key: None }, // 5614: mm.a.local_blk.{}.attn_v.bias
+    TensorRead { name: t(27094, 27127), index: r(10, 11), need: Need::Required, ne0_key: None }, // 5615: mm.a.local_blk.{}.attn_out.weight
+    TensorRead { name: t(27127, 27160), index: r(10, 11), need: Need::Required, ne0_key: None }, // 5616: mm.a.local_blk.{}.ffn_gate.weight
+    TensorRead { name: t(27160, 27191), index: r(10, 11), need: Need::Required, ne0_key: None }, // 5617: mm.a.local_blk.{}.ffn_up.weight
+    TensorRead { name: t(27191, 27224), index: r(10, 11), need: Need::Required, ne0_key: None }, // 5618: mm.a.local_blk.{}.ffn_down.weight
+    TensorRead { name: t(27224, 27252), index: r(10, 11), need: Need::Required, ne0_key: None }, // 5619: mm.a.local_blk.{}.ln1.weight
+    TensorRead { name: t(27252, 27280), index: r(10, 11), need: Need::Required, ne0_key: None }, // 5620: mm.a.local_blk.{}.ln2.weight
+    TensorRead { name: t(27280, 27302), index: r(0, 0), need: Need::Required, ne0_key: None }, // 5621: mm.a.local_norm.weight
+    TensorRead { name: t(12126, 12143), index: r(0, 0), need: Need::Required, ne0_key: None }, // 5622: mm.a.mlp.1.weight
+    TensorRead { name: t(12143, 12160), index: r(0, 0), need: Need::Required, ne0_key: None }, // 5623: mm.a.mlp.2.weight
     TensorRead { name: t(1159, 1171), index: r(0, 0), need: Need::Optional, ne0_key: None }, // 5624: v.class_embd
     TensorRead { name: t(2799, 2814), index: r(0, 0), need: Need::Optional, ne0_key: None }, // 5625: a.pre_ln.weight
     TensorRead { name: t(2814, 2827), index: r(0, 0), need: Need::Optional, ne0_key: None }, // 5626: a.pre_ln.bias
@@ -9050,32 +9180,32 @@ static TENSOR_READS: [TensorRead; 6334] = [
     TensorRead { name: t(2176, 2199), index: r(0, 1), need: Need::Optional, ne0_key: None }, // 5671: v.deepstack.{}.fc1.bias
     TensorRead { name: t(2199, 2224), index: r(0, 1), need: Need::Optional, ne0_key: None }, // 5672: v.deepstack.{}.fc2.weight
     TensorRead { name: t(2224, 2247), index: r(0, 1), need: Need::Optional, ne0_key: None }, // 5673: v.deepstack.{}.fc2.bias
-    TensorRead { name: t(11965, 11982), index: r(0, 0), need: Need::Required, ne0_key: None }, // 5674: a.conv1d.1.weight
-    TensorRead { name: t(11982, 11997), index: r(0, 0), need: Need::Required, ne0_key: None }, // 5675: a.conv1d.1.bias
-    TensorRead { name: t(11997, 12014), index: r(0, 0), need: Need::Required, ne0_key: None }, // 5676: a.conv1d.2.weight
-    TensorRead { name: t(12014, 12029), index: r(0, 0), need: Need::Required, ne0_key: None }, // 5677: a.conv1d.2.bias
-    TensorRead { name: t(26658, 26682), index: r(0, 0), need: Need::Required, ne0_key: None }, // 5678: a.downsample.conv.weight
-    TensorRead { name: t(26682, 26706), index: r(0, 0), need: Need::Required, ne0_key: None }, // 5679: a.downsample.norm.weight
-    TensorRead { name: t(26706, 26728), index: r(0, 0), need: Need::Required, ne0_key: None }, // 5680: a.downsample.norm.bias
-    TensorRead { name: t(26728, 26749), index: r(0, 0), need: Need::Optional, ne0_key: None }, // 5681: a.rvq.codebook.weight
-    TensorRead { name: t(26749, 26770), index: r(0, 0), need: Need::Optional, ne0_key: None }, // 5682: mm.a.code_embd.weight
-    TensorRead { name: t(26728, 26749), index: r(0, 0), need: Need::Required, ne0_key: None }, // 5683: a.rvq.codebook.weight
-    TensorRead { name: t(26749, 26770), index: r(0, 0), need: Need::Required, ne0_key: None }, // 5684: mm.a.code_embd.weight
-    TensorRead { name: t(26770, 26801), index: r(10, 11), need: Need::Required, ne0_key: None }, // 5685: mm.a.local_blk.{}.attn_q.weight
-    TensorRead { name: t(26801, 26830), index: r(10, 11), need: Need::Required, ne0_key: None }, // 5686: mm.a.local_blk.{}.attn_q.bias
-    TensorRead { name: t(26830, 26861), index: r(10, 11), need: Need::Required, ne0_key: None }, // 5687: mm.a.local_blk.{}.attn_k.weight
-    TensorRead { name: t(26861, 26890), index: r(10, 11), need: Need::Required, ne0_key: None }, // 5688: mm.a.local_blk.{}.attn_k.bias
-    TensorRead { name: t(26890, 26921), index: r(10, 11), need: Need::Required, ne0_key: None }, // 5689: mm.a.local_blk.{}.attn_v.weight
-    TensorRead { name: t(26921, 26950), index: r(10, 11), need: Need::Required, ne0_key: None }, // 5690: mm.a.local_blk.{}.attn_v.bias
-    TensorRead { name: t(26950, 26983), index: r(10, 11), need: Need::Required, ne0_key: None }, // 5691: mm.a.local_blk.{}.attn_out.weight
-    TensorRead { name: t(26983, 27016), index: r(10, 11), need: Need::Required, ne0_key: None }, // 5692: mm.a.local_blk.{}.ffn_gate.weight
-    TensorRead { name: t(27016, 27047), index: r(10, 11), need: Need::Required, ne0_key: None }, // 5693: mm.a.local_blk.{}.ffn_up.weight
-    TensorRead { name: t(27047, 27080), index: r(10, 11), need: Need::Required, ne0_key: None }, // 5694: mm.a.local_blk.{}.ffn_down.weight
-    TensorRead { name: t(27080, 27108), index: r(10, 11), need: Need::Required, ne0_key: None }, // 5695: mm.a.local_blk.{}.ln1.weight
-    TensorRead { name: t(27108, 27136), index: r(10, 11), need: Need::Required, ne0_key: None }, // 5696: mm.a.local_blk.{}.ln2.weight
-    TensorRead { name: t(27136, 27158), index: r(0, 0), need: Need::Required, ne0_key: None }, // 5697: mm.a.local_norm.weight
-    TensorRead { name: t(12029, 12046), index: r(0, 0), need: Need::Required, ne0_key: None }, // 5698: mm.a.mlp.1.weight
-    TensorRead { name: t(12046, 12063), index: r(0, 0), need: Need::Required, ne0_key: None }, // 5699: mm.a.mlp.2.weight
+    TensorRead { name: t(12062, 12079), index: r(0, 0), need: Need::Required, ne0_key: None }, // 5674: a.conv1d.1.weight
+    TensorRead { name: t(12079, 12094), index: r(0, 0), need: Need::Required, ne0_key: None }, // 5675: a.conv1d.1.bias
+    TensorRead { name: t(12094, 12111), index: r(0, 0), need: Need::Required, ne0_key: None }, // 5676: a.conv1d.2.weight
+    TensorRead { name: t(12111, 12126), index: r(0, 0), need: Need::Required, ne0_key: None }, // 5677: a.conv1d.2.bias
+    TensorRead { name: t(26802, 26826), index: r(0, 0), need: Need::Required, ne0_key: None }, // 5678: a.downsample.conv.weight
+    TensorRead { name: t(26826, 26850), index: r(0, 0), need: Need::Required, ne0_key: None }, // 5679: a.downsample.norm.weight
+    TensorRead { name: t(26850, 26872), index: r(0, 0), need: Need::Required, ne0_key: None }, // 5680: a.downsample.norm.bias
+    TensorRead { name: t(26872, 26893), index: r(0, 0), need: Need::Optional, ne0_key: None }, // 5681: a.rvq.codebook.weight
+    TensorRead { name: t(26893, 26914), index: r(0, 0), need: Need::Optional, ne0_key: None }, // 5682: mm.a.code_embd.weight
+    TensorRead { name: t(26872, 26893), index: r(0, 0), need: Need::Required, ne0_key: None }, // 5683: a.rvq.codebook.weight
+    TensorRead { name: t(26893, 26914), index: r(0, 0), need: Need::Required, ne0_key: None }, // 5684: mm.a.code_embd.weight
+    TensorRead { name: t(26914, 26945), index: r(10, 11), need: Need::Required, ne0_key: None }, // 5685: mm.a.local_blk.{}.attn_q.weight
+    TensorRead { name: t(26945, 26974), index: r(10, 11), need: Need::Required, ne0_key: None }, // 5686: mm.a.local_blk.{}.attn_q.bias
+    TensorRead { name: t(26974, 27005), index: r(10, 11), need: Need::Required, ne0_key: None }, // 5687: mm.a.local_blk.{}.attn_k.weight
+    TensorRead { name: t(27005, 27034), index: r(10, 11), need: Need::Required, ne0_key: None }, // 5688: mm.a.local_blk.{}.attn_k.bias
+    TensorRead { name: t(27034, 27065), index: r(10, 11), need: Need::Required, ne0_key: None }, // 5689: mm.a.local_blk.{}.attn_v.weight
+    TensorRead { name: t(27065, 27094), index: r(10, 11), need: Need::Required, ne0_key: None }, // 5690: mm.a.local_blk.{}.attn_v.bias
+    TensorRead { name: t(27094, 27127), index: r(10, 11), need: Need::Required, ne0_key: None }, // 5691: mm.a.local_blk.{}.attn_out.weight
+    TensorRead { name: t(27127, 27160), index: r(10, 11), need: Need::Required, ne0_key: None }, // 5692: mm.a.local_blk.{}.ffn_gate.weight
+    TensorRead { name: t(27160, 27191), index: r(10, 11), need: Need::Required, ne0_key: None }, // 5693: mm.a.local_blk.{}.ffn_up.weight
+    TensorRead { name: t(27191, 27224), index: r(10, 11), need: Need::Required, ne0_key: None }, // 5694: mm.a.local_blk.{}.ffn_down.weight
+    TensorRead { name: t(27224, 27252), index: r(10, 11), need: Need::Required, ne0_key: None }, // 5695: mm.a.local_blk.{}.ln1.weight
+    TensorRead { name: t(27252, 27280), index: r(10, 11), need: Need::Required, ne0_key: None }, // 5696: mm.a.local_blk.{}.ln2.weight
+    TensorRead { name: t(27280, 27302), index: r(0, 0), need: Need::Required, ne0_key: None }, // 5697: mm.a.local_norm.weight
+    TensorRead { name: t(12126, 12143), index: r(0, 0), need: Need::Required, ne0_key: None }, // 5698: mm.a.mlp.1.weight
+    TensorRead { name: t(12143, 12160), index: r(0, 0), need: Need::Required, ne0_key: None }, // 5699: mm.a.mlp.2.weight
     TensorRead { name: t(1159, 1171), index: r(0, 0), need: Need::Optional, ne0_key: None }, // 5700: v.class_embd
     TensorRead { name: t(1171, 1186), index: r(0, 0), need: Need::Optional, ne0_key: None }, // 5701: v.pre_ln.weight
     TensorRead { name: t(1186, 1199), index: r(0, 0), need: Need::Optional, ne0_key: None }, // 5702: v.pre_ln.bias
@@ -9087,26 +9217,26 @@ static TENSOR_READS: [TensorRead; 6334] = [
     TensorRead { name: t(1286, 1304), index: r(0, 0), need: Need::Optional, ne0_key: None }, // 5708: v.norm_embd.weight
     TensorRead { name: t(1304, 1320), index: r(0, 0), need: Need::Optional, ne0_key: None }, // 5709: v.norm_embd.bias
     TensorRead { name: t(1320, 1342), index: r(0, 0), need: Need::Optional, ne0_key: None }, // 5710: v.position_embd.weight
-    TensorRead { name: t(27979, 27996), index: r(0, 0), need: Need::Required, ne0_key: None }, // 5711: a.conv1d.0.weight
-    TensorRead { name: t(27996, 28011), index: r(0, 0), need: Need::Required, ne0_key: None }, // 5712: a.conv1d.0.bias
-    TensorRead { name: t(9574, 9598), index: r(11, 12), need: Need::Required, ne0_key: None }, // 5713: v.blk.{}.conv_pw1.weight
-    TensorRead { name: t(9598, 9620), index: r(11, 12), need: Need::Required, ne0_key: None }, // 5714: v.blk.{}.conv_pw1.bias
-    TensorRead { name: t(9712, 9736), index: r(11, 12), need: Need::Required, ne0_key: None }, // 5715: v.blk.{}.conv_pw2.weight
-    TensorRead { name: t(9736, 9758), index: r(11, 12), need: Need::Required, ne0_key: None }, // 5716: v.blk.{}.conv_pw2.bias
-    TensorRead { name: t(28011, 28035), index: r(11, 12), need: Need::Required, ne0_key: None }, // 5717: a.blk.{}.se_conv1.weight
-    TensorRead { name: t(28035, 28057), index: r(11, 12), need: Need::Required, ne0_key: None }, // 5718: a.blk.{}.se_conv1.bias
-    TensorRead { name: t(28057, 28081), index: r(11, 12), need: Need::Required, ne0_key: None }, // 5719: a.blk.{}.se_conv2.weight
-    TensorRead { name: t(28081, 28103), index: r(11, 12), need: Need::Required, ne0_key: None }, // 5720: a.blk.{}.se_conv2.bias
-    TensorRead { name: t(28103, 28126), index: r(12, 14), need: Need::Required, ne0_key: None }, // 5721: a.blk.{}.res2.{}.weight
-    TensorRead { name: t(28126, 28147), index: r(12, 14), need: Need::Required, ne0_key: None }, // 5722: a.blk.{}.res2.{}.bias
-    TensorRead { name: t(13035, 13052), index: r(0, 0), need: Need::Required, ne0_key: None }, // 5723: a.conv_out.weight
-    TensorRead { name: t(28147, 28162), index: r(0, 0), need: Need::Required, ne0_key: None }, // 5724: a.conv_out.bias
-    TensorRead { name: t(28162, 28179), index: r(0, 0), need: Need::Required, ne0_key: None }, // 5725: a.asp_attn.weight
-    TensorRead { name: t(28179, 28194), index: r(0, 0), need: Need::Required, ne0_key: None }, // 5726: a.asp_attn.bias
-    TensorRead { name: t(28194, 28211), index: r(0, 0), need: Need::Required, ne0_key: None }, // 5727: a.asp_tdnn.weight
-    TensorRead { name: t(28211, 28226), index: r(0, 0), need: Need::Required, ne0_key: None }, // 5728: a.asp_tdnn.bias
-    TensorRead { name: t(12791, 12805), index: r(0, 0), need: Need::Required, ne0_key: None }, // 5729: mm.a.fc.weight
-    TensorRead { name: t(12805, 12817), index: r(0, 0), need: Need::Required, ne0_key: None }, // 5730: mm.a.fc.bias
+    TensorRead { name: t(28123, 28140), index: r(0, 0), need: Need::Required, ne0_key: None }, // 5711: a.conv1d.0.weight
+    TensorRead { name: t(28140, 28155), index: r(0, 0), need: Need::Required, ne0_key: None }, // 5712: a.conv1d.0.bias
+    TensorRead { name: t(9631, 9655), index: r(11, 12), need: Need::Required, ne0_key: None }, // 5713: v.blk.{}.conv_pw1.weight
+    TensorRead { name: t(9655, 9677), index: r(11, 12), need: Need::Required, ne0_key: None }, // 5714: v.blk.{}.conv_pw1.bias
+    TensorRead { name: t(9769, 9793), index: r(11, 12), need: Need::Required, ne0_key: None }, // 5715: v.blk.{}.conv_pw2.weight
+    TensorRead { name: t(9793, 9815), index: r(11, 12), need: Need::Required, ne0_key: None }, // 5716: v.blk.{}.conv_pw2.bias
+    TensorRead { name: t(28155, 28179), index: r(11, 12), need: Need::Required, ne0_key: None }, // 5717: a.blk.{}.se_conv1.weight
+    TensorRead { name: t(28179, 28201), index: r(11, 12), need: Need::Required, ne0_key: None }, // 5718: a.blk.{}.se_conv1.bias
+    TensorRead { name: t(28201, 28225), index: r(11, 12), need: Need::Required, ne0_key: None }, // 5719: a.blk.{}.se_conv2.weight
+    TensorRead { name: t(28225, 28247), index: r(11, 12), need: Need::Required, ne0_key: None }, // 5720: a.blk.{}.se_conv2.bias
+    TensorRead { name: t(28247, 28270), index: r(12, 14), need: Need::Required, ne0_key: None }, // 5721: a.blk.{}.res2.{}.weight
+    TensorRead { name: t(28270, 28291), index: r(12, 14), need: Need::Required, ne0_key: None }, // 5722: a.blk.{}.res2.{}.bias
+    TensorRead { name: t(13132, 13149), index: r(0, 0), need: Need::Required, ne0_key: None }, // 5723: a.conv_out.weight
+    TensorRead { name: t(28291, 28306), index: r(0, 0), need: Need::Required, ne0_key: None }, // 5724: a.conv_out.bias
+    TensorRead { name: t(28306, 28323), index: r(0, 0), need: Need::Required, ne0_key: None }, // 5725: a.asp_attn.weight
+    TensorRead { name: t(28323, 28338), index: r(0, 0), need: Need::Required, ne0_key: None }, // 5726: a.asp_attn.bias
+    TensorRead { name: t(28338, 28355), index: r(0, 0), need: Need::Required, ne0_key: None }, // 5727: a.asp_tdnn.weight
+    TensorRead { name: t(28355, 28370), index: r(0, 0), need: Need::Required, ne0_key: None }, // 5728: a.asp_tdnn.bias
+    TensorRead { name: t(12888, 12902), index: r(0, 0), need: Need::Required, ne0_key: None }, // 5729: mm.a.fc.weight
+    TensorRead { name: t(12902, 12914), index: r(0, 0), need: Need::Required, ne0_key: None }, // 5730: mm.a.fc.bias
     TensorRead { name: t(1159, 1171), index: r(0, 0), need: Need::Optional, ne0_key: None }, // 5731: v.class_embd
     TensorRead { name: t(2799, 2814), index: r(0, 0), need: Need::Optional, ne0_key: None }, // 5732: a.pre_ln.weight
     TensorRead { name: t(2814, 2827), index: r(0, 0), need: Need::Optional, ne0_key: None }, // 5733: a.pre_ln.bias
@@ -9118,26 +9248,26 @@ static TENSOR_READS: [TensorRead; 6334] = [
     TensorRead { name: t(1286, 1304), index: r(0, 0), need: Need::Optional, ne0_key: None }, // 5739: v.norm_embd.weight
     TensorRead { name: t(1304, 1320), index: r(0, 0), need: Need::Optional, ne0_key: None }, // 5740: v.norm_embd.bias
     TensorRead { name: t(2857, 2879), index: r(0, 0), need: Need::Optional, ne0_key: None }, // 5741: a.position_embd.weight
-    TensorRead { name: t(27979, 27996), index: r(0, 0), need: Need::Required, ne0_key: None }, // 5742: a.conv1d.0.weight
-    TensorRead { name: t(27996, 28011), index: r(0, 0), need: Need::Required, ne0_key: None }, // 5743: a.conv1d.0.bias
-    TensorRead { name: t(10098, 10122), index: r(11, 12), need: Need::Required, ne0_key: None }, // 5744: a.blk.{}.conv_pw1.weight
-    TensorRead { name: t(10122, 10144), index: r(11, 12), need: Need::Required, ne0_key: None }, // 5745: a.blk.{}.conv_pw1.bias
-    TensorRead { name: t(10236, 10260), index: r(11, 12), need: Need::Required, ne0_key: None }, // 5746: a.blk.{}.conv_pw2.weight
-    TensorRead { name: t(10260, 10282), index: r(11, 12), need: Need::Required, ne0_key: None }, // 5747: a.blk.{}.conv_pw2.bias
-    TensorRead { name: t(28011, 28035), index: r(11, 12), need: Need::Required, ne0_key: None }, // 5748: a.blk.{}.se_conv1.weight
-    TensorRead { name: t(28035, 28057), index: r(11, 12), need: Need::Required, ne0_key: None }, // 5749: a.blk.{}.se_conv1.bias
-    TensorRead { name: t(28057, 28081), index: r(11, 12), need: Need::Required, ne0_key: None }, // 5750: a.blk.{}.se_conv2.weight
-    TensorRead { name: t(28081, 28103), index: r(11, 12), need: Need::Required, ne0_key: None }, // 5751: a.blk.{}.se_conv2.bias
-    TensorRead { name: t(28103, 28126), index: r(12, 14), need: Need::Required, ne0_key: None }, // 5752: a.blk.{}.res2.{}.weight
-    TensorRead { name: t(28126, 28147), index: r(12, 14), need: Need::Required, ne0_key: None }, // 5753: a.blk.{}.res2.{}.bias
-    TensorRead { name: t(13035, 13052), index: r(0, 0), need: Need::Required, ne0_key: None }, // 5754: a.conv_out.weight
-    TensorRead { name: t(28147, 28162), index: r(0, 0), need: Need::Required, ne0_key: None }, // 5755: a.conv_out.bias
-    TensorRead { name: t(28162, 28179), index: r(0, 0), need: Need::Required, ne0_key: None }, // 5756: a.asp_attn.weight
-    TensorRead { name: t(28179, 28194), index: r(0, 0), need: Need::Required, ne0_key: None }, // 5757: a.asp_attn.bias
-    TensorRead { name: t(28194, 28211), index: r(0, 0), need: Need::Required, ne0_key: None }, // 5758: a.asp_tdnn.weight
-    TensorRead { name: t(28211, 28226), index: r(0, 0), need: Need::Required, ne0_key: None }, // 5759: a.asp_tdnn.bias
-    TensorRead { name: t(12791, 12805), index: r(0, 0), need: Need::Required, ne0_key: None }, // 5760: mm.a.fc.weight
-    TensorRead { name: t(12805, 12817), index: r(0, 0), need: Need::Required, ne0_key: None }, // 5761: mm.a.fc.bias
+    TensorRead { name: t(28123, 28140), index: r(0, 0), need: Need::Required, ne0_key: None }, // 5742: a.conv1d.0.weight
+    TensorRead { name: t(28140, 28155), index: r(0, 0), need: Need::Required, ne0_key: None }, // 5743: a.conv1d.0.bias
+    TensorRead { name: t(10155, 10179), index: r(11, 12), need: Need::Required, ne0_key: None }, // 5744: a.blk.{}.conv_pw1.weight
+    TensorRead { name: t(10179, 10201), index: r(11, 12), need: Need::Required, ne0_key: None }, // 5745: a.blk.{}.conv_pw1.bias
+    TensorRead { name: t(10293, 10317), index: r(11, 12), need: Need::Required, ne0_key: None }, // 5746: a.blk.{}.conv_pw2.weight
+    TensorRead { name: t(10317, 10339), index: r(11, 12), need: Need::Required, ne0_key: None }, // 5747: a.blk.{}.conv_pw2.bias
+    TensorRead { name: t(28155, 28179), index: r(11, 12), need: Need::Required, ne0_key: None }, // 5748: a.blk.{}.se_conv1.weight
+    TensorRead { name: t(28179, 28201), index: r(11, 12), need: Need::Required, ne0_key: None }, // 5749: a.blk.{}.se_conv1.bias
+    TensorRead { name: t(28201, 28225), index: r(11, 12), need: Need::Required, ne0_key: None }, // 5750: a.blk.{}.se_conv2.weight
+    TensorRead { name: t(28225, 28247), index: r(11, 12), need: Need::Required, ne0_key: None }, // 5751: a.blk.{}.se_conv2.bias
+    TensorRead { name: t(28247, 28270), index: r(12, 14), need: Need::Required, ne0_key: None }, // 5752: a.blk.{}.res2.{}.weight
+    TensorRead { name: t(28270, 28291), index: r(12, 14), need: Need::Required, ne0_key: None }, // 5753: a.blk.{}.res2.{}.bias
+    TensorRead { name: t(13132, 13149), index: r(0, 0), need: Need::Required, ne0_key: None }, // 5754: a.conv_out.weight
+    TensorRead { name: t(28291, 28306), index: r(0, 0), need: Need::Required, ne0_key: None }, // 5755: a.conv_out.bias
+    TensorRead { name: t(28306, 28323), index: r(0, 0), need: Need::Required, ne0_key: None }, // 5756: a.asp_attn.weight
+    TensorRead { name: t(28323, 28338), index: r(0, 0), need: Need::Required, ne0_key: None }, // 5757: a.asp_attn.bias
+    TensorRead { name: t(28338, 28355), index: r(0, 0), need: Need::Required, ne0_key: None }, // 5758: a.asp_tdnn.weight
+    TensorRead { name: t(28355, 28370), index: r(0, 0), need: Need::Required, ne0_key: None }, // 5759: a.asp_tdnn.bias
+    TensorRead { name: t(12888, 12902), index: r(0, 0), need: Need::Required, ne0_key: None }, // 5760: mm.a.fc.weight
+    TensorRead { name: t(12902, 12914), index: r(0, 0), need: Need::Required, ne0_key: None }, // 5761: mm.a.fc.bias
     TensorRead { name: t(1159, 1171), index: r(0, 0), need: Need::Optional, ne0_key: None }, // 5762: v.class_embd
     TensorRead { name: t(1171, 1186), index: r(0, 0), need: Need::Optional, ne0_key: None }, // 5763: v.pre_ln.weight
     TensorRead { name: t(1186, 1199), index: r(0, 0), need: Need::Optional, ne0_key: None }, // 5764: v.pre_ln.bias
@@ -9188,65 +9318,65 @@ static TENSOR_READS: [TensorRead; 6334] = [
     TensorRead { name: t(2176, 2199), index: r(0, 1), need: Need::Optional, ne0_key: None }, // 5809: v.deepstack.{}.fc1.bias
     TensorRead { name: t(2199, 2224), index: r(0, 1), need: Need::Optional, ne0_key: None }, // 5810: v.deepstack.{}.fc2.weight
     TensorRead { name: t(2224, 2247), index: r(0, 1), need: Need::Optional, ne0_key: None }, // 5811: v.deepstack.{}.fc2.bias
-    TensorRead { name: t(28526, 28551), index: r(0, 0), need: Need::Optional, ne0_key: None }, // 5812: a.gen.code.proj_in.weight
-    TensorRead { name: t(28551, 28574), index: r(0, 0), need: Need::Optional, ne0_key: None }, // 5813: a.gen.code.proj_in.bias
-    TensorRead { name: t(28574, 28596), index: r(0, 0), need: Need::Required, ne0_key: None }, // 5814: a.gen.code.embd.weight
-    TensorRead { name: t(28596, 28618), index: r(0, 0), need: Need::Required, ne0_key: None }, // 5815: a.gen.code.head.weight
-    TensorRead { name: t(28618, 28644), index: r(0, 0), need: Need::Required, ne0_key: None }, // 5816: a.gen.code.out_embd.weight
-    TensorRead { name: t(28644, 28673), index: r(0, 0), need: Need::Required, ne0_key: None }, // 5817: a.gen.code.output_norm.weight
-    TensorRead { name: t(28673, 28709), index: r(0, 0), need: Need::Required, ne0_key: None }, // 5818: a.gen.wav.quant.first.in_proj.weight
-    TensorRead { name: t(28709, 28746), index: r(0, 0), need: Need::Required, ne0_key: None }, // 5819: a.gen.wav.quant.first.out_proj.weight
-    TensorRead { name: t(28746, 28783), index: r(0, 0), need: Need::Required, ne0_key: None }, // 5820: a.gen.wav.quant.first.codebook.weight
-    TensorRead { name: t(28783, 28818), index: r(0, 0), need: Need::Required, ne0_key: None }, // 5821: a.gen.wav.quant.rest.in_proj.weight
-    TensorRead { name: t(28818, 28854), index: r(0, 0), need: Need::Required, ne0_key: None }, // 5822: a.gen.wav.quant.rest.out_proj.weight
-    TensorRead { name: t(28854, 28890), index: r(0, 0), need: Need::Required, ne0_key: None }, // 5823: a.gen.wav.quant.rest.codebook.weight
-    TensorRead { name: t(28890, 28915), index: r(0, 0), need: Need::Required, ne0_key: None }, // 5824: a.gen.wav.pre_conv.weight
-    TensorRead { name: t(28915, 28938), index: r(0, 0), need: Need::Required, ne0_key: None }, // 5825: a.gen.wav.pre_conv.bias
-    TensorRead { name: t(28938, 28966), index: r(0, 0), need: Need::Required, ne0_key: None }, // 5826: a.gen.wav.tfm.in_proj.weight
-    TensorRead { name: t(28966, 28992), index: r(0, 0), need: Need::Required, ne0_key: None }, // 5827: a.gen.wav.tfm.in_proj.bias
-    TensorRead { name: t(28992, 29021), index: r(0, 0), need: Need::Required, ne0_key: None }, // 5828: a.gen.wav.tfm.out_proj.weight
-    TensorRead { name: t(29021, 29048), index: r(0, 0), need: Need::Required, ne0_key: None }, // 5829: a.gen.wav.tfm.out_proj.bias
-    TensorRead { name: t(29048, 29080), index: r(0, 0), need: Need::Required, ne0_key: None }, // 5830: a.gen.wav.tfm.output_norm.weight
-    TensorRead { name: t(29080, 29114), index: r(14, 15), need: Need::Required, ne0_key: None }, // 5831: a.gen.wav.tfm.blk.{}.attn_q.weight
-    TensorRead { name: t(29114, 29148), index: r(14, 15), need: Need::Required, ne0_key: None }, // 5832: a.gen.wav.tfm.blk.{}.attn_k.weight
-    TensorRead { name: t(29148, 29182), index: r(14, 15), need: Need::Required, ne0_key: None }, // 5833: a.gen.wav.tfm.blk.{}.attn_v.weight
-    TensorRead { name: t(29182, 29218), index: r(14, 15), need: Need::Required, ne0_key: None }, // 5834: a.gen.wav.tfm.blk.{}.attn_out.weight
-    TensorRead { name: t(29218, 29249), index: r(14, 15), need: Need::Required, ne0_key: None }, // 5835: a.gen.wav.tfm.blk.{}.ln1.weight
-    TensorRead { name: t(29249, 29280), index: r(14, 15), need: Need::Required, ne0_key: None }, // 5836: a.gen.wav.tfm.blk.{}.ln2.weight
-    TensorRead { name: t(29280, 29311), index: r(14, 15), need: Need::Required, ne0_key: None }, // 5837: a.gen.wav.tfm.blk.{}.ls1.weight
-    TensorRead { name: t(29311, 29342), index: r(14, 15), need: Need::Required, ne0_key: None }, // 5838: a.gen.wav.tfm.blk.{}.ls2.weight
-    TensorRead { name: t(29342, 29378), index: r(14, 15), need: Need::Required, ne0_key: None }, // 5839: a.gen.wav.tfm.blk.{}.ffn_gate.weight
-    TensorRead { name: t(29378, 29412), index: r(14, 15), need: Need::Required, ne0_key: None }, // 5840: a.gen.wav.tfm.blk.{}.ffn_up.weight
-    TensorRead { name: t(29412, 29448), index: r(14, 15), need: Need::Required, ne0_key: None }, // 5841: a.gen.wav.tfm.blk.{}.ffn_down.weight
-    TensorRead { name: t(29448, 29479), index: r(3, 4), need: Need::Required, ne0_key: None }, // 5842: a.gen.wav.up.blk.{}.conv.weight
-    TensorRead { name: t(29479, 29508), index: r(3, 4), need: Need::Required, ne0_key: None }, // 5843: a.gen.wav.up.blk.{}.conv.bias
-    TensorRead { name: t(29508, 29541), index: r(3, 4), need: Need::Required, ne0_key: None }, // 5844: a.gen.wav.up.blk.{}.dwconv.weight
-    TensorRead { name: t(29541, 29572), index: r(3, 4), need: Need::Required, ne0_key: None }, // 5845: a.gen.wav.up.blk.{}.dwconv.bias
-    TensorRead { name: t(29572, 29603), index: r(3, 4), need: Need::Required, ne0_key: None }, // 5846: a.gen.wav.up.blk.{}.norm.weight
-    TensorRead { name: t(29603, 29632), index: r(3, 4), need: Need::Required, ne0_key: None }, // 5847: a.gen.wav.up.blk.{}.norm.bias
-    TensorRead { name: t(29632, 29662), index: r(3, 4), need: Need::Required, ne0_key: None }, // 5848: a.gen.wav.up.blk.{}.pw1.weight
-    TensorRead { name: t(29662, 29690), index: r(3, 4), need: Need::Required, ne0_key: None }, // 5849: a.gen.wav.up.blk.{}.pw1.bias
-    TensorRead { name: t(29690, 29720), index: r(3, 4), need: Need::Required, ne0_key: None }, // 5850: a.gen.wav.up.blk.{}.pw2.weight
-    TensorRead { name: t(29720, 29748), index: r(3, 4), need: Need::Required, ne0_key: None }, // 5851: a.gen.wav.up.blk.{}.pw2.bias
-    TensorRead { name: t(29748, 29773), index: r(3, 4), need: Need::Required, ne0_key: None }, // 5852: a.gen.wav.up.blk.{}.gamma
-    TensorRead { name: t(29773, 29799), index: r(0, 0), need: Need::Required, ne0_key: None }, // 5853: a.gen.wav.dac.entry.weight
-    TensorRead { name: t(29799, 29823), index: r(0, 0), need: Need::Required, ne0_key: None }, // 5854: a.gen.wav.dac.entry.bias
-    TensorRead { name: t(29823, 29855), index: r(1, 2), need: Need::Required, ne0_key: None }, // 5855: a.gen.wav.dac.blk.{}.snake.alpha
-    TensorRead { name: t(29855, 29886), index: r(1, 2), need: Need::Required, ne0_key: None }, // 5856: a.gen.wav.dac.blk.{}.snake.beta
-    TensorRead { name: t(29886, 29918), index: r(1, 2), need: Need::Required, ne0_key: None }, // 5857: a.gen.wav.dac.blk.{}.conv.weight
-    TensorRead { name: t(29918, 29948), index: r(1, 2), need: Need::Required, ne0_key: None }, // 5858: a.gen.wav.dac.blk.{}.conv.bias
-    TensorRead { name: t(29948, 29986), index: r(15, 17), need: Need::Required, ne0_key: None }, // 5859: a.gen.wav.dac.blk.{}.res.{}.act1.alpha
-    TensorRead { name: t(29986, 30023), index: r(15, 17), need: Need::Required, ne0_key: None }, // 5860: a.gen.wav.dac.blk.{}.res.{}.act1.beta
-    TensorRead { name: t(30023, 30063), index: r(15, 17), need: Need::Required, ne0_key: None }, // 5861: a.gen.wav.dac.blk.{}.res.{}.conv1.weight
-    TensorRead { name: t(30063, 30101), index: r(15, 17), need: Need::Required, ne0_key: None }, // 5862: a.gen.wav.dac.blk.{}.res.{}.conv1.bias
-    TensorRead { name: t(30101, 30139), index: r(15, 17), need: Need::Required, ne0_key: None }, // 5863: a.gen.wav.dac.blk.{}.res.{}.act2.alpha
-    TensorRead { name: t(30139, 30176), index: r(15, 17), need: Need::Required, ne0_key: None }, // 5864: a.gen.wav.dac.blk.{}.res.{}.act2.beta
-    TensorRead { name: t(30176, 30216), index: r(15, 17), need: Need::Required, ne0_key: None }, // 5865: a.gen.wav.dac.blk.{}.res.{}.conv2.weight
-    TensorRead { name: t(30216, 30254), index: r(15, 17), need: Need::Required, ne0_key: None }, // 5866: a.gen.wav.dac.blk.{}.res.{}.conv2.bias
-    TensorRead { name: t(30254, 30284), index: r(0, 0), need: Need::Required, ne0_key: None }, // 5867: a.gen.wav.dac.post_snake.alpha
-    TensorRead { name: t(30284, 30313), index: r(0, 0), need: Need::Required, ne0_key: None }, // 5868: a.gen.wav.dac.post_snake.beta
-    TensorRead { name: t(30313, 30343), index: r(0, 0), need: Need::Required, ne0_key: None }, // 5869: a.gen.wav.dac.post_conv.weight
-    TensorRead { name: t(30343, 30371), index: r(0, 0), need: Need::Required, ne0_key: None }, // 5870: a.gen.wav.dac.post_conv.bias
+    TensorRead { name: t(28670, 28695), index: r(0, 0), need: Need::Optional, ne0_key: None }, // 5812: a.gen.code.proj_in.weight
+    TensorRead { name: t(28695, 28718), index: r(0, 0), need: Need::Optional, ne0_key: None }, // 5813: a.gen.code.proj_in.bias
+    TensorRead { name: t(28718, 28740), index: r(0, 0), need: Need::Required, ne0_key: None }, // 5814: a.gen.code.embd.weight
+    TensorRead { name: t(28740, 28762), index: r(0, 0), need: Need::Required, ne0_key: None }, // 5815: a.gen.code.head.weight
+    TensorRead { name: t(28762, 28788), index: r(0, 0), need: Need::Required, ne0_key: None }, // 5816: a.gen.code.out_embd.weight
+    TensorRead { name: t(28788, 28817), index: r(0, 0), need: Need::Required, ne0_key: None }, // 5817: a.gen.code.output_norm.weight
+    TensorRead { name: t(28817, 28853), index: r(0, 0), need: Need::Required, ne0_key: None }, // 5818: a.gen.wav.quant.first.in_proj.weight
+    TensorRead { name: t(28853, 28890), index: r(0, 0), need: Need::Required, ne0_key: None }, // 5819: a.gen.wav.quant.first.out_proj.weight
+    TensorRead { name: t(28890, 28927), index: r(0, 0), need: Need::Required, ne0_key: None }, // 5820: a.gen.wav.quant.first.codebook.weight
+    TensorRead { name: t(28927, 28962), index: r(0, 0), need: Need::Required, ne0_key: None }, // 5821: a.gen.wav.quant.rest.in_proj.weight
+    TensorRead { name: t(28962, 28998), index: r(0, 0), need: Need::Required, ne0_key: None }, // 5822: a.gen.wav.quant.rest.out_proj.weight
+    TensorRead { name: t(28998, 29034), index: r(0, 0), need: Need::Required, ne0_key: None }, // 5823: a.gen.wav.quant.rest.codebook.weight
+    TensorRead { name: t(29034, 29059), index: r(0, 0), need: Need::Required, ne0_key: None }, // 5824: a.gen.wav.pre_conv.weight
+    TensorRead { name: t(29059, 29082), index: r(0, 0), need: Need::Required, ne0_key: None }, // 5825: a.gen.wav.pre_conv.bias
+    TensorRead { name: t(29082, 29110), index: r(0, 0), need: Need::Required, ne0_key: None }, // 5826: a.gen.wav.tfm.in_proj.weight
+    TensorRead { name: t(29110, 29136), index: r(0, 0), need: Need::Required, ne0_key: None }, // 5827: a.gen.wav.tfm.in_proj.bias
+    TensorRead { name: t(29136, 29165), index: r(0, 0), need: Need::Required, ne0_key: None }, // 5828: a.gen.wav.tfm.out_proj.weight
+    TensorRead { name: t(29165, 29192), index: r(0, 0), need: Need::Required, ne0_key: None }, // 5829: a.gen.wav.tfm.out_proj.bias
+    TensorRead { name: t(29192, 29224), index: r(0, 0), need: Need::Required, ne0_key: None }, // 5830: a.gen.wav.tfm.output_norm.weight
+    TensorRead { name: t(29224, 29258), index: r(14, 15), need: Need::Required, ne0_key: None }, // 5831: a.gen.wav.tfm.blk.{}.attn_q.weight
+    TensorRead { name: t(29258, 29292), index: r(14, 15), need: Need::Required, ne0_key: None }, // 5832: a.gen.wav.tfm.blk.{}.attn_k.weight
+    TensorRead { name: t(29292, 29326), index: r(14, 15), need: Need::Required, ne0_key: None }, // 5833: a.gen.wav.tfm.blk.{}.attn_v.weight
+    TensorRead { name: t(29326, 29362), index: r(14, 15), need: Need::Required, ne0_key: None }, // 5834: a.gen.wav.tfm.blk.{}.attn_out.weight
+    TensorRead { name: t(29362, 29393), index: r(14, 15), need: Need::Required, ne0_key: None }, // 5835: a.gen.wav.tfm.blk.{}.ln1.weight
+    TensorRead { name: t(29393, 29424), index: r(14, 15), need: Need::Required, ne0_key: None }, // 5836: a.gen.wav.tfm.blk.{}.ln2.weight
+    TensorRead { name: t(29424, 29455), index: r(14, 15), need: Need::Required, ne0_key: None }, // 5837: a.gen.wav.tfm.blk.{}.ls1.weight
+    TensorRead { name: t(29455, 29486), index: r(14, 15), need: Need::Required, ne0_key: None }, // 5838: a.gen.wav.tfm.blk.{}.ls2.weight
+    TensorRead { name: t(29486, 29522), index: r(14, 15), need: Need::Required, ne0_key: None }, // 5839: a.gen.wav.tfm.blk.{}.ffn_gate.weight
+    TensorRead { name: t(29522, 29556), index: r(14, 15), need: Need::Required, ne0_key: None }, // 5840: a.gen.wav.tfm.blk.{}.ffn_up.weight
+    TensorRead { name: t(29556, 29592), index: r(14, 15), need: Need::Required, ne0_key: None }, // 5841: a.gen.wav.tfm.blk.{}.ffn_down.weight
+    TensorRead { name: t(29592, 29623), index: r(3, 4), need: Need::Required, ne0_key: None }, // 5842: a.gen.wav.up.blk.{}.conv.weight
+    TensorRead { name: t(29623, 29652), index: r(3, 4), need: Need::Required, ne0_key: None }, // 5843: a.gen.wav.up.blk.{}.conv.bias
+    TensorRead { name: t(29652, 29685), index: r(3, 4), need: Need::Required, ne0_key: None }, // 5844: a.gen.wav.up.blk.{}.dwconv.weight
+    TensorRead { name: t(29685, 29716), index: r(3, 4), need: Need::Required, ne0_key: None }, // 5845: a.gen.wav.up.blk.{}.dwconv.bias
+    TensorRead { name: t(29716, 29747), index: r(3, 4), need: Need::Required, ne0_key: None }, // 5846: a.gen.wav.up.blk.{}.norm.weight
+    TensorRead { name: t(29747, 29776), index: r(3, 4), need: Need::Required, ne0_key: None }, // 5847: a.gen.wav.up.blk.{}.norm.bias
+    TensorRead { name: t(29776, 29806), index: r(3, 4), need: Need::Required, ne0_key: None }, // 5848: a.gen.wav.up.blk.{}.pw1.weight
+    TensorRead { name: t(29806, 29834), index: r(3, 4), need: Need::Required, ne0_key: None }, // 5849: a.gen.wav.up.blk.{}.pw1.bias
+    TensorRead { name: t(29834, 29864), index: r(3, 4), need: Need::Required, ne0_key: None }, // 5850: a.gen.wav.up.blk.{}.pw2.weight
+    TensorRead { name: t(29864, 29892), index: r(3, 4), need: Need::Required, ne0_key: None }, // 5851: a.gen.wav.up.blk.{}.pw2.bias
+    TensorRead { name: t(29892, 29917), index: r(3, 4), need: Need::Required, ne0_key: None }, // 5852: a.gen.wav.up.blk.{}.gamma
+    TensorRead { name: t(29917, 29943), index: r(0, 0), need: Need::Required, ne0_key: None }, // 5853: a.gen.wav.dac.entry.weight
+    TensorRead { name: t(29943, 29967), index: r(0, 0), need: Need::Required, ne0_key: None }, // 5854: a.gen.wav.dac.entry.bias
+    TensorRead { name: t(29967, 29999), index: r(1, 2), need: Need::Required, ne0_key: None }, // 5855: a.gen.wav.dac.blk.{}.snake.alpha
+    TensorRead { name: t(29999, 30030), index: r(1, 2), need: Need::Required, ne0_key: None }, // 5856: a.gen.wav.dac.blk.{}.snake.beta
+    TensorRead { name: t(30030, 30062), index: r(1, 2), need: Need::Required, ne0_key: None }, // 5857: a.gen.wav.dac.blk.{}.conv.weight
+    TensorRead { name: t(30062, 30092), index: r(1, 2), need: Need::Required, ne0_key: None }, // 5858: a.gen.wav.dac.blk.{}.conv.bias
+    TensorRead { name: t(30092, 30130), index: r(15, 17), need: Need::Required, ne0_key: None }, // 5859: a.gen.wav.dac.blk.{}.res.{}.act1.alpha
+    TensorRead { name: t(30130, 30167), index: r(15, 17), need: Need::Required, ne0_key: None }, // 5860: a.gen.wav.dac.blk.{}.res.{}.act1.beta
+    TensorRead { name: t(30167, 30207), index: r(15, 17), need: Need::Required, ne0_key: None }, // 5861: a.gen.wav.dac.blk.{}.res.{}.conv1.weight
+    TensorRead { name: t(30207, 30245), index: r(15, 17), need: Need::Required, ne0_key: None }, // 5862: a.gen.wav.dac.blk.{}.res.{}.conv1.bias
+    TensorRead { name: t(30245, 30283), index: r(15, 17), need: Need::Required, ne0_key: None }, // 5863: a.gen.wav.dac.blk.{}.res.{}.act2.alpha
+    TensorRead { name: t(30283, 30320), index: r(15, 17), need: Need::Required, ne0_key: None }, // 5864: a.gen.wav.dac.blk.{}.res.{}.act2.beta
+    TensorRead { name: t(30320, 30360), index: r(15, 17), need: Need::Required, ne0_key: None }, // 5865: a.gen.wav.dac.blk.{}.res.{}.conv2.weight
+    TensorRead { name: t(30360, 30398), index: r(15, 17), need: Need::Required, ne0_key: None }, // 5866: a.gen.wav.dac.blk.{}.res.{}.conv2.bias
+    TensorRead { name: t(30398, 30428), index: r(0, 0), need: Need::Required, ne0_key: None }, // 5867: a.gen.wav.dac.post_snake.alpha
+    TensorRead { name: t(30428, 30457), index: r(0, 0), need: Need::Required, ne0_key: None }, // 5868: a.gen.wav.dac.post_snake.beta
+    TensorRead { name: t(30457, 30487), index: r(0, 0), need: Need::Required, ne0_key: None }, // 5869: a.gen.wav.dac.post_conv.weight
+    TensorRead { name: t(30487, 30515), index: r(0, 0), need: Need::Required, ne0_key: None }, // 5870: a.gen.wav.dac.post_conv.bias
     TensorRead { name: t(1159, 1171), index: r(0, 0), need: Need::Optional, ne0_key: None }, // 5871: v.class_embd
     TensorRead { name: t(2799, 2814), index: r(0, 0), need: Need::Optional, ne0_key: None }, // 5872: a.pre_ln.weight
     TensorRead { name: t(2814, 2827), index: r(0, 0), need: Need::Optional, ne0_key: None }, // 5873: a.pre_ln.bias
@@ -9297,65 +9427,65 @@ static TENSOR_READS: [TensorRead; 6334] = [
     TensorRead { name: t(2176, 2199), index: r(0, 1), need: Need::Optional, ne0_key: None }, // 5918: v.deepstack.{}.fc1.bias
     TensorRead { name: t(2199, 2224), index: r(0, 1), need: Need::Optional, ne0_key: None }, // 5919: v.deepstack.{}.fc2.weight
     TensorRead { name: t(2224, 2247), index: r(0, 1), need: Need::Optional, ne0_key: None }, // 5920: v.deepstack.{}.fc2.bias
-    TensorRead { name: t(28526, 28551), index: r(0, 0), need: Need::Optional, ne0_key: None }, // 5921: a.gen.code.proj_in.weight
-    TensorRead { name: t(28551, 28574), index: r(0, 0), need: Need::Optional, ne0_key: None }, // 5922: a.gen.code.proj_in.bias
-    TensorRead { name: t(28574, 28596), index: r(0, 0), need: Need::Required, ne0_key: None }, // 5923: a.gen.code.embd.weight
-    TensorRead { name: t(28596, 28618), index: r(0, 0), need: Need::Required, ne0_key: None }, // 5924: a.gen.code.head.weight
-    TensorRead { name: t(28618, 28644), index: r(0, 0), need: Need::Required, ne0_key: None }, // 5925: a.gen.code.out_embd.weight
-    TensorRead { name: t(28644, 28673), index: r(0, 0), need: Need::Required, ne0_key: None }, // 5926: a.gen.code.output_norm.weight
-    TensorRead { name: t(28673, 28709), index: r(0, 0), need: Need::Required, ne0_key: None }, // 5927: a.gen.wav.quant.first.in_proj.weight
-    TensorRead { name: t(28709, 28746), index: r(0, 0), need: Need::Required, ne0_key: None }, // 5928: a.gen.wav.quant.first.out_proj.weight
-    TensorRead { name: t(28746, 28783), index: r(0, 0), need: Need::Required, ne0_key: None }, // 5929: a.gen.wav.quant.first.codebook.weight
-    TensorRead { name: t(28783, 28818), index: r(0, 0), need: Need::Required, ne0_key: None }, // 5930: a.gen.wav.quant.rest.in_proj.weight
-    TensorRead { name: t(28818, 28854), index: r(0, 0), need: Need::Required, ne0_key: None }, // 5931: a.gen.wav.quant.rest.out_proj.weight
-    TensorRead { name: t(28854, 28890), index: r(0, 0), need: Need::Required, ne0_key: None }, // 5932: a.gen.wav.quant.rest.codebook.weight
-    TensorRead { name: t(28890, 28915), index: r(0, 0), need: Need::Required, ne0_key: None }, // 5933: a.gen.wav.pre_conv.weight
-    TensorRead { name: t(28915, 28938), index: r(0, 0), need: Need::Required, ne0_key: None }, // 5934: a.gen.wav.pre_conv.bias
-    TensorRead { name: t(28938, 28966), index: r(0, 0), need: Need::Required, ne0_key: None }, // 5935: a.gen.wav.tfm.in_proj.weight
-    TensorRead { name: t(28966, 28992), index: r(0, 0), need: Need::Required, ne0_key: None }, // 5936: a.gen.wav.tfm.in_proj.bias
-    TensorRead { name: t(28992, 29021), index: r(0, 0), need: Need::Required, ne0_key: None }, // 5937: a.gen.wav.tfm.out_proj.weight
-    TensorRead { name: t(29021, 29048), index: r(0, 0), need: Need::Required, ne0_key: None }, // 5938: a.gen.wav.tfm.out_proj.bias
-    TensorRead { name: t(29048, 29080), index: r(0, 0), need: Need::Required, ne0_key: None }, // 5939: a.gen.wav.tfm.output_norm.weight
-    TensorRead { name: t(29080, 29114), index: r(14, 15), need: Need::Required, ne0_key: None }, // 5940: a.gen.wav.tfm.blk.{}.attn_q.weight
-    TensorRead { name: t(29114, 29148), index: r(14, 15), need: Need::Required, ne0_key: None }, // 5941: a.gen.wav.tfm.blk.{}.attn_k.weight
-    TensorRead { name: t(29148, 29182), index: r(14, 15), need: Need::Required, ne0_key: None }, // 5942: a.gen.wav.tfm.blk.{}.attn_v.weight
-    TensorRead { name: t(29182, 29218), index: r(14, 15), need: Need::Required, ne0_key: None }, // 5943: a.gen.wav.tfm.blk.{}.attn_out.weight
-    TensorRead { name: t(29218, 29249), index: r(14, 15), need: Need::Required, ne0_key: None }, // 5944: a.gen.wav.tfm.blk.{}.ln1.weight
-    TensorRead { name: t(29249, 29280), index: r(14, 15), need: Need::Required, ne0_key: None }, // 5945: a.gen.wav.tfm.blk.{}.ln2.weight
-    TensorRead { name: t(29280, 29311), index: r(14, 15), need: Need::Required, ne0_key: None }, // 5946: a.gen.wav.tfm.blk.{}.ls1.weight
-    TensorRead { name: t(29311, 29342), index: r(14, 15), need: Need::Required, ne0_key: None }, // 5947: a.gen.wav.tfm.blk.{}.ls2.weight
-    TensorRead { name: t(29342, 29378), index: r(14, 15), need: Need::Required, ne0_key: None }, // 5948: a.gen.wav.tfm.blk.{}.ffn_gate.weight
-    TensorRead { name: t(29378, 29412), index: r(14, 15), need: Need::Required, ne0_key: None }, // 5949: a.gen.wav.tfm.blk.{}.ffn_up.weight
-    TensorRead { name: t(29412, 29448), index: r(14, 15), need: Need::Required, ne0_key: None }, // 5950: a.gen.wav.tfm.blk.{}.ffn_down.weight
-    TensorRead { name: t(29448, 29479), index: r(3, 4), need: Need::Required, ne0_key: None }, // 5951: a.gen.wav.up.blk.{}.conv.weight
-    TensorRead { name: t(29479, 29508), index: r(3, 4), need: Need::Required, ne0_key: None }, // 5952: a.gen.wav.up.blk.{}.conv.bias
-    TensorRead { name: t(29508, 29541), index: r(3, 4), need: Need::Required, ne0_key: None }, // 5953: a.gen.wav.up.blk.{}.dwconv.weight
-    TensorRead { name: t(29541, 29572), index: r(3, 4), need: Need::Required, ne0_key: None }, // 5954: a.gen.wav.up.blk.{}.dwconv.bias
-    TensorRead { name: t(29572, 29603), index: r(3, 4), need: Need::Required, ne0_key: None }, // 5955: a.gen.wav.up.blk.{}.norm.weight
-    TensorRead { name: t(29603, 29632), index: r(3, 4), need: Need::Required, ne0_key: None }, // 5956: a.gen.wav.up.blk.{}.norm.bias
-    TensorRead { name: t(29632, 29662), index: r(3, 4), need: Need::Required, ne0_key: None }, // 5957: a.gen.wav.up.blk.{}.pw1.weight
-    TensorRead { name: t(29662, 29690), index: r(3, 4), need: Need::Required, ne0_key: None }, // 5958: a.gen.wav.up.blk.{}.pw1.bias
-    TensorRead { name: t(29690, 29720), index: r(3, 4), need: Need::Required, ne0_key: None }, // 5959: a.gen.wav.up.blk.{}.pw2.weight
-    TensorRead { name: t(29720, 29748), index: r(3, 4), need: Need::Required, ne0_key: None }, // 5960: a.gen.wav.up.blk.{}.pw2.bias
-    TensorRead { name: t(29748, 29773), index: r(3, 4), need: Need::Required, ne0_key: None }, // 5961: a.gen.wav.up.blk.{}.gamma
-    TensorRead { name: t(29773, 29799), index: r(0, 0), need: Need::Required, ne0_key: None }, // 5962: a.gen.wav.dac.entry.weight
-    TensorRead { name: t(29799, 29823), index: r(0, 0), need: Need::Required, ne0_key: None }, // 5963: a.gen.wav.dac.entry.bias
-    TensorRead { name: t(29823, 29855), index: r(1, 2), need: Need::Required, ne0_key: None }, // 5964: a.gen.wav.dac.blk.{}.snake.alpha
-    TensorRead { name: t(29855, 29886), index: r(1, 2), need: Need::Required, ne0_key: None }, // 5965: a.gen.wav.dac.blk.{}.snake.beta
-    TensorRead { name: t(29886, 29918), index: r(1, 2), need: Need::Required, ne0_key: None }, // 5966: a.gen.wav.dac.blk.{}.conv.weight
-    TensorRead { name: t(29918, 29948), index: r(1, 2), need: Need::Required, ne0_key: None }, // 5967: a.gen.wav.dac.blk.{}.conv.bias
-    TensorRead { name: t(29948, 29986), index: r(15, 17), need: Need::Required, ne0_key: None }, // 5968: a.gen.wav.dac.blk.{}.res.{}.act1.alpha
-    TensorRead { name: t(29986, 30023), index: r(15, 17), need: Need::Required, ne0_key: None }, // 5969: a.gen.wav.dac.blk.{}.res.{}.act1.beta
-    TensorRead { name: t(30023, 30063), index: r(15, 17), need: Need::Required, ne0_key: None }, // 5970: a.gen.wav.dac.blk.{}.res.{}.conv1.weight
-    TensorRead { name: t(30063, 30101), index: r(15, 17), need: Need::Required, ne0_key: None }, // 5971: a.gen.wav.dac.blk.{}.res.{}.conv1.bias
-    TensorRead { name: t(30101, 30139), index: r(15, 17), need: Need::Required, ne0_key: None }, // 5972: a.gen.wav.dac.blk.{}.res.{}.act2.alpha
-    TensorRead { name: t(30139, 30176), index: r(15, 17), need: Need::Required, ne0_key: None }, // 5973: a.gen.wav.dac.blk.{}.res.{}.act2.beta
-    TensorRead { name: t(30176, 30216), index: r(15, 17), need: Need::Required, ne0_key: None }, // 5974: a.gen.wav.dac.blk.{}.res.{}.conv2.weight
-    TensorRead { name: t(30216, 30254), index: r(15, 17), need: Need::Required, ne0_key: None }, // 5975: a.gen.wav.dac.blk.{}.res.{}.conv2.bias
-    TensorRead { name: t(30254, 30284), index: r(0, 0), need: Need::Required, ne0_key: None }, // 5976: a.gen.wav.dac.post_snake.alpha
-    TensorRead { name: t(30284, 30313), index: r(0, 0), need: Need::Required, ne0_key: None }, // 5977: a.gen.wav.dac.post_snake.beta
-    TensorRead { name: t(30313, 30343), index: r(0, 0), need: Need::Required, ne0_key: None }, // 5978: a.gen.wav.dac.post_conv.weight
-    TensorRead { name: t(30343, 30371), index: r(0, 0), need: Need::Required, ne0_key: None }, // 5979: a.gen.wav.dac.post_conv.bias
+    TensorRead { name: t(28670, 28695), index: r(0, 0), need: Need::Optional, ne0_key: None }, // 5921: a.gen.code.proj_in.weight
+    TensorRead { name: t(28695, 28718), index: r(0, 0), need: Need::Optional, ne0_key: None }, // 5922: a.gen.code.proj_in.bias
+    TensorRead { name: t(28718, 28740), index: r(0, 0), need: Need::Required, ne0_key: None }, // 5923: a.gen.code.embd.weight
+    TensorRead { name: t(28740, 28762), index: r(0, 0), need: Need::Required, ne0_key: None }, // 5924: a.gen.code.head.weight
+    TensorRead { name: t(28762, 28788), index: r(0, 0), need: Need::Required, ne0_key: None }, // 5925: a.gen.code.out_embd.weight
+    TensorRead { name: t(28788, 28817), index: r(0, 0), need: Need::Required, ne0_key: None }, // 5926: a.gen.code.output_norm.weight
+    TensorRead { name: t(28817, 28853), index: r(0, 0), need: Need::Required, ne0_key: None }, // 5927: a.gen.wav.quant.first.in_proj.weight
+    TensorRead { name: t(28853, 28890), index: r(0, 0), need: Need::Required, ne0_key: None }, // 5928: a.gen.wav.quant.first.out_proj.weight
+    TensorRead { name: t(28890, 28927), index: r(0, 0), need: Need::Required, ne0_key: None }, // 5929: a.gen.wav.quant.first.codebook.weight
+    TensorRead { name: t(28927, 28962), index: r(0, 0), need: Need::Required, ne0_key: None }, // 5930: a.gen.wav.quant.rest.in_proj.weight
+    TensorRead { name: t(28962, 28998), index: r(0, 0), need: Need::Required, ne0_key: None }, // 5931: a.gen.wav.quant.rest.out_proj.weight
+    TensorRead { name: t(28998, 29034), index: r(0, 0), need: Need::Required, ne0_key: None }, // 5932: a.gen.wav.quant.rest.codebook.weight
+    TensorRead { name: t(29034, 29059), index: r(0, 0), need: Need::Required, ne0_key: None }, // 5933: a.gen.wav.pre_conv.weight
+    TensorRead { name: t(29059, 29082), index: r(0, 0), need: Need::Required, ne0_key: None }, // 5934: a.gen.wav.pre_conv.bias
+    TensorRead { name: t(29082, 29110), index: r(0, 0), need: Need::Required, ne0_key: None }, // 5935: a.gen.wav.tfm.in_proj.weight
+    TensorRead { name: t(29110, 29136), index: r(0, 0), need: Need::Required, ne0_key: None }, // 5936: a.gen.wav.tfm.in_proj.bias
+    TensorRead { name: t(29136, 29165), index: r(0, 0), need: Need::Required, ne0_key: None }, // 5937: a.gen.wav.tfm.out_proj.weight
+    TensorRead { name: t(29165, 29192), index: r(0, 0), need: Need::Required, ne0_key: None }, // 5938: a.gen.wav.tfm.out_proj.bias
+    TensorRead { name: t(29192, 29224), index: r(0, 0), need: Need::Required, ne0_key: None }, // 5939: a.gen.wav.tfm.output_norm.weight
+    TensorRead { name: t(29224, 29258), index: r(14, 15), need: Need::Required, ne0_key: None }, // 5940: a.gen.wav.tfm.blk.{}.attn_q.weight
+    TensorRead { name: t(29258, 29292), index: r(14, 15), need: Need::Required, ne0_key: None }, // 5941: a.gen.wav.tfm.blk.{}.attn_k.weight
+    TensorRead { name: t(29292, 29326), index: r(14, 15), need: Need::Required, ne0_key: None }, // 5942: a.gen.wav.tfm.blk.{}.attn_v.weight
+    TensorRead { name: t(29326, 29362), index: r(14, 15), need: Need::Required, ne0_key: None }, // 5943: a.gen.wav.tfm.blk.{}.attn_out.weight
+    TensorRead { name: t(29362, 29393), index: r(14, 15), need: Need::Required, ne0_key: None }, // 5944: a.gen.wav.tfm.blk.{}.ln1.weight
+    TensorRead { name: t(29393, 29424), index: r(14, 15), need: Need::Required, ne0_key: None }, // 5945: a.gen.wav.tfm.blk.{}.ln2.weight
+    TensorRead { name: t(29424, 29455), index: r(14, 15), need: Need::Required, ne0_key: None }, // 5946: a.gen.wav.tfm.blk.{}.ls1.weight
+    TensorRead { name: t(29455, 29486), index: r(14, 15), need: Need::Required, ne0_key: None }, // 5947: a.gen.wav.tfm.blk.{}.ls2.weight
+    TensorRead { name: t(29486, 29522), index: r(14, 15), need: Need::Required, ne0_key: None }, // 5948: a.gen.wav.tfm.blk.{}.ffn_gate.weight
+    TensorRead { name: t(29522, 29556), index: r(14, 15), need: Need::Required, ne0_key: None }, // 5949: a.gen.wav.tfm.blk.{}.ffn_up.weight
+    TensorRead { name: t(29556, 29592), index: r(14, 15), need: Need::Required, ne0_key: None }, // 5950: a.gen.wav.tfm.blk.{}.ffn_down.weight
+    TensorRead { name: t(29592, 29623), index: r(3, 4), need: Need::Required, ne0_key: None }, // 5951: a.gen.wav.up.blk.{}.conv.weight
+    TensorRead { name: t(29623, 29652), index: r(3, 4), need: Need::Required, ne0_key: None }, // 5952: a.gen.wav.up.blk.{}.conv.bias
+    TensorRead { name: t(29652, 29685), index: r(3, 4), need: Need::Required, ne0_key: None }, // 5953: a.gen.wav.up.blk.{}.dwconv.weight
+    TensorRead { name: t(29685, 29716), index: r(3, 4), need: Need::Required, ne0_key: None }, // 5954: a.gen.wav.up.blk.{}.dwconv.bias
+    TensorRead { name: t(29716, 29747), index: r(3, 4), need: Need::Required, ne0_key: None }, // 5955: a.gen.wav.up.blk.{}.norm.weight
+    TensorRead { name: t(29747, 29776), index: r(3, 4), need: Need::Required, ne0_key: None }, // 5956: a.gen.wav.up.blk.{}.norm.bias
+    TensorRead { name: t(29776, 29806), index: r(3, 4), need: Need::Required, ne0_key: None }, // 5957: a.gen.wav.up.blk.{}.pw1.weight
+    TensorRead { name: t(29806, 29834), index: r(3, 4), need: Need::Required, ne0_key: None }, // 5958: a.gen.wav.up.blk.{}.pw1.bias
+    TensorRead { name: t(29834, 29864), index: r(3, 4), need: Need::Required, ne0_key: None }, // 5959: a.gen.wav.up.blk.{}.pw2.weight
+    TensorRead { name: t(29864, 29892), index: r(3, 4), need: Need::Required, ne0_key: None }, // 5960: a.gen.wav.up.blk.{}.pw2.bias
+    TensorRead { name: t(29892, 29917), index: r(3, 4), need: Need::Required, ne0_key: None }, // 5961: a.gen.wav.up.blk.{}.gamma
+    TensorRead { name: t(29917, 29943), index: r(0, 0), need: Need::Required, ne0_key: None }, // 5962: a.gen.wav.dac.entry.weight
+    TensorRead { name: t(29943, 29967), index: r(0, 0), need: Need::Required, ne0_key: None }, // 5963: a.gen.wav.dac.entry.bias
+    TensorRead { name: t(29967, 29999), index: r(1, 2), need: Need::Required, ne0_key: None }, // 5964: a.gen.wav.dac.blk.{}.snake.alpha
+    TensorRead { name: t(29999, 30030), index: r(1, 2), need: Need::Required, ne0_key: None }, // 5965: a.gen.wav.dac.blk.{}.snake.beta
+    TensorRead { name: t(30030, 30062), index: r(1, 2), need: Need::Required, ne0_key: None }, // 5966: a.gen.wav.dac.blk.{}.conv.weight
+    TensorRead { name: t(30062, 30092), index: r(1, 2), need: Need::Required, ne0_key: None }, // 5967: a.gen.wav.dac.blk.{}.conv.bias
+    TensorRead { name: t(30092, 30130), index: r(15, 17), need: Need::Required, ne0_key: None }, // 5968: a.gen.wav.dac.blk.{}.res.{}.act1.alpha
+    TensorRead { name: t(30130, 30167), index: r(15, 17), need: Need::Required, ne0_key: None }, // 5969: a.gen.wav.dac.blk.{}.res.{}.act1.beta
+    TensorRead { name: t(30167, 30207), index: r(15, 17), need: Need::Required, ne0_key: None }, // 5970: a.gen.wav.dac.blk.{}.res.{}.conv1.weight
+    TensorRead { name: t(30207, 30245), index: r(15, 17), need: Need::Required, ne0_key: None }, // 5971: a.gen.wav.dac.blk.{}.res.{}.conv1.bias
+    TensorRead { name: t(30245, 30283), index: r(15, 17), need: Need::Required, ne0_key: None }, // 5972: a.gen.wav.dac.blk.{}.res.{}.act2.alpha
+    TensorRead { name: t(30283, 30320), index: r(15, 17), need: Need::Required, ne0_key: None }, // 5973: a.gen.wav.dac.blk.{}.res.{}.act2.beta
+    TensorRead { name: t(30320, 30360), index: r(15, 17), need: Need::Required, ne0_key: None }, // 5974: a.gen.wav.dac.blk.{}.res.{}.conv2.weight
+    TensorRead { name: t(30360, 30398), index: r(15, 17), need: Need::Required, ne0_key: None }, // 5975: a.gen.wav.dac.blk.{}.res.{}.conv2.bias
+    TensorRead { name: t(30398, 30428), index: r(0, 0), need: Need::Required, ne0_key: None }, // 5976: a.gen.wav.dac.post_snake.alpha
+    TensorRead { name: t(30428, 30457), index: r(0, 0), need: Need::Required, ne0_key: None }, // 5977: a.gen.wav.dac.post_snake.beta
+    TensorRead { name: t(30457, 30487), index: r(0, 0), need: Need::Required, ne0_key: None }, // 5978: a.gen.wav.dac.post_conv.weight
+    TensorRead { name: t(30487, 30515), index: r(0, 0), need: Need::Required, ne0_key: None }, // 5979: a.gen.wav.dac.post_conv.bias
     TensorRead { name: t(1159, 1171), index: r(0, 0), need: Need::Optional, ne0_key: None }, // 5980: v.class_embd
     TensorRead { name: t(1171, 1186), index: r(0, 0), need: Need::Optional, ne0_key: None }, // 5981: v.pre_ln.weight
     TensorRead { name: t(1186, 1199), index: r(0, 0), need: Need::Optional, ne0_key: None }, // 5982: v.pre_ln.bias
@@ -9406,18 +9536,18 @@ static TENSOR_READS: [TensorRead; 6334] = [
     TensorRead { name: t(2176, 2199), index: r(0, 1), need: Need::Optional, ne0_key: None }, // 6027: v.deepstack.{}.fc1.bias
     TensorRead { name: t(2199, 2224), index: r(0, 1), need: Need::Optional, ne0_key: None }, // 6028: v.deepstack.{}.fc2.weight
     TensorRead { name: t(2224, 2247), index: r(0, 1), need: Need::Optional, ne0_key: None }, // 6029: v.deepstack.{}.fc2.bias
-    TensorRead { name: t(30708, 30731), index: r(0, 0), need: Need::Required, ne0_key: None }, // 6030: a.seanet.conv_in.weight
-    TensorRead { name: t(30731, 30752), index: r(0, 0), need: Need::Required, ne0_key: None }, // 6031: a.seanet.conv_in.bias
-    TensorRead { name: t(30752, 30776), index: r(0, 0), need: Need::Required, ne0_key: None }, // 6032: a.seanet.conv_out.weight
-    TensorRead { name: t(30776, 30798), index: r(0, 0), need: Need::Required, ne0_key: None }, // 6033: a.seanet.conv_out.bias
-    TensorRead { name: t(30798, 30830), index: r(16, 17), need: Need::Required, ne0_key: None }, // 6034: a.seanet.blk.{}.res_conv1.weight
-    TensorRead { name: t(30830, 30860), index: r(16, 17), need: Need::Required, ne0_key: None }, // 6035: a.seanet.blk.{}.res_conv1.bias
-    TensorRead { name: t(30860, 30892), index: r(16, 17), need: Need::Required, ne0_key: None }, // 6036: a.seanet.blk.{}.res_conv2.weight
-    TensorRead { name: t(30892, 30922), index: r(16, 17), need: Need::Required, ne0_key: None }, // 6037: a.seanet.blk.{}.res_conv2.bias
-    TensorRead { name: t(30922, 30955), index: r(16, 17), need: Need::Required, ne0_key: None }, // 6038: a.seanet.blk.{}.scale_conv.weight
-    TensorRead { name: t(30955, 30986), index: r(16, 17), need: Need::Required, ne0_key: None }, // 6039: a.seanet.blk.{}.scale_conv.bias
-    TensorRead { name: t(26658, 26682), index: r(0, 0), need: Need::Required, ne0_key: None }, // 6040: a.downsample.conv.weight
-    TensorRead { name: t(30986, 31007), index: r(0, 0), need: Need::Required, ne0_key: None }, // 6041: a.speaker_proj.weight
+    TensorRead { name: t(30852, 30875), index: r(0, 0), need: Need::Required, ne0_key: None }, // 6030: a.seanet.conv_in.weight
+    TensorRead { name: t(30875, 30896), index: r(0, 0), need: Need::Required, ne0_key: None }, // 6031: a.seanet.conv_in.bias
+    TensorRead { name: t(30896, 30920), index: r(0, 0), need: Need::Required, ne0_key: None }, // 6032: a.seanet.conv_out.weight
+    TensorRead { name: t(30920, 30942), index: r(0, 0), need: Need::Required, ne0_key: None }, // 6033: a.seanet.conv_out.bias
+    TensorRead { name: t(30942, 30974), index: r(16, 17), need: Need::Required, ne0_key: None }, // 6034: a.seanet.blk.{}.res_conv1.weight
+    TensorRead { name: t(30974, 31004), index: r(16, 17), need: Need::Required, ne0_key: None }, // 6035: a.seanet.blk.{}.res_conv1.bias
+    TensorRead { name: t(31004, 31036), index: r(16, 17), need: Need::Required, ne0_key: None }, // 6036: a.seanet.blk.{}.res_conv2.weight
+    TensorRead { name: t(31036, 31066), index: r(16, 17), need: Need::Required, ne0_key: None }, // 6037: a.seanet.blk.{}.res_conv2.bias
+    TensorRead { name: t(31066, 31099), index: r(16, 17), need: Need::Required, ne0_key: None }, // 6038: a.seanet.blk.{}.scale_conv.weight
+    TensorRead { name: t(31099, 31130), index: r(16, 17), need: Need::Required, ne0_key: None }, // 6039: a.seanet.blk.{}.scale_conv.bias
+    TensorRead { name: t(26802, 26826), index: r(0, 0), need: Need::Required, ne0_key: None }, // 6040: a.downsample.conv.weight
+    TensorRead { name: t(31130, 31151), index: r(0, 0), need: Need::Required, ne0_key: None }, // 6041: a.speaker_proj.weight
     TensorRead { name: t(1159, 1171), index: r(0, 0), need: Need::Optional, ne0_key: None }, // 6042: v.class_embd
     TensorRead { name: t(2799, 2814), index: r(0, 0), need: Need::Optional, ne0_key: None }, // 6043: a.pre_ln.weight
     TensorRead { name: t(2814, 2827), index: r(0, 0), need: Need::Optional, ne0_key: None }, // 6044: a.pre_ln.bias
@@ -9468,18 +9598,18 @@ static TENSOR_READS: [TensorRead; 6334] = [
     TensorRead { name: t(2176, 2199), index: r(0, 1), need: Need::Optional, ne0_key: None }, // 6089: v.deepstack.{}.fc1.bias
     TensorRead { name: t(2199, 2224), index: r(0, 1), need: Need::Optional, ne0_key: None }, // 6090: v.deepstack.{}.fc2.weight
     TensorRead { name: t(2224, 2247), index: r(0, 1), need: Need::Optional, ne0_key: None }, // 6091: v.deepstack.{}.fc2.bias
-    TensorRead { name: t(30708, 30731), index: r(0, 0), need: Need::Required, ne0_key: None }, // 6092: a.seanet.conv_in.weight
-    TensorRead { name: t(30731, 30752), index: r(0, 0), need: Need::Required, ne0_key: None }, // 6093: a.seanet.conv_in.bias
-    TensorRead { name: t(30752, 30776), index: r(0, 0), need: Need::Required, ne0_key: None }, // 6094: a.seanet.conv_out.weight
-    TensorRead { name: t(30776, 30798), index: r(0, 0), need: Need::Required, ne0_key: None }, // 6095: a.seanet.conv_out.bias
-    TensorRead { name: t(30798, 30830), index: r(16, 17), need: Need::Required, ne0_key: None }, // 6096: a.seanet.blk.{}.res_conv1.weight
-    TensorRead { name: t(30830, 30860), index: r(16, 17), need: Need::Required, ne0_key: None }, // 6097: a.seanet.blk.{}.res_conv1.bias
-    TensorRead { name: t(30860, 30892), index: r(16, 17), need: Need::Required, ne0_key: None }, // 6098: a.seanet.blk.{}.res_conv2.weight
-    TensorRead { name: t(30892, 30922), index: r(16, 17), need: Need::Required, ne0_key: None }, // 6099: a.seanet.blk.{}.res_conv2.bias
-    TensorRead { name: t(30922, 30955), index: r(16, 17), need: Need::Required, ne0_key: None }, // 6100: a.seanet.blk.{}.scale_conv.weight
-    TensorRead { name: t(30955, 30986), index: r(16, 17), need: Need::Required, ne0_key: None }, // 6101: a.seanet.blk.{}.scale_conv.bias
-    TensorRead { name: t(26658, 26682), index: r(0, 0), need: Need::Required, ne0_key: None }, // 6102: a.downsample.conv.weight
-    TensorRead { name: t(30986, 31007), index: r(0, 0), need: Need::Required, ne0_key: None }, // 6103: a.speaker_proj.weight
+    TensorRead { name: t(30852, 30875), index: r(0, 0), need: Need::Required, ne0_key: None }, // 6092: a.seanet.conv_in.weight
+    TensorRead { name: t(30875, 30896), index: r(0, 0), need: Need::Required, ne0_key: None }, // 6093: a.seanet.conv_in.bias
+    TensorRead { name: t(30896, 30920), index: r(0, 0), need: Need::Required, ne0_key: None }, // 6094: a.seanet.conv_out.weight
+    TensorRead { name: t(30920, 30942), index: r(0, 0), need: Need::Required, ne0_key: None }, // 6095: a.seanet.conv_out.bias
+    TensorRead { name: t(30942, 30974), index: r(16, 17), need: Need::Required, ne0_key: None }, // 6096: a.seanet.blk.{}.res_conv1.weight
+    TensorRead { name: t(30974, 31004), index: r(16, 17), need: Need::Required, ne0_key: None }, // 6097: a.seanet.blk.{}.res_conv1.bias
+    TensorRead { name: t(31004, 31036), index: r(16, 17), need: Need::Required, ne0_key: None }, // 6098: a.seanet.blk.{}.res_conv2.weight
+    TensorRead { name: t(31036, 31066), index: r(16, 17), need: Need::Required, ne0_key: None }, // 6099: a.seanet.blk.{}.res_conv2.bias
+    TensorRead { name: t(31066, 31099), index: r(16, 17), need: Need::Required, ne0_key: None }, // 6100: a.seanet.blk.{}.scale_conv.weight
+    TensorRead { name: t(31099, 31130), index: r(16, 17), need: Need::Required, ne0_key: None }, // 6101: a.seanet.blk.{}.scale_conv.bias
+    TensorRead { name: t(26802, 26826), index: r(0, 0), need: Need::Required, ne0_key: None }, // 6102: a.downsample.conv.weight
+    TensorRead { name: t(31130, 31151), index: r(0, 0), need: Need::Required, ne0_key: None }, // 6103: a.speaker_proj.weight
     TensorRead { name: t(1159, 1171), index: r(0, 0), need: Need::Optional, ne0_key: None }, // 6104: v.class_embd
     TensorRead { name: t(1171, 1186), index: r(0, 0), need: Need::Optional, ne0_key: None }, // 6105: v.pre_ln.weight
     TensorRead { name: t(1186, 1199), index: r(0, 0), need: Need::Optional, ne0_key: None }, // 6106: v.pre_ln.bias
@@ -9491,57 +9621,57 @@ static TENSOR_READS: [TensorRead; 6334] = [
     TensorRead { name: t(1286, 1304), index: r(0, 0), need: Need::Optional, ne0_key: None }, // 6112: v.norm_embd.weight
     TensorRead { name: t(1304, 1320), index: r(0, 0), need: Need::Optional, ne0_key: None }, // 6113: v.norm_embd.bias
     TensorRead { name: t(1320, 1342), index: r(0, 0), need: Need::Optional, ne0_key: None }, // 6114: v.position_embd.weight
-    TensorRead { name: t(31150, 31178), index: r(0, 0), need: Need::Required, ne0_key: None }, // 6115: a.gen.flow.input_proj.weight
-    TensorRead { name: t(31178, 31204), index: r(0, 0), need: Need::Required, ne0_key: None }, // 6116: a.gen.flow.input_proj.bias
-    TensorRead { name: t(31204, 31231), index: r(0, 0), need: Need::Required, ne0_key: None }, // 6117: a.gen.flow.cond_embd.weight
-    TensorRead { name: t(31231, 31256), index: r(0, 0), need: Need::Required, ne0_key: None }, // 6118: a.gen.flow.cond_embd.bias
-    TensorRead { name: t(31256, 31283), index: r(0, 0), need: Need::Required, ne0_key: None }, // 6119: a.gen.flow.final.ada.weight
-    TensorRead { name: t(31283, 31308), index: r(0, 0), need: Need::Required, ne0_key: None }, // 6120: a.gen.flow.final.ada.bias
-    TensorRead { name: t(31308, 31336), index: r(0, 0), need: Need::Required, ne0_key: None }, // 6121: a.gen.flow.final.proj.weight
-    TensorRead { name: t(31336, 31362), index: r(0, 0), need: Need::Required, ne0_key: None }, // 6122: a.gen.flow.final.proj.bias
-    TensorRead { name: t(31362, 31386), index: r(3, 4), need: Need::Required, ne0_key: None }, // 6123: a.gen.flow.time.{}.freqs
-    TensorRead { name: t(31386, 31414), index: r(3, 4), need: Need::Required, ne0_key: None }, // 6124: a.gen.flow.time.{}.up.weight
-    TensorRead { name: t(31414, 31440), index: r(3, 4), need: Need::Required, ne0_key: None }, // 6125: a.gen.flow.time.{}.up.bias
-    TensorRead { name: t(31440, 31470), index: r(3, 4), need: Need::Required, ne0_key: None }, // 6126: a.gen.flow.time.{}.down.weight
-    TensorRead { name: t(31470, 31498), index: r(3, 4), need: Need::Required, ne0_key: None }, // 6127: a.gen.flow.time.{}.down.bias
-    TensorRead { name: t(31498, 31521), index: r(3, 4), need: Need::Required, ne0_key: None }, // 6128: a.gen.flow.time.{}.norm
-    TensorRead { name: t(31521, 31550), index: r(2, 3), need: Need::Optional, ne0_key: None }, // 6129: a.gen.flow.blk.{}.norm.weight
-    TensorRead { name: t(31550, 31577), index: r(2, 3), need: Need::NotChecked(t(31577, 31670)), ne0_key: None }, // 6130: a.gen.flow.blk.{}.norm.bias
-    TensorRead { name: t(31670, 31697), index: r(2, 3), need: Need::NotChecked(t(31577, 31670)), ne0_key: None }, // 6131: a.gen.flow.blk.{}.up.weight
-    TensorRead { name: t(31697, 31722), index: r(2, 3), need: Need::NotChecked(t(31577, 31670)), ne0_key: None }, // 6132: a.gen.flow.blk.{}.up.bias
-    TensorRead { name: t(31722, 31751), index: r(2, 3), need: Need::NotChecked(t(31577, 31670)), ne0_key: None }, // 6133: a.gen.flow.blk.{}.down.weight
-    TensorRead { name: t(31751, 31778), index: r(2, 3), need: Need::NotChecked(t(31577, 31670)), ne0_key: None }, // 6134: a.gen.flow.blk.{}.down.bias
-    TensorRead { name: t(31778, 31806), index: r(2, 3), need: Need::NotChecked(t(31577, 31670)), ne0_key: None }, // 6135: a.gen.flow.blk.{}.ada.weight
-    TensorRead { name: t(31806, 31832), index: r(2, 3), need: Need::NotChecked(t(31577, 31670)), ne0_key: None }, // 6136: a.gen.flow.blk.{}.ada.bias
-    TensorRead { name: t(31832, 31852), index: r(0, 0), need: Need::Required, ne0_key: None }, // 6137: a.gen.out_eos.weight
-    TensorRead { name: t(31852, 31870), index: r(0, 0), need: Need::Required, ne0_key: None }, // 6138: a.gen.out_eos.bias
-    TensorRead { name: t(31870, 31895), index: r(0, 0), need: Need::Required, ne0_key: None }, // 6139: a.gen.input_linear.weight
-    TensorRead { name: t(31895, 31909), index: r(0, 0), need: Need::Required, ne0_key: None }, // 6140: a.gen.emb_mean
-    TensorRead { name: t(31909, 31922), index: r(0, 0), need: Need::Required, ne0_key: None }, // 6141: a.gen.emb_std
-    TensorRead { name: t(31922, 31948), index: r(0, 0), need: Need::Required, ne0_key: None }, // 6142: a.gen.wav.quant_out.weight
-    TensorRead { name: t(31948, 31973), index: r(0, 0), need: Need::Required, ne0_key: None }, // 6143: a.gen.wav.upsample.weight
-    TensorRead { name: t(31973, 32004), index: r(0, 0), need: Need::Required, ne0_key: None }, // 6144: a.gen.wav.seanet.conv_in.weight
-    TensorRead { name: t(32004, 32033), index: r(0, 0), need: Need::Required, ne0_key: None }, // 6145: a.gen.wav.seanet.conv_in.bias
-    TensorRead { name: t(32033, 32065), index: r(0, 0), need: Need::Required, ne0_key: None }, // 6146: a.gen.wav.seanet.conv_out.weight
-    TensorRead { name: t(32065, 32095), index: r(0, 0), need: Need::Required, ne0_key: None }, // 6147: a.gen.wav.seanet.conv_out.bias
-    TensorRead { name: t(32095, 32135), index: r(16, 17), need: Need::Required, ne0_key: None }, // 6148: a.gen.wav.seanet.blk.{}.res_conv1.weight
-    TensorRead { name: t(32135, 32173), index: r(16, 17), need: Need::Required, ne0_key: None }, // 6149: a.gen.wav.seanet.blk.{}.res_conv1.bias
-    TensorRead { name: t(32173, 32213), index: r(16, 17), need: Need::Required, ne0_key: None }, // 6150: a.gen.wav.seanet.blk.{}.res_conv2.weight
-    TensorRead { name: t(32213, 32251), index: r(16, 17), need: Need::Required, ne0_key: None }, // 6151: a.gen.wav.seanet.blk.{}.res_conv2.bias
-    TensorRead { name: t(32251, 32292), index: r(16, 17), need: Need::Required, ne0_key: None }, // 6152: a.gen.wav.seanet.blk.{}.scale_conv.weight
-    TensorRead { name: t(32292, 32331), index: r(16, 17), need: Need::Required, ne0_key: None }, // 6153: a.gen.wav.seanet.blk.{}.scale_conv.bias
-    TensorRead { name: t(29218, 29249), index: r(0, 1), need: Need::Required, ne0_key: None }, // 6154: a.gen.wav.tfm.blk.{}.ln1.weight
-    TensorRead { name: t(32331, 32360), index: r(0, 1), need: Need::Required, ne0_key: None }, // 6155: a.gen.wav.tfm.blk.{}.ln1.bias
-    TensorRead { name: t(29080, 29114), index: r(0, 1), need: Need::Required, ne0_key: None }, // 6156: a.gen.wav.tfm.blk.{}.attn_q.weight
-    TensorRead { name: t(29114, 29148), index: r(0, 1), need: Need::Required, ne0_key: None }, // 6157: a.gen.wav.tfm.blk.{}.attn_k.weight
-    TensorRead { name: t(29148, 29182), index: r(0, 1), need: Need::Required, ne0_key: None }, // 6158: a.gen.wav.tfm.blk.{}.attn_v.weight
-    TensorRead { name: t(29182, 29218), index: r(0, 1), need: Need::Required, ne0_key: None }, // 6159: a.gen.wav.tfm.blk.{}.attn_out.weight
-    TensorRead { name: t(29280, 29311), index: r(0, 1), need: Need::Required, ne0_key: None }, // 6160: a.gen.wav.tfm.blk.{}.ls1.weight
-    TensorRead { name: t(29249, 29280), index: r(0, 1), need: Need::Required, ne0_key: None }, // 6161: a.gen.wav.tfm.blk.{}.ln2.weight
-    TensorRead { name: t(32360, 32389), index: r(0, 1), need: Need::Required, ne0_key: None }, // 6162: a.gen.wav.tfm.blk.{}.ln2.bias
-    TensorRead { name: t(29378, 29412), index: r(0, 1), need: Need::Required, ne0_key: None }, // 6163: a.gen.wav.tfm.blk.{}.ffn_up.weight
-    TensorRead { name: t(29412, 29448), index: r(0, 1), need: Need::Required, ne0_key: None }, // 6164: a.gen.wav.tfm.blk.{}.ffn_down.weight
-    TensorRead { name: t(29311, 29342), index: r(0, 1), need: Need::Required, ne0_key: None }, // 6165: a.gen.wav.tfm.blk.{}.ls2.weight
+    TensorRead { name: t(31294, 31322), index: r(0, 0), need: Need::Required, ne0_key: None }, // 6115: a.gen.flow.input_proj.weight
+    TensorRead { name: t(31322, 31348), index: r(0, 0), need: Need::Required, ne0_key: None }, // 6116: a.gen.flow.input_proj.bias
+    TensorRead { name: t(31348, 31375), index: r(0, 0), need: Need::Required, ne0_key: None }, // 6117: a.gen.flow.cond_embd.weight
+    TensorRead { name: t(31375, 31400), index: r(0, 0), need: Need::Required, ne0_key: None }, // 6118: a.gen.flow.cond_embd.bias
+    TensorRead { name: t(31400, 31427), index: r(0, 0), need: Need::Required, ne0_key: None }, // 6119: a.gen.flow.final.ada.weight
+    TensorRead { name: t(31427, 31452), index: r(0, 0), need: Need::Required, ne0_key: None }, // 6120: a.gen.flow.final.ada.bias
+    TensorRead { name: t(31452, 31480), index: r(0, 0), need: Need::Required, ne0_key: None }, // 6121: a.gen.flow.final.proj.weight
+    TensorRead { name: t(31480, 31506), index: r(0, 0), need: Need::Required, ne0_key: None }, // 6122: a.gen.flow.final.proj.bias
+    TensorRead { name: t(31506, 31530), index: r(3, 4), need: Need::Required, ne0_key: None }, // 6123: a.gen.flow.time.{}.freqs
+    TensorRead { name: t(31530, 31558), index: r(3, 4), need: Need::Required, ne0_key: None }, // 6124: a.gen.flow.time.{}.up.weight
+    TensorRead { name: t(31558, 31584), index: r(3, 4), need: Need::Required, ne0_key: None }, // 6125: a.gen.flow.time.{}.up.bias
+    TensorRead { name: t(31584, 31614), index: r(3, 4), need: Need::Required, ne0_key: None }, // 6126: a.gen.flow.time.{}.down.weight
+    TensorRead { name: t(31614, 31642), index: r(3, 4), need: Need::Required, ne0_key: None }, // 6127: a.gen.flow.time.{}.down.bias
+    TensorRead { name: t(31642, 31665), index: r(3, 4), need: Need::Required, ne0_key: None }, // 6128: a.gen.flow.time.{}.norm
+    TensorRead { name: t(31665, 31694), index: r(2, 3), need: Need::Optional, ne0_key: None }, // 6129: a.gen.flow.blk.{}.norm.weight
+    TensorRead { name: t(31694, 31721), index: r(2, 3), need: Need::NotChecked(t(31721, 31814)), ne0_key: None }, // 6130: a.gen.flow.blk.{}.norm.bias
+    TensorRead { name: t(31814, 31841), index: r(2, 3), need: Need::NotChecked(t(31721, 31814)), ne0_key: None }, // 6131: a.gen.flow.blk.{}.up.weight
+    TensorRead { name: t(31841, 31866), index: r(2, 3), need: Need::NotChecked(t(31721, 31814)), ne0_key: None }, // 6132: a.gen.flow.blk.{}.up.bias
+    TensorRead { name: t(31866, 31895), index: r(2, 3), need: Need::NotChecked(t(31721, 31814)), ne0_key: None }, // 6133: a.gen.flow.blk.{}.down.weight
+    TensorRead { name: t(31895, 31922), index: r(2, 3), need: Need::NotChecked(t(31721, 31814)), ne0_key: None }, // 6134: a.gen.flow.blk.{}.down.bias
+    TensorRead { name: t(31922, 31950), index: r(2, 3), need: Need::NotChecked(t(31721, 31814)), ne0_key: None }, // 6135: a.gen.flow.blk.{}.ada.weight
+    TensorRead { name: t(31950, 31976), index: r(2, 3), need: Need::NotChecked(t(31721, 31814)), ne0_key: None }, // 6136: a.gen.flow.blk.{}.ada.bias
+    TensorRead { name: t(31976, 31996), index: r(0, 0), need: Need::Required, ne0_key: None }, // 6137: a.gen.out_eos.weight
+    TensorRead { name: t(31996, 32014), index: r(0, 0), need: Need::Required, ne0_key: None }, // 6138: a.gen.out_eos.bias
+    TensorRead { name: t(32014, 32039), index: r(0, 0), need: Need::Required, ne0_key: None }, // 6139: a.gen.input_linear.weight
+    TensorRead { name: t(32039, 32053), index: r(0, 0), need: Need::Required, ne0_key: None }, // 6140: a.gen.emb_mean
+    TensorRead { name: t(32053, 32066), index: r(0, 0), need: Need::Required, ne0_key: None }, // 6141: a.gen.emb_std
+    TensorRead { name: t(32066, 32092), index: r(0, 0), need: Need::Required, ne0_key: None }, // 6142: a.gen.wav.quant_out.weight
+    TensorRead { name: t(32092, 32117), index: r(0, 0), need: Need::Required, ne0_key: None }, // 6143: a.gen.wav.upsample.weight
+    TensorRead { name: t(32117, 32148), index: r(0, 0), need: Need::Required, ne0_key: None }, // 6144: a.gen.wav.seanet.conv_in.weight
+    TensorRead { name: t(32148, 32177), index: r(0, 0), need: Need::Required, ne0_key: None }, // 6145: a.gen.wav.seanet.conv_in.bias
+    TensorRead { name: t(32177, 32209), index: r(0, 0), need: Need::Required, ne0_key: None }, // 6146: a.gen.wav.seanet.conv_out.weight
+    TensorRead { name: t(32209, 32239), index: r(0, 0), need: Need::Required, ne0_key: None }, // 6147: a.gen.wav.seanet.conv_out.bias
+    TensorRead { name: t(32239, 32279), index: r(16, 17), need: Need::Required, ne0_key: None }, // 6148: a.gen.wav.seanet.blk.{}.res_conv1.weight
+    TensorRead { name: t(32279, 32317), index: r(16, 17), need: Need::Required, ne0_key: None }, // 6149: a.gen.wav.seanet.blk.{}.res_conv1.bias
+    TensorRead { name: t(32317, 32357), index: r(16, 17), need: Need::Required, ne0_key: None }, // 6150: a.gen.wav.seanet.blk.{}.res_conv2.weight
+    TensorRead { name: t(32357, 32395), index: r(16, 17), need: Need::Required, ne0_key: None }, // 6151: a.gen.wav.seanet.blk.{}.res_conv2.bias
+    TensorRead { name: t(32395, 32436), index: r(16, 17), need: Need::Required, ne0_key: None }, // 6152: a.gen.wav.seanet.blk.{}.scale_conv.weight
+    TensorRead { name: t(32436, 32475), index: r(16, 17), need: Need::Required, ne0_key: None }, // 6153: a.gen.wav.seanet.blk.{}.scale_conv.bias
+    TensorRead { name: t(29362, 29393), index: r(0, 1), need: Need::Required, ne0_key: None }, // 6154: a.gen.wav.tfm.blk.{}.ln1.weight
+    TensorRead { name: t(32475, 32504), index: r(0, 1), need: Need::Required, ne0_key: None }, // 6155: a.gen.wav.tfm.blk.{}.ln1.bias
+    TensorRead { name: t(29224, 29258), index: r(0, 1), need: Need::Required, ne0_key: None }, // 6156: a.gen.wav.tfm.blk.{}.attn_q.weight
+    TensorRead { name: t(29258, 29292), index: r(0, 1), need: Need::Required, ne0_key: None }, // 6157: a.gen.wav.tfm.blk.{}.attn_k.weight
+    TensorRead { name: t(29292, 29326), index: r(0, 1), need: Need::Required, ne0_key: None }, // 6158: a.gen.wav.tfm.blk.{}.attn_v.weight
+    TensorRead { name: t(29326, 29362), index: r(0, 1), need: Need::Required, ne0_key: None }, // 6159: a.gen.wav.tfm.blk.{}.attn_out.weight
+    TensorRead { name: t(29424, 29455), index: r(0, 1), need: Need::Required, ne0_key: None }, // 6160: a.gen.wav.tfm.blk.{}.ls1.weight
+    TensorRead { name: t(29393, 29424), index: r(0, 1), need: Need::Required, ne0_key: None }, // 6161: a.gen.wav.tfm.blk.{}.ln2.weight
+    TensorRead { name: t(32504, 32533), index: r(0, 1), need: Need::Required, ne0_key: None }, // 6162: a.gen.wav.tfm.blk.{}.ln2.bias
+    TensorRead { name: t(29522, 29556), index: r(0, 1), need: Need::Required, ne0_key: None }, // 6163: a.gen.wav.tfm.blk.{}.ffn_up.weight
+    TensorRead { name: t(29556, 29592), index: r(0, 1), need: Need::Required, ne0_key: None }, // 6164: a.gen.wav.tfm.blk.{}.ffn_down.weight
+    TensorRead { name: t(29455, 29486), index: r(0, 1), need: Need::Required, ne0_key: None }, // 6165: a.gen.wav.tfm.blk.{}.ls2.weight
     TensorRead { name: t(1159, 1171), index: r(0, 0), need: Need::Optional, ne0_key: None }, // 6166: v.class_embd
     TensorRead { name: t(2799, 2814), index: r(0, 0), need: Need::Optional, ne0_key: None }, // 6167: a.pre_ln.weight
     TensorRead { name: t(2814, 2827), index: r(0, 0), need: Need::Optional, ne0_key: None }, // 6168: a.pre_ln.bias
@@ -9553,57 +9683,57 @@ static TENSOR_READS: [TensorRead; 6334] = [
     TensorRead { name: t(1286, 1304), index: r(0, 0), need: Need::Optional, ne0_key: None }, // 6174: v.norm_embd.weight
     TensorRead { name: t(1304, 1320), index: r(0, 0), need: Need::Optional, ne0_key: None }, // 6175: v.norm_embd.bias
     TensorRead { name: t(2857, 2879), index: r(0, 0), need: Need::Optional, ne0_key: None }, // 6176: a.position_embd.weight
-    TensorRead { name: t(31150, 31178), index: r(0, 0), need: Need::Required, ne0_key: None }, // 6177: a.gen.flow.input_proj.weight
-    TensorRead { name: t(31178, 31204), index: r(0, 0), need: Need::Required, ne0_key: None }, // 6178: a.gen.flow.input_proj.bias
-    TensorRead { name: t(31204, 31231), index: r(0, 0), need: Need::Required, ne0_key: None }, // 6179: a.gen.flow.cond_embd.weight
-    TensorRead { name: t(31231, 31256), index: r(0, 0), need: Need::Required, ne0_key: None }, // 6180: a.gen.flow.cond_embd.bias
-    TensorRead { name: t(31256, 31283), index: r(0, 0), need: Need::Required, ne0_key: None }, // 6181: a.gen.flow.final.ada.weight
-    TensorRead { name: t(31283, 31308), index: r(0, 0), need: Need::Required, ne0_key: None }, // 6182: a.gen.flow.final.ada.bias
-    TensorRead { name: t(31308, 31336), index: r(0, 0), need: Need::Required, ne0_key: None }, // 6183: a.gen.flow.final.proj.weight
-    TensorRead { name: t(31336, 31362), index: r(0, 0), need: Need::Required, ne0_key: None }, // 6184: a.gen.flow.final.proj.bias
-    TensorRead { name: t(31362, 31386), index: r(3, 4), need: Need::Required, ne0_key: None }, // 6185: a.gen.flow.time.{}.freqs
-    TensorRead { name: t(31386, 31414), index: r(3, 4), need: Need::Required, ne0_key: None }, // 6186: a.gen.flow.time.{}.up.weight
-    TensorRead { name: t(31414, 31440), index: r(3, 4), need: Need::Required, ne0_key: None }, // 6187: a.gen.flow.time.{}.up.bias
-    TensorRead { name: t(31440, 31470), index: r(3, 4), need: Need::Required, ne0_key: None }, // 6188: a.gen.flow.time.{}.down.weight
-    TensorRead { name: t(31470, 31498), index: r(3, 4), need: Need::Required, ne0_key: None }, // 6189: a.gen.flow.time.{}.down.bias
-    TensorRead { name: t(31498, 31521), index: r(3, 4), need: Need::Required, ne0_key: None }, // 6190: a.gen.flow.time.{}.norm
-    TensorRead { name: t(31521, 31550), index: r(2, 3), need: Need::Optional, ne0_key: None }, // 6191: a.gen.flow.blk.{}.norm.weight
-    TensorRead { name: t(31550, 31577), index: r(2, 3), need: Need::NotChecked(t(31577, 31670)), ne0_key: None }, // 6192: a.gen.flow.blk.{}.norm.bias
-    TensorRead { name: t(31670, 31697), index: r(2, 3), need: Need::NotChecked(t(31577, 31670)), ne0_key: None }, // 6193: a.gen.flow.blk.{}.up.weight
-    TensorRead { name: t(31697, 31722), index: r(2, 3), need: Need::NotChecked(t(31577, 31670)), ne0_key: None }, // 6194: a.gen.flow.blk.{}.up.bias
-    TensorRead { name: t(31722, 31751), index: r(2, 3), need: Need::NotChecked(t(31577, 31670)), ne0_key: None }, // 6195: a.gen.flow.blk.{}.down.weight
-    TensorRead { name: t(31751, 31778), index: r(2, 3), need: Need::NotChecked(t(31577, 31670)), ne0_key: None }, // 6196: a.gen.flow.blk.{}.down.bias
-    TensorRead { name: t(31778, 31806), index: r(2, 3), need: Need::NotChecked(t(31577, 31670)), ne0_key: None }, // 6197: a.gen.flow.blk.{}.ada.weight
-    TensorRead { name: t(31806, 31832), index: r(2, 3), need: Need::NotChecked(t(31577, 31670)), ne0_key: None }, // 6198: a.gen.flow.blk.{}.ada.bias
-    TensorRead { name: t(31832, 31852), index: r(0, 0), need: Need::Required, ne0_key: None }, // 6199: a.gen.out_eos.weight
-    TensorRead { name: t(31852, 31870), index: r(0, 0), need: Need::Required, ne0_key: None }, // 6200: a.gen.out_eos.bias
-    TensorRead { name: t(31870, 31895), index: r(0, 0), need: Need::Required, ne0_key: None }, // 6201: a.gen.input_linear.weight
-    TensorRead { name: t(31895, 31909), index: r(0, 0), need: Need::Required, ne0_key: None }, // 6202: a.gen.emb_mean
-    TensorRead { name: t(31909, 31922), index: r(0, 0), need: Need::Required, ne0_key: None }, // 6203: a.gen.emb_std
-    TensorRead { name: t(31922, 31948), index: r(0, 0), need: Need::Required, ne0_key: None }, // 6204: a.gen.wav.quant_out.weight
-    TensorRead { name: t(31948, 31973), index: r(0, 0), need: Need::Required, ne0_key: None }, // 6205: a.gen.wav.upsample.weight
-    TensorRead { name: t(31973, 32004), index: r(0, 0), need: Need::Required, ne0_key: None }, // 6206: a.gen.wav.seanet.conv_in.weight
-    TensorRead { name: t(32004, 32033), index: r(0, 0), need: Need::Required, ne0_key: None }, // 6207: a.gen.wav.seanet.conv_in.bias
-    TensorRead { name: t(32033, 32065), index: r(0, 0), need: Need::Required, ne0_key: None }, // 6208: a.gen.wav.seanet.conv_out.weight
-    TensorRead { name: t(32065, 32095), index: r(0, 0), need: Need::Required, ne0_key: None }, // 6209: a.gen.wav.seanet.conv_out.bias
-    TensorRead { name: t(32095, 32135), index: r(16, 17), need: Need::Required, ne0_key: None }, // 6210: a.gen.wav.seanet.blk.{}.res_conv1.weight
-    TensorRead { name: t(32135, 32173), index: r(16, 17), need: Need::Required, ne0_key: None }, // 6211: a.gen.wav.seanet.blk.{}.res_conv1.bias
-    TensorRead { name: t(32173, 32213), index: r(16, 17), need: Need::Required, ne0_key: None }, // 6212: a.gen.wav.seanet.blk.{}.res_conv2.weight
-    TensorRead { name: t(32213, 32251), index: r(16, 17), need: Need::Required, ne0_key: None }, // 6213: a.gen.wav.seanet.blk.{}.res_conv2.bias
-    TensorRead { name: t(32251, 32292), index: r(16, 17), need: Need::Required, ne0_key: None }, // 6214: a.gen.wav.seanet.blk.{}.scale_conv.weight
-    TensorRead { name: t(32292, 32331), index: r(16, 17), need: Need::Required, ne0_key: None }, // 6215: a.gen.wav.seanet.blk.{}.scale_conv.bias
-    TensorRead { name: t(29218, 29249), index: r(0, 1), need: Need::Required, ne0_key: None }, // 6216: a.gen.wav.tfm.blk.{}.ln1.weight
-    TensorRead { name: t(32331, 32360), index: r(0, 1), need: Need::Required, ne0_key: None }, // 6217: a.gen.wav.tfm.blk.{}.ln1.bias
-    TensorRead { name: t(29080, 29114), index: r(0, 1), need: Need::Required, ne0_key: None }, // 6218: a.gen.wav.tfm.blk.{}.attn_q.weight
-    TensorRead { name: t(29114, 29148), index: r(0, 1), need: Need::Required, ne0_key: None }, // 6219: a.gen.wav.tfm.blk.{}.attn_k.weight
-    TensorRead { name: t(29148, 29182), index: r(0, 1), need: Need::Required, ne0_key: None }, // 6220: a.gen.wav.tfm.blk.{}.attn_v.weight
-    TensorRead { name: t(29182, 29218), index: r(0, 1), need: Need::Required, ne0_key: None }, // 6221: a.gen.wav.tfm.blk.{}.attn_out.weight
-    TensorRead { name: t(29280, 29311), index: r(0, 1), need: Need::Required, ne0_key: None }, // 6222: a.gen.wav.tfm.blk.{}.ls1.weight
-    TensorRead { name: t(29249, 29280), index: r(0, 1), need: Need::Required, ne0_key: None }, // 6223: a.gen.wav.tfm.blk.{}.ln2.weight
-    TensorRead { name: t(32360, 32389), index: r(0, 1), need: Need::Required, ne0_key: None }, // 6224: a.gen.wav.tfm.blk.{}.ln2.bias
-    TensorRead { name: t(29378, 29412), index: r(0, 1), need: Need::Required, ne0_key: None }, // 6225: a.gen.wav.tfm.blk.{}.ffn_up.weight
-    TensorRead { name: t(29412, 29448), index: r(0, 1), need: Need::Required, ne0_key: None }, // 6226: a.gen.wav.tfm.blk.{}.ffn_down.weight
-    TensorRead { name: t(29311, 29342), index: r(0, 1), need: Need::Required, ne0_key: None }, // 6227: a.gen.wav.tfm.blk.{}.ls2.weight
+    TensorRead { name: t(31294, 31322), index: r(0, 0), need: Need::Required, ne0_key: None }, // 6177: a.gen.flow.input_proj.weight
+    TensorRead { name: t(31322, 31348), index: r(0, 0), need: Need::Required, ne0_key: None }, // 6178: a.gen.flow.input_proj.bias
+    TensorRead { name: t(31348, 31375), index: r(0, 0), need: Need::Required, ne0_key: None }, // 6179: a.gen.flow.cond_embd.weight
+    TensorRead { name: t(31375, 31400), index: r(0, 0), need: Need::Required, ne0_key: None }, // 6180: a.gen.flow.cond_embd.bias
+    TensorRead { name: t(31400, 31427), index: r(0, 0), need: Need::Required, ne0_key: None }, // 6181: a.gen.flow.final.ada.weight
+    TensorRead { name: t(31427, 31452), index: r(0, 0), need: Need::Required, ne0_key: None }, // 6182: a.gen.flow.final.ada.bias
+    TensorRead { name: t(31452, 31480), index: r(0, 0), need: Need::Required, ne0_key: None }, // 6183: a.gen.flow.final.proj.weight
+    TensorRead { name: t(31480, 31506), index: r(0, 0), need: Need::Required, ne0_key: None }, // 6184: a.gen.flow.final.proj.bias
+    TensorRead { name: t(31506, 31530), index: r(3, 4), need: Need::Required, ne0_key: None }, // 6185: a.gen.flow.time.{}.freqs
+    TensorRead { name: t(31530, 31558), index: r(3, 4), need: Need::Required, ne0_key: None }, // 6186: a.gen.flow.time.{}.up.weight
+    TensorRead { name: t(31558, 31584), index: r(3, 4), need: Need::Required, ne0_key: None }, // 6187: a.gen.flow.time.{}.up.bias
+    TensorRead { name: t(31584, 31614), index: r(3, 4), need: Need::Required, ne0_key: None }, // 6188: a.gen.flow.time.{}.down.weight
+    TensorRead { name: t(31614, 31642), index: r(3, 4), need: Need::Required, ne0_key: None }, // 6189: a.gen.flow.time.{}.down.bias
+    TensorRead { name: t(31642, 31665), index: r(3, 4), need: Need::Required, ne0_key: None }, // 6190: a.gen.flow.time.{}.norm
+    TensorRead { name: t(31665, 31694), index: r(2, 3), need: Need::Optional, ne0_key: None }, // 6191: a.gen.flow.blk.{}.norm.weight
+    TensorRead { name: t(31694, 31721), index: r(2, 3), need: Need::NotChecked(t(31721, 31814)), ne0_key: None }, // 6192: a.gen.flow.blk.{}.norm.bias
+    TensorRead { name: t(31814, 31841), index: r(2, 3), need: Need::NotChecked(t(31721, 31814)), ne0_key: None }, // 6193: a.gen.flow.blk.{}.up.weight
+    TensorRead { name: t(31841, 31866), index: r(2, 3), need: Need::NotChecked(t(31721, 31814)), ne0_key: None }, // 6194: a.gen.flow.blk.{}.up.bias
+    TensorRead { name: t(31866, 31895), index: r(2, 3), need: Need::NotChecked(t(31721, 31814)), ne0_key: None }, // 6195: a.gen.flow.blk.{}.down.weight
+    TensorRead { name: t(31895, 31922), index: r(2, 3), need: Need::NotChecked(t(31721, 31814)), ne0_key: None }, // 6196: a.gen.flow.blk.{}.down.bias
+    TensorRead { name: t(31922, 31950), index: r(2, 3), need: Need::NotChecked(t(31721, 31814)), ne0_key: None }, // 6197: a.gen.flow.blk.{}.ada.weight
+    TensorRead { name: t(31950, 31976), index: r(2, 3), need: Need::NotChecked(t(31721, 31814)), ne0_key: None }, // 6198: a.gen.flow.blk.{}.ada.bias
+    TensorRead { name: t(31976, 31996), index: r(0, 0), need: Need::Required, ne0_key: None }, // 6199: a.gen.out_eos.weight
+    TensorRead { name: t(31996, 32014), index: r(0, 0), need: Need::Required, ne0_key: None }, // 6200: a.gen.out_eos.bias
+    TensorRead { name: t(32014, 32039), index: r(0, 0), need: Need::Required, ne0_key: None }, // 6201: a.gen.input_linear.weight
+    TensorRead { name: t(32039, 32053), index: r(0, 0), need: Need::Required, ne0_key: None }, // 6202: a.gen.emb_mean
+    TensorRead { name: t(32053, 32066), index: r(0, 0), need: Need::Required, ne0_key: None }, // 6203: a.gen.emb_std
+    TensorRead { name: t(32066, 32092), index: r(0, 0), need: Need::Required, ne0_key: None }, // 6204: a.gen.wav.quant_out.weight
+    TensorRead { name: t(32092, 32117), index: r(0, 0), need: Need::Required, ne0_key: None }, // 6205: a.gen.wav.upsample.weight
+    TensorRead { name: t(32117, 32148), index: r(0, 0), need: Need::Required, ne0_key: None }, // 6206: a.gen.wav.seanet.conv_in.weight
+    TensorRead { name: t(32148, 32177), index: r(0, 0), need: Need::Required, ne0_key: None }, // 6207: a.gen.wav.seanet.conv_in.bias
+    TensorRead { name: t(32177, 32209), index: r(0, 0), need: Need::Required, ne0_key: None }, // 6208: a.gen.wav.seanet.conv_out.weight
+    TensorRead { name: t(32209, 32239), index: r(0, 0), need: Need::Required, ne0_key: None }, // 6209: a.gen.wav.seanet.conv_out.bias
+    TensorRead { name: t(32239, 32279), index: r(16, 17), need: Need::Required, ne0_key: None }, // 6210: a.gen.wav.seanet.blk.{}.res_conv1.weight
+    TensorRead { name: t(32279, 32317), index: r(16, 17), need: Need::Required, ne0_key: None }, // 6211: a.gen.wav.seanet.blk.{}.res_conv1.bias
+    TensorRead { name: t(32317, 32357), index: r(16, 17), need: Need::Required, ne0_key: None }, // 6212: a.gen.wav.seanet.blk.{}.res_conv2.weight
+    TensorRead { name: t(32357, 32395), index: r(16, 17), need: Need::Required, ne0_key: None }, // 6213: a.gen.wav.seanet.blk.{}.res_conv2.bias
+    TensorRead { name: t(32395, 32436), index: r(16, 17), need: Need::Required, ne0_key: None }, // 6214: a.gen.wav.seanet.blk.{}.scale_conv.weight
+    TensorRead { name: t(32436, 32475), index: r(16, 17), need: Need::Required, ne0_key: None }, // 6215: a.gen.wav.seanet.blk.{}.scale_conv.bias
+    TensorRead { name: t(29362, 29393), index: r(0, 1), need: Need::Required, ne0_key: None }, // 6216: a.gen.wav.tfm.blk.{}.ln1.weight
+    TensorRead { name: t(32475, 32504), index: r(0, 1), need: Need::Required, ne0_key: None }, // 6217: a.gen.wav.tfm.blk.{}.ln1.bias
+    TensorRead { name: t(29224, 29258), index: r(0, 1), need: Need::Required, ne0_key: None }, // 6218: a.gen.wav.tfm.blk.{}.attn_q.weight
+    TensorRead { name: t(29258, 29292), index: r(0, 1), need: Need::Required, ne0_key: None }, // 6219: a.gen.wav.tfm.blk.{}.attn_k.weight
+    TensorRead { name: t(29292, 29326), index: r(0, 1), need: Need::Required, ne0_key: None }, // 6220: a.gen.wav.tfm.blk.{}.attn_v.weight
+    TensorRead { name: t(29326, 29362), index: r(0, 1), need: Need::Required, ne0_key: None }, // 6221: a.gen.wav.tfm.blk.{}.attn_out.weight
+    TensorRead { name: t(29424, 29455), index: r(0, 1), need: Need::Required, ne0_key: None }, // 6222: a.gen.wav.tfm.blk.{}.ls1.weight
+    TensorRead { name: t(29393, 29424), index: r(0, 1), need: Need::Required, ne0_key: None }, // 6223: a.gen.wav.tfm.blk.{}.ln2.weight
+    TensorRead { name: t(32504, 32533), index: r(0, 1), need: Need::Required, ne0_key: None }, // 6224: a.gen.wav.tfm.blk.{}.ln2.bias
+    TensorRead { name: t(29522, 29556), index: r(0, 1), need: Need::Required, ne0_key: None }, // 6225: a.gen.wav.tfm.blk.{}.ffn_up.weight
+    TensorRead { name: t(29556, 29592), index: r(0, 1), need: Need::Required, ne0_key: None }, // 6226: a.gen.wav.tfm.blk.{}.ffn_down.weight
+    TensorRead { name: t(29455, 29486), index: r(0, 1), need: Need::Required, ne0_key: None }, // 6227: a.gen.wav.tfm.blk.{}.ls2.weight
     TensorRead { name: t(1159, 1171), index: r(0, 0), need: Need::Optional, ne0_key: None }, // 6228: v.class_embd
     TensorRead { name: t(1171, 1186), index: r(0, 0), need: Need::Optional, ne0_key: None }, // 6229: v.pre_ln.weight
     TensorRead { name: t(1186, 1199), index: r(0, 0), need: Need::Optional, ne0_key: None }, // 6230: v.pre_ln.bias
@@ -9735,22 +9865,22 @@ static ATOMS: [Atom; 23] = [
     Atom { lhs: r(55, 59), factor: 4096, modulus: 0, op: Op::Le, rhs: Rhs::Const(2147483647) }, // 2
     Atom { lhs: r(55, 59), factor: 1120, modulus: 0, op: Op::Le, rhs: Rhs::Const(2147483647) }, // 3
     Atom { lhs: r(55, 59), factor: 1024, modulus: 0, op: Op::Le, rhs: Rhs::Const(2147483647) }, // 4
-    Atom { lhs: r(187, 188), factor: 1, modulus: 0, op: Op::Le, rhs: Rhs::Field(t(12217, 12242)) }, // 5
-    Atom { lhs: r(188, 189), factor: 1, modulus: 0, op: Op::Lt, rhs: Rhs::Const(2147483647) }, // 6
+    Atom { lhs: r(196, 197), factor: 1, modulus: 0, op: Op::Le, rhs: Rhs::Field(t(12314, 12339)) }, // 5
+    Atom { lhs: r(197, 198), factor: 1, modulus: 0, op: Op::Lt, rhs: Rhs::Const(2147483647) }, // 6
     Atom { lhs: r(55, 59), factor: 256, modulus: 0, op: Op::Le, rhs: Rhs::Const(2147483647) }, // 7
-    Atom { lhs: r(204, 205), factor: 1, modulus: 0, op: Op::Gt, rhs: Rhs::Const(0) }, // 8
-    Atom { lhs: r(187, 188), factor: 1, modulus: 0, op: Op::Ge, rhs: Rhs::Const(0) }, // 9
-    Atom { lhs: r(187, 188), factor: 1, modulus: 0, op: Op::Le, rhs: Rhs::Field(t(12217, 12242)) }, // 10
-    Atom { lhs: r(188, 189), factor: 1, modulus: 0, op: Op::Le, rhs: Rhs::Const(256) }, // 11
+    Atom { lhs: r(214, 215), factor: 1, modulus: 0, op: Op::Gt, rhs: Rhs::Const(0) }, // 8
+    Atom { lhs: r(196, 197), factor: 1, modulus: 0, op: Op::Ge, rhs: Rhs::Const(0) }, // 9
+    Atom { lhs: r(196, 197), factor: 1, modulus: 0, op: Op::Le, rhs: Rhs::Field(t(12314, 12339)) }, // 10
+    Atom { lhs: r(197, 198), factor: 1, modulus: 0, op: Op::Le, rhs: Rhs::Const(256) }, // 11
     Atom { lhs: r(55, 59), factor: 62500, modulus: 0, op: Op::Le, rhs: Rhs::Const(2147483647) }, // 12
     Atom { lhs: r(55, 59), factor: 16384, modulus: 0, op: Op::Le, rhs: Rhs::Const(2147483647) }, // 13
-    Atom { lhs: r(313, 314), factor: 1, modulus: 0, op: Op::Eq, rhs: Rhs::Const(8) }, // 14
-    Atom { lhs: r(314, 315), factor: 1, modulus: 0, op: Op::Gt, rhs: Rhs::Const(0) }, // 15
-    Atom { lhs: r(314, 315), factor: 1, modulus: 2, op: Op::Eq, rhs: Rhs::Const(1) }, // 16
+    Atom { lhs: r(323, 324), factor: 1, modulus: 0, op: Op::Eq, rhs: Rhs::Const(8) }, // 14
+    Atom { lhs: r(324, 325), factor: 1, modulus: 0, op: Op::Gt, rhs: Rhs::Const(0) }, // 15
+    Atom { lhs: r(324, 325), factor: 1, modulus: 2, op: Op::Eq, rhs: Rhs::Const(1) }, // 16
     Atom { lhs: r(57, 58), factor: 1, modulus: 0, op: Op::Eq, rhs: Rhs::Const(2) }, // 17
     Atom { lhs: r(57, 58), factor: 1, modulus: 0, op: Op::Eq, rhs: Rhs::Const(4) }, // 18
-    Atom { lhs: r(327, 328), factor: 1, modulus: 0, op: Op::Gt, rhs: Rhs::Const(0) }, // 19
-    Atom { lhs: r(327, 328), factor: 1, modulus: 0, op: Op::Le, rhs: Rhs::Const(8192) }, // 20
+    Atom { lhs: r(342, 343), factor: 1, modulus: 0, op: Op::Gt, rhs: Rhs::Const(0) }, // 19
+    Atom { lhs: r(342, 343), factor: 1, modulus: 0, op: Op::Le, rhs: Rhs::Const(8192) }, // 20
     Atom { lhs: r(57, 58), factor: 1, modulus: 0, op: Op::Gt, rhs: Rhs::Const(0) }, // 21
     Atom { lhs: r(55, 59), factor: 576, modulus: 0, op: Op::Le, rhs: Rhs::Const(2147483647) }, // 22
 ];
@@ -9791,12 +9921,12 @@ static DEFAULTS: [(Text, i64); 10] = [
     (t(5738, 5753), 2), // 0
     (t(5738, 5753), 3), // 1
     (t(5738, 5753), 1), // 2
-    (t(12163, 12188), 1), // 3
-    (t(12217, 12242), 12), // 4
-    (t(12163, 12188), 2), // 5
-    (t(12217, 12242), 9), // 6
-    (t(12163, 12188), 2), // 7
-    (t(12217, 12242), 6), // 8
+    (t(12260, 12285), 1), // 3
+    (t(12314, 12339), 12), // 4
+    (t(12260, 12285), 2), // 5
+    (t(12314, 12339), 9), // 6
+    (t(12260, 12285), 2), // 7
+    (t(12314, 12339), 6), // 8
     (t(5738, 5753), 4), // 9
 ];
 
@@ -9810,25 +9940,25 @@ static BOUNDS: [Bound; 22] = [
     Bound { when: When::FirstImage, clauses: r(0, 1), defaults: r(0, 0), source: t(5845, 5979), outcome: t(5979, 6096) }, // 0
     Bound { when: When::Load, clauses: r(1, 2), defaults: r(0, 1), source: t(6096, 6176), outcome: t(6176, 6452) }, // 1
     Bound { when: When::FirstImage, clauses: r(0, 1), defaults: r(0, 0), source: t(5845, 5979), outcome: t(5979, 6096) }, // 2
-    Bound { when: When::Load, clauses: r(2, 3), defaults: r(1, 2), source: t(8535, 8615), outcome: t(8615, 8891) }, // 3
+    Bound { when: When::Load, clauses: r(2, 3), defaults: r(1, 2), source: t(8592, 8672), outcome: t(8672, 8948) }, // 3
     Bound { when: When::FirstImage, clauses: r(0, 1), defaults: r(0, 0), source: t(5845, 5979), outcome: t(5979, 6096) }, // 4
-    Bound { when: When::Load, clauses: r(3, 4), defaults: r(2, 3), source: t(11195, 11275), outcome: t(11275, 11551) }, // 5
-    Bound { when: When::Load, clauses: r(4, 5), defaults: r(3, 5), source: t(12242, 12373), outcome: t(12373, 12454) }, // 6
-    Bound { when: When::Load, clauses: r(5, 6), defaults: r(2, 3), source: t(13759, 13838), outcome: t(13838, 14113) }, // 7
-    Bound { when: When::FirstImage, clauses: r(6, 7), defaults: r(0, 0), source: t(14488, 14596), outcome: t(14596, 14717) }, // 8
-    Bound { when: When::Load, clauses: r(7, 8), defaults: r(5, 7), source: t(16529, 16689), outcome: t(12373, 12454) }, // 9
-    Bound { when: When::Load, clauses: r(7, 8), defaults: r(7, 9), source: t(16529, 16689), outcome: t(12373, 12454) }, // 10
-    Bound { when: When::FirstImage, clauses: r(0, 1), defaults: r(0, 0), source: t(17780, 17911), outcome: t(17911, 18025) }, // 11
-    Bound { when: When::Load, clauses: r(8, 9), defaults: r(0, 1), source: t(18255, 18336), outcome: t(18336, 18613) }, // 12
+    Bound { when: When::Load, clauses: r(3, 4), defaults: r(2, 3), source: t(11292, 11372), outcome: t(11372, 11648) }, // 5
+    Bound { when: When::Load, clauses: r(4, 5), defaults: r(3, 5), source: t(12339, 12470), outcome: t(12470, 12551) }, // 6
+    Bound { when: When::Load, clauses: r(5, 6), defaults: r(2, 3), source: t(13856, 13935), outcome: t(13935, 14210) }, // 7
+    Bound { when: When::FirstImage, clauses: r(6, 7), defaults: r(0, 0), source: t(14602, 14710), outcome: t(14710, 14831) }, // 8
+    Bound { when: When::Load, clauses: r(7, 8), defaults: r(5, 7), source: t(16643, 16803), outcome: t(12470, 12551) }, // 9
+    Bound { when: When::Load, clauses: r(7, 8), defaults: r(7, 9), source: t(16643, 16803), outcome: t(12470, 12551) }, // 10
+    Bound { when: When::FirstImage, clauses: r(0, 1), defaults: r(0, 0), source: t(17894, 18025), outcome: t(18025, 18139) }, // 11
+    Bound { when: When::Load, clauses: r(8, 9), defaults: r(0, 1), source: t(18369, 18450), outcome: t(18450, 18727) }, // 12
     Bound { when: When::FirstImage, clauses: r(0, 1), defaults: r(0, 0), source: t(5845, 5979), outcome: t(5979, 6096) }, // 13
-    Bound { when: When::Load, clauses: r(9, 10), defaults: r(0, 1), source: t(19642, 19723), outcome: t(19723, 20000) }, // 14
-    Bound { when: When::Load, clauses: r(10, 11), defaults: r(0, 0), source: t(20716, 20867), outcome: t(12373, 12454) }, // 15
-    Bound { when: When::Load, clauses: r(11, 12), defaults: r(0, 0), source: t(20867, 21039), outcome: t(12373, 12454) }, // 16
-    Bound { when: When::Load, clauses: r(12, 14), defaults: r(9, 10), source: t(21855, 21935), outcome: t(12373, 12454) }, // 17
-    Bound { when: When::Load, clauses: r(14, 15), defaults: r(0, 0), source: t(23470, 23570), outcome: t(12373, 12454) }, // 18
-    Bound { when: When::Load, clauses: r(15, 16), defaults: r(0, 1), source: t(24856, 24911), outcome: t(12373, 12454) }, // 19
+    Bound { when: When::Load, clauses: r(9, 10), defaults: r(0, 1), source: t(19756, 19837), outcome: t(19837, 20114) }, // 14
+    Bound { when: When::Load, clauses: r(10, 11), defaults: r(0, 0), source: t(20830, 20981), outcome: t(12470, 12551) }, // 15
+    Bound { when: When::Load, clauses: r(11, 12), defaults: r(0, 0), source: t(20981, 21153), outcome: t(12470, 12551) }, // 16
+    Bound { when: When::Load, clauses: r(12, 14), defaults: r(9, 10), source: t(21969, 22049), outcome: t(12470, 12551) }, // 17
+    Bound { when: When::Load, clauses: r(14, 15), defaults: r(0, 0), source: t(23614, 23714), outcome: t(12470, 12551) }, // 18
+    Bound { when: When::Load, clauses: r(15, 16), defaults: r(0, 1), source: t(25000, 25055), outcome: t(12470, 12551) }, // 19
     Bound { when: When::FirstImage, clauses: r(0, 1), defaults: r(0, 0), source: t(5845, 5979), outcome: t(5979, 6096) }, // 20
-    Bound { when: When::Load, clauses: r(16, 17), defaults: r(0, 1), source: t(24911, 24990), outcome: t(24990, 25265) }, // 21
+    Bound { when: When::Load, clauses: r(16, 17), defaults: r(0, 1), source: t(25055, 25134), outcome: t(25134, 25409) }, // 21
 ];
 
 impl Pool for Bound {
@@ -9837,7 +9967,7 @@ impl Pool for Bound {
     }
 }
 
-static TEXTS: [Text; 425] = [
+static TEXTS: [Text; 440] = [
     t(767, 799), // 0
     t(1009, 1015), // 1
     t(1015, 1034), // 2
@@ -9909,360 +10039,375 @@ static TEXTS: [Text; 425] = [
     t(881, 900), // 68
     t(6974, 6984), // 69
     t(1142, 1159), // 70
-    t(1009, 1015), // 71
-    t(6956, 6974), // 72
-    t(2779, 2789), // 73
-    t(881, 900), // 74
-    t(2789, 2799), // 75
-    t(6974, 6984), // 76
-    t(1142, 1159), // 77
-    t(1009, 1015), // 78
-    t(1124, 1142), // 79
-    t(881, 900), // 80
-    t(1142, 1159), // 81
-    t(1009, 1015), // 82
-    t(2779, 2789), // 83
-    t(881, 900), // 84
-    t(2789, 2799), // 85
+    t(7002, 7012), // 71
+    t(7012, 7020), // 72
+    t(7020, 7033), // 73
+    t(7033, 7044), // 74
+    t(7044, 7059), // 75
+    t(1009, 1015), // 76
+    t(6956, 6974), // 77
+    t(2779, 2789), // 78
+    t(881, 900), // 79
+    t(2789, 2799), // 80
+    t(6974, 6984), // 81
+    t(1142, 1159), // 82
+    t(1009, 1015), // 83
+    t(1124, 1142), // 84
+    t(881, 900), // 85
     t(1142, 1159), // 86
     t(1009, 1015), // 87
-    t(1091, 1108), // 88
-    t(1124, 1142), // 89
-    t(881, 900), // 90
-    t(6974, 6984), // 91
-    t(1142, 1159), // 92
-    t(8478, 8535), // 93
-    t(1009, 1015), // 94
-    t(1091, 1108), // 95
-    t(2779, 2789), // 96
-    t(881, 900), // 97
-    t(2789, 2799), // 98
-    t(6974, 6984), // 99
-    t(1142, 1159), // 100
-    t(9110, 9125), // 101
-    t(9125, 9138), // 102
-    t(9138, 9149), // 103
-    t(9149, 9166), // 104
-    t(9166, 9182), // 105
-    t(9182, 9185), // 106
-    t(1009, 1015), // 107
-    t(1124, 1142), // 108
-    t(881, 900), // 109
-    t(1142, 1159), // 110
-    t(9110, 9125), // 111
-    t(9125, 9138), // 112
-    t(9138, 9149), // 113
-    t(9149, 9166), // 114
-    t(9166, 9182), // 115
-    t(9182, 9185), // 116
-    t(1009, 1015), // 117
-    t(2779, 2789), // 118
-    t(881, 900), // 119
-    t(2789, 2799), // 120
-    t(1142, 1159), // 121
+    t(2779, 2789), // 88
+    t(881, 900), // 89
+    t(2789, 2799), // 90
+    t(1142, 1159), // 91
+    t(1009, 1015), // 92
+    t(1091, 1108), // 93
+    t(1124, 1142), // 94
+    t(881, 900), // 95
+    t(6974, 6984), // 96
+    t(1142, 1159), // 97
+    t(8535, 8592), // 98
+    t(1009, 1015), // 99
+    t(1091, 1108), // 100
+    t(2779, 2789), // 101
+    t(881, 900), // 102
+    t(2789, 2799), // 103
+    t(6974, 6984), // 104
+    t(1142, 1159), // 105
+    t(9167, 9182), // 106
+    t(9182, 9195), // 107
+    t(9195, 9206), // 108
+    t(9206, 9223), // 109
+    t(9223, 9239), // 110
+    t(9239, 9242), // 111
+    t(1009, 1015), // 112
+    t(1124, 1142), // 113
+    t(881, 900), // 114
+    t(1142, 1159), // 115
+    t(9167, 9182), // 116
+    t(9182, 9195), // 117
+    t(9195, 9206), // 118
+    t(9206, 9223), // 119
+    t(9223, 9239), // 120
+    t(9239, 9242), // 121
     t(1009, 1015), // 122
-    t(1091, 1108), // 123
-    t(1124, 1142), // 124
-    t(881, 900), // 125
-    t(10466, 10473), // 126
-    t(2789, 2799), // 127
-    t(6974, 6984), // 128
-    t(1142, 1159), // 129
-    t(1009, 1015), // 130
-    t(1091, 1108), // 131
-    t(2779, 2789), // 132
-    t(881, 900), // 133
-    t(10466, 10473), // 134
-    t(2789, 2799), // 135
-    t(6974, 6984), // 136
-    t(1142, 1159), // 137
-    t(9110, 9125), // 138
-    t(9149, 9166), // 139
-    t(9182, 9185), // 140
-    t(1009, 1015), // 141
-    t(1124, 1142), // 142
-    t(881, 900), // 143
-    t(10816, 10826), // 144
-    t(1142, 1159), // 145
-    t(9110, 9125), // 146
-    t(9149, 9166), // 147
-    t(9182, 9185), // 148
-    t(1009, 1015), // 149
-    t(2779, 2789), // 150
-    t(881, 900), // 151
-    t(10816, 10826), // 152
-    t(2789, 2799), // 153
-    t(1142, 1159), // 154
-    t(1009, 1015), // 155
-    t(1091, 1108), // 156
-    t(1124, 1142), // 157
-    t(881, 900), // 158
-    t(10466, 10473), // 159
-    t(1142, 1159), // 160
-    t(1009, 1015), // 161
-    t(1091, 1108), // 162
-    t(2779, 2789), // 163
-    t(881, 900), // 164
-    t(10466, 10473), // 165
-    t(2789, 2799), // 166
-    t(1142, 1159), // 167
-    t(9110, 9125), // 168
-    t(9125, 9138), // 169
-    t(9138, 9149), // 170
-    t(9149, 9166), // 171
-    t(9166, 9182), // 172
-    t(1009, 1015), // 173
-    t(1124, 1142), // 174
-    t(881, 900), // 175
-    t(1142, 1159), // 176
-    t(9110, 9125), // 177
-    t(9125, 9138), // 178
-    t(9138, 9149), // 179
-    t(9149, 9166), // 180
-    t(9166, 9182), // 181
+    t(2779, 2789), // 123
+    t(881, 900), // 124
+    t(2789, 2799), // 125
+    t(1142, 1159), // 126
+    t(1009, 1015), // 127
+    t(1091, 1108), // 128
+    t(1124, 1142), // 129
+    t(881, 900), // 130
+    t(10523, 10530), // 131
+    t(2789, 2799), // 132
+    t(6974, 6984), // 133
+    t(1142, 1159), // 134
+    t(1009, 1015), // 135
+    t(1091, 1108), // 136
+    t(2779, 2789), // 137
+    t(881, 900), // 138
+    t(10523, 10530), // 139
+    t(2789, 2799), // 140
+    t(6974, 6984), // 141
+    t(1142, 1159), // 142
+    t(9167, 9182), // 143
+    t(9206, 9223), // 144
+    t(9239, 9242), // 145
+    t(1009, 1015), // 146
+    t(1124, 1142), // 147
+    t(881, 900), // 148
+    t(10873, 10883), // 149
+    t(1142, 1159), // 150
+    t(9167, 9182), // 151
+    t(9206, 9223), // 152
+    t(9239, 9242), // 153
+    t(1009, 1015), // 154
+    t(2779, 2789), // 155
+    t(881, 900), // 156
+    t(10873, 10883), // 157
+    t(2789, 2799), // 158
+    t(1142, 1159), // 159
+    t(1009, 1015), // 160
+    t(1091, 1108), // 161
+    t(1124, 1142), // 162
+    t(881, 900), // 163
+    t(10523, 10530), // 164
+    t(1142, 1159), // 165
+    t(1009, 1015), // 166
+    t(1091, 1108), // 167
+    t(2779, 2789), // 168
+    t(881, 900), // 169
+    t(10523, 10530), // 170
+    t(2789, 2799), // 171
+    t(1142, 1159), // 172
+    t(11084, 11086), // 173
+    t(11086, 11111), // 174
+    t(11111, 11123), // 175
+    t(11123, 11124), // 176
+    t(9167, 9182), // 177
+    t(9182, 9195), // 178
+    t(9195, 9206), // 179
+    t(9206, 9223), // 180
+    t(9223, 9239), // 181
     t(1009, 1015), // 182
-    t(2779, 2789), // 183
+    t(1124, 1142), // 183
     t(881, 900), // 184
-    t(2789, 2799), // 185
-    t(1142, 1159), // 186
-    t(12163, 12188), // 187
-    t(12217, 12242), // 188
-    t(1009, 1015), // 189
-    t(1091, 1108), // 190
-    t(13719, 13739), // 191
-    t(13739, 13759), // 192
-    t(1124, 1142), // 193
-    t(881, 900), // 194
+    t(1142, 1159), // 185
+    t(9167, 9182), // 186
+    t(9182, 9195), // 187
+    t(9195, 9206), // 188
+    t(9206, 9223), // 189
+    t(9223, 9239), // 190
+    t(1009, 1015), // 191
+    t(2779, 2789), // 192
+    t(881, 900), // 193
+    t(2789, 2799), // 194
     t(1142, 1159), // 195
-    t(1009, 1015), // 196
-    t(1091, 1108), // 197
-    t(13719, 13739), // 198
-    t(13739, 13759), // 199
-    t(2779, 2789), // 200
-    t(881, 900), // 201
-    t(2789, 2799), // 202
-    t(1142, 1159), // 203
-    t(6930, 6956), // 204
-    t(1009, 1015), // 205
-    t(1034, 1049), // 206
+    t(12260, 12285), // 196
+    t(12314, 12339), // 197
+    t(1009, 1015), // 198
+    t(1091, 1108), // 199
+    t(13816, 13836), // 200
+    t(13836, 13856), // 201
+    t(1124, 1142), // 202
+    t(881, 900), // 203
+    t(1142, 1159), // 204
+    t(14210, 14227), // 205
+    t(1009, 1015), // 206
     t(1091, 1108), // 207
-    t(1124, 1142), // 208
-    t(881, 900), // 209
-    t(1142, 1159), // 210
-    t(1009, 1015), // 211
-    t(1034, 1049), // 212
-    t(1091, 1108), // 213
-    t(2779, 2789), // 214
-    t(881, 900), // 215
-    t(2789, 2799), // 216
-    t(1142, 1159), // 217
-    t(1009, 1015), // 218
-    t(1124, 1142), // 219
-    t(881, 900), // 220
-    t(6974, 6984), // 221
-    t(1142, 1159), // 222
-    t(1009, 1015), // 223
+    t(13816, 13836), // 208
+    t(13836, 13856), // 209
+    t(2779, 2789), // 210
+    t(881, 900), // 211
+    t(2789, 2799), // 212
+    t(1142, 1159), // 213
+    t(6930, 6956), // 214
+    t(1009, 1015), // 215
+    t(1034, 1049), // 216
+    t(1091, 1108), // 217
+    t(1124, 1142), // 218
+    t(881, 900), // 219
+    t(1142, 1159), // 220
+    t(1009, 1015), // 221
+    t(1034, 1049), // 222
+    t(1091, 1108), // 223
     t(2779, 2789), // 224
     t(881, 900), // 225
     t(2789, 2799), // 226
-    t(6974, 6984), // 227
-    t(1142, 1159), // 228
-    t(9110, 9125), // 229
-    t(9125, 9138), // 230
-    t(9138, 9149), // 231
-    t(9149, 9166), // 232
-    t(9166, 9182), // 233
-    t(1009, 1015), // 234
-    t(1124, 1142), // 235
-    t(881, 900), // 236
+    t(1142, 1159), // 227
+    t(1009, 1015), // 228
+    t(1124, 1142), // 229
+    t(881, 900), // 230
+    t(6974, 6984), // 231
+    t(1142, 1159), // 232
+    t(1009, 1015), // 233
+    t(2779, 2789), // 234
+    t(881, 900), // 235
+    t(2789, 2799), // 236
     t(6974, 6984), // 237
     t(1142, 1159), // 238
-    t(9110, 9125), // 239
-    t(9125, 9138), // 240
-    t(9138, 9149), // 241
-    t(9149, 9166), // 242
-    t(9166, 9182), // 243
+    t(9167, 9182), // 239
+    t(9182, 9195), // 240
+    t(9195, 9206), // 241
+    t(9206, 9223), // 242
+    t(9223, 9239), // 243
     t(1009, 1015), // 244
-    t(2779, 2789), // 245
+    t(1124, 1142), // 245
     t(881, 900), // 246
-    t(2789, 2799), // 247
-    t(6974, 6984), // 248
-    t(1142, 1159), // 249
-    t(9182, 9185), // 250
-    t(1009, 1015), // 251
-    t(1034, 1049), // 252
-    t(1091, 1108), // 253
-    t(2779, 2789), // 254
-    t(1124, 1142), // 255
+    t(6974, 6984), // 247
+    t(1142, 1159), // 248
+    t(9167, 9182), // 249
+    t(9182, 9195), // 250
+    t(9195, 9206), // 251
+    t(9206, 9223), // 252
+    t(9223, 9239), // 253
+    t(1009, 1015), // 254
+    t(2779, 2789), // 255
     t(881, 900), // 256
     t(2789, 2799), // 257
-    t(15836, 15853), // 258
+    t(6974, 6984), // 258
     t(1142, 1159), // 259
-    t(9182, 9185), // 260
+    t(9239, 9242), // 260
     t(1009, 1015), // 261
     t(1034, 1049), // 262
     t(1091, 1108), // 263
     t(2779, 2789), // 264
-    t(881, 900), // 265
-    t(2789, 2799), // 266
-    t(15836, 15853), // 267
-    t(1142, 1159), // 268
-    t(16960, 16976), // 269
-    t(16976, 16993), // 270
+    t(1124, 1142), // 265
+    t(881, 900), // 266
+    t(2789, 2799), // 267
+    t(15950, 15967), // 268
+    t(1142, 1159), // 269
+    t(9239, 9242), // 270
     t(1009, 1015), // 271
-    t(16993, 17009), // 272
-    t(17009, 17025), // 273
-    t(1034, 1049), // 274
-    t(1091, 1108), // 275
-    t(1124, 1142), // 276
-    t(881, 900), // 277
-    t(6974, 6984), // 278
-    t(1142, 1159), // 279
-    t(16960, 16976), // 280
-    t(16976, 16993), // 281
-    t(1009, 1015), // 282
-    t(16993, 17009), // 283
-    t(17009, 17025), // 284
-    t(1034, 1049), // 285
-    t(1091, 1108), // 286
-    t(2779, 2789), // 287
-    t(881, 900), // 288
-    t(2789, 2799), // 289
-    t(6974, 6984), // 290
-    t(1142, 1159), // 291
-    t(18194, 18255), // 292
-    t(1009, 1015), // 293
-    t(16993, 17009), // 294
-    t(17009, 17025), // 295
+    t(1034, 1049), // 272
+    t(1091, 1108), // 273
+    t(2779, 2789), // 274
+    t(881, 900), // 275
+    t(2789, 2799), // 276
+    t(15950, 15967), // 277
+    t(1142, 1159), // 278
+    t(17074, 17090), // 279
+    t(17090, 17107), // 280
+    t(1009, 1015), // 281
+    t(17107, 17123), // 282
+    t(17123, 17139), // 283
+    t(1034, 1049), // 284
+    t(1091, 1108), // 285
+    t(1124, 1142), // 286
+    t(881, 900), // 287
+    t(6974, 6984), // 288
+    t(1142, 1159), // 289
+    t(17074, 17090), // 290
+    t(17090, 17107), // 291
+    t(1009, 1015), // 292
+    t(17107, 17123), // 293
+    t(17123, 17139), // 294
+    t(1034, 1049), // 295
     t(1091, 1108), // 296
-    t(1124, 1142), // 297
+    t(2779, 2789), // 297
     t(881, 900), // 298
-    t(6974, 6984), // 299
-    t(1142, 1159), // 300
-    t(1009, 1015), // 301
-    t(16993, 17009), // 302
-    t(17009, 17025), // 303
-    t(1091, 1108), // 304
-    t(2779, 2789), // 305
-    t(881, 900), // 306
-    t(2789, 2799), // 307
-    t(6974, 6984), // 308
-    t(1142, 1159), // 309
-    t(20381, 20478), // 310
-    t(20478, 20625), // 311
-    t(20625, 20716), // 312
-    t(20253, 20279), // 313
-    t(20306, 20336), // 314
-    t(1009, 1015), // 315
-    t(21250, 21265), // 316
-    t(1124, 1142), // 317
-    t(881, 900), // 318
+    t(2789, 2799), // 299
+    t(6974, 6984), // 300
+    t(1142, 1159), // 301
+    t(18308, 18369), // 302
+    t(1009, 1015), // 303
+    t(17107, 17123), // 304
+    t(17123, 17139), // 305
+    t(1091, 1108), // 306
+    t(1124, 1142), // 307
+    t(881, 900), // 308
+    t(6974, 6984), // 309
+    t(1142, 1159), // 310
+    t(1009, 1015), // 311
+    t(17107, 17123), // 312
+    t(17123, 17139), // 313
+    t(1091, 1108), // 314
+    t(2779, 2789), // 315
+    t(881, 900), // 316
+    t(2789, 2799), // 317
+    t(6974, 6984), // 318
     t(1142, 1159), // 319
-    t(21725, 21855), // 320
-    t(1009, 1015), // 321
-    t(2779, 2789), // 322
-    t(21250, 21265), // 323
-    t(881, 900), // 324
-    t(2789, 2799), // 325
-    t(1142, 1159), // 326
-    t(22200, 22224), // 327
-    t(24550, 24652), // 328
-    t(1009, 1015), // 329
-    t(1091, 1108), // 330
-    t(1108, 1124), // 331
-    t(1124, 1142), // 332
-    t(881, 900), // 333
-    t(6974, 6984), // 334
-    t(1142, 1159), // 335
+    t(20495, 20592), // 320
+    t(20592, 20739), // 321
+    t(20739, 20830), // 322
+    t(20367, 20393), // 323
+    t(20420, 20450), // 324
+    t(1009, 1015), // 325
+    t(21364, 21379), // 326
+    t(1124, 1142), // 327
+    t(881, 900), // 328
+    t(1142, 1159), // 329
+    t(21839, 21969), // 330
+    t(22049, 22056), // 331
+    t(22056, 22064), // 332
+    t(22064, 22071), // 333
+    t(22071, 22079), // 334
+    t(11123, 11124), // 335
     t(1009, 1015), // 336
-    t(1091, 1108), // 337
-    t(1108, 1124), // 338
-    t(2779, 2789), // 339
-    t(881, 900), // 340
-    t(2789, 2799), // 341
-    t(6974, 6984), // 342
-    t(1142, 1159), // 343
-    t(25794, 25967), // 344
-    t(27158, 27265), // 345
-    t(27265, 27484), // 346
-    t(27484, 27654), // 347
-    t(27654, 27764), // 348
-    t(27764, 27830), // 349
-    t(1009, 1015), // 350
-    t(1124, 1142), // 351
-    t(881, 900), // 352
-    t(6974, 6984), // 353
-    t(1142, 1159), // 354
-    t(28366, 28381), // 355
-    t(28381, 28394), // 356
-    t(28394, 28405), // 357
-    t(28405, 28419), // 358
-    t(28419, 28431), // 359
-    t(28431, 28445), // 360
-    t(28445, 28462), // 361
-    t(28462, 28477), // 362
-    t(28477, 28495), // 363
-    t(28495, 28506), // 364
-    t(28506, 28526), // 365
-    t(1009, 1015), // 366
-    t(2779, 2789), // 367
-    t(881, 900), // 368
-    t(2789, 2799), // 369
-    t(6974, 6984), // 370
-    t(1142, 1159), // 371
-    t(28366, 28381), // 372
-    t(28381, 28394), // 373
-    t(28394, 28405), // 374
-    t(28405, 28419), // 375
-    t(28419, 28431), // 376
-    t(28431, 28445), // 377
-    t(28445, 28462), // 378
-    t(28462, 28477), // 379
-    t(28477, 28495), // 380
-    t(28495, 28506), // 381
-    t(28506, 28526), // 382
-    t(9149, 9166), // 383
-    t(1009, 1015), // 384
-    t(30622, 30633), // 385
-    t(30633, 30650), // 386
-    t(30650, 30665), // 387
-    t(30665, 30681), // 388
-    t(1124, 1142), // 389
-    t(881, 900), // 390
-    t(6974, 6984), // 391
-    t(30681, 30695), // 392
-    t(30695, 30708), // 393
-    t(1142, 1159), // 394
-    t(9149, 9166), // 395
-    t(1009, 1015), // 396
-    t(30622, 30633), // 397
-    t(30633, 30650), // 398
-    t(2779, 2789), // 399
-    t(30650, 30665), // 400
-    t(30665, 30681), // 401
-    t(881, 900), // 402
-    t(2789, 2799), // 403
-    t(6974, 6984), // 404
-    t(30681, 30695), // 405
-    t(30695, 30708), // 406
-    t(1142, 1159), // 407
-    t(1009, 1015), // 408
-    t(1091, 1108), // 409
-    t(1124, 1142), // 410
-    t(881, 900), // 411
-    t(32528, 32555), // 412
-    t(32555, 32581), // 413
-    t(6974, 6984), // 414
-    t(1142, 1159), // 415
-    t(1009, 1015), // 416
-    t(1091, 1108), // 417
-    t(2779, 2789), // 418
-    t(881, 900), // 419
-    t(32528, 32555), // 420
-    t(32555, 32581), // 421
-    t(2789, 2799), // 422
-    t(6974, 6984), // 423
-    t(1142, 1159), // 424
+    t(2779, 2789), // 337
+    t(21364, 21379), // 338
+    t(881, 900), // 339
+    t(2789, 2799), // 340
+    t(1142, 1159), // 341
+    t(22344, 22368), // 342
+    t(24694, 24796), // 343
+    t(1009, 1015), // 344
+    t(1091, 1108), // 345
+    t(1108, 1124), // 346
+    t(1124, 1142), // 347
+    t(881, 900), // 348
+    t(6974, 6984), // 349
+    t(1142, 1159), // 350
+    t(1009, 1015), // 351
+    t(1091, 1108), // 352
+    t(1108, 1124), // 353
+    t(2779, 2789), // 354
+    t(881, 900), // 355
+    t(2789, 2799), // 356
+    t(6974, 6984), // 357
+    t(1142, 1159), // 358
+    t(25938, 26111), // 359
+    t(27302, 27409), // 360
+    t(27409, 27628), // 361
+    t(27628, 27798), // 362
+    t(27798, 27908), // 363
+    t(27908, 27974), // 364
+    t(1009, 1015), // 365
+    t(1124, 1142), // 366
+    t(881, 900), // 367
+    t(6974, 6984), // 368
+    t(1142, 1159), // 369
+    t(28510, 28525), // 370
+    t(28525, 28538), // 371
+    t(28538, 28549), // 372
+    t(28549, 28563), // 373
+    t(28563, 28575), // 374
+    t(28575, 28589), // 375
+    t(28589, 28606), // 376
+    t(28606, 28621), // 377
+    t(28621, 28639), // 378
+    t(28639, 28650), // 379
+    t(28650, 28670), // 380
+    t(1009, 1015), // 381
+    t(2779, 2789), // 382
+    t(881, 900), // 383
+    t(2789, 2799), // 384
+    t(6974, 6984), // 385
+    t(1142, 1159), // 386
+    t(28510, 28525), // 387
+    t(28525, 28538), // 388
+    t(28538, 28549), // 389
+    t(28549, 28563), // 390
+    t(28563, 28575), // 391
+    t(28575, 28589), // 392
+    t(28589, 28606), // 393
+    t(28606, 28621), // 394
+    t(28621, 28639), // 395
+    t(28639, 28650), // 396
+    t(28650, 28670), // 397
+    t(9206, 9223), // 398
+    t(1009, 1015), // 399
+    t(30766, 30777), // 400
+    t(30777, 30794), // 401
+    t(30794, 30809), // 402
+    t(30809, 30825), // 403
+    t(1124, 1142), // 404
+    t(881, 900), // 405
+    t(6974, 6984), // 406
+    t(30825, 30839), // 407
+    t(30839, 30852), // 408
+    t(1142, 1159), // 409
+    t(9206, 9223), // 410
+    t(1009, 1015), // 411
+    t(30766, 30777), // 412
+    t(30777, 30794), // 413
+    t(2779, 2789), // 414
+    t(30794, 30809), // 415
+    t(30809, 30825), // 416
+    t(881, 900), // 417
+    t(2789, 2799), // 418
+    t(6974, 6984), // 419
+    t(30825, 30839), // 420
+    t(30839, 30852), // 421
+    t(1142, 1159), // 422
+    t(1009, 1015), // 423
+    t(1091, 1108), // 424
+    t(1124, 1142), // 425
+    t(881, 900), // 426
+    t(32672, 32699), // 427
+    t(32699, 32725), // 428
+    t(6974, 6984), // 429
+    t(1142, 1159), // 430
+    t(1009, 1015), // 431
+    t(1091, 1108), // 432
+    t(2779, 2789), // 433
+    t(881, 900), // 434
+    t(32672, 32699), // 435
+    t(32699, 32725), // 436
+    t(2789, 2799), // 437
+    t(6974, 6984), // 438
+    t(1142, 1159), // 439
 ];
 
 impl Pool for Text {
@@ -10550,742 +10695,759 @@ const TEXT: &str = concat!(
     /* 6956 */ "image_longest_edge",
     /* 6974 */ "rope_theta",
     /* 6984 */ "mm.model.fc.weight",
-    /* 7002 */ "mtmd.cpp init_audio does not accept PROJECTOR_TYPE_STEP3VL (\"unexpected audio projector type\")",
-    /* 7096 */ "gemma3",
-    /* 7102 */ "PROJECTOR_TYPE_GEMMA3",
-    /* 7123 */ "mm.input_projection.weight",
-    /* 7149 */ "mm.soft_emb_norm.weight",
-    /* 7172 */ "mtmd.cpp init_audio does not accept PROJECTOR_TYPE_GEMMA3 (\"unexpected audio projector type\")",
-    /* 7265 */ "gemma3nv",
-    /* 7273 */ "PROJECTOR_TYPE_GEMMA3NV",
-    /* 7296 */ "v.conv_stem.conv.weight",
-    /* 7319 */ "v.conv_stem.conv.bias",
-    /* 7340 */ "v.conv_stem.bn.weight",
-    /* 7361 */ "v.msfa.ffn.pw_exp.conv.weight",
-    /* 7390 */ "v.msfa.ffn.pw_exp.bn.weight",
-    /* 7417 */ "v.msfa.ffn.pw_proj.conv.weight",
-    /* 7447 */ "v.msfa.ffn.pw_proj.bn.weight",
-    /* 7475 */ "v.msfa.norm.weight",
-    /* 7493 */ "v.blk.{}.{}.conv_exp.weight",
-    /* 7520 */ "v.blk.{}.{}.bn1.weight",
-    /* 7542 */ "v.blk.{}.{}.conv_pwl.weight",
-    /* 7569 */ "v.blk.{}.{}.bn2.weight",
-    /* 7591 */ "v.blk.{}.{}.dw_start.conv.weight",
-    /* 7623 */ "v.blk.{}.{}.pw_exp.conv.weight",
-    /* 7653 */ "v.blk.{}.{}.dw_start.bn.weight",
-    /* 7683 */ "v.blk.{}.{}.pw_exp.bn.weight",
-    /* 7711 */ "v.blk.{}.{}.dw_mid.conv.weight",
-    /* 7741 */ "v.blk.{}.{}.dw_mid.bn.weight",
-    /* 7769 */ "v.blk.{}.{}.pw_proj.conv.weight",
-    /* 7800 */ "v.blk.{}.{}.pw_proj.bn.weight",
-    /* 7829 */ "v.blk.{}.{}.layer_scale.gamma",
-    /* 7858 */ "v.blk.{}.{}.attn.query.proj.weight",
-    /* 7892 */ "v.blk.{}.{}.attn.key.proj.weight",
-    /* 7924 */ "v.blk.{}.{}.attn.value.proj.weight",
-    /* 7958 */ "v.blk.{}.{}.attn.output.proj.weight",
-    /* 7993 */ "v.blk.{}.{}.attn.key.down_conv.weight",
-    /* 8030 */ "v.blk.{}.{}.attn.key.norm.weight",
-    /* 8062 */ "v.blk.{}.{}.attn.value.down_conv.weight",
-    /* 8101 */ "v.blk.{}.{}.attn.value.norm.weight",
-    /* 8135 */ "v.blk.{}.{}.norm.weight",
-    /* 8158 */ "mtmd.cpp init_audio does not accept PROJECTOR_TYPE_GEMMA3NV (\"unexpected audio projector type\")",
-    /* 8253 */ "gemma3na",
-    /* 8261 */ "PROJECTOR_TYPE_GEMMA3NA",
-    /* 8284 */ "load_hparams: throw std::runtime_error(string_format(\"%s: unknown vision projector type %s\\n\", __func__, proj_type.c_str()))",
-    /* 8408 */ "the type never loads",
-    /* 8428 */ "gemma4v",
-    /* 8435 */ "PROJECTOR_TYPE_GEMMA4V",
-    /* 8457 */ "v.std_bias",
-    /* 8467 */ "v.std_scale",
-    /* 8478 */ "loop `for (auto * tensor : tensors_to_load)` not followed",
-    /* 8535 */ "tools/mtmd/clip-model.h set_limit_image_tokens (set_limit_image_tokens(_, 1120))",
-    /* 8615 */ "clip_hparams::set_limit_image_tokens computes image_max_pixels = 1120 x patch_size^2 x n_merge^2 in `int`: the product overflows and wraps, so libmtmd refuses the projector (\"image_max_pixels ... is less than image_min_pixels\") or sizes every image from a wrapped pixel budget",
-    /* 8891 */ "mtmd.cpp init_audio does not accept PROJECTOR_TYPE_GEMMA4V (\"unexpected audio projector type\")",
-    /* 8985 */ "gemma4a",
-    /* 8992 */ "PROJECTOR_TYPE_GEMMA4A",
-    /* 9014 */ "mtmd.cpp init_vision does not accept PROJECTOR_TYPE_GEMMA4A (\"unexpected vision projector type\")",
-    /* 9110 */ "audio_chunk_len",
-    /* 9125 */ "audio_hop_len",
-    /* 9138 */ "audio_n_fft",
-    /* 9149 */ "audio_sample_rate",
-    /* 9166 */ "audio_window_len",
-    /* 9182 */ "eps",
-    /* 9185 */ "a.conv1d.{}.weight",
-    /* 9203 */ "a.conv1d.{}.bias",
-    /* 9219 */ "a.conv1d.{}.norm.weight",
-    /* 9242 */ "a.input_projection.weight",
-    /* 9267 */ "a.input_projection.bias",
-    /* 9290 */ "a.pre_encode.out.weight",
-    /* 9313 */ "a.pre_encode.out.bias",
-    /* 9334 */ "mm.a.soft_emb_norm.weight",
-    /* 9359 */ "mm.a.input_projection.weight",
-    /* 9387 */ "v.blk.{}.ffn_norm.weight",
-    /* 9411 */ "v.blk.{}.attn_pre_norm.weight",
-    /* 9440 */ "v.blk.{}.per_dim_scale.weight",
-    /* 9469 */ "v.blk.{}.per_dim_k_scale.weight",
-    /* 9500 */ "v.blk.{}.attn_k_rel.weight",
-    /* 9526 */ "v.blk.{}.conv_norm.weight",
-    /* 9551 */ "v.blk.{}.conv_norm.bias",
-    /* 9574 */ "v.blk.{}.conv_pw1.weight",
-    /* 9598 */ "v.blk.{}.conv_pw1.bias",
-    /* 9620 */ "v.blk.{}.conv_dw.weight",
-    /* 9643 */ "v.blk.{}.conv_dw.bias",
-    /* 9664 */ "v.blk.{}.norm_conv.weight",
-    /* 9689 */ "v.blk.{}.norm_conv.bias",
-    /* 9712 */ "v.blk.{}.conv_pw2.weight",
-    /* 9736 */ "v.blk.{}.conv_pw2.bias",
-    /* 9758 */ "v.blk.{}.ffn_norm_1.weight",
-    /* 9784 */ "v.blk.{}.ffn_up_1.weight",
-    /* 9808 */ "v.blk.{}.ffn_up_1.bias",
-    /* 9830 */ "v.blk.{}.ffn_down_1.weight",
-    /* 9856 */ "v.blk.{}.ffn_down_1.bias",
-    /* 9880 */ "v.blk.{}.ffn_post_norm_1.weight",
-    /* 9911 */ "a.blk.{}.ffn_norm.weight",
-    /* 9935 */ "a.blk.{}.attn_pre_norm.weight",
-    /* 9964 */ "a.blk.{}.per_dim_scale.weight",
-    /* 9993 */ "a.blk.{}.per_dim_k_scale.weight",
-    /* 10024 */ "a.blk.{}.attn_k_rel.weight",
-    /* 10050 */ "a.blk.{}.conv_norm.weight",
-    /* 10075 */ "a.blk.{}.conv_norm.bias",
-    /* 10098 */ "a.blk.{}.conv_pw1.weight",
-    /* 10122 */ "a.blk.{}.conv_pw1.bias",
-    /* 10144 */ "a.blk.{}.conv_dw.weight",
-    /* 10167 */ "a.blk.{}.conv_dw.bias",
-    /* 10188 */ "a.blk.{}.norm_conv.weight",
-    /* 10213 */ "a.blk.{}.norm_conv.bias",
-    /* 10236 */ "a.blk.{}.conv_pw2.weight",
-    /* 10260 */ "a.blk.{}.conv_pw2.bias",
-    /* 10282 */ "a.blk.{}.ffn_norm_1.weight",
-    /* 10308 */ "a.blk.{}.ffn_up_1.weight",
-    /* 10332 */ "a.blk.{}.ffn_up_1.bias",
-    /* 10354 */ "a.blk.{}.ffn_down_1.weight",
-    /* 10380 */ "a.blk.{}.ffn_down_1.bias",
-    /* 10404 */ "a.blk.{}.ffn_post_norm_1.weight",
-    /* 10435 */ "gemma4uv",
-    /* 10443 */ "PROJECTOR_TYPE_GEMMA4UV",
-    /* 10466 */ "n_merge",
-    /* 10473 */ "v.patch_norm.1.weight",
-    /* 10494 */ "v.patch_norm.1.bias",
-    /* 10513 */ "v.patch_norm.2.weight",
-    /* 10534 */ "v.patch_norm.2.bias",
-    /* 10553 */ "v.patch_norm.3.weight",
-    /* 10574 */ "v.patch_norm.3.bias",
-    /* 10593 */ "mtmd.cpp init_audio does not accept PROJECTOR_TYPE_GEMMA4UV (\"unexpected audio projector type\")",
-    /* 10688 */ "gemma4ua",
-    /* 10696 */ "PROJECTOR_TYPE_GEMMA4UA",
-    /* 10719 */ "mtmd.cpp init_vision does not accept PROJECTOR_TYPE_GEMMA4UA (\"unexpected vision projector type\")",
-    /* 10816 */ "n_mel_bins",
-    /* 10826 */ "phi4",
-    /* 10830 */ "PROJECTOR_TYPE_PHI4",
-    /* 10849 */ "clip.vision.image_min_pixels",
-    /* 10877 */ "clip.vision.image_max_pixels",
-    /* 10905 */ "mtmd.cpp init_audio does not accept PROJECTOR_TYPE_PHI4 (\"unexpected audio projector type\")",
-    /* 10996 */ "idefics3",
-    /* 11004 */ "PROJECTOR_TYPE_IDEFICS3",
-    /* 11027 */ "mtmd.cpp init_audio does not accept PROJECTOR_TYPE_IDEFICS3 (\"unexpected audio projector type\")",
-    /* 11122 */ "pixtral",
-    /* 11129 */ "PROJECTOR_TYPE_PIXTRAL",
-    /* 11151 */ "v.token_embd.img_break",
-    /* 11173 */ "mm.patch_merger.weight",
-    /* 11195 */ "tools/mtmd/clip-model.h set_limit_image_tokens (set_limit_image_tokens(_, 1024))",
-    /* 11275 */ "clip_hparams::set_limit_image_tokens computes image_max_pixels = 1024 x patch_size^2 x n_merge^2 in `int`: the product overflows and wraps, so libmtmd refuses the projector (\"image_max_pixels ... is less than image_min_pixels\") or sizes every image from a wrapped pixel budget",
-    /* 11551 */ "mtmd.cpp init_audio does not accept PROJECTOR_TYPE_PIXTRAL (\"unexpected audio projector type\")",
-    /* 11645 */ "qwen2.5vl_merger",
-    /* 11661 */ "PROJECTOR_TYPE_QWEN25VL",
-    /* 11684 */ "mtmd.cpp init_audio does not accept PROJECTOR_TYPE_QWEN25VL (\"unexpected audio projector type\")",
-    /* 11779 */ "ultravox",
-    /* 11787 */ "PROJECTOR_TYPE_ULTRAVOX",
-    /* 11810 */ "mtmd.cpp init_vision does not accept PROJECTOR_TYPE_ULTRAVOX (\"unexpected vision projector type\")",
-    /* 11907 */ "clip.audio.projector.stack_factor",
-    /* 11940 */ "hparams.proj_stack_factor",
-    /* 11965 */ "a.conv1d.1.weight",
-    /* 11982 */ "a.conv1d.1.bias",
-    /* 11997 */ "a.conv1d.2.weight",
-    /* 12014 */ "a.conv1d.2.bias",
-    /* 12029 */ "mm.a.mlp.1.weight",
-    /* 12046 */ "mm.a.mlp.2.weight",
-    /* 12063 */ "mm.a.norm_pre.weight",
-    /* 12083 */ "mm.a.norm_mid.weight",
-    /* 12103 */ "internvl",
-    /* 12111 */ "PROJECTOR_TYPE_INTERNVL",
-    /* 12134 */ "clip.vision.preproc_min_tiles",
-    /* 12163 */ "hparams.preproc_min_tiles",
-    /* 12188 */ "clip.vision.preproc_max_tiles",
-    /* 12217 */ "hparams.preproc_max_tiles",
-    /* 12242 */ "clip.cpp load_hparams: GGML_ASSERT(hparams.preproc_min_tiles <= hparams.preproc_max_tiles && hparams.preproc_max_tiles < INT32_MAX)",
-    /* 12373 */ "GGML_ASSERT in load_hparams: the process aborts while libmtmd loads the projector",
-    /* 12454 */ "mtmd.cpp init_audio does not accept PROJECTOR_TYPE_INTERNVL (\"unexpected audio projector type\")",
-    /* 12549 */ "llama4",
-    /* 12555 */ "PROJECTOR_TYPE_LLAMA4",
-    /* 12576 */ "mtmd.cpp init_audio does not accept PROJECTOR_TYPE_LLAMA4 (\"unexpected audio projector type\")",
-    /* 12669 */ "qwen2a",
-    /* 12675 */ "PROJECTOR_TYPE_QWEN2A",
-    /* 12696 */ "mtmd.cpp init_vision does not accept PROJECTOR_TYPE_QWEN2A (\"unexpected vision projector type\")",
-    /* 12791 */ "mm.a.fc.weight",
-    /* 12805 */ "mm.a.fc.bias",
-    /* 12817 */ "qwen3a",
-    /* 12823 */ "PROJECTOR_TYPE_QWEN3A",
-    /* 12844 */ "mtmd.cpp init_vision does not accept PROJECTOR_TYPE_QWEN3A (\"unexpected vision projector type\")",
-    /* 12939 */ "a.conv2d.1.weight",
-    /* 12956 */ "a.conv2d.1.bias",
-    /* 12971 */ "a.conv2d.2.weight",
-    /* 12988 */ "a.conv2d.2.bias",
-    /* 13003 */ "a.conv2d.3.weight",
-    /* 13020 */ "a.conv2d.3.bias",
-    /* 13035 */ "a.conv_out.weight",
-    /* 13052 */ "mm.a.mlp.1.bias",
-    /* 13067 */ "mm.a.mlp.2.bias",
-    /* 13082 */ "glma",
-    /* 13086 */ "PROJECTOR_TYPE_GLMA",
-    /* 13105 */ "mtmd.cpp init_vision does not accept PROJECTOR_TYPE_GLMA (\"unexpected vision projector type\")",
-    /* 13198 */ "mm.a.norm_pre.bias",
-    /* 13216 */ "v.boi",
-    /* 13221 */ "v.eoi",
-    /* 13226 */ "qwen2.5o",
-    /* 13234 */ "voxtral",
-    /* 13241 */ "PROJECTOR_TYPE_VOXTRAL",
-    /* 13263 */ "mtmd.cpp init_vision does not accept PROJECTOR_TYPE_VOXTRAL (\"unexpected vision projector type\")",
-    /* 13359 */ "meralion",
-    /* 13367 */ "PROJECTOR_TYPE_MERALION",
-    /* 13390 */ "mtmd.cpp init_vision does not accept PROJECTOR_TYPE_MERALION (\"unexpected vision projector type\")",
-    /* 13487 */ "mm.a.mlp.0.weight",
-    /* 13504 */ "mm.a.mlp.0.bias",
-    /* 13519 */ "mm.a.mlp.3.weight",
-    /* 13536 */ "mm.a.mlp.3.bias",
-    /* 13551 */ "musicflamingo",
-    /* 13564 */ "PROJECTOR_TYPE_MUSIC_FLAMINGO",
-    /* 13593 */ "mtmd.cpp init_vision does not accept PROJECTOR_TYPE_MUSIC_FLAMINGO (\"unexpected vision projector type\")",
-    /* 13696 */ "lfm2",
-    /* 13700 */ "PROJECTOR_TYPE_LFM2",
-    /* 13719 */ "image_resize_algo_ov",
-    /* 13739 */ "image_resize_algo_rf",
-    /* 13759 */ "tools/mtmd/clip-model.h set_limit_image_tokens (set_limit_image_tokens(_, 256))",
-    /* 13838 */ "clip_hparams::set_limit_image_tokens computes image_max_pixels = 256 x patch_size^2 x n_merge^2 in `int`: the product overflows and wraps, so libmtmd refuses the projector (\"image_max_pixels ... is less than image_min_pixels\") or sizes every image from a wrapped pixel budget",
-    /* 14113 */ "mtmd.cpp init_audio does not accept PROJECTOR_TYPE_LFM2 (\"unexpected audio projector type\")",
-    /* 14204 */ "kimivl",
-    /* 14210 */ "PROJECTOR_TYPE_KIMIVL",
-    /* 14231 */ "mtmd.cpp init_audio does not accept PROJECTOR_TYPE_KIMIVL (\"unexpected audio projector type\")",
-    /* 14324 */ "paddleocr",
-    /* 14333 */ "PROJECTOR_TYPE_PADDLEOCR",
-    /* 14357 */ "mtmd.cpp init_audio does not accept PROJECTOR_TYPE_PADDLEOCR (\"unexpected audio projector type\")",
-    /* 14453 */ "lightonocr",
-    /* 14463 */ "PROJECTOR_TYPE_LIGHTONOCR",
-    /* 14488 */ "mtmd-image.cpp mtmd_image_preprocessor_longest_edge::preprocess: GGML_ASSERT(hparams.image_longest_edge > 0)",
-    /* 14596 */ "libmtmd loads the projector, then its image preprocessor (longest_edge) asserts it at the first image: the process aborts",
-    /* 14717 */ "mtmd.cpp init_audio does not accept PROJECTOR_TYPE_LIGHTONOCR (\"unexpected audio projector type\")",
-    /* 14814 */ "cogvlm",
-    /* 14820 */ "PROJECTOR_TYPE_COGVLM",
-    /* 14841 */ "mm.post_fc_norm.weight",
-    /* 14863 */ "mm.post_fc_norm.bias",
-    /* 14883 */ "mm.up.weight",
-    /* 14895 */ "mm.gate.weight",
-    /* 14909 */ "mm.down.weight",
-    /* 14923 */ "mtmd.cpp init_audio does not accept PROJECTOR_TYPE_COGVLM (\"unexpected audio projector type\")",
-    /* 15016 */ "janus_pro",
-    /* 15025 */ "PROJECTOR_TYPE_JANUS_PRO",
-    /* 15049 */ "mtmd.cpp init_audio does not accept PROJECTOR_TYPE_JANUS_PRO (\"unexpected audio projector type\")",
-    /* 15145 */ "dots_ocr",
-    /* 15153 */ "PROJECTOR_TYPE_DOTS_OCR",
-    /* 15176 */ "mm.post_norm.weight",
-    /* 15195 */ "mtmd.cpp init_audio does not accept PROJECTOR_TYPE_DOTS_OCR (\"unexpected audio projector type\")",
-    /* 15290 */ "dots3note_v",
-    /* 15301 */ "PROJECTOR_TYPE_DOTS3NOTE_V",
-    /* 15327 */ "clip.vision.expert_used_count",
-    /* 15356 */ "hparams.n_expert_used",
-    /* 15377 */ "mtmd.cpp init_audio does not accept PROJECTOR_TYPE_DOTS3NOTE_V (\"unexpected audio projector type\")",
-    /* 15475 */ "dots3note_a",
-    /* 15486 */ "PROJECTOR_TYPE_DOTS3NOTE_A",
-    /* 15512 */ "mtmd.cpp init_vision does not accept PROJECTOR_TYPE_DOTS3NOTE_A (\"unexpected vision projector type\")",
-    /* 15612 */ "deepseekocr",
-    /* 15623 */ "PROJECTOR_TYPE_DEEPSEEKOCR",
-    /* 15649 */ "clip.vision.sam.block_count",
-    /* 15676 */ "hparams.sam_n_layer",
-    /* 15695 */ "clip.vision.sam.head_count",
-    /* 15721 */ "hparams.sam_n_head",
-    /* 15739 */ "clip.vision.sam.embedding_length",
-    /* 15771 */ "hparams.sam_n_embd",
-    /* 15789 */ "clip.vision.window_size",
-    /* 15812 */ "hparams.attn_window_size",
-    /* 15836 */ "preproc_tile_size",
-    /* 15853 */ "v.sam.pos_embd.weight",
-    /* 15874 */ "v.sam.patch_embd.weight",
-    /* 15897 */ "v.sam.patch_embd.bias",
-    /* 15918 */ "v.sam.blk.{}.attn.qkv.weight",
-    /* 15946 */ "v.sam.blk.{}.attn.qkv.bias",
-    /* 15972 */ "v.sam.blk.{}.attn.out.weight",
-    /* 16000 */ "v.sam.blk.{}.attn.out.bias",
-    /* 16026 */ "v.sam.blk.{}.pre_ln.weight",
-    /* 16052 */ "v.sam.blk.{}.pre_ln.bias",
-    /* 16076 */ "v.sam.blk.{}.post_ln.weight",
-    /* 16103 */ "v.sam.blk.{}.post_ln.bias",
-    /* 16128 */ "v.sam.blk.{}.attn.pos_h.weight",
-    /* 16158 */ "v.sam.blk.{}.attn.pos_w.weight",
-    /* 16188 */ "v.sam.blk.{}.mlp.lin1.weight",
-    /* 16216 */ "v.sam.blk.{}.mlp.lin1.bias",
-    /* 16242 */ "v.sam.blk.{}.mlp.lin2.weight",
-    /* 16270 */ "v.sam.blk.{}.mlp.lin2.bias",
-    /* 16296 */ "v.sam.neck.0.weight",
-    /* 16315 */ "v.sam.neck.1.bias",
-    /* 16332 */ "v.sam.neck.1.weight",
-    /* 16351 */ "v.sam.neck.2.weight",
-    /* 16370 */ "v.sam.neck.3.bias",
-    /* 16387 */ "v.sam.neck.3.weight",
-    /* 16406 */ "v.sam.net_2.weight",
-    /* 16424 */ "v.sam.net_3.weight",
-    /* 16442 */ "v.view_seperator",
-    /* 16458 */ "mm.model.fc.bias",
-    /* 16474 */ "v.resample_query_768.weight",
-    /* 16501 */ "v.resample_query_1024.weight",
-    /* 16529 */ "clip.cpp load_hparams: GGML_ASSERT(hparams.preproc_min_tiles >= 0 && hparams.preproc_min_tiles <= hparams.preproc_max_tiles && hparams.preproc_max_tiles <= 256)",
-    /* 16689 */ "mtmd.cpp init_audio does not accept PROJECTOR_TYPE_DEEPSEEKOCR (\"unexpected audio projector type\")",
-    /* 16787 */ "deepseekocr2",
-    /* 16799 */ "PROJECTOR_TYPE_DEEPSEEKOCR2",
-    /* 16826 */ "mtmd.cpp init_audio does not accept PROJECTOR_TYPE_DEEPSEEKOCR2 (\"unexpected audio projector type\")",
-    /* 16925 */ "deepseek4v",
-    /* 16935 */ "PROJECTOR_TYPE_DEEPSEEK4V",
-    /* 16960 */ "dsv4_max_n_token",
-    /* 16976 */ "dsv4_max_wh_ratio",
-    /* 16993 */ "image_max_pixels",
-    /* 17009 */ "image_min_pixels",
-    /* 17025 */ "v.token_embd.img_start",
-    /* 17047 */ "v.token_embd.img_end",
-    /* 17067 */ "v.token_embd.img_pad",
-    /* 17087 */ "mtmd.cpp init_audio does not accept PROJECTOR_TYPE_DEEPSEEK4V (\"unexpected audio projector type\")",
-    /* 17184 */ "lfm2a",
-    /* 17189 */ "PROJECTOR_TYPE_LFM2A",
-    /* 17209 */ "mtmd.cpp init_vision does not accept PROJECTOR_TYPE_LFM2A (\"unexpected vision projector type\")",
-    /* 17303 */ "v.blk.{}.ffn_norm.bias",
-    /* 17325 */ "v.blk.{}.ffn_norm_1.bias",
-    /* 17349 */ "v.blk.{}.pos_bias_u",
-    /* 17368 */ "v.blk.{}.pos_bias_v",
-    /* 17387 */ "v.blk.{}.linear_pos.weight",
-    /* 17413 */ "a.blk.{}.ffn_norm.bias",
-    /* 17435 */ "a.blk.{}.ffn_norm_1.bias",
-    /* 17459 */ "a.blk.{}.pos_bias_u",
-    /* 17478 */ "a.blk.{}.pos_bias_v",
-    /* 17497 */ "a.blk.{}.linear_pos.weight",
-    /* 17523 */ "glm4v",
-    /* 17528 */ "PROJECTOR_TYPE_GLM4V",
-    /* 17548 */ "mm.up.bias",
-    /* 17558 */ "mm.gate.bias",
-    /* 17570 */ "mm.down.bias",
-    /* 17582 */ "mm.post_norm.bias",
-    /* 17599 */ "mm.patch_merger.bias",
-    /* 17619 */ "mtmd.cpp init_audio does not accept PROJECTOR_TYPE_GLM4V (\"unexpected audio projector type\")",
-    /* 17711 */ "glm5v",
-    /* 17716 */ "PROJECTOR_TYPE_GLM5V",
-    /* 17736 */ "clip.vision.swiglu_clamp",
-    /* 17760 */ "hparams.swiglu_clamp",
-    /* 17780 */ "mtmd-image.cpp mtmd_image_preprocessor_glm5v::preprocess: GGML_ASSERT(hparams.image_min_pixels > 0 && hparams.image_max_pixels > 0)",
-    /* 17911 */ "libmtmd loads the projector, then its image preprocessor (glm5v) asserts it at the first image: the process aborts",
-    /* 18025 */ "mtmd.cpp init_audio does not accept PROJECTOR_TYPE_GLM5V (\"unexpected audio projector type\")",
-    /* 18117 */ "youtuvl",
-    /* 18124 */ "PROJECTOR_TYPE_YOUTUVL",
-    /* 18146 */ "clip.vision.wa_layer_indexes",
-    /* 18174 */ "wa_layer_indexes_vec",
-    /* 18194 */ "loop `for (auto & layer : wa_layer_indexes_vec)` not followed",
-    /* 18255 */ "tools/mtmd/clip-model.h set_limit_image_tokens (set_limit_image_tokens(_, 62500))",
-    /* 18336 */ "clip_hparams::set_limit_image_tokens computes image_max_pixels = 62500 x patch_size^2 x n_merge^2 in `int`: the product overflows and wraps, so libmtmd refuses the projector (\"image_max_pixels ... is less than image_min_pixels\") or sizes every image from a wrapped pixel budget",
-    /* 18613 */ "mtmd.cpp init_audio does not accept PROJECTOR_TYPE_YOUTUVL (\"unexpected audio projector type\")",
-    /* 18707 */ "yasa2",
-    /* 18712 */ "PROJECTOR_TYPE_YASA2",
-    /* 18732 */ "v.patch_ln.weight",
-    /* 18749 */ "v.patch_ln.bias",
-    /* 18764 */ "v.backbone_ln.weight",
-    /* 18784 */ "v.backbone_ln.bias",
-    /* 18802 */ "v.vision_pos_embed",
-    /* 18820 */ "v.stage.{}.down.ln.weight",
-    /* 18845 */ "v.stage.{}.down.ln.bias",
-    /* 18868 */ "v.stage.{}.down.conv.weight",
-    /* 18895 */ "v.stage.{}.down.conv.bias",
-    /* 18920 */ "v.stage.{}.blk.{}.dw.weight",
-    /* 18947 */ "v.stage.{}.blk.{}.dw.bias",
-    /* 18972 */ "v.stage.{}.blk.{}.ln.weight",
-    /* 18999 */ "v.stage.{}.blk.{}.ln.bias",
-    /* 19024 */ "v.stage.{}.blk.{}.pw1.weight",
-    /* 19052 */ "v.stage.{}.blk.{}.pw1.bias",
-    /* 19078 */ "v.stage.{}.blk.{}.grn.weight",
-    /* 19106 */ "v.stage.{}.blk.{}.grn.bias",
-    /* 19132 */ "v.stage.{}.blk.{}.pw2.weight",
-    /* 19160 */ "v.stage.{}.blk.{}.pw2.bias",
-    /* 19186 */ "mtmd.cpp init_audio does not accept PROJECTOR_TYPE_YASA2 (\"unexpected audio projector type\")",
-    /* 19278 */ "kimik25",
-    /* 19285 */ "PROJECTOR_TYPE_KIMIK25",
-    /* 19307 */ "min_pixels",
-    /* 19317 */ "max_pixels",
-    /* 19327 */ "mtmd.cpp init_audio does not accept PROJECTOR_TYPE_KIMIK25 (\"unexpected audio projector type\")",
-    /* 19421 */ "nemotron_v2_vl",
-    /* 19435 */ "PROJECTOR_TYPE_NEMOTRON_V2_VL",
-    /* 19464 */ "mtmd.cpp init_audio does not accept PROJECTOR_TYPE_NEMOTRON_V2_VL (\"unexpected audio projector type\")",
-    /* 19565 */ "hunyuanvl",
-    /* 19574 */ "PROJECTOR_TYPE_HUNYUANVL",
-    /* 19598 */ "mm.pre_norm.weight",
-    /* 19616 */ "mm.image_begin",
-    /* 19630 */ "mm.image_end",
-    /* 19642 */ "tools/mtmd/clip-model.h set_limit_image_tokens (set_limit_image_tokens(_, 16384))",
-    /* 19723 */ "clip_hparams::set_limit_image_tokens computes image_max_pixels = 16384 x patch_size^2 x n_merge^2 in `int`: the product overflows and wraps, so libmtmd refuses the projector (\"image_max_pixels ... is less than image_min_pixels\") or sizes every image from a wrapped pixel budget",
-    /* 20000 */ "mtmd.cpp init_audio does not accept PROJECTOR_TYPE_HUNYUANVL (\"unexpected audio projector type\")",
-    /* 20096 */ "parakeet",
-    /* 20104 */ "PROJECTOR_TYPE_PARAKEET",
-    /* 20127 */ "mtmd.cpp init_vision does not accept PROJECTOR_TYPE_PARAKEET (\"unexpected vision projector type\")",
-    /* 20224 */ "clip.audio.subsampling_factor",
-    /* 20253 */ "hparams.subsampling_factor",
-    /* 20279 */ "clip.audio.conv_kernel_size",
-    /* 20306 */ "hparams.audio_conv_kernel_size",
-    /* 20336 */ "v.blk.{}.conv_norm_mean",
-    /* 20359 */ "v.blk.{}.conv_norm_var",
-    /* 20381 */ "throw std::runtime_error(string_format(\"%s: failed to find tensor %s\\n\", __func__, name.c_str()))",
-    /* 20478 */ "throw std::runtime_error(string_format(\"%s: %s must be %s, was %s\\n\", __func__, name.c_str(), ggml_type_name(GGML_TYPE_F32), ggml_type_name(type)))",
-    /* 20625 */ "throw std::runtime_error(string_format(\"%s: tensor %s is empty\\n\", __func__, name.c_str()))",
-    /* 20716 */ "clip.cpp load_hparams: GGML_ASSERT(hparams.subsampling_factor == 8 && \"subsampling_factor must match the conv strides in clip_graph_parakeet::build()\")",
-    /* 20867 */ "clip.cpp load_hparams: GGML_ASSERT(hparams.audio_conv_kernel_size > 0 && hparams.audio_conv_kernel_size % 2 == 1 && \"audio_conv_kernel_size must be a positive odd integer\")",
-    /* 21039 */ "a.blk.{}.conv_norm_mean",
-    /* 21062 */ "a.blk.{}.conv_norm_var",
-    /* 21084 */ "exaone4_5",
-    /* 21093 */ "PROJECTOR_TYPE_EXAONE4_5",
-    /* 21117 */ "mtmd.cpp init_audio does not accept PROJECTOR_TYPE_EXAONE4_5 (\"unexpected audio projector type\")",
-    /* 21213 */ "minicpmv4_6",
-    /* 21224 */ "PROJECTOR_TYPE_MINICPMV4_6",
-    /* 21250 */ "insert_layer_id",
-    /* 21265 */ "v.vit_merger.ln1.weight",
-    /* 21288 */ "required when `(hparams.n_merge == 4) && (true)`",
-    /* 21336 */ "v.vit_merger.ln1.bias",
-    /* 21357 */ "v.vit_merger.attn_q.weight",
-    /* 21383 */ "v.vit_merger.attn_q.bias",
-    /* 21407 */ "v.vit_merger.attn_k.weight",
-    /* 21433 */ "v.vit_merger.attn_k.bias",
-    /* 21457 */ "v.vit_merger.attn_v.weight",
-    /* 21483 */ "v.vit_merger.attn_v.bias",
-    /* 21507 */ "v.vit_merger.attn_out.weight",
-    /* 21535 */ "v.vit_merger.attn_out.bias",
-    /* 21561 */ "v.vit_merger.ds_ln.weight",
-    /* 21586 */ "v.vit_merger.ds_ln.bias",
-    /* 21609 */ "v.vit_merger.ds_ffn_up.weight",
-    /* 21638 */ "v.vit_merger.ds_ffn_up.bias",
-    /* 21665 */ "v.vit_merger.ds_ffn_down.weight",
-    /* 21696 */ "v.vit_merger.ds_ffn_down.bias",
-    /* 21725 */ "throw std::runtime_error(string_format(\"%s: layer index %d is out of range (n_layer: %d)\", __func__, insert_lid, hparams.n_layer))",
-    /* 21855 */ "clip.cpp load_hparams: GGML_ASSERT(hparams.n_merge == 2 || hparams.n_merge == 4)",
-    /* 21935 */ "mtmd.cpp init_audio does not accept PROJECTOR_TYPE_MINICPMV4_6 (\"unexpected audio projector type\")",
-    /* 22033 */ "granite_speech",
-    /* 22047 */ "PROJECTOR_TYPE_GRANITE_SPEECH",
-    /* 22076 */ "mtmd.cpp init_vision does not accept PROJECTOR_TYPE_GRANITE_SPEECH (\"unexpected vision projector type\")",
-    /* 22179 */ "clip.audio.chunk_size",
-    /* 22200 */ "hparams.audio_chunk_size",
-    /* 22224 */ "clip.audio.max_pos_emb",
-    /* 22246 */ "hparams.audio_max_pos_emb",
-    /* 22271 */ "clip.audio.projector.window_size",
-    /* 22303 */ "hparams.audio_proj_window_size",
-    /* 22333 */ "clip.audio.projector.downsample_rate",
-    /* 22369 */ "hparams.audio_proj_downsample_rate",
-    /* 22403 */ "clip.audio.projector.head_count",
-    /* 22434 */ "hparams.audio_proj_head_count",
-    /* 22463 */ "a.enc_ctc_out.weight",
-    /* 22483 */ "a.enc_ctc_out.bias",
-    /* 22501 */ "a.enc_ctc_out_mid.weight",
-    /* 22525 */ "a.enc_ctc_out_mid.bias",
-    /* 22547 */ "v.blk.{}.attn_rel_pos_emb",
-    /* 22572 */ "v.proj_query",
-    /* 22584 */ "v.proj_norm.weight",
-    /* 22602 */ "v.proj_norm.bias",
-    /* 22618 */ "v.proj_linear.weight",
-    /* 22638 */ "v.proj_linear.bias",
-    /* 22656 */ "v.proj_blk.{}.self_attn_q.weight",
-    /* 22688 */ "v.proj_blk.{}.self_attn_q.bias",
-    /* 22718 */ "v.proj_blk.{}.self_attn_k.weight",
-    /* 22750 */ "v.proj_blk.{}.self_attn_k.bias",
-    /* 22780 */ "v.proj_blk.{}.self_attn_v.weight",
-    /* 22812 */ "v.proj_blk.{}.self_attn_v.bias",
-    /* 22842 */ "v.proj_blk.{}.self_attn_out.weight",
-    /* 22876 */ "v.proj_blk.{}.self_attn_out.bias",
-    /* 22908 */ "v.proj_blk.{}.self_attn_norm.weight",
-    /* 22943 */ "v.proj_blk.{}.self_attn_norm.bias",
-    /* 22976 */ "v.proj_blk.{}.cross_attn_q.weight",
-    /* 23009 */ "v.proj_blk.{}.cross_attn_q.bias",
-    /* 23040 */ "v.proj_blk.{}.cross_attn_k.weight",
-    /* 23073 */ "v.proj_blk.{}.cross_attn_k.bias",
-    /* 23104 */ "v.proj_blk.{}.cross_attn_v.weight",
-    /* 23137 */ "v.proj_blk.{}.cross_attn_v.bias",
-    /* 23168 */ "v.proj_blk.{}.cross_attn_out.weight",
-    /* 23203 */ "v.proj_blk.{}.cross_attn_out.bias",
-    /* 23236 */ "v.proj_blk.{}.cross_attn_norm.weight",
-    /* 23272 */ "v.proj_blk.{}.cross_attn_norm.bias",
-    /* 23306 */ "v.proj_blk.{}.ffn_up.weight",
-    /* 23333 */ "v.proj_blk.{}.ffn_up.bias",
-    /* 23358 */ "v.proj_blk.{}.ffn_down.weight",
-    /* 23387 */ "v.proj_blk.{}.ffn_down.bias",
-    /* 23414 */ "v.proj_blk.{}.ffn_norm.weight",
-    /* 23443 */ "v.proj_blk.{}.ffn_norm.bias",
-    /* 23470 */ "clip.cpp load_hparams: GGML_ASSERT(hparams.audio_chunk_size > 0 && hparams.audio_chunk_size <= 8192)",
-    /* 23570 */ "a.blk.{}.attn_rel_pos_emb",
-    /* 23595 */ "a.proj_query",
-    /* 23607 */ "a.proj_norm.weight",
-    /* 23625 */ "a.proj_norm.bias",
-    /* 23641 */ "a.proj_linear.weight",
-    /* 23661 */ "a.proj_linear.bias",
-    /* 23679 */ "a.proj_blk.{}.self_attn_q.weight",
-    /* 23711 */ "a.proj_blk.{}.self_attn_q.bias",
-    /* 23741 */ "a.proj_blk.{}.self_attn_k.weight",
-    /* 23773 */ "a.proj_blk.{}.self_attn_k.bias",
-    /* 23803 */ "a.proj_blk.{}.self_attn_v.weight",
-    /* 23835 */ "a.proj_blk.{}.self_attn_v.bias",
-    /* 23865 */ "a.proj_blk.{}.self_attn_out.weight",
-    /* 23899 */ "a.proj_blk.{}.self_attn_out.bias",
-    /* 23931 */ "a.proj_blk.{}.self_attn_norm.weight",
-    /* 23966 */ "a.proj_blk.{}.self_attn_norm.bias",
-    /* 23999 */ "a.proj_blk.{}.cross_attn_q.weight",
-    /* 24032 */ "a.proj_blk.{}.cross_attn_q.bias",
-    /* 24063 */ "a.proj_blk.{}.cross_attn_k.weight",
-    /* 24096 */ "a.proj_blk.{}.cross_attn_k.bias",
-    /* 24127 */ "a.proj_blk.{}.cross_attn_v.weight",
-    /* 24160 */ "a.proj_blk.{}.cross_attn_v.bias",
-    /* 24191 */ "a.proj_blk.{}.cross_attn_out.weight",
-    /* 24226 */ "a.proj_blk.{}.cross_attn_out.bias",
-    /* 24259 */ "a.proj_blk.{}.cross_attn_norm.weight",
-    /* 24295 */ "a.proj_blk.{}.cross_attn_norm.bias",
-    /* 24329 */ "a.proj_blk.{}.ffn_up.weight",
-    /* 24356 */ "a.proj_blk.{}.ffn_up.bias",
-    /* 24381 */ "a.proj_blk.{}.ffn_down.weight",
-    /* 24410 */ "a.proj_blk.{}.ffn_down.bias",
-    /* 24437 */ "a.proj_blk.{}.ffn_norm.weight",
-    /* 24466 */ "a.proj_blk.{}.ffn_norm.bias",
-    /* 24493 */ "mimovl",
-    /* 24499 */ "PROJECTOR_TYPE_MIMOVL",
-    /* 24520 */ "clip.vision.wa_pattern_mode",
-    /* 24547 */ "pat",
-    /* 24550 */ "GGML_ASSERT((int) pat.size() == hparams.n_layer && \"mimovl wa_pattern_mode length must equal n_layer\")",
-    /* 24652 */ "mtmd.cpp init_audio does not accept PROJECTOR_TYPE_MIMOVL (\"unexpected audio projector type\")",
-    /* 24745 */ "minimax_m3",
-    /* 24755 */ "PROJECTOR_TYPE_MINIMAX_M3",
-    /* 24780 */ "mm.merger.fc1.weight",
-    /* 24800 */ "mm.merger.fc1.bias",
-    /* 24818 */ "mm.merger.fc2.weight",
-    /* 24838 */ "mm.merger.fc2.bias",
-    /* 24856 */ "clip.cpp load_hparams: GGML_ASSERT(hparams.n_merge > 0)",
-    /* 24911 */ "tools/mtmd/clip-model.h set_limit_image_tokens (set_limit_image_tokens(_, 576))",
-    /* 24990 */ "clip_hparams::set_limit_image_tokens computes image_max_pixels = 576 x patch_size^2 x n_merge^2 in `int`: the product overflows and wraps, so libmtmd refuses the projector (\"image_max_pixels ... is less than image_min_pixels\") or sizes every image from a wrapped pixel budget",
-    /* 25265 */ "mtmd.cpp init_audio does not accept PROJECTOR_TYPE_MINIMAX_M3 (\"unexpected audio projector type\")",
-    /* 25362 */ "granite4_vision",
-    /* 25377 */ "PROJECTOR_TYPE_GRANITE4_VISION",
-    /* 25407 */ "clip.vision.projector.spatial_offsets",
-    /* 25444 */ "hparams.proj_spatial_offsets",
-    /* 25472 */ "clip.vision.projector.query_side",
-    /* 25504 */ "hparams.downsample_query_side",
-    /* 25533 */ "clip.vision.projector.window_side",
-    /* 25566 */ "hparams.downsample_window_side",
-    /* 25596 */ "v.proj_blk.{}.img_pos",
-    /* 25617 */ "v.proj_blk.{}.query",
-    /* 25636 */ "v.proj_blk.{}.linear.weight",
-    /* 25663 */ "v.proj_blk.{}.linear.bias",
-    /* 25688 */ "v.proj_blk.{}.norm.weight",
-    /* 25713 */ "v.proj_blk.{}.norm.bias",
-    /* 25736 */ "v.proj_blk.{}.post_norm.weight",
-    /* 25766 */ "v.proj_blk.{}.post_norm.bias",
-    /* 25794 */ "throw std::runtime_error(string_format(\"%s: feature_layers.size() %d != proj_spatial_offsets.size() %d\", hparams.feature_layers.size(), hparams.proj_spatial_offsets.size()))",
-    /* 25967 */ "mtmd.cpp init_audio does not accept PROJECTOR_TYPE_GRANITE4_VISION (\"unexpected audio projector type\")",
-    /* 26069 */ "a.proj_blk.{}.query",
-    /* 26088 */ "a.proj_blk.{}.linear.weight",
-    /* 26115 */ "a.proj_blk.{}.linear.bias",
-    /* 26140 */ "a.proj_blk.{}.norm.weight",
-    /* 26165 */ "a.proj_blk.{}.norm.bias",
-    /* 26188 */ "a.proj_blk.{}.post_norm.weight",
-    /* 26218 */ "a.proj_blk.{}.post_norm.bias",
-    /* 26246 */ "mimo_audio",
-    /* 26256 */ "PROJECTOR_TYPE_MIMO_AUDIO",
-    /* 26281 */ "mtmd.cpp init_vision does not accept PROJECTOR_TYPE_MIMO_AUDIO (\"unexpected vision projector type\")",
-    /* 26380 */ "clip.audio.rvq.num_quantizers",
-    /* 26409 */ "hparams.rvq_num_quantizers",
-    /* 26435 */ "clip.audio.rvq.codebook_size",
-    /* 26463 */ "hparams.rvq_codebook_size",
-    /* 26488 */ "clip.audio.window_size",
-    /* 26510 */ "clip.audio.wa_pattern_mode",
-    /* 26536 */ "wa_pattern",
-    /* 26546 */ "clip.audio.local_block_count",
-    /* 26574 */ "hparams.audio_local_n_layer",
-    /* 26601 */ "clip.audio.local_group_size",
-    /* 26628 */ "hparams.audio_local_group_size",
-    /* 26658 */ "a.downsample.conv.weight",
-    /* 26682 */ "a.downsample.norm.weight",
-    /* 26706 */ "a.downsample.norm.bias",
-    /* 26728 */ "a.rvq.codebook.weight",
-    /* 26749 */ "mm.a.code_embd.weight",
-    /* 26770 */ "mm.a.local_blk.{}.attn_q.weight",
-    /* 26801 */ "mm.a.local_blk.{}.attn_q.bias",
-    /* 26830 */ "mm.a.local_blk.{}.attn_k.weight",
-    /* 26861 */ "mm.a.local_blk.{}.attn_k.bias",
-    /* 26890 */ "mm.a.local_blk.{}.attn_v.weight",
-    /* 26921 */ "mm.a.local_blk.{}.attn_v.bias",
-    /* 26950 */ "mm.a.local_blk.{}.attn_out.weight",
-    /* 26983 */ "mm.a.local_blk.{}.ffn_gate.weight",
-    /* 27016 */ "mm.a.local_blk.{}.ffn_up.weight",
-    /* 27047 */ "mm.a.local_blk.{}.ffn_down.weight",
-    /* 27080 */ "mm.a.local_blk.{}.ln1.weight",
-    /* 27108 */ "mm.a.local_blk.{}.ln2.weight",
-    /* 27136 */ "mm.a.local_norm.weight",
-    /* 27158 */ "throw std::runtime_error(string_format(\"%s: mimo_audio: missing %s\\n\", __func__, KEY_A_RVQ_NUM_QUANTIZERS))",
-    /* 27265 */ "throw std::runtime_error(string_format( \"%s: mimo_audio: %s length (%zu) must equal %s (%d)\\n\", __func__, KEY_A_RVQ_CODEBOOK_SIZE, hparams.rvq_codebook_size.size(), KEY_A_RVQ_NUM_QUANTIZERS, hparams.rvq_num_quantizers))",
-    /* 27484 */ "throw std::runtime_error(string_format( \"%s: mimo_audio: %s length (%zu) must equal n_layer (%d)\\n\", __func__, KEY_A_WA_PATTERN_MODE, wa_pattern.size(), hparams.n_layer))",
-    /* 27654 */ "throw std::runtime_error(string_format( \"%s: mimo_audio: %s must be > 0\\n\", __func__, KEY_A_LOCAL_GROUP_SIZE))",
-    /* 27764 */ "loop `for (int32_t bins : hparams.rvq_codebook_size)` not followed",
-    /* 27830 */ "qwen3tts_spkenc",
-    /* 27845 */ "PROJECTOR_TYPE_QWEN3TTS_SPKENC",
-    /* 27875 */ "mtmd.cpp init_vision does not accept PROJECTOR_TYPE_QWEN3TTS_SPKENC (\"unexpected vision projector type\")",
-    /* 27979 */ "a.conv1d.0.weight",
-    /* 27996 */ "a.conv1d.0.bias",
-    /* 28011 */ "a.blk.{}.se_conv1.weight",
-    /* 28035 */ "a.blk.{}.se_conv1.bias",
-    /* 28057 */ "a.blk.{}.se_conv2.weight",
-    /* 28081 */ "a.blk.{}.se_conv2.bias",
-    /* 28103 */ "a.blk.{}.res2.{}.weight",
-    /* 28126 */ "a.blk.{}.res2.{}.bias",
-    /* 28147 */ "a.conv_out.bias",
-    /* 28162 */ "a.asp_attn.weight",
-    /* 28179 */ "a.asp_attn.bias",
-    /* 28194 */ "a.asp_tdnn.weight",
-    /* 28211 */ "a.asp_tdnn.bias",
-    /* 28226 */ "qwen3tts_gen",
-    /* 28238 */ "PROJECTOR_TYPE_QWEN3TTS_GEN",
-    /* 28265 */ "mtmd.cpp init_vision does not accept PROJECTOR_TYPE_QWEN3TTS_GEN (\"unexpected vision projector type\")",
-    /* 28366 */ "wav_dac_n_block",
-    /* 28381 */ "wav_dac_n_res",
-    /* 28394 */ "wav_tfm_eps",
-    /* 28405 */ "wav_tfm_n_embd",
-    /* 28419 */ "wav_tfm_n_ff",
-    /* 28431 */ "wav_tfm_n_head",
-    /* 28445 */ "wav_tfm_n_head_kv",
-    /* 28462 */ "wav_tfm_n_layer",
-    /* 28477 */ "wav_tfm_rope_theta",
-    /* 28495 */ "wav_tfm_swa",
-    /* 28506 */ "wav_upsample_n_block",
-    /* 28526 */ "a.gen.code.proj_in.weight",
-    /* 28551 */ "a.gen.code.proj_in.bias",
-    /* 28574 */ "a.gen.code.embd.weight",
-    /* 28596 */ "a.gen.code.head.weight",
-    /* 28618 */ "a.gen.code.out_embd.weight",
-    /* 28644 */ "a.gen.code.output_norm.weight",
-    /* 28673 */ "a.gen.wav.quant.first.in_proj.weight",
-    /* 28709 */ "a.gen.wav.quant.first.out_proj.weight",
-    /* 28746 */ "a.gen.wav.quant.first.codebook.weight",
-    /* 28783 */ "a.gen.wav.quant.rest.in_proj.weight",
-    /* 28818 */ "a.gen.wav.quant.rest.out_proj.weight",
-    /* 28854 */ "a.gen.wav.quant.rest.codebook.weight",
-    /* 28890 */ "a.gen.wav.pre_conv.weight",
-    /* 28915 */ "a.gen.wav.pre_conv.bias",
-    /* 28938 */ "a.gen.wav.tfm.in_proj.weight",
-    /* 28966 */ "a.gen.wav.tfm.in_proj.bias",
-    /* 28992 */ "a.gen.wav.tfm.out_proj.weight",
-    /* 29021 */ "a.gen.wav.tfm.out_proj.bias",
-    /* 29048 */ "a.gen.wav.tfm.output_norm.weight",
-    /* 29080 */ "a.gen.wav.tfm.blk.{}.attn_q.weight",
-    /* 29114 */ "a.gen.wav.tfm.blk.{}.attn_k.weight",
-    /* 29148 */ "a.gen.wav.tfm.blk.{}.attn_v.weight",
-    /* 29182 */ "a.gen.wav.tfm.blk.{}.attn_out.weight",
-    /* 29218 */ "a.gen.wav.tfm.blk.{}.ln1.weight",
-    /* 29249 */ "a.gen.wav.tfm.blk.{}.ln2.weight",
-    /* 29280 */ "a.gen.wav.tfm.blk.{}.ls1.weight",
-    /* 29311 */ "a.gen.wav.tfm.blk.{}.ls2.weight",
-    /* 29342 */ "a.gen.wav.tfm.blk.{}.ffn_gate.weight",
-    /* 29378 */ "a.gen.wav.tfm.blk.{}.ffn_up.weight",
-    /* 29412 */ "a.gen.wav.tfm.blk.{}.ffn_down.weight",
-    /* 29448 */ "a.gen.wav.up.blk.{}.conv.weight",
-    /* 29479 */ "a.gen.wav.up.blk.{}.conv.bias",
-    /* 29508 */ "a.gen.wav.up.blk.{}.dwconv.weight",
-    /* 29541 */ "a.gen.wav.up.blk.{}.dwconv.bias",
-    /* 29572 */ "a.gen.wav.up.blk.{}.norm.weight",
-    /* 29603 */ "a.gen.wav.up.blk.{}.norm.bias",
-    /* 29632 */ "a.gen.wav.up.blk.{}.pw1.weight",
-    /* 29662 */ "a.gen.wav.up.blk.{}.pw1.bias",
-    /* 29690 */ "a.gen.wav.up.blk.{}.pw2.weight",
-    /* 29720 */ "a.gen.wav.up.blk.{}.pw2.bias",
-    /* 29748 */ "a.gen.wav.up.blk.{}.gamma",
-    /* 29773 */ "a.gen.wav.dac.entry.weight",
-    /* 29799 */ "a.gen.wav.dac.entry.bias",
-    /* 29823 */ "a.gen.wav.dac.blk.{}.snake.alpha",
-    /* 29855 */ "a.gen.wav.dac.blk.{}.snake.beta",
-    /* 29886 */ "a.gen.wav.dac.blk.{}.conv.weight",
-    /* 29918 */ "a.gen.wav.dac.blk.{}.conv.bias",
-    /* 29948 */ "a.gen.wav.dac.blk.{}.res.{}.act1.alpha",
-    /* 29986 */ "a.gen.wav.dac.blk.{}.res.{}.act1.beta",
-    /* 30023 */ "a.gen.wav.dac.blk.{}.res.{}.conv1.weight",
-    /* 30063 */ "a.gen.wav.dac.blk.{}.res.{}.conv1.bias",
-    /* 30101 */ "a.gen.wav.dac.blk.{}.res.{}.act2.alpha",
-    /* 30139 */ "a.gen.wav.dac.blk.{}.res.{}.act2.beta",
-    /* 30176 */ "a.gen.wav.dac.blk.{}.res.{}.conv2.weight",
-    /* 30216 */ "a.gen.wav.dac.blk.{}.res.{}.conv2.bias",
-    /* 30254 */ "a.gen.wav.dac.post_snake.alpha",
-    /* 30284 */ "a.gen.wav.dac.post_snake.beta",
-    /* 30313 */ "a.gen.wav.dac.post_conv.weight",
-    /* 30343 */ "a.gen.wav.dac.post_conv.bias",
-    /* 30371 */ "mtmd.cpp init_audio does not accept PROJECTOR_TYPE_QWEN3TTS_GEN (\"unexpected audio projector type\")",
-    /* 30470 */ "pockettts_spkenc",
-    /* 30486 */ "PROJECTOR_TYPE_POCKETTTS_SPKENC",
-    /* 30517 */ "mtmd.cpp init_vision does not accept PROJECTOR_TYPE_POCKETTTS_SPKENC (\"unexpected vision projector type\")",
-    /* 30622 */ "flow_n_step",
-    /* 30633 */ "gen_eos_threshold",
-    /* 30650 */ "mimi_downsample",
-    /* 30665 */ "mimi_tfm_context",
-    /* 30681 */ "seanet_n_stage",
-    /* 30695 */ "seanet_ratios",
-    /* 30708 */ "a.seanet.conv_in.weight",
-    /* 30731 */ "a.seanet.conv_in.bias",
-    /* 30752 */ "a.seanet.conv_out.weight",
-    /* 30776 */ "a.seanet.conv_out.bias",
-    /* 30798 */ "a.seanet.blk.{}.res_conv1.weight",
-    /* 30830 */ "a.seanet.blk.{}.res_conv1.bias",
-    /* 30860 */ "a.seanet.blk.{}.res_conv2.weight",
-    /* 30892 */ "a.seanet.blk.{}.res_conv2.bias",
-    /* 30922 */ "a.seanet.blk.{}.scale_conv.weight",
-    /* 30955 */ "a.seanet.blk.{}.scale_conv.bias",
-    /* 30986 */ "a.speaker_proj.weight",
-    /* 31007 */ "pockettts_gen",
-    /* 31020 */ "PROJECTOR_TYPE_POCKETTTS_GEN",
-    /* 31048 */ "mtmd.cpp init_vision does not accept PROJECTOR_TYPE_POCKETTTS_GEN (\"unexpected vision projector type\")",
-    /* 31150 */ "a.gen.flow.input_proj.weight",
-    /* 31178 */ "a.gen.flow.input_proj.bias",
-    /* 31204 */ "a.gen.flow.cond_embd.weight",
-    /* 31231 */ "a.gen.flow.cond_embd.bias",
-    /* 31256 */ "a.gen.flow.final.ada.weight",
-    /* 31283 */ "a.gen.flow.final.ada.bias",
-    /* 31308 */ "a.gen.flow.final.proj.weight",
-    /* 31336 */ "a.gen.flow.final.proj.bias",
-    /* 31362 */ "a.gen.flow.time.{}.freqs",
-    /* 31386 */ "a.gen.flow.time.{}.up.weight",
-    /* 31414 */ "a.gen.flow.time.{}.up.bias",
-    /* 31440 */ "a.gen.flow.time.{}.down.weight",
-    /* 31470 */ "a.gen.flow.time.{}.down.bias",
-    /* 31498 */ "a.gen.flow.time.{}.norm",
-    /* 31521 */ "a.gen.flow.blk.{}.norm.weight",
-    /* 31550 */ "a.gen.flow.blk.{}.norm.bias",
-    /* 31577 */ "required only for the indices where `a.gen.flow.blk.{}.norm.weight` exists (found by probing)",
-    /* 31670 */ "a.gen.flow.blk.{}.up.weight",
-    /* 31697 */ "a.gen.flow.blk.{}.up.bias",
-    /* 31722 */ "a.gen.flow.blk.{}.down.weight",
-    /* 31751 */ "a.gen.flow.blk.{}.down.bias",
-    /* 31778 */ "a.gen.flow.blk.{}.ada.weight",
-    /* 31806 */ "a.gen.flow.blk.{}.ada.bias",
-    /* 31832 */ "a.gen.out_eos.weight",
-    /* 31852 */ "a.gen.out_eos.bias",
-    /* 31870 */ "a.gen.input_linear.weight",
-    /* 31895 */ "a.gen.emb_mean",
-    /* 31909 */ "a.gen.emb_std",
-    /* 31922 */ "a.gen.wav.quant_out.weight",
-    /* 31948 */ "a.gen.wav.upsample.weight",
-    /* 31973 */ "a.gen.wav.seanet.conv_in.weight",
-    /* 32004 */ "a.gen.wav.seanet.conv_in.bias",
-    /* 32033 */ "a.gen.wav.seanet.conv_out.weight",
-    /* 32065 */ "a.gen.wav.seanet.conv_out.bias",
-    /* 32095 */ "a.gen.wav.seanet.blk.{}.res_conv1.weight",
-    /* 32135 */ "a.gen.wav.seanet.blk.{}.res_conv1.bias",
-    /* 32173 */ "a.gen.wav.seanet.blk.{}.res_conv2.weight",
-    /* 32213 */ "a.gen.wav.seanet.blk.{}.res_conv2.bias",
-    /* 32251 */ "a.gen.wav.seanet.blk.{}.scale_conv.weight",
-    /* 32292 */ "a.gen.wav.seanet.blk.{}.scale_conv.bias",
-    /* 32331 */ "a.gen.wav.tfm.blk.{}.ln1.bias",
-    /* 32360 */ "a.gen.wav.tfm.blk.{}.ln2.bias",
-    /* 32389 */ "mtmd.cpp init_audio does not accept PROJECTOR_TYPE_POCKETTTS_GEN (\"unexpected audio projector type\")",
-    /* 32489 */ "muse-glimmer",
-    /* 32501 */ "PROJECTOR_TYPE_MUSE_GLIMMER",
-    /* 32528 */ "muse_glimmer_patch_temporal",
-    /* 32555 */ "muse_glimmer_sparse_factor",
-    /* 32581 */ "mtmd.cpp init_audio does not accept PROJECTOR_TYPE_MUSE_GLIMMER (\"unexpected audio projector type\")",
+    /* 7002 */ "<im_start>",
+    /* 7012 */ "<im_end>",
+    /* 7020 */ "<patch_start>",
+    /* 7033 */ "<patch_end>",
+    /* 7044 */ "<patch_newline>",
+    /* 7059 */ "mtmd.cpp init_audio does not accept PROJECTOR_TYPE_STEP3VL (\"unexpected audio projector type\")",
+    /* 7153 */ "gemma3",
+    /* 7159 */ "PROJECTOR_TYPE_GEMMA3",
+    /* 7180 */ "mm.input_projection.weight",
+    /* 7206 */ "mm.soft_emb_norm.weight",
+    /* 7229 */ "mtmd.cpp init_audio does not accept PROJECTOR_TYPE_GEMMA3 (\"unexpected audio projector type\")",
+    /* 7322 */ "gemma3nv",
+    /* 7330 */ "PROJECTOR_TYPE_GEMMA3NV",
+    /* 7353 */ "v.conv_stem.conv.weight",
+    /* 7376 */ "v.conv_stem.conv.bias",
+    /* 7397 */ "v.conv_stem.bn.weight",
+    /* 7418 */ "v.msfa.ffn.pw_exp.conv.weight",
+    /* 7447 */ "v.msfa.ffn.pw_exp.bn.weight",
+    /* 7474 */ "v.msfa.ffn.pw_proj.conv.weight",
+    /* 7504 */ "v.msfa.ffn.pw_proj.bn.weight",
+    /* 7532 */ "v.msfa.norm.weight",
+    /* 7550 */ "v.blk.{}.{}.conv_exp.weight",
+    /* 7577 */ "v.blk.{}.{}.bn1.weight",
+    /* 7599 */ "v.blk.{}.{}.conv_pwl.weight",
+    /* 7626 */ "v.blk.{}.{}.bn2.weight",
+    /* 7648 */ "v.blk.{}.{}.dw_start.conv.weight",
+    /* 7680 */ "v.blk.{}.{}.pw_exp.conv.weight",
+    /* 7710 */ "v.blk.{}.{}.dw_start.bn.weight",
+    /* 7740 */ "v.blk.{}.{}.pw_exp.bn.weight",
+    /* 7768 */ "v.blk.{}.{}.dw_mid.conv.weight",
+    /* 7798 */ "v.blk.{}.{}.dw_mid.bn.weight",
+    /* 7826 */ "v.blk.{}.{}.pw_proj.conv.weight",
+    /* 7857 */ "v.blk.{}.{}.pw_proj.bn.weight",
+    /* 7886 */ "v.blk.{}.{}.layer_scale.gamma",
+    /* 7915 */ "v.blk.{}.{}.attn.query.proj.weight",
+    /* 7949 */ "v.blk.{}.{}.attn.key.proj.weight",
+    /* 7981 */ "v.blk.{}.{}.attn.value.proj.weight",
+    /* 8015 */ "v.blk.{}.{}.attn.output.proj.weight",
+    /* 8050 */ "v.blk.{}.{}.attn.key.down_conv.weight",
+    /* 8087 */ "v.blk.{}.{}.attn.key.norm.weight",
+    /* 8119 */ "v.blk.{}.{}.attn.value.down_conv.weight",
+    /* 8158 */ "v.blk.{}.{}.attn.value.norm.weight",
+    /* 8192 */ "v.blk.{}.{}.norm.weight",
+    /* 8215 */ "mtmd.cpp init_audio does not accept PROJECTOR_TYPE_GEMMA3NV (\"unexpected audio projector type\")",
+    /* 8310 */ "gemma3na",
+    /* 8318 */ "PROJECTOR_TYPE_GEMMA3NA",
+    /* 8341 */ "load_hparams: throw std::runtime_error(string_format(\"%s: unknown vision projector type %s\\n\", __func__, proj_type.c_str()))",
+    /* 8465 */ "the type never loads",
+    /* 8485 */ "gemma4v",
+    /* 8492 */ "PROJECTOR_TYPE_GEMMA4V",
+    /* 8514 */ "v.std_bias",
+    /* 8524 */ "v.std_scale",
+    /* 8535 */ "loop `for (auto * tensor : tensors_to_load)` not followed",
+    /* 8592 */ "tools/mtmd/clip-model.h set_limit_image_tokens (set_limit_image_tokens(_, 1120))",
+    /* 8672 */ "clip_hparams::set_limit_image_tokens computes image_max_pixels = 1120 x patch_size^2 x n_merge^2 in `int`: the product overflows and wraps, so libmtmd refuses the projector (\"image_max_pixels ... is less than image_min_pixels\") or sizes every image from a wrapped pixel budget",
+    /* 8948 */ "mtmd.cpp init_audio does not accept PROJECTOR_TYPE_GEMMA4V (\"unexpected audio projector type\")",
+    /* 9042 */ "gemma4a",
+    /* 9049 */ "PROJECTOR_TYPE_GEMMA4A",
+    /* 9071 */ "mtmd.cpp init_vision does not accept PROJECTOR_TYPE_GEMMA4A (\"unexpected vision projector type\")",
+    /* 9167 */ "audio_chunk_len",
+    /* 9182 */ "audio_hop_len",
+    /* 9195 */ "audio_n_fft",
+    /* 9206 */ "audio_sample_rate",
+    /* 9223 */ "audio_window_len",
+    /* 9239 */ "eps",
+    /* 9242 */ "a.conv1d.{}.weight",
+    /* 9260 */ "a.conv1d.{}.bias",
+    /* 9276 */ "a.conv1d.{}.norm.weight",
+    /* 9299 */ "a.input_projection.weight",
+    /* 9324 */ "a.input_projection.bias",
+    /* 9347 */ "a.pre_encode.out.weight",
+    /* 9370 */ "a.pre_encode.out.bias",
+    /* 9391 */ "mm.a.soft_emb_norm.weight",
+    /* 9416 */ "mm.a.input_projection.weight",
+    /* 9444 */ "v.blk.{}.ffn_norm.weight",
+    /* 9468 */ "v.blk.{}.attn_pre_norm.weight",
+    /* 9497 */ "v.blk.{}.per_dim_scale.weight",
+    /* 9526 */ "v.blk.{}.per_dim_k_scale.weight",
+    /* 9557 */ "v.blk.{}.attn_k_rel.weight",
+    /* 9583 */ "v.blk.{}.conv_norm.weight",
+    /* 9608 */ "v.blk.{}.conv_norm.bias",
+    /* 9631 */ "v.blk.{}.conv_pw1.weight",
+    /* 9655 */ "v.blk.{}.conv_pw1.bias",
+    /* 9677 */ "v.blk.{}.conv_dw.weight",
+    /* 9700 */ "v.blk.{}.conv_dw.bias",
+    /* 9721 */ "v.blk.{}.norm_conv.weight",
+    /* 9746 */ "v.blk.{}.norm_conv.bias",
+    /* 9769 */ "v.blk.{}.conv_pw2.weight",
+    /* 9793 */ "v.blk.{}.conv_pw2.bias",
+    /* 9815 */ "v.blk.{}.ffn_norm_1.weight",
+    /* 9841 */ "v.blk.{}.ffn_up_1.weight",
+    /* 9865 */ "v.blk.{}.ffn_up_1.bias",
+    /* 9887 */ "v.blk.{}.ffn_down_1.weight",
+    /* 9913 */ "v.blk.{}.ffn_down_1.bias",
+    /* 9937 */ "v.blk.{}.ffn_post_norm_1.weight",
+    /* 9968 */ "a.blk.{}.ffn_norm.weight",
+    /* 9992 */ "a.blk.{}.attn_pre_norm.weight",
+    /* 10021 */ "a.blk.{}.per_dim_scale.weight",
+    /* 10050 */ "a.blk.{}.per_dim_k_scale.weight",
+    /* 10081 */ "a.blk.{}.attn_k_rel.weight",
+    /* 10107 */ "a.blk.{}.conv_norm.weight",
+    /* 10132 */ "a.blk.{}.conv_norm.bias",
+    /* 10155 */ "a.blk.{}.conv_pw1.weight",
+    /* 10179 */ "a.blk.{}.conv_pw1.bias",
+    /* 10201 */ "a.blk.{}.conv_dw.weight",
+    /* 10224 */ "a.blk.{}.conv_dw.bias",
+    /* 10245 */ "a.blk.{}.norm_conv.weight",
+    /* 10270 */ "a.blk.{}.norm_conv.bias",
+    /* 10293 */ "a.blk.{}.conv_pw2.weight",
+    /* 10317 */ "a.blk.{}.conv_pw2.bias",
+    /* 10339 */ "a.blk.{}.ffn_norm_1.weight",
+    /* 10365 */ "a.blk.{}.ffn_up_1.weight",
+    /* 10389 */ "a.blk.{}.ffn_up_1.bias",
+    /* 10411 */ "a.blk.{}.ffn_down_1.weight",
+    /* 10437 */ "a.blk.{}.ffn_down_1.bias",
+    /* 10461 */ "a.blk.{}.ffn_post_norm_1.weight",
+    /* 10492 */ "gemma4uv",
+    /* 10500 */ "PROJECTOR_TYPE_GEMMA4UV",
+    /* 10523 */ "n_merge",
+    /* 10530 */ "v.patch_norm.1.weight",
+    /* 10551 */ "v.patch_norm.1.bias",
+    /* 10570 */ "v.patch_norm.2.weight",
+    /* 10591 */ "v.patch_norm.2.bias",
+    /* 10610 */ "v.patch_norm.3.weight",
+    /* 10631 */ "v.patch_norm.3.bias",
+    /* 10650 */ "mtmd.cpp init_audio does not accept PROJECTOR_TYPE_GEMMA4UV (\"unexpected audio projector type\")",
+    /* 10745 */ "gemma4ua",
+    /* 10753 */ "PROJECTOR_TYPE_GEMMA4UA",
+    /* 10776 */ "mtmd.cpp init_vision does not accept PROJECTOR_TYPE_GEMMA4UA (\"unexpected vision projector type\")",
+    /* 10873 */ "n_mel_bins",
+    /* 10883 */ "phi4",
+    /* 10887 */ "PROJECTOR_TYPE_PHI4",
+    /* 10906 */ "clip.vision.image_min_pixels",
+    /* 10934 */ "clip.vision.image_max_pixels",
+    /* 10962 */ "mtmd.cpp init_audio does not accept PROJECTOR_TYPE_PHI4 (\"unexpected audio projector type\")",
+    /* 11053 */ "idefics3",
+    /* 11061 */ "PROJECTOR_TYPE_IDEFICS3",
+    /* 11084 */ "
+
+",
+    /* 11086 */ "<fake_token_around_image>",
+    /* 11111 */ "<global-img>",
+    /* 11123 */ "
+",
+    /* 11124 */ "mtmd.cpp init_audio does not accept PROJECTOR_TYPE_IDEFICS3 (\"unexpected audio projector type\")",
+    /* 11219 */ "pixtral",
+    /* 11226 */ "PROJECTOR_TYPE_PIXTRAL",
+    /* 11248 */ "v.token_embd.img_break",
+    /* 11270 */ "mm.patch_merger.weight",
+    /* 11292 */ "tools/mtmd/clip-model.h set_limit_image_tokens (set_limit_image_tokens(_, 1024))",
+    /* 11372 */ "clip_hparams::set_limit_image_tokens computes image_max_pixels = 1024 x patch_size^2 x n_merge^2 in `int`: the product overflows and wraps, so libmtmd refuses the projector (\"image_max_pixels ... is less than image_min_pixels\") or sizes every image from a wrapped pixel budget",
+    /* 11648 */ "mtmd.cpp init_audio does not accept PROJECTOR_TYPE_PIXTRAL (\"unexpected audio projector type\")",
+    /* 11742 */ "qwen2.5vl_merger",
+    /* 11758 */ "PROJECTOR_TYPE_QWEN25VL",
+    /* 11781 */ "mtmd.cpp init_audio does not accept PROJECTOR_TYPE_QWEN25VL (\"unexpected audio projector type\")",
+    /* 11876 */ "ultravox",
+    /* 11884 */ "PROJECTOR_TYPE_ULTRAVOX",
+    /* 11907 */ "mtmd.cpp init_vision does not accept PROJECTOR_TYPE_ULTRAVOX (\"unexpected vision projector type\")",
+    /* 12004 */ "clip.audio.projector.stack_factor",
+    /* 12037 */ "hparams.proj_stack_factor",
+    /* 12062 */ "a.conv1d.1.weight",
+    /* 12079 */ "a.conv1d.1.bias",
+    /* 12094 */ "a.conv1d.2.weight",
+    /* 12111 */ "a.conv1d.2.bias",
+    /* 12126 */ "mm.a.mlp.1.weight",
+    /* 12143 */ "mm.a.mlp.2.weight",
+    /* 12160 */ "mm.a.norm_pre.weight",
+    /* 12180 */ "mm.a.norm_mid.weight",
+    /* 12200 */ "internvl",
+    /* 12208 */ "PROJECTOR_TYPE_INTERNVL",
+    /* 12231 */ "clip.vision.preproc_min_tiles",
+    /* 12260 */ "hparams.preproc_min_tiles",
+    /* 12285 */ "clip.vision.preproc_max_tiles",
+    /* 12314 */ "hparams.preproc_max_tiles",
+    /* 12339 */ "clip.cpp load_hparams: GGML_ASSERT(hparams.preproc_min_tiles <= hparams.preproc_max_tiles && hparams.preproc_max_tiles < INT32_MAX)",
+    /* 12470 */ "GGML_ASSERT in load_hparams: the process aborts while libmtmd loads the projector",
+    /* 12551 */ "mtmd.cpp init_audio does not accept PROJECTOR_TYPE_INTERNVL (\"unexpected audio projector type\")",
+    /* 12646 */ "llama4",
+    /* 12652 */ "PROJECTOR_TYPE_LLAMA4",
+    /* 12673 */ "mtmd.cpp init_audio does not accept PROJECTOR_TYPE_LLAMA4 (\"unexpected audio projector type\")",
+    /* 12766 */ "qwen2a",
+    /* 12772 */ "PROJECTOR_TYPE_QWEN2A",
+    /* 12793 */ "mtmd.cpp init_vision does not accept PROJECTOR_TYPE_QWEN2A (\"unexpected vision projector type\")",
+    /* 12888 */ "mm.a.fc.weight",
+    /* 12902 */ "mm.a.fc.bias",
+    /* 12914 */ "qwen3a",
+    /* 12920 */ "PROJECTOR_TYPE_QWEN3A",
+    /* 12941 */ "mtmd.cpp init_vision does not accept PROJECTOR_TYPE_QWEN3A (\"unexpected vision projector type\")",
+    /* 13036 */ "a.conv2d.1.weight",
+    /* 13053 */ "a.conv2d.1.bias",
+    /* 13068 */ "a.conv2d.2.weight",
+    /* 13085 */ "a.conv2d.2.bias",
+    /* 13100 */ "a.conv2d.3.weight",
+    /* 13117 */ "a.conv2d.3.bias",
+    /* 13132 */ "a.conv_out.weight",
+    /* 13149 */ "mm.a.mlp.1.bias",
+    /* 13164 */ "mm.a.mlp.2.bias",
+    /* 13179 */ "glma",
+    /* 13183 */ "PROJECTOR_TYPE_GLMA",
+    /* 13202 */ "mtmd.cpp init_vision does not accept PROJECTOR_TYPE_GLMA (\"unexpected vision projector type\")",
+    /* 13295 */ "mm.a.norm_pre.bias",
+    /* 13313 */ "v.boi",
+    /* 13318 */ "v.eoi",
+    /* 13323 */ "qwen2.5o",
+    /* 13331 */ "voxtral",
+    /* 13338 */ "PROJECTOR_TYPE_VOXTRAL",
+    /* 13360 */ "mtmd.cpp init_vision does not accept PROJECTOR_TYPE_VOXTRAL (\"unexpected vision projector type\")",
+    /* 13456 */ "meralion",
+    /* 13464 */ "PROJECTOR_TYPE_MERALION",
+    /* 13487 */ "mtmd.cpp init_vision does not accept PROJECTOR_TYPE_MERALION (\"unexpected vision projector type\")",
+    /* 13584 */ "mm.a.mlp.0.weight",
+    /* 13601 */ "mm.a.mlp.0.bias",
+    /* 13616 */ "mm.a.mlp.3.weight",
+    /* 13633 */ "mm.a.mlp.3.bias",
+    /* 13648 */ "musicflamingo",
+    /* 13661 */ "PROJECTOR_TYPE_MUSIC_FLAMINGO",
+    /* 13690 */ "mtmd.cpp init_vision does not accept PROJECTOR_TYPE_MUSIC_FLAMINGO (\"unexpected vision projector type\")",
+    /* 13793 */ "lfm2",
+    /* 13797 */ "PROJECTOR_TYPE_LFM2",
+    /* 13816 */ "image_resize_algo_ov",
+    /* 13836 */ "image_resize_algo_rf",
+    /* 13856 */ "tools/mtmd/clip-model.h set_limit_image_tokens (set_limit_image_tokens(_, 256))",
+    /* 13935 */ "clip_hparams::set_limit_image_tokens computes image_max_pixels = 256 x patch_size^2 x n_merge^2 in `int`: the product overflows and wraps, so libmtmd refuses the projector (\"image_max_pixels ... is less than image_min_pixels\") or sizes every image from a wrapped pixel budget",
+    /* 14210 */ "<|img_thumbnail|>",
+    /* 14227 */ "mtmd.cpp init_audio does not accept PROJECTOR_TYPE_LFM2 (\"unexpected audio projector type\")",
+    /* 14318 */ "kimivl",
+    /* 14324 */ "PROJECTOR_TYPE_KIMIVL",
+    /* 14345 */ "mtmd.cpp init_audio does not accept PROJECTOR_TYPE_KIMIVL (\"unexpected audio projector type\")",
+    /* 14438 */ "paddleocr",
+    /* 14447 */ "PROJECTOR_TYPE_PADDLEOCR",
+    /* 14471 */ "mtmd.cpp init_audio does not accept PROJECTOR_TYPE_PADDLEOCR (\"unexpected audio projector type\")",
+    /* 14567 */ "lightonocr",
+    /* 14577 */ "PROJECTOR_TYPE_LIGHTONOCR",
+    /* 14602 */ "mtmd-image.cpp mtmd_image_preprocessor_longest_edge::preprocess: GGML_ASSERT(hparams.image_longest_edge > 0)",
+    /* 14710 */ "libmtmd loads the projector, then its image preprocessor (longest_edge) asserts it at the first image: the process aborts",
+    /* 14831 */ "mtmd.cpp init_audio does not accept PROJECTOR_TYPE_LIGHTONOCR (\"unexpected audio projector type\")",
+    /* 14928 */ "cogvlm",
+    /* 14934 */ "PROJECTOR_TYPE_COGVLM",
+    /* 14955 */ "mm.post_fc_norm.weight",
+    /* 14977 */ "mm.post_fc_norm.bias",
+    /* 14997 */ "mm.up.weight",
+    /* 15009 */ "mm.gate.weight",
+    /* 15023 */ "mm.down.weight",
+    /* 15037 */ "mtmd.cpp init_audio does not accept PROJECTOR_TYPE_COGVLM (\"unexpected audio projector type\")",
+    /* 15130 */ "janus_pro",
+    /* 15139 */ "PROJECTOR_TYPE_JANUS_PRO",
+    /* 15163 */ "mtmd.cpp init_audio does not accept PROJECTOR_TYPE_JANUS_PRO (\"unexpected audio projector type\")",
+    /* 15259 */ "dots_ocr",
+    /* 15267 */ "PROJECTOR_TYPE_DOTS_OCR",
+    /* 15290 */ "mm.post_norm.weight",
+    /* 15309 */ "mtmd.cpp init_audio does not accept PROJECTOR_TYPE_DOTS_OCR (\"unexpected audio projector type\")",
+    /* 15404 */ "dots3note_v",
+    /* 15415 */ "PROJECTOR_TYPE_DOTS3NOTE_V",
+    /* 15441 */ "clip.vision.expert_used_count",
+    /* 15470 */ "hparams.n_expert_used",
+    /* 15491 */ "mtmd.cpp init_audio does not accept PROJECTOR_TYPE_DOTS3NOTE_V (\"unexpected audio projector type\")",
+    /* 15589 */ "dots3note_a",
+    /* 15600 */ "PROJECTOR_TYPE_DOTS3NOTE_A",
+    /* 15626 */ "mtmd.cpp init_vision does not accept PROJECTOR_TYPE_DOTS3NOTE_A (\"unexpected vision projector type\")",
+    /* 15726 */ "deepseekocr",
+    /* 15737 */ "PROJECTOR_TYPE_DEEPSEEKOCR",
+    /* 15763 */ "clip.vision.sam.block_count",
+    /* 15790 */ "hparams.sam_n_layer",
+    /* 15809 */ "clip.vision.sam.head_count",
+    /* 15835 */ "hparams.sam_n_head",
+    /* 15853 */ "clip.vision.sam.embedding_length",
+    /* 15885 */ "hparams.sam_n_embd",
+    /* 15903 */ "clip.vision.window_size",
+    /* 15926 */ "hparams.attn_window_size",
+    /* 15950 */ "preproc_tile_size",
+    /* 15967 */ "v.sam.pos_embd.weight",
+    /* 15988 */ "v.sam.patch_embd.weight",
+    /* 16011 */ "v.sam.patch_embd.bias",
+    /* 16032 */ "v.sam.blk.{}.attn.qkv.weight",
+    /* 16060 */ "v.sam.blk.{}.attn.qkv.bias",
+    /* 16086 */ "v.sam.blk.{}.attn.out.weight",
+    /* 16114 */ "v.sam.blk.{}.attn.out.bias",
+    /* 16140 */ "v.sam.blk.{}.pre_ln.weight",
+    /* 16166 */ "v.sam.blk.{}.pre_ln.bias",
+    /* 16190 */ "v.sam.blk.{}.post_ln.weight",
+    /* 16217 */ "v.sam.blk.{}.post_ln.bias",
+    /* 16242 */ "v.sam.blk.{}.attn.pos_h.weight",
+    /* 16272 */ "v.sam.blk.{}.attn.pos_w.weight",
+    /* 16302 */ "v.sam.blk.{}.mlp.lin1.weight",
+    /* 16330 */ "v.sam.blk.{}.mlp.lin1.bias",
+    /* 16356 */ "v.sam.blk.{}.mlp.lin2.weight",
+    /* 16384 */ "v.sam.blk.{}.mlp.lin2.bias",
+    /* 16410 */ "v.sam.neck.0.weight",
+    /* 16429 */ "v.sam.neck.1.bias",
+    /* 16446 */ "v.sam.neck.1.weight",
+    /* 16465 */ "v.sam.neck.2.weight",
+    /* 16484 */ "v.sam.neck.3.bias",
+    /* 16501 */ "v.sam.neck.3.weight",
+    /* 16520 */ "v.sam.net_2.weight",
+    /* 16538 */ "v.sam.net_3.weight",
+    /* 16556 */ "v.view_seperator",
+    /* 16572 */ "mm.model.fc.bias",
+    /* 16588 */ "v.resample_query_768.weight",
+    /* 16615 */ "v.resample_query_1024.weight",
+    /* 16643 */ "clip.cpp load_hparams: GGML_ASSERT(hparams.preproc_min_tiles >= 0 && hparams.preproc_min_tiles <= hparams.preproc_max_tiles && hparams.preproc_max_tiles <= 256)",
+    /* 16803 */ "mtmd.cpp init_audio does not accept PROJECTOR_TYPE_DEEPSEEKOCR (\"unexpected audio projector type\")",
+    /* 16901 */ "deepseekocr2",
+    /* 16913 */ "PROJECTOR_TYPE_DEEPSEEKOCR2",
+    /* 16940 */ "mtmd.cpp init_audio does not accept PROJECTOR_TYPE_DEEPSEEKOCR2 (\"unexpected audio projector type\")",
+    /* 17039 */ "deepseek4v",
+    /* 17049 */ "PROJECTOR_TYPE_DEEPSEEK4V",
+    /* 17074 */ "dsv4_max_n_token",
+    /* 17090 */ "dsv4_max_wh_ratio",
+    /* 17107 */ "image_max_pixels",
+    /* 17123 */ "image_min_pixels",
+    /* 17139 */ "v.token_embd.img_start",
+    /* 17161 */ "v.token_embd.img_end",
+    /* 17181 */ "v.token_embd.img_pad",
+    /* 17201 */ "mtmd.cpp init_audio does not accept PROJECTOR_TYPE_DEEPSEEK4V (\"unexpected audio projector type\")",
+    /* 17298 */ "lfm2a",
+    /* 17303 */ "PROJECTOR_TYPE_LFM2A",
+    /* 17323 */ "mtmd.cpp init_vision does not accept PROJECTOR_TYPE_LFM2A (\"unexpected vision projector type\")",
+    /* 17417 */ "v.blk.{}.ffn_norm.bias",
+    /* 17439 */ "v.blk.{}.ffn_norm_1.bias",
+    /* 17463 */ "v.blk.{}.pos_bias_u",
+    /* 17482 */ "v.blk.{}.pos_bias_v",
+    /* 17501 */ "v.blk.{}.linear_pos.weight",
+    /* 17527 */ "a.blk.{}.ffn_norm.bias",
+    /* 17549 */ "a.blk.{}.ffn_norm_1.bias",
+    /* 17573 */ "a.blk.{}.pos_bias_u",
+    /* 17592 */ "a.blk.{}.pos_bias_v",
+    /* 17611 */ "a.blk.{}.linear_pos.weight",
+    /* 17637 */ "glm4v",
+    /* 17642 */ "PROJECTOR_TYPE_GLM4V",
+    /* 17662 */ "mm.up.bias",
+    /* 17672 */ "mm.gate.bias",
+    /* 17684 */ "mm.down.bias",
+    /* 17696 */ "mm.post_norm.bias",
+    /* 17713 */ "mm.patch_merger.bias",
+    /* 17733 */ "mtmd.cpp init_audio does not accept PROJECTOR_TYPE_GLM4V (\"unexpected audio projector type\")",
+    /* 17825 */ "glm5v",
+    /* 17830 */ "PROJECTOR_TYPE_GLM5V",
+    /* 17850 */ "clip.vision.swiglu_clamp",
+    /* 17874 */ "hparams.swiglu_clamp",
+    /* 17894 */ "mtmd-image.cpp mtmd_image_preprocessor_glm5v::preprocess: GGML_ASSERT(hparams.image_min_pixels > 0 && hparams.image_max_pixels > 0)",
+    /* 18025 */ "libmtmd loads the projector, then its image preprocessor (glm5v) asserts it at the first image: the process aborts",
+    /* 18139 */ "mtmd.cpp init_audio does not accept PROJECTOR_TYPE_GLM5V (\"unexpected audio projector type\")",
+    /* 18231 */ "youtuvl",
+    /* 18238 */ "PROJECTOR_TYPE_YOUTUVL",
+    /* 18260 */ "clip.vision.wa_layer_indexes",
+    /* 18288 */ "wa_layer_indexes_vec",
+    /* 18308 */ "loop `for (auto & layer : wa_layer_indexes_vec)` not followed",
+    /* 18369 */ "tools/mtmd/clip-model.h set_limit_image_tokens (set_limit_image_tokens(_, 62500))",
+    /* 18450 */ "clip_hparams::set_limit_image_tokens computes image_max_pixels = 62500 x patch_size^2 x n_merge^2 in `int`: the product overflows and wraps, so libmtmd refuses the projector (\"image_max_pixels ... is less than image_min_pixels\") or sizes every image from a wrapped pixel budget",
+    /* 18727 */ "mtmd.cpp init_audio does not accept PROJECTOR_TYPE_YOUTUVL (\"unexpected audio projector type\")",
+    /* 18821 */ "yasa2",
+    /* 18826 */ "PROJECTOR_TYPE_YASA2",
+    /* 18846 */ "v.patch_ln.weight",
+    /* 18863 */ "v.patch_ln.bias",
+    /* 18878 */ "v.backbone_ln.weight",
+    /* 18898 */ "v.backbone_ln.bias",
+    /* 18916 */ "v.vision_pos_embed",
+    /* 18934 */ "v.stage.{}.down.ln.weight",
+    /* 18959 */ "v.stage.{}.down.ln.bias",
+    /* 18982 */ "v.stage.{}.down.conv.weight",
+    /* 19009 */ "v.stage.{}.down.conv.bias",
+    /* 19034 */ "v.stage.{}.blk.{}.dw.weight",
+    /* 19061 */ "v.stage.{}.blk.{}.dw.bias",
+    /* 19086 */ "v.stage.{}.blk.{}.ln.weight",
+    /* 19113 */ "v.stage.{}.blk.{}.ln.bias",
+    /* 19138 */ "v.stage.{}.blk.{}.pw1.weight",
+    /* 19166 */ "v.stage.{}.blk.{}.pw1.bias",
+    /* 19192 */ "v.stage.{}.blk.{}.grn.weight",
+    /* 19220 */ "v.stage.{}.blk.{}.grn.bias",
+    /* 19246 */ "v.stage.{}.blk.{}.pw2.weight",
+    /* 19274 */ "v.stage.{}.blk.{}.pw2.bias",
+    /* 19300 */ "mtmd.cpp init_audio does not accept PROJECTOR_TYPE_YASA2 (\"unexpected audio projector type\")",
+    /* 19392 */ "kimik25",
+    /* 19399 */ "PROJECTOR_TYPE_KIMIK25",
+    /* 19421 */ "min_pixels",
+    /* 19431 */ "max_pixels",
+    /* 19441 */ "mtmd.cpp init_audio does not accept PROJECTOR_TYPE_KIMIK25 (\"unexpected audio projector type\")",
+    /* 19535 */ "nemotron_v2_vl",
+    /* 19549 */ "PROJECTOR_TYPE_NEMOTRON_V2_VL",
+    /* 19578 */ "mtmd.cpp init_audio does not accept PROJECTOR_TYPE_NEMOTRON_V2_VL (\"unexpected audio projector type\")",
+    /* 19679 */ "hunyuanvl",
+    /* 19688 */ "PROJECTOR_TYPE_HUNYUANVL",
+    /* 19712 */ "mm.pre_norm.weight",
+    /* 19730 */ "mm.image_begin",
+    /* 19744 */ "mm.image_end",
+    /* 19756 */ "tools/mtmd/clip-model.h set_limit_image_tokens (set_limit_image_tokens(_, 16384))",
+    /* 19837 */ "clip_hparams::set_limit_image_tokens computes image_max_pixels = 16384 x patch_size^2 x n_merge^2 in `int`: the product overflows and wraps, so libmtmd refuses the projector (\"image_max_pixels ... is less than image_min_pixels\") or sizes every image from a wrapped pixel budget",
+    /* 20114 */ "mtmd.cpp init_audio does not accept PROJECTOR_TYPE_HUNYUANVL (\"unexpected audio projector type\")",
+    /* 20210 */ "parakeet",
+    /* 20218 */ "PROJECTOR_TYPE_PARAKEET",
+    /* 20241 */ "mtmd.cpp init_vision does not accept PROJECTOR_TYPE_PARAKEET (\"unexpected vision projector type\")",
+    /* 20338 */ "clip.audio.subsampling_factor",
+    /* 20367 */ "hparams.subsampling_factor",
+    /* 20393 */ "clip.audio.conv_kernel_size",
+    /* 20420 */ "hparams.audio_conv_kernel_size",
+    /* 20450 */ "v.blk.{}.conv_norm_mean",
+    /* 20473 */ "v.blk.{}.conv_norm_var",
+    /* 20495 */ "throw std::runtime_error(string_format(\"%s: failed to find tensor %s\\n\", __func__, name.c_str()))",
+    /* 20592 */ "throw std::runtime_error(string_format(\"%s: %s must be %s, was %s\\n\", __func__, name.c_str(), ggml_type_name(GGML_TYPE_F32), ggml_type_name(type)))",
+    /* 20739 */ "throw std::runtime_error(string_format(\"%s: tensor %s is empty\\n\", __func__, name.c_str()))",
+    /* 20830 */ "clip.cpp load_hparams: GGML_ASSERT(hparams.subsampling_factor == 8 && \"subsampling_factor must match the conv strides in clip_graph_parakeet::build()\")",
+    /* 20981 */ "clip.cpp load_hparams: GGML_ASSERT(hparams.audio_conv_kernel_size > 0 && hparams.audio_conv_kernel_size % 2 == 1 && \"audio_conv_kernel_size must be a positive odd integer\")",
+    /* 21153 */ "a.blk.{}.conv_norm_mean",
+    /* 21176 */ "a.blk.{}.conv_norm_var",
+    /* 21198 */ "exaone4_5",
+    /* 21207 */ "PROJECTOR_TYPE_EXAONE4_5",
+    /* 21231 */ "mtmd.cpp init_audio does not accept PROJECTOR_TYPE_EXAONE4_5 (\"unexpected audio projector type\")",
+    /* 21327 */ "minicpmv4_6",
+    /* 21338 */ "PROJECTOR_TYPE_MINICPMV4_6",
+    /* 21364 */ "insert_layer_id",
+    /* 21379 */ "v.vit_merger.ln1.weight",
+    /* 21402 */ "required when `(hparams.n_merge == 4) && (true)`",
+    /* 21450 */ "v.vit_merger.ln1.bias",
+    /* 21471 */ "v.vit_merger.attn_q.weight",
+    /* 21497 */ "v.vit_merger.attn_q.bias",
+    /* 21521 */ "v.vit_merger.attn_k.weight",
+    /* 21547 */ "v.vit_merger.attn_k.bias",
+    /* 21571 */ "v.vit_merger.attn_v.weight",
+    /* 21597 */ "v.vit_merger.attn_v.bias",
+    /* 21621 */ "v.vit_merger.attn_out.weight",
+    /* 21649 */ "v.vit_merger.attn_out.bias",
+    /* 21675 */ "v.vit_merger.ds_ln.weight",
+    /* 21700 */ "v.vit_merger.ds_ln.bias",
+    /* 21723 */ "v.vit_merger.ds_ffn_up.weight",
+    /* 21752 */ "v.vit_merger.ds_ffn_up.bias",
+    /* 21779 */ "v.vit_merger.ds_ffn_down.weight",
+    /* 21810 */ "v.vit_merger.ds_ffn_down.bias",
+    /* 21839 */ "throw std::runtime_error(string_format(\"%s: layer index %d is out of range (n_layer: %d)\", __func__, insert_lid, hparams.n_layer))",
+    /* 21969 */ "clip.cpp load_hparams: GGML_ASSERT(hparams.n_merge == 2 || hparams.n_merge == 4)",
+    /* 22049 */ "<image>",
+    /* 22056 */ "</image>",
+    /* 22064 */ "<slice>",
+    /* 22071 */ "</slice>",
+    /* 22079 */ "mtmd.cpp init_audio does not accept PROJECTOR_TYPE_MINICPMV4_6 (\"unexpected audio projector type\")",
+    /* 22177 */ "granite_speech",
+    /* 22191 */ "PROJECTOR_TYPE_GRANITE_SPEECH",
+    /* 22220 */ "mtmd.cpp init_vision does not accept PROJECTOR_TYPE_GRANITE_SPEECH (\"unexpected vision projector type\")",
+    /* 22323 */ "clip.audio.chunk_size",
+    /* 22344 */ "hparams.audio_chunk_size",
+    /* 22368 */ "clip.audio.max_pos_emb",
+    /* 22390 */ "hparams.audio_max_pos_emb",
+    /* 22415 */ "clip.audio.projector.window_size",
+    /* 22447 */ "hparams.audio_proj_window_size",
+    /* 22477 */ "clip.audio.projector.downsample_rate",
+    /* 22513 */ "hparams.audio_proj_downsample_rate",
+    /* 22547 */ "clip.audio.projector.head_count",
+    /* 22578 */ "hparams.audio_proj_head_count",
+    /* 22607 */ "a.enc_ctc_out.weight",
+    /* 22627 */ "a.enc_ctc_out.bias",
+    /* 22645 */ "a.enc_ctc_out_mid.weight",
+    /* 22669 */ "a.enc_ctc_out_mid.bias",
+    /* 22691 */ "v.blk.{}.attn_rel_pos_emb",
+    /* 22716 */ "v.proj_query",
+    /* 22728 */ "v.proj_norm.weight",
+    /* 22746 */ "v.proj_norm.bias",
+    /* 22762 */ "v.proj_linear.weight",
+    /* 22782 */ "v.proj_linear.bias",
+    /* 22800 */ "v.proj_blk.{}.self_attn_q.weight",
+    /* 22832 */ "v.proj_blk.{}.self_attn_q.bias",
+    /* 22862 */ "v.proj_blk.{}.self_attn_k.weight",
+    /* 22894 */ "v.proj_blk.{}.self_attn_k.bias",
+    /* 22924 */ "v.proj_blk.{}.self_attn_v.weight",
+    /* 22956 */ "v.proj_blk.{}.self_attn_v.bias",
+    /* 22986 */ "v.proj_blk.{}.self_attn_out.weight",
+    /* 23020 */ "v.proj_blk.{}.self_attn_out.bias",
+    /* 23052 */ "v.proj_blk.{}.self_attn_norm.weight",
+    /* 23087 */ "v.proj_blk.{}.self_attn_norm.bias",
+    /* 23120 */ "v.proj_blk.{}.cross_attn_q.weight",
+    /* 23153 */ "v.proj_blk.{}.cross_attn_q.bias",
+    /* 23184 */ "v.proj_blk.{}.cross_attn_k.weight",
+    /* 23217 */ "v.proj_blk.{}.cross_attn_k.bias",
+    /* 23248 */ "v.proj_blk.{}.cross_attn_v.weight",
+    /* 23281 */ "v.proj_blk.{}.cross_attn_v.bias",
+    /* 23312 */ "v.proj_blk.{}.cross_attn_out.weight",
+    /* 23347 */ "v.proj_blk.{}.cross_attn_out.bias",
+    /* 23380 */ "v.proj_blk.{}.cross_attn_norm.weight",
+    /* 23416 */ "v.proj_blk.{}.cross_attn_norm.bias",
+    /* 23450 */ "v.proj_blk.{}.ffn_up.weight",
+    /* 23477 */ "v.proj_blk.{}.ffn_up.bias",
+    /* 23502 */ "v.proj_blk.{}.ffn_down.weight",
+    /* 23531 */ "v.proj_blk.{}.ffn_down.bias",
+    /* 23558 */ "v.proj_blk.{}.ffn_norm.weight",
+    /* 23587 */ "v.proj_blk.{}.ffn_norm.bias",
+    /* 23614 */ "clip.cpp load_hparams: GGML_ASSERT(hparams.audio_chunk_size > 0 && hparams.audio_chunk_size <= 8192)",
+    /* 23714 */ "a.blk.{}.attn_rel_pos_emb",
+    /* 23739 */ "a.proj_query",
+    /* 23751 */ "a.proj_norm.weight",
+    /* 23769 */ "a.proj_norm.bias",
+    /* 23785 */ "a.proj_linear.weight",
+    /* 23805 */ "a.proj_linear.bias",
+    /* 23823 */ "a.proj_blk.{}.self_attn_q.weight",
+    /* 23855 */ "a.proj_blk.{}.self_attn_q.bias",
+    /* 23885 */ "a.proj_blk.{}.self_attn_k.weight",
+    /* 23917 */ "a.proj_blk.{}.self_attn_k.bias",
+    /* 23947 */ "a.proj_blk.{}.self_attn_v.weight",
+    /* 23979 */ "a.proj_blk.{}.self_attn_v.bias",
+    /* 24009 */ "a.proj_blk.{}.self_attn_out.weight",
+    /* 24043 */ "a.proj_blk.{}.self_attn_out.bias",
+    /* 24075 */ "a.proj_blk.{}.self_attn_norm.weight",
+    /* 24110 */ "a.proj_blk.{}.self_attn_norm.bias",
+    /* 24143 */ "a.proj_blk.{}.cross_attn_q.weight",
+    /* 24176 */ "a.proj_blk.{}.cross_attn_q.bias",
+    /* 24207 */ "a.proj_blk.{}.cross_attn_k.weight",
+    /* 24240 */ "a.proj_blk.{}.cross_attn_k.bias",
+    /* 24271 */ "a.proj_blk.{}.cross_attn_v.weight",
+    /* 24304 */ "a.proj_blk.{}.cross_attn_v.bias",
+    /* 24335 */ "a.proj_blk.{}.cross_attn_out.weight",
+    /* 24370 */ "a.proj_blk.{}.cross_attn_out.bias",
+    /* 24403 */ "a.proj_blk.{}.cross_attn_norm.weight",
+    /* 24439 */ "a.proj_blk.{}.cross_attn_norm.bias",
+    /* 24473 */ "a.proj_blk.{}.ffn_up.weight",
+    /* 24500 */ "a.proj_blk.{}.ffn_up.bias",
+    /* 24525 */ "a.proj_blk.{}.ffn_down.weight",
+    /* 24554 */ "a.proj_blk.{}.ffn_down.bias",
+    /* 24581 */ "a.proj_blk.{}.ffn_norm.weight",
+    /* 24610 */ "a.proj_blk.{}.ffn_norm.bias",
+    /* 24637 */ "mimovl",
+    /* 24643 */ "PROJECTOR_TYPE_MIMOVL",
+    /* 24664 */ "clip.vision.wa_pattern_mode",
+    /* 24691 */ "pat",
+    /* 24694 */ "GGML_ASSERT((int) pat.size() == hparams.n_layer && \"mimovl wa_pattern_mode length must equal n_layer\")",
+    /* 24796 */ "mtmd.cpp init_audio does not accept PROJECTOR_TYPE_MIMOVL (\"unexpected audio projector type\")",
+    /* 24889 */ "minimax_m3",
+    /* 24899 */ "PROJECTOR_TYPE_MINIMAX_M3",
+    /* 24924 */ "mm.merger.fc1.weight",
+    /* 24944 */ "mm.merger.fc1.bias",
+    /* 24962 */ "mm.merger.fc2.weight",
+    /* 24982 */ "mm.merger.fc2.bias",
+    /* 25000 */ "clip.cpp load_hparams: GGML_ASSERT(hparams.n_merge > 0)",
+    /* 25055 */ "tools/mtmd/clip-model.h set_limit_image_tokens (set_limit_image_tokens(_, 576))",
+    /* 25134 */ "clip_hparams::set_limit_image_tokens computes image_max_pixels = 576 x patch_size^2 x n_merge^2 in `int`: the product overflows and wraps, so libmtmd refuses the projector (\"image_max_pixels ... is less than image_min_pixels\") or sizes every image from a wrapped pixel budget",
+    /* 25409 */ "mtmd.cpp init_audio does not accept PROJECTOR_TYPE_MINIMAX_M3 (\"unexpected audio projector type\")",
+    /* 25506 */ "granite4_vision",
+    /* 25521 */ "PROJECTOR_TYPE_GRANITE4_VISION",
+    /* 25551 */ "clip.vision.projector.spatial_offsets",
+    /* 25588 */ "hparams.proj_spatial_offsets",
+    /* 25616 */ "clip.vision.projector.query_side",
+    /* 25648 */ "hparams.downsample_query_side",
+    /* 25677 */ "clip.vision.projector.window_side",
+    /* 25710 */ "hparams.downsample_window_side",
+    /* 25740 */ "v.proj_blk.{}.img_pos",
+    /* 25761 */ "v.proj_blk.{}.query",
+    /* 25780 */ "v.proj_blk.{}.linear.weight",
+    /* 25807 */ "v.proj_blk.{}.linear.bias",
+    /* 25832 */ "v.proj_blk.{}.norm.weight",
+    /* 25857 */ "v.proj_blk.{}.norm.bias",
+    /* 25880 */ "v.proj_blk.{}.post_norm.weight",
+    /* 25910 */ "v.proj_blk.{}.post_norm.bias",
+    /* 25938 */ "throw std::runtime_error(string_format(\"%s: feature_layers.size() %d != proj_spatial_offsets.size() %d\", hparams.feature_layers.size(), hparams.proj_spatial_offsets.size()))",
+    /* 26111 */ "mtmd.cpp init_audio does not accept PROJECTOR_TYPE_GRANITE4_VISION (\"unexpected audio projector type\")",
+    /* 26213 */ "a.proj_blk.{}.query",
+    /* 26232 */ "a.proj_blk.{}.linear.weight",
+    /* 26259 */ "a.proj_blk.{}.linear.bias",
+    /* 26284 */ "a.proj_blk.{}.norm.weight",
+    /* 26309 */ "a.proj_blk.{}.norm.bias",
+    /* 26332 */ "a.proj_blk.{}.post_norm.weight",
+    /* 26362 */ "a.proj_blk.{}.post_norm.bias",
+    /* 26390 */ "mimo_audio",
+    /* 26400 */ "PROJECTOR_TYPE_MIMO_AUDIO",
+    /* 26425 */ "mtmd.cpp init_vision does not accept PROJECTOR_TYPE_MIMO_AUDIO (\"unexpected vision projector type\")",
+    /* 26524 */ "clip.audio.rvq.num_quantizers",
+    /* 26553 */ "hparams.rvq_num_quantizers",
+    /* 26579 */ "clip.audio.rvq.codebook_size",
+    /* 26607 */ "hparams.rvq_codebook_size",
+    /* 26632 */ "clip.audio.window_size",
+    /* 26654 */ "clip.audio.wa_pattern_mode",
+    /* 26680 */ "wa_pattern",
+    /* 26690 */ "clip.audio.local_block_count",
+    /* 26718 */ "hparams.audio_local_n_layer",
+    /* 26745 */ "clip.audio.local_group_size",
+    /* 26772 */ "hparams.audio_local_group_size",
+    /* 26802 */ "a.downsample.conv.weight",
+    /* 26826 */ "a.downsample.norm.weight",
+    /* 26850 */ "a.downsample.norm.bias",
+    /* 26872 */ "a.rvq.codebook.weight",
+    /* 26893 */ "mm.a.code_embd.weight",
+    /* 26914 */ "mm.a.local_blk.{}.attn_q.weight",
+    /* 26945 */ "mm.a.local_blk.{}.attn_q.bias",
+    /* 26974 */ "mm.a.local_blk.{}.attn_k.weight",
+    /* 27005 */ "mm.a.local_blk.{}.attn_k.bias",
+    /* 27034 */ "mm.a.local_blk.{}.attn_v.weight",
+    /* 27065 */ "mm.a.local_blk.{}.attn_v.bias",
+    /* 27094 */ "mm.a.local_blk.{}.attn_out.weight",
+    /* 27127 */ "mm.a.local_blk.{}.ffn_gate.weight",
+    /* 27160 */ "mm.a.local_blk.{}.ffn_up.weight",
+    /* 27191 */ "mm.a.local_blk.{}.ffn_down.weight",
+    /* 27224 */ "mm.a.local_blk.{}.ln1.weight",
+    /* 27252 */ "mm.a.local_blk.{}.ln2.weight",
+    /* 27280 */ "mm.a.local_norm.weight",
+    /* 27302 */ "throw std::runtime_error(string_format(\"%s: mimo_audio: missing %s\\n\", __func__, KEY_A_RVQ_NUM_QUANTIZERS))",
+    /* 27409 */ "throw std::runtime_error(string_format( \"%s: mimo_audio: %s length (%zu) must equal %s (%d)\\n\", __func__, KEY_A_RVQ_CODEBOOK_SIZE, hparams.rvq_codebook_size.size(), KEY_A_RVQ_NUM_QUANTIZERS, hparams.rvq_num_quantizers))",
+    /* 27628 */ "throw std::runtime_error(string_format( \"%s: mimo_audio: %s length (%zu) must equal n_layer (%d)\\n\", __func__, KEY_A_WA_PATTERN_MODE, wa_pattern.size(), hparams.n_layer))",
+    /* 27798 */ "throw std::runtime_error(string_format( \"%s: mimo_audio: %s must be > 0\\n\", __func__, KEY_A_LOCAL_GROUP_SIZE))",
+    /* 27908 */ "loop `for (int32_t bins : hparams.rvq_codebook_size)` not followed",
+    /* 27974 */ "qwen3tts_spkenc",
+    /* 27989 */ "PROJECTOR_TYPE_QWEN3TTS_SPKENC",
+    /* 28019 */ "mtmd.cpp init_vision does not accept PROJECTOR_TYPE_QWEN3TTS_SPKENC (\"unexpected vision projector type\")",
+    /* 28123 */ "a.conv1d.0.weight",
+    /* 28140 */ "a.conv1d.0.bias",
+    /* 28155 */ "a.blk.{}.se_conv1.weight",
+    /* 28179 */ "a.blk.{}.se_conv1.bias",
+    /* 28201 */ "a.blk.{}.se_conv2.weight",
+    /* 28225 */ "a.blk.{}.se_conv2.bias",
+    /* 28247 */ "a.blk.{}.res2.{}.weight",
+    /* 28270 */ "a.blk.{}.res2.{}.bias",
+    /* 28291 */ "a.conv_out.bias",
+    /* 28306 */ "a.asp_attn.weight",
+    /* 28323 */ "a.asp_attn.bias",
+    /* 28338 */ "a.asp_tdnn.weight",
+    /* 28355 */ "a.asp_tdnn.bias",
+    /* 28370 */ "qwen3tts_gen",
+    /* 28382 */ "PROJECTOR_TYPE_QWEN3TTS_GEN",
+    /* 28409 */ "mtmd.cpp init_vision does not accept PROJECTOR_TYPE_QWEN3TTS_GEN (\"unexpected vision projector type\")",
+    /* 28510 */ "wav_dac_n_block",
+    /* 28525 */ "wav_dac_n_res",
+    /* 28538 */ "wav_tfm_eps",
+    /* 28549 */ "wav_tfm_n_embd",
+    /* 28563 */ "wav_tfm_n_ff",
+    /* 28575 */ "wav_tfm_n_head",
+    /* 28589 */ "wav_tfm_n_head_kv",
+    /* 28606 */ "wav_tfm_n_layer",
+    /* 28621 */ "wav_tfm_rope_theta",
+    /* 28639 */ "wav_tfm_swa",
+    /* 28650 */ "wav_upsample_n_block",
+    /* 28670 */ "a.gen.code.proj_in.weight",
+    /* 28695 */ "a.gen.code.proj_in.bias",
+    /* 28718 */ "a.gen.code.embd.weight",
+    /* 28740 */ "a.gen.code.head.weight",
+    /* 28762 */ "a.gen.code.out_embd.weight",
+    /* 28788 */ "a.gen.code.output_norm.weight",
+    /* 28817 */ "a.gen.wav.quant.first.in_proj.weight",
+    /* 28853 */ "a.gen.wav.quant.first.out_proj.weight",
+    /* 28890 */ "a.gen.wav.quant.first.codebook.weight",
+    /* 28927 */ "a.gen.wav.quant.rest.in_proj.weight",
+    /* 28962 */ "a.gen.wav.quant.rest.out_proj.weight",
+    /* 28998 */ "a.gen.wav.quant.rest.codebook.weight",
+    /* 29034 */ "a.gen.wav.pre_conv.weight",
+    /* 29059 */ "a.gen.wav.pre_conv.bias",
+    /* 29082 */ "a.gen.wav.tfm.in_proj.weight",
+    /* 29110 */ "a.gen.wav.tfm.in_proj.bias",
+    /* 29136 */ "a.gen.wav.tfm.out_proj.weight",
+    /* 29165 */ "a.gen.wav.tfm.out_proj.bias",
+    /* 29192 */ "a.gen.wav.tfm.output_norm.weight",
+    /* 29224 */ "a.gen.wav.tfm.blk.{}.attn_q.weight",
+    /* 29258 */ "a.gen.wav.tfm.blk.{}.attn_k.weight",
+    /* 29292 */ "a.gen.wav.tfm.blk.{}.attn_v.weight",
+    /* 29326 */ "a.gen.wav.tfm.blk.{}.attn_out.weight",
+    /* 29362 */ "a.gen.wav.tfm.blk.{}.ln1.weight",
+    /* 29393 */ "a.gen.wav.tfm.blk.{}.ln2.weight",
+    /* 29424 */ "a.gen.wav.tfm.blk.{}.ls1.weight",
+    /* 29455 */ "a.gen.wav.tfm.blk.{}.ls2.weight",
+    /* 29486 */ "a.gen.wav.tfm.blk.{}.ffn_gate.weight",
+    /* 29522 */ "a.gen.wav.tfm.blk.{}.ffn_up.weight",
+    /* 29556 */ "a.gen.wav.tfm.blk.{}.ffn_down.weight",
+    /* 29592 */ "a.gen.wav.up.blk.{}.conv.weight",
+    /* 29623 */ "a.gen.wav.up.blk.{}.conv.bias",
+    /* 29652 */ "a.gen.wav.up.blk.{}.dwconv.weight",
+    /* 29685 */ "a.gen.wav.up.blk.{}.dwconv.bias",
+    /* 29716 */ "a.gen.wav.up.blk.{}.norm.weight",
+    /* 29747 */ "a.gen.wav.up.blk.{}.norm.bias",
+    /* 29776 */ "a.gen.wav.up.blk.{}.pw1.weight",
+    /* 29806 */ "a.gen.wav.up.blk.{}.pw1.bias",
+    /* 29834 */ "a.gen.wav.up.blk.{}.pw2.weight",
+    /* 29864 */ "a.gen.wav.up.blk.{}.pw2.bias",
+    /* 29892 */ "a.gen.wav.up.blk.{}.gamma",
+    /* 29917 */ "a.gen.wav.dac.entry.weight",
+    /* 29943 */ "a.gen.wav.dac.entry.bias",
+    /* 29967 */ "a.gen.wav.dac.blk.{}.snake.alpha",
+    /* 29999 */ "a.gen.wav.dac.blk.{}.snake.beta",
+    /* 30030 */ "a.gen.wav.dac.blk.{}.conv.weight",
+    /* 30062 */ "a.gen.wav.dac.blk.{}.conv.bias",
+    /* 30092 */ "a.gen.wav.dac.blk.{}.res.{}.act1.alpha",
+    /* 30130 */ "a.gen.wav.dac.blk.{}.res.{}.act1.beta",
+    /* 30167 */ "a.gen.wav.dac.blk.{}.res.{}.conv1.weight",
+    /* 30207 */ "a.gen.wav.dac.blk.{}.res.{}.conv1.bias",
+    /* 30245 */ "a.gen.wav.dac.blk.{}.res.{}.act2.alpha",
+    /* 30283 */ "a.gen.wav.dac.blk.{}.res.{}.act2.beta",
+    /* 30320 */ "a.gen.wav.dac.blk.{}.res.{}.conv2.weight",
+    /* 30360 */ "a.gen.wav.dac.blk.{}.res.{}.conv2.bias",
+    /* 30398 */ "a.gen.wav.dac.post_snake.alpha",
+    /* 30428 */ "a.gen.wav.dac.post_snake.beta",
+    /* 30457 */ "a.gen.wav.dac.post_conv.weight",
+    /* 30487 */ "a.gen.wav.dac.post_conv.bias",
+    /* 30515 */ "mtmd.cpp init_audio does not accept PROJECTOR_TYPE_QWEN3TTS_GEN (\"unexpected audio projector type\")",
+    /* 30614 */ "pockettts_spkenc",
+    /* 30630 */ "PROJECTOR_TYPE_POCKETTTS_SPKENC",
+    /* 30661 */ "mtmd.cpp init_vision does not accept PROJECTOR_TYPE_POCKETTTS_SPKENC (\"unexpected vision projector type\")",
+    /* 30766 */ "flow_n_step",
+    /* 30777 */ "gen_eos_threshold",
+    /* 30794 */ "mimi_downsample",
+    /* 30809 */ "mimi_tfm_context",
+    /* 30825 */ "seanet_n_stage",
+    /* 30839 */ "seanet_ratios",
+    /* 30852 */ "a.seanet.conv_in.weight",
+    /* 30875 */ "a.seanet.conv_in.bias",
+    /* 30896 */ "a.seanet.conv_out.weight",
+    /* 30920 */ "a.seanet.conv_out.bias",
+    /* 30942 */ "a.seanet.blk.{}.res_conv1.weight",
+    /* 30974 */ "a.seanet.blk.{}.res_conv1.bias",
+    /* 31004 */ "a.seanet.blk.{}.res_conv2.weight",
+    /* 31036 */ "a.seanet.blk.{}.res_conv2.bias",
+    /* 31066 */ "a.seanet.blk.{}.scale_conv.weight",
+    /* 31099 */ "a.seanet.blk.{}.scale_conv.bias",
+    /* 31130 */ "a.speaker_proj.weight",
+    /* 31151 */ "pockettts_gen",
+    /* 31164 */ "PROJECTOR_TYPE_POCKETTTS_GEN",
+    /* 31192 */ "mtmd.cpp init_vision does not accept PROJECTOR_TYPE_POCKETTTS_GEN (\"unexpected vision projector type\")",
+    /* 31294 */ "a.gen.flow.input_proj.weight",
+    /* 31322 */ "a.gen.flow.input_proj.bias",
+    /* 31348 */ "a.gen.flow.cond_embd.weight",
+    /* 31375 */ "a.gen.flow.cond_embd.bias",
+    /* 31400 */ "a.gen.flow.final.ada.weight",
+    /* 31427 */ "a.gen.flow.final.ada.bias",
+    /* 31452 */ "a.gen.flow.final.proj.weight",
+    /* 31480 */ "a.gen.flow.final.proj.bias",
+    /* 31506 */ "a.gen.flow.time.{}.freqs",
+    /* 31530 */ "a.gen.flow.time.{}.up.weight",
+    /* 31558 */ "a.gen.flow.time.{}.up.bias",
+    /* 31584 */ "a.gen.flow.time.{}.down.weight",
+    /* 31614 */ "a.gen.flow.time.{}.down.bias",
+    /* 31642 */ "a.gen.flow.time.{}.norm",
+    /* 31665 */ "a.gen.flow.blk.{}.norm.weight",
+    /* 31694 */ "a.gen.flow.blk.{}.norm.bias",
+    /* 31721 */ "required only for the indices where `a.gen.flow.blk.{}.norm.weight` exists (found by probing)",
+    /* 31814 */ "a.gen.flow.blk.{}.up.weight",
+    /* 31841 */ "a.gen.flow.blk.{}.up.bias",
+    /* 31866 */ "a.gen.flow.blk.{}.down.weight",
+    /* 31895 */ "a.gen.flow.blk.{}.down.bias",
+    /* 31922 */ "a.gen.flow.blk.{}.ada.weight",
+    /* 31950 */ "a.gen.flow.blk.{}.ada.bias",
+    /* 31976 */ "a.gen.out_eos.weight",
+    /* 31996 */ "a.gen.out_eos.bias",
+    /* 32014 */ "a.gen.input_linear.weight",
+    /* 32039 */ "a.gen.emb_mean",
+    /* 32053 */ "a.gen.emb_std",
+    /* 32066 */ "a.gen.wav.quant_out.weight",
+    /* 32092 */ "a.gen.wav.upsample.weight",
+    /* 32117 */ "a.gen.wav.seanet.conv_in.weight",
+    /* 32148 */ "a.gen.wav.seanet.conv_in.bias",
+    /* 32177 */ "a.gen.wav.seanet.conv_out.weight",
+    /* 32209 */ "a.gen.wav.seanet.conv_out.bias",
+    /* 32239 */ "a.gen.wav.seanet.blk.{}.res_conv1.weight",
+    /* 32279 */ "a.gen.wav.seanet.blk.{}.res_conv1.bias",
+    /* 32317 */ "a.gen.wav.seanet.blk.{}.res_conv2.weight",
+    /* 32357 */ "a.gen.wav.seanet.blk.{}.res_conv2.bias",
+    /* 32395 */ "a.gen.wav.seanet.blk.{}.scale_conv.weight",
+    /* 32436 */ "a.gen.wav.seanet.blk.{}.scale_conv.bias",
+    /* 32475 */ "a.gen.wav.tfm.blk.{}.ln1.bias",
+    /* 32504 */ "a.gen.wav.tfm.blk.{}.ln2.bias",
+    /* 32533 */ "mtmd.cpp init_audio does not accept PROJECTOR_TYPE_POCKETTTS_GEN (\"unexpected audio projector type\")",
+    /* 32633 */ "muse-glimmer",
+    /* 32645 */ "PROJECTOR_TYPE_MUSE_GLIMMER",
+    /* 32672 */ "muse_glimmer_patch_temporal",
+    /* 32699 */ "muse_glimmer_sparse_factor",
+    /* 32725 */ "mtmd.cpp init_audio does not accept PROJECTOR_TYPE_MUSE_GLIMMER (\"unexpected audio projector type\")",
 );

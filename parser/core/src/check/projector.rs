@@ -31,6 +31,9 @@ pub(crate) struct ProjectorFacts {
     /// The projector type names, vision then audio (`None` where absent).
     pub(crate) vision_type: Option<&'static str>,
     pub(crate) audio_type: Option<&'static str>,
+    /// The token texts libmtmd looks up for the types in the text model's
+    /// vocabulary (clip_table `lookups`), vision then audio.
+    pub(crate) lookups: Vec<&'static str>,
     /// What was not checked, and why (empty when everything was).
     pub(crate) not_checked: Vec<String>,
     /// Nothing was judged (a file of metadata only).
@@ -105,6 +108,7 @@ pub(crate) fn check(file: &GgufFile<'_>, tensors: &[&TensorInfo<'_>], sink: &mut
             }
             Modality::Audio => audio_name = Some(name),
         }
+        facts.lookups.extend(contract.lookups.slice().iter().map(|t| t.as_str()));
         if let Some(w) = ctx.contract(modality, name, contract) {
             widths.push((modality, w));
         }
