@@ -268,7 +268,13 @@ fn merger(ptype: &str, qwen25: bool) -> Model {
     let z = |name: &str, dims: &[u64]| {
         let n: u64 = dims.iter().product();
         let data = (0..n).flat_map(|i| (((i * 7919) % 201) as f32 / 1000.0 - 0.1).to_le_bytes()).collect();
-        OwnedTensor { name: name.as_bytes().to_vec(), dims: dims.to_vec(), type_id: GgmlType::F32.id(), offset: 0, data }
+        OwnedTensor {
+            name: name.as_bytes().to_vec(),
+            dims: dims.to_vec(),
+            type_id: GgmlType::F32.id(),
+            offset: 0,
+            data,
+        }
     };
     let mut m = Model::new();
     m.kv("general.architecture", V::str("clip"));
