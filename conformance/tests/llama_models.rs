@@ -352,3 +352,34 @@ fn strict_agrees_with_the_control_vector_loader() {
     assert!(wrong.is_empty(), "{} disagreements:\n{}", wrong.len(), wrong.join("\n"));
     assert!(files >= 12 && files - loads >= 8, "{files} files, {loads} load");
 }
+
+/// `projector-text-tokens` on converter pairs: a projector whose looked-up
+/// tokens the text model lacks is reported (libmtmd aborts at its first
+/// tiled image: the manifest's first_use is `crash`), and the same
+/// projector with its own text model, which has them, is not (first_use
+/// `yes`).
+#[test]
+fn projector_text_tokens_breaks_and_holds_on_converter_pairs() {
+    use gguf_validate_core::pipeline::{Input, Pipeline, Settings};
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../corpus/models/mmproj");
+    let manifest: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("manifest.json")).unwrap()).unwrap();
+    let rules = |file: &str, with: &str| -> Vec<String> {
+        let pipeline = Pipeline::new(Settings { with: vec![Input::from_path(dir.join(with))], ..Settings::default() });
+        let v = pipeline.validate(&Input::from_path(dir.join(file)));
+        v.outcome.report().unwrap().diagnostics.iter().map(|d| d.rule.id().to_string()).collect()
+    };
+    let first_use = |file: &str, with: &str| -> String {
+        let m = manifest["models"].as_array().unwrap().iter().find(|m| m["file"] == file && m["with"] == with);
+        m.map(|m| m["first_use"].as_str().unwrap_or("-").to_string()).unwrap_or_default()
+    };
+    for (proj, own, other) in [
+        ("mmproj-idefics3.gguf", "idefics3.gguf", "gemma3.gguf"),
+        ("mmproj-lfm2vl.gguf", "lfm2vl.gguf", "qwen25vl.gguf"),
+    ] {
+        assert_eq!(first_use(proj, other), "crash", "{proj} with {other}");
+        assert!(rules(proj, other).iter().any(|r| r == "projector-text-tokens"), "{proj} with {other}");
+        assert_eq!(first_use(proj, own), "yes", "{proj} with {own}");
+        assert!(!rules(proj, own).iter().any(|r| r == "projector-text-tokens"), "{proj} with {own}");
+    }
+}
