@@ -41,6 +41,19 @@ comparisons); the library evaluates it where the file gives every field it
 names. What the source does not say in such a form is written by hand in
 HAND_BOUNDS, each fact with its citation (file, function, a line of it),
 and the generator fails when the cited line is no longer in that function.
+Looked for and not a bound of the pinned tree (so not in the table): a
+product of DOTS_OCR's image_min_pixels and image_max_pixels (llama.cpp
+#27224; mtmd-image.cpp calc_size_preserved_ratio compares them with the
+product of the image's aligned sides, which is the image's, not the
+file's), and MiniCPM-V's position buckets (#27166; clip.cpp builds them on
+a fixed 70 x 70 grid whatever the file says). granite_speech's
+audio_chunk_size is a load_hparams GGML_ASSERT (0 < size <= 8192) and comes
+out of the walk like the others.
+
+Token lookups (`lookups`): the texts mtmd.cpp init_vision / init_audio
+pass to lookup_token in a type's case outside any `if`; the ids go,
+unchecked, around the slices and overview of a tiled image, so a text
+model without one aborts at that image (projector-text-tokens).
 
 Shapes: only where a GGML_ASSERT is certain. The encoder layers of the
 types whose graph builder calls build_vit at its top level multiply the
