@@ -255,6 +255,82 @@ pub fn cases(v: &mut Vec<Case>) {
         "llama.cpp tools/mtmd/mtmd-image.cpp mtmd_image_preprocessor_dyn_size::preprocess (GGML_ASSERT)",
         || exaone(1),
     ));
+    // granite_speech: the chunk size is squared into int buffers at the first audio (#27223); the pinned tree
+    // asserts it at load, before any tensor is read
+    v.push(case(
+        "projector_load_bound_granite_chunk_size",
+        [R, A, A],
+        &["projector-load-bound"],
+        "A granite_speech audio projector with `clip.audio.chunk_size` = 8193: load_hparams asserts 0 < chunk size <= 8192 (older releases squared it into an `int` and wrote the heap at the first audio, llama.cpp #27223); the process aborts while libmtmd loads it. The tensors are placeholders: the assertion comes before any is read. (No boundary file: a granite_speech encoder libmtmd runs is not in the corpus; the rule's boundary is the pixel-budget pair above, and 8192 is held by the rule's unit test.)",
+        "llama.cpp tools/mtmd/clip.cpp load_hparams (PROJECTOR_TYPE_GRANITE_SPEECH: GGML_ASSERT(hparams.audio_chunk_size > 0 && hparams.audio_chunk_size <= 8192))",
+        || granite(8193),
+    ));
+}
+
+/// A granite_speech projector with `chunk_size`, its tensors 2x2
+/// placeholders under the names load_tensors reads.
+fn granite(chunk_size: u32) -> Vec<u8> {
+    let mut m = Model::new();
+    m.kv("general.architecture", V::str("clip"));
+    m.kv("general.type", V::str("mmproj"));
+    m.kv("clip.has_audio_encoder", V::Bool(1));
+    m.kv("clip.projector_type", V::str("granite_speech"));
+    for (k, v) in [
+        ("embedding_length", 2),
+        ("attention.head_count", 2),
+        ("feed_forward_length", 2),
+        ("block_count", 2),
+        ("projection_dim", 2),
+        ("num_mel_bins", 2),
+        ("chunk_size", chunk_size),
+        ("conv_kernel_size", 2),
+        ("max_pos_emb", 2),
+        ("projector.window_size", 2),
+        ("projector.downsample_rate", 2),
+        ("projector.head_count", 2),
+    ] {
+        m.kv(&format!("clip.audio.{k}"), V::U32(v));
+    }
+    m.kv("clip.audio.attention.layer_norm_epsilon", V::F32(1e-6));
+    let t = |m: &mut Model, name: &str| {
+        m.tensor(zero_tensor(name, &[2, 2], GgmlType::F32));
+    };
+    for l in 0..2 {
+        for n in ["attn_out.weight", "attn_rel_pos_emb", "conv_dw.weight", "ffn_down.weight", "ffn_up.weight"] {
+            t(&mut m, &format!("a.blk.{l}.{n}"));
+        }
+        for n in ["conv_norm", "conv_pw1", "conv_pw2", "ffn_down_1", "ffn_norm", "ffn_norm_1", "ffn_up_1", "norm_conv"]
+        {
+            t(&mut m, &format!("a.blk.{l}.{n}.weight"));
+            t(&mut m, &format!("a.blk.{l}.{n}.bias"));
+        }
+    }
+    for n in ["enc_ctc_out", "enc_ctc_out_mid", "input_projection", "proj_linear", "proj_norm"] {
+        t(&mut m, &format!("a.{n}.weight"));
+        t(&mut m, &format!("a.{n}.bias"));
+    }
+    for n in [
+        "cross_attn_k",
+        "cross_attn_norm",
+        "cross_attn_out",
+        "cross_attn_q",
+        "cross_attn_v",
+        "ffn_down",
+        "ffn_norm",
+        "ffn_up",
+        "self_attn_k",
+        "self_attn_norm",
+        "self_attn_out",
+        "self_attn_q",
+        "self_attn_v",
+    ] {
+        for l in 0..2 {
+            t(&mut m, &format!("a.proj_blk.{l}.{n}.weight"));
+            t(&mut m, &format!("a.proj_blk.{l}.{n}.bias"));
+        }
+    }
+    t(&mut m, "a.proj_query");
+    bytes(m)
 }
 
 /// The encoder the dynamic-resolution cases share, laid out as the pinned
