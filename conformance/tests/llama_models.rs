@@ -381,5 +381,9 @@ fn projector_text_tokens_breaks_and_holds_on_converter_pairs() {
         assert!(rules(proj, other).iter().any(|r| r == "projector-text-tokens"), "{proj} with {other}");
         assert_eq!(first_use(proj, own), "yes", "{proj} with {own}");
         assert!(!rules(proj, own).iter().any(|r| r == "projector-text-tokens"), "{proj} with {own}");
+        // found in the folder: one text model there has them all
+        let v = Pipeline::new(Settings::default()).validate(&Input::from_path(dir.join(proj)));
+        let report = v.outcome.report().unwrap();
+        assert!(!report.diagnostics.iter().any(|d| d.rule.id() == "projector-text-tokens"), "{proj} in its folder");
     }
 }

@@ -27,7 +27,7 @@ pub(crate) fn check(file: &GgufFile<'_>, facts: &ProjectorFacts, sink: &mut Sink
         Some(w) if !given => models.iter().filter(|m| m.n_embd_inp == Some(w)).map(|m| m.as_ref()).collect(),
         _ => models.iter().map(|m| m.as_ref()).collect(),
     };
-    tokens(file, facts, &paired, sink);
+    tokens(file, facts, &paired, given, sink);
     let Some(width) = facts.output_width else {
         examined.push(Examined::skipped("pairing", "text model: the projector's output width could not be computed"));
         return;
@@ -81,11 +81,20 @@ pub(crate) fn check(file: &GgufFile<'_>, facts: &ProjectorFacts, sink: &mut Sink
 }
 
 /// `projector-text-tokens`: every token text libmtmd looks up for the
-/// projector's types is in each paired model's vocabulary.
-fn tokens(file: &GgufFile<'_>, facts: &ProjectorFacts, models: &[&ModelFacts], sink: &mut Sink<'_>) {
+/// projector's types is in each model named with --with; of the models
+/// found in the folder, one must have them all.
+fn tokens(file: &GgufFile<'_>, facts: &ProjectorFacts, models: &[&ModelFacts], given: bool, sink: &mut Sink<'_>) {
     if facts.lookups.is_empty() {
         return;
     }
+    let has_all = |m: &&&ModelFacts| {
+        m.projector_tokens.as_ref().is_none_or(|found| facts.lookups.iter().all(|t| found.iter().any(|f| f == t)))
+    };
+    if !given && models.iter().any(|m| has_all(&m)) {
+        return;
+    }
+    // in the folder and none has them all: the first lacking model stands for the others
+    let models = if given { models } else { models.get(..1).unwrap_or_default() };
     let at = file.get("clip.projector_type").or_else(|| file.get("clip.vision.projector_type"));
     let offset = at.as_ref().map_or(super::KV_SECTION, crate::parse::KeyValue::value_offset);
     let path = || at.as_ref().map_or_else(|| "kv".into(), kv_path);
@@ -99,10 +108,11 @@ fn tokens(file: &GgufFile<'_>, facts: &ProjectorFacts, models: &[&ModelFacts], s
         }
         sink.emit(RuleId::ProjectorTextTokens, offset, path, || {
             format!(
-                "libmtmd looks up {} in the text model's vocabulary for projector type `{ptype}`, and {} has no token for {}: the id is -1, and the first image it tiles aborts the process (GGML_ASSERT in mtmd_helper_eval_chunks)",
+                "libmtmd looks up {} in the text model's vocabulary for projector type `{ptype}`, and {} has no token for {}: the id is -1, and the first image it tiles aborts the process (GGML_ASSERT in mtmd_helper_eval_chunks){}",
                 facts.lookups.iter().map(|t| format!("{t:?}")).collect::<Vec<_>>().join(", "),
                 m.name,
-                absent.join(", ")
+                absent.join(", "),
+                if given { "" } else { "; no text model of that width in its folder has them all (name the model with --with MODEL)" }
             )
         });
     }
