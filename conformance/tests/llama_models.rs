@@ -268,7 +268,16 @@ fn judge_paired(folder: &str) -> (usize, usize, Vec<String>) {
         let pipeline = Pipeline::new(Settings { with: with.clone(), ..Settings::default() });
         let v = pipeline.validate(&Input::from_path(dir.join(file)));
         let report = v.outcome.report().unwrap();
-        let ok = m["loads"] == "yes";
+        // a projector that loads must also survive its first image or audio (make_converter_mmproj.py step 5)
+        let used = match m.get("first_use").filter(|_| folder == "mmproj") {
+            Some(f) => f == "yes",
+            None if folder == "mmproj" && m["loads"] == "yes" && m["kind"] == "projector" => {
+                wrong.push(format!("{folder}/{file}: loads, but the manifest has no first_use verdict"));
+                true
+            }
+            None => true,
+        };
+        let ok = m["loads"] == "yes" && used;
         files += 1;
         loads += usize::from(ok);
         let errors: Vec<String> = report
@@ -279,10 +288,15 @@ fn judge_paired(folder: &str) -> (usize, usize, Vec<String>) {
             .collect();
         let shown = format!("{folder}/{file} with {:?}", m["with"]);
         if ok && !errors.is_empty() {
-            wrong.push(format!("{shown}: llama.cpp loads it, strict finds {errors:?}"));
+            wrong.push(format!("{shown}: llama.cpp loads (and uses) it, strict finds {errors:?}"));
         }
         if !ok && report.valid {
-            wrong.push(format!("{shown}: llama.cpp {} ({}), strict calls it valid", m["loads"], m["detail"]));
+            let (verdict, detail) = if m["loads"] == "yes" {
+                (format!("loads it, then at the first use: {}", m["first_use"]), &m["first_use_detail"])
+            } else {
+                (m["loads"].to_string(), &m["detail"])
+            };
+            wrong.push(format!("{shown}: llama.cpp {verdict} ({detail}), strict calls it valid"));
         }
         // A paired file says what it was paired with.
         if !with.is_empty() {
@@ -298,13 +312,22 @@ fn judge_paired(folder: &str) -> (usize, usize, Vec<String>) {
 /// Projectors written by the pinned `convert_hf_to_gguf.py --mmproj` from
 /// tiny checkpoints of 9 families, each loaded by libmtmd
 /// (`mtmd_init_from_file` with its text model, warm-up included;
-/// conformance/tools/llama-load/make_converter_mmproj.py): strict with the
-/// text model equals libmtmd on every pair, including a mismatched one.
+/// conformance/tools/llama-load/make_converter_mmproj.py), then used on a
+/// first image or audio chunk (`load_mtmd.py --first-use`): strict with the
+/// text model equals libmtmd on every pair, including mismatched ones (a
+/// pair that loads and then aborts at its first image is invalid).
 #[test]
 fn strict_agrees_with_libmtmd_on_every_converter_projector() {
     let (files, loads, wrong) = judge_paired("mmproj");
     assert!(wrong.is_empty(), "{} disagreements:\n{}", wrong.len(), wrong.join("\n"));
     assert!(files >= 20 && loads >= 15 && files - loads >= 3, "{files} files, {loads} load");
+    let manifest =
+        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("../corpus/models/mmproj/manifest.json"))
+            .unwrap();
+    let v: serde_json::Value = serde_json::from_str(&manifest).unwrap();
+    let used = v["models"].as_array().unwrap().iter().filter(|m| m["first_use"] == "yes").count();
+    let crashed = v["models"].as_array().unwrap().iter().filter(|m| m["first_use"] == "crash").count();
+    assert!(used >= 7 && crashed >= 2, "{used} projectors used, {crashed} crashed at the first use");
 }
 
 /// LoRA adapters made with peft for 7 bases (3 of them MoE: adapters on
@@ -369,4 +392,39 @@ fn strict_agrees_with_llama_quantize_on_every_importance_matrix() {
     let report = v.outcome.report().unwrap();
     assert!(report.valid && report.diagnostics.is_empty(), "{:?}", report.diagnostics);
     assert!(report.summary.examined.iter().any(|e| e.layer == "imatrix" && e.checked));
+}
+
+/// `projector-text-tokens` on converter pairs: a projector whose looked-up
+/// tokens the text model lacks is reported (libmtmd aborts at its first
+/// tiled image: the manifest's first_use is `crash`), and the same
+/// projector with its own text model, which has them, is not (first_use
+/// `yes`).
+#[test]
+fn projector_text_tokens_breaks_and_holds_on_converter_pairs() {
+    use gguf_validate_core::pipeline::{Input, Pipeline, Settings};
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../corpus/models/mmproj");
+    let manifest: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("manifest.json")).unwrap()).unwrap();
+    let rules = |file: &str, with: &str| -> Vec<String> {
+        let pipeline = Pipeline::new(Settings { with: vec![Input::from_path(dir.join(with))], ..Settings::default() });
+        let v = pipeline.validate(&Input::from_path(dir.join(file)));
+        v.outcome.report().unwrap().diagnostics.iter().map(|d| d.rule.id().to_string()).collect()
+    };
+    let first_use = |file: &str, with: &str| -> String {
+        let m = manifest["models"].as_array().unwrap().iter().find(|m| m["file"] == file && m["with"] == with);
+        m.map(|m| m["first_use"].as_str().unwrap_or("-").to_string()).unwrap_or_default()
+    };
+    for (proj, own, other) in [
+        ("mmproj-idefics3.gguf", "idefics3.gguf", "gemma3.gguf"),
+        ("mmproj-lfm2vl.gguf", "lfm2vl.gguf", "qwen25vl.gguf"),
+    ] {
+        assert_eq!(first_use(proj, other), "crash", "{proj} with {other}");
+        assert!(rules(proj, other).iter().any(|r| r == "projector-text-tokens"), "{proj} with {other}");
+        assert_eq!(first_use(proj, own), "yes", "{proj} with {own}");
+        assert!(!rules(proj, own).iter().any(|r| r == "projector-text-tokens"), "{proj} with {own}");
+        // found in the folder: one text model there has them all
+        let v = Pipeline::new(Settings::default()).validate(&Input::from_path(dir.join(proj)));
+        let report = v.outcome.report().unwrap();
+        assert!(!report.diagnostics.iter().any(|d| d.rule.id() == "projector-text-tokens"), "{proj} in its folder");
+    }
 }

@@ -2,6 +2,7 @@
 """llama.cpp's converter on tiny random vision(-language) checkpoints: text model + projector, with libmtmd's verdict.
 
     python3 make_converter_mmproj.py OUTDIR --llama-src DIR --llama-python PY [--work DIR] [--only NAME ...]
+    python3 make_converter_mmproj.py OUTDIR --verdicts-only --llama-python PY
 
 Run with a Python that has torch, transformers, tokenizers, sentencepiece,
 safetensors and numpy (the pins of make_converter_models.py); PY is a Python
@@ -31,21 +32,38 @@ below it
     its own process: libllama loads the text model, then
     mtmd_init_from_file(projector, model, params) with use_gpu false and
     warmup on (one encode pass over a dummy image right after loading);
+ 5. runs the same pair again with `load_mtmd.py --first-use`: one image (or
+    one second of audio) through mtmd_tokenize and
+    mtmd_helper_eval_chunks, as llama.cpp's tools use a projector after
+    loading it;
 
 and writes OUTDIR/<family>.gguf (text model), OUTDIR/mmproj-<family>.gguf
 (projector) and OUTDIR/manifest.json. A manifest entry is
 {file, with, kind: "projector", family, variant, loads: yes|refused|crash,
-detail, description}, `with` the text model's file name in OUTDIR; the text
-models have entries of kind "text" with load.py's verdict.
+detail, first_use: yes|refused|crash|timeout (step 5; absent when it did
+not load), first_use_detail, description}, `with` the text model's file name
+in OUTDIR; the text models have entries of kind "text" with load.py's
+verdict. Every loader run is a subprocess limited to 8 GB of address space
+(RLIMIT_AS), so a projector that asks for more is refused (std::bad_alloc)
+rather than taking the machine.
+
+--verdicts-only converts nothing: it loads the pairs of OUTDIR/manifest.json
+again (steps 4 and 5) and rewrites their verdicts. PY may be any Python when
+LLAMA_LIB_DIR names the libraries (load.py); the manifest records it.
 
 Families (projector type written by the converter):
   gemma3     Gemma3ForConditionalGeneration, SigLIP 64 px / patch 8, avg-pool to 4x4 (gemma3)
   qwen2vl    Qwen2VLForConditionalGeneration, patch 14, text hidden 48 (qwen2vl_merger)
   qwen25vl   Qwen2_5_VLForConditionalGeneration, patch 14, window attention pattern 2 (qwen2.5vl_merger)
-  idefics3   Idefics3ForConditionalGeneration, SigLIP 64 px / patch 8, pixel shuffle 2 (idefics3)
+  idefics3   Idefics3ForConditionalGeneration, SigLIP 64 px / patch 8, pixel shuffle 2 (idefics3);
+             the tokens libmtmd looks up for it (<fake_token_around_image>,
+             <global-img>, "\n\n") are added to the tokenizer, as the real
+             Idefics3 / SmolVLM tokenizers have them
   pixtral    LlavaForConditionalGeneration with a Pixtral vision tower, 64 px / patch 8 (pixtral)
   mistral3   Mistral3ForConditionalGeneration, Pixtral tower + patch merger (pixtral)
-  lfm2vl     Lfm2VlForConditionalGeneration, SigLIP2 NaFlex patch 16 (lfm2)
+  lfm2vl     Lfm2VlForConditionalGeneration, SigLIP2 NaFlex patch 16 (lfm2); the
+             thumbnail token libmtmd looks up for a tiled image
+             (<|img_thumbnail|>) is added to the tokenizer, as LFM2-VL's has it
   qwen3vl    Qwen3VLForConditionalGeneration, patch 16, deepstack layer 1 (qwen3vl_merger)
   qwen2audio Qwen2AudioForConditionalGeneration, a Whisper encoder (qwen2a): an audio projector
 
@@ -106,6 +124,9 @@ SPM = dict(vocab_size=mcm.SPM_V, bos_token_id=1, eos_token_id=2, pad_token_id=No
 GEMMA_IDS = dict(vocab_size=mcm.SPM_V, pad_token_id=0, eos_token_id=1, bos_token_id=2)
 BPE = dict(vocab_size=mcm.BPE_PAD_V, bos_token_id=None, eos_token_id=mcm.BPE_V - 3, pad_token_id=None)
 PIXTRAL_TOKENS = ["[IMG]", "[IMG_BREAK]", "[IMG_END]"]
+# mtmd.cpp init_vision (PROJECTOR_TYPE_IDEFICS3) looks these up in the text vocabulary; ids 512..515
+IDEFICS3_TOKENS = ["<fake_token_around_image>", "<global-img>", "\n\n", "<image>"]
+ADDRESS_SPACE = 8 << 30  # RLIMIT_AS of every loader run
 
 
 def small_vision(**kw) -> dict:
@@ -166,12 +187,13 @@ def families() -> list[Family]:
             "Qwen2_5_VLForConditionalGeneration: patch 14, window attention, full attention at block 1",
             dict(clip, patch_size=14, merge_size=2, temporal_patch_size=2), pre="qwen2"),
         Family("idefics3", "Idefics3ForConditionalGeneration", "Idefics3Config", dict(
-            text_config=dict(text_dense(**SPM), model_type="llama"),
+            text_config=dict(text_dense(**dict(SPM, vocab_size=520)), model_type="llama"),
             vision_config=small_vision(image_size=64, patch_size=8),
-            scale_factor=2, image_token_id=SPM["vocab_size"] - 1, tie_word_embeddings=False), "spm",
-            "Idefics3ForConditionalGeneration: SigLIP tower 64 px, patch 8, pixel shuffle 2; llama text",
+            scale_factor=2, image_token_id=515, tie_word_embeddings=False), "spm",
+            "Idefics3ForConditionalGeneration: SigLIP tower 64 px, patch 8, pixel shuffle 2; llama text with "
+            "the image tokens libmtmd looks up",
             dict(img, size={"longest_edge": 64}, max_image_size={"longest_edge": 64}),
-            text_arch="LlamaForCausalLM"),
+            extra_tokens=IDEFICS3_TOKENS, text_arch="LlamaForCausalLM"),
         Family("pixtral", "LlavaForConditionalGeneration", "LlavaConfig", dict(
             text_config=dict(text_dense(**dict(SPM, vocab_size=520), head_dim=16), model_type="mistral"),
             vision_config=small_vision(model_type="pixtral", head_dim=16, image_size=64, patch_size=8,
@@ -200,7 +222,7 @@ def families() -> list[Family]:
             tie_word_embeddings=True), "bpe",
             "Lfm2VlForConditionalGeneration: SigLIP2 NaFlex tower, patch 16, pixel unshuffle 2; lfm2 text",
             dict(img, encoder_patch_size=16, downsample_factor=2, min_image_tokens=4, max_image_tokens=16),
-            pre="lfm2", text_arch="Lfm2ForCausalLM"),
+            pre="lfm2", text_arch="Lfm2ForCausalLM", extra_tokens=["<|img_thumbnail|>"]),
         Family("qwen3vl", "Qwen3VLForConditionalGeneration", "Qwen3VLConfig", dict(
             text_config=dict(text_dense(64, **BPE, head_dim=16),
                              rope_scaling={"rope_type": "default", "mrope_section": [2, 3, 3],
@@ -228,15 +250,20 @@ MISMATCHED = [
     ("gemma3", "qwen2vl", "width",
      "gemma3's projector (n_embd 64) with qwen2vl's text model (n_embd 48): mtmd compares the widths"),
     ("idefics3", "gemma3", "family",
-     "idefics3's projector with gemma3's text model: the same width (64), another family"),
+     "idefics3's projector with gemma3's text model: the same width (64), another family; gemma3's vocabulary has "
+     "none of the tokens libmtmd looks up for idefics3"),
+    ("lfm2vl", "qwen25vl", "tokens",
+     "lfm2vl's projector with qwen25vl's text model: the same width (64); qwen25vl's vocabulary has no "
+     "<|img_thumbnail|>, which libmtmd looks up for lfm2 and puts before the thumbnail of a tiled image"),
 ]
 
 
 # ---------------------------------------------------------------- checkpoint
 
-def add_tokens(d: pathlib.Path, tokens: list[str]) -> None:
+def add_tokens(d: pathlib.Path, tokens: list[str], fast: bool = False) -> None:
+    """Adds special tokens; `fast` for a byte-level BPE tokenizer (only its tokenizer.json exists)."""
     from transformers import AutoTokenizer
-    tok = AutoTokenizer.from_pretrained(str(d), use_fast=False, legacy=True)
+    tok = AutoTokenizer.from_pretrained(str(d), use_fast=fast, legacy=True)
     tok.add_tokens(tokens, special_tokens=True)
     tok.save_pretrained(str(d))
 
@@ -252,7 +279,7 @@ def make_checkpoint(fam: Family, d: pathlib.Path) -> None:
     else:
         mcm.spm_tokenizer(d, fam.tokenizer, mcm.SPM_V)
     if fam.extra_tokens:
-        add_tokens(d, fam.extra_tokens)
+        add_tokens(d, fam.extra_tokens, fast=fam.tokenizer == "bpe")
     cfg = getattr(transformers, fam.config_class)(**fam.config)
     torch.manual_seed(0)
     model = getattr(transformers, fam.model_class)(cfg).to(torch.float32)
@@ -303,26 +330,48 @@ def classify(p: subprocess.CompletedProcess | None, timeout: int) -> tuple[str, 
         why = next((x for x in reversed(tail) if "GGML_ASSERT" in x or "GGML_ABORT" in x or "error" in x.lower()
                     or "terminate" in x.lower() or "what()" in x), "")
         why = re.sub(r"\S*/vendor/llama\.cpp/", "", why)
+        why = re.sub(r"\S*/((?:tools|src|ggml|common)/)", r"\1", why)  # a source tree's own path
         return "crash", f"{sig}: {why}" if why else sig
     return "refused", f"exit {p.returncode}: {p.stderr.strip().splitlines()[-1] if p.stderr.strip() else ''}"
+
+
+def limit_address_space() -> None:
+    import resource
+    resource.setrlimit(resource.RLIMIT_AS, (ADDRESS_SPACE, ADDRESS_SPACE))
 
 
 def run_loader(python: str, script: str, args: list[str]) -> subprocess.CompletedProcess | None:
     cmd = [python, str(HERE / script)] + args + ["--quiet"]
     env = dict(os.environ, GGML_NO_BACKTRACE="1")
     try:
-        return subprocess.run(cmd, capture_output=True, text=True, errors="replace", timeout=LOAD_TIMEOUT, env=env)
+        return subprocess.run(cmd, capture_output=True, text=True, errors="replace", timeout=LOAD_TIMEOUT, env=env,
+                              preexec_fn=limit_address_space)
     except subprocess.TimeoutExpired:
         return None
 
 
-def load_pair(python: str, mmproj: pathlib.Path, text: pathlib.Path) -> tuple[str, str]:
-    p = run_loader(python, "load_mtmd.py", [str(mmproj), "--text", str(text)])
+def load_pair(python: str, mmproj: pathlib.Path, text: pathlib.Path, first_use: bool = False) -> tuple[str, str]:
+    p = run_loader(python, "load_mtmd.py", [str(mmproj), "--text", str(text)] + (["--first-use"] if first_use else []))
     verdict, detail = classify(p, LOAD_TIMEOUT)
     detail = detail.replace(f"{mmproj.parent}/", "")   # "Failed to load CLIP model from <path>"
     if p is not None and p.returncode == 3:
         detail = "the text model was refused: " + detail
+    if first_use and p is not None and verdict == "crash":
+        # the step it died in: the last `stage:` line printed
+        last = [x[len("stage: "):] for x in p.stdout.splitlines() if x.startswith("stage: ")]
+        if last:
+            detail = f"at {last[-1]}: {detail}"
     return verdict, detail
+
+
+def judge_pair(python: str, entry: dict, outdir: pathlib.Path) -> None:
+    """Steps 4 and 5 on one projector entry of the manifest: its load and first-use verdicts."""
+    proj, text = outdir / entry["file"], outdir / entry["with"]
+    entry["loads"], entry["detail"] = load_pair(python, proj, text)
+    entry.pop("first_use", None)
+    entry.pop("first_use_detail", None)
+    if entry["loads"] == "yes":
+        entry["first_use"], entry["first_use_detail"] = load_pair(python, proj, text, first_use=True)
 
 
 def load_text(python: str, path: pathlib.Path) -> tuple[str, str]:
@@ -332,6 +381,8 @@ def load_text(python: str, path: pathlib.Path) -> tuple[str, str]:
 def versions(llama_src: pathlib.Path, llama_python: str, extra: tuple[str, ...] = ()) -> dict[str, str]:
     import importlib.metadata as md
     out = mcm.versions(llama_src, llama_python)
+    if os.environ.get("LLAMA_LIB_DIR"):
+        out["loader_libs"] = f"LLAMA_LIB_DIR={os.environ['LLAMA_LIB_DIR']}"
     for pkg in extra:
         try:
             out[pkg] = md.version(pkg)
@@ -340,19 +391,78 @@ def versions(llama_src: pathlib.Path, llama_python: str, extra: tuple[str, ...] 
     return out
 
 
+LOAD_PARAMS = ("text model: llama_model_default_params(), n_gpu_layers 0, load_mode MMAP; projector: "
+               "mtmd_context_params_default() with use_gpu false, n_threads 2, warmup true (the default: "
+               "one encode pass on a dummy image)")
+FIRST_USE_PARAMS = ("load_mtmd.py --first-use: a 64x64 and a 1024x768 RGB image (mtmd_bitmap_init) or one second of a 440 Hz tone "
+                    "(mtmd_bitmap_init_from_audio), mtmd_tokenize of \"describe <__media__> and <__media__>\" (one marker an input), a context of n_ctx / "
+                    "n_batch / n_ubatch 4096, mtmd_helper_eval_chunks; the last logits must be finite; 8 GB RLIMIT_AS")
+
+
+def rejudge(outdir: pathlib.Path, python: str) -> int:
+    """--verdicts-only: the load and first-use verdicts of every projector pair of the manifest, again."""
+    path = outdir / "manifest.json"
+    manifest = json.loads(path.read_text())
+    pairs = {(f"mmproj-{a}.gguf", f"{b}.gguf") for a, b, _, _ in MISMATCHED}
+    manifest["models"] = [e for e in manifest["models"]
+                          if not e["variant"].startswith("mismatched_") or (e["file"], e["with"]) in pairs]
+    have = {(e["file"], e.get("with")) for e in manifest["models"]}
+    for a, b, what, desc in MISMATCHED:  # a pair added to MISMATCHED since the files were made
+        if (f"mmproj-{a}.gguf", f"{b}.gguf") not in have and (outdir / f"mmproj-{a}.gguf").exists() \
+                and (outdir / f"{b}.gguf").exists():
+            manifest["models"].append({"file": f"mmproj-{a}.gguf", "with": f"{b}.gguf", "kind": "projector",
+                                       "family": a, "variant": f"mismatched_{what}", "description": desc})
+    for e in manifest["models"]:
+        if e["kind"] == "projector":
+            judge_pair(python, e, outdir)
+            print(f"{e['loads']:8} {e['file']} with {e['with']}  {e['detail']}  "
+                  f"first use: {e.get('first_use', '-')} {e.get('first_use_detail', '')}")
+        elif e["kind"] == "text":
+            e["loads"], e["detail"] = load_text(python, outdir / e["file"])
+    manifest["load_params"] = LOAD_PARAMS
+    manifest["first_use_params"] = FIRST_USE_PARAMS
+    if os.environ.get("LLAMA_LIB_DIR"):
+        manifest["versions"]["loader_libs"] = f"LLAMA_LIB_DIR={os.environ['LLAMA_LIB_DIR']}"
+    for e in manifest["models"]:  # descriptions of the pairs as MISMATCHED has them now
+        for a, b, what, desc in MISMATCHED:
+            if (e["file"], e.get("with")) == (f"mmproj-{a}.gguf", f"{b}.gguf"):
+                e["description"] = desc
+    manifest["models"] = sort_entries(order_keys(e) for e in manifest["models"])
+    path.write_text(json.dumps(manifest, indent=1, ensure_ascii=False) + "\n")
+    return 0
+
+
+def sort_entries(entries) -> list[dict]:
+    """By family (in the order of families()), the text model first, then by variant."""
+    order = [f.name for f in families()]
+    return sorted(entries, key=lambda e: (order.index(e["family"]) if e["family"] in order else 99,
+                                          e["kind"] != "text", e["variant"]))
+
+
+def order_keys(e: dict) -> dict:
+    head = ["file", "with", "kind", "family", "variant", "loads", "detail", "first_use", "first_use_detail"]
+    return {k: e[k] for k in head if k in e} | {k: v for k, v in e.items() if k not in head}
+
+
 def main(argv: list[str]) -> int:
     if len(argv) > 1 and argv[1] == "--convert-one":
         convert_one(argv[2], argv[3], argv[4:])
         return 0
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("outdir", type=pathlib.Path)
-    ap.add_argument("--llama-src", type=pathlib.Path, required=True,
+    ap.add_argument("--verdicts-only", action="store_true",
+                    help="convert nothing: load the manifest's pairs again and rewrite their verdicts")
+    ap.add_argument("--llama-src", type=pathlib.Path,
                     help="vendor/llama.cpp of the llama-cpp-python sdist (convert_hf_to_gguf.py, gguf-py)")
     ap.add_argument("--llama-python", required=True, help="a Python with llama-cpp-python, for load_mtmd.py")
     ap.add_argument("--work", type=pathlib.Path, help="where the HF checkpoints go (default: a temporary dir)")
     ap.add_argument("--only", nargs="*", help="family names (default: all)")
     args = ap.parse_args(argv[1:])
     outdir = args.outdir.resolve()
+    if args.verdicts_only:
+        return rejudge(outdir, args.llama_python)
+    if args.llama_src is None:
+        ap.error("--llama-src is required unless --verdicts-only")
     outdir.mkdir(parents=True, exist_ok=True)
     work = args.work or pathlib.Path(tempfile.mkdtemp(prefix="converter-mmproj-"))
     src = args.llama_src.resolve()
@@ -367,6 +477,10 @@ def main(argv: list[str]) -> int:
         old = json.loads(manifest_path.read_text())
         entries = {(e["file"], e.get("with")): e for e in old["models"]}
         skipped = old.get("skipped", {})
+    now = versions(src, args.llama_python)
+    # an --only run keeps the manifest's versions; a regenerated family records where its own differ
+    kept = old["versions"] if args.only and manifest_path.exists() else now
+    differ = {k: v for k, v in now.items() if kept.get(k) != v and k not in ("llama_cpp_python", "loader_libs")}
     for fam in chosen:
         d = work / fam.name
         try:
@@ -391,35 +505,36 @@ def main(argv: list[str]) -> int:
         entries[(fam.text_file, None)] = {
             "file": fam.text_file, "with": None, "kind": "text", "family": fam.name, "variant": "text",
             "loads": tv, "detail": td, "description": f"the text model of {fam.model_class} (load.py)"}
-        pv, pd = load_pair(args.llama_python, proj, text)
-        entries[(fam.mmproj_file, fam.text_file)] = {
+        entry = {
             "file": fam.mmproj_file, "with": fam.text_file, "kind": "projector", "family": fam.name,
-            "variant": "matched", "loads": pv, "detail": pd, "description": fam.description,
+            "variant": "matched", "description": fam.description,
             "converter": {"hf_class": fam.model_class, "outtype": "f16", "tokenizer": fam.tokenizer,
                           "pre_for_unknown_hash": fam.pre}}
+        if differ:
+            entry["converter"]["versions"] = differ
+        judge_pair(args.llama_python, entry, outdir)
+        entries[(fam.mmproj_file, fam.text_file)] = entry
         print(f"{tv:8} {fam.text_file} {text.stat().st_size} B  {td}")
-        print(f"{pv:8} {fam.mmproj_file} {proj.stat().st_size} B  {pd}")
+        print(f"{entry['loads']:8} {fam.mmproj_file} {proj.stat().st_size} B  {entry['detail']}"
+              f"  first use: {entry.get('first_use', '-')} {entry.get('first_use_detail', '')}")
     for a, b, what, desc in MISMATCHED:
         pa, tb = outdir / f"mmproj-{a}.gguf", outdir / f"{b}.gguf"
         if not (pa.exists() and tb.exists()):
             continue
-        v, dt = load_pair(args.llama_python, pa, tb)
-        entries[(pa.name, tb.name)] = {
-            "file": pa.name, "with": tb.name, "kind": "projector", "family": a, "variant": f"mismatched_{what}",
-            "loads": v, "detail": dt, "description": desc}
-        print(f"{v:8} {pa.name} with {tb.name}  {dt}")
-    order = [f.name for f in families()]
+        entry = {"file": pa.name, "with": tb.name, "kind": "projector", "family": a,
+                 "variant": f"mismatched_{what}", "description": desc}
+        judge_pair(args.llama_python, entry, outdir)
+        entries[(pa.name, tb.name)] = entry
+        print(f"{entry['loads']:8} {pa.name} with {tb.name}  {entry['detail']}  first use: {entry.get('first_use', '-')}")
     manifest = {
         "about": "llama.cpp's own convert_hf_to_gguf.py (text model, and --mmproj for the projector) run on tiny "
                  "random vision(-language) checkpoints, and whether libmtmd (mtmd_init_from_file) accepts each "
                  "projector with a text model; generated by conformance/tools/llama-load/make_converter_mmproj.py",
-        "load_params": "text model: llama_model_default_params(), n_gpu_layers 0, load_mode MMAP; projector: "
-                       "mtmd_context_params_default() with use_gpu false, n_threads 2, warmup true (the default: "
-                       "one encode pass on a dummy image)",
-        "versions": versions(src, args.llama_python),
+        "load_params": LOAD_PARAMS,
+        "first_use_params": FIRST_USE_PARAMS,
+        "versions": kept | ({"loader_libs": now["loader_libs"]} if "loader_libs" in now else {}),
         "skipped": skipped,
-        "models": sorted(entries.values(), key=lambda e: (order.index(e["family"]) if e["family"] in order else 99,
-                                                           e["kind"] != "text", e["variant"])),
+        "models": sort_entries(order_keys(e) for e in entries.values()),
     }
     manifest_path.write_text(json.dumps(manifest, indent=1, ensure_ascii=False) + "\n")
     return 0

@@ -30,6 +30,31 @@ a key, an array key's length; any other loop's required tensors are "not
 checked" with the reason. Nothing is listed by hand: a projector type
 appears with what the walk found, or with the reason it was not found.
 
+Value bounds (`bounds`): the GGML_ASSERTs of load_hparams whose condition
+compares hyper-parameters (`hparams.F`) with constants or with each other
+(`&&`, `||`, parentheses, `%`): the process aborts at load when one fails;
+and those of the image preprocessor each type gets (mtmd.cpp init_vision:
+`std::make_unique<mtmd_image_preprocessor_X>`, mtmd-image.cpp
+`mtmd_image_preprocessor_X::preprocess`): libmtmd loads the projector and
+aborts at the first image. The condition is kept as data (clauses of
+comparisons); the library evaluates it where the file gives every field it
+names. What the source does not say in such a form is written by hand in
+HAND_BOUNDS, each fact with its citation (file, function, a line of it),
+and the generator fails when the cited line is no longer in that function.
+Looked for and not a bound of the pinned tree (so not in the table): a
+product of DOTS_OCR's image_min_pixels and image_max_pixels (llama.cpp
+#27224; mtmd-image.cpp calc_size_preserved_ratio compares them with the
+product of the image's aligned sides, which is the image's, not the
+file's), and MiniCPM-V's position buckets (#27166; clip.cpp builds them on
+a fixed 70 x 70 grid whatever the file says). granite_speech's
+audio_chunk_size is a load_hparams GGML_ASSERT (0 < size <= 8192) and comes
+out of the walk like the others.
+
+Token lookups (`lookups`): the texts mtmd.cpp init_vision / init_audio
+pass to lookup_token in a type's case outside any `if`; the ids go,
+unchecked, around the slices and overview of a tiled image, so a text
+model without one aborts at that image (projector-text-tokens).
+
 Shapes: only where a GGML_ASSERT is certain. The encoder layers of the
 types whose graph builder calls build_vit at its top level multiply the
 layer input, `embedding_length` wide, by attn_q / attn_k / attn_v / attn_qkv
@@ -58,6 +83,7 @@ SOURCES = [
     "tools/mtmd/clip.cpp",
     "tools/mtmd/models/*.cpp",
     "tools/mtmd/mtmd.cpp",
+    "tools/mtmd/mtmd-image.cpp",
 ]
 
 
@@ -289,6 +315,9 @@ class Walker:
         self.min_len = []        # (key, n): an array read throws below n elements
         self.even = []           # keys whose length must be even
         self.assigned = set()    # hparams fields the walk assigns without reading a key
+        self.asserts = []        # GGML_ASSERT conditions of the type's own code, under no undecided condition
+        self.defaults = {}       # hparams field -> the literal it holds when its optional key is absent
+        self.limit_calls = []    # N_MAX of hparams.set_limit_image_tokens(N_MIN, N_MAX) calls
         self.fields = {}         # model field -> tensor name
         self.retype = []         # (tensor field, new type)
         self.counters = {}       # model counter -> layer field that increments it
@@ -756,8 +785,20 @@ def walk_stmt(w: Walker, text, under, loops):
             w.tensors.append((w.fields[mf.group(1)], list(loops), "Required", None))
             return None
         if w.cond(cond) is not True and w.case_depth:
-            w.value_checks.append(f"GGML_ASSERT({cond.strip()})")
+            if under is None and parse_bound(cond) is not None:
+                w.asserts.append(" ".join(cond.split()))
+            else:
+                w.value_checks.append(f"GGML_ASSERT({cond.strip()})")
         return None
+    m = re.fullmatch(r"hparams\.set_limit_image_tokens\s*\(\s*(\d+)\s*,\s*(\d+)\s*\)", text)
+    if m and under is None:
+        w.limit_calls.append(int(m.group(2)))
+    m = re.match(r"hparams\.(\w+)\s*\(", text)
+    if m:
+        # a method of clip_hparams: the members it assigns are no longer the struct's initialisers
+        for f in METHOD_ASSIGNS.get(m.group(1), ()):
+            if f not in w.hfields or not isinstance(w.hfields[f], tuple):
+                w.hfields[f] = Unknown(text)
     # lambda definitions
     m = re.fullmatch(r"auto\s+(\w+)\s*=\s*\[[^\]]*\]\s*\((.*?)\)\s*\{(.*)\}", text, re.S)
     if m:
@@ -775,6 +816,10 @@ def walk_stmt(w: Walker, text, under, loops):
         w.arrays[field] = key
         if field.startswith("hparams."):
             f = field[len("hparams."):]
+            if req is not True and isinstance(w.hfields.get(f), int) and not isinstance(w.hfields.get(f), bool):
+                w.defaults[f] = w.hfields[f]  # the value when the key is absent
+            elif req is not True and f not in w.hfields and f in STRUCT_DEFAULTS:
+                w.defaults[f] = STRUCT_DEFAULTS[f]  # never assigned: the member's initialiser
             w.hfields[f] = ("key", key, req is True and under is None)
             # the file's value stands unless code assigns the field later
             w.assigned.discard(f)
@@ -925,6 +970,204 @@ def load(root: pathlib.Path):
     return impl, model_h, clip, mtmd_cpp, builders
 
 
+# ---------------------------------------------------------------- value bounds
+
+# int32_t members of struct clip_hparams (clip-model.h) with their initialisers
+STRUCT_DEFAULTS = {}
+
+
+# method of struct clip_hparams -> the members its body assigns
+METHOD_ASSIGNS = {}
+
+
+def method_assigns(model_h: str):
+    body = body_of(model_h, r"struct\s+clip_hparams\b")
+    out = {}
+    for m in re.finditer(r"\bvoid\s+(\w+)\s*\([^)]*\)\s*\{", body):
+        i = m.end() - 1
+        fn = body[i:matching(body, i)]
+        out.setdefault(m.group(1), set()).update(re.findall(r"(?<![\w.])(\w+)\s*=(?!=)", fn))
+    return out
+
+
+def struct_defaults(model_h: str):
+    body = body_of(model_h, r"struct\s+clip_hparams\b")
+    return {m.group(1): int(m.group(2)) for m in re.finditer(r"\bint32_t\s+(\w+)\s*=\s*(-?\d+)\s*;", body)}
+
+
+def split_top(s: str, op: str):
+    """Parts of `s` between top-level occurrences of the two-char operator `op`."""
+    parts, j, start = [], 0, 0
+    while j < len(s):
+        c = s[j]
+        if c in "\"'":
+            j = skip_literal(s, j)
+            continue
+        if c in "({[":
+            j = matching(s, j)
+            continue
+        if s.startswith(op, j):
+            parts.append(s[start:j].strip())
+            start = j + len(op)
+            j = start
+            continue
+        j += 1
+    parts.append(s[start:].strip())
+    return parts
+
+
+ATOM = re.compile(r"(?:\(int\)\s*)?hparams\.(\w+)\s*(?:%\s*(\d+)\s*)?(<=|>=|==|!=|<|>)\s*(?:(-?\d+)|hparams\.(\w+)|(INT32_MAX))")
+
+
+def parse_bound(cond: str):
+    """The condition as clauses (ORed) of atoms (ANDed), each atom
+    (field, modulus or 0, op, ("const", n) or ("field", name)); None when
+    some part is not a comparison of hyper-parameters."""
+    c = cond.strip()
+    while c.startswith("(") and matching(c, 0) == len(c):
+        c = c[1:-1].strip()
+    ors = split_top(c, "||")
+    if len(ors) > 1:
+        out = []
+        for part in ors:
+            sub = parse_bound(part)
+            if sub is None:
+                return None
+            out += sub
+        return out
+    ands = split_top(c, "&&")
+    if len(ands) > 1:
+        out = [[]]
+        for part in ands:
+            if re.fullmatch(r'"[^"]*"', part):
+                continue  # a message: always true
+            sub = parse_bound(part)
+            if sub is None:
+                return None
+            out = [a + b for a in out for b in sub]
+        return out
+    m = ATOM.fullmatch(c)
+    if not m:
+        return None
+    field, modulus, op, num, other, imax = m.groups()
+    rhs = ("const", int(num)) if num is not None else ("const", 2147483647) if imax else ("field", "hparams." + other)
+    return [[(("hparams." + field,), 1, int(modulus or 0), op, rhs)]]
+
+
+def preprocessors(mtmd_cpp: str):
+    """enum -> the image preprocessor classes init_vision may give it."""
+    body = body_of(mtmd_cpp, r"void\s+init_vision\s*\(\s*\)")
+    out = {}
+    labels = []
+    pending = False
+    for m in re.finditer(r"case\s+(PROJECTOR_TYPE_\w+)\s*:|std::make_unique<mtmd_image_preprocessor_(\w+)>|\bbreak\b", body):
+        if m.group(1):
+            if not pending:
+                labels = []
+            labels.append(m.group(1))
+            pending = True
+        elif m.group(2):
+            pending = False
+            for lab in labels:
+                out.setdefault(lab, []).append(m.group(2))
+        else:
+            pending = False
+    return out
+
+
+def preprocessor_asserts(image_cpp: str):
+    """class -> the GGML_ASSERT conditions of its preprocess() body."""
+    out = {}
+    for m in re.finditer(r"mtmd_image_preproc_out\s+mtmd_image_preprocessor_(\w+)::preprocess\s*\(", image_cpp):
+        i = image_cpp.index("{", m.end())
+        body = image_cpp[i + 1:matching(image_cpp, i) - 1]
+        conds = []
+        for a in re.finditer(r"GGML_ASSERT\s*\(", body):
+            j = a.end() - 1
+            conds.append(body[j + 1:matching(body, j) - 1].strip())
+        out[m.group(1)] = conds
+    return out
+
+
+def c_string(lit: str) -> str:
+    """The value of a C string literal's body (the escapes mtmd.cpp uses)."""
+    return re.sub(r"\\(.)", lambda m: {"n": "\n", "t": "\t", "\\": "\\", '"': '"'}.get(m.group(1), m.group(1)), lit)
+
+
+def text_lookups(mtmd_cpp: str):
+    """(modality, enum) -> the token texts init_vision / init_audio looks up
+    in the text model's vocabulary (`lookup_token("...")`) in the type's
+    case, outside any `if`: the ids go into every tiled image's tokens
+    unchecked (LLAMA_TOKEN_NULL when the vocabulary lacks the text). A
+    lookup under an `if` (a version, or a lookup the code tests) is not
+    listed."""
+    out = {}
+    for modality, fn in (("Vision", "init_vision"), ("Audio", "init_audio")):
+        body = body_of(mtmd_cpp, r"void\s+" + fn + r"\s*\(\s*\)")
+        for stmt in parse_stmts(body):
+            if stmt[0] != "switch":
+                continue
+            for labels, stmts in stmt[2]:
+                found = []
+
+                def visit(ss):
+                    for st in ss:
+                        if st[0] == "block":
+                            visit(st[1])
+                        elif st[0] == "stmt":
+                            found.extend(c_string(x) for x in re.findall(r'\blookup_token\s*\(\s*"((?:[^"\\]|\\.)*)"\s*\)', st[1]))
+                visit(stmts)
+                for lab in labels:
+                    if lab.startswith("PROJECTOR_TYPE_"):
+                        out[(modality, lab)] = list(dict.fromkeys(found))
+    return out
+
+
+# Facts the source does not state as a comparison the generator can read.
+# Each: the types it applies to (enum names; "set_limit_image_tokens" = every
+# type whose load_hparams calls hparams.set_limit_image_tokens(N_MIN, N_MAX)
+# with literal counts, the bound then taking N_MAX), when it bites, the
+# condition as parse_bound reads it (with {n_max} filled in), what happens,
+# and the citation: file, function, and a line of that function that must
+# still be there.
+HAND_BOUNDS = [
+    {
+        "types": "set_limit_image_tokens",
+        "when": "Load",
+        "cond": "hparams.patch_size * hparams.patch_size * hparams.n_merge * hparams.n_merge * {n_max} <= INT32_MAX",
+        "outcome": "clip_hparams::set_limit_image_tokens computes image_max_pixels = {n_max} x patch_size^2 x n_merge^2 in `int`: the product overflows and wraps, so libmtmd refuses the projector (\"image_max_pixels ... is less than image_min_pixels\") or sizes every image from a wrapped pixel budget",
+        "cite": ("tools/mtmd/clip-model.h", "set_limit_image_tokens", "const int patch_area = patch_size * patch_size * n_merge * n_merge;"),
+    },
+]
+
+
+def cited(root: pathlib.Path, cite):
+    """Checks that the cited line is in the cited function; returns "file function"."""
+    rel, fn, line = cite
+    text = (root / rel).read_text()
+    m = re.search(r"\b" + re.escape(fn) + r"\s*\([^;{]*\)\s*(?:const\s*)?\{", text)
+    if not m:
+        raise GenError(f"HAND_BOUNDS: no function {fn} in {rel}")
+    i = m.end() - 1
+    body = text[i:matching(text, i)]
+    if " ".join(line.split()) not in " ".join(body.split()):
+        raise GenError(f"HAND_BOUNDS: the cited line `{line}` is no longer in {rel} {fn}")
+    return f"{rel} {fn}"
+
+
+PRODUCT = re.compile(r"((?:hparams\.\w+\s*\*\s*)+)(\d+)\s*<=\s*INT32_MAX")
+
+
+def hand_bound(fact, n_max):
+    """A HAND_BOUNDS condition: a product of fields times a constant, at most INT32_MAX."""
+    cond = fact["cond"].format(n_max=n_max)
+    m = PRODUCT.fullmatch(cond)
+    if not m:
+        raise GenError(f"HAND_BOUNDS: cannot read {cond}")
+    fields = re.findall(r"hparams\.\w+", m.group(1))
+    return fields, int(m.group(2))
+
+
 def macros_of(impl: str):
     return {m.group(1): m.group(2) for m in re.finditer(r'#define\s+((?:KEY|TN)_\w+)\s+"([^"]*)"', impl)}
 
@@ -1010,6 +1253,15 @@ def top_level_text(body: str) -> str:
 
 def analyse(root: pathlib.Path):
     impl, model_h, clip, mtmd_cpp, builders = load(root)
+    image_cpp = strip_comments((root / "tools" / "mtmd" / "mtmd-image.cpp").read_text())
+    preproc = preprocessors(mtmd_cpp)
+    pre_asserts = preprocessor_asserts(image_cpp)
+    hand = [(f, cited(root, f["cite"])) for f in HAND_BOUNDS]
+    lookups = text_lookups(mtmd_cpp)
+    STRUCT_DEFAULTS.clear()
+    STRUCT_DEFAULTS.update(struct_defaults(model_h))
+    METHOD_ASSIGNS.clear()
+    METHOD_ASSIGNS.update(method_assigns(model_h))
     macros = macros_of(impl)
     order, names = projector_names(impl)
     ctor = body_of(clip, r"clip_model_loader\s*\(\s*const\s+char\s*\*\s*fname")
@@ -1042,7 +1294,10 @@ def analyse(root: pathlib.Path):
             eff = enum
             if enum in remap:
                 eff = remap[enum][0 if modality == "Vision" else 1]
-            per_mod.append((modality, eff, analyse_one(macros, eff, modality, hp_body, t_body, widths, bmap, vit_builders, deepstack, vision_ok, audio_ok)))
+            r = analyse_one(macros, eff, modality, hp_body, t_body, widths, bmap, vit_builders, deepstack, vision_ok, audio_ok)
+            r["bounds"] = bounds_of(r, eff, modality, preproc, pre_asserts, hand)
+            r["lookups"] = lookups.get((modality, eff), [])
+            per_mod.append((modality, eff, r))
         types.append((name, enum, per_mod))
     # types reached only by a retype (mlp -> mlp_norm): their widths
     return macros, common, types, names
@@ -1061,6 +1316,7 @@ def analyse_one(macros, enum, modality, hp_body, t_body, widths, bmap, vit_build
     assigned = set(w.assigned)
     accepted = enum in (vision_ok if modality == "Vision" else audio_ok)
     res = {
+        "asserts": list(dict.fromkeys(w.asserts)), "limit_calls": list(w.limit_calls), "defaults": dict(w.defaults),
         "reads": reads, "refused": hp_refused, "value_checks": value_checks,
         "min_len": min_len, "even": even, "assigned": assigned, "accepted": accepted,
         "tensors": [], "width": None, "builder": bmap.get(enum), "vit": bmap.get(enum) in vit_builders,
@@ -1125,6 +1381,31 @@ def resolve_width(t, enum, widths, deepstack, hp):
 # plain data in .rodata. Equal strings and equal runs are stored once.
 
 
+def bounds_of(r, enum, modality, preproc, pre_asserts, hand):
+    """The value bounds of one type under one modality: (when, clauses, source, outcome)."""
+    out = []
+    for cond in r["asserts"]:
+        out.append(("Load", parse_bound(cond), f"clip.cpp load_hparams: GGML_ASSERT({cond})",
+                    "GGML_ASSERT in load_hparams: the process aborts while libmtmd loads the projector"))
+    if modality == "Vision":
+        for cls in dict.fromkeys(preproc.get(enum, [])):
+            for cond in pre_asserts.get(cls, []):
+                clauses = parse_bound(cond)
+                if clauses is None:
+                    continue
+                out.append(("FirstImage", clauses,
+                            f"mtmd-image.cpp mtmd_image_preprocessor_{cls}::preprocess: GGML_ASSERT({' '.join(cond.split())})",
+                            f"libmtmd loads the projector, then its image preprocessor ({cls}) asserts it at the first image: the process aborts"))
+        for fact, where in hand:
+            if fact["types"] == "set_limit_image_tokens":
+                for n_max in dict.fromkeys(r["limit_calls"]):
+                    fields, factor = hand_bound(fact, n_max)
+                    clause = [(tuple(fields), factor, 0, "<=", ("const", 2147483647))]  # noqa: the atom form of parse_bound
+                    out.append((fact["when"], [clause], f"{where} (set_limit_image_tokens(_, {n_max}))",
+                                fact["outcome"].format(n_max=n_max)))
+    return out
+
+
 def rs(x: str) -> str:
     return '"' + x.replace("\\", "\\\\").replace('"', '\\"') + '"'
 
@@ -1139,6 +1420,10 @@ class Encoder:
         ("key", "KeyRead", "KEY_READS"),
         ("tensor", "TensorRead", "TENSOR_READS"),
         ("min_len", "(Text, u32)", "MIN_LENS"),
+        ("atom", "Atom", "ATOMS"),
+        ("clause", "Clause", "CLAUSES"),
+        ("default", "(Text, i64)", "DEFAULTS"),
+        ("bound", "Bound", "BOUNDS"),
         ("text", "Text", "TEXTS"),
     ]
 
@@ -1215,6 +1500,28 @@ class Encoder:
 
     def key_read(self, k, kind, need, field):
         return (f"KeyRead {{ key: {self.t(k)}, kind: KeyKind::{kind}, need: {self.need(need)}, field: {self.t(field)} }}", k)
+
+    OPS = {"<": "Lt", "<=": "Le", ">": "Gt", ">=": "Ge", "==": "Eq", "!=": "Ne"}
+
+    def bound(self, b, defaults) -> str:
+        when, clauses, source, outcome = b
+        crs = []
+        fields = []
+        for clause in clauses:
+            atoms = []
+            for lhs, factor, modulus, op, rhs in clause:
+                fields += list(lhs)
+                if rhs[0] == "field":
+                    fields.append(rhs[1])
+                    r = f"Rhs::Field({self.t(rhs[1])})"
+                else:
+                    r = f"Rhs::Const({rhs[1]})"
+                atoms.append((f"Atom {{ lhs: {self.texts_run(lhs)}, factor: {factor}, modulus: {modulus}, op: Op::{self.OPS[op]}, rhs: {r} }}", None))
+            crs.append((f"Clause {{ atoms: {self.run('atom', atoms)} }}", None))
+        ds = [(f"({self.t(f)}, {defaults[f[len('hparams.'):]]})", None)
+              for f in dict.fromkeys(fields) if f[len("hparams."):] in defaults]
+        return (f"Bound {{ when: When::{when}, clauses: {self.run('clause', crs)}, defaults: {self.run('default', ds)}, "
+                f"source: {self.t(source)}, outcome: {self.t(outcome)} }}")
 
     def texts_run(self, strings) -> str:
         return self.run("text", [(self.t(s), None) for s in strings])
@@ -1414,6 +1721,59 @@ pub(crate) struct Contract {
     pub(crate) vit: bool,
     /// Run-time checks (throws, asserts) on values the table does not evaluate.
     pub(crate) not_checked: Run<Text>,
+    /// Conditions on hyper-parameter values libmtmd asserts (the process
+    /// aborts when one fails), at load or at the first image.
+    pub(crate) bounds: Run<Bound>,
+    /// Token texts libmtmd looks up in the text model's vocabulary for this
+    /// type (mtmd.cpp init_vision / init_audio, `lookup_token`) and puts,
+    /// unchecked, around the slices and overview of a tiled image.
+    pub(crate) lookups: Run<Text>,
+}
+
+/// When a value bound bites.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum When {
+    /// While libmtmd loads the projector (load_hparams).
+    Load,
+    /// After it loaded, at the first image (the image preprocessor).
+    FirstImage,
+}
+
+/// A comparison.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Op { Lt, Le, Gt, Ge, Eq, Ne }
+
+/// The right side of an [`Atom`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Rhs {
+    Const(i64),
+    /// Another hyper-parameter (`hparams.F`).
+    Field(Text),
+}
+
+/// `factor` times the product of the `lhs` hyper-parameters (`hparams.F`),
+/// taken modulo `modulus` when it is not 0, compared with `rhs`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Atom { pub(crate) lhs: Run<Text>, pub(crate) factor: i64, pub(crate) modulus: u32, pub(crate) op: Op, pub(crate) rhs: Rhs }
+
+/// Atoms that must all hold.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Clause { pub(crate) atoms: Run<Atom> }
+
+/// A condition on hyper-parameter values: it holds when one of its clauses
+/// holds. A field takes the file's value (the key the contract reads into
+/// it), else its default when the key is absent; a bound naming a field of
+/// neither is not evaluated.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Bound {
+    pub(crate) when: When,
+    pub(crate) clauses: Run<Clause>,
+    /// The value a field holds when its optional key is absent.
+    pub(crate) defaults: Run<(Text, i64)>,
+    /// Where: the file, function and condition of the source.
+    pub(crate) source: Text,
+    /// What happens when it fails.
+    pub(crate) outcome: Text,
 }
 
 /// One projector type name llama.cpp knows.
@@ -1484,6 +1844,9 @@ def render(root: pathlib.Path) -> str:
             type_rows.append(f"            vit: {'true' if r['vit'] else 'false'},")
             checks = [" ".join(c.split()) for c in dict.fromkeys(r["value_checks"])]
             type_rows.append(f"            not_checked: {enc.texts_run(checks)},")
+            bounds = [(enc.bound(b, r.get("defaults", {})), None) for b in r.get("bounds", [])]
+            type_rows.append(f"            bounds: {enc.run('bound', bounds)},")
+            type_rows.append(f"            lookups: {enc.texts_run(r.get('lookups', []))},")
             type_rows.append("        },")
         type_rows.append("    },")
 

@@ -267,6 +267,11 @@ pub struct ModelFacts {
     pub n_layer: Option<u64>,
     /// The vocabulary's size (`tokenizer.ggml.tokens`).
     pub n_vocab: Option<u64>,
+    /// Which of the token texts libmtmd looks up for some projector type
+    /// (`<global-img>`, `<|img_thumbnail|>`, "\n", ...) a token of the
+    /// vocabulary decodes to, as `llama_token_to_piece` decodes it; `None`
+    /// without a vocabulary whose decoding is known.
+    pub projector_tokens: Option<Vec<String>>,
     /// Every tensor's name and dims (`ne[0]` first), sorted by name.
     pub tensors: Vec<(String, Vec<u64>)>,
     /// `tensors` are all of the model's: false for a shard of a split set,

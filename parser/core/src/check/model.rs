@@ -148,7 +148,7 @@ pub(crate) fn check_model(
                     reasons => Examined::partly("projector", reasons.join("; ")),
                 });
                 if !facts.skipped {
-                    super::projector_pairing::check(file, facts.output_width, sink, examined);
+                    super::projector_pairing::check(file, &facts, sink, examined);
                 }
             }
         }
@@ -672,7 +672,9 @@ pub(crate) fn model_facts(file: &GgufFile<'_>, name: &str) -> Option<crate::repo
         file.tensors.iter().filter_map(|t| Some((t.name.as_str()?.to_string(), t.dims().collect()))).collect();
     tensors.sort_by(|a, b| a.0.cmp(&b.0));
     let all_tensors = super::split::role(file).is_none();
+    let projector_tokens = super::projector_pairing::vocab_lookups(file);
     Some(crate::report::ModelFacts {
+        projector_tokens,
         all_tensors,
         name: name.to_string(),
         architecture: arch,

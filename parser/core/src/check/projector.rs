@@ -17,7 +17,8 @@ use crate::rules::RuleId;
 use crate::types::ValueType;
 
 use super::clip_table::{
-    COMMON_KEYS, Contract, Count, Factor, Index, KeyKind, KeyRead, Need, PROJECTOR_TYPES, TensorRead, Width,
+    Atom, Bound, COMMON_KEYS, Contract, Count, Factor, Index, KeyKind, KeyRead, Need, Op, PROJECTOR_TYPES, Rhs,
+    TensorRead, When, Width,
 };
 use super::kv::kv_path;
 
@@ -30,6 +31,9 @@ pub(crate) struct ProjectorFacts {
     /// The projector type names, vision then audio (`None` where absent).
     pub(crate) vision_type: Option<&'static str>,
     pub(crate) audio_type: Option<&'static str>,
+    /// The token texts libmtmd looks up for the types in the text model's
+    /// vocabulary (clip_table `lookups`), vision then audio.
+    pub(crate) lookups: Vec<&'static str>,
     /// What was not checked, and why (empty when everything was).
     pub(crate) not_checked: Vec<String>,
     /// Nothing was judged (a file of metadata only).
@@ -104,6 +108,7 @@ pub(crate) fn check(file: &GgufFile<'_>, tensors: &[&TensorInfo<'_>], sink: &mut
             }
             Modality::Audio => audio_name = Some(name),
         }
+        facts.lookups.extend(contract.lookups.slice().iter().map(|t| t.as_str()));
         if let Some(w) = ctx.contract(modality, name, contract) {
             widths.push((modality, w));
         }
@@ -301,6 +306,9 @@ impl<'a> Ctx<'_, 'a, '_> {
             self.note(format!("`{ptype}` ({}): run-time check not evaluated: {why}", modality.name()));
         }
         self.hparams(modality, ptype, c);
+        for b in c.bounds.slice() {
+            self.bound(ptype, c, b);
+        }
         let layers = self.u32_of(&format!("clip.{}.block_count", modality.name()));
         let mut missing_reported: Vec<&'static str> = Vec::new();
         for t in c.tensors.slice() {
@@ -395,6 +403,100 @@ impl<'a> Ctx<'_, 'a, '_> {
                 });
             }
         }
+    }
+
+    /// The value a hyper-parameter (`hparams.F`) holds: the file's, from the
+    /// key the contract reads into it, else the bound's default for it; with
+    /// the key (None for a default).
+    fn field(&self, c: &Contract, b: &Bound, field: &str) -> Option<(i64, Option<KeyValue<'a>>)> {
+        let name = field.trim_start_matches("hparams.");
+        if c.overrides.slice().iter().any(|o| o.as_str() == name) {
+            return None;
+        }
+        let from_file = c.keys.slice().iter().filter(|r| r.field.as_str() == field).find_map(|r| {
+            let kv = self.file.get(r.key.as_str())?;
+            match (r.kind, kv.value) {
+                (KeyKind::U32, Value::U32(v)) if v <= 0x7fff_ffff => Some((i64::from(v), Some(kv))),
+                (KeyKind::I32, Value::I32(v)) => Some((i64::from(v), Some(kv))),
+                _ => None,
+            }
+        });
+        // a key present with another type or out of range is another rule's: no value
+        let present =
+            c.keys.slice().iter().any(|r| r.field.as_str() == field && self.file.get(r.key.as_str()).is_some());
+        if from_file.is_some() || present {
+            return from_file;
+        }
+        b.defaults.slice().iter().find(|(f, _)| f.as_str() == field).map(|&(_, v)| (v, None))
+    }
+
+    /// Evaluates one value bound; reports it when it fails.
+    fn bound(&mut self, ptype: &str, c: &Contract, b: &Bound) {
+        let mut seen: Vec<(&'static str, i64, Option<KeyValue<'a>>)> = Vec::new();
+        let mut value = |this: &Self, f: &'static str| -> Option<i64> {
+            if let Some((_, v, _)) = seen.iter().find(|(g, _, _)| *g == f) {
+                return Some(*v);
+            }
+            let (v, kv) = this.field(c, b, f)?;
+            seen.push((f, v, kv));
+            Some(v)
+        };
+        let mut holds = false;
+        for clause in b.clauses.slice() {
+            let mut all = true;
+            for atom in clause.atoms.slice() {
+                let Some(ok) = self.atom(atom, &mut value) else {
+                    return; // a field the file does not give: not evaluated
+                };
+                all &= ok;
+            }
+            holds |= all;
+        }
+        if holds {
+            return;
+        }
+        let values: Vec<String> = seen
+            .iter()
+            .map(|(f, v, kv)| match kv {
+                Some(kv) => format!("`{}` is {v}", String::from_utf8_lossy(kv.key.bytes)),
+                None => format!("`{f}` is {v} (its default: the key is absent)"),
+            })
+            .collect();
+        let at = seen.iter().find_map(|(_, _, kv)| *kv);
+        let offset = at.map_or(super::KV_SECTION, |kv| kv.value_offset());
+        let rule = match b.when {
+            When::Load => RuleId::ProjectorLoadBound,
+            When::FirstImage => RuleId::ProjectorFirstUseBound,
+        };
+        self.sink.emit(
+            rule,
+            offset,
+            || at.map_or_else(|| "kv".into(), |kv| kv_path(&kv)),
+            || format!("{} for projector type `{ptype}` fails {}: {}", values.join(", "), b.source, b.outcome),
+        );
+    }
+
+    /// One comparison; None when a field it names has no value.
+    fn atom(&self, atom: &Atom, value: &mut dyn FnMut(&Self, &'static str) -> Option<i64>) -> Option<bool> {
+        let mut lhs = i128::from(atom.factor);
+        for f in atom.lhs.slice() {
+            lhs = lhs.checked_mul(i128::from(value(self, f.as_str())?))?;
+        }
+        if atom.modulus != 0 {
+            lhs = lhs.checked_rem(i128::from(atom.modulus))?;
+        }
+        let rhs = match atom.rhs {
+            Rhs::Const(v) => i128::from(v),
+            Rhs::Field(f) => i128::from(value(self, f.as_str())?),
+        };
+        Some(match atom.op {
+            Op::Lt => lhs < rhs,
+            Op::Le => lhs <= rhs,
+            Op::Gt => lhs > rhs,
+            Op::Ge => lhs >= rhs,
+            Op::Eq => lhs == rhs,
+            Op::Ne => lhs != rhs,
+        })
     }
 
     /// The values an index of a tensor name takes: `None` when not checked.
@@ -647,6 +749,10 @@ mod tests {
 
     /// [`from_table`] without the key or tensor `skip`.
     fn from_table_without(name: &str, c: &Contract, modality: Modality, skip: &str) -> Vec<u8> {
+        table_model(name, c, modality, skip).to_bytes()
+    }
+
+    fn table_model(name: &str, c: &Contract, modality: Modality, skip: &str) -> GgufModel {
         let mut m = GgufModel::new();
         m.kv("general.architecture", OwnedValue::str("clip"));
         m.kv("general.type", OwnedValue::str("mmproj"));
@@ -656,13 +762,18 @@ mod tests {
         };
         m.kv(has, OwnedValue::Bool(1));
         m.kv(KEY_PROJ_TYPE, OwnedValue::str(name));
+        let passing = passing_values(c);
         let mut seen = Vec::new();
         for r in c.keys.slice() {
             let key = r.key.as_str();
             let needed = matches!(r.need, Need::Required) || c.min_len.slice().iter().any(|(k, _)| *k == r.key);
             if needed && !seen.contains(&key) && key != skip {
                 seen.push(key);
-                m.kv(key, value_of(r.kind));
+                let value = match passing.iter().find(|(f, _)| *f == r.field.as_str()) {
+                    Some(&(_, v)) if r.kind == KeyKind::U32 => OwnedValue::U32(v),
+                    _ => value_of(r.kind),
+                };
+                m.kv(key, value);
             }
         }
         let mut tensors: Vec<String> = Vec::new();
@@ -681,7 +792,22 @@ mod tests {
             let t = OwnedTensor::zeroed(&n, &dims, crate::types::GgmlType::F32).expect("f32 tensor");
             m.tensor(t);
         }
-        m.to_bytes()
+        m
+    }
+
+    /// Values that meet the bounds' equalities (the other atoms hold at [`SMALL`]).
+    fn passing_values(c: &Contract) -> Vec<(&'static str, u32)> {
+        let mut out = Vec::new();
+        for b in c.bounds.slice() {
+            let Some(clause) = b.clauses.slice().first() else { continue };
+            for a in clause.atoms.slice() {
+                if let ([f], Rhs::Const(k), Op::Eq) = (a.lhs.slice(), a.rhs, a.op) {
+                    let v = if a.modulus == 0 { k } else { i64::from(a.modulus) + k };
+                    out.push((f.as_str(), u32::try_from(v).expect("a small constant")));
+                }
+            }
+        }
+        out
     }
 
     fn projector_rules(bytes: &[u8]) -> Vec<String> {
@@ -754,6 +880,65 @@ mod tests {
             }
         }
         assert!(checked > 500, "{checked} drops checked");
+    }
+
+    /// Every bound the table holds on keys' values (compared with constants)
+    /// has a value of its first key that breaks it, reported under its rule and naming the key; the
+    /// rest of the file meets its contract.
+    #[test]
+    fn every_bound_on_a_key_is_enforced() {
+        let mut checked = Vec::new();
+        for p in &PROJECTOR_TYPES {
+            for (modality, c) in [(Modality::Vision, &p.vision), (Modality::Audio, &p.audio)] {
+                if c.refused.is_some() {
+                    continue;
+                }
+                for b in c.bounds.slice() {
+                    let atoms: Vec<&Atom> = b.clauses.slice().iter().flat_map(|cl| cl.atoms.slice()).collect();
+                    let fields: Vec<&str> = atoms.iter().flat_map(|a| a.lhs.slice()).map(|t| t.as_str()).collect();
+                    let Some(&field) = fields.first() else { continue };
+                    let overridden = |f: &str| c.overrides.slice().iter().any(|o| f.ends_with(&format!(".{o}")));
+                    if atoms.iter().any(|a| matches!(a.rhs, Rhs::Field(_))) || fields.iter().any(|f| overridden(f)) {
+                        continue;
+                    }
+                    let Some(read) =
+                        c.keys.slice().iter().find(|r| r.field.as_str() == field && r.kind == KeyKind::U32)
+                    else {
+                        continue;
+                    };
+                    let rule = match b.when {
+                        When::Load => "projector-load-bound",
+                        When::FirstImage => "projector-first-use-bound",
+                    };
+                    let key = read.key.as_str();
+                    let broken = [0u32, 1, 3, 9, 8193, 100_000].into_iter().any(|v| {
+                        let mut m = table_model(p.name.as_str(), c, modality, key);
+                        // the bound's other fields from the file too (an optional key may be absent)
+                        for f in &fields {
+                            let other =
+                                c.keys.slice().iter().find(|r| r.field.as_str() == *f && r.kind == KeyKind::U32);
+                            if let Some(r) = other.filter(|r| r.key.as_str() != key)
+                                && !m.kvs.iter().any(|(k, _)| k == r.key.as_str().as_bytes())
+                            {
+                                m.kv(r.key.as_str(), OwnedValue::U32(SMALL));
+                            }
+                        }
+                        m.kv(key, OwnedValue::U32(v));
+                        projector_rules(&m.to_bytes()).iter().any(|f| f.starts_with(rule) && f.contains(key))
+                    });
+                    assert!(broken, "{} ({}): no value of {key} breaks {}", p.name, modality.name(), b.source);
+                    checked.push(format!("{} {key}", p.name));
+                }
+            }
+        }
+        for want in [
+            "granite_speech clip.audio.chunk_size",
+            "dots_ocr clip.vision.image_min_pixels",
+            "qwen2vl_merger clip.vision.patch_size",
+            "minimax_m3",
+        ] {
+            assert!(checked.iter().any(|c| c.starts_with(want)), "{want} not checked: {checked:?}");
+        }
     }
 
     #[test]
