@@ -26,9 +26,11 @@ fetch_llama_cpp_sources() {
     local tarball="$REFERENCE_CACHE/llama_cpp_python-0.3.36.tar.gz"
     mkdir -p "$REFERENCE_CACHE"
     # (ggml-common.h and ggml-quants.c, then tools/mtmd and common/common.cpp,
-    # joined the extracted files later: a cache without them is extracted again.)
+    # then the importance-matrix loader, tool and quantizer joined the
+    # extracted files later: a cache without them is extracted again.)
     if [ ! -f "$dir/.complete" ] || [ ! -f "$dir/ggml/src/ggml-quants.c" ] \
-        || [ ! -f "$dir/tools/mtmd/clip.cpp" ] || [ ! -f "$dir/common/common.cpp" ]; then
+        || [ ! -f "$dir/tools/mtmd/clip.cpp" ] || [ ! -f "$dir/common/common.cpp" ] \
+        || [ ! -f "$dir/common/imatrix-loader.cpp" ] || [ ! -f "$dir/tools/quantize/quantize.cpp" ]; then
         if [ ! -f "$tarball" ] || ! echo "$LLAMA_CPP_PYTHON_SDIST_SHA256  $tarball" | sha256sum -c --quiet; then
             curl -fsSL --retry 3 -o "$tarball.part" "$LLAMA_CPP_PYTHON_SDIST_URL"
             mv "$tarball.part" "$tarball"
@@ -43,7 +45,10 @@ fetch_llama_cpp_sources() {
             'llama_cpp_python-0.3.36/vendor/llama.cpp/ggml/src/ggml-common.h' \
             'llama_cpp_python-0.3.36/vendor/llama.cpp/ggml/src/ggml-quants.c' \
             'llama_cpp_python-0.3.36/vendor/llama.cpp/tools/mtmd/*' \
-            'llama_cpp_python-0.3.36/vendor/llama.cpp/common/common.cpp'
+            'llama_cpp_python-0.3.36/vendor/llama.cpp/common/common.cpp' \
+            'llama_cpp_python-0.3.36/vendor/llama.cpp/common/imatrix-loader.*' \
+            'llama_cpp_python-0.3.36/vendor/llama.cpp/tools/imatrix/*' \
+            'llama_cpp_python-0.3.36/vendor/llama.cpp/tools/quantize/*'
         touch "$dir/.complete"
     fi
     export GGUF_VALIDATE_LLAMA_CPP="$dir"
