@@ -30,6 +30,8 @@ With --check, compares instead of writing and exits 1 on a difference.
 import pathlib
 import re
 import sys
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1]))
+from generated import write_or_check  # noqa: E402
 
 VERSION = "llama-cpp-python==0.3.36 (vendor/llama.cpp, llama.cpp v0.5.0)"
 SOURCES = [
@@ -181,14 +183,7 @@ def main() -> int:
     except (GenError, OSError, ValueError, KeyError) as e:
         print(f"gen_imatrix_table.py: cannot read the sources: {e}", file=sys.stderr)
         return 2
-    if check:
-        if not out.exists() or out.read_text() != new:
-            print(f"{out} is stale: re-run conformance/tools/imatrix/gen_imatrix_table.py")
-            return 1
-        return 0
-    out.write_text(new)
-    print(f"wrote {out}")
-    return 0
+    return write_or_check(out, new, "conformance/tools/imatrix/gen_imatrix_table.py", check)
 
 
 if __name__ == "__main__":

@@ -39,6 +39,8 @@ import re
 import sys
 
 import loader_conditions as lc
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1]))
+from generated import write_or_check  # noqa: E402
 
 VERSION = "llama-cpp-python==0.3.36 (vendor/llama.cpp)"
 
@@ -909,14 +911,7 @@ def main() -> int:
     root = pathlib.Path(args[0])
     out = pathlib.Path(args[1]) if len(args) > 1 else pathlib.Path(__file__).resolve().parents[3] / "parser/core/src/check/llama_arch_table.rs"
     new = render(root)
-    if check:
-        if not out.exists() or out.read_text() != new:
-            print(f"{out} is stale: re-run gen_arch_table.py")
-            return 1
-        return 0
-    out.write_text(new)
-    print(f"wrote {out}")
-    return 0
+    return write_or_check(out, new, "gen_arch_table.py", check)
 
 
 if __name__ == "__main__":

@@ -15,6 +15,8 @@ import hashlib
 import pathlib
 import re
 import sys
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1]))
+from generated import write_or_check  # noqa: E402
 
 VERSION = "llama-cpp-python==0.3.36 (vendor/llama.cpp)"
 
@@ -47,14 +49,7 @@ def main() -> int:
     src = pathlib.Path(args[0]) / "src" / "llama-arch.cpp"
     out = pathlib.Path(args[1]) if len(args) > 1 else pathlib.Path(__file__).resolve().parents[3] / "parser/core/src/check/llama_arches.rs"
     new = render(src)
-    if check:
-        if out.read_text() != new:
-            print(f"{out} is stale: re-run gen_arches.py")
-            return 1
-        return 0
-    out.write_text(new)
-    print(f"wrote {out}")
-    return 0
+    return write_or_check(out, new, "gen_arches.py", check)
 
 
 if __name__ == "__main__":

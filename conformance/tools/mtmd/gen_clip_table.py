@@ -75,6 +75,8 @@ With --check, compares instead of writing and exits 1 on a difference.
 import pathlib
 import re
 import sys
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1]))
+from generated import write_or_check  # noqa: E402
 
 VERSION = "llama-cpp-python==0.3.36 (vendor/llama.cpp, ggml-org/llama.cpp@0c1e57098bba43ac29e6e3b677cdceebdd22334f)"
 SOURCES = [
@@ -167,23 +169,8 @@ def scan_to(text: str, i: int, stops: str) -> int:
 
 def split_args(s: str):
     """Top-level comma-separated parts of an argument list."""
-    parts, j, start = [], 0, 0
-    while j < len(s):
-        c = s[j]
-        if c in "\"'":
-            j = skip_literal(s, j)
-            continue
-        if c in "({[":
-            j = matching(s, j)
-            continue
-        if c == ",":
-            parts.append(s[start:j].strip())
-            start = j + 1
-        j += 1
-    last = s[start:].strip()
-    if last or parts:
-        parts.append(last)
-    return parts
+    parts = split_top(s, ",")
+    return [] if parts == [""] else parts
 
 
 def body_of(text: str, signature: str) -> str:
@@ -1891,14 +1878,7 @@ def main() -> int:
     except (GenError, OSError, ValueError) as e:
         print(f"gen_clip_table.py: cannot read the sources: {e}", file=sys.stderr)
         return 2
-    if check:
-        if not out.exists() or out.read_text() != new:
-            print(f"{out} is stale: re-run conformance/tools/mtmd/gen_clip_table.py")
-            return 1
-        return 0
-    out.write_text(new)
-    print(f"wrote {out}")
-    return 0
+    return write_or_check(out, new, "conformance/tools/mtmd/gen_clip_table.py", check)
 
 
 if __name__ == "__main__":
