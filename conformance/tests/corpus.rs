@@ -233,6 +233,14 @@ const NOT_IN_CORPUS: &[(&str, &str)] = &[
         "needs an expert adapter and its base: corpus/models/lora (an adapter for a qwen3moe of 8 experts against one of 4; conformance/tests/llama_models.rs) and parser/core/tests/pairing.rs",
     ),
     (
+        "model-tensor-extra",
+        "needs a whole model of a known architecture (read after its tensors are created): corpus/models/llama__tensor_extra_* break it three ways and hold its boundary, each with libllama's verdict (conformance/tests/llama_models.rs)",
+    ),
+    (
+        "model-tensor-extra-unknown",
+        "needs a whole model of a known architecture: corpus/models/llama__tensor_extra_unknown_name breaks it and llama__tensor_extra_prec holds its boundary (conformance/tests/llama_models.rs)",
+    ),
+    (
         "control-vector-width",
         "needs a control vector and its base: parser/core/tests/pairing.rs breaks it and holds its boundary",
     ),

@@ -102,6 +102,28 @@ fn strict_agrees_with_llama_cpp_on_every_tiny_model() {
     assert!(j.loads >= 9, "the complete models load");
 }
 
+/// `general.tensor_extra.*` on the tiny llama (libllama's verdict in the
+/// manifest, held by `strict_agrees_with_llama_cpp_on_every_tiny_model`):
+/// each file breaks exactly its rule, and the well-formed one (its
+/// boundary) has no finding.
+#[test]
+fn tensor_extra_files_break_exactly_their_rule() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../corpus/models");
+    for (file, want) in [
+        ("llama__tensor_extra_prec.gguf", None),
+        ("llama__tensor_extra_no_prec.gguf", Some("model-tensor-extra")),
+        ("llama__tensor_extra_prec_short.gguf", Some("model-tensor-extra")),
+        ("llama__tensor_extra_prec_u8.gguf", Some("model-tensor-extra")),
+        ("llama__tensor_extra_unknown_name.gguf", Some("model-tensor-extra-unknown")),
+    ] {
+        let report = Validator::new(Options::new(Profile::Strict))
+            .validate_bytes(&std::fs::read(dir.join(file)).expect("read"))
+            .report;
+        let rules: Vec<&str> = report.diagnostics.iter().map(|d| d.rule.id()).collect();
+        assert_eq!(rules, want.into_iter().collect::<Vec<_>>(), "{file}");
+    }
+}
+
 #[test]
 fn every_complete_model_has_no_finding_at_all() {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../corpus/models");
