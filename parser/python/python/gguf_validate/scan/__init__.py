@@ -154,6 +154,18 @@ def _unreadable(
     return row
 
 
+#: The kinds of file other than a model, by the layer their report examines
+#: instead of the model layer.
+KINDS = ("adapter", "projector", "imatrix", "control vector")
+
+
+def kind_of(summary: Mapping[str, Any]) -> str | None:
+    """What kind of file a report examined: one of KINDS, else `model` when
+    the model layer is among its layers (checked or not), else None."""
+    layers = {e.get("layer") for e in summary.get("examined") or []}
+    return next((k for k in KINDS if k in layers), "model" if "model" in layers else None)
+
+
 def _judged(row: dict[str, Any], answer: Mapping[str, Any], probe: Mapping[str, Any], profile: str) -> dict[str, Any]:
     entries = {e["profile"]: e for e in answer["entries"]}
     main = entries[profile]
@@ -184,6 +196,7 @@ def _judged(row: dict[str, Any], answer: Mapping[str, Any], probe: Mapping[str, 
         loads_from=loads.get("loads_from") if loads else None,
         loads_until=loads.get("loads_until") if loads else None,
         loads_because=list(loads.get("because") or []) if loads else None,
+        kind=kind_of(summary),
         requests=int(probe.get("requests", 0)) + int(answer.get("requests", 0)),
         bytes=int(answer.get("bytes", 0)),
         seconds=float(probe.get("seconds", 0.0)) + float(answer.get("seconds", 0.0)),

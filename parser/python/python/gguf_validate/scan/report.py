@@ -132,6 +132,7 @@ COLUMNS = (
     "valid_ggml",
     "rules",
     "architecture",
+    "kind",
     "file_type",
     "template_hashes",
     "template_rules",
@@ -354,6 +355,7 @@ def summarize(table: Any, rows_read: int | None = None, part_count: int = 0) -> 
     }
 
     architectures, arch_others = _limited(_grouped(table, "architecture"), MAX_GROUPS)
+    kinds = _grouped(table, "kind")
     file_types, ft_others = _limited(_grouped(table, "file_type"), MAX_GROUPS)
     for g in file_types:
         g["name"] = _file_type_name(g["key"])
@@ -395,6 +397,7 @@ def summarize(table: Any, rows_read: int | None = None, part_count: int = 0) -> 
         "requests": _stats(table["requests"]),
         "seconds": _stats(table["seconds"]),
         "size": _stats(table["size"]),
+        "kinds": kinds,
         "architectures": architectures,
         "architectures_others": arch_others,
         "architectures_distinct": len(pc.unique(pc.drop_null(table["architecture"]))),
@@ -783,6 +786,10 @@ def _group_table(
     return "\n".join(out)
 
 
+def _kind_table(fig: dict[str, Any]) -> str:
+    return _group_table("kind-table", "kind", ["kind"], fig["kinds"], None, lambda g: _text(g["key"]))
+
+
 def _architecture_table(fig: dict[str, Any]) -> str:
     return _group_table(
         "architecture-table", "architecture", ["architecture"], fig["architectures"], fig["architectures_others"],
@@ -968,12 +975,18 @@ def render(fig: dict[str, Any], charts: dict[str, str], source: str) -> str:
         f'<p id="provenance">{_count(fig["rows"], "row")} in {_count(fig["part_files"], "part file")} of <code>{_e(_visible(source))}</code>, '
         f"{span}, by gguf-validate {_e(_visible(versions))}. A URL read more than once counts once (its latest row). "
         "Rules and findings are those of the <code>strict</code> profile.</p>",
-        '<nav><a href="#totals">Totals</a><a href="#architectures">Architectures</a><a href="#file-types">File types</a>'
+        '<nav><a href="#totals">Totals</a><a href="#kinds">Kinds</a><a href="#architectures">Architectures</a><a href="#file-types">File types</a>'
         '<a href="#rules">Rules</a><a href="#templates">Chat templates</a><a href="#llama-cpp">llama.cpp releases</a>'
         '<a href="#bytes">Bytes per file</a>'
         '<a href="#unreadable">Unreadable</a></nav>',
         '<section><h2 id="totals">Totals</h2>',
         _totals(fig),
+        "</section>",
+        '<section><h2 id="kinds">Verdicts by kind of file</h2>',
+        "<p>What each file's loader reads it as: a model, a LoRA <code>adapter</code>, a multimodal "
+        "<code>projector</code>, an importance matrix (<code>imatrix</code>) or a <code>control vector</code> "
+        "(none: not read, or scanned before kinds were recorded).</p>",
+        _kind_table(fig),
         "</section>",
         '<section><h2 id="architectures">Verdicts by architecture</h2>',
         f"<p>From <code>general.architecture</code>; the {MAX_GROUPS} largest, the rest in one row.</p>",

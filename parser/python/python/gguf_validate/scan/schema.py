@@ -101,5 +101,10 @@ SCHEMA = pa.schema(
         # judged under (`strict` refuses a file a release of it refuses:
         # `llama-cpp-release`); null without one (the pinned tree alone).
         pa.field("llama_cpp", pa.string()),
+        # What kind of file its loader reads it as (the layer its report
+        # examined): `model`, `adapter` (LoRA), `projector` (multimodal),
+        # `imatrix` (importance matrix) or `control vector`; null when not
+        # read, or scanned before the column existed.
+        pa.field("kind", pa.string()),
     ]
 )

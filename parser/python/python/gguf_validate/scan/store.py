@@ -55,6 +55,7 @@ VERDICT_COLUMNS = (
     "loads_until",
     "loads_because",
     "llama_cpp",
+    "kind",
 )
 
 
