@@ -112,7 +112,9 @@ pub struct CorpusFile {
     pub shards: Vec<String>,
     /// The loader's verdict from the models' manifest (`yes`, `refused`,
     /// `crash`) and its loader line: libllama for a model, libmtmd for a
-    /// projector, `llama_adapter_lora_init` for a LoRA adapter,
+    /// projector, `llama_adapter_lora_init + llama_decode` for a LoRA
+    /// adapter (loaded against its base, set on a context and applied in
+    /// one decode),
     /// `common_control_vector_load` for a control vector, `llama-quantize
     /// --imatrix` for an importance matrix.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -125,7 +127,7 @@ pub struct CorpusFile {
 /// A verdict recorded by the program a corpus directory was made with.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Reference {
-    /// Who: `libllama`, `libmtmd`, `llama_adapter_lora_init`,
+    /// Who: `libllama`, `libmtmd`, `llama_adapter_lora_init + llama_decode`,
     /// `common_control_vector_load`, `llama-quantize --imatrix`.
     pub by: String,
     /// `yes`, `refused`, `crash`.
@@ -252,7 +254,7 @@ const MODEL_DIRS: [(&str, &str); 6] = [
     ("models", "models"),
     ("models/converter", "models (convert_hf_to_gguf.py)"),
     ("models/mmproj", "models (projectors, libmtmd)"),
-    ("models/lora", "models (LoRA adapters, llama_adapter_lora_init)"),
+    ("models/lora", "models (LoRA adapters, llama_adapter_lora_init + llama_decode: loaded, set and applied)"),
     ("models/cvec", "models (control vectors, common_control_vector_load)"),
     ("models/imatrix", "models (importance matrices, llama-quantize --imatrix)"),
 ];
@@ -266,8 +268,8 @@ fn loader_of(kind: &str) -> (&'static str, &'static str) {
             "llama.cpp tools/mtmd/mtmd.cpp, tools/mtmd/clip.cpp (mtmd_init_from_file; libmtmd of llama-cpp-python 0.3.36)",
         ),
         "adapter" => (
-            "llama_adapter_lora_init",
-            "llama.cpp src/llama-adapter.cpp (llama_adapter_lora_init; libllama of llama-cpp-python 0.3.36)",
+            "llama_adapter_lora_init + llama_decode",
+            "llama.cpp src/llama-adapter.cpp, src/llama-graph.cpp (llama_adapter_lora_init, llama_set_adapters_lora, then one llama_decode applies it; libllama of llama-cpp-python 0.3.36)",
         ),
         "control_vector" => (
             "common_control_vector_load",
@@ -1290,7 +1292,7 @@ impl Matrix {
             o,
             "\n## Loader contract (`corpus/models/`)\n\nThe tiny models, projectors, LoRA adapters, control vectors and importance matrices against \
              their loader's verdict (their manifests): libllama for models, text models and bases, libmtmd for projectors \
-             (`models/mmproj/`), `llama_adapter_lora_init` for LoRA adapters (`models/lora/`), `common_control_vector_load` for \
+             (`models/mmproj/`), `llama_adapter_lora_init + llama_decode` for LoRA adapters (`models/lora/`: loaded, set on a context and applied), `common_control_vector_load` for \
              control vectors (`models/cvec/`), `llama-quantize --imatrix` for importance matrices (`models/imatrix/`). Of the files their loader refuses or crashes on, how many each reader rejects; of \
              those it loads, how many each reader rejects or crashes on.\n\n| reader | refused by the loader: rejected | crash in \
              the loader: rejected | loaded by the loader: rejected |\n|---|---|---|---|"
@@ -1738,8 +1740,8 @@ mod tests {
         assert_eq!(reference("models/mmproj/mmproj-gemma3.gguf"), ("y", "libmtmd", "yes"));
         assert_eq!(reference("models/mmproj/mmproj-pixtral.gguf"), ("i", "libmtmd", "refused"));
         assert_eq!(reference("models/mmproj/gemma3.gguf"), ("y", "libllama", "yes"));
-        assert_eq!(reference("models/lora/lora-qwen2_r8.gguf"), ("y", "llama_adapter_lora_init", "yes"));
-        assert_eq!(reference("models/lora/lora-llama_4_layers_r8.gguf"), ("i", "llama_adapter_lora_init", "refused"));
+        assert_eq!(reference("models/lora/lora-qwen2_r8.gguf"), ("y", "llama_adapter_lora_init + llama_decode", "yes"));
+        assert_eq!(reference("models/lora/lora-llama_4_layers_r8.gguf"), ("i", "llama_adapter_lora_init + llama_decode", "refused"));
         assert_eq!(reference("models/lora/llama.gguf"), ("y", "libllama", "yes"));
         assert_eq!(reference("models/cvec/cvec__complete.gguf"), ("y", "common_control_vector_load", "yes"));
         assert_eq!(reference("models/cvec/cvec__layer_2_pow_28.gguf"), ("i", "common_control_vector_load", "crash"));
