@@ -1741,7 +1741,10 @@ mod tests {
         assert_eq!(reference("models/mmproj/mmproj-pixtral.gguf"), ("i", "libmtmd", "refused"));
         assert_eq!(reference("models/mmproj/gemma3.gguf"), ("y", "libllama", "yes"));
         assert_eq!(reference("models/lora/lora-qwen2_r8.gguf"), ("y", "llama_adapter_lora_init + llama_decode", "yes"));
-        assert_eq!(reference("models/lora/lora-llama_4_layers_r8.gguf"), ("i", "llama_adapter_lora_init + llama_decode", "refused"));
+        assert_eq!(
+            reference("models/lora/lora-llama_4_layers_r8.gguf"),
+            ("i", "llama_adapter_lora_init + llama_decode", "refused")
+        );
         assert_eq!(reference("models/lora/llama.gguf"), ("y", "libllama", "yes"));
         assert_eq!(reference("models/cvec/cvec__complete.gguf"), ("y", "common_control_vector_load", "yes"));
         assert_eq!(reference("models/cvec/cvec__layer_2_pow_28.gguf"), ("i", "common_control_vector_load", "crash"));
