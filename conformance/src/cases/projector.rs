@@ -255,6 +255,15 @@ pub fn cases(v: &mut Vec<Case>) {
         "llama.cpp tools/mtmd/mtmd-image.cpp mtmd_image_preprocessor_dyn_size::preprocess (GGML_ASSERT)",
         || exaone(1),
     ));
+    // a tensor the graph builder asserts: the loader reads attn_qkv as optional, the exaone4_5 graph aborts without it
+    v.push(case(
+        "projector_graph_tensor_exaone_qkv",
+        [R, A, A],
+        &["projector-tensor-missing"],
+        "The exaone4_5 projector with separate q, k and v matrices instead of the fused `v.blk.N.attn_qkv.weight`: load_tensors reads attn_qkv as optional and the file loads, but clip_graph_exaone4_5::build asserts `layer.qkv_w != nullptr`, so libmtmd aborts at its warm-up (the boundary: projector_first_use_min_pixels_one, the same projector fused).",
+        "llama.cpp tools/mtmd/models/exaone4_5.cpp (GGML_ASSERT(layer.qkv_w != nullptr))",
+        || exaone_with(1, false),
+    ));
     // granite_speech: the chunk size is squared into int buffers at the first audio (#27223); the pinned tree
     // asserts it at load, before any tensor is read
     v.push(case(
@@ -414,7 +423,12 @@ fn qwen2vl(merge: u32) -> Vec<u8> {
 
 /// A tiny exaone4_5 projector with `image_min_pixels` = `min_pixels`.
 fn exaone(min_pixels: u32) -> Vec<u8> {
-    let mut m = merger("exaone4_5", true);
+    exaone_with(min_pixels, true)
+}
+
+/// The same with q, k and v fused in one matrix (as its graph wants) or not.
+fn exaone_with(min_pixels: u32, fused_qkv: bool) -> Vec<u8> {
+    let mut m = merger("exaone4_5", fused_qkv);
     m.kv("clip.vision.attention.head_count_kv", V::U32(2));
     m.kv("clip.vision.image_min_pixels", V::U32(min_pixels));
     m.kv("clip.vision.image_max_pixels", V::U32(3136));

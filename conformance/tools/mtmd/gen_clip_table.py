@@ -1214,6 +1214,33 @@ def builder_map(clip: str, builders):
     return out, vit
 
 
+def builder_asserts(builders):
+    """The tensor fields each graph builder (`clip_graph_X::build`) asserts
+    non-null outside any `if` or `switch` (in its loops too):
+    `GGML_ASSERT(layer.qkv_w != nullptr)`, `model.layers[0].F` read as
+    `layer.F`. A projector without such a tensor loads, and libmtmd aborts
+    when it builds the graph (its warm-up, or the first image)."""
+    out = {}
+
+    def collect(stmts, found):
+        for st in stmts:
+            if st[0] == "stmt":
+                m = re.fullmatch(r"GGML_ASSERT\s*\(\s*(model\.layers\[0\]|model|layer)\.(\w+)\s*!=\s*nullptr\s*\)", st[1])
+                if m:
+                    found.add(("layer." if m.group(1) != "model" else "model.") + m.group(2))
+            elif st[0] == "block":
+                collect(st[1], found)
+            elif st[0] == "for":
+                collect([st[2]], found)
+
+    for src in builders.values():
+        for m in re.finditer(r"ggml_cgraph\s*\*\s*(clip_graph_\w+)::build\s*\(\s*\)", src):
+            found = set()
+            collect(parse_stmts(body_of(src[m.start():], r"::build\s*\(\s*\)")), found)
+            out.setdefault(m.group(1), set()).update(found)
+    return out
+
+
 def top_level_text(body: str) -> str:
     """The text of a function body at brace depth 0 (nested blocks blanked)."""
     out, depth, j = [], 0, 0
@@ -1256,6 +1283,7 @@ def analyse(root: pathlib.Path):
     t_body = parse_stmts(body_of(clip, r"void\s+load_tensors\s*\(\s*clip_ctx\s*&"))
     widths = width_exprs(clip)
     bmap, vit_builders = builder_map(clip, builders)
+    graph_needs = builder_asserts(builders)
     vision_ok = case_lists(body_of(mtmd_cpp, r"void\s+init_vision\s*\(\s*\)"))
     audio_ok = case_lists(body_of(mtmd_cpp, r"void\s+init_audio\s*\(\s*\)"))
     deepstack = re.search(r"bool\s+has_deepstack\s*\(\s*\)\s*const\s*\{\s*return\s+(\w+)\s*!=\s*nullptr", model_h)
@@ -1281,7 +1309,8 @@ def analyse(root: pathlib.Path):
             eff = enum
             if enum in remap:
                 eff = remap[enum][0 if modality == "Vision" else 1]
-            r = analyse_one(macros, eff, modality, hp_body, t_body, widths, bmap, vit_builders, deepstack, vision_ok, audio_ok)
+            r = analyse_one(macros, eff, modality, hp_body, t_body, widths, bmap, vit_builders, deepstack, vision_ok, audio_ok,
+                            graph_needs)
             r["bounds"] = bounds_of(r, eff, modality, preproc, pre_asserts, hand)
             r["lookups"] = lookups.get((modality, eff), [])
             per_mod.append((modality, eff, r))
@@ -1290,7 +1319,8 @@ def analyse(root: pathlib.Path):
     return macros, common, types, names
 
 
-def analyse_one(macros, enum, modality, hp_body, t_body, widths, bmap, vit_builders, deepstack, vision_ok, audio_ok):
+def analyse_one(macros, enum, modality, hp_body, t_body, widths, bmap, vit_builders, deepstack, vision_ok, audio_ok,
+                graph_needs):
     w = new_walker(macros, enum, modality)
     w.arrays = {}
     # the modality's prefix is a ternary over is_vision / is_audio
@@ -1314,7 +1344,10 @@ def analyse_one(macros, enum, modality, hp_body, t_body, widths, bmap, vit_build
     walk(t, t_body)
     res["t_refused"] = t.refused
     res["value_checks"] += [c for c in t.value_checks if c not in res["value_checks"]]
-    res["tensors"] = t.tensors
+    # A tensor the type's graph builder asserts is required whatever the
+    # loader's `required` says.
+    needed = graph_needs.get(res["builder"], set())
+    res["tensors"] = [(n, loops, "Required" if field in needed else need, field) for n, loops, need, field in t.tensors]
     res["retype"] = t.retype
     res["width"] = resolve_width(t, enum, widths, deepstack, hp)
     res["retype_width"] = [(cond, resolve_width(t, new, widths, deepstack, hp)) for cond, new in t.retype]

@@ -661,8 +661,8 @@ catalogue! {
         cite: "llama.cpp tools/mtmd/clip.cpp get_u32/get_f32/get_bool/get_string read with gguf_get_val_* (GGML_ASSERT on the type: the process aborts); get_arr_int",
         "A key libmtmd reads has the type it reads it with (u32, f32, bool, string, array of integers or floats): for a scalar ggml aborts the process on any other type, and an array of the wrong type is refused.";
     ProjectorTensorMissing = "projector-tensor-missing", Projector, [Error, Allow, Allow],
-        cite: "llama.cpp tools/mtmd/clip.cpp clip_model_loader::load_tensors get_tensor(name, required) (\"unable to find tensor\")",
-        "A projector has every tensor libmtmd requires for its projector type, in every encoder layer below `block_count`.";
+        cite: "llama.cpp tools/mtmd/clip.cpp clip_model_loader::load_tensors get_tensor(name, required) (\"unable to find tensor\"); tools/mtmd/models/*.cpp clip_graph_*::build GGML_ASSERT(... != nullptr)",
+        "A projector has every tensor libmtmd requires for its projector type, in every encoder layer below `block_count`: the loader's required tensors, and those its graph builder asserts (libmtmd aborts at warm-up without them).";
     ProjectorTensorShape = "projector-tensor-shape", Projector, [Error, Allow, Allow],
         cite: "llama.cpp tools/mtmd/clip.cpp build_vit / build_* graphs (ggml_mul_mat, ggml_add asserts at the warm-up graph); mtmd.cpp",
         "A projector's attention input widths (`attn_q`, `attn_k`, `attn_v`, `attn_qkv` ne[0]) equal `embedding_length` for the projector types whose graph is a ViT (`build_vit`): a mismatch aborts the process (GGML_ASSERT in ggml_mul_mat) when libmtmd builds its warm-up graph. Other shapes are not judged.";

@@ -607,7 +607,7 @@ impl<'a> Ctx<'_, 'a, '_> {
             let more =
                 if n > 1 { format!(" (and {} more of `{}`)", n.saturating_sub(1), t.name) } else { String::new() };
             self.sink.emit(RuleId::ProjectorTensorMissing, super::KV_SECTION, || "tensors".into(), || {
-                format!("projector type `{ptype}` requires the tensor `{first}`{more}; libmtmd refuses the projector without it (\"unable to find tensor\")")
+                format!("projector type `{ptype}` requires the tensor `{first}`{more}; libmtmd refuses the projector without it (\"unable to find tensor\"), or, where only its graph builder asserts it, aborts when it builds the graph (its warm-up)")
             });
         }
     }
