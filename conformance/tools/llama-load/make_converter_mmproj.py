@@ -378,11 +378,21 @@ def load_text(python: str, path: pathlib.Path) -> tuple[str, str]:
     return classify(run_loader(python, "load.py", [str(path)]), LOAD_TIMEOUT)
 
 
+def loader_libs() -> str | None:
+    """The libraries LLAMA_LIB_DIR gives the loaders, by the file their
+    names resolve to (`libmtmd.so.0.5.0`): no path of this machine."""
+    d = os.environ.get("LLAMA_LIB_DIR")
+    if not d:
+        return None
+    found = [os.path.basename(os.path.realpath(os.path.join(d, f"{lib}.so"))) for lib in ("libllama", "libmtmd")]
+    return "LLAMA_LIB_DIR: " + ", ".join(found)
+
+
 def versions(llama_src: pathlib.Path, llama_python: str, extra: tuple[str, ...] = ()) -> dict[str, str]:
     import importlib.metadata as md
     out = mcm.versions(llama_src, llama_python)
-    if os.environ.get("LLAMA_LIB_DIR"):
-        out["loader_libs"] = f"LLAMA_LIB_DIR={os.environ['LLAMA_LIB_DIR']}"
+    if loader_libs():
+        out["loader_libs"] = loader_libs()
     for pkg in extra:
         try:
             out[pkg] = md.version(pkg)
@@ -421,8 +431,8 @@ def rejudge(outdir: pathlib.Path, python: str) -> int:
             e["loads"], e["detail"] = load_text(python, outdir / e["file"])
     manifest["load_params"] = LOAD_PARAMS
     manifest["first_use_params"] = FIRST_USE_PARAMS
-    if os.environ.get("LLAMA_LIB_DIR"):
-        manifest["versions"]["loader_libs"] = f"LLAMA_LIB_DIR={os.environ['LLAMA_LIB_DIR']}"
+    if loader_libs():
+        manifest["versions"]["loader_libs"] = loader_libs()
     for e in manifest["models"]:  # descriptions of the pairs as MISMATCHED has them now
         for a, b, what, desc in MISMATCHED:
             if (e["file"], e.get("with")) == (f"mmproj-{a}.gguf", f"{b}.gguf"):
