@@ -30,6 +30,7 @@
 use std::collections::BTreeMap;
 use std::fmt;
 
+use crate::check::imatrix_table::{COUNTS_SUFFIX, SIZE_EXEMPT, SUMS_SUFFIX};
 use crate::data::{DataTensor, gguf_tensors};
 use crate::io::{ByteSource, ReadError, read_range};
 use crate::parse::{self, ByteOrder, Value};
@@ -140,7 +141,7 @@ impl Imatrix {
         let want = n_per_row.saturating_mul(n_expert.max(1));
         if have == want {
             Lookup::Weights(&e.weights)
-        } else if name == "token_embd.weight" || name == "per_layer_token_embd.weight" {
+        } else if SIZE_EXEMPT.contains(&name) {
             Lookup::Unweighted
         } else {
             Lookup::SizeMismatch { have, want }
@@ -308,9 +309,9 @@ fn from_parsed(parsed: &parse::Parsed<'_>, src: &dyn ByteSource) -> Result<Imatr
     }
     let mut pairs: BTreeMap<&str, (Option<&DataTensor>, Option<&DataTensor>)> = BTreeMap::new();
     for t in &tensors {
-        if let Some(base) = t.name.strip_suffix(".in_sum2") {
+        if let Some(base) = t.name.strip_suffix(SUMS_SUFFIX) {
             pairs.entry(base).or_default().0 = Some(t);
-        } else if let Some(base) = t.name.strip_suffix(".counts") {
+        } else if let Some(base) = t.name.strip_suffix(COUNTS_SUFFIX) {
             pairs.entry(base).or_default().1 = Some(t);
         }
     }

@@ -398,7 +398,8 @@ pub(crate) fn substituted_defaults(file: &GgufFile<'_>) -> Vec<SubstitutedDefaul
 }
 
 fn check_substituted_defaults(file: &GgufFile<'_>, sink: &mut Sink<'_>) {
-    let fixed = crate::llama_cpp::fix_since("special-token-default-disabled").map_or("", |r| r.name());
+    use crate::llama_cpp::{SPECIAL_TOKEN_DEFAULT_FIX, fixed_in, since};
+    let fixed = since(fixed_in(SPECIAL_TOKEN_DEFAULT_FIX)).map_or("", |r| r.name());
     for d in substituted_defaults(file) {
         sink.emit(
             RuleId::TokenizerSpecialDefault,

@@ -25,7 +25,7 @@ mod control_vector;
 mod dialects;
 mod header;
 mod imatrix;
-mod imatrix_table;
+pub(crate) mod imatrix_table;
 mod keys;
 mod kv;
 mod layout;

@@ -24,7 +24,7 @@ use super::model::FileKind;
 use super::model_tensors::{ShapeVars, pattern_into, shape_mismatch};
 use crate::llama_cpp::table;
 use crate::llama_cpp::{ContractRow, Term};
-use crate::llama_cpp::{PINNED, Release};
+use crate::llama_cpp::{PINNED, Release, bit, known, run, since};
 use crate::parse::{GgufFile, TensorInfo};
 use crate::report::{LlamaCpp, Sink};
 use crate::rules::RuleId;
@@ -68,16 +68,6 @@ enum NeedKind {
 /// The most reasons `summary.llama_cpp.because` lists.
 const MAX_BECAUSE: usize = 8;
 
-/// Release `i`'s bit.
-fn bit(i: u8) -> u128 {
-    1u128.checked_shl(u32::from(i)).unwrap_or(0)
-}
-
-/// The bits of releases `first..=last`.
-fn run(first: u8, last: u8) -> u128 {
-    (first..=last).fold(0, |m, i| m | bit(i))
-}
-
 impl Need {
     fn knows(&self, r: Release) -> bool {
         self.known & bit(r.0) != 0
@@ -86,8 +76,7 @@ impl Need {
     /// The newest run's first release: since when the newest releases
     /// that know it have known it.
     fn since(&self) -> Option<Release> {
-        let newest = Release::all().rev().find(|r| self.knows(*r))?;
-        Release::all().rev().skip_while(|r| *r > newest).take_while(|r| self.knows(*r)).last()
+        since(self.known)
     }
 
     /// What changed in release `from` (its predecessor refuses the file).
@@ -144,14 +133,6 @@ impl Need {
 /// the `tokenizer_pre` branches sit under `type == LLAMA_VOCAB_TYPE_BPE`).
 const BPE_TOKENIZER_MODELS: [&str; 3] = ["gpt2", "hybriddna", "whitespace"];
 
-/// The releases that know `name` in `facts` (sorted by name, as the
-/// generator writes them: found by binary search).
-fn known(facts: &[(&str, u8, u8)], name: &str) -> u128 {
-    let start = facts.partition_point(|(n, ..)| *n < name);
-    let runs = facts.get(start..).unwrap_or_default().iter().take_while(|(n, ..)| *n == name);
-    runs.fold(0, |mask, (_, first, last)| mask | run(*first, *last))
-}
-
 /// What `file` (of `kind`, architecture `arch`) needs its loader to know.
 /// (`contracts`: also what the releases' model loaders hold it to.)
 fn needs(
@@ -189,7 +170,7 @@ fn needs(
             if let Some(arch) = arch.filter(|_| contracts) {
                 contract_needs(file, arch, patterns, &mut out);
             }
-            let fixed = crate::llama_cpp::fixed_in("special-token-default-disabled");
+            let fixed = crate::llama_cpp::fixed_in(crate::llama_cpp::SPECIAL_TOKEN_DEFAULT_FIX);
             for d in super::keys::substituted_defaults(file) {
                 out.push(Need {
                     kind: NeedKind::Unfixed {
@@ -769,7 +750,7 @@ mod tests {
     /// 12 tokens (the defaults inside) load everywhere.
     #[test]
     fn a_substituted_default_outside_the_vocabulary_needs_the_fix() {
-        let fix = crate::llama_cpp::fix_since("special-token-default-disabled").unwrap();
+        let fix = since(crate::llama_cpp::fixed_in(crate::llama_cpp::SPECIAL_TOKEN_DEFAULT_FIX)).unwrap();
         assert_eq!(fix.name(), "b10361");
         let before = Release(fix.0 - 1);
         let outside = converter("qwen2__vocab_11_default_eos.gguf");

@@ -60,25 +60,39 @@ pub(crate) fn contract_arches() -> impl Iterator<Item = &'static str> {
     table::CONTRACT_ARCHES.iter().map(|(a, ..)| *a)
 }
 
-/// The releases that have the loader fix `name` (gen_release_facts.py
-/// `FIXES`), as bits of [`Release`] indices.
-pub(crate) fn fixed_in(name: &str) -> u128 {
-    table::LOADER_FIXES
-        .iter()
-        .filter(|(n, ..)| *n == name)
-        .flat_map(|(_, first, last)| *first..=*last)
-        .fold(0, |mask, i| mask | 1u128.checked_shl(u32::from(i)).unwrap_or(0))
+/// Release `i`'s bit in a mask of releases (the table holds at most 128).
+pub(crate) fn bit(i: u8) -> u128 {
+    1u128.checked_shl(u32::from(i)).unwrap_or(0)
 }
 
-/// The first release of the newest run that has the loader fix `name`.
-pub(crate) fn fix_since(name: &str) -> Option<Release> {
-    let mask = fixed_in(name);
-    let newest = Release::all().rev().find(|r| mask & 1u128.checked_shl(u32::from(r.0)).unwrap_or(0) != 0)?;
-    Release::all()
-        .rev()
-        .skip_while(|r| *r > newest)
-        .take_while(|r| mask & 1u128.checked_shl(u32::from(r.0)).unwrap_or(0) != 0)
-        .last()
+/// The bits of releases `first..=last`.
+pub(crate) fn run(first: u8, last: u8) -> u128 {
+    (first..=last).fold(0, |m, i| m | bit(i))
+}
+
+/// The releases that know `name` in `facts` (sorted by name, as the
+/// generator writes them: found by binary search).
+pub(crate) fn known(facts: &[(&str, u8, u8)], name: &str) -> u128 {
+    let start = facts.partition_point(|(n, ..)| *n < name);
+    let runs = facts.get(start..).unwrap_or_default().iter().take_while(|(n, ..)| *n == name);
+    runs.fold(0, |mask, (_, first, last)| mask | run(*first, *last))
+}
+
+/// The first release of the newest run of releases in `mask`: since when
+/// the newest releases that have it have had it.
+pub(crate) fn since(mask: u128) -> Option<Release> {
+    let newest = Release::all().rev().find(|r| mask & bit(r.0) != 0)?;
+    Release::all().rev().skip_while(|r| *r > newest).take_while(|r| mask & bit(r.0) != 0).last()
+}
+
+/// The loader fix that disables a special-token default outside the
+/// vocabulary (gen_release_facts.py `FIXES`).
+pub(crate) const SPECIAL_TOKEN_DEFAULT_FIX: &str = "special-token-default-disabled";
+
+/// The releases that have the loader fix `name` (gen_release_facts.py
+/// `FIXES`).
+pub(crate) fn fixed_in(name: &str) -> u128 {
+    known(table::LOADER_FIXES, name)
 }
 
 /// A llama.cpp release of the table ([`Release::all`], oldest first).
