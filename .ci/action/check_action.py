@@ -18,6 +18,7 @@ INPUT_ENV = {
     "paths": "GGUF_VALIDATE_PATHS",
     "profile": "GGUF_VALIDATE_PROFILE",
     "llama-cpp": "GGUF_VALIDATE_LLAMA_CPP",
+    "loader": "GGUF_VALIDATE_LOADER",
     "args": "GGUF_VALIDATE_ARGS",
     "sarif-upload": "GGUF_VALIDATE_SARIF_UPLOAD",
 }

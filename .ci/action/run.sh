@@ -16,6 +16,7 @@
 #   GGUF_VALIDATE_PATHS         files or directories, one per line
 #   GGUF_VALIDATE_PROFILE       "", strict, spec or ggml
 #   GGUF_VALIDATE_LLAMA_CPP     "", a llama.cpp release (b4600) or a window (b4600..)
+#   GGUF_VALIDATE_LOADER        "", llama.cpp, sd.cpp or comfyui-gguf
 #   GGUF_VALIDATE_ARGS          further arguments, one per line
 #   GGUF_VALIDATE_SARIF_UPLOAD  auto, true or false
 #   GGUF_VALIDATE_PR_HEAD_REPO  owner/name of a pull request's head repository
@@ -229,7 +230,7 @@ cmd_install() {
 }
 
 cmd_validate() {
-    local paths=() args=() profile_args=() llama_args=()
+    local paths=() args=() profile_args=() llama_args=() loader_args=()
     split_lines "${GGUF_VALIDATE_PATHS:-}"
     if [ "${#lines[@]}" -gt 0 ]; then paths=("${lines[@]}"); fi
     split_lines "${GGUF_VALIDATE_ARGS:-}"
@@ -245,6 +246,12 @@ cmd_validate() {
     if [ -n "${GGUF_VALIDATE_LLAMA_CPP:-}" ]; then
         llama_args=("--llama-cpp=$GGUF_VALIDATE_LLAMA_CPP")
     fi
+    local loader=${GGUF_VALIDATE_LOADER:-}
+    case $loader in
+        "") ;;
+        llama.cpp | sd.cpp | comfyui-gguf) loader_args=("--loader=$loader") ;;
+        *) refuse "input loader must be llama.cpp, sd.cpp or comfyui-gguf (or empty), not '$loader'" ;;
+    esac
 
     local upload_mode=${GGUF_VALIDATE_SARIF_UPLOAD:-auto} upload=false reason
     case $upload_mode in
@@ -276,7 +283,7 @@ cmd_validate() {
     # `--` before the paths: a path such as `-x.gguf` or `dump` is a path.
     local rc=0
     # (`${a[@]+"${a[@]}"}`: an empty array under `set -u` in bash < 4.4.)
-    "$bin" ${profile_args[@]+"${profile_args[@]}"} ${llama_args[@]+"${llama_args[@]}"} --format github \
+    "$bin" ${profile_args[@]+"${profile_args[@]}"} ${llama_args[@]+"${llama_args[@]}"} ${loader_args[@]+"${loader_args[@]}"} --format github \
         --output-sarif "$sarif" --output-junit "$junit" \
         ${args[@]+"${args[@]}"} -- "${paths[@]}" || rc=$?
     output exit-code "$rc"

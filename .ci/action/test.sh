@@ -223,6 +223,13 @@ run_case "$name" 0 GGUF_VALIDATE_PATHS="my models/tiny llama.gguf" GGUF_VALIDATE
 name="llama-cpp input: a release the tool does not know is a usage error, never shell code"
 run_case "$name" 2 GGUF_VALIDATE_PATHS="my models/tiny llama.gguf" GGUF_VALIDATE_LLAMA_CPP='b1; touch pwned-llama'
 
+name="loader input: sd.cpp judges the sample as a diffusion model (it is none: not valid for it)"
+run_case "$name" 1 GGUF_VALIDATE_PATHS="my models/tiny llama.gguf" GGUF_VALIDATE_LOADER="sd.cpp"
+
+name="hostile loader refused before running"
+run_case "$name" 2 GGUF_VALIDATE_PATHS="dump" GGUF_VALIDATE_LOADER='sd.cpp; touch pwned-loader'
+summary_has "$name" "input loader must be llama.cpp, sd.cpp or comfyui-gguf"
+
 name="hostile profile refused before running"
 run_case "$name" 2 GGUF_VALIDATE_PATHS="dump" GGUF_VALIDATE_PROFILE='strict; touch pwned-profile'
 summary_has "$name" "input profile must be strict, spec or ggml"

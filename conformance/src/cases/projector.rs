@@ -276,8 +276,10 @@ pub fn cases(v: &mut Vec<Case>) {
     ));
 }
 
-/// A granite_speech projector with `chunk_size`, its tensors 2x2
-/// placeholders under the names load_tensors reads.
+/// A granite_speech projector with `chunk_size` (and as many relative
+/// positions, `max_pos_emb`, as the real checkpoints have at least), its
+/// tensors 2x2 placeholders under the names load_tensors reads, the
+/// relative-position tables 1 x (2 chunk_size + 1).
 fn granite(chunk_size: u32) -> Vec<u8> {
     let mut m = Model::new();
     m.kv("general.architecture", V::str("clip"));
@@ -293,7 +295,7 @@ fn granite(chunk_size: u32) -> Vec<u8> {
         ("num_mel_bins", 2),
         ("chunk_size", chunk_size),
         ("conv_kernel_size", 2),
-        ("max_pos_emb", 2),
+        ("max_pos_emb", chunk_size),
         ("projector.window_size", 2),
         ("projector.downsample_rate", 2),
         ("projector.head_count", 2),
@@ -305,9 +307,13 @@ fn granite(chunk_size: u32) -> Vec<u8> {
         m.tensor(zero_tensor(name, &[2, 2], GgmlType::F32));
     };
     for l in 0..2 {
-        for n in ["attn_out.weight", "attn_rel_pos_emb", "conv_dw.weight", "ffn_down.weight", "ffn_up.weight"] {
+        for n in ["attn_out.weight", "conv_dw.weight", "ffn_down.weight", "ffn_up.weight"] {
             t(&mut m, &format!("a.blk.{l}.{n}"));
         }
+        // the relative positions the first encode looks up: a row of the head size (2 / 2) for each
+        // distance i - j + max_pos_emb, i and j in one chunk
+        let rows = u64::from(chunk_size) * 2 + 1;
+        m.tensor(zero_tensor(&format!("a.blk.{l}.attn_rel_pos_emb"), &[1, rows], GgmlType::F32));
         for n in ["conv_norm", "conv_pw1", "conv_pw2", "ffn_down_1", "ffn_norm", "ffn_norm_1", "ffn_up_1", "norm_conv"]
         {
             t(&mut m, &format!("a.blk.{l}.{n}.weight"));

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Importance matrices, each read by llama.cpp's own `llama-quantize --imatrix`.
 
-    python3 imatrix_cases.py OUTDIR --bin DIR --model MODEL [--list]
+    python3 imatrix_cases.py OUTDIR --bin DIR --model MODEL [--reuse] [--list]
 
 DIR holds the pinned tree's tools (`llama-imatrix`, `llama-quantize`, built
 from the `vendor/llama.cpp` of the llama-cpp-python 0.3.36 sdist). MODEL is a model of corpus/models (a MoE one:
@@ -18,6 +18,9 @@ its `*_exps` tensors have experts).
    ne[0] a multiple of 32, so every one is quantized and its entry looked
    up; OUT is deleted after): exit 0 `yes`, another exit status `refused`
    (its error line), a signal `crash` (the signal and the last line).
+
+With --reuse, an OUTDIR/imatrix__real.gguf already there is kept (not
+computed again), so adding a case leaves the other files byte for byte.
 
 Writes OUTDIR/imatrix__<case>.gguf and OUTDIR/manifest.json: {file, kind:
 "imatrix", variant, with (MODEL relative to OUTDIR), loads: yes|refused|
@@ -155,6 +158,12 @@ def cases(keys: dict, tensors: dict):
         ("token_embd_wrong_size", "an entry for token_embd.weight of 8 sums: quantized without weights", k(),
          t(**{"token_embd.weight.in_sum2": np.ones((1, 8), dtype=np.float32),
               "token_embd.weight.counts": np.ones((1, 1), dtype=np.float32)})),
+        ("sums_nan", f"{DENSE}.in_sum2 with its first value NaN (llama_model_quantize refuses non-finite weights)", k(),
+         t(**{f"{DENSE}.in_sum2": np.where(np.arange(ne0) == 0, np.float32("nan"),
+                                           tensors[f"{DENSE}.in_sum2"]).astype(np.float32)})),
+        ("sums_inf", f"{EXPERTS}.in_sum2 with the last value of the last expert +inf", k(),
+         t(**{f"{EXPERTS}.in_sum2": np.where(np.arange(n_exp * ne0).reshape(sums.shape) == n_exp * ne0 - 1,
+                                             np.float32("inf"), sums).astype(np.float32)})),
         ("unknown_tensor", "an entry for blk.9.attn_q.weight, which the model lacks (never read)", k(),
          t(**{"blk.9.attn_q.weight.in_sum2": np.ones((1, ne0), dtype=np.float32),
               "blk.9.attn_q.weight.counts": np.ones((1, 1), dtype=np.float32)})),
@@ -174,7 +183,7 @@ def quantize(binary: pathlib.Path, imatrix: pathlib.Path, model: pathlib.Path) -
     m = re.search(r"loaded (\d+) importance matrix entries", text)
     entries = int(m.group(1)) if m else None
     lines = [x.strip() for x in text.splitlines() if x.strip()]
-    errors = [x for x in lines if re.search(r"error|failed|mismatched|missing|must be|no data|GGML_ASSERT|different from", x, re.I)]
+    errors = [x for x in lines if re.search(r"error|failed|mismatched|missing|must be|no data|GGML_ASSERT|different from|non-finite", x, re.I)]
     # Source paths as the tree names them, not where it was built.
     errors = [re.sub(r"/\S*/(?=ggml/src/|common/|tools/|src/llama)", "", x) for x in errors]
     if p.returncode == 0:
@@ -196,22 +205,29 @@ def main(argv: list[str]) -> int:
         else:
             rest.append(args[i])
             i += 1
+    reuse = "--reuse" in rest
+    rest = [a for a in rest if a != "--reuse"]
     if "--list" in rest or len(rest) != 1 or set(opts) != {"--bin", "--model"}:
         print(__doc__, file=sys.stderr)
         return 2
     out, bindir, model = pathlib.Path(rest[0]), pathlib.Path(opts["--bin"]), pathlib.Path(opts["--model"]).resolve()
     out.mkdir(parents=True, exist_ok=True)
-    for old in out.glob("imatrix__*.gguf"):
-        old.unlink()
     real = out / "imatrix__real.gguf"
+    reuse = reuse and real.exists()
+    for old in out.glob("imatrix__*.gguf"):
+        if not (reuse and old == real):
+            old.unlink()
     with tempfile.TemporaryDirectory() as tmp:
-        text = pathlib.Path(tmp) / "calibration.txt"
-        text.write_text(TEXT)
-        # Run in the text's folder: the file records the dataset as given.
-        p = subprocess.run([str(bindir.resolve() / "llama-imatrix"), "-m", str(model), "-f", text.name,
-                            "-o", str(real.resolve()), "-c", "32", "--chunks", "2", "-t", "1", "-b", "32",
-                            "--no-ppl", "--seed", "1"],
-                           capture_output=True, text=True, errors="replace", timeout=600, cwd=tmp)
+        if reuse:
+            p = subprocess.CompletedProcess([], 0, "", "")
+        else:
+            text = pathlib.Path(tmp) / "calibration.txt"
+            text.write_text(TEXT)
+            # Run in the text's folder: the file records the dataset as given.
+            p = subprocess.run([str(bindir.resolve() / "llama-imatrix"), "-m", str(model), "-f", text.name,
+                                "-o", str(real.resolve()), "-c", "32", "--chunks", "2", "-t", "1", "-b", "32",
+                                "--no-ppl", "--seed", "1"],
+                               capture_output=True, text=True, errors="replace", timeout=600, cwd=tmp)
     if p.returncode != 0 or not real.exists():
         print(p.stdout[-2000:], p.stderr[-4000:], file=sys.stderr)
         return 1

@@ -38,7 +38,9 @@ below it
     loading it;
 
 and writes OUTDIR/<family>.gguf (text model), OUTDIR/mmproj-<family>.gguf
-(projector) and OUTDIR/manifest.json. A manifest entry is
+(projector), OUTDIR/mmproj-<family>__<variant>.gguf (the projector with one
+change, VARIANTS, judged with the family's text model) and
+OUTDIR/manifest.json. A manifest entry is
 {file, with, kind: "projector", family, variant, loads: yes|refused|crash,
 detail, first_use: yes|refused|crash|timeout (step 5; absent when it did
 not load), first_use_detail, description}, `with` the text model's file name
@@ -66,6 +68,8 @@ Families (projector type written by the converter):
              (<|img_thumbnail|>) is added to the tokenizer, as LFM2-VL's has it
   qwen3vl    Qwen3VLForConditionalGeneration, patch 16, deepstack layer 1 (qwen3vl_merger)
   qwen2audio Qwen2AudioForConditionalGeneration, a Whisper encoder (qwen2a): an audio projector
+  granite_speech GraniteSpeechForConditionalGeneration, a conformer encoder with a Q-Former
+             projector (granite_speech): an audio projector; its chunk size variants are below
 
 The pixtral and mistral3 projectors are refused by clip ("unable to find
 tensor v.token_embd.img_break"): the pinned converter finds the [IMG_BREAK]
@@ -243,7 +247,84 @@ def families() -> list[Family]:
             "Qwen2AudioForConditionalGeneration: Whisper encoder d_model 32, 128 mel bins (audio projector)",
             dict(feature_size=128, sampling_rate=16000, hop_length=160, chunk_length=30, n_fft=400),
             pre="qwen2"),
+        Family("granite_speech", "GraniteSpeechForConditionalGeneration", "GraniteSpeechConfig", dict(
+            text_config=dict(text_dense(64, **BPE), model_type="granite"),
+            encoder_config=dict(input_dim=160, num_layers=2, hidden_dim=32, feedforward_mult=2, num_heads=2,
+                                dim_head=16, output_dim=8, context_size=GRANITE_CHUNK, max_pos_emb=GRANITE_CHUNK,
+                                conv_kernel_size=3, conv_expansion_factor=2),
+            projector_config=dict(model_type="blip_2_qformer", hidden_size=32, num_hidden_layers=2,
+                                  num_attention_heads=2, intermediate_size=64, encoder_hidden_size=32,
+                                  cross_attention_frequency=1),
+            audio_token_index=mcm.BPE_PAD_V - 1, window_size=15, downsample_rate=5), "bpe",
+            f"GraniteSpeechForConditionalGeneration: conformer encoder hidden 32, 2 layers, context (chunk) "
+            f"{GRANITE_CHUNK} = max_pos_emb; Q-Former projector of 2 layers (granite_speech audio projector)",
+            dict(feature_extractor_type="GraniteSpeechFeatureExtractor", sampling_rate=16000, n_fft=512,
+                 win_length=400, hop_length=160, n_mels=80, projector_window_size=15,
+                 projector_downsample_rate=5),
+            pre="qwen2", text_arch="GraniteForCausalLM"),
     ]
+
+
+# granite_speech's attention chunk (clip.audio.chunk_size) and relative-position range
+# (clip.audio.max_pos_emb): equal, as the real checkpoints have them (200 and 512 there); small, so
+# the first audio's attention over one chunk stays small.
+GRANITE_CHUNK = 8
+
+
+# Projectors rewritten from a family's converter output with one change each (gguf-py: every key and
+# tensor copied, the change applied), judged with the family's own text model: (family, variant,
+# description, key changes {key: value}, tensor changes {name pattern: rows}), rows being the new ne[1]
+# of the 2-D tensors whose name ends with the pattern (values drawn from a seeded generator).
+VARIANTS = [
+    ("granite_speech", "chunk_9",
+     "clip.audio.chunk_size 9 = max_pos_emb + 1: the attention distances i - j + max_pos_emb of one chunk run "
+     "over 0..16, inside the 17 rows of a.blk.N.attn_rel_pos_emb (the boundary of the rows below)",
+     {"clip.audio.chunk_size": 9}, {}),
+    ("granite_speech", "chunk_10",
+     "clip.audio.chunk_size 10 = max_pos_emb + 2: the distance -9 + 8 = -1 indexes a.blk.N.attn_rel_pos_emb "
+     "before its first row (ggml_get_rows asserts at the first encode)",
+     {"clip.audio.chunk_size": 10}, {}),
+    ("granite_speech", "chunk_8192",
+     "clip.audio.chunk_size 8192 = max_pos_emb, a.blk.N.attn_rel_pos_emb of 16385 rows: the largest chunk "
+     "load_hparams accepts (the boundary of projector-load-bound)",
+     {"clip.audio.chunk_size": 8192, "clip.audio.max_pos_emb": 8192}, {".attn_rel_pos_emb": 16385}),
+    ("granite_speech", "chunk_8193",
+     "clip.audio.chunk_size 8193 = max_pos_emb, a.blk.N.attn_rel_pos_emb of 16387 rows: load_hparams asserts "
+     "0 < chunk size <= 8192 (llama.cpp #27223)",
+     {"clip.audio.chunk_size": 8193, "clip.audio.max_pos_emb": 8193}, {".attn_rel_pos_emb": 16387}),
+]
+
+
+def variant_file(family: str, variant: str) -> str:
+    return f"mmproj-{family}__{variant}.gguf"
+
+
+def write_variant(src: pathlib.Path, dst: pathlib.Path, keys: dict, rows: dict, seed: int = 0) -> None:
+    """`src` rewritten to `dst` with gguf-py: every key (the ones in `keys` with their new value, of
+    the same type) and every tensor (2-D ones whose name ends with a pattern of `rows` with that many
+    rows of seeded values) in order."""
+    import gguf
+    import numpy as np
+    r = gguf.GGUFReader(str(src))
+    arch = r.fields["general.architecture"].contents()
+    w = gguf.GGUFWriter(str(dst), arch=arch, use_temp_file=False)
+    for f in r.fields.values():
+        if f.name.startswith("GGUF.") or f.name == "general.architecture":
+            continue
+        value = keys.get(f.name, f.contents())
+        sub = f.types[-1] if f.types[0] == gguf.GGUFValueType.ARRAY else None
+        w.add_key_value(f.name, value, f.types[0], sub_type=sub)
+    rng = np.random.default_rng(seed)
+    for t in r.tensors:
+        data = np.array(t.data)
+        for pattern, n in rows.items():
+            if t.name.endswith(pattern) and data.ndim == 2:
+                data = (rng.standard_normal((n, data.shape[1])) * 0.02).astype(data.dtype)
+        w.add_tensor(t.name, np.ascontiguousarray(data), raw_dtype=t.tensor_type)
+    w.write_header_to_file()
+    w.write_kv_data_to_file()
+    w.write_tensors_to_file()
+    w.close()
 
 
 MISMATCHED = [
@@ -527,6 +608,19 @@ def main(argv: list[str]) -> int:
         print(f"{tv:8} {fam.text_file} {text.stat().st_size} B  {td}")
         print(f"{entry['loads']:8} {fam.mmproj_file} {proj.stat().st_size} B  {entry['detail']}"
               f"  first use: {entry.get('first_use', '-')} {entry.get('first_use_detail', '')}")
+    for fam in chosen:
+        for family, variant, desc, keys, rows in VARIANTS:
+            base = outdir / fam.mmproj_file
+            if family != fam.name or not base.exists():
+                continue
+            dst = outdir / variant_file(family, variant)
+            write_variant(base, dst, keys, rows)
+            entry = {"file": dst.name, "with": fam.text_file, "kind": "projector", "family": family,
+                     "variant": variant, "description": desc}
+            judge_pair(args.llama_python, entry, outdir)
+            entries[(dst.name, fam.text_file)] = entry
+            print(f"{entry['loads']:8} {dst.name} {dst.stat().st_size} B  {entry['detail']}"
+                  f"  first use: {entry.get('first_use', '-')} {entry.get('first_use_detail', '')}")
     for a, b, what, desc in MISMATCHED:
         pa, tb = outdir / f"mmproj-{a}.gguf", outdir / f"{b}.gguf"
         if not (pa.exists() and tb.exists()):

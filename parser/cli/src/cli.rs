@@ -366,6 +366,14 @@ pub struct ValidateArgs {
     /// llama.cpp's (llama-cpp-python 0.3.36).
     #[arg(long = "llama-cpp", value_name = "RELEASE[..]")]
     pub llama_cpp: Option<String>,
+    /// Judge every file against this loader: `llama.cpp`, `sd.cpp`
+    /// (stable-diffusion.cpp) or `comfyui-gguf` (ComfyUI-GGUF). Without it,
+    /// each file is judged by the loader it is for: a diffusion model (an
+    /// architecture of ComfyUI-GGUF's list, or no architecture and tensors
+    /// stable-diffusion.cpp recognises) by stable-diffusion.cpp, with
+    /// ComfyUI-GGUF's refusals as warnings; any other file by llama.cpp.
+    #[arg(long, value_name = "LOADER")]
+    pub loader: Option<String>,
     /// Pair multimodal projectors, LoRA adapters, control vectors and
     /// importance matrices with this model (a path or URL; repeatable): a
     /// projector's width, an adapter's architecture, tensors and shapes, a

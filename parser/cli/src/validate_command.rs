@@ -13,6 +13,7 @@ use gguf_validate_core::data_scan::DataOptions;
 use gguf_validate_core::io::OpenPolicy;
 use gguf_validate_core::limits::MetadataLimits;
 use gguf_validate_core::llama_cpp::Releases;
+use gguf_validate_core::loader::Loader;
 use gguf_validate_core::pipeline::{Input, Item, Outcome, Pipeline, Settings};
 use gguf_validate_core::rules::{Level, Profile, RuleId};
 use gguf_validate_core::{Options, Validator};
@@ -108,6 +109,14 @@ pub fn run(args: &ValidateArgs, matches: &clap::ArgMatches) -> u8 {
             return EXIT_USAGE;
         }
     };
+    // `--loader` over the config's `loader`.
+    let loader = match args.loader.as_deref().map(str::parse::<Loader>).transpose() {
+        Ok(l) => l.or_else(|| config.as_ref().and_then(|c| c.loader)),
+        Err(e) => {
+            render::error(&format!("--loader: {e}"));
+            return EXIT_USAGE;
+        }
+    };
     let inputs::Expanded { files, errors: input_errors, skipped_by_ignore } = match inputs::expand(
         &args.files,
         args.files_from.as_deref(),
@@ -154,6 +163,7 @@ pub fn run(args: &ValidateArgs, matches: &clap::ArgMatches) -> u8 {
     let validator = Validator::new(options)
         .with_every_profile(args.every_profile)
         .with_llama_cpp(llama_cpp)
+        .with_loader(loader)
         .report_only(container_only);
     let settings = Settings {
         validator,

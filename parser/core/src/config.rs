@@ -86,6 +86,7 @@ struct RawConfig {
     deny_warnings: Option<bool>,
     container_only: Option<bool>,
     llama_cpp: Option<String>,
+    loader: Option<String>,
     #[serde(default)]
     rules: BTreeMap<String, String>,
     #[serde(default)]
@@ -127,6 +128,9 @@ pub struct Config {
     /// `llama-cpp` (`"b4600"`, `"b4600.."`), when set: the llama.cpp
     /// releases judged against.
     pub llama_cpp: Option<crate::llama_cpp::Releases>,
+    /// `loader` (`"sd.cpp"`), when set: the loader every file is judged
+    /// against ([`crate::loader`]).
+    pub loader: Option<crate::loader::Loader>,
     rules: Vec<(RuleId, Level)>,
     overrides: Vec<(GlobSet, Vec<(RuleId, Level)>)>,
     suppressions: Vec<Suppression>,
@@ -219,6 +223,7 @@ impl Config {
         let mut ignored = Vec::new();
         let profile = raw.profile.as_deref().map(str::parse::<Profile>).transpose().map_err(at)?;
         let llama_cpp = raw.llama_cpp.as_deref().map(str::parse).transpose().map_err(at)?;
+        let loader = raw.loader.as_deref().map(str::parse).transpose().map_err(at)?;
         let mut rules = Vec::new();
         // A discovered config's profile applies, except to the security
         // rules it would lower: those stay at their strict levels (first in
@@ -311,6 +316,7 @@ impl Config {
             deny_warnings: raw.deny_warnings,
             container_only,
             llama_cpp,
+            loader,
             rules,
             overrides,
             suppressions,

@@ -3,11 +3,11 @@
 //! Layers, each depending only on the ones above it (ARCHITECTURE.md,
 //! "Layers of the library"; `tests/module_graph.rs` checks both lists
 //! against the code):
-//! 1. [`types`], [`limits`], [`rules`], [`seeded`], [`llama_cpp`]: the type
+//! 1. [`types`], [`limits`], [`rules`], [`seeded`], [`llama_cpp`], [`loader`]: the type
 //!    tables, the named limits, the rule catalogue (ids, citations,
 //!    severities per profile), the seeded generator (SplitMix64) every
 //!    reproducible random value comes from, the llama.cpp releases users run
-//!    and what each knows; the ggml type table and kernels are [`numerics`]
+//!    and what each knows, the loaders a file is judged against; the ggml type table and kernels are [`numerics`]
 //!    (the `gguf-numerics` crate);
 //! 2. [`io`], [`remote`], [`split_name`], `scratch`: reading and naming
 //!    inputs, and the memory that holds them. [`io`]
@@ -55,6 +55,7 @@ pub mod io;
 pub mod legacy;
 pub mod limits;
 pub mod llama_cpp;
+pub mod loader;
 /// Dequantize / quantize for every ggml type: the `gguf-numerics` crate.
 pub use gguf_numerics as numerics;
 pub mod output;

@@ -134,6 +134,11 @@ pub struct Summary {
     /// llama.cpp opens ([`crate::llama_cpp`]).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub llama_cpp: Option<LlamaCpp>,
+    /// The loader the file was judged against: the one set (`--loader`),
+    /// or the one the file is for ([`crate::loader`]); none for a file the
+    /// checks did not reach.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub loader: Option<crate::loader::Loader>,
 }
 
 /// A suppression or baseline entry applied to a report (listed in it;
@@ -367,12 +372,15 @@ pub(crate) struct Judging<'o> {
     /// The llama.cpp releases judged against (`--llama-cpp`); none: the
     /// pinned tree the tables come from.
     pub(crate) releases: Option<crate::llama_cpp::Releases>,
+    /// The loader every file is judged against (`--loader`); none: the
+    /// one each file is for.
+    pub(crate) loader: Option<crate::loader::Loader>,
 }
 
 impl<'o> Judging<'o> {
     /// Judged under `options` alone: one profile, no models to pair with.
     pub(crate) fn plain(options: &'o Options) -> Judging<'o> {
-        Judging { options, every_profile: false, companions: &NO_COMPANIONS, find_companions: None, releases: None }
+        Judging { options, every_profile: false, companions: &NO_COMPANIONS, find_companions: None, releases: None, loader: None }
     }
 
     /// Whether some profile this validation judges reports `rule`.
@@ -438,6 +446,11 @@ impl<'o> Sink<'o> {
     /// The llama.cpp releases judged against, when asked for.
     pub(crate) fn releases(&self) -> Option<crate::llama_cpp::Releases> {
         self.judging.releases
+    }
+
+    /// The loader set for the run (`--loader`), if any.
+    pub(crate) fn loader(&self) -> Option<crate::loader::Loader> {
+        self.judging.loader
     }
 
     /// Whether a rule is reported at all (lets callers skip work).

@@ -25,6 +25,7 @@ use crate::check::{self, Checked, Stop};
 use crate::io::{ByteSource, MetadataBytes, ReadError, SliceSource};
 use crate::limits;
 use crate::llama_cpp::Releases;
+use crate::loader::Loader;
 use crate::parse::{self, Detected, KeptParse, Parsed};
 use crate::report::{Companions, FileFormat, Judging, ModelFacts, Options, Report, Sink, Summary};
 use crate::rules::{Level, Profile, RuleId};
@@ -48,6 +49,7 @@ pub struct Validator {
     companions: Companions,
     report_only: bool,
     releases: Option<Releases>,
+    loader: Option<Loader>,
 }
 
 impl From<Options> for Validator {
@@ -93,6 +95,21 @@ impl Validator {
         self.releases
     }
 
+    /// Judge every file against this loader (`--loader`); None: each file
+    /// against the loader it is for ([`crate::loader`]). Judged for
+    /// ComfyUI-GGUF, its refusals are errors and stable-diffusion.cpp's
+    /// warnings; for stable-diffusion.cpp, the other way round; for
+    /// llama.cpp, a diffusion model is a model llama.cpp does not know.
+    #[must_use]
+    pub fn with_loader(self, loader: Option<Loader>) -> Validator {
+        Validator { loader, ..self }
+    }
+
+    /// The loader set with [`Validator::with_loader`], if any.
+    pub fn loader(&self) -> Option<Loader> {
+        self.loader
+    }
+
     /// Nothing after the report is needed: [`Validated`] keeps neither
     /// the metadata nor the parse, and under [`Options::container_only`] a
     /// local GGUF v2/v3 file is read lean (the large arrays of its metadata
@@ -136,6 +153,7 @@ impl Validator {
             companions: &self.companions,
             find_companions: find,
             releases: self.releases,
+            loader: self.loader,
         }
     }
 

@@ -28,6 +28,7 @@ use gguf_validate_core::data_scan::{DEFAULT_MAX_LISTED_PER_TENSOR, DataOptions};
 use gguf_validate_core::hash::{Algo, Algos, HashOptions};
 use gguf_validate_core::limits::MetadataLimits;
 use gguf_validate_core::llama_cpp::Releases;
+use gguf_validate_core::loader::Loader;
 use gguf_validate_core::pipeline::{Input, Item, Outcome, Pipeline, Settings};
 use gguf_validate_core::remote::UrlOpener;
 use gguf_validate_core::rules::Profile;
@@ -119,6 +120,7 @@ struct RunOptions {
     timeout: Option<f64>,
     with_models: Vec<String>,
     llama_cpp: Option<String>,
+    loader: Option<String>,
 }
 
 /// A time limit in seconds (`timeout=`): a positive number a `Duration`
@@ -157,8 +159,13 @@ fn pipeline(o: &RunOptions, http: &HttpArgs, inputs: &[Input], jobs: usize) -> P
         Ok(r) => r.or_else(|| config.as_ref().and_then(|c| c.llama_cpp)),
         Err(e) => return Err(usage(format!("llama_cpp: {e}"))),
     };
+    // `loader=` over the config's `loader`.
+    let loader = match o.loader.as_deref().map(str::parse::<Loader>).transpose() {
+        Ok(l) => l.or_else(|| config.as_ref().and_then(|c| c.loader)),
+        Err(e) => return Err(usage(format!("loader: {e}"))),
+    };
     let settings = Settings {
-        validator: Validator::new(options).with_llama_cpp(llama_cpp).report_only(report_only),
+        validator: Validator::new(options).with_llama_cpp(llama_cpp).with_loader(loader).report_only(report_only),
         check_data: o.check_data.then(|| DataOptions::listing(DEFAULT_MAX_LISTED_PER_TENSOR)),
         timeout,
         metadata_hash: config.as_ref().is_some_and(Config::has_pins),

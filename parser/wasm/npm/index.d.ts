@@ -7,6 +7,9 @@ export type Profile = 'strict' | 'spec' | 'ggml';
 export type Severity = 'error' | 'warning' | 'info';
 export type OutputFormat = 'json' | 'jsonl' | 'sarif' | 'junit' | 'github' | 'human';
 
+/** A loader a file is judged against. */
+export type Loader = "llama.cpp" | "sd.cpp" | "comfyui-gguf";
+
 export interface ValidateOptions {
   /** `strict` (default: what llama.cpp would crash on, misread or refuse), `spec`, `ggml`. */
   profile?: Profile;
@@ -16,6 +19,8 @@ export interface ValidateOptions {
   denyWarnings?: boolean;
   /** Judge `strict` against this llama.cpp release too (`"b4600"`), or every known release from it (`"b4600.."`), as `--llama-cpp`. */
   llamaCpp?: string;
+  /** Judge against this loader (`--loader`): `"llama.cpp"`, `"sd.cpp"` (stable-diffusion.cpp) or `"comfyui-gguf"`; default: the loader the file is for (`summary.loader`). */
+  loader?: Loader;
   /** What the report calls a Blob or bytes (a File's own name otherwise). */
   name?: string;
   /** Names of the source, then of `with`, then of `folder`, in order. */

@@ -403,6 +403,7 @@ function runOptions(options) {
     denyWarnings: !!options.denyWarnings,
     facts: options.facts != null,
     ...(options.llamaCpp != null ? { llamaCpp: String(options.llamaCpp) } : {}),
+    ...(options.loader != null ? { loader: String(options.loader) } : {}),
   });
 }
 
@@ -428,7 +429,7 @@ function sourceName(source, options, index) {
  * @param source a File or Blob, a Uint8Array or ArrayBuffer, or an
  *   `http(s)://` or `hf://` URL.
  * @param options `profile` (`strict`, `spec`, `ggml`), `containerOnly`,
- *   `denyWarnings`, `llamaCpp` (`"b4600"`, `"b4600.."`: as `--llama-cpp`), `name` (what the report calls a Blob or bytes), `with`
+ *   `denyWarnings`, `llamaCpp` (`"b4600"`, `"b4600.."`: as `--llama-cpp`), `loader` (`"llama.cpp"`, `"sd.cpp"`, `"comfyui-gguf"`: as `--loader`), `name` (what the report calls a Blob or bytes), `with`
  *   (the models a projector, adapter or control vector pairs with),
  *   `folder` (files given together with it, standing for its folder),
  *   `httpTimeout`, `httpDeadline` (seconds), `retries`, `headers`,

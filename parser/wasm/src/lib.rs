@@ -211,6 +211,8 @@ struct RunOptions {
     facts: bool,
     /// The llama.cpp releases judged against (`llamaCpp`: `"b4600"`, `"b4600.."`).
     llama_cpp: Option<gguf_validate_core::llama_cpp::Releases>,
+    /// The loader judged against (`loader`: `"llama.cpp"`, `"sd.cpp"`, `"comfyui-gguf"`).
+    loader: Option<gguf_validate_core::loader::Loader>,
 }
 
 fn run_options(options: &str) -> Result<RunOptions, JsError> {
@@ -227,12 +229,17 @@ fn run_options(options: &str) -> Result<RunOptions, JsError> {
         None => None,
         Some(name) => Some(name.parse().map_err(|e: String| js_error(format!("llamaCpp: {e}")))?),
     };
+    let loader = match v.get("loader").and_then(serde_json::Value::as_str) {
+        None => None,
+        Some(name) => Some(name.parse().map_err(|e: String| js_error(format!("loader: {e}")))?),
+    };
     Ok(RunOptions {
         profile,
         container_only: flag("containerOnly"),
         deny_warnings: flag("denyWarnings"),
         facts: flag("facts"),
         llama_cpp,
+        loader,
     })
 }
 
@@ -323,7 +330,7 @@ impl Reads {
             ..Options::default()
         };
         let settings = Settings {
-            validator: Validator::new(options).with_llama_cpp(o.llama_cpp),
+            validator: Validator::new(options).with_llama_cpp(o.llama_cpp).with_loader(o.loader),
             with,
             folder: (!folder.is_empty()).then_some(folder),
             ..Settings::default()

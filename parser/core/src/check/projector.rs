@@ -21,6 +21,7 @@ use super::clip_table::{
     TensorRead, When, Width,
 };
 use super::kv::kv_path;
+use super::tensors::tensor_path;
 
 /// What the projector check found, for the pairing with a text model.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -125,6 +126,28 @@ pub(crate) fn check(file: &GgufFile<'_>, tensors: &[&TensorInfo<'_>], sink: &mut
     facts.output_width = widths.first().map(|(_, w)| *w);
     facts
 }
+
+/// granite_speech's Shaw relative positions, read off clip.cpp by hand (no
+/// generated bound expresses a tensor's rows): `clip_image_batch_encode`
+/// fills `attn_dists` with `i - j + max_pos_emb` (i, j < chunk_size) and
+/// `clip_graph_granite_speech::build` looks those rows up in each layer's
+/// `attn_rel_pos_emb` (`ggml_get_rows`, whose CPU kernel asserts the row
+/// is in range) and reshapes them to the head size.
+struct RelativePositions {
+    projector_type: &'static str,
+    chunk_key: &'static str,
+    max_pos_key: &'static str,
+    tensor: &'static str,
+    source: &'static str,
+}
+
+const RELATIVE_POSITIONS: RelativePositions = RelativePositions {
+    projector_type: "granite_speech",
+    chunk_key: "clip.audio.chunk_size",
+    max_pos_key: "clip.audio.max_pos_emb",
+    tensor: "a.blk.{}.attn_rel_pos_emb",
+    source: "clip.cpp PROJECTOR_TYPE_GRANITE_SPEECH attn_dists, models/granite-speech.cpp ggml_get_rows and ggml_reshape_3d",
+};
 
 struct Ctx<'f, 'a, 's> {
     file: &'f GgufFile<'a>,
@@ -310,11 +333,60 @@ impl<'a> Ctx<'_, 'a, '_> {
             self.bound(ptype, c, b);
         }
         let layers = self.u32_of(&format!("clip.{}.block_count", modality.name()));
+        if ptype == RELATIVE_POSITIONS.projector_type && modality == Modality::Audio {
+            self.relative_positions(layers);
+        }
         let mut missing_reported: Vec<&'static str> = Vec::new();
         for t in c.tensors.slice() {
             self.tensor(t, ptype, layers, &mut missing_reported);
         }
         self.width(modality, ptype, c, layers, &missing_reported)
+    }
+
+    /// granite_speech's relative positions ([`RELATIVE_POSITIONS`]): the
+    /// rows of each layer's table the first encode looks up, and its width.
+    fn relative_positions(&mut self, layers: Option<u64>) {
+        let r = &RELATIVE_POSITIONS;
+        let (Some(chunk), Some(max_pos)) = (self.u32_of(r.chunk_key), self.u32_of(r.max_pos_key)) else {
+            return; // absent or of another type: the key rules say so
+        };
+        if chunk == 0 {
+            return; // projector-load-bound's
+        }
+        // i - j over one chunk runs from -(chunk - 1) to chunk - 1
+        let reach = chunk.saturating_sub(1);
+        let head = match (self.u32_of("clip.audio.embedding_length"), self.u32_of("clip.audio.head_count")) {
+            (Some(e), Some(h)) if h > 0 && e.checked_rem(h) == Some(0) => e.checked_div(h),
+            _ => None,
+        };
+        let n = layers.unwrap_or(0).min(u64::try_from(self.n_tensors).unwrap_or(u64::MAX));
+        for il in 0..n {
+            let name = r.tensor.replace("{}", &il.to_string());
+            let Some(t) = self.tensors.get(name.as_bytes()).copied() else { continue };
+            let dims: Vec<u64> = t.dims().collect();
+            let (Some(&width), Some(&rows)) = (dims.first(), dims.get(1)) else { continue };
+            let (lowest, highest) = (max_pos.checked_sub(reach), max_pos.saturating_add(reach));
+            if lowest.is_none() || highest >= rows {
+                let row = match lowest {
+                    None => format!("{}", i128::from(max_pos) - i128::from(reach)),
+                    Some(_) => highest.to_string(),
+                };
+                self.sink.emit(RuleId::ProjectorFirstUseBound, t.dims_offset, || tensor_path(t, "dims"), || {
+                    format!(
+                        "`{}` ({} x {rows}) with `{}` {chunk} and `{}` {max_pos}: the first encode looks up row i - j + {max_pos} for i, j in one chunk, {} to {highest}, and row {row} is not in the table ({}); libmtmd aborts",
+                        name, width, r.chunk_key, r.max_pos_key, i128::from(max_pos) - i128::from(reach), r.source
+                    )
+                });
+            }
+            if let Some(head) = head.filter(|h| *h != width) {
+                self.sink.emit(RuleId::ProjectorFirstUseBound, t.dims_offset, || tensor_path(t, "dims"), || {
+                    format!(
+                        "`{name}` rows are {width} wide; the encoder reshapes them to its head size {head} (embedding_length / head_count) and libmtmd aborts ({})",
+                        r.source
+                    )
+                });
+            }
+        }
     }
 
     /// The value checks load_hparams makes on every projector type (its

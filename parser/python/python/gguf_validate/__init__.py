@@ -112,6 +112,9 @@ class Report(_Entry):
     #: Which llama.cpp releases load the file (`loads_from`, `loads_until`,
     #: `judged_against`, `because`), for a model or a projector.
     llama_cpp: Mapping[str, Any] | None
+    #: The loader the file was judged against (`llama.cpp`, `sd.cpp`,
+    #: `comfyui-gguf`): the one asked for, or the one the file is for.
+    loader: str | None
     _entry: Mapping[str, Any] = field(repr=False, compare=False)
 
     @classmethod
@@ -130,6 +133,7 @@ class Report(_Entry):
             remote=summary.get("remote"),
             split_set=entry.get("split_set"),
             llama_cpp=summary.get("llama_cpp"),
+            loader=summary.get("loader"),
             _entry=entry,
         )
 
@@ -229,6 +233,7 @@ class Options(TypedDict, total=False):
     http_timeout: float | None
     with_models: Sequence[str | os.PathLike[str]] | None
     llama_cpp: str | None
+    loader: str | None
 
 
 def _http(
@@ -266,6 +271,7 @@ def _options(given: Mapping[str, Any]) -> dict[str, Any]:
         "timeout": None if o["timeout"] is None else float(o["timeout"]),
         "with_models": [os.fspath(m) for m in (o["with_models"] or ())],
         "llama_cpp": None if o["llama_cpp"] is None else str(o["llama_cpp"]),
+        "loader": None if o["loader"] is None else str(o["loader"]),
         **_http(o["headers"], o["ca_certs"], o["http_timeout"]),
     }
 
@@ -295,6 +301,7 @@ def validate(
     http_timeout: float | None = None,
     with_models: Sequence[str | os.PathLike[str]] | None = None,
     llama_cpp: str | None = None,
+    loader: str | None = None,
 ) -> Report:
     """Validates one file and returns its `Report`.
 
@@ -311,6 +318,9 @@ def validate(
     llama.cpp release too (`"b4600"`), or every known release from one to
     the newest (`"b4600.."`), as the command line's `--llama-cpp`; every
     report says which releases load the file (`summary["llama_cpp"]`).
+    `loader` (`"llama.cpp"`, `"sd.cpp"`, `"comfyui-gguf"`) judges every
+    file against that loader, as the command line's `--loader`; without
+    it, each file against the one it is for (`Report.loader` says which).
 
     Raises `UnreadableError` when the input cannot be read and `UsageError`
     for bad arguments; an invalid file is a report, never an exception.
