@@ -23,6 +23,8 @@ mod adapter;
 mod clip_table;
 mod control_vector;
 mod dialects;
+#[rustfmt::skip]
+pub(crate) mod diffusion_table;
 mod header;
 mod imatrix;
 pub(crate) mod imatrix_table;
