@@ -120,6 +120,8 @@ pub enum Group {
     ControlVector,
     /// Importance matrices, as llama-quantize reads them (`--imatrix`).
     Imatrix,
+    /// Diffusion models, as stable-diffusion.cpp and ComfyUI-GGUF load them.
+    Diffusion,
     /// Chat templates (`tokenizer.chat_template*` and Jinja found in other values).
     Template,
     /// The run's own configuration (suppressions not applied).
@@ -149,6 +151,7 @@ impl Group {
             Group::Adapter => "adapter",
             Group::ControlVector => "control-vector",
             Group::Imatrix => "imatrix",
+            Group::Diffusion => "diffusion",
             Group::Template => "template",
             Group::Config => "config",
             Group::Rwkv => "rwkv",
@@ -352,6 +355,12 @@ catalogue! {
     ImatrixArchitectureMissing = "imatrix-architecture-missing", Keys, [Allow, Error, Allow],
         cite: "gguf.md Required: general.architecture; llama.cpp tools/imatrix (imatrix files carry general.type = imatrix and no architecture)",
         "An importance matrix (`general.type` = `imatrix`) has `general.architecture`. llama-imatrix writes none, and no model loader reads the file, so only the spec profile requires the key.";
+    DiffusionArchitectureMissing = "diffusion-architecture-missing", Keys, [Allow, Error, Allow],
+        cite: "gguf.md Required: general.architecture; stable-diffusion.cpp src/model_io/gguf_io.cpp (reads no key); its converter (`sd convert`) writes none; ComfyUI-GGUF loader.py (no architecture: \"sd.cpp\" compatibility mode)",
+        "A diffusion model stable-diffusion.cpp recognises by its tensor names has `general.architecture`. Its own converter writes none and neither it nor ComfyUI-GGUF needs one, so only the spec profile requires the key.";
+    DiffusionQuantVersionMissing = "diffusion-quantization-version-missing", Keys, [Allow, Error, Allow],
+        cite: "gguf.md Required: general.quantization_version \"if any tensors are quantized\"; stable-diffusion.cpp src/model_io/gguf_io.cpp (reads no key)",
+        "A block-quantized diffusion model has `general.quantization_version`. stable-diffusion.cpp's converter writes none and neither loader reads it, so only the spec profile requires it.";
     ArchitectureType = "architecture-type", Keys, [Error, Error, Allow],
         cite: "gguf.md general.architecture: string",
         "`general.architecture` is a string.";
@@ -771,6 +780,32 @@ catalogue! {
     ImatrixTensorUnknown = "imatrix-tensor-unknown", Imatrix, [Warning, Allow, Allow],
         cite: "llama.cpp src/llama-quant.cpp llama_model_quantize_impl (entries looked up by the model's tensor names; others never read)",
         "Against its model: every entry names a tensor of the model; llama-quantize never reads the others (an importance matrix computed on another model leaves this one quantized without weights).";
+
+    // ---- Diffusion: what stable-diffusion.cpp and ComfyUI-GGUF hold a diffusion model to ----
+    DiffusionVersionUnknown = "diffusion-version-unknown", Diffusion, [Error, Allow, Allow],
+        cite: "stable-diffusion.cpp src/model.cpp ModelLoader::get_sd_version; src/stable-diffusion.cpp (\"get sd version from file failed\"); replayed from diffusion_table.rs",
+        "A file judged as a diffusion model has tensors stable-diffusion.cpp recognises a model version by (FLUX, SD3, SD1/SD2/SDXL UNet, Wan, Qwen-Image, ...); it refuses a file in which it finds none. Detection reads the tensor names (and some shapes) in file order, never the metadata.";
+    DiffusionCrash = "diffusion-crash", Diffusion, [Error, Allow, Allow],
+        cite: "stable-diffusion.cpp src/flux.hpp (num_heads = hidden_size / head_dim), src/wan.hpp (GGML_ABORT on the block count; the VACE step), diffusion_table.rs PRECONDITIONS",
+        "The values stable-diffusion.cpp's builder derives from the tensors do not crash or hang it: FLUX's head size comes from a `key_norm.scale` tensor and divides its width (none: SIGFPE, as a two-tensor FLUX file shows), Wan has 30 or 40 blocks (else an abort) and no more VACE blocks than blocks (else an endless loop).";
+    DiffusionTensorMissing = "diffusion-tensor-missing", Diffusion, [Error, Allow, Allow],
+        cite: "stable-diffusion.cpp src/model.cpp ModelLoader::load_tensors (\"tensor not in model file\"); the builders of src/flux.hpp, mmdit.hpp, unet.hpp, wan.hpp, qwen_image.hpp (diffusion_table.rs)",
+        "Every tensor stable-diffusion.cpp's builder creates for the detected version (its sizes read from the file where the builder reads them, hard-coded elsewhere) is in the file; it refuses the file otherwise. Tensors it does not create are skipped.";
+    DiffusionTensorShape = "diffusion-tensor-shape", Diffusion, [Error, Allow, Allow],
+        cite: "stable-diffusion.cpp src/model.cpp ModelLoader::load_tensors (\"has wrong shape in model file\"); diffusion_table.rs",
+        "Each tensor the builder creates has the shape it gives it (dims past the fourth folded into the fourth, as its reader does); it refuses the file otherwise. Builders with hard-coded sizes (SD3's 64 x depth width, the UNets, Wan's two sizes, Qwen-Image) refuse any smaller model.";
+    ComfyuiArchitecture = "comfyui-architecture", Diffusion, [Warning, Allow, Allow],
+        cite: "ComfyUI-GGUF loader.py gguf_sd_loader (IMG_ARCH_LIST; \"Unexpected architecture type in GGUF file\"), tools/convert.py detect_arch (\"Unknown model architecture!\", \"Model architecture not allowed for conversion!\")",
+        "ComfyUI-GGUF loads the file as a diffusion model: `general.architecture` is one of its list, or absent (or `pig`/`cow`) with tensor names its detect_arch recognises in the reference layout. An error when judged for ComfyUI-GGUF (`--loader comfyui-gguf`), a warning otherwise.";
+    ComfyuiKeyType = "comfyui-key-type", Diffusion, [Warning, Allow, Allow],
+        cite: "ComfyUI-GGUF loader.py get_field (\"Bad type for GGUF {key} key: expected string\")",
+        "`general.architecture` and `general.type`, when present, are strings: ComfyUI-GGUF refuses the file otherwise (an error for `--loader comfyui-gguf`).";
+    ComfyuiOrigShape = "comfyui-orig-shape", Diffusion, [Warning, Allow, Allow],
+        cite: "ComfyUI-GGUF loader.py get_orig_shape (\"Bad original shape metadata ... Expected ARRAY of INT32\"); ops.py (the tensor is viewed as that shape)",
+        "Each `comfy.gguf.orig_shape.<tensor>` is an array of INT32 whose product is the tensor's element count: ComfyUI-GGUF refuses another type and fails on a shape of another size (an error for `--loader comfyui-gguf`).";
+    ModelArchitectureRefused = "model-architecture-refused", Model, [Error, Allow, Allow],
+        cite: "llama.cpp src/llama-arch.cpp llm_arch_from_string (\"unknown model architecture\")",
+        "Judged for llama.cpp (`--loader llama.cpp`), the file's `general.architecture` is one llama.cpp knows; it refuses any other. Without `--loader`, an architecture llama.cpp does not know is left unexamined (the file may be for another program: a diffusion model is judged for stable-diffusion.cpp).";
 
     // ---- Tokenizer: what llama.cpp's tokenizer assumes of the vocabulary ----
     TokenizerModelUnknown = "tokenizer-model-unknown", Tokenizer, [Error, Allow, Allow],

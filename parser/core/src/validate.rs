@@ -52,6 +52,25 @@ pub struct Validator {
     loader: Option<Loader>,
 }
 
+/// The levels a loader set with `--loader` gives the rules of the other
+/// diffusion loader: judged for ComfyUI-GGUF, its refusals are errors and
+/// stable-diffusion.cpp's warnings (the catalogue's levels are the other
+/// way round).
+fn loader_levels(loader: Option<Loader>) -> Vec<(RuleId, Level)> {
+    match loader {
+        Some(Loader::ComfyuiGguf) => vec![
+            (RuleId::DiffusionVersionUnknown, Level::Warning),
+            (RuleId::DiffusionCrash, Level::Warning),
+            (RuleId::DiffusionTensorMissing, Level::Warning),
+            (RuleId::DiffusionTensorShape, Level::Warning),
+            (RuleId::ComfyuiArchitecture, Level::Error),
+            (RuleId::ComfyuiKeyType, Level::Error),
+            (RuleId::ComfyuiOrigShape, Level::Error),
+        ],
+        _ => Vec::new(),
+    }
+}
+
 impl From<Options> for Validator {
     fn from(options: Options) -> Validator {
         Validator::new(options)
@@ -102,7 +121,13 @@ impl Validator {
     /// llama.cpp, a diffusion model is a model llama.cpp does not know.
     #[must_use]
     pub fn with_loader(self, loader: Option<Loader>) -> Validator {
-        Validator { loader, ..self }
+        let mut options = self.options.clone();
+        // the loader's levels first (in place of the previous loader's):
+        // the caller's overrides stay above them
+        let mut overrides = loader_levels(loader);
+        overrides.extend(self.options.overrides.iter().skip(loader_levels(self.loader).len()).copied());
+        options.overrides = overrides;
+        Validator { loader, options, ..self }
     }
 
     /// The loader set with [`Validator::with_loader`], if any.
@@ -125,8 +150,11 @@ impl Validator {
     #[must_use]
     pub fn with_levels_first(&self, levels: Vec<(RuleId, Level)>) -> Validator {
         let mut v = self.clone();
-        let mut overrides = levels;
-        overrides.extend(self.options.overrides.iter().copied());
+        // the loader's levels, then `levels`, then the caller's own
+        let ours = loader_levels(self.loader);
+        let mut overrides = ours.clone();
+        overrides.extend(levels);
+        overrides.extend(self.options.overrides.iter().skip(ours.len()).copied());
         v.options.overrides = overrides;
         v
     }

@@ -433,14 +433,27 @@ pub(crate) fn check_required(file: &GgufFile<'_>, tensors: &TensorFacts, sink: &
     // llama-imatrix) is not a model and has no architecture: its own rule,
     // whose levels per profile the catalogue gives.
     let imatrix = file.get("general.type").and_then(|kv| kv.value.as_string()).is_some_and(|s| s.bytes == b"imatrix");
+    // A diffusion model (stable-diffusion.cpp's converter writes no key at
+    // all): its own rules, whose levels per profile the catalogue gives.
+    let arch = file.get("general.architecture").and_then(|kv| kv.value.as_string()).and_then(|s| s.as_str());
+    let diffusion = matches!(
+        super::model::FileKind::of(file, arch, sink.loader()),
+        super::model::FileKind::Diffusion(_)
+    );
     if file.get("general.architecture").is_none() {
-        let rule = if imatrix { RuleId::ImatrixArchitectureMissing } else { RuleId::ArchitectureMissing };
+        let rule = if imatrix {
+            RuleId::ImatrixArchitectureMissing
+        } else if diffusion {
+            RuleId::DiffusionArchitectureMissing
+        } else {
+            RuleId::ArchitectureMissing
+        };
         sink.emit(rule, KV_SECTION, || "kv".into(), || "general.architecture is missing".into());
     }
     match file.get("general.quantization_version") {
         None if tensors.any_quantized => {
             sink.emit(
-                RuleId::QuantVersionMissing,
+                if diffusion { RuleId::DiffusionQuantVersionMissing } else { RuleId::QuantVersionMissing },
                 KV_SECTION,
                 || "kv".into(),
                 || "general.quantization_version is missing although some tensors are block-quantized".into(),

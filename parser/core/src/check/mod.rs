@@ -23,6 +23,7 @@ mod adapter;
 mod clip_table;
 mod control_vector;
 mod dialects;
+mod diffusion;
 #[rustfmt::skip]
 pub(crate) mod diffusion_table;
 mod header;
@@ -231,6 +232,12 @@ fn check_parsed(
     summary.examined.push(Examined::checked("container"));
     summary.split = split::role(file).map(|r| crate::report::Shard { no: r.no, count: r.count });
     model::check_layer(file, key_facts.architecture.as_deref(), sink, &mut summary.examined);
+    if !sink.options().container_only {
+        summary.loader = Some(match model::FileKind::of(file, key_facts.architecture.as_deref(), sink.loader()) {
+            model::FileKind::Diffusion(l) => l,
+            _ => crate::loader::Loader::LlamaCpp,
+        });
+    }
     summary.llama_cpp = releases::of(file, key_facts.architecture.as_deref(), sink);
     if sink.options().container_only {
         summary.examined.push(Examined::skipped("template", CONTAINER_ONLY));

@@ -11,6 +11,7 @@
 use crate::limits;
 use crate::parse::{GgufFile, KeyValue, TensorInfo, Value};
 use crate::report::{Examined, Sink};
+use crate::loader::Loader;
 use crate::rules::RuleId;
 use crate::types::type_info;
 
@@ -41,10 +42,20 @@ pub(crate) enum FileKind {
     Imatrix,
     /// A control vector (architecture `controlvector`).
     ControlVector,
+    /// A diffusion model, judged for this loader (stable-diffusion.cpp or
+    /// ComfyUI-GGUF; [`super::diffusion::judged_for`]).
+    Diffusion(Loader),
 }
 
 impl FileKind {
-    pub(crate) fn of(file: &GgufFile<'_>, arch: Option<&str>) -> FileKind {
+    /// The kind of `file`, judged for `loader` (`--loader`): a diffusion
+    /// loader makes every file a diffusion model; unset, a file whose
+    /// architecture or tensor names are a diffusion model's is one
+    /// ([`super::diffusion::is_for_diffusion`]).
+    pub(crate) fn of(file: &GgufFile<'_>, arch: Option<&str>, loader: Option<Loader>) -> FileKind {
+        if let Some(l) = loader.filter(|l| l.is_diffusion()) {
+            return FileKind::Diffusion(l);
+        }
         let t = file.get("general.type").and_then(|kv| kv.value.as_string()).map(|s| s.bytes);
         match t {
             Some(b"adapter") => FileKind::Adapter,
@@ -52,6 +63,7 @@ impl FileKind {
             Some(t) if t == super::imatrix_table::GENERAL_TYPE.as_bytes() => FileKind::Imatrix,
             _ if arch == Some("clip") => FileKind::Projector,
             _ if arch == Some(super::control_vector::ARCH) => FileKind::ControlVector,
+            _ if loader.is_none() && super::diffusion::is_for_diffusion(file, arch) => FileKind::Diffusion(Loader::SdCpp),
             _ => FileKind::Model,
         }
     }
@@ -64,6 +76,7 @@ impl FileKind {
             FileKind::ControlVector => Some("control vector"),
             FileKind::Projector => Some("projector"),
             FileKind::Imatrix => Some("imatrix"),
+            FileKind::Diffusion(_) => Some("diffusion"),
             FileKind::Model => None,
         }
     }
@@ -71,6 +84,9 @@ impl FileKind {
     /// What said the file is of this kind: `general.type`, or its
     /// architecture.
     fn detected_by(self, file: &GgufFile<'_>) -> &'static str {
+        if let FileKind::Diffusion(_) = self {
+            return if file.get("general.architecture").is_some() { "its architecture" } else { "its tensor names" };
+        }
         if file.get("general.type").is_some() && self != FileKind::ControlVector {
             "general.type"
         } else {
@@ -85,6 +101,7 @@ impl FileKind {
             FileKind::Projector => "a multimodal projector",
             FileKind::Imatrix => "an importance matrix",
             FileKind::ControlVector => "a control vector",
+            FileKind::Diffusion(_) => "a diffusion model",
         }
     }
 }
@@ -129,17 +146,25 @@ pub(crate) fn check_model(
     sink: &mut Sink<'_>,
     examined: &mut Vec<Examined>,
 ) {
-    let kind = FileKind::of(file, arch);
+    let kind = FileKind::of(file, arch, sink.loader());
     if let Some(layer) = kind.layer() {
-        // Another kind of file llama.cpp opens: checked as its own loader
-        // reads it.
-        let why = format!("the file is {} ({}), not a model: see `{layer}`", kind.describe(), kind.detected_by(file));
+        // Another kind of file llama.cpp opens, or a file for another
+        // loader: checked as its own loader reads it.
+        let why = match kind {
+            FileKind::Diffusion(l) => format!(
+                "the file is {} ({}), for {l}, not a model llama.cpp loads: see `{layer}`",
+                kind.describe(),
+                kind.detected_by(file)
+            ),
+            _ => format!("the file is {} ({}), not a model: see `{layer}`", kind.describe(), kind.detected_by(file)),
+        };
         examined.push(Examined::skipped("model", why.clone()));
         examined.push(Examined::skipped("tokenizer", why));
         match kind {
             FileKind::Adapter => super::adapter::check(file, tensors, sink, examined),
             FileKind::ControlVector => super::control_vector::check(file, tensors, sink, examined),
             FileKind::Imatrix => super::imatrix::check(file, tensors, sink, examined),
+            FileKind::Diffusion(l) => super::diffusion::check(file, arch, tensors, l, sink, examined),
             FileKind::Projector | FileKind::Model => {
                 let facts = super::projector::check(file, tensors, sink);
                 examined.push(match facts.not_checked.as_slice() {
@@ -162,6 +187,15 @@ pub(crate) fn check_model(
         return;
     };
     if !check(file, arch, sink) {
+        if sink.loader() == Some(Loader::LlamaCpp)
+            && let Some(kv) = file.get("general.architecture")
+        {
+            sink.emit(RuleId::ModelArchitectureRefused, kv.value_offset(), || super::kv::kv_path(&kv), || {
+                format!("architecture `{arch}` is not one llama.cpp knows: it refuses the file (\"unknown model architecture\")")
+            });
+            examined.push(Examined::checked("model"));
+            return;
+        }
         examined.push(Examined::skipped("model", format!("architecture `{arch}` is not one llama.cpp knows")));
         return;
     }
@@ -650,7 +684,7 @@ fn check_file_type(file: &GgufFile<'_>, tensors: &[&TensorInfo<'_>], sink: &mut 
 pub(crate) fn model_facts(file: &GgufFile<'_>, name: &str) -> Option<crate::report::ModelFacts> {
     let arch_kv = file.get("general.architecture")?;
     let arch = arch_kv.value.as_string()?.as_str()?.to_string();
-    if FileKind::of(file, Some(&arch)) != FileKind::Model || file.tensors.is_empty() {
+    if FileKind::of(file, Some(&arch), None) != FileKind::Model || file.tensors.is_empty() {
         return None;
     }
     let n_embd = arch_key(file, &arch, "embedding_length").and_then(|kv| kv.value.as_u64());

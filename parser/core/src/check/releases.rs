@@ -369,7 +369,7 @@ pub(crate) fn of(file: &GgufFile<'_>, arch: Option<&str>, sink: &mut Sink<'_>) -
     if sink.options().container_only || super::split::role(file).is_some() {
         return None;
     }
-    let kind = FileKind::of(file, arch);
+    let kind = FileKind::of(file, arch, sink.loader());
     let known_arch = arch.is_some_and(|a| super::llama_arches::LLAMA_ARCHES.contains(&a));
     match kind {
         // An architecture the pinned tree does not know is not examined as
@@ -501,7 +501,7 @@ mod tests {
         let mut judging = crate::report::Judging::plain(&opts);
         judging.releases = releases;
         let mut sink = Sink::judging(judging);
-        let l = judge(needs(&parsed.file, FileKind::of(&parsed.file, arch), arch, false, &mut Vec::new()), &mut sink);
+        let l = judge(needs(&parsed.file, FileKind::of(&parsed.file, arch, None), arch, false, &mut Vec::new()), &mut sink);
         let report = sink.finish(
             crate::Profile::Strict,
             crate::report::FileFormat::Gguf,
