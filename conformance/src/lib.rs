@@ -132,7 +132,7 @@ impl Case {
 /// Every case, in a stable order (slugs are unique).
 pub fn all_cases() -> Vec<Case> {
     type AddCases = fn(&mut Vec<Case>);
-    let modules: [(&'static str, AddCases); 13] = [
+    let modules: [(&'static str, AddCases); 14] = [
         ("header", cases::header::cases),
         ("kv", cases::kv::cases),
         ("keys", cases::keys::cases),
@@ -142,6 +142,7 @@ pub fn all_cases() -> Vec<Case> {
         ("projector", cases::projector::cases),
         ("adapter", cases::adapter::cases),
         ("imatrix", cases::imatrix::cases),
+        ("diffusion", cases::diffusion::cases),
         ("types", cases::types::cases),
         ("security", cases::security::cases),
         ("template", cases::template::cases),

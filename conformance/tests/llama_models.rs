@@ -287,7 +287,10 @@ fn judge_paired(folder: &str) -> (usize, usize, Vec<String>) {
     for m in manifest["models"].as_array().unwrap() {
         let file = m["file"].as_str().unwrap();
         let with: Vec<Input> = m["with"].as_str().map(|w| Input::from_path(dir.join(w))).into_iter().collect();
-        let pipeline = Pipeline::new(Settings { with: with.clone(), ..Settings::default() });
+        // an importance matrix's values are what llama-quantize refuses when
+        // not finite: they are read (--check-data), as the quantizer reads them
+        let check_data = (folder == "imatrix").then(|| gguf_validate_core::data_scan::DataOptions::listing(10));
+        let pipeline = Pipeline::new(Settings { with: with.clone(), check_data, ..Settings::default() });
         let v = pipeline.validate(&Input::from_path(dir.join(file)));
         let report = v.outcome.report().unwrap();
         // a projector that loads must also survive its first image or audio (make_converter_mmproj.py step 5)
@@ -398,9 +401,10 @@ fn strict_agrees_with_the_control_vector_loader() {
 /// (built from the pinned tree) against the converter's qwen3moe: the
 /// pinned `llama-imatrix`'s own output and that file with one change each
 /// (conformance/tools/llama-load/imatrix_cases.py). strict with the model
-/// equals llama-quantize on every one, the abort on a key's type and the
-/// division by zero on empty counts included; llama-imatrix's own output
-/// has no error and no warning.
+/// (and `--check-data`: llama-quantize refuses a NaN or infinite sum, which
+/// only the values show) equals llama-quantize on every one, the abort on a
+/// key's type and the division by zero on empty counts included;
+/// llama-imatrix's own output has no error and no warning.
 #[test]
 fn strict_agrees_with_llama_quantize_on_every_importance_matrix() {
     let (files, loads, wrong) = judge_paired("imatrix");

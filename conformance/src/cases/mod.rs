@@ -1,6 +1,7 @@
 //! Case definitions, one module per part of the file.
 
 pub mod adapter;
+pub mod diffusion;
 pub mod header;
 pub mod imatrix;
 pub mod keys;

@@ -270,7 +270,7 @@ pub fn cases(v: &mut Vec<Case>) {
         "projector_load_bound_granite_chunk_size",
         [R, A, A],
         &["projector-load-bound"],
-        "A granite_speech audio projector with `clip.audio.chunk_size` = 8193: load_hparams asserts 0 < chunk size <= 8192 (older releases squared it into an `int` and wrote the heap at the first audio, llama.cpp #27223); the process aborts while libmtmd loads it. The tensors are placeholders: the assertion comes before any is read. (No boundary file: a granite_speech encoder libmtmd runs is not in the corpus; the rule's boundary is the pixel-budget pair above, and 8192 is held by the rule's unit test.)",
+        "A granite_speech audio projector with `clip.audio.chunk_size` = 8193: load_hparams asserts 0 < chunk size <= 8192 (older releases squared it into an `int` and wrote the heap at the first audio, llama.cpp #27223); the process aborts while libmtmd loads it. The tensors are placeholders (the relative-position tables sized to the chunk): the assertion comes before any is read. The boundary is converter output: corpus/models/mmproj/mmproj-granite_speech__chunk_8192.gguf, which libmtmd loads and runs on its first audio.",
         "llama.cpp tools/mtmd/clip.cpp load_hparams (PROJECTOR_TYPE_GRANITE_SPEECH: GGML_ASSERT(hparams.audio_chunk_size > 0 && hparams.audio_chunk_size <= 8192))",
         || granite(8193),
     ));

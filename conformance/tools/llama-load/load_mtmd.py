@@ -22,7 +22,7 @@ printed before a crash names the step that crashed):
             tiling preprocessors slice it, so the tokens they wrap slices in
             are used), else one second of a 440 Hz tone at the projector's
             sample rate (mtmd_bitmap_init_from_audio)
-  tokenize  mtmd_tokenize of "describe <marker> and <marker>" (one
+  tokenize  mtmd_tokenize of "describe <marker> and <marker> briefly" (one
             mtmd_default_marker per input) with those bitmaps: the image or
             audio preprocessing (resize, slices, mel spectrogram)
   context   llama_init_from_model with n_ctx, n_batch and n_ubatch 4096 (a
@@ -174,7 +174,9 @@ def first_use(lib: ctypes.CDLL, mtmd: ctypes.CDLL, model: int, ctx: int, log: Lo
         return f"media: a bitmap was not made ({last_error('NULL')})"
     stage("tokenize")
     chunks = mtmd.mtmd_input_chunks_init()
-    prompt = b"describe " + b" and ".join(mtmd.mtmd_default_marker() for _ in bitmap)
+    # text after the last marker: the last chunk is text, whose last token has logits (a projector
+    # type that adds no end-of-media tokens would otherwise end on the media chunk, which has none)
+    prompt = b"describe " + b" and ".join(mtmd.mtmd_default_marker() for _ in bitmap) + b" briefly"
     text = MtmdInputText(prompt, len(prompt), True, True)
     bitmaps = (ctypes.c_void_p * len(bitmap))(*bitmap)
     rc = mtmd.mtmd_tokenize(ctx, chunks, ctypes.byref(text), bitmaps, len(bitmap))

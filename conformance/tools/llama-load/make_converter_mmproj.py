@@ -255,7 +255,7 @@ def families() -> list[Family]:
             projector_config=dict(model_type="blip_2_qformer", hidden_size=32, num_hidden_layers=2,
                                   num_attention_heads=2, intermediate_size=64, encoder_hidden_size=32,
                                   cross_attention_frequency=1),
-            audio_token_index=mcm.BPE_PAD_V - 1, window_size=15, downsample_rate=5), "bpe",
+            audio_token_index=mcm.BPE_PAD_V - 1, window_size=15, downsample_rate=5, has_lora_adapter=False), "bpe",
             f"GraniteSpeechForConditionalGeneration: conformer encoder hidden 32, 2 layers, context (chunk) "
             f"{GRANITE_CHUNK} = max_pos_emb; Q-Former projector of 2 layers (granite_speech audio projector)",
             dict(feature_extractor_type="GraniteSpeechFeatureExtractor", sampling_rate=16000, n_fft=512,
@@ -275,7 +275,17 @@ GRANITE_CHUNK = 8
 # tensor copied, the change applied), judged with the family's own text model: (family, variant,
 # description, key changes {key: value}, tensor changes {name pattern: rows}), rows being the new ne[1]
 # of the 2-D tensors whose name ends with the pattern (values drawn from a seeded generator).
+# The pinned converter names granite_speech's folded batch norm a.blk.N.conv_norm_var (gguf-py's
+# tensor map files encoder.layers.N.conv.batch_norm under A_ENC_CONV_NORM_VAR), while libmtmd reads
+# a.blk.N.conv_norm: its own output is refused. Every granite_speech variant is written under the
+# name libmtmd reads (RENAMES), so that it tests its one change.
+RENAMES = {"granite_speech": [(".conv_norm_var.", ".conv_norm.")]}
+
 VARIANTS = [
+    ("granite_speech", "conv_norm",
+     "the converter's projector with a.blk.N.conv_norm_var renamed a.blk.N.conv_norm, the name libmtmd reads "
+     "(no other change: the base of the chunk variants)",
+     {}, {}),
     ("granite_speech", "chunk_9",
      "clip.audio.chunk_size 9 = max_pos_emb + 1: the attention distances i - j + max_pos_emb of one chunk run "
      "over 0..16, inside the 17 rows of a.blk.N.attn_rel_pos_emb (the boundary of the rows below)",
@@ -299,10 +309,10 @@ def variant_file(family: str, variant: str) -> str:
     return f"mmproj-{family}__{variant}.gguf"
 
 
-def write_variant(src: pathlib.Path, dst: pathlib.Path, keys: dict, rows: dict, seed: int = 0) -> None:
+def write_variant(src: pathlib.Path, dst: pathlib.Path, keys: dict, rows: dict, renames=(), seed: int = 0) -> None:
     """`src` rewritten to `dst` with gguf-py: every key (the ones in `keys` with their new value, of
     the same type) and every tensor (2-D ones whose name ends with a pattern of `rows` with that many
-    rows of seeded values) in order."""
+    rows of seeded values; names with each (old, new) of `renames` replaced) in order."""
     import gguf
     import numpy as np
     r = gguf.GGUFReader(str(src))
@@ -320,7 +330,10 @@ def write_variant(src: pathlib.Path, dst: pathlib.Path, keys: dict, rows: dict, 
         for pattern, n in rows.items():
             if t.name.endswith(pattern) and data.ndim == 2:
                 data = (rng.standard_normal((n, data.shape[1])) * 0.02).astype(data.dtype)
-        w.add_tensor(t.name, np.ascontiguousarray(data), raw_dtype=t.tensor_type)
+        name = t.name
+        for a, b in renames:
+            name = name.replace(a, b)
+        w.add_tensor(name, np.ascontiguousarray(data), raw_dtype=t.tensor_type)
     w.write_header_to_file()
     w.write_kv_data_to_file()
     w.write_tensors_to_file()
@@ -486,7 +499,7 @@ LOAD_PARAMS = ("text model: llama_model_default_params(), n_gpu_layers 0, load_m
                "mtmd_context_params_default() with use_gpu false, n_threads 2, warmup true (the default: "
                "one encode pass on a dummy image)")
 FIRST_USE_PARAMS = ("load_mtmd.py --first-use: a 64x64 and a 1024x768 RGB image (mtmd_bitmap_init) or one second of a 440 Hz tone "
-                    "(mtmd_bitmap_init_from_audio), mtmd_tokenize of \"describe <__media__> and <__media__>\" (one marker an input), a context of n_ctx / "
+                    "(mtmd_bitmap_init_from_audio), mtmd_tokenize of \"describe <__media__> and <__media__> briefly\" (one marker an input; text last, so the last chunk has logits), a context of n_ctx / "
                     "n_batch / n_ubatch 4096, mtmd_helper_eval_chunks; the last logits must be finite; 8 GB RLIMIT_AS")
 
 
@@ -614,7 +627,7 @@ def main(argv: list[str]) -> int:
             if family != fam.name or not base.exists():
                 continue
             dst = outdir / variant_file(family, variant)
-            write_variant(base, dst, keys, rows)
+            write_variant(base, dst, keys, rows, RENAMES.get(family, ()))
             entry = {"file": dst.name, "with": fam.text_file, "kind": "projector", "family": family,
                      "variant": variant, "description": desc}
             judge_pair(args.llama_python, entry, outdir)

@@ -860,7 +860,12 @@ mod tests {
         tensors.sort();
         tensors.dedup();
         for n in tensors.into_iter().filter(|n| n != skip) {
-            let dims = [u64::from(SMALL), u64::from(SMALL)];
+            let mut dims = [u64::from(SMALL), u64::from(SMALL)];
+            // granite_speech's relative positions: a row of the head size (SMALL / SMALL) for each
+            // distance of one chunk (max_pos_emb and chunk_size SMALL)
+            if name == RELATIVE_POSITIONS.projector_type && n.ends_with(".attn_rel_pos_emb") {
+                dims = [1, u64::from(SMALL) * 2 + 1];
+            }
             let t = OwnedTensor::zeroed(&n, &dims, crate::types::GgmlType::F32).expect("f32 tensor");
             m.tensor(t);
         }
