@@ -66,8 +66,9 @@ fn flux() -> Model {
     t("single_blocks.0.norm.key_norm.scale", &[HEAD]);
     t("single_blocks.0.modulation.lin.weight", &[h, 3 * h]);
     t("single_blocks.0.modulation.lin.bias", &[3 * h]);
-    t("final_layer.linear.weight", &[h, 2 * 2 * IN_CHANNELS]);
-    t("final_layer.linear.bias", &[2 * 2 * IN_CHANNELS]);
+    // LastLayer is built with a patch size of 1: 64 outputs (src/flux.hpp)
+    t("final_layer.linear.weight", &[h, IN_CHANNELS]);
+    t("final_layer.linear.bias", &[IN_CHANNELS]);
     t("final_layer.adaLN_modulation.1.weight", &[h, 2 * h]);
     t("final_layer.adaLN_modulation.1.bias", &[2 * h]);
     m

@@ -491,8 +491,9 @@ FLUX_TENSORS = [
     ("single_blocks.{i}.norm.key_norm.scale", ["hidden_size/num_heads"], "i < depth_single_blocks"),
     ("single_blocks.{i}.modulation.lin.weight", ["hidden_size", "3*hidden_size"], "i < depth_single_blocks, not is_chroma"),
     ("single_blocks.{i}.modulation.lin.bias", ["3*hidden_size"], "i < depth_single_blocks, not is_chroma"),
-    ("final_layer.linear.weight", ["hidden_size", "patch_size*patch_size*out_channels"], "not CHROMA_RADIANCE"),
-    ("final_layer.linear.bias", ["patch_size*patch_size*out_channels"], "not CHROMA_RADIANCE"),
+    # LastLayer(hidden_size, 1, out_channels): patch size 1 (src/flux.hpp, Flux::Flux)
+    ("final_layer.linear.weight", ["hidden_size", "out_channels"], "not CHROMA_RADIANCE"),
+    ("final_layer.linear.bias", ["out_channels"], "not CHROMA_RADIANCE"),
     ("final_layer.adaLN_modulation.1.weight", ["hidden_size", "2*hidden_size"], "not CHROMA_RADIANCE, not is_chroma"),
     ("final_layer.adaLN_modulation.1.bias", ["2*hidden_size"], "not CHROMA_RADIANCE, not is_chroma"),
 ]

@@ -411,6 +411,10 @@ pub(crate) struct Sink<'o> {
     /// The model layer's pattern of each tensor it read (index, pattern,
     /// first number), which the release contracts read again.
     pub(crate) tensor_patterns: Vec<(usize, String, Option<u64>)>,
+    /// The loader this file is judged for, once known (set before the
+    /// tensor infos are checked): a diffusion loader's own reader accepts
+    /// what ggml's refuses in [`crate::loader::Loader::tolerates`].
+    pub(crate) file_loader: Option<crate::loader::Loader>,
 }
 
 impl<'o> Sink<'o> {
@@ -429,6 +433,7 @@ impl<'o> Sink<'o> {
             totals: BTreeMap::new(),
             refused_at_load: None,
             tensor_patterns: Vec::new(),
+            file_loader: None,
         }
     }
 
@@ -497,7 +502,7 @@ impl<'o> Sink<'o> {
         if self.refused_at_load.is_none() && rule.refuses_at_load() {
             self.refused_at_load = Some(rule);
         }
-        let severity = self.judging.options.level(rule);
+        let severity = self.level_under(self.judging.options.profile, rule);
         let counted = if self.judging.every_profile { self.count_all(rule, 1) } else { self.count(severity, 1) };
         if !counted {
             return;
@@ -549,13 +554,32 @@ impl<'o> Sink<'o> {
         }
     }
 
+    /// The level of `rule` under `profile` for this file: the options',
+    /// except that under strict a rule the file's own loader tolerates
+    /// ([`crate::loader::Loader::tolerates`]) is at most a warning, unless
+    /// the run sets its level.
+    fn level_under(&self, profile: Profile, rule: RuleId) -> Level {
+        let level = self.judging.options.level_under(profile, rule);
+        match self.file_loader {
+            Some(l)
+                if profile == Profile::Strict
+                    && level > Level::Warning
+                    && l.tolerates(rule)
+                    && !self.judging.options.overrides.iter().any(|(r, _)| *r == rule) =>
+            {
+                Level::Warning
+            }
+            _ => level,
+        }
+    }
+
     /// Counts `n` findings of `rule` that are not listed (they appear in
     /// the report's counts and `suppressed`).
     pub(crate) fn count_unlisted(&mut self, rule: RuleId, n: u64) {
         let counted = if self.judging.every_profile {
             self.count_all(rule, n)
         } else {
-            self.count(self.judging.options.level(rule), n)
+            self.count(self.level_under(self.judging.options.profile, rule), n)
         };
         if !counted {
             return;
@@ -690,7 +714,7 @@ impl<'o> Sink<'o> {
     /// findings of a pass judging every profile: the findings it reports, at its
     /// levels, a cause it does not report dropped, its counts.
     fn under(&self, profile: Profile) -> Sink<'o> {
-        let level = |rule: RuleId| self.judging.options.level_under(profile, rule);
+        let level = |rule: RuleId| self.level_under(profile, rule);
         let diagnostics = self
             .diagnostics
             .iter()
@@ -701,7 +725,8 @@ impl<'o> Sink<'o> {
                 ..d.clone()
             })
             .collect();
-        let mut sink = Sink { cap: self.cap, diagnostics, ..Sink::new(self.judging.options) };
+        let mut sink =
+            Sink { cap: self.cap, diagnostics, file_loader: self.file_loader, ..Sink::new(self.judging.options) };
         for (rule, n) in &self.totals {
             if sink.count(level(*rule), *n) {
                 sink.per_rule.insert(*rule, self.per_rule.get(rule).copied().unwrap_or(0));

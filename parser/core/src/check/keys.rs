@@ -435,11 +435,7 @@ pub(crate) fn check_required(file: &GgufFile<'_>, tensors: &TensorFacts, sink: &
     let imatrix = file.get("general.type").and_then(|kv| kv.value.as_string()).is_some_and(|s| s.bytes == b"imatrix");
     // A diffusion model (stable-diffusion.cpp's converter writes no key at
     // all): its own rules, whose levels per profile the catalogue gives.
-    let arch = file.get("general.architecture").and_then(|kv| kv.value.as_string()).and_then(|s| s.as_str());
-    let diffusion = matches!(
-        super::model::FileKind::of(file, arch, sink.loader()),
-        super::model::FileKind::Diffusion(_)
-    );
+    let diffusion = sink.file_loader.is_some_and(crate::loader::Loader::is_diffusion);
     if file.get("general.architecture").is_none() {
         let rule = if imatrix {
             RuleId::ImatrixArchitectureMissing

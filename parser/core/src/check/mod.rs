@@ -217,6 +217,11 @@ fn check_parsed(
     kv::check_pairs(file, sink);
     let key_facts = keys::check_known(file, sink);
     summary.architecture = key_facts.architecture.clone();
+    // the loader the file is for, before its tensor infos are judged
+    sink.file_loader = Some(match model::FileKind::of(file, key_facts.architecture.as_deref(), sink.loader()) {
+        model::FileKind::Diffusion(l) => l,
+        _ => crate::loader::Loader::LlamaCpp,
+    });
     let tensor_facts = tensors::check_tensors(file, sink);
     summary.parameters = tensor_facts.parameters;
     summary.data_size = tensor_facts.data_size;
@@ -232,12 +237,7 @@ fn check_parsed(
     summary.examined.push(Examined::checked("container"));
     summary.split = split::role(file).map(|r| crate::report::Shard { no: r.no, count: r.count });
     model::check_layer(file, key_facts.architecture.as_deref(), sink, &mut summary.examined);
-    if !sink.options().container_only {
-        summary.loader = Some(match model::FileKind::of(file, key_facts.architecture.as_deref(), sink.loader()) {
-            model::FileKind::Diffusion(l) => l,
-            _ => crate::loader::Loader::LlamaCpp,
-        });
-    }
+    summary.loader = sink.file_loader;
     summary.llama_cpp = releases::of(file, key_facts.architecture.as_deref(), sink);
     if sink.options().container_only {
         summary.examined.push(Examined::skipped("template", CONTAINER_ONLY));
