@@ -545,6 +545,15 @@ def variants(out, small, rec):
          "flux__img_in_5d.gguf plus one array key (comfy.gguf.orig_shape.img_in.weight = [16, 64], "
          "as ComfyUI-GGUF writes for reshaped tensors)",
          extra_kv={"comfy.gguf.orig_shape.img_in.weight": ([16, 64], gguf.GGUFValueType.ARRAY)})
+    # a tensor stored the way ComfyUI-GGUF's tool stores SD1/SDXL tensors it
+    # rearranges (rows of 256, the true shape in comfy.gguf.orig_shape.*):
+    # ComfyUI's loader restores it, stable-diffusion.cpp reads no metadata
+    t = by["double_blocks.0.img_mlp.0.weight"]
+    n = t["shape"][0] * t["shape"][1]
+    emit("flux__comfy_reshaped.gguf", replace(t["name"], shape=[256, n // 256]),
+         f"{t['name']} stored as [256, {n // 256}] with comfy.gguf.orig_shape.{t['name']} = "
+         f"[{t['shape'][1]}, {t['shape'][0]}] (ComfyUI-GGUF's rearrangement, which its tool applies to SD1/SDXL)",
+         extra_kv={f"comfy.gguf.orig_shape.{t['name']}": ([t["shape"][1], t["shape"][0]], gguf.GGUFValueType.ARRAY)})
     # the same for Wan, the way ComfyUI-GGUF's tools/fix_5d_tensors.py adds
     # patch_embedding.weight back (F32, 5 dims)
     wkv, wan = read_gguf(os.path.join(out, "wan__comfy_f16.gguf"))
