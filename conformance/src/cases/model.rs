@@ -103,13 +103,13 @@ pub fn cases(v: &mut Vec<Case>) {
         "model_architecture_unknown",
         [A, A, A],
         &["model-architecture-unknown"],
-        "general.architecture `sdxl` with block_count 100000: not a llama.cpp architecture, so its hyper-parameters are not judged (an info; every `llama` case is the boundary).",
+        "general.architecture `encodec` (encodec.cpp's) with block_count 100000: not a llama.cpp architecture and no diffusion model, so its hyper-parameters are not judged (an info; every `llama` case is the boundary; a diffusion architecture such as `sdxl` is judged for stable-diffusion.cpp, the diffusion cases).",
         "llama.cpp src/llama-arch.cpp LLM_ARCH_NAMES",
         || {
             let mut m = base_no_tensors();
             m.kvs.clear();
-            m.kv("general.architecture", V::str("sdxl"));
-            m.kv("sdxl.block_count", V::U32(100_000));
+            m.kv("general.architecture", V::str("encodec"));
+            m.kv("encodec.block_count", V::U32(100_000));
             m.tensor(f32_tensor("t", &[8]));
             bytes(m)
         },

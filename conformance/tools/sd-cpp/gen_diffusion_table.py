@@ -67,6 +67,7 @@ SD_FILES = {
     "wan": "src/wan.hpp",
     "qwen": "src/qwen_image.hpp",
     "ggml_h": "ggml/include/ggml.h",
+    "cmake": "CMakeLists.txt",
 }
 COMFY_FILES = {
     "loader": "loader.py",
@@ -318,6 +319,9 @@ def loader_facts(s: dict[str, Src]) -> dict:
     s["model"].find(r"if \(!starts_with\(tensor_storage\.name, prefix\)\) \{\s*tensor_storage\.name = prefix \+ tensor_storage\.name;",
                     "prefix added unless present")
     f["version_fail_at"] = sd.at(r'get sd version from file failed', "version failure")
+    # the ggml it builds takes longer tensor names than ggml's default (64)
+    f["max_name"] = int(s["cmake"].find(r"add_definitions\(-DGGML_MAX_NAME=(\d+)\)", "GGML_MAX_NAME").group(1))
+    f["max_name_at"] = s["cmake"].at(r"add_definitions\(-DGGML_MAX_NAME=", "GGML_MAX_NAME")
     gi = s["gguf_io"]
     gi.find(r"ctx_gguf_ = gguf_init_from_file\(file_path\.c_str\(\), \{true, &ctx_meta_\}\);\s*if \(!ctx_gguf_\) \{\s*GGUFReader gguf_reader;",
             "the fallback reader")
@@ -797,6 +801,9 @@ def render(sd_root: pathlib.Path, comfy_root: pathlib.Path) -> str:
     w("/// `general.architecture`, no key at all, in src/model_io/gguf_io.cpp); the")
     w("/// version comes from tensor names and shapes only.")
     w("pub(crate) const READS_METADATA: bool = false;")
+    w(f"/// GGML_MAX_NAME of the ggml stable-diffusion.cpp builds ({lf['max_name_at']}): its")
+    w("/// `gguf_init_from_file` takes tensor names up to one byte less (ggml's default is 64).")
+    w(f"pub(crate) const GGML_MAX_NAME: u64 = {lf['max_name']};")
     w("/// A file `gguf_init_from_file` (ggml) refuses is read again by")
     w(f"/// stable-diffusion.cpp's own lenient reader ({lf['fallback_at']}, class in")
     w("/// src/model_io/gguf_reader_ext.h). Facts about that reader, as (fact, where):")

@@ -46,17 +46,6 @@ impl Loader {
         matches!(self, Loader::SdCpp | Loader::ComfyuiGguf)
     }
 
-    /// Whether the loader reads a file that breaks `rule`, one of ggml's
-    /// reader's limits, as meant: stable-diffusion.cpp reads a file ggml's
-    /// `gguf_init_from_file` refuses again with its own reader (no limit on
-    /// a tensor name's length; dims past the fourth folded into the fourth:
-    /// its src/model_io/gguf_io.cpp and gguf_reader_ext.h), and
-    /// ComfyUI-GGUF reads with gguf-py, which has neither limit. Under
-    /// strict such a finding is a warning for a file judged for them.
-    pub fn tolerates(self, rule: crate::rules::RuleId) -> bool {
-        use crate::rules::RuleId;
-        self.is_diffusion() && matches!(rule, RuleId::TensorNameTooLong | RuleId::TensorName64 | RuleId::TensorNDims)
-    }
 }
 
 impl fmt::Display for Loader {

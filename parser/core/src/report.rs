@@ -412,9 +412,11 @@ pub(crate) struct Sink<'o> {
     /// first number), which the release contracts read again.
     pub(crate) tensor_patterns: Vec<(usize, String, Option<u64>)>,
     /// The loader this file is judged for, once known (set before the
-    /// tensor infos are checked): a diffusion loader's own reader accepts
-    /// what ggml's refuses in [`crate::loader::Loader::tolerates`].
+    /// tensor infos are checked).
     pub(crate) file_loader: Option<crate::loader::Loader>,
+    /// Rules of ggml's reader this file's loader reads past (a diffusion
+    /// loader's own reader): under strict at most warnings.
+    pub(crate) tolerated: Vec<RuleId>,
 }
 
 impl<'o> Sink<'o> {
@@ -434,6 +436,7 @@ impl<'o> Sink<'o> {
             refused_at_load: None,
             tensor_patterns: Vec::new(),
             file_loader: None,
+            tolerated: Vec::new(),
         }
     }
 
@@ -555,21 +558,19 @@ impl<'o> Sink<'o> {
     }
 
     /// The level of `rule` under `profile` for this file: the options',
-    /// except that under strict a rule the file's own loader tolerates
-    /// ([`crate::loader::Loader::tolerates`]) is at most a warning, unless
-    /// the run sets its level.
+    /// except that under strict a rule the file's own loader reads past
+    /// ([`Sink::tolerated`]) is at most a warning, unless the run sets its
+    /// level.
     fn level_under(&self, profile: Profile, rule: RuleId) -> Level {
         let level = self.judging.options.level_under(profile, rule);
-        match self.file_loader {
-            Some(l)
-                if profile == Profile::Strict
-                    && level > Level::Warning
-                    && l.tolerates(rule)
-                    && !self.judging.options.overrides.iter().any(|(r, _)| *r == rule) =>
-            {
-                Level::Warning
-            }
-            _ => level,
+        if profile == Profile::Strict
+            && level > Level::Warning
+            && self.tolerated.contains(&rule)
+            && !self.judging.options.overrides.iter().any(|(r, _)| *r == rule)
+        {
+            Level::Warning
+        } else {
+            level
         }
     }
 
@@ -726,7 +727,7 @@ impl<'o> Sink<'o> {
             })
             .collect();
         let mut sink =
-            Sink { cap: self.cap, diagnostics, file_loader: self.file_loader, ..Sink::new(self.judging.options) };
+            Sink { cap: self.cap, diagnostics, tolerated: self.tolerated.clone(), ..Sink::new(self.judging.options) };
         for (rule, n) in &self.totals {
             if sink.count(level(*rule), *n) {
                 sink.per_rule.insert(*rule, self.per_rule.get(rule).copied().unwrap_or(0));

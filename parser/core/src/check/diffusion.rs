@@ -37,6 +37,34 @@ pub(crate) fn is_for_diffusion(file: &GgufFile<'_>, arch: Option<&str>) -> bool 
     }
 }
 
+/// The rules of ggml's reader a diffusion loader reads past in `file`:
+/// ComfyUI-GGUF reads with gguf-py (no limit on names or dims);
+/// stable-diffusion.cpp's ggml takes names up to
+/// [`table::GGML_MAX_NAME`] - 1 bytes, and a file its ggml refuses (a
+/// longer name, more than 4 dims) is read again by its own reader, which
+/// folds extra dims into the fourth and reads an array-valued key wrongly
+/// ([`table::FALLBACK_READER`]): only a file without one loads that way.
+pub(crate) fn tolerated(file: &GgufFile<'_>, loader: Loader) -> Vec<RuleId> {
+    const NAMES: [RuleId; 2] = [RuleId::TensorName64, RuleId::TensorNameTooLong];
+    match loader {
+        Loader::LlamaCpp => Vec::new(),
+        Loader::ComfyuiGguf => [NAMES.as_slice(), &[RuleId::TensorNDims]].concat(),
+        Loader::SdCpp => {
+            let arrays = file.kvs.iter().any(|kv| matches!(kv.value, Value::Array(_)));
+            let longest = file.tensors.iter().map(|t| t.name.bytes.len()).max().unwrap_or(0);
+            let names_fit = u64::try_from(longest).is_ok_and(|n| n < table::GGML_MAX_NAME);
+            let mut out = Vec::new();
+            if names_fit || !arrays {
+                out.extend(NAMES);
+            }
+            if !arrays {
+                out.push(RuleId::TensorNDims);
+            }
+            out
+        }
+    }
+}
+
 /// The version stable-diffusion.cpp detects (`VERSION_FLUX`, ...; None:
 /// `VERSION_COUNT`, "get sd version from file failed").
 struct Detection {

@@ -3,7 +3,7 @@
 //
 // stable-diffusion.cpp: stable-diffusion-cpp-python==0.4.7 (PyPI sdist, vendor/stable-diffusion.cpp),
 //   vendored commit 90e87bc846f17059771efb8aaa31e9ef0cab6f78 (master-596-90e87bc);
-//   files: src/model.cpp, src/model_io/gguf_io.cpp, src/model_io/gguf_reader_ext.h, src/model_io/tensor_storage.h, src/stable-diffusion.cpp, src/name_conversion.cpp, src/ggml_extend.hpp, src/flux.hpp, src/mmdit.hpp, src/unet.hpp, src/wan.hpp, src/qwen_image.hpp, ggml/include/ggml.h.
+//   files: src/model.cpp, src/model_io/gguf_io.cpp, src/model_io/gguf_reader_ext.h, src/model_io/tensor_storage.h, src/stable-diffusion.cpp, src/name_conversion.cpp, src/ggml_extend.hpp, src/flux.hpp, src/mmdit.hpp, src/unet.hpp, src/wan.hpp, src/qwen_image.hpp, ggml/include/ggml.h, CMakeLists.txt.
 // ComfyUI-GGUF: city96/ComfyUI-GGUF at 795e45156ece99afbc3efef911e63fcb46e6a20d;
 //   files: loader.py, dequant.py, tools/convert.py.
 
@@ -28,6 +28,9 @@ pub(crate) const DIFFUSION_PREFIX: &str = "model.diffusion_model.";
 /// `general.architecture`, no key at all, in src/model_io/gguf_io.cpp); the
 /// version comes from tensor names and shapes only.
 pub(crate) const READS_METADATA: bool = false;
+/// GGML_MAX_NAME of the ggml stable-diffusion.cpp builds (CMakeLists.txt:234): its
+/// `gguf_init_from_file` takes tensor names up to one byte less (ggml's default is 64).
+pub(crate) const GGML_MAX_NAME: u64 = 128;
 /// A file `gguf_init_from_file` (ggml) refuses is read again by
 /// stable-diffusion.cpp's own lenient reader (src/model_io/gguf_io.cpp:49, class in
 /// src/model_io/gguf_reader_ext.h). Facts about that reader, as (fact, where):

@@ -217,11 +217,14 @@ fn check_parsed(
     kv::check_pairs(file, sink);
     let key_facts = keys::check_known(file, sink);
     summary.architecture = key_facts.architecture.clone();
-    // the loader the file is for, before its tensor infos are judged
-    sink.file_loader = Some(match model::FileKind::of(file, key_facts.architecture.as_deref(), sink.loader()) {
+    // the loader the file is for, and what its reader reads past, before
+    // its tensor infos are judged
+    let loader = match model::FileKind::of(file, key_facts.architecture.as_deref(), sink.loader()) {
         model::FileKind::Diffusion(l) => l,
         _ => crate::loader::Loader::LlamaCpp,
-    });
+    };
+    sink.file_loader = Some(loader);
+    sink.tolerated = diffusion::tolerated(file, loader);
     let tensor_facts = tensors::check_tensors(file, sink);
     summary.parameters = tensor_facts.parameters;
     summary.data_size = tensor_facts.data_size;
