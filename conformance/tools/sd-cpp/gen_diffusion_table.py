@@ -36,6 +36,7 @@ is checked to occur in the family's source.
 COMFY_DIR is a plain checkout (e.g. `git archive COMMIT | tar -x`).
 """
 import argparse
+import json
 import ast
 import pathlib
 import re
@@ -756,7 +757,7 @@ def strs(items) -> str:
     return "&[" + ", ".join(q(i) for i in items) + "]"
 
 
-def render(sd_root: pathlib.Path, comfy_root: pathlib.Path) -> str:
+def render(sd_root: pathlib.Path, cf: dict) -> str:
     s = {k: Src(sd_root, v) for k, v in SD_FILES.items()}
     det = detection(s["model"])
     lf = loader_facts(s)
@@ -766,7 +767,6 @@ def render(sd_root: pathlib.Path, comfy_root: pathlib.Path) -> str:
     qw = qwen_facts(s["qwen"])
     un = unet_facts(s["unet"])
     check_anchors(s)
-    cf = comfy_facts(comfy_root)
     ids = lf["ggml_ids"]
 
     o = []
@@ -1085,13 +1085,26 @@ def render(sd_root: pathlib.Path, comfy_root: pathlib.Path) -> str:
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--sd-src", required=True, type=pathlib.Path, help="vendor/stable-diffusion.cpp of the sdist")
-    ap.add_argument("--comfy-src", required=True, type=pathlib.Path, help="a ComfyUI-GGUF checkout")
+    ap.add_argument("--comfy-src", type=pathlib.Path,
+                    help="a ComfyUI-GGUF checkout (at COMFY_COMMIT): its facts are read and written to "
+                         "--comfy-facts; without it they are read from there")
+    ap.add_argument("--comfy-facts", type=pathlib.Path, default=pathlib.Path(__file__).resolve().parent / "comfyui-gguf-facts.json",
+                    help="ComfyUI-GGUF's facts as data (it is not on a registry CI reaches)")
     ap.add_argument("--out", type=pathlib.Path,
                     default=pathlib.Path(__file__).resolve().parents[3] / "parser/core/src/check/diffusion_table.rs")
     ap.add_argument("--check", action="store_true")
     a = ap.parse_args()
     try:
-        new = render(a.sd_src, a.comfy_src)
+        if a.comfy_src is not None:
+            cf = comfy_facts(a.comfy_src)
+            facts = json.dumps({"repo": COMFY_REPO, "commit": COMFY_COMMIT, "facts": cf}, indent=1, sort_keys=True) + "\n"
+            rc = write_or_check(a.comfy_facts, facts, "conformance/tools/sd-cpp/gen_diffusion_table.py", a.check)
+            if rc != 0:
+                return rc
+        saved = json.loads(a.comfy_facts.read_text())
+        if saved.get("commit") != COMFY_COMMIT:
+            raise GenError(f"{a.comfy_facts} is of ComfyUI-GGUF {saved.get('commit')}, not {COMFY_COMMIT}")
+        new = render(a.sd_src, saved["facts"])
     except (GenError, OSError, ValueError, KeyError, SyntaxError) as e:
         print(f"gen_diffusion_table.py: cannot read the sources: {e}", file=sys.stderr)
         return 2

@@ -7,6 +7,7 @@
 #
 # CMAKE_BUILD_PARALLEL_LEVEL (default 1) sets the build's parallel jobs.
 # SD_CPP_SKIP_GENERATOR_DEPS=1 installs only the loader (enough for load.py).
+# SD_CPP_SOURCE_DIR=DIR also extracts the sources the table generator reads.
 # The build takes about 6 minutes with one job on this machine (see README.md).
 set -euo pipefail
 
@@ -30,6 +31,15 @@ trap 'rm -rf "$work"' EXIT
     -d "$work" "stable-diffusion-cpp-python==$SD_VERSION"
 sdist="$work/stable_diffusion_cpp_python-$SD_VERSION.tar.gz"
 echo "$SD_SDIST_SHA256  $sdist" | sha256sum -c --quiet
+# SD_CPP_SOURCE_DIR=DIR keeps the vendored stable-diffusion.cpp sources the
+# table generator reads (gen_diffusion_table.py --sd-src DIR).
+if [ -n "${SD_CPP_SOURCE_DIR:-}" ]; then
+    mkdir -p "$SD_CPP_SOURCE_DIR"
+    tar xzf "$sdist" -C "$SD_CPP_SOURCE_DIR" --strip-components=3 \
+        "stable_diffusion_cpp_python-$SD_VERSION/vendor/stable-diffusion.cpp/src" \
+        "stable_diffusion_cpp_python-$SD_VERSION/vendor/stable-diffusion.cpp/ggml/include" \
+        "stable_diffusion_cpp_python-$SD_VERSION/vendor/stable-diffusion.cpp/CMakeLists.txt"
+fi
 
 # CPU only (every GPU backend is off by default), no examples, no WebP/WebM
 # (only the examples use them), native CPU features off so that the build

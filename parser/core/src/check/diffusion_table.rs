@@ -526,8 +526,8 @@ pub(crate) const COMFY_REFUSALS: &[(&str, &str, &str)] = &[
 /// general.quantization_version, general.file_type (F16 or BF16); names as in
 /// the checkpoint with the prefix stripped; limits as (name, value).
 pub(crate) const COMFY_CONVERT_LIMITS: &[(&str, u64)] = &[
+    ("MAX_TENSOR_DIMS", 4),
+    ("MAX_TENSOR_NAME_LENGTH", 127),
     ("QUANTIZATION_THRESHOLD", 1024),
     ("REARRANGE_THRESHOLD", 512),
-    ("MAX_TENSOR_NAME_LENGTH", 127),
-    ("MAX_TENSOR_DIMS", 4),
 ];
