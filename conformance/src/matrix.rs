@@ -152,7 +152,7 @@ struct Sidecar {
 
 /// The directories of `corpus/` that hold cases (everything else there is
 /// data for other tests: `golden/`, `hash/`).
-pub const CASE_DIRS: [&str; 7] = ["gguf", "gguf-py", "regressions", "legacy", "samples", "models", "split"];
+pub const CASE_DIRS: [&str; 8] = ["gguf", "gguf-py", "regressions", "legacy", "samples", "models", "diffusion", "split"];
 
 /// The offset of the first finding of `rules` (else the first error) that
 /// `strict` reports on `path`.
@@ -249,6 +249,37 @@ struct SplitEntry {
     rules: Vec<String>,
 }
 
+/// corpus/diffusion/manifest.json (conformance/tools/sd-cpp/): what
+/// stable-diffusion.cpp did with each file; fields not read here are ignored.
+#[derive(Debug, Deserialize)]
+struct DiffusionManifest {
+    files: BTreeMap<String, DiffusionEntry>,
+}
+
+#[derive(Debug, Deserialize)]
+struct DiffusionEntry {
+    family: String,
+    #[serde(default)]
+    breaks: Option<String>,
+    #[serde(default)]
+    note: Option<String>,
+    #[serde(default)]
+    converter: String,
+    sdcpp: SdCppVerdict,
+}
+
+#[derive(Debug, Deserialize)]
+struct SdCppVerdict {
+    verdict: String,
+    #[serde(default)]
+    signal: Option<String>,
+    #[serde(default)]
+    detail: String,
+}
+
+/// The group of the diffusion models' rows.
+const DIFFUSION_GROUP: &str = "diffusion models (stable-diffusion.cpp, new_sd_ctx)";
+
 /// The folders of `corpus/models/` with a manifest: (folder, group).
 const MODEL_DIRS: [(&str, &str); 6] = [
     ("models", "models"),
@@ -294,8 +325,7 @@ fn read_json<T: serde::de::DeserializeOwned>(path: &Path) -> Result<T, String> {
 /// Every corpus case with an expectation, in a stable order: `gguf`,
 /// `gguf-py`, `regressions`, `legacy`, `samples`, `models` (then
 /// `models/converter`, `models/mmproj`, `models/lora`, `models/cvec`,
-/// `models/imatrix`),
-/// `split` (when present).
+/// `models/imatrix`), `diffusion`, `split` (when present).
 pub fn load_corpus(root: &Path) -> Result<Vec<CorpusFile>, String> {
     let corpus = root.join("corpus");
     let mut out = Vec::new();
@@ -379,6 +409,29 @@ pub fn load_corpus(root: &Path) -> Result<Vec<CorpusFile>, String> {
             let (by, citation) = loader_of(&e.kind);
             r.citation = citation.into();
             r.reference = Some(Reference { by: by.into(), verdict, detail, vocab_only });
+            out.push(r);
+        }
+    }
+    // Diffusion models, each with stable-diffusion.cpp's verdict (load.py)
+    let path = corpus.join("diffusion").join("manifest.json");
+    if path.exists() {
+        let m: DiffusionManifest = read_json(&path)?;
+        for (file, e) in m.files {
+            let mut r = row(format!("diffusion/{file}"), "diffusion", DIFFUSION_GROUP.into(), BTreeMap::new(), true);
+            let verdict = match e.sdcpp.verdict.as_str() {
+                "loads" => "yes",
+                "abort" => "crash",
+                other => other,
+            };
+            r.prefix = if verdict == "yes" { "y".into() } else { "i".into() };
+            r.description = format!("{}: {}", e.family, e.breaks.as_deref().or(e.note.as_deref()).unwrap_or(&e.converter));
+            r.citation = "stable-diffusion.cpp src/model.cpp, src/stable-diffusion.cpp (new_sd_ctx; stable-diffusion-cpp-python 0.4.7)".into();
+            let detail = match &e.sdcpp.signal {
+                Some(sig) => format!("{sig}: {}", e.sdcpp.detail),
+                None => e.sdcpp.detail.clone(),
+            };
+            r.reference =
+                Some(Reference { by: "stable-diffusion.cpp".into(), verdict: verdict.into(), detail, vocab_only: false });
             out.push(r);
         }
     }

@@ -1,7 +1,8 @@
-"""The hub scan records what kind of file each row is (issue 52): a model,
-a LoRA adapter, a multimodal projector, an importance matrix or a control
-vector, as the command line's report examines it; the report counts the
-verdicts per kind."""
+"""The hub scan records what kind of file each row is (issues 52, 53): a
+model, a LoRA adapter, a multimodal projector, an importance matrix, a
+control vector or a diffusion model (judged for stable-diffusion.cpp), as
+the command line's report examines it; the report counts the verdicts per
+kind."""
 
 from __future__ import annotations
 
@@ -31,6 +32,8 @@ FILES = {
     "imatrix/imatrix__real.gguf": "imatrix",
     "cvec/cvec__f16.gguf": "control vector",
     "imatrix/imatrix__chunk_size_string.gguf": "imatrix",
+    "../diffusion/flux__sdcpp_q8_0.gguf": "diffusion",
+    "../diffusion/flux__issue53_two_tensors.gguf": "diffusion",
 }
 
 
@@ -62,10 +65,12 @@ def test_each_row_says_its_kind_as_the_command_line_examines_it(hub: Any, tmp_pa
     assert kinds["imatrix"]["files"] == 2 and kinds["model"]["files"] == 1
     # The importance matrix whose chunk size is a string is invalid under strict.
     assert kinds["imatrix"]["strict_invalid"] == 1 and kinds["imatrix"]["strict_valid"] == 1
+    # stable-diffusion.cpp loads its converter's FLUX and dies on the two-tensor one (SIGFPE).
+    assert kinds["diffusion"]["strict_invalid"] == 1 and kinds["diffusion"]["strict_valid"] == 1
     assert kinds[None]["unreadable"] == 1
     html = page.read_text()
     table = re.search(r'<table id="kind-table">(.*?)</table>', html, re.S)
     assert table is not None
-    for k in ("model", "adapter", "projector", "imatrix", "control vector"):
+    for k in ("model", "adapter", "projector", "imatrix", "control vector", "diffusion"):
         assert f'data-kind="{k}"' in table.group(1), k
     assert "data-kind-missing" in table.group(1)

@@ -333,3 +333,23 @@ def test_dump_hash_and_derive_stop_at_their_timeout() -> None:
     for bad in (-1, 0, float("nan"), 1e300):
         with pytest.raises(gv.UsageError):
             gv.dump(sample, timeout=bad)
+
+
+def test_loader_is_the_command_line_s(cli: list[str]) -> None:
+    """`loader=` judges against a loader as `--loader` does; without it a
+    diffusion model is judged for stable-diffusion.cpp (`Report.loader`)."""
+    flux = ROOT / "corpus/diffusion/flux__sdcpp_q8_0.gguf"
+    r = gv.validate(flux)
+    assert r.valid and r.loader == "sd.cpp", r.diagnostics
+    r = gv.validate(flux, loader="llama.cpp")
+    assert not r.valid and r.loader == "llama.cpp"
+    assert "model-architecture-refused" in {d.rule for d in r.diagnostics}
+    shape = ROOT / "corpus/gguf/y_diffusion_comfyui_orig_shape_u32.gguf"
+    assert gv.validate(shape).valid
+    r = gv.validate(shape, loader="comfyui-gguf")
+    assert not r.valid and [d.severity for d in r.diagnostics] == ["error"]
+    rel = str(shape.relative_to(ROOT))
+    entry = cli_entries(cli, [rel], "--loader", "comfyui-gguf")[rel]
+    assert r.diagnostics == tuple(gv.Diagnostic._of(d) for d in entry["diagnostics"])
+    with pytest.raises(gv.UsageError, match="llama.cpp, sd.cpp, comfyui-gguf"):
+        gv.validate(shape, loader="ollama")

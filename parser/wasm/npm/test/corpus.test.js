@@ -88,6 +88,29 @@ test('bytes in memory give the report a Blob gives', async () => {
   assert.equal(a.valid, true);
 });
 
+test('loader judges against a loader as --loader does; a diffusion model is for stable-diffusion.cpp', async () => {
+  const cases = [
+    ['corpus/diffusion/flux__sdcpp_q8_0.gguf', null, 'sd.cpp'],
+    ['corpus/diffusion/flux__sdcpp_q8_0.gguf', 'llama.cpp', 'llama.cpp'],
+    ['corpus/gguf/y_diffusion_comfyui_orig_shape_u32.gguf', 'comfyui-gguf', 'comfyui-gguf'],
+  ];
+  for (const [f, loader, judged] of cases) {
+    const blob = await openAsBlob(join(root, f));
+    let out;
+    try {
+      out = execFileSync(bin, ['--format', 'json', ...(loader ? ['--loader', loader] : []), f], { cwd: root });
+    } catch (e) {
+      out = e.stdout;
+    }
+    const want = JSON.parse(out.toString()).files[0];
+    const got = await validate(blob, { name: f, ...(loader ? { loader } : {}) });
+    assert.deepEqual(got, want);
+    assert.equal(got.summary.loader, judged);
+  }
+  const blob = await openAsBlob(join(root, 'corpus/samples/tiny-llama.gguf'));
+  await assert.rejects(validate(blob, { loader: 'ollama' }), /llama\.cpp, sd\.cpp, comfyui-gguf/);
+});
+
 test('llamaCpp judges against llama.cpp releases as --llama-cpp does', async () => {
   const f = 'corpus/samples/tiny-llama.gguf';
   const blob = await openAsBlob(join(root, f));

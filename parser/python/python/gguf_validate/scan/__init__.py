@@ -156,7 +156,7 @@ def _unreadable(
 
 #: The kinds of file other than a model, by the layer their report examines
 #: instead of the model layer.
-KINDS = ("adapter", "projector", "imatrix", "control vector")
+KINDS = ("adapter", "projector", "imatrix", "control vector", "diffusion")
 
 
 def kind_of(summary: Mapping[str, Any]) -> str | None:

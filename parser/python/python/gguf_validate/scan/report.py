@@ -984,7 +984,8 @@ def render(fig: dict[str, Any], charts: dict[str, str], source: str) -> str:
         "</section>",
         '<section><h2 id="kinds">Verdicts by kind of file</h2>',
         "<p>What each file's loader reads it as: a model, a LoRA <code>adapter</code>, a multimodal "
-        "<code>projector</code>, an importance matrix (<code>imatrix</code>) or a <code>control vector</code> "
+        "<code>projector</code>, an importance matrix (<code>imatrix</code>), a <code>control vector</code> "
+        "or a <code>diffusion</code> model (judged for stable-diffusion.cpp) "
         "(none: not read, or scanned before kinds were recorded).</p>",
         _kind_table(fig),
         "</section>",
