@@ -152,7 +152,8 @@ struct Sidecar {
 
 /// The directories of `corpus/` that hold cases (everything else there is
 /// data for other tests: `golden/`, `hash/`).
-pub const CASE_DIRS: [&str; 8] = ["gguf", "gguf-py", "regressions", "legacy", "samples", "models", "diffusion", "split"];
+pub const CASE_DIRS: [&str; 8] =
+    ["gguf", "gguf-py", "regressions", "legacy", "samples", "models", "diffusion", "split"];
 
 /// The offset of the first finding of `rules` (else the first error) that
 /// `strict` reports on `path`.
@@ -424,14 +425,19 @@ pub fn load_corpus(root: &Path) -> Result<Vec<CorpusFile>, String> {
                 other => other,
             };
             r.prefix = if verdict == "yes" { "y".into() } else { "i".into() };
-            r.description = format!("{}: {}", e.family, e.breaks.as_deref().or(e.note.as_deref()).unwrap_or(&e.converter));
+            r.description =
+                format!("{}: {}", e.family, e.breaks.as_deref().or(e.note.as_deref()).unwrap_or(&e.converter));
             r.citation = "stable-diffusion.cpp src/model.cpp, src/stable-diffusion.cpp (new_sd_ctx; stable-diffusion-cpp-python 0.4.7)".into();
             let detail = match &e.sdcpp.signal {
                 Some(sig) => format!("{sig}: {}", e.sdcpp.detail),
                 None => e.sdcpp.detail.clone(),
             };
-            r.reference =
-                Some(Reference { by: "stable-diffusion.cpp".into(), verdict: verdict.into(), detail, vocab_only: false });
+            r.reference = Some(Reference {
+                by: "stable-diffusion.cpp".into(),
+                verdict: verdict.into(),
+                detail,
+                vocab_only: false,
+            });
             out.push(r);
         }
     }
