@@ -80,6 +80,13 @@ fn flux_with(f: impl Fn(&mut Model)) -> Vec<u8> {
     bytes(m)
 }
 
+/// The tensor `name` of `m` as zeros of `ty`.
+fn retype(m: &mut Model, name: &str, dims: &[u64], ty: GgmlType) {
+    if let Some(t) = m.tensors.iter_mut().find(|t| t.name == name.as_bytes()) {
+        *t = zero_tensor(name, dims, ty);
+    }
+}
+
 /// The tensor `name` of `m` with other dims.
 fn reshape(m: &mut Model, name: &str, dims: &[u64]) {
     if let Some(t) = m.tensors.iter_mut().find(|t| t.name == name.as_bytes()) {
@@ -137,10 +144,7 @@ pub fn cases(v: &mut Vec<Case>) {
         || {
             flux_with(|m| {
                 m.kvs.clear();
-                let name = "vector_in.in_layer.weight";
-                if let Some(t) = m.tensors.iter_mut().find(|t| t.name == name.as_bytes()) {
-                    *t = zero_tensor(name, &[VEC_IN, HIDDEN], GgmlType::Q8_0);
-                }
+                retype(m, "vector_in.in_layer.weight", &[VEC_IN, HIDDEN], GgmlType::Q8_0);
             })
         },
     ));
@@ -224,6 +228,22 @@ pub fn cases(v: &mut Vec<Case>) {
                 m.kv("comfy.gguf.orig_shape.img_in.bias", array(T::I32, vec![V::I32(2), V::I32(8)]));
             })
         },
+    ));
+    v.push(case(
+        "diffusion_comfyui_tensor_type_mxfp4",
+        [A, A, A],
+        &["comfyui-tensor-type"],
+        "The tiny FLUX with `vector_in.in_layer.weight` MXFP4: stable-diffusion.cpp converts it as it loads; ComfyUI-GGUF does not dequantize MXFP4 itself and falls back to gguf-py's NumPy dequantizer at every use (a warning).",
+        "ComfyUI-GGUF dequant.py dequantize_functions",
+        || flux_with(|m| retype(m, "vector_in.in_layer.weight", &[VEC_IN, HIDDEN], GgmlType::MXFP4)),
+    ));
+    v.push(case(
+        "diffusion_comfyui_tensor_type_q4_k",
+        [A, A, A],
+        &[],
+        "The tiny FLUX with `vector_in.in_layer.weight` Q4_K, a type ComfyUI-GGUF dequantizes itself (the boundary of comfyui-tensor-type).",
+        "ComfyUI-GGUF dequant.py dequantize_functions",
+        || flux_with(|m| retype(m, "vector_in.in_layer.weight", &[VEC_IN, HIDDEN], GgmlType::Q4_K)),
     ));
     v.push(case(
         "diffusion_comfyui_no_architecture_unknown",

@@ -803,6 +803,9 @@ catalogue! {
     ComfyuiOrigShape = "comfyui-orig-shape", Diffusion, [Warning, Allow, Allow],
         cite: "ComfyUI-GGUF loader.py get_orig_shape (\"Bad original shape metadata ... Expected ARRAY of INT32\"); ops.py (the tensor is viewed as that shape)",
         "Each `comfy.gguf.orig_shape.<tensor>` is an array of INT32 whose product is the tensor's element count: ComfyUI-GGUF refuses another type and fails on a shape of another size (an error for `--loader comfyui-gguf`).";
+    ComfyuiTensorType = "comfyui-tensor-type", Diffusion, [Warning, Allow, Allow],
+        cite: "ComfyUI-GGUF dequant.py (dequantize_functions; other types: gguf.quants.dequantize, NumPy on the CPU)",
+        "Every tensor's type is one ComfyUI-GGUF uses as is (F32, F16) or dequantizes itself on the GPU (BF16, Q8_0, Q5_1, Q5_0, Q4_1, Q4_0, the K-quants Q2_K to Q6_K, IQ4_NL, IQ4_XS): any other falls back to gguf-py's NumPy dequantizer on the CPU at every use (and fails for a type gguf-py cannot dequantize). A warning: the file loads, slowly.";
     ModelArchitectureRefused = "model-architecture-refused", Model, [Error, Allow, Allow],
         cite: "llama.cpp src/llama-arch.cpp llm_arch_from_string (\"unknown model architecture\")",
         "Judged for llama.cpp (`--loader llama.cpp`), the file's `general.architecture` is one llama.cpp knows; it refuses any other. Without `--loader`, an architecture llama.cpp does not know is left unexamined (the file may be for another program: a diffusion model is judged for stable-diffusion.cpp).";

@@ -67,6 +67,7 @@ fn loader_levels(loader: Option<Loader>) -> Vec<(RuleId, Level)> {
             (RuleId::ComfyuiKeyType, Level::Error),
             (RuleId::ComfyuiOrigShape, Level::Error),
         ],
+        // the NumPy fallback is slow, not a refusal: its level stays
         _ => Vec::new(),
     }
 }

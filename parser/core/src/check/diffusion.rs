@@ -1052,6 +1052,22 @@ fn comfyui(file: &GgufFile<'_>, arch: Option<&str>, tensors: &[&TensorInfo<'_>],
             Some(_) => {}
         }
     }
+    // the types it does not dequantize itself, once per type
+    let mut slow: Vec<u32> = Vec::new();
+    for t in tensors {
+        let own = table::COMFY_TORCH_TYPES.iter().chain(table::COMFY_DEQUANT_TYPES).any(|(_, id)| *id == t.type_id);
+        if own || slow.contains(&t.type_id) {
+            continue;
+        }
+        slow.push(t.type_id);
+        let name = crate::types::type_info(t.type_id).map_or("an unknown type", |i| i.name);
+        sink.emit(RuleId::ComfyuiTensorType, t.type_offset, || tensor_path(t, "type"), || {
+            format!(
+                "`{}` is {name}, a type ComfyUI-GGUF does not dequantize itself: it falls back to gguf-py's NumPy dequantizer on the CPU at every use (and fails where gguf-py cannot dequantize {name})",
+                t.name.display()
+            )
+        });
+    }
     let (want_outer, want_inner) = table::COMFY_ORIG_SHAPE_TYPE;
     for kv in file.kvs.iter() {
         let Some(tensor) = kv.key.bytes.strip_prefix(table::COMFY_ORIG_SHAPE_PREFIX.as_bytes()) else { continue };
