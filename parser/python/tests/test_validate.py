@@ -338,12 +338,16 @@ def test_dump_hash_and_derive_stop_at_their_timeout() -> None:
 def test_loader_is_the_command_line_s(cli: list[str]) -> None:
     """`loader=` judges against a loader as `--loader` does; without it a
     diffusion model is judged for stable-diffusion.cpp (`Report.loader`)."""
-    flux = ROOT / "corpus/diffusion/flux__sdcpp_q8_0.gguf"
-    r = gv.validate(flux)
-    assert r.valid and r.loader == "sd.cpp", r.diagnostics
+    # stable-diffusion.cpp's converter writes no key; ComfyUI-GGUF's names the architecture
+    keyless, flux = ROOT / "corpus/diffusion/flux__sdcpp_q8_0.gguf", ROOT / "corpus/diffusion/flux__comfy_f16.gguf"
+    for f in (keyless, flux):
+        r = gv.validate(f)
+        assert r.valid and r.loader == "sd.cpp", r.diagnostics
     r = gv.validate(flux, loader="llama.cpp")
     assert not r.valid and r.loader == "llama.cpp"
     assert "model-architecture-refused" in {d.rule for d in r.diagnostics}
+    r = gv.validate(keyless, loader="llama.cpp")
+    assert "architecture-missing" in {d.rule for d in r.diagnostics}
     shape = ROOT / "corpus/gguf/y_diffusion_comfyui_orig_shape_u32.gguf"
     assert gv.validate(shape).valid
     r = gv.validate(shape, loader="comfyui-gguf")
