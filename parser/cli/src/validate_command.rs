@@ -26,9 +26,20 @@ use gguf_validate_core::output::Style;
 
 /// Collects `--allow/--warn/--deny` in command-line order.
 fn overrides(args: &ValidateArgs, matches: &clap::ArgMatches) -> Result<Vec<(RuleId, Level)>, String> {
+    rule_levels(&args.allow, &args.warn, &args.deny, matches)
+}
+
+/// `--allow/--warn/--deny` (their values, and the matches that say where
+/// each was given) in command-line order, later flags winning; a fatal
+/// rule can only be an error.
+pub fn rule_levels(
+    allow: &[String],
+    warn: &[String],
+    deny: &[String],
+    matches: &clap::ArgMatches,
+) -> Result<Vec<(RuleId, Level)>, String> {
     let mut all = Vec::new();
-    for (name, level, values) in
-        [("allow", Level::Allow, &args.allow), ("warn", Level::Warning, &args.warn), ("deny", Level::Error, &args.deny)]
+    for (name, level, values) in [("allow", Level::Allow, allow), ("warn", Level::Warning, warn), ("deny", Level::Error, deny)]
     {
         let indices: Vec<usize> = matches.indices_of(name).map(|i| i.collect()).unwrap_or_default();
         for (i, id) in values.iter().enumerate() {
