@@ -117,16 +117,17 @@ pub struct EditArgs {
 fn requests(args: &EditArgs) -> Result<Vec<Request>, String> {
     let mut out = Vec::new();
     for s in &args.set {
-        let (key, text) =
-            s.split_once('=').ok_or_else(|| format!("--set {s}: expected KEY=VALUE (e.g. general.name=str:My model)"))?;
+        let (key, text) = s
+            .split_once('=')
+            .ok_or_else(|| format!("--set {s}: expected KEY=VALUE (e.g. general.name=str:My model)"))?;
         out.push(Request::Set { key: key.to_string(), text: text.to_string() });
     }
     for key in &args.remove {
         out.push(Request::Remove { key: key.clone() });
     }
     if let Some(p) = &args.chat_template {
-        let text = std::fs::read_to_string(p)
-            .map_err(|e| format!("--chat-template {}: {e}", render::display_path(p)))?;
+        let text =
+            std::fs::read_to_string(p).map_err(|e| format!("--chat-template {}: {e}", render::display_path(p)))?;
         out.push(Request::ChatTemplate(text));
     }
     if let Some(name) = &args.pre_tokenizer {
@@ -140,7 +141,9 @@ fn requests(args: &EditArgs) -> Result<Vec<Request>, String> {
         out.push(Request::SpecialToken { role: role.to_string(), token: token.to_string() });
     }
     if out.is_empty() {
-        return Err("nothing to change: give --set, --remove, --chat-template, --pre-tokenizer or --special-token".into());
+        return Err(
+            "nothing to change: give --set, --remove, --chat-template, --pre-tokenizer or --special-token".into()
+        );
     }
     Ok(out)
 }
@@ -245,7 +248,8 @@ fn json(args: &EditArgs, e: &Edited) -> serde_json::Value {
         Ok(d) => serde_json::json!(d.to_string()),
         Err(_) => serde_json::Value::Null,
     };
-    let errors: Vec<&String> = [&e.digest_before, &e.digest_after].into_iter().filter_map(|d| d.as_ref().err()).collect();
+    let errors: Vec<&String> =
+        [&e.digest_before, &e.digest_after].into_iter().filter_map(|d| d.as_ref().err()).collect();
     let changes: Vec<serde_json::Value> = e
         .changes
         .iter()

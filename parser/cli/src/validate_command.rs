@@ -39,7 +39,8 @@ pub fn rule_levels(
     matches: &clap::ArgMatches,
 ) -> Result<Vec<(RuleId, Level)>, String> {
     let mut all = Vec::new();
-    for (name, level, values) in [("allow", Level::Allow, allow), ("warn", Level::Warning, warn), ("deny", Level::Error, deny)]
+    for (name, level, values) in
+        [("allow", Level::Allow, allow), ("warn", Level::Warning, warn), ("deny", Level::Error, deny)]
     {
         let indices: Vec<usize> = matches.indices_of(name).map(|i| i.collect()).unwrap_or_default();
         for (i, id) in values.iter().enumerate() {

@@ -384,7 +384,12 @@ impl Rewrite {
     /// source the plan was made from) through one buffer of
     /// [`COPY_STEP_BYTES`]; `progress` gets the bytes of data copied after
     /// each step. Returns the bytes written.
-    pub fn write(&self, src: &dyn ByteSource, out: &mut dyn Write, progress: &dyn Fn(u64)) -> Result<u64, RewriteError> {
+    pub fn write(
+        &self,
+        src: &dyn ByteSource,
+        out: &mut dyn Write,
+        progress: &dyn Fn(u64),
+    ) -> Result<u64, RewriteError> {
         out.write_all(&self.head).map_err(RewriteError::Write)?;
         let mut buf = vec![0u8; index(COPY_STEP_BYTES.min(self.copy_len))?];
         let mut done = 0u64;
@@ -409,7 +414,9 @@ impl Rewrite {
     pub fn write_file(&self, src: &File, out: &mut File, progress: &dyn Fn(u64)) -> Result<u64, RewriteError> {
         out.write_all(&self.head).map_err(RewriteError::Write)?;
         let mut reader = src;
-        reader.seek(SeekFrom::Start(self.copy_from)).map_err(|error| RewriteError::Read(ReadError::Io { offset: self.copy_from, error }))?;
+        reader
+            .seek(SeekFrom::Start(self.copy_from))
+            .map_err(|error| RewriteError::Read(ReadError::Io { offset: self.copy_from, error }))?;
         let mut done = 0u64;
         while done < self.copy_len {
             let want = COPY_STEP_BYTES.min(self.copy_len.saturating_sub(done));
@@ -761,8 +768,9 @@ mod tests {
     #[test]
     fn a_big_endian_file_is_rewritten_in_its_byte_order() {
         let bytes = std::fs::read(corpus("gguf/i_big_endian_v3.gguf")).unwrap();
-        let (out, _) = rewrite_bytes(&bytes, &[set("general.name", OwnedValue::str("be")), set("x.n", OwnedValue::U32(7))])
-            .unwrap();
+        let (out, _) =
+            rewrite_bytes(&bytes, &[set("general.name", OwnedValue::str("be")), set("x.n", OwnedValue::U32(7))])
+                .unwrap();
         let p = parse_bytes(&out).unwrap();
         assert_eq!(p.file.header.byte_order, ByteOrder::BigEndian);
         assert!(p.fatal.is_none());
@@ -842,7 +850,10 @@ mod tests {
             let before = digest(&bytes);
             let edits: Vec<Vec<Change>> = vec![
                 vec![],
-                vec![set("general.name", OwnedValue::str(&"grown ".repeat(300))), set("edit.added", OwnedValue::U32(1))],
+                vec![
+                    set("general.name", OwnedValue::str(&"grown ".repeat(300))),
+                    set("edit.added", OwnedValue::U32(1)),
+                ],
                 last.iter().map(|k| Change::Remove { key: k.clone() }).collect(),
             ];
             for changes in &edits {
@@ -864,7 +875,8 @@ mod tests {
                 if changes.is_empty() {
                     assert_eq!(plan.data_start().0, plan.data_start().1, "{shown}");
                     // The same bytes, but for padding before the data that was not zeros.
-                    let pad = &bytes[parsed.file.infos_end as usize..plan.data_start().0.min(bytes.len() as u64) as usize];
+                    let pad =
+                        &bytes[parsed.file.infos_end as usize..plan.data_start().0.min(bytes.len() as u64) as usize];
                     assert!(out == bytes || pad.iter().any(|b| *b != 0), "{shown}");
                 }
             }
@@ -891,7 +903,10 @@ mod tests {
         assert_eq!(one(req("x.n", "f32:0.5")).ok(), Some(set("x.n", OwnedValue::F32(0.5))));
         assert_eq!(one(req("x.n", "bool:true")).ok(), Some(set("x.n", OwnedValue::Bool(1))));
         // The architecture's keys and the tokenizer's take llama.cpp's types.
-        assert_eq!(one(req("llama.context_length", "4096")).ok(), Some(set("llama.context_length", OwnedValue::U32(4096))));
+        assert_eq!(
+            one(req("llama.context_length", "4096")).ok(),
+            Some(set("llama.context_length", OwnedValue::U32(4096)))
+        );
         assert_eq!(
             one(req("tokenizer.ggml.add_bos_token", "false")).ok(),
             Some(set("tokenizer.ggml.add_bos_token", OwnedValue::Bool(0)))

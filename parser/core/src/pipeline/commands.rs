@@ -537,7 +537,8 @@ pub fn edit(
     let digest_before = rewrite::tensor_digest(src, &parsed).map_err(|e| e.to_string());
     drop(parsed);
     let write_failed = |e: String| EditError::Write(format!("{shown_out}: {e}"));
-    let mut temp = Temp::beside(out).map_err(|e| write_failed(format!("cannot create a temporary file beside it: {e}")))?;
+    let mut temp =
+        Temp::beside(out).map_err(|e| write_failed(format!("cannot create a temporary file beside it: {e}")))?;
     let kernel_copy = opened.file().is_some();
     {
         let Some(file) = temp.file.as_mut() else { return Err(write_failed("no temporary file".into())) };
@@ -565,7 +566,9 @@ pub fn edit(
     if let (Ok(a), Ok(b)) = (&digest_before, &digest_after)
         && a != b
     {
-        return Err(write_failed(format!("tensor data changed in the copy (sha256 {a} before, {b} after); nothing was kept")));
+        return Err(write_failed(format!(
+            "tensor data changed in the copy (sha256 {a} before, {b} after); nothing was kept"
+        )));
     }
     let report = checked.report;
     drop(result);
