@@ -152,7 +152,8 @@ struct Sidecar {
 
 /// The directories of `corpus/` that hold cases (everything else there is
 /// data for other tests: `golden/`, `hash/`).
-pub const CASE_DIRS: [&str; 8] = ["gguf", "gguf-py", "regressions", "legacy", "samples", "models", "diffusion", "split"];
+pub const CASE_DIRS: [&str; 8] =
+    ["gguf", "gguf-py", "regressions", "legacy", "samples", "models", "diffusion", "split"];
 
 /// The offset of the first finding of `rules` (else the first error) that
 /// `strict` reports on `path`.
@@ -424,14 +425,19 @@ pub fn load_corpus(root: &Path) -> Result<Vec<CorpusFile>, String> {
                 other => other,
             };
             r.prefix = if verdict == "yes" { "y".into() } else { "i".into() };
-            r.description = format!("{}: {}", e.family, e.breaks.as_deref().or(e.note.as_deref()).unwrap_or(&e.converter));
+            r.description =
+                format!("{}: {}", e.family, e.breaks.as_deref().or(e.note.as_deref()).unwrap_or(&e.converter));
             r.citation = "stable-diffusion.cpp src/model.cpp, src/stable-diffusion.cpp (new_sd_ctx; stable-diffusion-cpp-python 0.4.7)".into();
             let detail = match &e.sdcpp.signal {
                 Some(sig) => format!("{sig}: {}", e.sdcpp.detail),
                 None => e.sdcpp.detail.clone(),
             };
-            r.reference =
-                Some(Reference { by: "stable-diffusion.cpp".into(), verdict: verdict.into(), detail, vocab_only: false });
+            r.reference = Some(Reference {
+                by: "stable-diffusion.cpp".into(),
+                verdict: verdict.into(),
+                detail,
+                vocab_only: false,
+            });
             out.push(r);
         }
     }
@@ -1103,8 +1109,9 @@ pub fn run(
 }
 
 /// The loader contract of one reader: what it does with the tiny models,
-/// projectors, LoRA adapters and control vectors (`corpus/models/`) against
-/// their loader's verdict (the row's [`Reference`]).
+/// projectors, LoRA adapters and control vectors (`corpus/models/`) and the
+/// diffusion models (`corpus/diffusion/`) against their loader's verdict
+/// (the row's [`Reference`]).
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
 pub struct LoaderContract {
     /// Files their loader refuses, and how many of them this reader rejects.
@@ -1212,7 +1219,7 @@ impl Matrix {
     /// The loader contract of `reader` (see [`LoaderContract`]).
     pub fn loader_contract(&self, reader: &str) -> LoaderContract {
         let mut c = LoaderContract::default();
-        for row in self.rows.iter().filter(|r| r.file.set == "models") {
+        for row in self.rows.iter().filter(|r| r.file.set == "models" || r.file.set == "diffusion") {
             let (Some(reference), Some(cell)) = (&row.file.reference, row.results.get(reader)) else { continue };
             let rejected = cell.outcome != Outcome::Accept;
             match reference.verdict.as_str() {
@@ -1343,10 +1350,10 @@ impl Matrix {
         }
         let _ = writeln!(
             o,
-            "\n## Loader contract (`corpus/models/`)\n\nThe tiny models, projectors, LoRA adapters, control vectors and importance matrices against \
+            "\n## Loader contract (`corpus/models/`, `corpus/diffusion/`)\n\nThe tiny models, projectors, LoRA adapters, control vectors, importance matrices and diffusion models against \
              their loader's verdict (their manifests): libllama for models, text models and bases, libmtmd for projectors \
              (`models/mmproj/`), `llama_adapter_lora_init + llama_decode` for LoRA adapters (`models/lora/`: loaded, set on a context and applied), `common_control_vector_load` for \
-             control vectors (`models/cvec/`), `llama-quantize --imatrix` for importance matrices (`models/imatrix/`). Of the files their loader refuses or crashes on, how many each reader rejects; of \
+             control vectors (`models/cvec/`), `llama-quantize --imatrix` for importance matrices (`models/imatrix/`), stable-diffusion.cpp's `new_sd_ctx` for diffusion models (`diffusion/`). Of the files their loader refuses or crashes on, how many each reader rejects; of \
              those it loads, how many each reader rejects or crashes on.\n\n| reader | refused by the loader: rejected | crash in \
              the loader: rejected | loaded by the loader: rejected |\n|---|---|---|---|"
         );

@@ -293,7 +293,7 @@ function overview() {
   const counts = {};
   for (const r of D.readers) { counts[r.name] = {}; for (const c of D.classes) counts[r.name][c.name] = 0; }
   for (const row of D.rows) for (const [n, c] of Object.entries(row.results)) if (counts[n]) counts[n][c.class] += 1;
-  const t = el("table", {id: "overview-readers"}, el("tr", {}, el("th", {}, "reader"), el("th", {}, "version"), ...D.classes.map(c => el("th", {style: colour(c.colour)}, c.name)), el("th", {}, "loader contract: of the files their loader (libllama, libmtmd, LoRA, cvec, imatrix) refuses / crashes on, rejected")));
+  const t = el("table", {id: "overview-readers"}, el("tr", {}, el("th", {}, "reader"), el("th", {}, "version"), ...D.classes.map(c => el("th", {style: colour(c.colour)}, c.name)), el("th", {}, "loader contract: of the files their loader (libllama, libmtmd, LoRA, cvec, imatrix, stable-diffusion.cpp) refuses / crashes on, rejected")));
   for (const r of D.readers) {
     const k = r.contract;
     t.append(el("tr", {"data-reader": r.name}, el("td", {}, r.name), el("td", {class: "muted"}, r.version),
@@ -304,7 +304,7 @@ function overview() {
   const m = el("table", {id: "overview-matrices"}, el("tr", {}, el("th", {}, "matrix"), el("th", {}, "cases"), el("th", {}, "columns"), el("th", {}, "what")));
   m.append(el("tr", {}, el("td", {}, el("a", {href: "#view=readers"}, "readers")), el("td", {class: "n", id: "count-cases"}, D.rows.length), el("td", {class: "n"}, D.readers.length), el("td", {}, "every corpus case (" + sets.join(", ") + ") × readers, JSONTestSuite scoring")));
   const models = D.rows.filter(r => r.reference);
-  m.append(el("tr", {}, el("td", {}, el("a", {href: "#view=contract"}, "loader contract")), el("td", {class: "n", id: "count-models"}, models.length), el("td", {class: "n"}, D.readers.length), el("td", {}, "tiny models, projectors, LoRA adapters, control vectors and importance matrices against their loader's verdict (libllama, libmtmd, llama_adapter_lora_init + llama_decode, common_control_vector_load, llama-quantize --imatrix)")));
+  m.append(el("tr", {}, el("td", {}, el("a", {href: "#view=contract"}, "loader contract")), el("td", {class: "n", id: "count-models"}, models.length), el("td", {class: "n"}, D.readers.length), el("td", {}, "tiny models, projectors, LoRA adapters, control vectors, importance matrices and diffusion models against their loader's verdict (libllama, libmtmd, llama_adapter_lora_init + llama_decode, common_control_vector_load, llama-quantize --imatrix, stable-diffusion.cpp)")));
   if (D.templates) m.append(el("tr", {}, el("td", {}, el("a", {href: "#view=templates"}, "template scanners")), el("td", {class: "n", id: "count-templates"}, D.templates.rows.length), el("td", {class: "n"}, D.templates.scanners.length), el("td", {}, "template cases of the corpus and llama.cpp's real templates (" + D.templates.source + ")")));
   if (D.writers) m.append(el("tr", {}, el("td", {}, el("a", {href: "#view=writers"}, "writers")), el("td", {class: "n", id: "count-writers"}, D.writers.writers.length + D.writers.quantizers.length), el("td", {class: "n"}, ""), el("td", {}, "writers' and quantizers' campaigns (fuzz-writer)")));
   const parts = [el("h2", {}, "Matrices"), m, el("h2", {}, "Readers (JSONTestSuite classes over " + D.rows.length + " cases; per-file time limit " + D.timeout_secs + " s)"), t];

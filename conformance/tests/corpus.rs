@@ -160,8 +160,8 @@ fn the_matrix_corpus_loads_with_expectations() {
     // Every case the matrix runs has an expectation: a verdict for every
     // profile (gguf, gguf-py, regressions, legacy, split sets), its
     // loader's verdict (the tiny models: libllama; projectors: libmtmd;
-    // adapters, control vectors and importance matrices: their loaders), or a valid model (the
-    // bundled sample).
+    // adapters, control vectors and importance matrices: their loaders; diffusion models:
+    // stable-diffusion.cpp), or a valid model (the bundled sample).
     let files = gguf_conformance::matrix::load_corpus(&gguf_conformance::workspace_root()).expect("corpus loads");
     assert!(files.len() >= all_cases().len());
     for f in &files {
@@ -180,6 +180,10 @@ fn the_matrix_corpus_loads_with_expectations() {
                     "libllama"
                 };
                 assert_eq!(by, Some(want), "{}: no {want} verdict", f.file);
+            }
+            "diffusion" => {
+                let by = f.reference.as_ref().map(|r| r.by.as_str());
+                assert_eq!(by, Some("stable-diffusion.cpp"), "{}: no stable-diffusion.cpp verdict", f.file);
             }
             "samples" => assert_eq!(f.prefix, "y", "{}", f.file),
             _ => {

@@ -45,7 +45,6 @@ impl Loader {
     pub fn is_diffusion(self) -> bool {
         matches!(self, Loader::SdCpp | Loader::ComfyuiGguf)
     }
-
 }
 
 impl fmt::Display for Loader {

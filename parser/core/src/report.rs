@@ -380,7 +380,14 @@ pub(crate) struct Judging<'o> {
 impl<'o> Judging<'o> {
     /// Judged under `options` alone: one profile, no models to pair with.
     pub(crate) fn plain(options: &'o Options) -> Judging<'o> {
-        Judging { options, every_profile: false, companions: &NO_COMPANIONS, find_companions: None, releases: None, loader: None }
+        Judging {
+            options,
+            every_profile: false,
+            companions: &NO_COMPANIONS,
+            find_companions: None,
+            releases: None,
+            loader: None,
+        }
     }
 
     /// Whether some profile this validation judges reports `rule`.

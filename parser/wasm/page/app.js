@@ -49,10 +49,15 @@ function profile() {
   return $('profile').value;
 }
 
+// The loader every file is judged against (`--loader`); null: the one each is for.
+function loader() {
+  return $('loader').value || null;
+}
+
 function validateFiles(files) {
   const list = [...files];
   if (list.length === 0) return;
-  worker.postMessage({ type: 'files', files: list, profile: profile() });
+  worker.postMessage({ type: 'files', files: list, profile: profile(), loader: loader() });
 }
 
 // ---- input ---------------------------------------------------------------
@@ -75,7 +80,7 @@ $('files').addEventListener('change', (e) => {
 $('url-form').addEventListener('submit', (e) => {
   e.preventDefault();
   const url = $('url').value.trim();
-  if (url !== '') worker.postMessage({ type: 'url', url, profile: profile() });
+  if (url !== '') worker.postMessage({ type: 'url', url, profile: profile(), loader: loader() });
 });
 $('clear').addEventListener('click', () => {
   worker.postMessage({ type: 'clear' });
@@ -122,6 +127,13 @@ function llamaCppText(l) {
   return `${window}${why}: the releases whose loader takes its names, keys, tensors and shapes`;
 }
 
+// The program a file was judged for (`summary.loader`).
+const LOADERS = {
+  'llama.cpp': 'llama.cpp',
+  'sd.cpp': 'stable-diffusion.cpp (a diffusion model)',
+  'comfyui-gguf': 'ComfyUI-GGUF (a diffusion model)',
+};
+
 function summaryList(entry, facts) {
   const s = entry.summary;
   const rows = [
@@ -136,6 +148,7 @@ function summaryList(entry, facts) {
   ];
   for (const t of facts?.templates ?? []) rows.push([`template ${t.key.replace('tokenizer.chat_template', '') || '(default)'}`, `sha256 ${t.sha256}`]);
   if (s.remote) rows.push(['read', `${size(s.remote.bytes_fetched)} in ${plural(s.remote.requests, 'request')}`]);
+  if (s.loader) rows.push(['loader', LOADERS[s.loader] ?? s.loader]);
   if (s.llama_cpp) rows.push(['llama.cpp', llamaCppText(s.llama_cpp)]);
   return el('dl', { class: 'summary' }, rows.filter(([, v]) => v != null).map(([k, v]) => [el('dt', {}, k), el('dd', {}, v)]));
 }

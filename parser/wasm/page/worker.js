@@ -8,7 +8,7 @@ const HEX_BEFORE = 32;
 const HEX_AFTER = 64;
 
 let run = null;
-let runProfile = null;
+let runKey = null;
 // What each result came from (a File, or a URL), by result index.
 const sources = [];
 // Messages are handled one after another: a drop during a run waits.
@@ -18,11 +18,13 @@ function post(msg) {
   self.postMessage(msg);
 }
 
-function runFor(profile) {
-  if (run == null || runProfile !== profile) {
+// One run per profile and loader: another choice starts a new one.
+function runFor(profile, loader) {
+  const key = `${profile} ${loader ?? ''}`;
+  if (run == null || runKey !== key) {
     run?.free();
-    run = new ValidationRun({ profile });
-    runProfile = profile;
+    run = new ValidationRun({ profile, ...(loader ? { loader } : {}) });
+    runKey = key;
     sources.length = 0;
   }
   return run;
@@ -32,29 +34,29 @@ async function validateOne(source, options, what) {
   const facts = {};
   const stats = {};
   const t0 = performance.now();
-  const entry = await runFor(options.profile).validate(source, { ...options, facts, stats });
+  const entry = await runFor(options.profile, options.loader).validate(source, { ...options, facts, stats });
   const ms = performance.now() - t0;
   const index = sources.length;
   sources.push(source);
   post({ type: 'result', index, entry, facts, stats, ms, what });
 }
 
-async function onFiles({ files, profile }) {
+async function onFiles({ files, profile, loader }) {
   const t0 = performance.now();
   for (let i = 0; i < files.length; i++) {
     post({ type: 'progress', text: `validating ${i + 1} of ${files.length}: ${files[i].name}` });
     // Files dropped together are one folder: a projector, adapter or
     // control vector pairs with the models among them.
     const folder = files.length > 1 ? files.filter((_, k) => k !== i) : [];
-    await validateOne(files[i], { profile, name: files[i].name, folder }, 'file');
+    await validateOne(files[i], { profile, ...(loader ? { loader } : {}), name: files[i].name, folder }, 'file');
   }
   const s = ((performance.now() - t0) / 1000).toFixed(2);
   post({ type: 'progress', text: `${files.length} ${files.length === 1 ? 'file' : 'files'} validated in ${s} s` });
 }
 
-async function onUrl({ url, profile }) {
+async function onUrl({ url, profile, loader }) {
   post({ type: 'progress', text: `reading ${url.split('?')[0]}` });
-  await validateOne(url, { profile }, 'url');
+  await validateOne(url, { profile, ...(loader ? { loader } : {}) }, 'url');
   post({ type: 'progress', text: 'done' });
 }
 

@@ -432,7 +432,11 @@ impl Family {
             Some(Family::Wan)
         } else if v == "QWEN_IMAGE" {
             Some(Family::QwenImage)
-        } else if v.starts_with("SD1") || v.starts_with("SD2") || v.starts_with("SDXL") || v.starts_with("SDXS") || v == "SVD"
+        } else if v.starts_with("SD1")
+            || v.starts_with("SD2")
+            || v.starts_with("SDXL")
+            || v.starts_with("SDXS")
+            || v == "SVD"
         {
             Some(Family::Unet)
         } else {
@@ -601,9 +605,11 @@ fn params(family: Family, version: &str, named: &Named<'_, '_>) -> Params {
         }
         Family::QwenImage => {
             ints.insert("num_layers", named.count_after("transformer_blocks.", None));
-            let inner = ints.get("num_attention_heads").copied().unwrap_or(24).saturating_mul(
-                ints.get("attention_head_dim").copied().unwrap_or(128),
-            );
+            let inner = ints
+                .get("num_attention_heads")
+                .copied()
+                .unwrap_or(24)
+                .saturating_mul(ints.get("attention_head_dim").copied().unwrap_or(128));
             ints.insert("inner_dim", inner);
             "num_layers"
         }
@@ -658,7 +664,9 @@ fn wan_config(p: &mut Params, version: &str) -> Option<&'static str> {
             _ => false,
         };
         if holds {
-            for (k, v) in [("dim", dim), ("ffn_dim", ffn), ("num_heads", heads), ("in_dim", in_dim), ("out_dim", out_dim)] {
+            for (k, v) in
+                [("dim", dim), ("ffn_dim", ffn), ("num_heads", heads), ("in_dim", in_dim), ("out_dim", out_dim)]
+            {
                 p.ints.insert(k, i128::from(v));
             }
             return Some(desc);
@@ -836,9 +844,12 @@ fn preconditions(family: Family, version: &str, p: &mut Params, sink: &mut Sink<
     let row = |fam: &str, at: &str| table::PRECONDITIONS.iter().find(|r| r.0 == fam && r.1 == at);
     let crash = |sink: &mut Sink<'_>, at: &str, what: String| {
         let (expr, otherwise) = row(family.name(), at).map_or(("", ""), |r| (r.2, r.4));
-        sink.emit(RuleId::DiffusionCrash, super::KV_SECTION, || "tensors".into(), || {
-            format!("{what}: stable-diffusion.cpp computes `{expr}` ({at}): {otherwise}")
-        });
+        sink.emit(
+            RuleId::DiffusionCrash,
+            super::KV_SECTION,
+            || "tensors".into(),
+            || format!("{what}: stable-diffusion.cpp computes `{expr}` ({at}): {otherwise}"),
+        );
     };
     match family {
         Family::Flux => {
@@ -860,7 +871,9 @@ fn preconditions(family: Family, version: &str, p: &mut Params, sink: &mut Sink<
                     crash(
                         sink,
                         at,
-                        format!("the head size {head_dim} (key_norm.scale) is larger than the width {hidden} (txt_in.weight), so the number of heads is {heads}"),
+                        format!(
+                            "the head size {head_dim} (key_norm.scale) is larger than the width {hidden} (txt_in.weight), so the number of heads is {heads}"
+                        ),
                     );
                     return false;
                 }
@@ -951,12 +964,18 @@ fn builder_tensors(family: Family, p: &Params, named: &Named<'_, '_>, sink: &mut
     }
     if missing > MISSING_LISTED {
         let more = missing.saturating_sub(MISSING_LISTED);
-        sink.emit(RuleId::DiffusionTensorMissing, super::KV_SECTION, || "tensors".into(), || {
-            format!("and {more} more tensors the {} builder creates are not in the file", family.name())
-        });
+        sink.emit(
+            RuleId::DiffusionTensorMissing,
+            super::KV_SECTION,
+            || "tensors".into(),
+            || format!("and {more} more tensors the {} builder creates are not in the file", family.name()),
+        );
     }
     if unread > 0 {
-        notes.push(format!("{unread} kinds of {} tensor built under conditions the table gives as prose", family.name()));
+        notes.push(format!(
+            "{unread} kinds of {} tensor built under conditions the table gives as prose",
+            family.name()
+        ));
     }
 }
 

@@ -12,6 +12,7 @@
 //! detection (to replay), the tensors its builders create, the divisions by
 //! values read from the file, and ComfyUI-GGUF's architecture contract.
 #![allow(dead_code)]
+#![allow(clippy::type_complexity)] // rows of the source's facts, as the generator reads them
 
 // ============================== stable-diffusion.cpp: reading the file
 
@@ -500,7 +501,7 @@ pub(crate) const COMFY_DETECT: &[(&str, &[&[&str]], &[&str])] = &[
 /// unchecked against the element count (F32/F16 tensors are .view()-ed to it, a
 /// mismatch raises there; quantized ones fail only when dequantized). The
 /// converter writes it only for shape_fix archs (sd1, sdxl) when a tensor of
-/// >= 512 elements, a multiple of 256, has a last dim not a multiple of 256; the
+/// at least 512 elements, a multiple of 256, has a last dim not a multiple of 256; the
 /// tensor is then stored as (n/256, 256).
 pub(crate) const COMFY_ORIG_SHAPE_PREFIX: &str = "comfy.gguf.orig_shape.";
 pub(crate) const COMFY_ORIG_SHAPE_TYPE: (&str, &str) = ("ARRAY", "INT32");

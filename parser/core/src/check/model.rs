@@ -9,9 +9,9 @@
 #![deny(clippy::indexing_slicing, clippy::arithmetic_side_effects, clippy::cast_possible_truncation)]
 
 use crate::limits;
+use crate::loader::Loader;
 use crate::parse::{GgufFile, KeyValue, TensorInfo, Value};
 use crate::report::{Examined, Sink};
-use crate::loader::Loader;
 use crate::rules::RuleId;
 use crate::types::type_info;
 
@@ -63,7 +63,9 @@ impl FileKind {
             Some(t) if t == super::imatrix_table::GENERAL_TYPE.as_bytes() => FileKind::Imatrix,
             _ if arch == Some("clip") => FileKind::Projector,
             _ if arch == Some(super::control_vector::ARCH) => FileKind::ControlVector,
-            _ if loader.is_none() && super::diffusion::is_for_diffusion(file, arch) => FileKind::Diffusion(Loader::SdCpp),
+            _ if loader.is_none() && super::diffusion::is_for_diffusion(file, arch) => {
+                FileKind::Diffusion(Loader::SdCpp)
+            }
             _ => FileKind::Model,
         }
     }

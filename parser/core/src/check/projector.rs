@@ -368,13 +368,18 @@ impl<'a> Ctx<'_, 'a, '_> {
             let (lowest, highest) = (max_pos.checked_sub(reach), max_pos.saturating_add(reach));
             if lowest.is_none() || highest >= rows {
                 let row = match lowest {
-                    None => format!("{}", i128::from(max_pos) - i128::from(reach)),
+                    None => format!("{}", i128::from(max_pos).saturating_sub(i128::from(reach))),
                     Some(_) => highest.to_string(),
                 };
                 self.sink.emit(RuleId::ProjectorFirstUseBound, t.dims_offset, || tensor_path(t, "dims"), || {
                     format!(
                         "`{}` ({} x {rows}) with `{}` {chunk} and `{}` {max_pos}: the first encode looks up row i - j + {max_pos} for i, j in one chunk, {} to {highest}, and row {row} is not in the table ({}); libmtmd aborts",
-                        name, width, r.chunk_key, r.max_pos_key, i128::from(max_pos) - i128::from(reach), r.source
+                        name,
+                        width,
+                        r.chunk_key,
+                        r.max_pos_key,
+                        i128::from(max_pos).saturating_sub(i128::from(reach)),
+                        r.source
                     )
                 });
             }

@@ -501,7 +501,8 @@ mod tests {
         let mut judging = crate::report::Judging::plain(&opts);
         judging.releases = releases;
         let mut sink = Sink::judging(judging);
-        let l = judge(needs(&parsed.file, FileKind::of(&parsed.file, arch, None), arch, false, &mut Vec::new()), &mut sink);
+        let l =
+            judge(needs(&parsed.file, FileKind::of(&parsed.file, arch, None), arch, false, &mut Vec::new()), &mut sink);
         let report = sink.finish(
             crate::Profile::Strict,
             crate::report::FileFormat::Gguf,

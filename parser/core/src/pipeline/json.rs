@@ -21,7 +21,7 @@ use crate::split_set::SetReport;
 /// 5 added URLs: `summary.remote` (the URL without its query, bytes
 /// fetched, requests, whether ranges were honoured, revision, ETag) on the
 /// entry of a file read over HTTP.
-pub const JSON_SCHEMA_VERSION: u32 = 6;
+pub const JSON_SCHEMA_VERSION: u32 = 7;
 
 #[derive(Serialize)]
 struct JsonFile<'a> {

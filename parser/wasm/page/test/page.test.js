@@ -102,7 +102,7 @@ async function cardsOf(page, n) {
 }
 
 test('dropped corpus files: the command line\'s verdicts and findings, counts equal to the JSON, a hex view', async () => {
-  const files = ['corpus/gguf/i_adapter_alpha_u32.gguf', 'corpus/samples/tiny-llama.gguf', 'corpus/gguf/n_tensor_data_overlap.gguf', 'corpus/gguf/i_template_exec_os_system.gguf'];
+  const files = ['corpus/gguf/i_adapter_alpha_u32.gguf', 'corpus/samples/tiny-llama.gguf', 'corpus/gguf/n_tensor_data_overlap.gguf', 'corpus/gguf/i_template_exec_os_system.gguf', 'corpus/diffusion/flux__issue53_two_tensors.gguf'];
   const { page, errors } = await openPage();
   await page.setInputFiles('#files', files.map((f) => join(root, f)));
   const cards = await cardsOf(page, files.length);
@@ -124,7 +124,10 @@ test('dropped corpus files: the command line\'s verdicts and findings, counts eq
     // Which llama.cpp releases load it, as its JSON says.
     const l = want.summary.llama_cpp;
     if (l) assert.ok(card.text.includes(`llama.cppfrom ${l.loads_from} on`), `${name}: ${card.text}`);
+    // The loader it was judged for: a diffusion model is stable-diffusion.cpp's.
+    if (want.summary.loader === 'sd.cpp') assert.ok(card.text.includes('loaderstable-diffusion.cpp (a diffusion model)'), `${name}: ${card.text}`);
   }
+  assert.ok(cards.find((c) => c.path === 'flux__issue53_two_tensors.gguf').rules.includes('diffusion-crash'));
   await page.waitForFunction(() => /files validated/.test(document.getElementById('progress').textContent));
   // The page's counts are its JSON's.
   const json = JSON.parse(await page.evaluate(() => window.ggufValidateRender('json')));
