@@ -150,7 +150,7 @@ fn requests(args: &EditArgs) -> Result<Vec<Request>, String> {
 
 /// The validator the result is judged by.
 fn validator(args: &EditArgs, matches: &clap::ArgMatches) -> Result<Validator, String> {
-    let overrides = crate::validate_command::rule_levels(&args.allow, &args.warn, &args.deny, matches)?;
+    let overrides = crate::values::rule_levels(&args.allow, &args.warn, &args.deny, matches)?;
     let loader = args.loader.as_deref().map(str::parse::<Loader>).transpose().map_err(|e| format!("--loader: {e}"))?;
     let options = Options {
         profile: args.profile.map(Profile::from).unwrap_or_default(),
