@@ -19,6 +19,7 @@ Examples:
   gguf-validate dequant --type q4_K --input blocks.bin --output values.f32
   gguf-validate quantize --type q4_K --input values.f32 --output blocks.bin
   gguf-validate hash --algo sha256 model.gguf > model.manifest
+  gguf-validate edit model.gguf -o fixed.gguf --pre-tokenizer llama-bpe
   gguf-validate https://host/models/model.gguf
   HF_TOKEN=... gguf-validate hf://ORG/REPO/model-Q4_K_M.gguf@main
   gguf-validate --format jsonl --jobs 16 --files-from urls.txt
@@ -30,9 +31,10 @@ Exit status:
 
 Files named like a subcommand or an option:
   A first argument that names a subcommand (rules, dump, dequant, quantize,
-  hash, help) while a file of that name exists, and any option that is also the
-  name of an existing file, is refused (exit 2) instead of guessed: write
-  `./dump`, or put file names after `--` (gguf-validate -- *.gguf).
+  hash, edit, help) while a file of that name exists, and any option that
+  is also the name of an existing file, is refused (exit 2) instead of
+  guessed: write `./dump`, or put file names after `--` (gguf-validate --
+  *.gguf).
 
 Resources:
   Memory follows the metadata, not the file: tensor data is never loaded,
@@ -53,8 +55,19 @@ Remote files (http://, https://, hf://ORG/REPO/FILE[@REVISION]):
 
 /// The subcommand names (and clap's `help`), which `check_ambiguous_args`
 /// refuses as a first argument when a file of that name exists.
-pub const SUBCOMMANDS: [&str; 10] =
-    ["rules", "dump", "dequant", "quantize", "hash", "derive", "fuzz-writer", "fuzz-quantizer", "write-model", "help"];
+pub const SUBCOMMANDS: [&str; 11] = [
+    "rules",
+    "dump",
+    "dequant",
+    "quantize",
+    "hash",
+    "derive",
+    "edit",
+    "fuzz-writer",
+    "fuzz-quantizer",
+    "write-model",
+    "help",
+];
 
 /// Refuses command lines that a shell glob could have made ambiguous: a
 /// first argument naming a subcommand while a file of that name exists
@@ -229,6 +242,10 @@ pub enum Command {
     /// Digests of tensor data (not metadata) per tensor and per model, in
     /// llama-gguf-hash's layout; or verify them against a manifest.
     Hash(crate::hash_command::HashArgs),
+    /// Write a copy of a GGUF file with its metadata changed (--set,
+    /// --remove, --chat-template, --pre-tokenizer, --special-token) and its
+    /// tensor data copied byte for byte; validated before it is kept.
+    Edit(crate::edit_command::EditArgs),
     /// Fuzz a third-party GGUF writer: generate model descriptions, run the
     /// writer on each, validate and compare what it wrote with what was
     /// asked; group findings by kind and shrink one reproducer per kind.

@@ -6,13 +6,14 @@
 //! `gguf-validate` command (parser/python/cli-binary.sh), so both behave
 //! the same, exit codes included. Every command's work is the library's
 //! (`gguf_validate_core::pipeline`: inputs opened at its front door,
-//! `commands` for `dump`, `derive` and `hash`); this crate parses
+//! `commands` for `dump`, `derive`, `hash` and `edit`); this crate parses
 //! arguments and renders. The Python bindings call the library directly
 //! and do not depend on this crate.
 #![forbid(unsafe_code)]
 
 mod cli;
 mod convert;
+mod edit_command;
 mod fuzz;
 mod hash_command;
 mod inputs;
@@ -66,6 +67,10 @@ pub fn main_with_args(args: Vec<OsString>) -> u8 {
             convert::quantize(&ty, &input, &output, &opts)
         }
         Some(Command::Hash(args)) => hash_command::run(&args),
+        Some(Command::Edit(args)) => {
+            let sub = matches.subcommand_matches("edit").unwrap_or(&matches);
+            edit_command::run(&args, sub)
+        }
         Some(Command::FuzzWriter(args)) => fuzz::fuzz_writer(&args),
         Some(Command::FuzzQuantizer(args)) => fuzz::fuzz_quantizer(&args),
         Some(Command::WriteModel { model, out }) => fuzz::write_model(&model, &out),

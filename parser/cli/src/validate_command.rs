@@ -26,24 +26,7 @@ use gguf_validate_core::output::Style;
 
 /// Collects `--allow/--warn/--deny` in command-line order.
 fn overrides(args: &ValidateArgs, matches: &clap::ArgMatches) -> Result<Vec<(RuleId, Level)>, String> {
-    let mut all = Vec::new();
-    for (name, level, values) in
-        [("allow", Level::Allow, &args.allow), ("warn", Level::Warning, &args.warn), ("deny", Level::Error, &args.deny)]
-    {
-        let indices: Vec<usize> = matches.indices_of(name).map(|i| i.collect()).unwrap_or_default();
-        for (i, id) in values.iter().enumerate() {
-            let rule = RuleId::from_id(id)
-                .ok_or_else(|| format!("unknown rule `{id}` in --{name} (see `gguf-validate rules`)"))?;
-            if rule.rule().fatal && level != Level::Error {
-                return Err(format!(
-                    "rule `{id}` is a decoding error and cannot be --{name}ed: the rest of the file cannot be read"
-                ));
-            }
-            all.push((indices.get(i).copied().unwrap_or(usize::MAX), rule, level));
-        }
-    }
-    all.sort_by_key(|(i, _, _)| *i);
-    Ok(all.into_iter().map(|(_, r, l)| (r, l)).collect())
+    crate::values::rule_levels(&args.allow, &args.warn, &args.deny, matches)
 }
 
 /// The exit code one file's outcome asks for.

@@ -1,8 +1,9 @@
 //! The values of the command line's enumerated options (profiles, output
-//! formats, colour), shared by every subcommand; a leaf module.
+//! formats, colour) and the rule levels of `--allow/--warn/--deny`, shared
+//! by every subcommand; a leaf module.
 
 use clap::ValueEnum;
-use gguf_validate_core::rules::Profile;
+use gguf_validate_core::rules::{Level, Profile, RuleId};
 
 #[derive(Clone, Copy, Debug, ValueEnum, PartialEq, Eq)]
 pub enum ProfileArg {
@@ -60,4 +61,33 @@ impl From<ProfileArg> for Profile {
             ProfileArg::Ggml => Profile::Ggml,
         }
     }
+}
+
+/// `--allow/--warn/--deny` (their values, and the matches that say where
+/// each was given) in command-line order, later flags winning; a fatal
+/// rule can only be an error.
+pub fn rule_levels(
+    allow: &[String],
+    warn: &[String],
+    deny: &[String],
+    matches: &clap::ArgMatches,
+) -> Result<Vec<(RuleId, Level)>, String> {
+    let mut all = Vec::new();
+    for (name, level, values) in
+        [("allow", Level::Allow, allow), ("warn", Level::Warning, warn), ("deny", Level::Error, deny)]
+    {
+        let indices: Vec<usize> = matches.indices_of(name).map(|i| i.collect()).unwrap_or_default();
+        for (i, id) in values.iter().enumerate() {
+            let rule = RuleId::from_id(id)
+                .ok_or_else(|| format!("unknown rule `{id}` in --{name} (see `gguf-validate rules`)"))?;
+            if rule.rule().fatal && level != Level::Error {
+                return Err(format!(
+                    "rule `{id}` is a decoding error and cannot be --{name}ed: the rest of the file cannot be read"
+                ));
+            }
+            all.push((indices.get(i).copied().unwrap_or(usize::MAX), rule, level));
+        }
+    }
+    all.sort_by_key(|(i, _, _)| *i);
+    Ok(all.into_iter().map(|(_, r, l)| (r, l)).collect())
 }

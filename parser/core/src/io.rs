@@ -219,6 +219,13 @@ impl FileSource {
     pub fn new(file: File, len: u64) -> FileSource {
         FileSource { file, len, position: std::sync::Mutex::new(()) }
     }
+
+    /// The open file (for a copy the kernel can make, `copy_file_range`);
+    /// reads through the [`ByteSource`] are positioned and do not use its
+    /// position.
+    pub fn file(&self) -> &File {
+        &self.file
+    }
 }
 
 impl ByteSource for FileSource {
@@ -424,6 +431,16 @@ pub enum Source {
     File(FileSource),
     /// What a FIFO, socket or device yielded (with the policy's consent).
     Memory(MemSource),
+}
+
+impl Source {
+    /// The regular file, when the source is one.
+    pub fn file(&self) -> Option<&File> {
+        match self {
+            Source::File(f) => Some(f.file()),
+            Source::Memory(_) => None,
+        }
+    }
 }
 
 impl ByteSource for Source {

@@ -30,7 +30,9 @@
 //!    llama-gguf-hash's layout), [`split_set`] (split sets validated as a
 //!    whole), [`config`] (`gguf-validate.toml`), [`imatrix`] (llama.cpp
 //!    importance-matrix files), [`derive`](mod@derive) (provenance of a quant),
-//!    [`write`](mod@write) (a minimal writer) and `smith` (feature
+//!    [`write`](mod@write) (a minimal writer), [`rewrite`] (a file written
+//!    again with its metadata changed and its tensor data copied byte for
+//!    byte) and `smith` (feature
 //!    `arbitrary`: valid files and single faults);
 //! 7. [`pipeline`]: what front ends run: an [`pipeline::Input`] (path, URL
 //!    or bytes) and the settings in, a typed [`pipeline::Outcome`] per file
@@ -63,6 +65,7 @@ pub mod parse;
 pub mod pipeline;
 pub mod remote;
 pub mod report;
+pub mod rewrite;
 pub mod rules;
 mod scratch;
 pub mod seeded;

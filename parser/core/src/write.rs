@@ -281,6 +281,16 @@ impl GgufModel {
     }
 }
 
+/// One key/value pair as a GGUF file holds it (key, value type, value), in
+/// byte order `order`.
+pub(crate) fn encode_pair(order: ByteOrder, key: &[u8], value: &OwnedValue) -> Vec<u8> {
+    let mut w = Writer { out: Vec::new(), order };
+    w.string(key);
+    w.u32(value.value_type().id());
+    w.value(value);
+    w.out
+}
+
 /// Largest data section the writer materialises: 4 GiB less a byte, or
 /// what a `Vec` can hold on a 32-bit target.
 const MAX_WRITTEN_DATA: usize = {
@@ -309,7 +319,7 @@ impl Writer {
         self.bytes(v.to_le_bytes());
     }
     fn string(&mut self, s: &[u8]) {
-        self.u64(s.len() as u64);
+        self.u64(u64::try_from(s.len()).unwrap_or(u64::MAX));
         self.out.extend_from_slice(s);
     }
     fn value(&mut self, v: &OwnedValue) {
@@ -325,7 +335,7 @@ impl Writer {
             OwnedValue::String(s) => self.string(s),
             OwnedValue::Array(t, items) => {
                 self.u32(t.id());
-                self.u64(items.len() as u64);
+                self.u64(u64::try_from(items.len()).unwrap_or(u64::MAX));
                 for i in items {
                     self.value(i);
                 }

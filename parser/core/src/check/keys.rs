@@ -255,6 +255,19 @@ fn loader_types(tables: &Tables, key: &str, arch: Option<&str>) -> Option<&'stat
     tables.per_arch.get(rest).copied()
 }
 
+/// The type the spec or llama.cpp gives a well-known key (`u32`,
+/// `string`, `array[string]`, ...) in a file of architecture `arch`: the
+/// first type llama.cpp's loader reads it with, else the spec's. `None`
+/// for a key in neither table.
+pub fn well_known_type(key: &str, arch: Option<&str>) -> Option<&'static str> {
+    let tables = tables();
+    let arch = arch.filter(|a| super::llama_arches::LLAMA_ARCHES.contains(a));
+    match loader_types(tables, key, arch) {
+        Some(types) => types.first().copied(),
+        None => tables.spec.get(key).copied(),
+    }
+}
+
 fn check_standard_types(file: &GgufFile<'_>, arch: Option<&str>, sink: &mut Sink<'_>) {
     // Checked under every profile (not skipped when the profile does not
     // report these rules): a key llama.cpp refuses at load also tells which

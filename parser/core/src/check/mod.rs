@@ -53,6 +53,14 @@ use crate::limits;
 use crate::parse::{self, Detected, NeedMoreData, ParseOutcome, Parsed};
 use crate::report::{CONTAINER_ONLY, DATA_NOT_ASKED, Examined, FileFormat, Judging, Report, Sink, Summary};
 
+pub use keys::well_known_type;
+
+/// The pre-tokenizers (`tokenizer.ggml.pre`) the pinned llama.cpp knows for
+/// a BPE vocabulary (the generated table), sorted.
+pub fn known_pre_tokenizers() -> &'static [&'static str] {
+    llama_arch_table::BPE_PRE_TOKENIZERS
+}
+
 /// Offset reported for a missing key: the header's kv_count field. Here,
 /// not in one family's module, because several families report missing
 /// keys (`keys`, `split`, `model`, `model_tensors`, `tokenizer`).

@@ -389,6 +389,206 @@ pub fn model_digests(
     Ok((target.name, digests))
 }
 
+/// What `edit` did: the changes (key, before, after), the tensor-data
+/// digest before and after (the `hash` command's whole-model SHA-256; a
+/// message when the data cannot be hashed), the result's report under the
+/// validator's profile, and whether the result was kept.
+#[derive(Debug)]
+pub struct Edited {
+    /// The changes as made.
+    pub changes: Vec<crate::rewrite::Applied>,
+    /// The tensor-data digest of the input.
+    pub digest_before: Result<crate::hash::Digest, String>,
+    /// The tensor-data digest of the result.
+    pub digest_after: Result<crate::hash::Digest, String>,
+    /// The result's report.
+    pub report: crate::Report,
+    /// Whether the result was renamed into place (false: it had an error
+    /// under the profile and was not forced; nothing was left behind).
+    pub written: bool,
+    /// The result's length.
+    pub bytes: u64,
+    /// Where the data section starts, before and after.
+    pub data_start: (u64, u64),
+    /// Whether the data section was copied by the kernel (file to file).
+    pub kernel_copy: bool,
+}
+
+/// Why `edit` wrote nothing.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum EditError {
+    /// The input could not be read, or is not a GGUF file whose metadata
+    /// decodes (the message names it).
+    Unreadable(String),
+    /// A change that cannot be made (a value that does not parse, a key to
+    /// remove that is absent, a change of the alignment, OUT the same
+    /// file as the input).
+    Refused(String),
+    /// Writing the result failed (nothing was left behind).
+    Write(String),
+}
+
+impl std::fmt::Display for EditError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            EditError::Unreadable(m) | EditError::Refused(m) | EditError::Write(m) => f.write_str(m),
+        }
+    }
+}
+
+/// Whether `a` and `b` name the same existing file (a link, `./x` and `x`).
+fn same_file(a: &std::path::Path, b: &std::path::Path) -> bool {
+    let (Ok(ma), Ok(mb)) = (std::fs::metadata(a), std::fs::metadata(b)) else { return false };
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::MetadataExt;
+        ma.dev() == mb.dev() && ma.ino() == mb.ino()
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = (ma, mb);
+        matches!((std::fs::canonicalize(a), std::fs::canonicalize(b)), (Ok(x), Ok(y)) if x == y)
+    }
+}
+
+/// A temporary file beside `out` (same folder, so the rename is atomic),
+/// created new; removed on drop unless kept.
+struct Temp {
+    path: PathBuf,
+    file: Option<std::fs::File>,
+    keep: bool,
+}
+
+impl Temp {
+    fn beside(out: &std::path::Path) -> std::io::Result<Temp> {
+        let dir = match out.parent() {
+            Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
+            _ => PathBuf::from("."),
+        };
+        let name = out.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_else(|| "out".into());
+        let pid = std::process::id();
+        let mut last = None;
+        for attempt in 0u32..16 {
+            let path = dir.join(format!(".{name}.edit-{pid}-{attempt}.tmp"));
+            match std::fs::OpenOptions::new().read(true).write(true).create_new(true).open(&path) {
+                Ok(file) => return Ok(Temp { path, file: Some(file), keep: false }),
+                Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => last = Some(e),
+                Err(e) => return Err(e),
+            }
+        }
+        Err(last.unwrap_or_else(|| std::io::Error::other("no temporary name is free")))
+    }
+}
+
+impl Drop for Temp {
+    fn drop(&mut self) {
+        drop(self.file.take());
+        if !self.keep {
+            let _ = std::fs::remove_file(&self.path);
+        }
+    }
+}
+
+/// `gguf-validate edit`: writes `out`, a copy of the GGUF file `input` with
+/// the changes `requests` ask for made to its metadata and its tensor data
+/// copied byte for byte ([`crate::rewrite`]). The result is written to a
+/// temporary file in `out`'s folder, validated by `validator`, and renamed
+/// into place only when it has no error under the profile, or `force`;
+/// otherwise it is removed and the report says why. `out` naming the
+/// input itself is refused. `progress` shows the copy and the digests.
+pub fn edit(
+    input: &std::path::Path,
+    out: &std::path::Path,
+    requests: &[crate::rewrite::Request],
+    validator: &Validator,
+    force: bool,
+    progress: Option<&dyn ScanProgress>,
+) -> Result<Edited, EditError> {
+    use crate::rewrite::{self, Rewrite};
+    let shown = Input::Path(input.to_path_buf()).shown();
+    let shown_out = Input::Path(out.to_path_buf()).shown();
+    if input == out || same_file(input, out) {
+        return Err(EditError::Refused(format!(
+            "-o {shown_out} is the input itself; write to another file (editing in place is not supported yet)"
+        )));
+    }
+    let validator = validator.clone().report_only(false).with_every_profile(false);
+    let from = Input::Path(input.to_path_buf());
+    let opened = from
+        .open(&OpenPolicy::default(), None, None)
+        .map_err(|f| EditError::Unreadable(format!("{shown}: {}", f.message)))?;
+    let src = opened.source();
+    let validated = validator.validate(src).map_err(|e| EditError::Unreadable(format!("{shown}: {e}")))?;
+    let parsed = validated.parsed().ok_or_else(|| {
+        EditError::Unreadable(format!("{shown}: not a GGUF v2/v3 file (run `gguf-validate` on it for details)"))
+    })?;
+    let changes = rewrite::resolve(&parsed, requests).map_err(|e| EditError::Refused(format!("{shown}: {e}")))?;
+    let plan = Rewrite::plan(&parsed, validated.metadata.as_slice(), &changes).map_err(|e| match e {
+        rewrite::RewriteError::NotGguf(_) => EditError::Unreadable(format!("{shown}: {e}")),
+        _ => EditError::Refused(format!("{shown}: {e}")),
+    })?;
+    let total = plan.copied_bytes();
+    let bar = progress.map(|p| p.begin(&shown, total));
+    let inc = |n| {
+        if let Some(b) = &bar {
+            b.inc(n);
+        }
+    };
+    let digest_before = rewrite::tensor_digest(src, &parsed).map_err(|e| e.to_string());
+    drop(parsed);
+    let write_failed = |e: String| EditError::Write(format!("{shown_out}: {e}"));
+    let mut temp =
+        Temp::beside(out).map_err(|e| write_failed(format!("cannot create a temporary file beside it: {e}")))?;
+    let kernel_copy = opened.file().is_some();
+    {
+        let Some(file) = temp.file.as_mut() else { return Err(write_failed("no temporary file".into())) };
+        let written = match opened.file() {
+            Some(from) => plan.write_file(from, file, &inc),
+            None => {
+                let mut w = std::io::BufWriter::new(&mut *file);
+                plan.write(src, &mut w, &inc)
+            }
+        };
+        written.map_err(|e| write_failed(e.to_string()))?;
+        file.sync_all().map_err(|e| write_failed(e.to_string()))?;
+    }
+    if let Some(b) = &bar {
+        b.finish();
+    }
+    // The result, validated as any file is; its digest from that validation's parse.
+    let result = crate::io::open(&temp.path, &OpenPolicy::default())
+        .map_err(|e| write_failed(format!("the written file cannot be read back: {e}")))?;
+    let checked = validator.validate(&result).map_err(|e| write_failed(format!("reading it back: {e}")))?;
+    let digest_after = match checked.parsed() {
+        Some(p) => rewrite::tensor_digest(&result, &p).map_err(|e| e.to_string()),
+        None => Err("the result is not a GGUF v2/v3 file".to_string()),
+    };
+    if let (Ok(a), Ok(b)) = (&digest_before, &digest_after)
+        && a != b
+    {
+        return Err(write_failed(format!(
+            "tensor data changed in the copy (sha256 {a} before, {b} after); nothing was kept"
+        )));
+    }
+    let report = checked.report;
+    drop(result);
+    let written = report.valid || force;
+    if written {
+        std::fs::rename(&temp.path, out).map_err(|e| write_failed(format!("renaming the result into place: {e}")))?;
+        temp.keep = true;
+    }
+    Ok(Edited {
+        changes: plan.changes().to_vec(),
+        digest_before,
+        digest_after,
+        report,
+        written,
+        bytes: plan.len(),
+        data_start: plan.data_start(),
+        kernel_copy,
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

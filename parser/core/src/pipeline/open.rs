@@ -48,6 +48,15 @@ impl Opened<'_> {
         }
     }
 
+    /// The local regular file, when the input is one (a copy of its bytes
+    /// can then be the kernel's).
+    pub fn file(&self) -> Option<&std::fs::File> {
+        match self {
+            Opened::Local(s) => s.file(),
+            _ => None,
+        }
+    }
+
     /// Before tensor data is read: a remote file must be readable in ranges
     /// (the data is read in parallel ranges, never kept), and drops the
     /// metadata ranges it kept. Local files and bytes are always ready.

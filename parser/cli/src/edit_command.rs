@@ -1,0 +1,282 @@
+//! `gguf-validate edit FILE -o OUT`: the arguments into the library's
+//! requests (`gguf_validate_core::rewrite::Request`) and validator, the
+//! edit itself (`gguf_validate_core::pipeline::commands::edit`: a temporary
+//! file beside OUT, validated, renamed into place), and its report: each
+//! change, the tensor-data digest before and after, the result's findings.
+
+use std::path::PathBuf;
+
+use clap::{Args, ValueEnum};
+use gguf_validate_core::loader::Loader;
+use gguf_validate_core::parse::escape_bytes;
+use gguf_validate_core::pipeline::commands::{EditError, Edited, edit};
+use gguf_validate_core::rewrite::{Request, SPECIAL_TOKEN_ROLES, show_value, value_json};
+use gguf_validate_core::rules::Profile;
+use gguf_validate_core::{Options, Validator};
+
+use crate::render;
+use crate::values::ProfileArg;
+use crate::{EXIT_INVALID, EXIT_USAGE, EXIT_VALID};
+
+const AFTER_HELP: &str = "\
+The metadata is written again and the tensor data copied byte for byte
+(file to file by the kernel, copy_file_range, in bounded memory): the
+report gives the tensor-data digest (`hash --algo sha256`, all tensor data,
+no metadata) before and after. Tensor offsets stay; only the start of the
+data section moves, padded to general.alignment. A change that would move
+tensor data (general.alignment) is refused.
+
+The result is written to a temporary file in OUT's folder and validated
+under the profile; it is renamed to OUT only when it has no error, or with
+--force. Otherwise nothing is left behind. OUT may not be FILE.
+
+Values of --set are typed by a prefix: str: u32: i32: f32: bool: (and u8:
+i8: u16: i16: u64: i64: f64:); without one, a well-known key takes the type
+the spec or llama.cpp gives it (general.name: string, llama.context_length:
+u32, tokenizer.ggml.add_bos_token: bool) and another key is refused.
+
+Examples:
+  gguf-validate edit model.gguf -o fixed.gguf --set general.name=MyModel
+  gguf-validate edit model.gguf -o fixed.gguf --pre-tokenizer llama-bpe
+  gguf-validate edit model.gguf -o fixed.gguf --chat-template template.jinja
+  gguf-validate edit model.gguf -o fixed.gguf --special-token eot=128009
+  gguf-validate edit model.gguf -o out.gguf --set x.flag=bool:true --remove general.url
+
+Exit status:
+  0  written, and valid under the profile
+  1  the result is invalid under the profile: not written (or, with
+     --force, written anyway)
+  2  usage error, a change that cannot be made, or a file that cannot be
+     read or written";
+
+/// `--format` of `edit`.
+#[derive(Clone, Copy, Debug, ValueEnum, PartialEq, Eq)]
+pub enum EditFormat {
+    /// Lines for people.
+    Human,
+    /// One JSON document.
+    Json,
+}
+
+#[derive(Debug, Args)]
+#[command(after_help = AFTER_HELP)]
+pub struct EditArgs {
+    /// The GGUF file to edit (it is not changed).
+    pub file: PathBuf,
+    /// Where to write the edited file (not FILE itself).
+    #[arg(short = 'o', long = "output", value_name = "OUT", required = true)]
+    pub output: PathBuf,
+    /// Set KEY to VALUE (repeatable): `general.name=str:My model`, `x.n=u32:7`,
+    /// or without a prefix the key's well-known type.
+    #[arg(long = "set", value_name = "KEY=VALUE")]
+    pub set: Vec<String>,
+    /// Remove KEY (repeatable; refused when the file has no such key).
+    #[arg(long = "remove", value_name = "KEY")]
+    pub remove: Vec<String>,
+    /// Set tokenizer.chat_template to the text of FILE.
+    #[arg(long = "chat-template", value_name = "FILE")]
+    pub chat_template: Option<PathBuf>,
+    /// Set tokenizer.ggml.pre to NAME, a pre-tokenizer llama.cpp knows.
+    #[arg(long = "pre-tokenizer", value_name = "NAME")]
+    pub pre_tokenizer: Option<String>,
+    /// Set a special token's id (repeatable): ROLE=ID or ROLE=TEXT (a
+    /// token of the vocabulary); roles bos, eos, eot, eom, unk, sep, pad,
+    /// cls, mask, fim_pre, fim_suf, fim_mid, fim_pad, fim_rep, fim_sep.
+    #[arg(long = "special-token", value_name = "ROLE=ID")]
+    pub special_token: Vec<String>,
+    /// Write the result even when it has errors under the profile.
+    #[arg(long)]
+    pub force: bool,
+    /// Output format.
+    #[arg(long, value_enum, default_value_t = EditFormat::Human)]
+    pub format: EditFormat,
+    /// The profile the result is validated under (default strict).
+    #[arg(long, value_enum)]
+    pub profile: Option<ProfileArg>,
+    /// Do not report this rule (repeatable; later flags win).
+    #[arg(long, value_name = "RULE")]
+    pub allow: Vec<String>,
+    /// Report this rule as a warning (repeatable; later flags win).
+    #[arg(long, value_name = "RULE")]
+    pub warn: Vec<String>,
+    /// Report this rule as an error (repeatable; later flags win).
+    #[arg(long, value_name = "RULE")]
+    pub deny: Vec<String>,
+    /// Treat warnings as errors.
+    #[arg(long)]
+    pub deny_warnings: bool,
+    /// Validate the result's container only (no model layer).
+    #[arg(long)]
+    pub container_only: bool,
+    /// Judge the result against this loader: `llama.cpp`, `sd.cpp` or `comfyui-gguf`.
+    #[arg(long, value_name = "LOADER")]
+    pub loader: Option<String>,
+}
+
+/// The requests the arguments ask for, or why one is malformed.
+fn requests(args: &EditArgs) -> Result<Vec<Request>, String> {
+    let mut out = Vec::new();
+    for s in &args.set {
+        let (key, text) = s
+            .split_once('=')
+            .ok_or_else(|| format!("--set {s}: expected KEY=VALUE (e.g. general.name=str:My model)"))?;
+        out.push(Request::Set { key: key.to_string(), text: text.to_string() });
+    }
+    for key in &args.remove {
+        out.push(Request::Remove { key: key.clone() });
+    }
+    if let Some(p) = &args.chat_template {
+        let text =
+            std::fs::read_to_string(p).map_err(|e| format!("--chat-template {}: {e}", render::display_path(p)))?;
+        out.push(Request::ChatTemplate(text));
+    }
+    if let Some(name) = &args.pre_tokenizer {
+        out.push(Request::PreTokenizer(name.clone()));
+    }
+    for s in &args.special_token {
+        let (role, token) = s.split_once('=').ok_or_else(|| {
+            let roles: Vec<&str> = SPECIAL_TOKEN_ROLES.iter().map(|(r, _)| *r).collect();
+            format!("--special-token {s}: expected ROLE=ID or ROLE=TEXT (roles: {})", roles.join(", "))
+        })?;
+        out.push(Request::SpecialToken { role: role.to_string(), token: token.to_string() });
+    }
+    if out.is_empty() {
+        return Err(
+            "nothing to change: give --set, --remove, --chat-template, --pre-tokenizer or --special-token".into()
+        );
+    }
+    Ok(out)
+}
+
+/// The validator the result is judged by.
+fn validator(args: &EditArgs, matches: &clap::ArgMatches) -> Result<Validator, String> {
+    let overrides = crate::values::rule_levels(&args.allow, &args.warn, &args.deny, matches)?;
+    let loader = args.loader.as_deref().map(str::parse::<Loader>).transpose().map_err(|e| format!("--loader: {e}"))?;
+    let options = Options {
+        profile: args.profile.map(Profile::from).unwrap_or_default(),
+        overrides,
+        deny_warnings: args.deny_warnings,
+        container_only: args.container_only,
+        ..Options::default()
+    };
+    Ok(Validator::new(options).with_loader(loader))
+}
+
+/// `gguf-validate edit ...`.
+pub fn run(args: &EditArgs, matches: &clap::ArgMatches) -> u8 {
+    let prepared = requests(args).and_then(|r| validator(args, matches).map(|v| (r, v)));
+    let (requests, validator) = match prepared {
+        Ok(x) => x,
+        Err(e) => {
+            render::error(&e);
+            return EXIT_USAGE;
+        }
+    };
+    let edited = edit(&args.file, &args.output, &requests, &validator, args.force, Some(&render::Bars));
+    let edited = match edited {
+        Ok(e) => e,
+        Err(e) => {
+            render::error(&match &e {
+                EditError::Refused(m) => format!("{m}; nothing was written"),
+                EditError::Unreadable(m) | EditError::Write(m) => m.clone(),
+            });
+            return EXIT_USAGE;
+        }
+    };
+    let shown = (render::display_path(&args.file), render::display_path(&args.output));
+    let written = match args.format {
+        EditFormat::Human => human(&edited, &shown),
+        EditFormat::Json => render::json(&json(args, &edited)),
+    };
+    if let Err(e) = written {
+        return crate::report_io(Err(e));
+    }
+    if !edited.written {
+        render::error(&format!(
+            "{}: the result has errors under the {} profile; nothing was written (--force writes it anyway)",
+            shown.1, edited.report.profile
+        ));
+    }
+    if edited.report.valid { EXIT_VALID } else { EXIT_INVALID }
+}
+
+fn digest_text(d: &Result<gguf_validate_core::hash::Digest, String>) -> String {
+    match d {
+        Ok(d) => d.to_string(),
+        Err(e) => format!("not computed: {e}"),
+    }
+}
+
+/// The human report.
+fn human(e: &Edited, (from, to): &(String, String)) -> std::io::Result<()> {
+    let mut out = String::new();
+    let verb = if e.written { "edited" } else { "not written" };
+    out.push_str(&format!("{verb}: {from} -> {to}\n"));
+    for c in &e.changes {
+        let before = c.before.as_ref().map_or_else(|| "(absent)".to_string(), show_value);
+        let after = c.after.as_ref().map_or_else(|| "(removed)".to_string(), show_value);
+        out.push_str(&format!("  {}: {before} -> {after}\n", escape_bytes(c.key.as_bytes(), true)));
+    }
+    let same = matches!((&e.digest_before, &e.digest_after), (Ok(a), Ok(b)) if a == b);
+    out.push_str(&format!("tensor data sha256 before: {}\n", digest_text(&e.digest_before)));
+    out.push_str(&format!(
+        "tensor data sha256 after:  {}{}\n",
+        digest_text(&e.digest_after),
+        if same { " (unchanged)" } else { "" }
+    ));
+    let (b, a) = e.data_start;
+    out.push_str(&format!(
+        "data section: at {b} before, {a} after; {} bytes in all{}\n",
+        e.bytes,
+        if e.kernel_copy { " (tensor data copied by the kernel)" } else { "" }
+    ));
+    let r = &e.report;
+    let verdict = if r.valid { "valid" } else { "invalid" };
+    out.push_str(&format!(
+        "result: {verdict} under {} ({} errors, {} warnings)\n",
+        r.profile, r.counts.errors, r.counts.warnings
+    ));
+    for d in &r.diagnostics {
+        out.push_str(&format!("  {} {} at {} {}: {}\n", d.severity, d.rule, d.offset, d.path, d.message));
+    }
+    render::text(&out)
+}
+
+/// The JSON report.
+fn json(args: &EditArgs, e: &Edited) -> serde_json::Value {
+    let digest = |d: &Result<gguf_validate_core::hash::Digest, String>| match d {
+        Ok(d) => serde_json::json!(d.to_string()),
+        Err(_) => serde_json::Value::Null,
+    };
+    let errors: Vec<&String> =
+        [&e.digest_before, &e.digest_after].into_iter().filter_map(|d| d.as_ref().err()).collect();
+    let changes: Vec<serde_json::Value> = e
+        .changes
+        .iter()
+        .map(|c| {
+            serde_json::json!({
+                "key": c.key,
+                "before": c.before.as_ref().map(value_json),
+                "after": c.after.as_ref().map(value_json),
+            })
+        })
+        .collect();
+    serde_json::json!({
+        "input": render::json_path(&args.file),
+        "output": render::json_path(&args.output),
+        "written": e.written,
+        "valid": e.report.valid,
+        "changes": changes,
+        "tensor_data": {
+            "algorithm": "sha256",
+            "before": digest(&e.digest_before),
+            "after": digest(&e.digest_after),
+            "unchanged": matches!((&e.digest_before, &e.digest_after), (Ok(a), Ok(b)) if a == b),
+            "not_hashed": errors.first(),
+            "data_start": {"before": e.data_start.0, "after": e.data_start.1},
+            "kernel_copy": e.kernel_copy,
+        },
+        "bytes": e.bytes,
+        "report": e.report,
+    })
+}
