@@ -67,6 +67,18 @@ pub struct ReaderConfig {
     /// then what `--profile P` prints). Without it, `command` runs.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub together: Option<String>,
+    /// Only the corpus files whose path (relative to `corpus/`) contains
+    /// this: the reader runs on no other file and has no result for it (a
+    /// loader of one kind of file, e.g. `diffusion` for stable-diffusion.cpp).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub files: Option<String>,
+}
+
+impl ReaderConfig {
+    /// Whether this reader runs on (and has a result for) a corpus file.
+    pub fn runs_on(&self, file: &str) -> bool {
+        self.files.as_deref().is_none_or(|f| file.contains(f))
+    }
 }
 
 /// `conformance/readers.json`.
@@ -1048,8 +1060,17 @@ pub fn run(
             None => groups.push(vec![r]),
         }
     }
-    let tasks: Vec<(usize, usize)> = (0..files.len()).flat_map(|f| (0..groups.len()).map(move |g| (g, f))).collect();
-    let cells_total = files.len().saturating_mul(readers.len());
+    // a reader scoped to some files (`files`) runs on those only
+    let runs = |g: usize, f: usize| {
+        let reader = groups.get(g).and_then(|group| group.first()).and_then(|r| readers.get(*r));
+        match (reader, files.get(f)) {
+            (Some(reader), Some(file)) => reader.runs_on(&file.file),
+            _ => false,
+        }
+    };
+    let tasks: Vec<(usize, usize)> =
+        (0..files.len()).flat_map(|f| (0..groups.len()).map(move |g| (g, f))).filter(|&(g, f)| runs(g, f)).collect();
+    let cells_total = tasks.iter().map(|(g, _)| groups.get(*g).map_or(0, Vec::len)).sum();
     let results: Mutex<BTreeMap<(usize, usize), Cell>> = Mutex::new(BTreeMap::new());
     let next = AtomicUsize::new(0);
     let done = AtomicUsize::new(0);
@@ -1633,6 +1654,7 @@ mod tests {
             description: String::new(),
             timeout_secs: None,
             together: None,
+            files: None,
         };
         assert_eq!(expectation(&file, &reader), Expect::Either);
         reader.profile = Some("strict".into());
@@ -1656,6 +1678,7 @@ mod tests {
             description: String::new(),
             timeout_secs: None,
             together: None,
+            files: None,
         };
         assert_eq!(run_one(root, &r("sh -c 'exit 0'"), Path::new("x"), limit).outcome, Outcome::Accept);
         assert_eq!(run_one(root, &r("sh -c 'exit 1'"), Path::new("x"), limit).outcome, Outcome::Reject);
@@ -1683,6 +1706,7 @@ mod tests {
             description: String::new(),
             timeout_secs: None,
             together: Some(together.into()),
+            files: None,
         };
         let three = |together: &str| [r("strict", together), r("spec", together), r("ggml", together)];
         let run = |readers: &[ReaderConfig], limit| {
@@ -1725,6 +1749,7 @@ mod tests {
             description: String::new(),
             timeout_secs: None,
             together: None,
+            files: None,
         };
         let limit = Duration::from_secs(5);
         let abort = run_one(
@@ -1841,6 +1866,7 @@ mod tests {
                 description: String::new(),
                 timeout_secs: None,
                 together: None,
+                files: None,
             },
             version_found: "1".into(),
             summary: BTreeMap::new(),
@@ -1878,5 +1904,39 @@ mod tests {
         assert!(m.rows[2].results.is_empty(), "z is new: no cell yet");
         assert_eq!(m.readers[1].summary[&Class::ExpectedReject], 1);
         assert_eq!(m.readers[1].summary[&Class::WrongAccept], 1);
+    }
+
+    #[test]
+    fn a_reader_scoped_to_some_files_runs_on_those_only() {
+        let file = |name: &str| CorpusFile {
+            file: name.into(),
+            set: "gguf".into(),
+            group: "kv".into(),
+            prefix: "y".into(),
+            expected: BTreeMap::new(),
+            gguf: true,
+            description: String::new(),
+            rules: Vec::new(),
+            citation: String::new(),
+            shards: Vec::new(),
+            reference: None,
+            offset: None,
+        };
+        let reader = |name: &str, files: Option<&str>| ReaderConfig {
+            name: name.into(),
+            command: "true".into(),
+            version: None,
+            profile: None,
+            description: String::new(),
+            timeout_secs: None,
+            together: None,
+            files: files.map(Into::into),
+        };
+        let readers = [reader("every", None), reader("sd", Some("diffusion"))];
+        assert!(readers[1].runs_on("diffusion/flux.gguf") && !readers[1].runs_on("gguf/y_base.gguf"));
+        let files = vec![file("gguf/y_base.gguf"), file("gguf/y_diffusion_flux.gguf")];
+        let m = run(Path::new("."), &readers, files, Duration::from_secs(5), 1, &|_, _| {});
+        assert_eq!(m.rows[0].results.keys().collect::<Vec<_>>(), ["every"]);
+        assert_eq!(m.rows[1].results.keys().collect::<Vec<_>>(), ["every", "sd"]);
     }
 }
