@@ -5,7 +5,7 @@ use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand};
 
-use crate::values::{ColorArg, FormatArg, ProfileArg, RulesFormat};
+use crate::values::{ColorArg, FormatArg, ProfileArg, RuleLevelArgs, RulesFormat};
 
 pub const AFTER_HELP: &str = "\
 Examples:
@@ -399,15 +399,9 @@ pub struct ValidateArgs {
     /// the file's own folder are used.
     #[arg(long = "with", value_name = "MODEL")]
     pub with: Vec<PathBuf>,
-    /// Do not report this rule (repeatable; later flags win).
-    #[arg(long, value_name = "RULE")]
-    pub allow: Vec<String>,
-    /// Report this rule as a warning (repeatable; later flags win).
-    #[arg(long, value_name = "RULE")]
-    pub warn: Vec<String>,
-    /// Report this rule as an error (repeatable; later flags win).
-    #[arg(long, value_name = "RULE")]
-    pub deny: Vec<String>,
+    /// `--allow`, `--warn`, `--deny`.
+    #[command(flatten)]
+    pub levels: RuleLevelArgs,
     /// When to colour human output.
     #[arg(long, value_enum, default_value_t = ColorArg::Auto)]
     pub color: ColorArg,

@@ -15,7 +15,7 @@ use gguf_validate_core::rules::Profile;
 use gguf_validate_core::{Options, Validator};
 
 use crate::render;
-use crate::values::ProfileArg;
+use crate::values::{ProfileArg, RuleLevelArgs};
 use crate::{EXIT_INVALID, EXIT_USAGE, EXIT_VALID};
 
 const AFTER_HELP: &str = "\
@@ -93,15 +93,9 @@ pub struct EditArgs {
     /// The profile the result is validated under (default strict).
     #[arg(long, value_enum)]
     pub profile: Option<ProfileArg>,
-    /// Do not report this rule (repeatable; later flags win).
-    #[arg(long, value_name = "RULE")]
-    pub allow: Vec<String>,
-    /// Report this rule as a warning (repeatable; later flags win).
-    #[arg(long, value_name = "RULE")]
-    pub warn: Vec<String>,
-    /// Report this rule as an error (repeatable; later flags win).
-    #[arg(long, value_name = "RULE")]
-    pub deny: Vec<String>,
+    /// `--allow`, `--warn`, `--deny`.
+    #[command(flatten)]
+    pub levels: RuleLevelArgs,
     /// Treat warnings as errors.
     #[arg(long)]
     pub deny_warnings: bool,
@@ -150,7 +144,7 @@ fn requests(args: &EditArgs) -> Result<Vec<Request>, String> {
 
 /// The validator the result is judged by.
 fn validator(args: &EditArgs, matches: &clap::ArgMatches) -> Result<Validator, String> {
-    let overrides = crate::values::rule_levels(&args.allow, &args.warn, &args.deny, matches)?;
+    let overrides = crate::values::rule_levels(&args.levels, matches)?;
     let loader = args.loader.as_deref().map(str::parse::<Loader>).transpose().map_err(|e| format!("--loader: {e}"))?;
     let options = Options {
         profile: args.profile.map(Profile::from).unwrap_or_default(),

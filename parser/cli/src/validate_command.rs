@@ -26,7 +26,7 @@ use gguf_validate_core::output::Style;
 
 /// Collects `--allow/--warn/--deny` in command-line order.
 fn overrides(args: &ValidateArgs, matches: &clap::ArgMatches) -> Result<Vec<(RuleId, Level)>, String> {
-    crate::values::rule_levels(&args.allow, &args.warn, &args.deny, matches)
+    crate::values::rule_levels(&args.levels, matches)
 }
 
 /// The exit code one file's outcome asks for.

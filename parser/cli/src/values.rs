@@ -66,16 +66,13 @@ impl From<ProfileArg> for Profile {
 /// `--allow/--warn/--deny` (their values, and the matches that say where
 /// each was given) in command-line order, later flags winning; a fatal
 /// rule can only be an error.
-pub fn rule_levels(
-    allow: &[String],
-    warn: &[String],
-    deny: &[String],
-    matches: &clap::ArgMatches,
-) -> Result<Vec<(RuleId, Level)>, String> {
+pub fn rule_levels(levels: &RuleLevelArgs, matches: &clap::ArgMatches) -> Result<Vec<(RuleId, Level)>, String> {
     let mut all = Vec::new();
-    for (name, level, values) in
-        [("allow", Level::Allow, allow), ("warn", Level::Warning, warn), ("deny", Level::Error, deny)]
-    {
+    for (name, level, values) in [
+        ("allow", Level::Allow, &levels.allow),
+        ("warn", Level::Warning, &levels.warn),
+        ("deny", Level::Error, &levels.deny),
+    ] {
         let indices: Vec<usize> = matches.indices_of(name).map(|i| i.collect()).unwrap_or_default();
         for (i, id) in values.iter().enumerate() {
             let rule = RuleId::from_id(id)
@@ -90,4 +87,19 @@ pub fn rule_levels(
     }
     all.sort_by_key(|(i, _, _)| *i);
     Ok(all.into_iter().map(|(_, r, l)| (r, l)).collect())
+}
+
+/// The levels of rules a run sets (`--allow/--warn/--deny RULE`, later
+/// flags winning): one set of flags for every command that judges a file.
+#[derive(Debug, Clone, Default, clap::Args)]
+pub struct RuleLevelArgs {
+    /// Do not report this rule (repeatable; later flags win).
+    #[arg(long, value_name = "RULE")]
+    pub allow: Vec<String>,
+    /// Report this rule as a warning (repeatable; later flags win).
+    #[arg(long, value_name = "RULE")]
+    pub warn: Vec<String>,
+    /// Report this rule as an error (repeatable; later flags win).
+    #[arg(long, value_name = "RULE")]
+    pub deny: Vec<String>,
 }
