@@ -1841,13 +1841,13 @@ mod tests {
         assert!(empty_key.file.offset.is_some_and(|o| o > 0));
     }
 
-    #[test]
-    fn a_merge_keeps_the_other_readers_and_cases() {
-        let file = |name: &str| CorpusFile {
+    /// A case of `corpus/gguf/` with no expectation or reference.
+    fn gguf_case(name: &str, group: &str, prefix: &str) -> CorpusFile {
+        CorpusFile {
             file: name.into(),
             set: "gguf".into(),
-            group: "g".into(),
-            prefix: "n".into(),
+            group: group.into(),
+            prefix: prefix.into(),
             expected: BTreeMap::new(),
             gguf: true,
             description: String::new(),
@@ -1856,7 +1856,12 @@ mod tests {
             shards: Vec::new(),
             reference: None,
             offset: None,
-        };
+        }
+    }
+
+    #[test]
+    fn a_merge_keeps_the_other_readers_and_cases() {
+        let file = |name: &str| gguf_case(name, "g", "n");
         let reader = |name: &str| ReaderResult {
             config: ReaderConfig {
                 name: name.into(),
@@ -1908,20 +1913,7 @@ mod tests {
 
     #[test]
     fn a_reader_scoped_to_some_files_runs_on_those_only() {
-        let file = |name: &str| CorpusFile {
-            file: name.into(),
-            set: "gguf".into(),
-            group: "kv".into(),
-            prefix: "y".into(),
-            expected: BTreeMap::new(),
-            gguf: true,
-            description: String::new(),
-            rules: Vec::new(),
-            citation: String::new(),
-            shards: Vec::new(),
-            reference: None,
-            offset: None,
-        };
+        let file = |name: &str| gguf_case(name, "kv", "y");
         let reader = |name: &str, files: Option<&str>| ReaderConfig {
             name: name.into(),
             command: "true".into(),
