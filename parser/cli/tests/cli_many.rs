@@ -103,7 +103,7 @@ fn quiet_prints_only_invalid_files_and_the_summary() {
 fn json_ends_with_totals() {
     let o = run(&["--format", "json", "corpus/samples/tiny-llama.gguf", "corpus/gguf/n_key_empty.gguf"]);
     let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
-    assert_eq!(v["schema_version"], 6);
+    assert_eq!(v["schema_version"], gguf_validate_core::pipeline::json::JSON_SCHEMA_VERSION);
     assert_eq!(
         v["totals"],
         serde_json::json!({"files": 2, "valid": 1, "invalid": 1, "unreadable": 0, "split_sets": 0, "split_sets_invalid": 0, "skipped_by_ignore": 0})

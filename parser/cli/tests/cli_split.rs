@@ -48,7 +48,7 @@ fn all_shards_given_are_one_set() {
     // The JSON document holds the same entries in `files`.
     let o = run(&["--format", "json", VALID[0], VALID[1], VALID[2]]);
     let doc: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
-    assert_eq!(doc["schema_version"], 6);
+    assert_eq!(doc["schema_version"], gguf_validate_core::pipeline::json::JSON_SCHEMA_VERSION);
     assert_eq!(doc["files"].as_array().unwrap().len(), 4);
 }
 

@@ -86,7 +86,7 @@ fn metadata_is_fetched_in_growing_ranges_each_byte_once() {
     std::fs::write(&local, &bytes).unwrap();
     let lv = json(&run(&["--format", "json", local.to_str().unwrap()]));
     assert_eq!(without_origin(v["files"][0].clone()), without_origin(lv["files"][0].clone()));
-    assert_eq!(v["schema_version"], 6);
+    assert_eq!(v["schema_version"], gguf_validate_core::pipeline::json::JSON_SCHEMA_VERSION);
 }
 
 /// A model with a vocabulary as converters write it: `tokens` tokens whose

@@ -556,11 +556,14 @@ pub fn edit(
         b.finish();
     }
     // The result, validated as any file is; its digest from that validation's parse.
-    let result = crate::io::open(&temp.path, &OpenPolicy::default())
-        .map_err(|e| write_failed(format!("the written file cannot be read back: {e}")))?;
-    let checked = validator.validate(&result).map_err(|e| write_failed(format!("reading it back: {e}")))?;
+    let written_input = Input::Path(temp.path.clone());
+    let reopened = written_input
+        .open(&OpenPolicy::default(), None, None)
+        .map_err(|f| write_failed(format!("the written file cannot be read back: {}", f.message)))?;
+    let result = reopened.source();
+    let checked = validator.validate(result).map_err(|e| write_failed(format!("reading it back: {e}")))?;
     let digest_after = match checked.parsed() {
-        Some(p) => rewrite::tensor_digest(&result, &p).map_err(|e| e.to_string()),
+        Some(p) => rewrite::tensor_digest(result, &p).map_err(|e| e.to_string()),
         None => Err("the result is not a GGUF v2/v3 file".to_string()),
     };
     if let (Ok(a), Ok(b)) = (&digest_before, &digest_after)
@@ -571,7 +574,7 @@ pub fn edit(
         )));
     }
     let report = checked.report;
-    drop(result);
+    drop(reopened);
     let written = report.valid || force;
     if written {
         std::fs::rename(&temp.path, out).map_err(|e| write_failed(format!("renaming the result into place: {e}")))?;
