@@ -640,7 +640,13 @@ pub fn value_of(parsed: &Parsed<'_>, key: &str) -> Option<OwnedValue> {
 }
 
 #[cfg(test)]
-#[allow(clippy::indexing_slicing, clippy::arithmetic_side_effects, clippy::unwrap_used, clippy::as_conversions)]
+#[allow(
+    clippy::indexing_slicing,
+    clippy::arithmetic_side_effects,
+    clippy::unwrap_used,
+    clippy::as_conversions,
+    clippy::cast_possible_truncation
+)]
 mod tests {
     use super::*;
     use crate::parse::parse_bytes;
