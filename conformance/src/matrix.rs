@@ -1841,6 +1841,20 @@ mod tests {
         assert!(empty_key.file.offset.is_some_and(|o| o > 0));
     }
 
+    /// A reader that accepts everything (`true`), on `files` when given.
+    fn true_reader(name: &str, files: Option<&str>) -> ReaderConfig {
+        ReaderConfig {
+            name: name.into(),
+            command: "true".into(),
+            version: None,
+            profile: None,
+            description: String::new(),
+            timeout_secs: None,
+            together: None,
+            files: files.map(Into::into),
+        }
+    }
+
     /// A case of `corpus/gguf/` with no expectation or reference.
     fn gguf_case(name: &str, group: &str, prefix: &str) -> CorpusFile {
         CorpusFile {
@@ -1863,16 +1877,7 @@ mod tests {
     fn a_merge_keeps_the_other_readers_and_cases() {
         let file = |name: &str| gguf_case(name, "g", "n");
         let reader = |name: &str| ReaderResult {
-            config: ReaderConfig {
-                name: name.into(),
-                command: "true".into(),
-                version: None,
-                profile: None,
-                description: String::new(),
-                timeout_secs: None,
-                together: None,
-                files: None,
-            },
+            config: true_reader(name, None),
             version_found: "1".into(),
             summary: BTreeMap::new(),
         };
@@ -1914,16 +1919,7 @@ mod tests {
     #[test]
     fn a_reader_scoped_to_some_files_runs_on_those_only() {
         let file = |name: &str| gguf_case(name, "kv", "y");
-        let reader = |name: &str, files: Option<&str>| ReaderConfig {
-            name: name.into(),
-            command: "true".into(),
-            version: None,
-            profile: None,
-            description: String::new(),
-            timeout_secs: None,
-            together: None,
-            files: files.map(Into::into),
-        };
+        let reader = true_reader;
         let readers = [reader("every", None), reader("sd", Some("diffusion"))];
         assert!(readers[1].runs_on("diffusion/flux.gguf") && !readers[1].runs_on("gguf/y_base.gguf"));
         let files = vec![file("gguf/y_base.gguf"), file("gguf/y_diffusion_flux.gguf")];
