@@ -673,8 +673,8 @@ pub fn table_cases(v: &mut Vec<Case>) {
     v.push(case(
         "tokenizer_bpe_no_pre",
         [A, A, A],
-        &[],
-        "A gpt2 vocabulary without tokenizer.ggml.pre: llama.cpp falls back to `default` with a warning in its log.",
+        &["tokenizer-pre-missing"],
+        "A gpt2 vocabulary without tokenizer.ggml.pre: llama.cpp loads it with the `default` pre-tokenizer and warns that generation quality will be degraded (a warning under strict, naming `edit --pre-tokenizer`; its boundary is tokenizer_bpe_complete).",
         "llama.cpp src/llama-vocab.cpp load (missing pre-tokenizer type)",
         || bpe(None, true),
     ));

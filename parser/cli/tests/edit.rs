@@ -248,3 +248,41 @@ fn an_existing_out_is_replaced_only_by_a_complete_valid_result() {
     assert_eq!(value(&out, "general.name"), Some(OwnedValue::str("new")));
     assert_eq!(listing(&dir), ["out.gguf"]);
 }
+
+/// A BPE vocabulary without `tokenizer.ggml.pre` is a warning that names
+/// `edit --pre-tokenizer`; the edit it names takes the warning away and
+/// leaves the tensor data as it was.
+#[test]
+fn the_missing_pre_tokenizer_warning_names_the_edit_that_removes_it() {
+    let file = input("corpus/gguf/y_tokenizer_bpe_no_pre.gguf");
+    let o = command().args(["--no-config", "--format", "json"]).arg(&file).output().expect("run");
+    let v = json(&o);
+    let rules = |v: &serde_json::Value| -> Vec<String> {
+        v["files"][0]["diagnostics"]
+            .as_array()
+            .map(|a| {
+                a.iter()
+                    .map(|d| format!("{}:{}", d["severity"].as_str().unwrap_or(""), d["rule"].as_str().unwrap_or("")))
+                    .collect()
+            })
+            .unwrap_or_default()
+    };
+    assert!(rules(&v).contains(&"warning:tokenizer-pre-missing".to_string()), "{:?}", rules(&v));
+    let msg = v["files"][0]["diagnostics"]
+        .as_array()
+        .and_then(|a| a.iter().find(|d| d["rule"] == "tokenizer-pre-missing"))
+        .map(|d| d["message"].to_string());
+    assert!(msg.unwrap_or_default().contains("--pre-tokenizer NAME"));
+    let tmp = TempDir::new("edit-pre");
+    let out = tmp.path().join("fixed.gguf");
+    let o = edit(&file, &out, &["--pre-tokenizer", "qwen2"]);
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    let o = command().args(["--no-config", "--format", "json"]).arg(&out).output().expect("run");
+    let after = rules(&json(&o));
+    assert!(
+        !after.iter().any(|r| r.contains("tokenizer-pre-missing"))
+            && !after.iter().any(|r| r.starts_with("warning:") || r.starts_with("error:")),
+        "{after:?}"
+    );
+    assert_eq!(sha256(&file), sha256(&out));
+}

@@ -817,6 +817,9 @@ catalogue! {
     TokenizerPreUnknown = "tokenizer-pre-unknown", Tokenizer, [Error, Allow, Allow],
         cite: "llama.cpp src/llama-vocab.cpp load (\"unknown pre-tokenizer type\")",
         "For a BPE vocabulary, `tokenizer.ggml.pre` is one llama.cpp knows; it refuses any other (an absent one falls back to `default` with a warning in its log).";
+    TokenizerPreMissing = "tokenizer-pre-missing", Tokenizer, [Warning, Allow, Allow],
+        cite: "llama.cpp src/llama-vocab.cpp load (\"missing pre-tokenizer type, using: 'default'\" ... \"GENERATION QUALITY WILL BE DEGRADED! CONSIDER REGENERATING THE MODEL\"); llama.cpp #7627",
+        "A BPE vocabulary names its pre-tokenizer (`tokenizer.ggml.pre`): without one (or with an empty one) llama.cpp loads the file with the `default` pre-tokenizer and splits text as the model was not trained to (garbled output). `gguf-validate edit FILE -o OUT --pre-tokenizer NAME` sets it without converting again.";
     TokenizerVocabMissing = "tokenizer-vocab-missing", Tokenizer, [Error, Allow, Allow],
         cite: "llama.cpp src/llama-vocab.cpp load: get_key(tokenizer.ggml.model) required; \"cannot find tokenizer vocab in model file\"",
         "A model (a file with tensors, of an architecture llama.cpp knows) has a vocabulary: `tokenizer.ggml.model`, and `tokenizer.ggml.tokens` unless the model is `none`; llama.cpp refuses it otherwise.";

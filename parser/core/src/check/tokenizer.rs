@@ -199,6 +199,16 @@ fn check_model(file: &GgufFile<'_>, needs_vocab: bool, sink: &mut Sink<'_>) {
     }
     let pre_kv = file.get("tokenizer.ggml.pre");
     let pre = pre_kv.and_then(|kv| kv.value.as_string());
+    if pre.is_none_or(|p| p.bytes.is_empty()) {
+        let at = pre_kv.unwrap_or(model_kv);
+        sink.emit(RuleId::TokenizerPreMissing, at.value_offset(), || kv_path(&at), || {
+            format!(
+                "the BPE vocabulary (`{}`) names no pre-tokenizer (tokenizer.ggml.pre {}): llama.cpp uses `default` (\"GENERATION QUALITY WILL BE DEGRADED\") and splits text as the model was not trained to; set the model's own with `gguf-validate edit FILE -o OUT --pre-tokenizer NAME`",
+                model.display(),
+                if pre_kv.is_some() { "is empty" } else { "is absent" }
+            )
+        });
+    }
     if let (Some(kv), Some(pre)) = (pre_kv, pre)
         && !pre.bytes.is_empty()
         && !BPE_PRE_TOKENIZERS.iter().any(|p| p.as_bytes() == pre.bytes)
