@@ -9,7 +9,7 @@ use std::path::PathBuf;
 use clap::{Args, ValueEnum};
 use gguf_validate_core::loader::Loader;
 use gguf_validate_core::parse::escape_bytes;
-use gguf_validate_core::pipeline::commands::{EditError, Edited, edit};
+use gguf_validate_core::pipeline::commands::{EditError, EditTarget, Edited, edit};
 use gguf_validate_core::rewrite::{Request, SPECIAL_TOKEN_ROLES, show_value, value_json};
 use gguf_validate_core::rules::Profile;
 use gguf_validate_core::{Options, Validator};
@@ -28,7 +28,9 @@ tensor data (general.alignment) is refused.
 
 The result is written to a temporary file in OUT's folder and validated
 under the profile; it is renamed to OUT only when it has no error, or with
---force. Otherwise nothing is left behind. OUT may not be FILE.
+--force. Otherwise nothing is left behind. OUT may not be FILE; --in-place
+replaces FILE the same way (the new file is complete, validated and synced
+before the rename, so FILE is intact whenever the command is stopped).
 
 Values of --set are typed by a prefix: str: u32: i32: f32: bool: (and u8:
 i8: u16: i16: u64: i64: f64:); without one, a well-known key takes the type
@@ -38,6 +40,7 @@ u32, tokenizer.ggml.add_bos_token: bool) and another key is refused.
 Examples:
   gguf-validate edit model.gguf -o fixed.gguf --set general.name=MyModel
   gguf-validate edit model.gguf -o fixed.gguf --pre-tokenizer llama-bpe
+  gguf-validate edit model.gguf --in-place --pre-tokenizer qwen2
   gguf-validate edit model.gguf -o fixed.gguf --chat-template template.jinja
   gguf-validate edit model.gguf -o fixed.gguf --special-token eot=128009
   gguf-validate edit model.gguf -o out.gguf --set x.flag=bool:true --remove general.url
@@ -61,11 +64,16 @@ pub enum EditFormat {
 #[derive(Debug, Args)]
 #[command(after_help = AFTER_HELP)]
 pub struct EditArgs {
-    /// The GGUF file to edit (it is not changed).
+    /// The GGUF file to edit (not changed, unless --in-place).
     pub file: PathBuf,
-    /// Where to write the edited file (not FILE itself).
-    #[arg(short = 'o', long = "output", value_name = "OUT", required = true)]
-    pub output: PathBuf,
+    /// Where to write the edited file (not FILE itself: see --in-place).
+    #[arg(short = 'o', long = "output", value_name = "OUT", required_unless_present = "in_place")]
+    pub output: Option<PathBuf>,
+    /// Replace FILE itself, only once the new file is complete, validated
+    /// and on disk (an atomic rename in FILE's folder): an interruption at
+    /// any moment leaves FILE as it was.
+    #[arg(long = "in-place", conflicts_with = "output")]
+    pub in_place: bool,
     /// Set KEY to VALUE (repeatable): `general.name=str:My model`, `x.n=u32:7`,
     /// or without a prefix the key's well-known type.
     #[arg(long = "set", value_name = "KEY=VALUE")]
@@ -166,7 +174,11 @@ pub fn run(args: &EditArgs, matches: &clap::ArgMatches) -> u8 {
             return EXIT_USAGE;
         }
     };
-    let edited = edit(&args.file, &args.output, &requests, &validator, args.force, Some(&render::Bars));
+    let (out, target) = match &args.output {
+        Some(o) => (o.clone(), EditTarget::Other),
+        None => (args.file.clone(), EditTarget::InPlace),
+    };
+    let edited = edit(&args.file, &out, target, &requests, &validator, args.force, Some(&render::Bars));
     let edited = match edited {
         Ok(e) => e,
         Err(e) => {
@@ -177,10 +189,10 @@ pub fn run(args: &EditArgs, matches: &clap::ArgMatches) -> u8 {
             return EXIT_USAGE;
         }
     };
-    let shown = (render::display_path(&args.file), render::display_path(&args.output));
+    let shown = (render::display_path(&args.file), render::display_path(&out));
     let written = match args.format {
         EditFormat::Human => human(&edited, &shown),
-        EditFormat::Json => render::json(&json(args, &edited)),
+        EditFormat::Json => render::json(&json(args, &out, &edited)),
     };
     if let Err(e) = written {
         return crate::report_io(Err(e));
@@ -237,7 +249,7 @@ fn human(e: &Edited, (from, to): &(String, String)) -> std::io::Result<()> {
 }
 
 /// The JSON report.
-fn json(args: &EditArgs, e: &Edited) -> serde_json::Value {
+fn json(args: &EditArgs, out: &std::path::Path, e: &Edited) -> serde_json::Value {
     let digest = |d: &Result<gguf_validate_core::hash::Digest, String>| match d {
         Ok(d) => serde_json::json!(d.to_string()),
         Err(_) => serde_json::Value::Null,
@@ -257,7 +269,8 @@ fn json(args: &EditArgs, e: &Edited) -> serde_json::Value {
         .collect();
     serde_json::json!({
         "input": render::json_path(&args.file),
-        "output": render::json_path(&args.output),
+        "output": render::json_path(out),
+        "in_place": args.in_place,
         "written": e.written,
         "valid": e.report.valid,
         "changes": changes,

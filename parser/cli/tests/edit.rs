@@ -286,3 +286,66 @@ fn the_missing_pre_tokenizer_warning_names_the_edit_that_removes_it() {
     );
     assert_eq!(sha256(&file), sha256(&out));
 }
+
+/// `--in-place` replaces FILE only by renaming a complete, validated and
+/// synced file over it: the process killed at seeded moments (a bounded
+/// number of runs, spread over an uninterrupted run's time) leaves FILE
+/// either byte for byte as it was or completely edited, never in between.
+#[test]
+fn an_interrupted_in_place_edit_leaves_the_file_intact() {
+    use gguf_validate_core::seeded::SplitMix64;
+    use gguf_validate_core::types::GgmlType;
+    use gguf_validate_core::write::{GgufModel, OwnedTensor};
+    let tmp = TempDir::new("edit-in-place");
+    let path = tmp.path().join("model.gguf");
+    // 32 MiB of tensor data, so that the copy takes a moment
+    let mut m = GgufModel::new();
+    m.kv("general.architecture", OwnedValue::str("plain"));
+    m.kv("general.name", OwnedValue::str("before"));
+    m.tensor(OwnedTensor::zeroed("big", &[4096, 2048], GgmlType::F32).expect("tensor"));
+    m.canonical();
+    let original = m.to_bytes();
+    let run = |path: &Path| {
+        command()
+            .arg("edit")
+            .arg(path)
+            .args(["--in-place", "--set", "general.name=str:after"])
+            .spawn()
+            .expect("run gguf-validate")
+    };
+    // one uninterrupted run: how long an edit takes, and what it writes
+    std::fs::write(&path, &original).unwrap();
+    let t0 = std::time::Instant::now();
+    let status = run(&path).wait().unwrap();
+    let full = t0.elapsed();
+    assert!(status.success());
+    let edited = std::fs::read(&path).unwrap();
+    assert_ne!(edited, original);
+    assert_eq!(value(&path, "general.name"), Some(OwnedValue::str("after")));
+    let mut rng = SplitMix64::new(54);
+    let (mut intact, mut done) = (0, 0);
+    for _ in 0..12 {
+        std::fs::write(&path, &original).unwrap();
+        let at = std::time::Duration::from_micros(rng.below(u64::try_from(full.as_micros()).unwrap_or(1).max(1)));
+        let mut child = run(&path);
+        std::thread::sleep(at);
+        let _ = child.kill();
+        let _ = child.wait();
+        let now = std::fs::read(&path).unwrap();
+        if now == original {
+            intact += 1;
+        } else {
+            assert_eq!(now, edited, "killed after {at:?}: the file is neither the original nor the edited one");
+            done += 1;
+        }
+        // a killed run leaves at most its temporary file, named for FILE, beside it
+        for name in listing(tmp.path()) {
+            assert!(
+                name == "model.gguf" || (name.starts_with(".model.gguf.edit-") && name.ends_with(".tmp")),
+                "{name}"
+            );
+        }
+    }
+    assert_eq!(intact + done, 12);
+    assert!(intact > 0, "no kill came before the rename ({done} runs finished)");
+}

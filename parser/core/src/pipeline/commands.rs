@@ -451,6 +451,16 @@ fn same_file(a: &std::path::Path, b: &std::path::Path) -> bool {
     }
 }
 
+/// Where [`edit`] writes: another file, or the input itself (replaced by
+/// an atomic rename once the new file is complete, validated and synced).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum EditTarget {
+    /// `out` is another file than the input.
+    Other,
+    /// `out` is the input, replaced in place.
+    InPlace,
+}
+
 /// A temporary file beside `out` (same folder, so the rename is atomic),
 /// created new; removed on drop unless kept.
 struct Temp {
@@ -495,10 +505,14 @@ impl Drop for Temp {
 /// temporary file in `out`'s folder, validated by `validator`, and renamed
 /// into place only when it has no error under the profile, or `force`;
 /// otherwise it is removed and the report says why. `out` naming the
-/// input itself is refused. `progress` shows the copy and the digests.
+/// input itself is refused unless `target` is [`EditTarget::InPlace`]:
+/// the input is then replaced only by the rename, so that stopping the
+/// command at any moment leaves it intact. `progress` shows the copy and
+/// the digests.
 pub fn edit(
     input: &std::path::Path,
     out: &std::path::Path,
+    target: EditTarget,
     requests: &[crate::rewrite::Request],
     validator: &Validator,
     force: bool,
@@ -507,10 +521,17 @@ pub fn edit(
     use crate::rewrite::{self, Rewrite};
     let shown = Input::Path(input.to_path_buf()).shown();
     let shown_out = Input::Path(out.to_path_buf()).shown();
-    if input == out || same_file(input, out) {
-        return Err(EditError::Refused(format!(
-            "-o {shown_out} is the input itself; write to another file (editing in place is not supported yet)"
-        )));
+    let same = input == out || same_file(input, out);
+    match target {
+        EditTarget::Other if same => {
+            return Err(EditError::Refused(format!(
+                "-o {shown_out} is the input itself; write to another file, or edit it with --in-place"
+            )));
+        }
+        EditTarget::InPlace if !same => {
+            return Err(EditError::Refused(format!("{shown_out} is not the input to replace in place")));
+        }
+        _ => {}
     }
     let validator = validator.clone().report_only(false).with_every_profile(false);
     let from = Input::Path(input.to_path_buf());
@@ -579,6 +600,12 @@ pub fn edit(
     if written {
         std::fs::rename(&temp.path, out).map_err(|e| write_failed(format!("renaming the result into place: {e}")))?;
         temp.keep = true;
+        // the rename itself on disk: the folder synced (where it can be opened)
+        if let Some(dir) = out.parent().filter(|d| !d.as_os_str().is_empty())
+            && let Ok(d) = std::fs::File::open(dir)
+        {
+            let _ = d.sync_all();
+        }
     }
     Ok(Edited {
         changes: plan.changes().to_vec(),
