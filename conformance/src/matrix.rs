@@ -1631,31 +1631,12 @@ mod tests {
     #[test]
     fn profile_readers_are_scored_against_their_profile() {
         let file = CorpusFile {
-            file: "gguf/i_x.gguf".into(),
-            set: "gguf".into(),
-            group: "kv".into(),
-            prefix: "i".into(),
             expected: [("strict".to_string(), Verdict::Reject), ("ggml".to_string(), Verdict::Accept)]
                 .into_iter()
                 .collect(),
-            gguf: true,
-            description: String::new(),
-            rules: Vec::new(),
-            citation: String::new(),
-            shards: Vec::new(),
-            reference: None,
-            offset: None,
+            ..gguf_case("gguf/i_x.gguf", "kv", "i")
         };
-        let mut reader = ReaderConfig {
-            name: "r".into(),
-            command: "true".into(),
-            version: None,
-            profile: None,
-            description: String::new(),
-            timeout_secs: None,
-            together: None,
-            files: None,
-        };
+        let mut reader = true_reader("r", None);
         assert_eq!(expectation(&file, &reader), Expect::Either);
         reader.profile = Some("strict".into());
         assert_eq!(expectation(&file, &reader), Expect::Reject);

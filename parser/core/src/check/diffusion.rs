@@ -496,7 +496,7 @@ impl<'f, 'a> Named<'f, 'a> {
 
     fn ending(&self, suffix: &str) -> Option<&'f TensorInfo<'a>> {
         // the last in file order, as the builder's loop over the map keeps it
-        self.by_name.values().filter(|t| prefixed(t.name.bytes).ends_with(suffix)).max_by_key(|t| t.index).copied()
+        self.by_name.iter().filter(|(n, _)| n.ends_with(suffix)).map(|(_, t)| *t).max_by_key(|t| t.index)
     }
 
     fn any_contains(&self, needle: &str) -> bool {
@@ -601,6 +601,11 @@ fn params(family: Family, version: &str, named: &Named<'_, '_>) -> Params {
             ints.insert("num_layers", named.count_after("blocks.", Some("vace_blocks.")));
             ints.insert("vace_layers", named.count_after("vace_blocks.", None));
             flags.insert("i2v", named.any_contains("img_emb"));
+            // flf_pos_embed_token_number is 514 with this tensor, else 0 (HYPERPARAMS)
+            flags.insert("flf", named.any_contains("img_emb.emb_pos"));
+            let (text_dim, freq_dim, _) = table::WAN_FIXED;
+            ints.insert("text_dim", i128::from(text_dim));
+            ints.insert("freq_dim", i128::from(freq_dim));
             "num_layers"
         }
         Family::QwenImage => {
@@ -625,9 +630,6 @@ fn params(family: Family, version: &str, named: &Named<'_, '_>) -> Params {
             "num_res_blocks"
         }
     };
-    let (text_dim, freq_dim, _) = table::WAN_FIXED;
-    ints.insert("text_dim", i128::from(text_dim));
-    ints.insert("freq_dim", i128::from(freq_dim));
     Params { ints, flags, layers }
 }
 
@@ -646,7 +648,7 @@ fn wan_config(p: &mut Params, version: &str) -> Option<&'static str> {
     let layers = p.int("num_layers")?;
     let i2v = p.flag("i2v").unwrap_or(false);
     let vace = p.int("vace_layers").unwrap_or(0) > 0;
-    let flf = false;
+    let flf = p.flag("flf").unwrap_or(false);
     let v = version.strip_prefix("VERSION_").unwrap_or(version);
     for &(n, cond, desc, dim, ffn, heads, in_dim, out_dim) in table::WAN_CONFIGS {
         if i128::from(n) != layers {
@@ -806,10 +808,8 @@ pub(crate) fn check(
     if !judged.notes.is_empty() {
         note.push_str("; not checked: ");
         note.push_str(&judged.notes.join("; "));
-        examined.push(Examined::partly("diffusion", note));
-    } else {
-        examined.push(Examined::partly("diffusion", note));
     }
+    examined.push(Examined::partly("diffusion", note));
 }
 
 /// stable-diffusion.cpp: detection, preconditions, the builder's tensors.
@@ -999,15 +999,12 @@ fn dims_text(d: &[i128]) -> String {
 /// ComfyUI-GGUF's `detect_arch` over the file's names (its prefix
 /// stripped): the first architecture one of whose key sets is all there.
 fn comfy_detect(file: &GgufFile<'_>) -> Option<(&'static str, bool)> {
-    let names: Vec<String> = file
+    let names: std::collections::HashSet<&[u8]> = file
         .tensors
         .iter()
-        .map(|t| {
-            let n = String::from_utf8_lossy(t.name.bytes);
-            n.strip_prefix(table::COMFY_PREFIX).map_or_else(|| n.to_string(), str::to_string)
-        })
+        .map(|t| t.name.bytes.strip_prefix(table::COMFY_PREFIX.as_bytes()).unwrap_or(t.name.bytes))
         .collect();
-    let has = |k: &str| names.iter().any(|n| n == k);
+    let has = |k: &str| names.contains(k.as_bytes());
     for &(arch, sets, banned) in table::COMFY_DETECT {
         if sets.iter().any(|set| set.iter().all(|k| has(k))) {
             return Some((arch, banned.iter().any(|k| has(k))));

@@ -70,6 +70,18 @@ impl FileKind {
         }
     }
 
+    /// The kind of `file` as this validation judges it: from the loader
+    /// decided before its tensor infos ([`Sink::file_loader`]), without
+    /// looking at its tensor names again, or, where none was decided (a split
+    /// set's model layer), decided now.
+    pub(crate) fn judged(file: &GgufFile<'_>, arch: Option<&str>, sink: &Sink<'_>) -> FileKind {
+        match sink.file_loader {
+            Some(l) if l.is_diffusion() => FileKind::Diffusion(l),
+            Some(l) => FileKind::of(file, arch, Some(l)),
+            None => FileKind::of(file, arch, sink.loader()),
+        }
+    }
+
     /// The layer of checks a kind of file llama.cpp opens has instead of
     /// the model layer (`None`: a model).
     fn layer(self) -> Option<&'static str> {
@@ -148,7 +160,7 @@ pub(crate) fn check_model(
     sink: &mut Sink<'_>,
     examined: &mut Vec<Examined>,
 ) {
-    let kind = FileKind::of(file, arch, sink.loader());
+    let kind = FileKind::judged(file, arch, sink);
     if let Some(layer) = kind.layer() {
         // Another kind of file llama.cpp opens, or a file for another
         // loader: checked as its own loader reads it.

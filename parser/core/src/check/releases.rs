@@ -369,7 +369,7 @@ pub(crate) fn of(file: &GgufFile<'_>, arch: Option<&str>, sink: &mut Sink<'_>) -
     if sink.options().container_only || super::split::role(file).is_some() {
         return None;
     }
-    let kind = FileKind::of(file, arch, sink.loader());
+    let kind = FileKind::judged(file, arch, sink);
     let known_arch = arch.is_some_and(|a| super::llama_arches::LLAMA_ARCHES.contains(&a));
     match kind {
         // An architecture the pinned tree does not know is not examined as
