@@ -45,6 +45,16 @@ mod tests {
         crate::run_unstructured(include_bytes!("../tests/data/one_fault_renamed_token_type.bin"), run);
     }
 
+    /// F-one_fault-2 (local run after a CI failure): a row length that is
+    /// no multiple of the block, in an empty tensor of type id 42, was
+    /// taken for PrismML's group-128 Q2_0 (0 elements fit any layout).
+    /// A dialect's rows are whole blocks too, and its sizes must reach the
+    /// file's end.
+    #[test]
+    fn dialect_needs_whole_blocks_regression() {
+        crate::run_unstructured(include_bytes!("../tests/data/one_fault_dialect_empty_tensor.bin"), run);
+    }
+
     /// Every fault kind applies to some generated file and is caught.
     #[test]
     fn every_fault_kind() {

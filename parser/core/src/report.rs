@@ -139,6 +139,11 @@ pub struct Summary {
     /// checks did not reach.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub loader: Option<crate::loader::Loader>,
+    /// Rules of ggml's reader that this file's loader reads past (a
+    /// diffusion loader's own reader, [`crate::loader`]): under `strict`
+    /// each is at most a warning here, unless the run sets its level.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub tolerated: Vec<RuleId>,
 }
 
 /// A suppression or baseline entry applied to a report (listed in it;

@@ -99,6 +99,10 @@ export interface Summary {
   remote?: { url: string; bytes_fetched: number; requests: number; range_requests: boolean; etag?: string; revision?: string; sha256?: string };
   /** Which llama.cpp releases load the file (a model or a projector). */
   llama_cpp?: { loads_from: string | null; loads_until: string | null; judged_against: string[]; because: string[] };
+  /** The loader the file was judged for. */
+  loader?: Loader;
+  /** Rules of ggml's reader this file's loader reads past: at most warnings under `strict`. */
+  tolerated?: string[];
   [key: string]: unknown;
 }
 

@@ -62,24 +62,24 @@ fn dialect(id: u32) -> Option<&'static Dialect> {
     DIALECTS.iter().find(|d| d.id == id)
 }
 
-/// Whether every tensor's data starts where the one before it ends
-/// (padded to `align`), the way every GGUF writer lays data out, with each
-/// tensor's size from `size`, and the last one ends inside the file.
-fn lines_up(file: &GgufFile<'_>, align: u64, data_start: u64, size: impl Fn(usize) -> Option<u64>) -> bool {
+/// Where the data ends (past `data_start`, padded to `align`) when every
+/// tensor's data starts where the one before it ends (padded), the way
+/// every GGUF writer lays data out, with each tensor's size from `size`,
+/// and the last one ends inside the file; None otherwise.
+fn lines_up(file: &GgufFile<'_>, align: u64, data_start: u64, size: impl Fn(usize) -> Option<u64>) -> Option<u64> {
     let mut at = 0u64;
     for (i, t) in file.tensors.iter().enumerate() {
-        let Some(n) = size(i) else { return false };
+        let n = size(i)?;
         if t.data_offset != at {
-            return false;
+            return None;
         }
-        let Some(next) = at.checked_add(n) else { return false };
+        let next = at.checked_add(n)?;
         if data_start.checked_add(next).is_none_or(|end| end > file.file_len) {
-            return false;
+            return None;
         }
-        let Some(padded) = align_up(next, align) else { return false };
-        at = padded;
+        at = align_up(next, align)?;
     }
-    true
+    Some(at)
 }
 
 /// Names the dialect of `file`'s tensor types when its data lines up with
@@ -88,7 +88,7 @@ pub(crate) fn check(file: &GgufFile<'_>, tensors: &TensorFacts, align: u64, data
     if !file.tensors.iter().any(|t| dialect(t.type_id).is_some()) {
         return;
     }
-    if lines_up(file, align, data_start, |i| tensors.sizes.get(i)?.nbytes) {
+    if lines_up(file, align, data_start, |i| tensors.sizes.get(i)?.nbytes).is_some() {
         return;
     }
     let dialect_size = |i: usize| {
@@ -96,8 +96,10 @@ pub(crate) fn check(file: &GgufFile<'_>, tensors: &TensorFacts, align: u64, data
         let size = tensors.sizes.get(i)?;
         match dialect(t.type_id) {
             Some(d) => {
+                // The fork's ggml, like upstream's, takes rows of whole
+                // blocks only.
                 let elements = size.elements?;
-                if elements.checked_rem(d.block)? != 0 {
+                if t.dims().next()?.checked_rem(d.block)? != 0 {
                     return None;
                 }
                 elements.checked_div(d.block)?.checked_mul(d.bytes)
@@ -105,7 +107,11 @@ pub(crate) fn check(file: &GgufFile<'_>, tensors: &TensorFacts, align: u64, data
             None => size.nbytes,
         }
     };
-    if !lines_up(file, align, data_start, dialect_size) {
+    // The dialect's sizes must also account for the file's end (up to the
+    // padding after the last tensor): a last tensor that merely fits in
+    // the bytes left is no evidence (a wrong shape can fit too).
+    let Some(end) = lines_up(file, align, data_start, dialect_size) else { return };
+    if data_start.checked_add(end).is_none_or(|end| end < file.file_len) {
         return;
     }
     let mut named: Vec<u32> = Vec::new();

@@ -233,6 +233,7 @@ fn check_parsed(
     };
     sink.file_loader = Some(loader);
     sink.tolerated = diffusion::tolerated(file, loader);
+    summary.tolerated = sink.tolerated.clone();
     let tensor_facts = tensors::check_tensors(file, sink);
     summary.parameters = tensor_facts.parameters;
     summary.data_size = tensor_facts.data_size;
