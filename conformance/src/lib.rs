@@ -13,6 +13,7 @@
 
 pub mod build;
 mod cases;
+pub mod fixes;
 pub mod matrix;
 pub mod readable;
 pub mod releases;

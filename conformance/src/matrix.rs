@@ -505,11 +505,19 @@ pub fn case_files(root: &Path) -> Vec<String> {
 }
 
 /// The corpus files the llama.cpp releases' loaders are run on
-/// (`conformance/releases.json`): the case files, and the older releases'
-/// converter output (`models/converter-TAG/*.gguf`, not in the readers
-/// matrix); paths relative to `corpus/`, sorted.
+/// (`conformance/releases.json`): the case files, the older releases'
+/// converter output (`models/converter-TAG/*.gguf`) and the fixed files of
+/// `corpus/fixes` (neither in the readers matrix); paths relative to
+/// `corpus/`, sorted.
 pub fn release_files(root: &Path) -> Vec<String> {
     let mut out = case_files(root);
+    // The fixed files of `gguf-validate fix` (corpus/fixes), which must load.
+    for f in std::fs::read_dir(root.join("corpus/fixes")).into_iter().flatten().flatten() {
+        let file = f.file_name().to_string_lossy().into_owned();
+        if file.ends_with(".fixed.gguf") {
+            out.push(format!("fixes/{file}"));
+        }
+    }
     let models = root.join("corpus/models");
     for dir in std::fs::read_dir(&models).into_iter().flatten().flatten() {
         let name = dir.file_name().to_string_lossy().into_owned();

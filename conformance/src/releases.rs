@@ -333,6 +333,10 @@ impl Releases {
 /// releases' loaders load: `models/NAME.gguf` or `models/converter*/NAME.gguf`
 /// (prove.py's MODEL_GLOBS).
 pub fn is_model_file(corpus_file: &str) -> bool {
+    // The fixed files of `gguf-validate fix` (corpus/fixes): each must load.
+    if let Some(name) = corpus_file.strip_prefix("fixes/") {
+        return name.ends_with(".fixed.gguf") && !name.contains('/');
+    }
     let Some(rest) = corpus_file.strip_prefix("models/") else { return false };
     if !rest.ends_with(".gguf") {
         return false;
@@ -378,5 +382,7 @@ mod tests {
         assert!(!is_model_file("models/converter/x/y.gguf"));
         assert!(!is_model_file("models/converter/manifest.json"));
         assert!(!is_model_file("gguf/y_base.gguf"));
+        assert!(is_model_file("fixes/trailing_bytes.fixed.gguf"));
+        assert!(!is_model_file("fixes/trailing_bytes.gguf"));
     }
 }

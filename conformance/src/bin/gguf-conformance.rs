@@ -20,8 +20,8 @@ struct Cli {
 
 #[derive(Debug, Subcommand)]
 enum Command {
-    /// Write every case to corpus/gguf/ with manifest.json, and the split sets
-    /// to corpus/split/ (deterministic).
+    /// Write every case to corpus/gguf/ with manifest.json, the split sets
+    /// to corpus/split/ and the fix cases to corpus/fixes/ (deterministic).
     Generate {
         /// Only check that corpus/gguf/ and corpus/split/ are up to date; exit 1 if not.
         #[arg(long)]
@@ -344,17 +344,25 @@ fn main() -> ExitCode {
         Command::Generate { check } => {
             let dir = gguf_conformance::corpus_dir();
             let split = gguf_conformance::split::split_dir();
+            let fixes = gguf_conformance::fixes::fixes_dir();
             let r = if check {
                 gguf_conformance::check_corpus(&dir)
                     .and_then(|n| gguf_conformance::split::check_split(&split).map(|m| (n, m)))
+                    .and_then(|(n, m)| gguf_conformance::fixes::check_fixes(&fixes).map(|f| (n, m, f)))
             } else {
                 gguf_conformance::write_corpus(&dir)
                     .and_then(|n| gguf_conformance::split::write_split(&split).map(|m| (n, m)))
                     .map_err(|e| e.to_string())
+                    .and_then(|(n, m)| gguf_conformance::fixes::write_fixes(&fixes).map(|f| (n, m, f)))
             };
-            r.map(|(n, m)| {
+            r.map(|(n, m, f)| {
                 let verb = if check { "checked" } else { "wrote" };
-                format!("{verb} {n} cases in {} and {m} split sets in {}", dir.display(), split.display())
+                format!(
+                    "{verb} {n} cases in {}, {m} split sets in {} and {f} fix cases in {}",
+                    dir.display(),
+                    split.display(),
+                    fixes.display()
+                )
             })
         }
         Command::Matrix { check: true, out, .. } => check_matrix(out),

@@ -107,6 +107,19 @@ pub fn cases(v: &mut Vec<Case>) {
         },
     ));
     v.push(case(
+        "key_duplicate_equal",
+        [R, R, R],
+        &["key-duplicate"],
+        "`custom.x` twice with the same value: ggml still refuses the file (`fix` removes the copy, a safe fix).",
+        "gguf.cpp [K3]",
+        || {
+            let mut m = base();
+            m.kv("custom.x", V::U32(1));
+            m.kv("custom.x", V::U32(1));
+            bytes(m)
+        },
+    ));
+    v.push(case(
         "key_length_max",
         [R, R, R],
         &["string-length-exceeds-file"],

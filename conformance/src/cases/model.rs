@@ -599,6 +599,18 @@ pub fn table_cases(v: &mut Vec<Case>) {
         },
     ));
     v.push(case(
+        "metadata_key_type_count_u64",
+        [A, A, A],
+        &["metadata-key-type"],
+        "general.base_model.count as u64 instead of u32: llama.cpp does not read it (a warning; `fix` writes it as u32).",
+        "gguf.md general.base_model.count",
+        || {
+            let mut m = base();
+            m.kv("general.base_model.count", V::U64(1));
+            bytes(m)
+        },
+    ));
+    v.push(case(
         "metadata_key_type_tags_array",
         [A, A, A],
         &[],

@@ -10,8 +10,9 @@ error.
         [--exceptions FILE] [--json FILE] [--out FILE.md] [--jobs N] [TAG...] [-- FILE...]
 
 Without tags, the releases CI proves (PROVEN); without files, every corpus
-model file (MODEL_GLOBS: the hand-made models of corpus/models/ and the
-converters' output, corpus/models/converter*/). Prints, per release, the
+model file (MODEL_GLOBS: the hand-made models of corpus/models/, the
+converters' output, corpus/models/converter*/, and the files
+`gguf-validate fix` made, corpus/fixes/*.fixed.gguf). Prints, per release, the
 files, how many it loads, refuses and aborts on, how many verdicts agree,
 and each disagreement with the loader's message and the tool's findings.
 
@@ -53,7 +54,7 @@ PROVEN = ["b3889", "b4600", "b6431", "b8179", "v0.5.0"]
 # Every corpus model file (repo-relative globs; converter*/ takes the older
 # converters' folders too). Projectors, adapters and control vectors
 # (mmproj/, lora/, cvec/) are not models the package loads.
-MODEL_GLOBS = ["corpus/models/*.gguf", "corpus/models/converter*/*.gguf"]
+MODEL_GLOBS = ["corpus/models/*.gguf", "corpus/models/converter*/*.gguf", "corpus/fixes/*.fixed.gguf"]
 EXCEPTIONS = HERE / "exceptions.json"
 RELEASES_JSON = ROOT / "conformance" / "releases.json"
 RELEASES_MD = ROOT / "corpus" / "models" / "RELEASES.md"

@@ -55,7 +55,7 @@ Remote files (http://, https://, hf://ORG/REPO/FILE[@REVISION]):
 
 /// The subcommand names (and clap's `help`), which `check_ambiguous_args`
 /// refuses as a first argument when a file of that name exists.
-pub const SUBCOMMANDS: [&str; 11] = [
+pub const SUBCOMMANDS: [&str; 12] = [
     "rules",
     "dump",
     "dequant",
@@ -63,6 +63,7 @@ pub const SUBCOMMANDS: [&str; 11] = [
     "hash",
     "derive",
     "edit",
+    "fix",
     "fuzz-writer",
     "fuzz-quantizer",
     "write-model",
@@ -246,6 +247,10 @@ pub enum Command {
     /// --remove, --chat-template, --pre-tokenizer, --special-token) and its
     /// tensor data copied byte for byte; validated before it is kept.
     Edit(crate::edit_command::EditArgs),
+    /// Fix the findings whose rule has a fix (`rules` lists them): a
+    /// validated copy with the metadata or the layout of tensor data
+    /// changed, the tensor bytes copied unchanged.
+    Fix(crate::fix_command::FixArgs),
     /// Fuzz a third-party GGUF writer: generate model descriptions, run the
     /// writer on each, validate and compare what it wrote with what was
     /// asked; group findings by kind and shrink one reproducer per kind.

@@ -9,8 +9,8 @@ use std::path::PathBuf;
 use clap::{Args, ValueEnum};
 use gguf_validate_core::loader::Loader;
 use gguf_validate_core::parse::escape_bytes;
-use gguf_validate_core::pipeline::commands::{EditError, EditTarget, Edited, edit};
-use gguf_validate_core::rewrite::{Request, SPECIAL_TOKEN_ROLES, show_value, value_json};
+use gguf_validate_core::pipeline::commands::{Edit, EditError, EditTarget, Edited, edit};
+use gguf_validate_core::rewrite::{Request, SPECIAL_TOKEN_ROLES, show_value};
 use gguf_validate_core::rules::Profile;
 use gguf_validate_core::{Options, Validator};
 
@@ -178,7 +178,7 @@ pub fn run(args: &EditArgs, matches: &clap::ArgMatches) -> u8 {
         Some(o) => (o.clone(), EditTarget::Other),
         None => (args.file.clone(), EditTarget::InPlace),
     };
-    let edited = edit(&args.file, &out, target, &requests, &validator, args.force, Some(&render::Bars));
+    let edited = edit(&args.file, &out, target, Edit::Requests(&requests), &validator, args.force, Some(&render::Bars));
     let edited = match edited {
         Ok(e) => e,
         Err(e) => {
@@ -191,8 +191,8 @@ pub fn run(args: &EditArgs, matches: &clap::ArgMatches) -> u8 {
     };
     let shown = (render::display_path(&args.file), render::display_path(&out));
     let written = match args.format {
-        EditFormat::Human => human(&edited, &shown),
-        EditFormat::Json => render::json(&json(args, &out, &edited)),
+        EditFormat::Human => render::text(&human(&edited, &shown)),
+        EditFormat::Json => render::json(&edited.json(&args.file, &out, args.in_place)),
     };
     if let Err(e) = written {
         return crate::report_io(Err(e));
@@ -213,11 +213,23 @@ fn digest_text(d: &Result<gguf_validate_core::hash::Digest, String>) -> String {
     }
 }
 
-/// The human report.
-fn human(e: &Edited, (from, to): &(String, String)) -> std::io::Result<()> {
+/// The human report (of `fix` too).
+pub(crate) fn human(e: &Edited, (from, to): &(String, String)) -> String {
     let mut out = String::new();
-    let verb = if e.written { "edited" } else { "not written" };
+    let verb = match (&e.before, e.written, e.dry_run) {
+        (_, _, true) => "dry run, nothing written",
+        (Some(_), true, _) => "fixed",
+        (None, true, _) => "edited",
+        (_, false, _) => "not written",
+    };
     out.push_str(&format!("{verb}: {from} -> {to}\n"));
+    for f in &e.fixes {
+        let how = if f.applied { f.kind.to_string() } else { format!("{}, held back: --unsafe makes it", f.kind) };
+        out.push_str(&format!("  fix {} ({how}) {}: {} -> {}\n", f.rule, f.path, f.before, f.after));
+    }
+    if e.before.is_some() && e.fixes.is_empty() {
+        out.push_str("  no finding has a fix\n");
+    }
     for c in &e.changes {
         let before = c.before.as_ref().map_or_else(|| "(absent)".to_string(), show_value);
         let after = c.after.as_ref().map_or_else(|| "(removed)".to_string(), show_value);
@@ -239,51 +251,14 @@ fn human(e: &Edited, (from, to): &(String, String)) -> std::io::Result<()> {
     let r = &e.report;
     let verdict = if r.valid { "valid" } else { "invalid" };
     out.push_str(&format!(
-        "result: {verdict} under {} ({} errors, {} warnings)\n",
-        r.profile, r.counts.errors, r.counts.warnings
+        "{}: {verdict} under {} ({} errors, {} warnings)\n",
+        if e.dry_run { "the file as it is" } else { "result" },
+        r.profile,
+        r.counts.errors,
+        r.counts.warnings
     ));
     for d in &r.diagnostics {
         out.push_str(&format!("  {} {} at {} {}: {}\n", d.severity, d.rule, d.offset, d.path, d.message));
     }
-    render::text(&out)
-}
-
-/// The JSON report.
-fn json(args: &EditArgs, out: &std::path::Path, e: &Edited) -> serde_json::Value {
-    let digest = |d: &Result<gguf_validate_core::hash::Digest, String>| match d {
-        Ok(d) => serde_json::json!(d.to_string()),
-        Err(_) => serde_json::Value::Null,
-    };
-    let errors: Vec<&String> =
-        [&e.digest_before, &e.digest_after].into_iter().filter_map(|d| d.as_ref().err()).collect();
-    let changes: Vec<serde_json::Value> = e
-        .changes
-        .iter()
-        .map(|c| {
-            serde_json::json!({
-                "key": c.key,
-                "before": c.before.as_ref().map(value_json),
-                "after": c.after.as_ref().map(value_json),
-            })
-        })
-        .collect();
-    serde_json::json!({
-        "input": render::json_path(&args.file),
-        "output": render::json_path(out),
-        "in_place": args.in_place,
-        "written": e.written,
-        "valid": e.report.valid,
-        "changes": changes,
-        "tensor_data": {
-            "algorithm": "sha256",
-            "before": digest(&e.digest_before),
-            "after": digest(&e.digest_after),
-            "unchanged": matches!((&e.digest_before, &e.digest_after), (Ok(a), Ok(b)) if a == b),
-            "not_hashed": errors.first(),
-            "data_start": {"before": e.data_start.0, "after": e.data_start.1},
-            "kernel_copy": e.kernel_copy,
-        },
-        "bytes": e.bytes,
-        "report": e.report,
-    })
+    out
 }

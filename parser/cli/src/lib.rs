@@ -14,6 +14,7 @@
 mod cli;
 mod convert;
 mod edit_command;
+mod fix_command;
 mod fuzz;
 mod hash_command;
 mod inputs;
@@ -70,6 +71,10 @@ pub fn main_with_args(args: Vec<OsString>) -> u8 {
         Some(Command::Edit(args)) => {
             let sub = matches.subcommand_matches("edit").unwrap_or(&matches);
             edit_command::run(&args, sub)
+        }
+        Some(Command::Fix(args)) => {
+            let sub = matches.subcommand_matches("fix").unwrap_or(&matches);
+            fix_command::run(&args, sub)
         }
         Some(Command::FuzzWriter(args)) => fuzz::fuzz_writer(&args),
         Some(Command::FuzzQuantizer(args)) => fuzz::fuzz_quantizer(&args),

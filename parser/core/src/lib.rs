@@ -51,6 +51,7 @@ pub mod data;
 pub mod data_scan;
 pub mod derive;
 pub mod dump;
+pub mod fix;
 pub mod hash;
 pub mod imatrix;
 pub mod io;

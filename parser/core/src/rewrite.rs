@@ -11,6 +11,13 @@
 //! `general.alignment`. A change of the alignment itself cannot be made
 //! that way (every tensor would move within the section) and is refused.
 //!
+//! [`Layout::Packed`] (what `gguf-validate fix` uses for a finding about
+//! the layout) instead copies each tensor's bytes on their own, in
+//! tensor-info order, each at the next offset aligned to the (new)
+//! alignment, with zero padding between and after them: the infos' offsets
+//! are rewritten and nothing of the data section but the tensors' bytes is
+//! kept. Each tensor's bytes are still copied unchanged.
+//!
 //! The block is streamed from the source, never held: through one buffer
 //! of [`COPY_STEP_BYTES`] ([`Rewrite::write`], any [`ByteSource`]), or, file
 //! to file, by `std::io::copy` in steps of the same size, which is the
@@ -202,14 +209,45 @@ impl fmt::Display for RewriteError {
 
 impl std::error::Error for RewriteError {}
 
+/// How the new file lays tensor data out.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum Layout {
+    /// The data section copied as one block (from its start to the end of
+    /// the file): no tensor offset changes, and the alignment must stay.
+    #[default]
+    Kept,
+    /// Each tensor copied on its own, in tensor-info order, at the next
+    /// offset aligned to the new alignment, zero padding between tensors
+    /// and after the last; the infos' offsets rewritten to match.
+    Packed,
+}
+
+/// A piece of the new file after its head.
+#[derive(Clone, Debug, PartialEq)]
+enum Segment {
+    /// Bytes of the source, from this absolute offset.
+    Copy { from: u64, len: u64 },
+    /// Zero bytes (padding).
+    Zeros(u64),
+}
+
+impl Segment {
+    fn len(&self) -> u64 {
+        match self {
+            Segment::Copy { len, .. } | Segment::Zeros(len) => *len,
+        }
+    }
+}
+
 /// A planned rewrite: the new metadata (header, pairs, tensor infos and
-/// the padding to the data section) and the block of the source copied
+/// the padding to the data section) and the pieces of the source copied
 /// after it.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Rewrite {
     head: Vec<u8>,
-    copy_from: u64,
+    segments: Vec<Segment>,
     copy_len: u64,
+    tail_len: u64,
     data_start: (u64, u64),
     applied: Vec<Applied>,
 }
@@ -250,6 +288,16 @@ impl Rewrite {
     /// prefix of the file holding all of its metadata, the bytes the parse
     /// borrows) with `changes`.
     pub fn plan(parsed: &Parsed<'_>, metadata: &[u8], changes: &[Change]) -> Result<Rewrite, RewriteError> {
+        Rewrite::plan_laid_out(parsed, metadata, changes, Layout::Kept)
+    }
+
+    /// [`Rewrite::plan`] with tensor data laid out as `layout` says.
+    pub fn plan_laid_out(
+        parsed: &Parsed<'_>,
+        metadata: &[u8],
+        changes: &[Change],
+        layout: Layout,
+    ) -> Result<Rewrite, RewriteError> {
         if let Some(e) = &parsed.fatal {
             return Err(RewriteError::NotGguf(format!(
                 "its metadata does not decode at offset {} ({})",
@@ -318,7 +366,7 @@ impl Rewrite {
             Some(Change::Remove { .. }) => alignment_of(None),
             None => align,
         };
-        if new_align != align {
+        if new_align != align && layout == Layout::Kept {
             return Err(RewriteError::Alignment { from: align, to: new_align });
         }
         let mut head = Vec::with_capacity(
@@ -330,21 +378,39 @@ impl Rewrite {
         put_u64(&mut head, order, count);
         head.extend_from_slice(&pairs);
         drop(pairs);
+        let infos_at = head.len();
         let infos = metadata.get(index(infos_start)?..index(f.infos_end)?).ok_or(RewriteError::Overflow)?;
         head.extend_from_slice(infos);
-        // The data section: from its start to the end of the file, as one
-        // block. A file that ends before it (no tensors, no padding or part
-        // of it) keeps what follows its infos as it is.
         let data_start = f.data_start().ok_or(RewriteError::Overflow)?;
-        let new_data_start = align_up(u64_of(head.len()), align).ok_or(RewriteError::Overflow)?;
-        let (copy_from, copy_len) = match f.file_len.checked_sub(data_start) {
-            Some(len) => {
-                head.resize(index(new_data_start)?, 0);
-                (data_start, len)
+        let new_data_start = align_up(u64_of(head.len()), new_align).ok_or(RewriteError::Overflow)?;
+        let segments = match layout {
+            // The data section: from its start to the end of the file, as
+            // one block. A file that ends before it (no tensors, no padding
+            // or part of it) keeps what follows its infos as it is.
+            Layout::Kept => match f.file_len.checked_sub(data_start) {
+                Some(len) => {
+                    head.resize(index(new_data_start)?, 0);
+                    vec![Segment::Copy { from: data_start, len }]
+                }
+                None => vec![Segment::Copy { from: f.infos_end, len: f.file_len.saturating_sub(f.infos_end) }],
+            },
+            Layout::Packed => {
+                let segments = pack(parsed, data_start, new_align, &mut head, infos_at, infos_start)?;
+                if !segments.is_empty() {
+                    head.resize(index(new_data_start)?, 0);
+                }
+                segments
             }
-            None => (f.infos_end, f.file_len.saturating_sub(f.infos_end)),
         };
-        Ok(Rewrite { head, copy_from, copy_len, data_start: (data_start, new_data_start), applied })
+        let mut copy_len = 0u64;
+        let mut tail_len = 0u64;
+        for s in &segments {
+            tail_len = tail_len.checked_add(s.len()).ok_or(RewriteError::Overflow)?;
+            if let Segment::Copy { len, .. } = s {
+                copy_len = copy_len.checked_add(*len).ok_or(RewriteError::Overflow)?;
+            }
+        }
+        Ok(Rewrite { head, segments, copy_len, tail_len, data_start: (data_start, new_data_start), applied })
     }
 
     /// The changes as made, in the order of the file's pairs (then the
@@ -365,19 +431,20 @@ impl Rewrite {
     }
 
     /// Bytes of the source copied after the head (the data section, or
-    /// for a file that ends before it, what follows its tensor infos).
+    /// for a file that ends before it, what follows its tensor infos; for
+    /// [`Layout::Packed`], the tensors' bytes).
     pub fn copied_bytes(&self) -> u64 {
         self.copy_len
     }
 
     /// The new file's length.
     pub fn len(&self) -> u64 {
-        u64_of(self.head.len()).saturating_add(self.copy_len)
+        u64_of(self.head.len()).saturating_add(self.tail_len)
     }
 
     /// Whether the new file is empty (never: it has a header).
     pub fn is_empty(&self) -> bool {
-        self.head.is_empty() && self.copy_len == 0
+        self.head.is_empty() && self.tail_len == 0
     }
 
     /// Writes the new file to `out`, the data section read from `src` (the
@@ -391,16 +458,25 @@ impl Rewrite {
         progress: &dyn Fn(u64),
     ) -> Result<u64, RewriteError> {
         out.write_all(&self.head).map_err(RewriteError::Write)?;
-        let mut buf = vec![0u8; index(COPY_STEP_BYTES.min(self.copy_len))?];
-        let mut done = 0u64;
-        while done < self.copy_len {
-            let n = COPY_STEP_BYTES.min(self.copy_len.saturating_sub(done));
-            let at = self.copy_from.checked_add(done).ok_or(RewriteError::Overflow)?;
-            let chunk = buf.get_mut(..index(n)?).ok_or(RewriteError::Overflow)?;
-            src.read_exact_at(at, chunk).map_err(RewriteError::Read)?;
-            out.write_all(chunk).map_err(RewriteError::Write)?;
-            done = done.saturating_add(n);
-            progress(n);
+        let longest = self.segments.iter().map(Segment::len).max().unwrap_or(0);
+        let mut buf = vec![0u8; index(COPY_STEP_BYTES.min(longest))?];
+        for segment in &self.segments {
+            let mut done = 0u64;
+            let len = segment.len();
+            while done < len {
+                let n = COPY_STEP_BYTES.min(len.saturating_sub(done));
+                let chunk = buf.get_mut(..index(n)?).ok_or(RewriteError::Overflow)?;
+                match segment {
+                    Segment::Copy { from, .. } => {
+                        let at = from.checked_add(done).ok_or(RewriteError::Overflow)?;
+                        src.read_exact_at(at, chunk).map_err(RewriteError::Read)?;
+                        progress(n);
+                    }
+                    Segment::Zeros(_) => chunk.fill(0),
+                }
+                out.write_all(chunk).map_err(RewriteError::Write)?;
+                done = done.saturating_add(n);
+            }
         }
         out.flush().map_err(RewriteError::Write)?;
         Ok(self.len())
@@ -414,27 +490,79 @@ impl Rewrite {
     pub fn write_file(&self, src: &File, out: &mut File, progress: &dyn Fn(u64)) -> Result<u64, RewriteError> {
         out.write_all(&self.head).map_err(RewriteError::Write)?;
         let mut reader = src;
-        reader
-            .seek(SeekFrom::Start(self.copy_from))
-            .map_err(|error| RewriteError::Read(ReadError::Io { offset: self.copy_from, error }))?;
-        let mut done = 0u64;
-        while done < self.copy_len {
-            let want = COPY_STEP_BYTES.min(self.copy_len.saturating_sub(done));
-            let n = io::copy(&mut reader.take(want), out).map_err(RewriteError::Write)?;
-            if n == 0 {
-                let offset = self.copy_from.saturating_add(done);
-                return Err(RewriteError::Read(ReadError::Shrunk {
-                    offset,
-                    len: self.copy_len.saturating_sub(done),
-                    opened_len: self.copy_from.saturating_add(self.copy_len),
-                }));
+        for segment in &self.segments {
+            let (from, len) = match segment {
+                Segment::Copy { from, len } => (*from, *len),
+                Segment::Zeros(len) => {
+                    io::copy(&mut io::repeat(0).take(*len), out).map_err(RewriteError::Write)?;
+                    continue;
+                }
+            };
+            reader
+                .seek(SeekFrom::Start(from))
+                .map_err(|error| RewriteError::Read(ReadError::Io { offset: from, error }))?;
+            let mut done = 0u64;
+            while done < len {
+                let want = COPY_STEP_BYTES.min(len.saturating_sub(done));
+                let n = io::copy(&mut reader.take(want), out).map_err(RewriteError::Write)?;
+                if n == 0 {
+                    return Err(RewriteError::Read(ReadError::Shrunk {
+                        offset: from.saturating_add(done),
+                        len: len.saturating_sub(done),
+                        opened_len: from.saturating_add(len),
+                    }));
+                }
+                done = done.saturating_add(n);
+                progress(n);
             }
-            done = done.saturating_add(n);
-            progress(n);
         }
         out.flush().map_err(RewriteError::Write)?;
         Ok(self.len())
     }
+}
+
+/// The pieces of [`Layout::Packed`]: each tensor's bytes at the next
+/// offset aligned to `align`, zero padding after each; the offsets in the
+/// copied infos (at `infos_at` in `head`, from `infos_start` in the file)
+/// rewritten to match. Refused for a tensor without a known size or whose
+/// bytes are not all in the file.
+fn pack(
+    parsed: &Parsed<'_>,
+    data_start: u64,
+    align: u64,
+    head: &mut [u8],
+    infos_at: usize,
+    infos_start: u64,
+) -> Result<Vec<Segment>, RewriteError> {
+    let f = &parsed.file;
+    let order = f.header.byte_order;
+    let mut segments = Vec::with_capacity(f.tensors.len().saturating_mul(2));
+    let mut at = 0u64;
+    for t in &f.tensors {
+        let name = escape_bytes(t.name.bytes, false);
+        let n = t.nbytes().ok_or_else(|| {
+            RewriteError::NotGguf(format!("tensor `{name}` has no known size, so its data cannot be moved"))
+        })?;
+        let from = data_start.checked_add(t.data_offset).ok_or(RewriteError::Overflow)?;
+        if from.checked_add(n).is_none_or(|end| end > f.file_len) {
+            return Err(RewriteError::NotGguf(format!("the data of tensor `{name}` is not all in the file")));
+        }
+        let field = t.offset_field.checked_sub(infos_start).ok_or(RewriteError::Overflow)?;
+        let field_at = index(field)?.checked_add(infos_at).ok_or(RewriteError::Overflow)?;
+        let slot = head.get_mut(field_at..field_at.saturating_add(8)).ok_or(RewriteError::Overflow)?;
+        slot.copy_from_slice(&match order {
+            ByteOrder::LittleEndian => at.to_le_bytes(),
+            ByteOrder::BigEndian => at.to_be_bytes(),
+        });
+        segments.push(Segment::Copy { from, len: n });
+        let end = at.checked_add(n).ok_or(RewriteError::Overflow)?;
+        let padded = align_up(end, align).ok_or(RewriteError::Overflow)?;
+        if padded > end {
+            segments.push(Segment::Zeros(padded.saturating_sub(end)));
+        }
+        at = padded;
+    }
+    Ok(segments)
 }
 
 /// The `hash` command's whole-model SHA-256 of the tensor data of the file

@@ -217,6 +217,116 @@ impl Rule {
     }
 }
 
+/// Whether a fix leaves the file meaning the same to every reader.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum FixKind {
+    /// Every reader sees the same model afterwards (`gguf-validate fix`
+    /// applies it).
+    Safe,
+    /// Changes what some reader sees (applied with `--unsafe` only).
+    Unsafe,
+}
+
+impl FixKind {
+    /// `safe` or `unsafe`.
+    pub fn name(self) -> &'static str {
+        match self {
+            FixKind::Safe => "safe",
+            FixKind::Unsafe => "unsafe",
+        }
+    }
+}
+
+impl fmt::Display for FixKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// A fix a rule's findings can have (`gguf-validate fix`,
+/// [`crate::fix`]): a row of the catalogue's fix column.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Fix {
+    /// The rule whose findings it fixes.
+    pub rule: RuleId,
+    /// Safe or unsafe.
+    pub kind: FixKind,
+    /// What it does, in one line.
+    pub does: &'static str,
+}
+
+/// The fixes: a rule has at most one of each kind, and which applies to a
+/// finding depends on the finding (a duplicated key whose copies are equal
+/// or not).
+pub const FIXES: &[Fix] = &[
+    Fix {
+        rule: RuleId::KeyDuplicate,
+        kind: FixKind::Safe,
+        does: "the later copies of the key removed, when every copy holds the same value.",
+    },
+    Fix {
+        rule: RuleId::KeyDuplicate,
+        kind: FixKind::Unsafe,
+        does: "the later copies of the key removed, keeping the first value, when the copies differ (readers disagree on which wins).",
+    },
+    Fix {
+        rule: RuleId::StandardKeyType,
+        kind: FixKind::Safe,
+        does: "the value written again as the type llama.cpp reads, when that type holds the same number.",
+    },
+    Fix {
+        rule: RuleId::MetadataKeyType,
+        kind: FixKind::Safe,
+        does: "the value written again as the spec's type, when that type holds the same number.",
+    },
+    Fix {
+        rule: RuleId::QuantVersionType,
+        kind: FixKind::Safe,
+        does: "`general.quantization_version` written again as a u32, when it holds the same number.",
+    },
+    Fix {
+        rule: RuleId::TokenIdRange,
+        kind: FixKind::Unsafe,
+        does: "the special-token key removed, so llama.cpp uses its vocabulary type's default for the role.",
+    },
+    Fix {
+        rule: RuleId::TemplateHiddenText,
+        kind: FixKind::Unsafe,
+        does: "the invisible and bidi-reordering code points removed from the string.",
+    },
+    Fix {
+        rule: RuleId::TensorOffsetMisaligned,
+        kind: FixKind::Safe,
+        does: "tensor data laid out again: each tensor's bytes unchanged, in tensor-info order, at offsets aligned to `general.alignment`, zero padding.",
+    },
+    Fix {
+        rule: RuleId::TensorDataGap,
+        kind: FixKind::Safe,
+        does: "tensor data laid out again, without the gap (each tensor's bytes unchanged).",
+    },
+    Fix {
+        rule: RuleId::TensorDataOrder,
+        kind: FixKind::Safe,
+        does: "tensor data laid out again in tensor-info order (each tensor's bytes unchanged).",
+    },
+    Fix {
+        rule: RuleId::PaddingNonZero,
+        kind: FixKind::Safe,
+        does: "tensor data laid out again with zero padding (each tensor's bytes unchanged).",
+    },
+    Fix {
+        rule: RuleId::PaddingFinalMissing,
+        kind: FixKind::Safe,
+        does: "the padding after the last tensor added (zeros to `general.alignment`).",
+    },
+    Fix {
+        rule: RuleId::TrailingBytes,
+        kind: FixKind::Safe,
+        does: "the bytes after the last tensor's padding dropped.",
+    },
+];
+
 macro_rules! catalogue {
     ($( $code:ident = $id:literal, $group:ident, [$s:ident, $p:ident, $g:ident] $(, fatal=$fatal:literal)? $(, divergence=$div:literal)?,
         cite: $cite:literal, $desc:literal; )*) => {
@@ -947,6 +1057,11 @@ impl RuleId {
             .unwrap_or_else(|| RULES.iter().find(|r| r.code == self).unwrap_or(&RULES[0]))
     }
 
+    /// The fixes its findings can have ([`FIXES`]).
+    pub fn fixes(self) -> impl Iterator<Item = &'static Fix> {
+        FIXES.iter().filter(move |f| f.rule == self)
+    }
+
     /// The stable id.
     pub fn id(self) -> &'static str {
         self.rule().id
@@ -995,6 +1110,7 @@ pub fn catalogue_rows() -> Vec<serde_json::Value> {
                 "citation": r.citation,
                 "description": r.description,
                 "ggml_divergence": r.divergence,
+                "fixes": r.code.fixes().map(|f| serde_json::json!({"kind": f.kind, "does": f.does})).collect::<Vec<_>>(),
             })
         })
         .collect()
@@ -1014,7 +1130,8 @@ pub fn catalogue_markdown() -> String {
         "Generated from `parser/core/src/rules.rs` by `gguf-validate rules --format markdown`; do not edit by hand.\n\n\
          Levels per profile: **E** error (the file is invalid), **W** warning, **I** info, **-** not reported. \
          Fatal rules stop decoding and cannot be allowed. Bracketed tags in citations (`[T3]`) are the checks of ggml's \
-         reader listed in [ggml-reader.md](ggml-reader.md). Every rule has an anchor named after its id: \
+         reader listed in [ggml-reader.md](ggml-reader.md). A rule whose findings `gguf-validate fix` can fix says so \
+         (**Fix (safe)**: every reader sees the same model afterwards; **Fix (unsafe)**: applied with `--unsafe` only). Every rule has an anchor named after its id: \
          `rules.md#metadata-limit` (in the book, `rules.html#metadata-limit`) leads to its row.\n"
     );
     // Groups in the order they first appear in the catalogue, each once.
@@ -1044,6 +1161,9 @@ pub fn catalogue_markdown() -> String {
             }
             if let Some(d) = r.divergence {
                 let _ = write!(desc, " **ggml divergence:** {}", d.replace('|', "\\|"));
+            }
+            for f in r.code.fixes() {
+                let _ = write!(desc, " **Fix ({}):** {}", f.kind, f.does.replace('|', "\\|"));
             }
             let _ = writeln!(
                 out,

@@ -412,6 +412,80 @@ pub struct Edited {
     pub data_start: (u64, u64),
     /// Whether the data section was copied by the kernel (file to file).
     pub kernel_copy: bool,
+    /// For [`Edit::Fixes`]: each finding's fix (held-back unsafe ones too).
+    pub fixes: Vec<crate::fix::Fixed>,
+    /// For [`Edit::Fixes`]: the input's report, whose findings were fixed.
+    pub before: Option<crate::Report>,
+    /// Nothing was written because nothing was asked to be (`--dry-run`),
+    /// or nothing needed fixing in place; `report` is then the input's.
+    pub dry_run: bool,
+}
+
+impl Edited {
+    /// The `--format json` document of `edit` and `fix` (the command line,
+    /// Python): the changes (and fixes), the tensor-data digests, the
+    /// result's report.
+    pub fn json(&self, input: &std::path::Path, output: &std::path::Path, in_place: bool) -> serde_json::Value {
+        use crate::rewrite::value_json;
+        let digest = |d: &Result<crate::hash::Digest, String>| match d {
+            Ok(d) => serde_json::json!(d.to_string()),
+            Err(_) => serde_json::Value::Null,
+        };
+        let not_hashed: Vec<&String> =
+            [&self.digest_before, &self.digest_after].into_iter().filter_map(|d| d.as_ref().err()).collect();
+        let changes: Vec<serde_json::Value> = self
+            .changes
+            .iter()
+            .map(|c| {
+                serde_json::json!({
+                    "key": c.key,
+                    "before": c.before.as_ref().map(value_json),
+                    "after": c.after.as_ref().map(value_json),
+                })
+            })
+            .collect();
+        let mut doc = serde_json::json!({
+            "input": input.to_string_lossy(),
+            "output": output.to_string_lossy(),
+            "in_place": in_place,
+            "written": self.written,
+            "valid": self.report.valid,
+            "changes": changes,
+            "tensor_data": {
+                "algorithm": "sha256",
+                "before": digest(&self.digest_before),
+                "after": digest(&self.digest_after),
+                "unchanged": matches!((&self.digest_before, &self.digest_after), (Ok(a), Ok(b)) if a == b),
+                "not_hashed": not_hashed.first(),
+                "data_start": {"before": self.data_start.0, "after": self.data_start.1},
+                "kernel_copy": self.kernel_copy,
+            },
+            "bytes": self.bytes,
+            "report": self.report,
+        });
+        if let (Some(before), Some(map)) = (&self.before, doc.as_object_mut()) {
+            map.insert("dry_run".into(), serde_json::json!(self.dry_run));
+            map.insert("fixes".into(), serde_json::json!(self.fixes));
+            map.insert("before".into(), serde_json::json!(before));
+        }
+        doc
+    }
+}
+
+/// What [`edit`] changes.
+#[derive(Clone, Copy, Debug)]
+pub enum Edit<'a> {
+    /// What a person asks for (`gguf-validate edit`).
+    Requests(&'a [crate::rewrite::Request]),
+    /// The fixes of the findings of the input's validation
+    /// (`gguf-validate fix`, [`crate::fix`]): unsafe ones only when
+    /// `unsafe_fixes`; with `dry_run` nothing is written.
+    Fixes {
+        /// Make unsafe fixes too.
+        unsafe_fixes: bool,
+        /// Plan only.
+        dry_run: bool,
+    },
 }
 
 /// Why `edit` wrote nothing.
@@ -499,8 +573,9 @@ impl Drop for Temp {
     }
 }
 
-/// `gguf-validate edit`: writes `out`, a copy of the GGUF file `input` with
-/// the changes `requests` ask for made to its metadata and its tensor data
+/// `gguf-validate edit` and `fix`: writes `out`, a copy of the GGUF file
+/// `input` with the changes `what` asks for (a person's requests, or the
+/// fixes of its findings) made to its metadata and its tensor data
 /// copied byte for byte ([`crate::rewrite`]). The result is written to a
 /// temporary file in `out`'s folder, validated by `validator`, and renamed
 /// into place only when it has no error under the profile, or `force`;
@@ -513,7 +588,7 @@ pub fn edit(
     input: &std::path::Path,
     out: &std::path::Path,
     target: EditTarget,
-    requests: &[crate::rewrite::Request],
+    what: Edit<'_>,
     validator: &Validator,
     force: bool,
     progress: Option<&dyn ScanProgress>,
@@ -543,11 +618,40 @@ pub fn edit(
     let parsed = validated.parsed().ok_or_else(|| {
         EditError::Unreadable(format!("{shown}: not a GGUF v2/v3 file (run `gguf-validate` on it for details)"))
     })?;
-    let changes = rewrite::resolve(&parsed, requests).map_err(|e| EditError::Refused(format!("{shown}: {e}")))?;
-    let plan = Rewrite::plan(&parsed, validated.metadata.as_slice(), &changes).map_err(|e| match e {
-        rewrite::RewriteError::NotGguf(_) => EditError::Unreadable(format!("{shown}: {e}")),
-        _ => EditError::Refused(format!("{shown}: {e}")),
-    })?;
+    let (changes, layout, fixes, before, dry_run) = match what {
+        Edit::Requests(requests) => {
+            let changes =
+                rewrite::resolve(&parsed, requests).map_err(|e| EditError::Refused(format!("{shown}: {e}")))?;
+            (changes, rewrite::Layout::Kept, Vec::new(), None, false)
+        }
+        Edit::Fixes { unsafe_fixes, dry_run } => {
+            let planned = crate::fix::plan(&parsed, &validated.report.diagnostics, unsafe_fixes);
+            // A file with nothing to fix is left alone, and nothing is written.
+            let idle = dry_run || !planned.changes_anything();
+            (planned.changes, planned.layout, planned.fixes, Some(validated.report.clone()), idle)
+        }
+    };
+    let plan =
+        Rewrite::plan_laid_out(&parsed, validated.metadata.as_slice(), &changes, layout).map_err(|e| match e {
+            rewrite::RewriteError::NotGguf(_) => EditError::Unreadable(format!("{shown}: {e}")),
+            _ => EditError::Refused(format!("{shown}: {e}")),
+        })?;
+    if dry_run {
+        let digest_before = rewrite::tensor_digest(src, &parsed).map_err(|e| e.to_string());
+        return Ok(Edited {
+            changes: plan.changes().to_vec(),
+            digest_after: Err("nothing was written".into()),
+            digest_before,
+            report: validated.report.clone(),
+            written: false,
+            bytes: plan.len(),
+            data_start: plan.data_start(),
+            kernel_copy: false,
+            fixes,
+            before,
+            dry_run: true,
+        });
+    }
     let total = plan.copied_bytes();
     let bar = progress.map(|p| p.begin(&shown, total));
     let inc = |n| {
@@ -616,6 +720,9 @@ pub fn edit(
         bytes: plan.len(),
         data_start: plan.data_start(),
         kernel_copy,
+        fixes,
+        before,
+        dry_run: false,
     })
 }
 

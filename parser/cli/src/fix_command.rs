@@ -1,0 +1,183 @@
+//! `gguf-validate fix FILE... (-o OUT | --in-place | --dry-run)`: each
+//! file validated, the fixes of its findings planned
+//! (`gguf_validate_core::fix`) and made by the same rewrite as `edit`
+//! (a temporary file beside OUT, validated, renamed into place), and what
+//! changed reported per finding.
+
+use std::path::PathBuf;
+
+use clap::Args;
+use gguf_validate_core::loader::Loader;
+use gguf_validate_core::pipeline::commands::{Edit, EditError, EditTarget, edit};
+use gguf_validate_core::rules::Profile;
+use gguf_validate_core::{Options, Validator};
+
+use crate::edit_command::{EditFormat, human};
+use crate::render;
+use crate::values::{ProfileArg, RuleLevelArgs};
+use crate::{EXIT_INVALID, EXIT_USAGE, EXIT_VALID};
+
+const AFTER_HELP: &str = "\
+Each FILE is validated and the findings whose rule has a fix are fixed
+(`gguf-validate rules` shows the fixes). A safe fix leaves the file meaning
+the same to every reader: a well-known key written again as its type, a
+duplicated key whose copies are equal removed, tensor data laid out again
+at aligned offsets with zero padding and nothing after it. An unsafe fix
+changes what some reader sees (a special-token id out of range removed, so
+llama.cpp uses its default; invisible characters stripped from a template;
+a later duplicate with another value dropped): made only with --unsafe,
+listed as held back otherwise.
+
+Tensor bytes are never changed: the report gives the tensor-data digest
+(`hash --algo sha256`) before and after. The result is written to a
+temporary file beside OUT, validated under the profile, and renamed into
+place only when it has no error (or with --force); --in-place replaces FILE
+the same way, so FILE is intact whenever the command is stopped, and is
+left alone when nothing needs fixing. Findings without a fix stay and set
+the exit status.
+
+With several FILEs (the shards of a split set, say), OUT is a folder: each
+result is written there under its file's name.
+
+Examples:
+  gguf-validate fix model.gguf -o fixed.gguf
+  gguf-validate fix model.gguf --dry-run
+  gguf-validate fix model.gguf --in-place --unsafe
+  gguf-validate fix model-0000*-of-00003.gguf -o fixed/ --format json
+
+Exit status:
+  0  every result (or, with --dry-run, every file) is valid under the profile
+  1  a result has errors left (findings without a fix, or unsafe ones held
+     back): not written unless --force
+  2  usage error, or a file that cannot be read or written";
+
+#[derive(Debug, Args)]
+#[command(after_help = AFTER_HELP)]
+pub struct FixArgs {
+    /// The GGUF files to fix (not changed, unless --in-place).
+    #[arg(required = true)]
+    pub files: Vec<PathBuf>,
+    /// Where to write: a file for one FILE, a folder for several.
+    #[arg(short = 'o', long = "output", value_name = "OUT", required_unless_present_any = ["in_place", "dry_run"])]
+    pub output: Option<PathBuf>,
+    /// Replace each FILE itself, only once its fixed copy is complete,
+    /// validated and on disk.
+    #[arg(long = "in-place", conflicts_with = "output")]
+    pub in_place: bool,
+    /// Make the unsafe fixes too.
+    #[arg(long = "unsafe")]
+    pub unsafe_fixes: bool,
+    /// Say what would be fixed; write nothing.
+    #[arg(long)]
+    pub dry_run: bool,
+    /// Write a result even when it has errors left under the profile.
+    #[arg(long)]
+    pub force: bool,
+    /// Output format.
+    #[arg(long, value_enum, default_value_t = EditFormat::Human)]
+    pub format: EditFormat,
+    /// The profile the findings are found and the results validated under
+    /// (default strict).
+    #[arg(long, value_enum)]
+    pub profile: Option<ProfileArg>,
+    /// `--allow`, `--warn`, `--deny`.
+    #[command(flatten)]
+    pub levels: RuleLevelArgs,
+    /// Treat warnings as errors.
+    #[arg(long)]
+    pub deny_warnings: bool,
+    /// Validate the container only (no model layer).
+    #[arg(long)]
+    pub container_only: bool,
+    /// Judge against this loader: `llama.cpp`, `sd.cpp` or `comfyui-gguf`.
+    #[arg(long, value_name = "LOADER")]
+    pub loader: Option<String>,
+}
+
+fn validator(args: &FixArgs, matches: &clap::ArgMatches) -> Result<Validator, String> {
+    let overrides = crate::values::rule_levels(&args.levels, matches)?;
+    let loader = args.loader.as_deref().map(str::parse::<Loader>).transpose().map_err(|e| format!("--loader: {e}"))?;
+    let options = Options {
+        profile: args.profile.map(Profile::from).unwrap_or_default(),
+        overrides,
+        deny_warnings: args.deny_warnings,
+        container_only: args.container_only,
+        ..Options::default()
+    };
+    Ok(Validator::new(options).with_loader(loader))
+}
+
+/// Where each file's result goes.
+fn targets(args: &FixArgs) -> Result<Vec<(PathBuf, EditTarget)>, String> {
+    let several = args.files.len() > 1;
+    args.files
+        .iter()
+        .map(|f| match &args.output {
+            _ if args.in_place || (args.dry_run && args.output.is_none()) => Ok((f.clone(), EditTarget::InPlace)),
+            Some(o) if several || o.is_dir() => {
+                if !o.is_dir() {
+                    return Err(format!("-o {}: with several files, OUT must be a folder", render::display_path(o)));
+                }
+                let name = f.file_name().ok_or_else(|| format!("{}: not a file name", render::display_path(f)))?;
+                Ok((o.join(name), EditTarget::Other))
+            }
+            Some(o) => Ok((o.clone(), EditTarget::Other)),
+            None => Err("give -o OUT, --in-place or --dry-run".into()),
+        })
+        .collect()
+}
+
+/// `gguf-validate fix ...`.
+pub fn run(args: &FixArgs, matches: &clap::ArgMatches) -> u8 {
+    let prepared = validator(args, matches).and_then(|v| targets(args).map(|t| (v, t)));
+    let (validator, targets) = match prepared {
+        Ok(x) => x,
+        Err(e) => {
+            render::error(&e);
+            return EXIT_USAGE;
+        }
+    };
+    let what = Edit::Fixes { unsafe_fixes: args.unsafe_fixes, dry_run: args.dry_run };
+    let mut docs = Vec::new();
+    let mut text = String::new();
+    let mut status = EXIT_VALID;
+    for (file, (out, target)) in args.files.iter().zip(&targets) {
+        // One bad file never loses the results of the others.
+        let edited = match edit(file, out, *target, what, &validator, args.force, Some(&render::Bars)) {
+            Ok(e) => e,
+            Err(e) => {
+                render::error(&match &e {
+                    EditError::Refused(m) => format!("{m}; nothing was written"),
+                    EditError::Unreadable(m) | EditError::Write(m) => m.clone(),
+                });
+                status = EXIT_USAGE;
+                continue;
+            }
+        };
+        let shown = (render::display_path(file), render::display_path(out));
+        if !edited.written && !edited.dry_run {
+            render::error(&format!(
+                "{}: the result has errors under the {} profile; nothing was written (--force writes it anyway)",
+                shown.1, edited.report.profile
+            ));
+        }
+        if !edited.report.valid && status == EXIT_VALID {
+            status = EXIT_INVALID;
+        }
+        match args.format {
+            EditFormat::Human => text.push_str(&human(&edited, &shown)),
+            EditFormat::Json => docs.push(edited.json(file, out, args.in_place)),
+        }
+    }
+    let written = match args.format {
+        EditFormat::Human => render::text(&text),
+        EditFormat::Json => render::json(&serde_json::json!({
+            "valid": status == EXIT_VALID,
+            "files": docs,
+        })),
+    };
+    if let Err(e) = written {
+        return crate::report_io(Err(e));
+    }
+    status
+}
