@@ -197,6 +197,51 @@ pub struct FixedBytes {
     pub digests: (Result<crate::hash::Digest, String>, Result<crate::hash::Digest, String>),
 }
 
+impl FixedBytes {
+    /// The JSON document of `fix` and `edit` on a file in memory (the
+    /// Python package's, the npm package's): the changes, the fixes, the
+    /// reports before and after, the tensor-data digests.
+    pub fn json(&self) -> serde_json::Value {
+        use crate::rewrite::value_json;
+        let digest = |d: &Result<crate::hash::Digest, String>| match d {
+            Ok(d) => serde_json::json!(d.to_string()),
+            Err(_) => serde_json::Value::Null,
+        };
+        let changes: Vec<serde_json::Value> = self
+            .changes
+            .iter()
+            .map(|c| {
+                serde_json::json!({
+                    "key": c.key,
+                    "before": c.before.as_ref().map(value_json),
+                    "after": c.after.as_ref().map(value_json),
+                })
+            })
+            .collect();
+        let (a, b) = &self.digests;
+        serde_json::json!({
+            "valid": self.after.valid,
+            "changes": changes,
+            "fixes": self.fixes,
+            "before": self.before,
+            "report": self.after,
+            "tensor_data": {
+                "algorithm": "sha256",
+                "before": digest(a),
+                "after": digest(b),
+                "unchanged": matches!((a, b), (Ok(x), Ok(y)) if x == y),
+            },
+            "bytes": self.bytes.len(),
+        })
+    }
+}
+
+/// What [`rewrite_bytes_validated`] changes.
+enum InMemory<'a> {
+    Requests(&'a [crate::rewrite::Request]),
+    Fixes { allow_unsafe: bool },
+}
+
 /// Validates `bytes` with `validator`, makes the fixes of its findings
 /// (unsafe ones when `allow_unsafe`) and validates the result: what the
 /// Python `fix(bytes)`, the npm package and the page use. Refused (the
@@ -207,14 +252,35 @@ pub fn fix_bytes(
     validator: &crate::Validator,
     allow_unsafe: bool,
 ) -> Result<FixedBytes, crate::rewrite::RewriteError> {
+    rewrite_bytes_validated(bytes, validator, InMemory::Fixes { allow_unsafe })
+}
+
+/// `edit` of a file in memory: the changes `requests` ask for
+/// ([`crate::rewrite::resolve`]), the result validated with `validator`.
+pub fn edit_bytes(
+    bytes: &[u8],
+    validator: &crate::Validator,
+    requests: &[crate::rewrite::Request],
+) -> Result<FixedBytes, crate::rewrite::RewriteError> {
+    rewrite_bytes_validated(bytes, validator, InMemory::Requests(requests))
+}
+
+fn rewrite_bytes_validated(
+    bytes: &[u8],
+    validator: &crate::Validator,
+    what: InMemory<'_>,
+) -> Result<FixedBytes, crate::rewrite::RewriteError> {
     use crate::io::SliceSource;
-    use crate::rewrite::{Rewrite, RewriteError, tensor_digest};
+    use crate::rewrite::{Rewrite, RewriteError, resolve, tensor_digest};
     let validator = validator.clone().report_only(false).with_every_profile(false);
     let validated = validator.validate_bytes(bytes);
     let parsed = validated.parsed().ok_or_else(|| RewriteError::NotGguf("not a GGUF v2/v3 file".into()))?;
-    let planned = plan(&parsed, &validated.report.diagnostics, allow_unsafe);
+    let planned = match what {
+        InMemory::Fixes { allow_unsafe } => plan(&parsed, &validated.report.diagnostics, allow_unsafe),
+        InMemory::Requests(requests) => FixPlan { changes: resolve(&parsed, requests)?, ..FixPlan::default() },
+    };
     if !planned.changes_anything() {
-        // Nothing to fix: the file as it is.
+        // Nothing to change: the file as it is.
         let digest = tensor_digest(&SliceSource(bytes), &parsed).map_err(|e| e.to_string());
         drop(parsed);
         return Ok(FixedBytes {

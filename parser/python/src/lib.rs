@@ -31,6 +31,7 @@ use gguf_validate_core::llama_cpp::Releases;
 use gguf_validate_core::loader::Loader;
 use gguf_validate_core::pipeline::{Input, Item, Outcome, Pipeline, Settings};
 use gguf_validate_core::remote::UrlOpener;
+use gguf_validate_core::rewrite::Request;
 use gguf_validate_core::rules::Profile;
 use gguf_validate_core::{Options, Validator};
 use gguf_validate_http::{HttpOptions, Opener};
@@ -427,6 +428,78 @@ fn fuzz_writer(
     Ok((json, campaign_text(&report, true)))
 }
 
+/// A request of `edit` as the package passes it: (kind, a, b), kind one of
+/// `set` (key, text), `remove` (key), `chat_template` (text),
+/// `pre_tokenizer` (name), `special_token` (role, id or text).
+fn request_of((kind, a, b): (String, String, String)) -> PyResult<Request> {
+    Ok(match kind.as_str() {
+        "set" => Request::Set { key: a, text: b },
+        "remove" => Request::Remove { key: a },
+        "chat_template" => Request::ChatTemplate(a),
+        "pre_tokenizer" => Request::PreTokenizer(a),
+        "special_token" => Request::SpecialToken { role: a, token: b },
+        other => return Err(usage(format!("unknown edit `{other}`"))),
+    })
+}
+
+/// `edit` and `fix`: with `requests`, the edit; without, the fixes
+/// (`unsafe_fixes`, `dry_run`). A path is written to `output` (or in
+/// place) by the command line's own `pipeline::commands::edit`, and its
+/// JSON document returned; bytes are rewritten in memory and returned
+/// with their document (`fix::fix_bytes`, `fix::edit_bytes`).
+#[pyfunction]
+#[pyo3(signature = (source, output, in_place, requests, unsafe_fixes, dry_run, force, options))]
+#[allow(clippy::too_many_arguments)]
+fn rewrite(
+    py: Python<'_>,
+    source: Source,
+    output: Option<PathBuf>,
+    in_place: bool,
+    requests: Option<Vec<(String, String, String)>>,
+    unsafe_fixes: bool,
+    dry_run: bool,
+    force: bool,
+    options: &Bound<'_, PyAny>,
+) -> PyResult<(String, Option<Vec<u8>>)> {
+    use gguf_validate_core::pipeline::commands::{Edit, EditError, EditTarget, edit};
+    let (o, http): (RunOptions, HttpArgs) = (options.extract()?, options.extract()?);
+    let requests = requests.map(|r| r.into_iter().map(request_of).collect::<PyResult<Vec<Request>>>()).transpose()?;
+    let input = source.input(py)?;
+    let bytes = match &source {
+        Source::Bytes(b) => Some(b.to_vec(py)?),
+        Source::Path(_) => None,
+    };
+    py.detach(|| {
+        let (p, _) = pipeline(&o, &http, std::slice::from_ref(&input), 1)?;
+        let validator = p.settings.validator.clone();
+        if let Some(bytes) = bytes {
+            let done = match &requests {
+                Some(r) => gguf_validate_core::fix::edit_bytes(&bytes, &validator, r),
+                None => gguf_validate_core::fix::fix_bytes(&bytes, &validator, unsafe_fixes),
+            };
+            let done = done.map_err(|e| usage(e.to_string()))?;
+            return Ok((done.json().to_string(), Some(done.bytes)));
+        }
+        let Some(path) = input.path().map(std::path::Path::to_path_buf) else {
+            return Err(usage("edit and fix take a local path or bytes, not a URL"));
+        };
+        let (out, target) = match (&output, in_place || (dry_run && output.is_none())) {
+            (_, true) => (path.clone(), EditTarget::InPlace),
+            (Some(o), false) => (o.clone(), EditTarget::Other),
+            (None, false) => return Err(usage("give output=, in_place=True or dry_run=True")),
+        };
+        let what = match &requests {
+            Some(r) => Edit::Requests(r),
+            None => Edit::Fixes { unsafe_fixes, dry_run },
+        };
+        match edit(&path, &out, target, what, &validator, force, None) {
+            Ok(e) => Ok((e.json(&path, &out, target == EditTarget::InPlace).to_string(), None)),
+            Err(EditError::Refused(m)) => Err(usage(format!("{m}; nothing was written"))),
+            Err(EditError::Unreadable(m) | EditError::Write(m)) => Err(unreadable(m)),
+        }
+    })
+}
+
 /// The package version (the workspace's).
 const VERSION: &str = env!("CARGO_PKG_VERSION");
 
@@ -444,6 +517,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(dequantize, m)?)?;
     m.add_function(wrap_pyfunction!(quantize, m)?)?;
     m.add_function(wrap_pyfunction!(fuzz_writer, m)?)?;
+    m.add_function(wrap_pyfunction!(rewrite, m)?)?;
     scan::register(m)?;
     Ok(())
 }

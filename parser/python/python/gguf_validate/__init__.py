@@ -30,6 +30,7 @@ __all__ = [
     "NotGGUFError",
     "Options",
     "Report",
+    "Rewritten",
     "SetReport",
     "Source",
     "UnreadableError",
@@ -38,6 +39,8 @@ __all__ = [
     "dequantize",
     "derive",
     "dump",
+    "edit",
+    "fix",
     "ggml_types",
     "hash",
     "quantize",
@@ -365,6 +368,162 @@ def rules() -> list[dict[str, Any]]:
     whether it is fatal, its level under each profile, citation,
     description and divergence from ggml."""
     return cast(list[dict[str, Any]], json.loads(_native.rules()))
+
+
+@dataclass(frozen=True, slots=True)
+class Rewritten:
+    """What `fix` or `edit` did: the command line's `--format json` document.
+
+    `fixes` lists each finding's fix (`rule`, `kind` `safe`/`unsafe`,
+    `path`, `before`, `after`, `applied`: False for an unsafe fix held
+    back); `changes` each key changed (`key`, `before`, `after`);
+    `before` is the input's report (for `fix`), `report` the result's;
+    `tensor_data` the digests of all tensor data before and after and
+    whether they are equal. `written` says whether `output` (or the file,
+    in place) was written; `data` holds the new file's bytes when the
+    source was bytes.
+    """
+
+    valid: bool
+    written: bool
+    output: str | None
+    fixes: tuple[Mapping[str, Any], ...]
+    changes: tuple[Mapping[str, Any], ...]
+    before: Report | None
+    report: Report
+    tensor_data: Mapping[str, Any]
+    data: bytes | None = field(default=None, repr=False)
+    _doc: Mapping[str, Any] = field(default_factory=dict, repr=False, compare=False)
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON document, as Python objects."""
+        return cast(dict[str, Any], json.loads(json.dumps(self._doc)))
+
+    def __bool__(self) -> bool:
+        return self.valid
+
+
+def _rewritten(text: str, data: bytes | None, name: str) -> Rewritten:
+    doc = json.loads(text)
+    path = doc.get("output") or doc.get("input") or name
+
+    def report(r: Mapping[str, Any] | None) -> Report | None:
+        return None if r is None else Report._of({"path": path, **r})
+
+    after = report(doc["report"])
+    assert after is not None
+    return Rewritten(
+        valid=bool(doc["valid"]),
+        written=bool(doc.get("written", False)),
+        output=doc.get("output") if doc.get("written") else None,
+        fixes=tuple(doc.get("fixes", ())),
+        changes=tuple(doc.get("changes", ())),
+        before=report(doc.get("before")),
+        report=after,
+        tensor_data=doc["tensor_data"],
+        data=data,
+        _doc=doc,
+    )
+
+
+def _rewrite_options(profile: str | None, deny_warnings: bool, container_only: bool, loader: str | None) -> dict[str, Any]:
+    return _options(
+        {"profile": profile, "deny_warnings": deny_warnings, "container_only": container_only, "loader": loader}
+    )
+
+
+def fix(
+    source: Source,
+    output: str | os.PathLike[str] | None = None,
+    *,
+    in_place: bool = False,
+    unsafe: bool = False,
+    dry_run: bool = False,
+    force: bool = False,
+    profile: str | None = "strict",
+    deny_warnings: bool = False,
+    container_only: bool = False,
+    loader: str | None = None,
+) -> Rewritten:
+    """Fixes the findings of `source` whose rule has a fix (`gguf-validate
+    fix`; `rules()` lists each rule's `fixes`).
+
+    A path is written to `output` (or, with `in_place`, replaces the file
+    once the fixed copy is complete and validated); `dry_run` writes
+    nothing. Unsafe fixes are made only with `unsafe`, and listed as held
+    back otherwise. Bytes are fixed in memory: the result's `data`. The
+    result is validated under `profile`; it is written only when valid,
+    or with `force`. Tensor bytes are never changed (`tensor_data`).
+    """
+    name = "<bytes>" if not isinstance(source, (str, os.PathLike)) else os.fspath(source)
+    text, data = _call(
+        _native.rewrite,
+        _source(source),
+        None if output is None else os.fspath(output),
+        in_place,
+        None,
+        unsafe,
+        dry_run,
+        force,
+        _rewrite_options(profile, deny_warnings, container_only, loader),
+    )
+    return _rewritten(text, None if data is None else bytes(data), str(name))
+
+
+def edit(
+    source: Source,
+    output: str | os.PathLike[str] | None = None,
+    *,
+    in_place: bool = False,
+    set: Mapping[str, str] | None = None,  # noqa: A002 - the command line's --set
+    remove: Sequence[str] = (),
+    chat_template: str | None = None,
+    pre_tokenizer: str | None = None,
+    special_tokens: Mapping[str, int | str] | None = None,
+    force: bool = False,
+    profile: str | None = "strict",
+    deny_warnings: bool = False,
+    container_only: bool = False,
+    loader: str | None = None,
+) -> Rewritten:
+    """Changes the metadata of `source` (`gguf-validate edit`): `set` maps
+    keys to values as the command line's `--set KEY=VALUE` writes them
+    (`{"general.name": "str:My model"}`, or without a prefix the key's
+    well-known type), `remove` lists keys, `chat_template` is the template's
+    text, `pre_tokenizer` a name llama.cpp knows, `special_tokens` maps
+    roles (`eos`, `eot`, ...) to an id or a token's text.
+
+    A path is written to `output` (or in place); bytes are rewritten in
+    memory (the result's `data`). The result is validated under `profile`
+    and written only when valid, or with `force`; tensor data is copied
+    byte for byte (`tensor_data`). Raises `UsageError` for a change that
+    cannot be made.
+    """
+    requests: list[tuple[str, str, str]] = []
+    for key, value in (set or {}).items():
+        requests.append(("set", str(key), str(value)))
+    requests += [("remove", str(key), "") for key in remove]
+    if chat_template is not None:
+        requests.append(("chat_template", str(chat_template), ""))
+    if pre_tokenizer is not None:
+        requests.append(("pre_tokenizer", str(pre_tokenizer), ""))
+    for role, token in (special_tokens or {}).items():
+        requests.append(("special_token", str(role), str(token)))
+    if not requests:
+        raise UsageError("nothing to change: give set, remove, chat_template, pre_tokenizer or special_tokens")
+    name = "<bytes>" if not isinstance(source, (str, os.PathLike)) else os.fspath(source)
+    text, data = _call(
+        _native.rewrite,
+        _source(source),
+        None if output is None else os.fspath(output),
+        in_place,
+        requests,
+        False,
+        False,
+        force,
+        _rewrite_options(profile, deny_warnings, container_only, loader),
+    )
+    return _rewritten(text, None if data is None else bytes(data), str(name))
 
 
 def _seconds(timeout: float | None) -> float | None:

@@ -21,6 +21,16 @@ class Results(Iterator[_Entry]):
 def validate(source: _Source, options: _Options) -> _Entry: ...
 def validate_many(sources: list[_Source], jobs: int, options: _Options) -> Results: ...
 def rules() -> str: ...
+def rewrite(
+    source: _Source,
+    output: str | None,
+    in_place: bool,
+    requests: list[tuple[str, str, str]] | None,
+    unsafe_fixes: bool,
+    dry_run: bool,
+    force: bool,
+    options: _Options,
+) -> tuple[str, bytes | None]: ...
 def dump(source: _Source, full: bool, http: _Options, timeout: float | None = None) -> tuple[str, bool]: ...
 def derive(
     base: _Source, quant: _Source, imatrix: _Source | None, http: _Options, timeout: float | None = None
