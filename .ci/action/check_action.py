@@ -19,6 +19,7 @@ INPUT_ENV = {
     "profile": "GGUF_VALIDATE_PROFILE",
     "llama-cpp": "GGUF_VALIDATE_LLAMA_CPP",
     "loader": "GGUF_VALIDATE_LOADER",
+    "fix": "GGUF_VALIDATE_FIX",
     "args": "GGUF_VALIDATE_ARGS",
     "sarif-upload": "GGUF_VALIDATE_SARIF_UPLOAD",
 }

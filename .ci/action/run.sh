@@ -17,6 +17,7 @@
 #   GGUF_VALIDATE_PROFILE       "", strict, spec or ggml
 #   GGUF_VALIDATE_LLAMA_CPP     "", a llama.cpp release (b4600) or a window (b4600..)
 #   GGUF_VALIDATE_LOADER        "", llama.cpp, sd.cpp or comfyui-gguf
+#   GGUF_VALIDATE_FIX           false (default), true (safe fixes) or unsafe
 #   GGUF_VALIDATE_ARGS          further arguments, one per line
 #   GGUF_VALIDATE_SARIF_UPLOAD  auto, true or false
 #   GGUF_VALIDATE_PR_HEAD_REPO  owner/name of a pull request's head repository
@@ -253,6 +254,14 @@ cmd_validate() {
         *) refuse "input loader must be llama.cpp, sd.cpp or comfyui-gguf (or empty), not '$loader'" ;;
     esac
 
+    local fix=${GGUF_VALIDATE_FIX:-false} fix_args=()
+    case $fix in
+        "" | false) fix=false ;;
+        true) fix_args=(--in-place) ;;
+        unsafe) fix_args=(--in-place --unsafe) ;;
+        *) refuse "input fix must be false, true or unsafe, not '$fix'" ;;
+    esac
+
     local upload_mode=${GGUF_VALIDATE_SARIF_UPLOAD:-auto} upload=false reason
     case $upload_mode in
         false) reason="off (\`sarif-upload: false\`)" ;;
@@ -272,6 +281,31 @@ cmd_validate() {
 
     if [ "${#paths[@]}" -eq 0 ]; then
         refuse "input paths is empty: give files or directories, one per line"
+    fi
+
+    # fix: the files fixed in place first (each only once its fixed copy is
+    # complete and validated), then validated as always: what is left fails.
+    if [ "$fix" != false ]; then
+        local targets=() p fixed_count
+        for p in "${paths[@]}"; do
+            if [ -d "$p" ]; then
+                while IFS= read -r -d '' f; do targets+=("$f"); done < <(find "$p" -type f -name '*.gguf' -print0 | sort -z)
+            elif [ -e "$p" ]; then
+                targets+=("$p")
+            fi
+        done
+        if [ "${#targets[@]}" -gt 0 ]; then
+            local fix_log
+            fix_log=$(mktemp "$RUNNER_TEMP/gguf-validate-fix.XXXXXX")
+            "$bin" fix "${fix_args[@]}" ${profile_args[@]+"${profile_args[@]}"} ${loader_args[@]+"${loader_args[@]}"} \
+                -- "${targets[@]}" >"$fix_log" 2>&1 || true
+            cat "$fix_log"
+            fixed_count=$(grep -c '^fixed: ' "$fix_log" || true)
+            output fixed "$fixed_count"
+            summary "**fix:** $fixed_count of ${#targets[@]} file(s) fixed in place (\`fix: $fix\`); the validation below is of the fixed files."
+        else
+            output fixed 0
+        fi
     fi
 
     local report_dir sarif junit

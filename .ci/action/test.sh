@@ -226,6 +226,30 @@ run_case "$name" 2 GGUF_VALIDATE_PATHS="my models/tiny llama.gguf" GGUF_VALIDATE
 name="loader input: sd.cpp judges the sample as a diffusion model (it is none: not valid for it)"
 run_case "$name" 1 GGUF_VALIDATE_PATHS="my models/tiny llama.gguf" GGUF_VALIDATE_LOADER="sd.cpp"
 
+name="fix: true fixes a folder's files in place, then validates them (all fixed: exit 0)"
+mkdir -p "$ws/to fix"
+cp "$root/corpus/fixes/trailing_bytes.gguf" "$ws/to fix/a.gguf"
+cp "$root/corpus/fixes/tensor_data_gap.gguf" "$ws/to fix/b.gguf"
+run_case "$name" 0 GGUF_VALIDATE_PATHS="to fix" GGUF_VALIDATE_FIX=true
+output_has "$name" "fixed=2"
+check "$name: a.gguf is the committed fixed file" cmp -s "$ws/to fix/a.gguf" "$root/corpus/fixes/trailing_bytes.fixed.gguf"
+check "$name: b.gguf is the committed fixed file" cmp -s "$ws/to fix/b.gguf" "$root/corpus/fixes/tensor_data_gap.fixed.gguf"
+summary_has "$name" "2 of 2 file(s) fixed in place"
+
+name="fix: true holds back an unsafe fix, and the finding left fails the step"
+cp "$root/corpus/fixes/token_id_out_of_range.gguf" "$ws/to fix/c.gguf"
+run_case "$name" 1 GGUF_VALIDATE_PATHS="to fix/c.gguf" GGUF_VALIDATE_FIX=true
+check "$name: c.gguf unchanged" cmp -s "$ws/to fix/c.gguf" "$root/corpus/fixes/token_id_out_of_range.gguf"
+
+name="fix: unsafe makes it"
+run_case "$name" 0 GGUF_VALIDATE_PATHS="to fix/c.gguf" GGUF_VALIDATE_FIX=unsafe
+check "$name: c.gguf is the committed fixed file" cmp -s "$ws/to fix/c.gguf" "$root/corpus/fixes/token_id_out_of_range.fixed.gguf"
+rm -rf "$ws/to fix"
+
+name="hostile fix input refused before running"
+run_case "$name" 2 GGUF_VALIDATE_PATHS="dump" GGUF_VALIDATE_FIX='true; touch pwned-fix'
+summary_has "$name" "input fix must be false, true or unsafe"
+
 name="hostile loader refused before running"
 run_case "$name" 2 GGUF_VALIDATE_PATHS="dump" GGUF_VALIDATE_LOADER='sd.cpp; touch pwned-loader'
 summary_has "$name" "input loader must be llama.cpp, sd.cpp or comfyui-gguf"
