@@ -218,6 +218,8 @@ pub(crate) fn human(e: &Edited, (from, to): &(String, String)) -> String {
     let mut out = String::new();
     let verb = match (&e.before, e.written, e.dry_run) {
         (_, _, true) => "dry run, nothing written",
+        (Some(_), false, _) if e.unchanged => "nothing to fix, left as it is",
+        (Some(_), true, _) if e.unchanged => "nothing to fix, copied",
         (Some(_), true, _) => "fixed",
         (None, true, _) => "edited",
         (_, false, _) => "not written",
@@ -252,7 +254,7 @@ pub(crate) fn human(e: &Edited, (from, to): &(String, String)) -> String {
     let verdict = if r.valid { "valid" } else { "invalid" };
     out.push_str(&format!(
         "{}: {verdict} under {} ({} errors, {} warnings)\n",
-        if e.dry_run { "the file as it is" } else { "result" },
+        if e.dry_run || (e.unchanged && !e.written) { "the file as it is" } else { "result" },
         r.profile,
         r.counts.errors,
         r.counts.warnings

@@ -9,6 +9,7 @@ use std::path::PathBuf;
 use clap::Args;
 use gguf_validate_core::loader::Loader;
 use gguf_validate_core::pipeline::commands::{Edit, EditError, EditTarget, edit};
+use gguf_validate_core::pipeline::{Input, Item, Pipeline, Settings};
 use gguf_validate_core::rules::Profile;
 use gguf_validate_core::{Options, Validator};
 
@@ -36,8 +37,9 @@ the same way, so FILE is intact whenever the command is stopped, and is
 left alone when nothing needs fixing. Findings without a fix stay and set
 the exit status.
 
-With several FILEs (the shards of a split set, say), OUT is a folder: each
-result is written there under its file's name.
+A shard stands for its split set: every shard of the set is fixed, and the
+set is then judged as a whole. With several files (or a set), OUT is a
+folder: each result is written there under its file's name.
 
 Examples:
   gguf-validate fix model.gguf -o fixed.gguf
@@ -107,16 +109,36 @@ fn validator(args: &FixArgs, matches: &clap::ArgMatches) -> Result<Validator, St
     Ok(Validator::new(options).with_loader(loader))
 }
 
+/// The files to fix: each FILE, and for a shard of a split set every
+/// shard of its set (a set is fixed as one), each once, in order.
+fn files(args: &FixArgs) -> Vec<PathBuf> {
+    let mut out: Vec<PathBuf> = Vec::new();
+    let mut seen = std::collections::HashSet::new();
+    for f in &args.files {
+        let shards = Input::from_path(f.clone()).shards().unwrap_or_default();
+        let paths: Vec<PathBuf> = shards.iter().filter_map(|s| s.path().map(PathBuf::from)).collect();
+        for p in if paths.is_empty() { vec![f.clone()] } else { paths } {
+            if seen.insert(Input::from_path(p.clone()).identity()) {
+                out.push(p);
+            }
+        }
+    }
+    out
+}
+
 /// Where each file's result goes.
-fn targets(args: &FixArgs) -> Result<Vec<(PathBuf, EditTarget)>, String> {
-    let several = args.files.len() > 1;
-    args.files
+fn targets(args: &FixArgs, files: &[PathBuf]) -> Result<Vec<(PathBuf, EditTarget)>, String> {
+    let several = files.len() > 1;
+    files
         .iter()
         .map(|f| match &args.output {
             _ if args.in_place || (args.dry_run && args.output.is_none()) => Ok((f.clone(), EditTarget::InPlace)),
             Some(o) if several || o.is_dir() => {
                 if !o.is_dir() {
-                    return Err(format!("-o {}: with several files, OUT must be a folder", render::display_path(o)));
+                    return Err(format!(
+                        "-o {}: with several files (or the shards of a split set), OUT must be a folder",
+                        render::display_path(o)
+                    ));
                 }
                 let name = f.file_name().ok_or_else(|| format!("{}: not a file name", render::display_path(f)))?;
                 Ok((o.join(name), EditTarget::Other))
@@ -129,7 +151,8 @@ fn targets(args: &FixArgs) -> Result<Vec<(PathBuf, EditTarget)>, String> {
 
 /// `gguf-validate fix ...`.
 pub fn run(args: &FixArgs, matches: &clap::ArgMatches) -> u8 {
-    let prepared = validator(args, matches).and_then(|v| targets(args).map(|t| (v, t)));
+    let files = files(args);
+    let prepared = validator(args, matches).and_then(|v| targets(args, &files).map(|t| (v, t)));
     let (validator, targets) = match prepared {
         Ok(x) => x,
         Err(e) => {
@@ -141,7 +164,8 @@ pub fn run(args: &FixArgs, matches: &clap::ArgMatches) -> u8 {
     let mut docs = Vec::new();
     let mut text = String::new();
     let mut status = EXIT_VALID;
-    for (file, (out, target)) in args.files.iter().zip(&targets) {
+    let mut results: Vec<Input> = Vec::new();
+    for (file, (out, target)) in files.iter().zip(&targets) {
         // One bad file never loses the results of the others.
         let edited = match edit(file, out, *target, what, &validator, args.force, Some(&render::Bars)) {
             Ok(e) => e,
@@ -155,7 +179,7 @@ pub fn run(args: &FixArgs, matches: &clap::ArgMatches) -> u8 {
             }
         };
         let shown = (render::display_path(file), render::display_path(out));
-        if !edited.written && !edited.dry_run {
+        if !edited.written && !edited.dry_run && !edited.unchanged {
             render::error(&format!(
                 "{}: the result has errors under the {} profile; nothing was written (--force writes it anyway)",
                 shown.1, edited.report.profile
@@ -164,16 +188,38 @@ pub fn run(args: &FixArgs, matches: &clap::ArgMatches) -> u8 {
         if !edited.report.valid && status == EXIT_VALID {
             status = EXIT_INVALID;
         }
+        results.push(Input::from_path(if edited.written { out.clone() } else { file.clone() }));
         match args.format {
             EditFormat::Human => text.push_str(&human(&edited, &shown)),
             EditFormat::Json => docs.push(edited.json(file, out, args.in_place)),
         }
+    }
+    // A split set is judged as one once its shards are fixed: each set of
+    // the results, as validating them would judge it.
+    let mut sets = Vec::new();
+    if results.iter().any(|r| r.shards().is_ok_and(|s| s.len() > 1)) {
+        let pipeline = Pipeline { settings: Settings { validator, ..Settings::default() }, ..Pipeline::default() };
+        let _ = pipeline.run::<()>(&results, 1, |item| {
+            if let Item::Set(set) = item {
+                if !set.valid && status == EXIT_VALID {
+                    status = EXIT_INVALID;
+                }
+                text.push_str(&format!(
+                    "split set {}: {} as a whole\n",
+                    set.name,
+                    if set.valid { "valid" } else { "invalid" }
+                ));
+                sets.push(gguf_validate_core::pipeline::json::set(set));
+            }
+            std::ops::ControlFlow::Continue(())
+        });
     }
     let written = match args.format {
         EditFormat::Human => render::text(&text),
         EditFormat::Json => render::json(&serde_json::json!({
             "valid": status == EXIT_VALID,
             "files": docs,
+            "sets": sets,
         })),
     };
     if let Err(e) = written {

@@ -149,3 +149,34 @@ fn rules_show_which_rules_have_fixes() {
     let md = std::fs::read_to_string(root().join("parser/docs/rules.md")).unwrap();
     assert!(md.contains("**Fix (safe):** the bytes after the last tensor's padding dropped."));
 }
+
+#[test]
+fn a_shard_stands_for_its_split_set_which_is_judged_whole() {
+    let dir = TempDir::new("fix-split");
+    let from = root().join("corpus/split/y_two_shards");
+    for k in 1..=2 {
+        let name = format!("tiny-0000{k}-of-00002.gguf");
+        std::fs::copy(from.join(&name), dir.join(&name)).unwrap();
+    }
+    // The second shard gets bytes after its data (trailing-bytes, a safe fix).
+    let second = dir.join("tiny-00002-of-00002.gguf");
+    let mut bytes = std::fs::read(&second).unwrap();
+    bytes.extend_from_slice(b"appended");
+    std::fs::write(&second, &bytes).unwrap();
+    let out = dir.join("fixed");
+    std::fs::create_dir(&out).unwrap();
+    let first = dir.join("tiny-00001-of-00002.gguf");
+    let o = fix(&[first.as_os_str(), os("-o"), out.as_os_str(), os("--format"), os("json")]);
+    assert_eq!(code(&o), 0, "{}{}", stdout(&o), stderr(&o));
+    let doc = json(&o);
+    assert_eq!(doc["files"].as_array().unwrap().len(), 2, "both shards are fixed");
+    assert_eq!(doc["files"][1]["fixes"][0]["rule"], "trailing-bytes");
+    assert_eq!(doc["sets"].as_array().unwrap().len(), 1);
+    assert_eq!(doc["sets"][0]["valid"], true);
+    let fixed_second = std::fs::read(out.join("tiny-00002-of-00002.gguf")).unwrap();
+    assert!(fixed_second == std::fs::read(from.join("tiny-00002-of-00002.gguf")).unwrap());
+    // A set needs a folder.
+    let o = fix(&[first.as_os_str(), os("-o"), dir.join("one.gguf").as_os_str()]);
+    assert_eq!(code(&o), 2);
+    assert!(stderr(&o).contains("OUT must be a folder"), "{}", stderr(&o));
+}

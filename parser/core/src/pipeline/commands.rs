@@ -416,9 +416,13 @@ pub struct Edited {
     pub fixes: Vec<crate::fix::Fixed>,
     /// For [`Edit::Fixes`]: the input's report, whose findings were fixed.
     pub before: Option<crate::Report>,
-    /// Nothing was written because nothing was asked to be (`--dry-run`),
-    /// or nothing needed fixing in place; `report` is then the input's.
+    /// Nothing was written because nothing was asked to be (`--dry-run`);
+    /// `report` is then the input's.
     pub dry_run: bool,
+    /// For [`Edit::Fixes`]: nothing needed fixing (in place the file was
+    /// left alone, `report` is the input's; to another file it was copied
+    /// as it is).
+    pub unchanged: bool,
 }
 
 impl Edited {
@@ -465,6 +469,7 @@ impl Edited {
         });
         if let (Some(before), Some(map)) = (&self.before, doc.as_object_mut()) {
             map.insert("dry_run".into(), serde_json::json!(self.dry_run));
+            map.insert("unchanged".into(), serde_json::json!(self.unchanged));
             map.insert("fixes".into(), serde_json::json!(self.fixes));
             map.insert("before".into(), serde_json::json!(before));
         }
@@ -618,17 +623,21 @@ pub fn edit(
     let parsed = validated.parsed().ok_or_else(|| {
         EditError::Unreadable(format!("{shown}: not a GGUF v2/v3 file (run `gguf-validate` on it for details)"))
     })?;
-    let (changes, layout, fixes, before, dry_run) = match what {
+    let asked_dry_run = matches!(what, Edit::Fixes { dry_run: true, .. });
+    let input_len = validated.file_len();
+    let (changes, layout, fixes, before, dry_run, unchanged) = match what {
         Edit::Requests(requests) => {
             let changes =
                 rewrite::resolve(&parsed, requests).map_err(|e| EditError::Refused(format!("{shown}: {e}")))?;
-            (changes, rewrite::Layout::Kept, Vec::new(), None, false)
+            (changes, rewrite::Layout::Kept, Vec::new(), None, false, false)
         }
         Edit::Fixes { unsafe_fixes, dry_run } => {
             let planned = crate::fix::plan(&parsed, &validated.report.diagnostics, unsafe_fixes);
-            // A file with nothing to fix is left alone, and nothing is written.
-            let idle = dry_run || !planned.changes_anything();
-            (planned.changes, planned.layout, planned.fixes, Some(validated.report.clone()), idle)
+            // Nothing to fix: in place the file is left alone; to another
+            // file it is copied as it is (a split set's folder stays whole).
+            let unchanged = !planned.changes_anything();
+            let idle = dry_run || (unchanged && target == EditTarget::InPlace);
+            (planned.changes, planned.layout, planned.fixes, Some(validated.report.clone()), idle, unchanged)
         }
     };
     let plan =
@@ -649,10 +658,11 @@ pub fn edit(
             kernel_copy: false,
             fixes,
             before,
-            dry_run: true,
+            dry_run: asked_dry_run,
+            unchanged,
         });
     }
-    let total = plan.copied_bytes();
+    let total = if unchanged { input_len } else { plan.copied_bytes() };
     let bar = progress.map(|p| p.begin(&shown, total));
     let inc = |n| {
         if let Some(b) = &bar {
@@ -668,6 +678,17 @@ pub fn edit(
     {
         let Some(file) = temp.file.as_mut() else { return Err(write_failed("no temporary file".into())) };
         let written = match opened.file() {
+            // The file byte for byte (the kernel's copy).
+            Some(from) if unchanged => {
+                let mut reader = from;
+                std::io::Seek::seek(&mut reader, std::io::SeekFrom::Start(0))
+                    .and_then(|_| std::io::copy(&mut reader, file))
+                    .map(|n| {
+                        inc(n);
+                        n
+                    })
+                    .map_err(rewrite::RewriteError::Write)
+            }
             Some(from) => plan.write_file(from, file, &inc),
             None => {
                 let mut w = std::io::BufWriter::new(&mut *file);
@@ -717,12 +738,13 @@ pub fn edit(
         digest_after,
         report,
         written,
-        bytes: plan.len(),
+        bytes: if unchanged { input_len } else { plan.len() },
         data_start: plan.data_start(),
         kernel_copy,
         fixes,
         before,
         dry_run: false,
+        unchanged,
     })
 }
 
