@@ -9,7 +9,8 @@ use std::collections::BTreeSet;
 use std::path::Path;
 
 use gguf_conformance::fixes::{cases, check_fixes, fixes_dir};
-use gguf_validate_core::fix::fix_bytes;
+use gguf_validate_core::fix::{edit_bytes, fix_bytes};
+use gguf_validate_core::rewrite::Request;
 use gguf_validate_core::rules::{FIXES, FixKind, Level, Profile, RuleId};
 use gguf_validate_core::{Options, Validator};
 
@@ -100,19 +101,28 @@ fn gguf_files(dir: &Path, out: &mut Vec<std::path::PathBuf>) {
     }
 }
 
-/// `fix` on every corpus file: tensor data byte-identical (digest equal),
-/// and no error left when every error of the file had a fix that was made.
+/// `fix` (and an `edit` of `general.name`) on every corpus file: tensor
+/// data byte-identical (digest equal), and no error left when every error
+/// of the file had a fix that was made.
 #[test]
-fn fixing_any_corpus_file_keeps_its_tensor_data() {
+fn fixing_or_editing_any_corpus_file_keeps_its_tensor_data() {
     let mut files = Vec::new();
     gguf_files(&gguf_conformance::workspace_root().join("corpus"), &mut files);
     assert!(files.len() > 900, "{} corpus files", files.len());
-    let (mut fixed_files, mut mended) = (0usize, 0usize);
+    let (mut fixed_files, mut mended, mut edits) = (0usize, 0usize, 0usize);
     for path in &files {
         let bytes = std::fs::read(path).unwrap_or_default();
         let Ok(fixed) = fix_bytes(&bytes, &strict(), true) else { continue };
         if let (Ok(a), Ok(b)) = &fixed.digests {
             assert_eq!(a, b, "{}: tensor data changed", path.display());
+        }
+        // An edit of the metadata leaves the tensor data as it was too.
+        let set = [Request::Set { key: "general.name".into(), text: "str:edited".into() }];
+        if let Ok(edited) = edit_bytes(&bytes, &strict(), &set)
+            && let (Ok(a), Ok(b)) = &edited.digests
+        {
+            assert_eq!(a, b, "{}: tensor data changed by an edit", path.display());
+            edits += 1;
         }
         if fixed.fixes.is_empty() {
             assert!(fixed.bytes == bytes, "{}: nothing fixed, yet the bytes changed", path.display());
@@ -131,4 +141,5 @@ fn fixing_any_corpus_file_keeps_its_tensor_data() {
         }
     }
     assert!(fixed_files >= 30 && mended >= 20, "{fixed_files} files fixed, {mended} mended");
+    assert!(edits > 700, "{edits} files edited");
 }

@@ -42,6 +42,7 @@ Examples:
   gguf-validate edit model.gguf -o fixed.gguf --pre-tokenizer llama-bpe
   gguf-validate edit model.gguf --in-place --pre-tokenizer qwen2
   gguf-validate edit model.gguf -o fixed.gguf --chat-template template.jinja
+  gguf-validate edit model.gguf -o fixed.gguf --chat-template tool_use=tools.jinja
   gguf-validate edit model.gguf -o fixed.gguf --special-token eot=128009
   gguf-validate edit model.gguf -o out.gguf --set x.flag=bool:true --remove general.url
 
@@ -81,9 +82,11 @@ pub struct EditArgs {
     /// Remove KEY (repeatable; refused when the file has no such key).
     #[arg(long = "remove", value_name = "KEY")]
     pub remove: Vec<String>,
-    /// Set tokenizer.chat_template to the text of FILE.
-    #[arg(long = "chat-template", value_name = "FILE")]
-    pub chat_template: Option<PathBuf>,
+    /// Set tokenizer.chat_template to the text of FILE; NAME=FILE sets the
+    /// named template tokenizer.chat_template.NAME (e.g. tool_use=tools.jinja)
+    /// and lists NAME in tokenizer.chat_templates (repeatable).
+    #[arg(long = "chat-template", value_name = "[NAME=]FILE")]
+    pub chat_template: Vec<PathBuf>,
     /// Set tokenizer.ggml.pre to NAME, a pre-tokenizer llama.cpp knows.
     #[arg(long = "pre-tokenizer", value_name = "NAME")]
     pub pre_tokenizer: Option<String>,
@@ -127,10 +130,18 @@ fn requests(args: &EditArgs) -> Result<Vec<Request>, String> {
     for key in &args.remove {
         out.push(Request::Remove { key: key.clone() });
     }
-    if let Some(p) = &args.chat_template {
-        let text =
-            std::fs::read_to_string(p).map_err(|e| format!("--chat-template {}: {e}", render::display_path(p)))?;
-        out.push(Request::ChatTemplate(text));
+    for p in &args.chat_template {
+        // NAME=FILE names a template, unless the whole argument is a file.
+        let named = p.to_str().filter(|_| !p.exists()).and_then(|s| s.split_once('=')).filter(|(n, _)| {
+            !n.is_empty() && n.bytes().all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'_')
+        });
+        let file = named.map_or_else(|| p.clone(), |(_, f)| PathBuf::from(f));
+        let text = std::fs::read_to_string(&file)
+            .map_err(|e| format!("--chat-template {}: {e}", render::display_path(&file)))?;
+        out.push(match named {
+            Some((name, _)) => Request::NamedChatTemplate { name: name.to_string(), text },
+            None => Request::ChatTemplate(text),
+        });
     }
     if let Some(name) = &args.pre_tokenizer {
         out.push(Request::PreTokenizer(name.clone()));

@@ -293,39 +293,56 @@ fn the_missing_pre_tokenizer_warning_names_the_edit_that_removes_it() {
 /// either byte for byte as it was or completely edited, never in between.
 #[test]
 fn an_interrupted_in_place_edit_leaves_the_file_intact() {
-    use gguf_validate_core::seeded::SplitMix64;
+    let m = big_model();
+    interrupted_in_place(
+        "edit-in-place",
+        &m.to_bytes(),
+        &["edit", "--in-place", "--set", "general.name=str:after"],
+        54,
+    );
+}
+
+/// The same for `fix --in-place` (bytes after the data: the tensor data
+/// laid out again, every tensor copied on its own).
+#[test]
+fn an_interrupted_in_place_fix_leaves_the_file_intact() {
+    let mut m = big_model();
+    m.trailing = b"appended by a tool".to_vec();
+    interrupted_in_place("fix-in-place", &m.to_bytes(), &["fix", "--in-place"], 55);
+}
+
+/// 32 MiB of tensor data, so that the copy takes a moment.
+fn big_model() -> gguf_validate_core::write::GgufModel {
     use gguf_validate_core::types::GgmlType;
     use gguf_validate_core::write::{GgufModel, OwnedTensor};
-    let tmp = TempDir::new("edit-in-place");
-    let path = tmp.path().join("model.gguf");
-    // 32 MiB of tensor data, so that the copy takes a moment
     let mut m = GgufModel::new();
     m.kv("general.architecture", OwnedValue::str("plain"));
     m.kv("general.name", OwnedValue::str("before"));
     m.tensor(OwnedTensor::zeroed("big", &[4096, 2048], GgmlType::F32).expect("tensor"));
     m.canonical();
-    let original = m.to_bytes();
+    m
+}
+
+fn interrupted_in_place(name: &str, original: &[u8], args: &[&str], seed: u64) {
+    use gguf_validate_core::seeded::SplitMix64;
+    let tmp = TempDir::new(name);
+    let path = tmp.path().join("model.gguf");
     let run = |path: &Path| {
-        command()
-            .arg("edit")
-            .arg(path)
-            .args(["--in-place", "--set", "general.name=str:after"])
-            .spawn()
-            .expect("run gguf-validate")
+        let (sub, rest) = args.split_first().expect("a subcommand");
+        command().arg(sub).arg(path).args(rest).stdout(std::process::Stdio::null()).spawn().expect("run gguf-validate")
     };
-    // one uninterrupted run: how long an edit takes, and what it writes
-    std::fs::write(&path, &original).unwrap();
+    // one uninterrupted run: how long it takes, and what it writes
+    std::fs::write(&path, original).unwrap();
     let t0 = std::time::Instant::now();
     let status = run(&path).wait().unwrap();
     let full = t0.elapsed();
     assert!(status.success());
     let edited = std::fs::read(&path).unwrap();
-    assert_ne!(edited, original);
-    assert_eq!(value(&path, "general.name"), Some(OwnedValue::str("after")));
-    let mut rng = SplitMix64::new(54);
+    assert!(edited != original, "{args:?} changed nothing");
+    let mut rng = SplitMix64::new(seed);
     let (mut intact, mut done) = (0, 0);
     for _ in 0..12 {
-        std::fs::write(&path, &original).unwrap();
+        std::fs::write(&path, original).unwrap();
         let at = std::time::Duration::from_micros(rng.below(u64::try_from(full.as_micros()).unwrap_or(1).max(1)));
         let mut child = run(&path);
         std::thread::sleep(at);
@@ -335,7 +352,7 @@ fn an_interrupted_in_place_edit_leaves_the_file_intact() {
         if now == original {
             intact += 1;
         } else {
-            assert_eq!(now, edited, "killed after {at:?}: the file is neither the original nor the edited one");
+            assert!(now == edited, "killed after {at:?}: the file is neither the original nor the edited one");
             done += 1;
         }
         // a killed run leaves at most its temporary file, named for FILE, beside it
@@ -348,4 +365,36 @@ fn an_interrupted_in_place_edit_leaves_the_file_intact() {
     }
     assert_eq!(intact + done, 12);
     assert!(intact > 0, "no kill came before the rename ({done} runs finished)");
+}
+
+/// `--chat-template NAME=FILE`: the spec's named template
+/// (`tokenizer.chat_template.NAME`), its name listed in
+/// `tokenizer.chat_templates` once; a bad name is refused.
+#[test]
+fn a_named_chat_template_is_set_and_listed() {
+    let dir = TempDir::new("edit-named-template");
+    let template = dir.join("tools.jinja");
+    std::fs::write(&template, "{% for m in messages %}{{ m['content'] }}{% endfor %}").unwrap();
+    let out = dir.join("out.gguf");
+    let named = format!("tool_use={}", template.display());
+    let o =
+        edit(&input(TINY), &out, &["--chat-template", &named, "--chat-template", &named.replace("tool_use", "rag")]);
+    assert_eq!(code(&o), 0, "{}{}", stdout(&o), stderr(&o));
+    assert_eq!(
+        value(&out, "tokenizer.chat_template.tool_use"),
+        Some(OwnedValue::str("{% for m in messages %}{{ m['content'] }}{% endfor %}"))
+    );
+    assert_eq!(
+        value(&out, "tokenizer.chat_templates"),
+        Some(OwnedValue::Array(
+            gguf_validate_core::types::ValueType::String,
+            vec![OwnedValue::str("tool_use"), OwnedValue::str("rag")]
+        ))
+    );
+    // The file as a whole is a plain template (a path with `=` that exists).
+    let odd = dir.join("a=b.jinja");
+    std::fs::write(&odd, "{{ 1 }}").unwrap();
+    let o = edit(&input(TINY), &dir.join("plain.gguf"), &["--chat-template", odd.to_str().unwrap()]);
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    assert_eq!(value(&dir.join("plain.gguf"), "tokenizer.chat_template"), Some(OwnedValue::str("{{ 1 }}")));
 }

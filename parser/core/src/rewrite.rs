@@ -111,6 +111,16 @@ pub enum Request {
     },
     /// `tokenizer.chat_template` set to this text.
     ChatTemplate(String),
+    /// A named chat template (the spec's `tokenizer.chat_template.NAME`,
+    /// which llama.cpp's `llama_model_chat_template(model, NAME)` reads, e.g.
+    /// `tool_use`) set to this text, and NAME listed in
+    /// `tokenizer.chat_templates`.
+    NamedChatTemplate {
+        /// The name (`[a-z0-9_]+`).
+        name: String,
+        /// The template's text.
+        text: String,
+    },
     /// `tokenizer.ggml.pre` set to a pre-tokenizer llama.cpp knows.
     PreTokenizer(String),
     /// A special token's id (`tokenizer.ggml.<role>_token_id`, u32): the id,
@@ -641,12 +651,22 @@ pub fn resolve(parsed: &Parsed<'_>, requests: &[Request]) -> Result<Vec<Change>,
     let arch_kv = f.get("general.architecture");
     let arch = arch_kv.as_ref().and_then(|kv| kv.value.as_string()).and_then(|s| s.as_str());
     let mut out = Vec::with_capacity(requests.len());
+    let mut named: Vec<String> = Vec::new();
     for r in requests {
         out.push(match r {
             Request::Set { key, text } => Change::Set { key: key.clone(), value: typed_value(key, text, arch)? },
             Request::Remove { key } => Change::Remove { key: key.clone() },
             Request::ChatTemplate(text) => {
                 Change::Set { key: "tokenizer.chat_template".into(), value: OwnedValue::str(text) }
+            }
+            Request::NamedChatTemplate { name, text } => {
+                if name.is_empty() || !name.bytes().all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'_') {
+                    return Err(RewriteError::Request(format!(
+                        "`{name}` is not a template name: lower-case letters, digits and `_` (e.g. tool_use)"
+                    )));
+                }
+                named.push(name.clone());
+                Change::Set { key: format!("tokenizer.chat_template.{name}"), value: OwnedValue::str(text) }
             }
             Request::PreTokenizer(name) => {
                 let known = known_pre_tokenizers();
@@ -668,6 +688,26 @@ pub fn resolve(parsed: &Parsed<'_>, requests: &[Request]) -> Result<Vec<Change>,
                 };
                 Change::Set { key: (*key).to_string(), value: OwnedValue::U32(token_id(parsed, role, token)?) }
             }
+        });
+    }
+    // Named templates are listed in `tokenizer.chat_templates`: the file's
+    // names (a value that is not an array of strings is replaced) and the
+    // new ones, each once.
+    if !named.is_empty() {
+        let mut names: Vec<OwnedValue> = match f.get("tokenizer.chat_templates").map(|kv| kv.value) {
+            Some(crate::parse::Value::Array(a)) if a.elem_type == ValueType::String => {
+                a.strings().map(|(_, s)| OwnedValue::String(s.bytes.to_vec())).collect()
+            }
+            _ => Vec::new(),
+        };
+        for n in &named {
+            if !names.contains(&OwnedValue::str(n)) {
+                names.push(OwnedValue::str(n));
+            }
+        }
+        out.push(Change::Set {
+            key: "tokenizer.chat_templates".into(),
+            value: OwnedValue::Array(ValueType::String, names),
         });
     }
     Ok(out)

@@ -430,12 +430,14 @@ fn fuzz_writer(
 
 /// A request of `edit` as the package passes it: (kind, a, b), kind one of
 /// `set` (key, text), `remove` (key), `chat_template` (text),
+/// `named_chat_template` (name, text),
 /// `pre_tokenizer` (name), `special_token` (role, id or text).
 fn request_of((kind, a, b): (String, String, String)) -> PyResult<Request> {
     Ok(match kind.as_str() {
         "set" => Request::Set { key: a, text: b },
         "remove" => Request::Remove { key: a },
         "chat_template" => Request::ChatTemplate(a),
+        "named_chat_template" => Request::NamedChatTemplate { name: a, text: b },
         "pre_tokenizer" => Request::PreTokenizer(a),
         "special_token" => Request::SpecialToken { role: a, token: b },
         other => return Err(usage(format!("unknown edit `{other}`"))),

@@ -478,6 +478,7 @@ def edit(
     set: Mapping[str, str] | None = None,  # noqa: A002 - the command line's --set
     remove: Sequence[str] = (),
     chat_template: str | None = None,
+    chat_templates: Mapping[str, str] | None = None,
     pre_tokenizer: str | None = None,
     special_tokens: Mapping[str, int | str] | None = None,
     force: bool = False,
@@ -505,12 +506,16 @@ def edit(
     requests += [("remove", str(key), "") for key in remove]
     if chat_template is not None:
         requests.append(("chat_template", str(chat_template), ""))
+    for template_name, text in (chat_templates or {}).items():
+        requests.append(("named_chat_template", str(template_name), str(text)))
     if pre_tokenizer is not None:
         requests.append(("pre_tokenizer", str(pre_tokenizer), ""))
     for role, token in (special_tokens or {}).items():
         requests.append(("special_token", str(role), str(token)))
     if not requests:
-        raise UsageError("nothing to change: give set, remove, chat_template, pre_tokenizer or special_tokens")
+        raise UsageError(
+            "nothing to change: give set, remove, chat_template, chat_templates, pre_tokenizer or special_tokens"
+        )
     name = "<bytes>" if not isinstance(source, (str, os.PathLike)) else os.fspath(source)
     text, data = _call(
         _native.rewrite,
