@@ -277,8 +277,11 @@ fn strict() -> Validator {
     Validator::new(Options::new(Profile::Strict))
 }
 
+/// Files by name, and the manifest's entries by case.
+type Rendered = (Vec<(String, Vec<u8>)>, BTreeMap<String, FixEntry>);
+
 /// Every file `generate` writes to `corpus/fixes` and the manifest.
-pub fn render_fixes() -> Result<(Vec<(String, Vec<u8>)>, BTreeMap<String, FixEntry>), String> {
+pub fn render_fixes() -> Result<Rendered, String> {
     let mut files = Vec::new();
     let mut manifest = BTreeMap::new();
     for c in cases() {

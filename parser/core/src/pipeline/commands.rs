@@ -683,10 +683,7 @@ pub fn edit(
                 let mut reader = from;
                 std::io::Seek::seek(&mut reader, std::io::SeekFrom::Start(0))
                     .and_then(|_| std::io::copy(&mut reader, file))
-                    .map(|n| {
-                        inc(n);
-                        n
-                    })
+                    .inspect(|&n| inc(n))
                     .map_err(rewrite::RewriteError::Write)
             }
             Some(from) => plan.write_file(from, file, &inc),
