@@ -20,6 +20,7 @@ use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex, PoisonError};
 
 use gguf_numerics::GgmlType;
+use gguf_validate_core::fix;
 use gguf_validate_core::io::{ByteSource, ReadError};
 use gguf_validate_core::output::{Format, render};
 use gguf_validate_core::pipeline::commands::{DumpError, dump};
@@ -213,6 +214,21 @@ struct RunOptions {
     llama_cpp: Option<gguf_validate_core::llama_cpp::Releases>,
     /// The loader judged against (`loader`: `"llama.cpp"`, `"sd.cpp"`, `"comfyui-gguf"`).
     loader: Option<gguf_validate_core::loader::Loader>,
+    /// Also plan the fixes of the findings (`fixable`): what `fix` would
+    /// make of them without `unsafe`.
+    fixable: bool,
+}
+
+impl RunOptions {
+    fn validator(&self) -> Validator {
+        let options = Options {
+            profile: self.profile,
+            container_only: self.container_only,
+            deny_warnings: self.deny_warnings,
+            ..Options::default()
+        };
+        Validator::new(options).with_llama_cpp(self.llama_cpp).with_loader(self.loader)
+    }
 }
 
 fn run_options(options: &str) -> Result<RunOptions, JsError> {
@@ -240,6 +256,7 @@ fn run_options(options: &str) -> Result<RunOptions, JsError> {
         facts: flag("facts"),
         llama_cpp,
         loader,
+        fixable: flag("fixable"),
     })
 }
 
@@ -323,14 +340,8 @@ impl Reads {
         let inputs = |ns: &[usize]| ns.iter().map(|n| self.input(*n)).collect::<Result<Vec<_>, _>>();
         let (with, folder) = (inputs(&with)?, inputs(&folder)?);
         self.begin_round();
-        let options = Options {
-            profile: o.profile,
-            container_only: o.container_only,
-            deny_warnings: o.deny_warnings,
-            ..Options::default()
-        };
         let settings = Settings {
-            validator: Validator::new(options).with_llama_cpp(o.llama_cpp).with_loader(o.loader),
+            validator: o.validator(),
             with,
             folder: (!folder.is_empty()).then_some(folder),
             ..Settings::default()
@@ -347,6 +358,15 @@ impl Reads {
         }
         let name = input.json_name();
         let entry = json::file(&name, &v.outcome, o.profile, None);
+        // The fixes `fix` would make (safe ones), planned from this parse:
+        // no read of the tensor data.
+        let fixable = o.fixable.then(|| {
+            let parsed = v.validated.as_ref().and_then(|val| val.parsed());
+            match (&v.outcome, parsed) {
+                (Outcome::Report(r, _), Some(p)) => json!(fix::plan(&p, &r.diagnostics, false).fixes),
+                _ => json!([]),
+            }
+        });
         *self.last.borrow_mut() = Some((name, v.outcome));
         // What the metadata says besides the report (`general.file_type`, the
         // chat templates' SHA-256), from the validation's own parse.
@@ -354,7 +374,7 @@ impl Reads {
             let f = v.validated.as_ref().map(scan::facts).unwrap_or_default();
             json!({ "file_type": f.file_type, "templates": f.templates })
         });
-        Ok(json!({ "entry": entry, "facts": facts }).to_string())
+        Ok(json!({ "entry": entry, "facts": facts, "fixable": fixable }).to_string())
     }
 
     /// `dump`'s JSON of source `source` (`full`: every array element):
@@ -462,6 +482,78 @@ impl Run {
 pub fn unreadable_entry(name: &str, error: &str, options: &str) -> Result<String, JsError> {
     let o = run_options(options)?;
     Ok(json::file(name, &Outcome::Unreadable(error.to_string()), o.profile, None).to_string())
+}
+
+/// A file fixed in memory ([`fix_file`]): the fixed bytes and what was done.
+#[wasm_bindgen]
+#[derive(Debug)]
+pub struct FixResult {
+    bytes: Vec<u8>,
+    json: String,
+}
+
+#[wasm_bindgen]
+impl FixResult {
+    /// What was done (JSON): `{"error": ..., "kind": "invalid"}` when the
+    /// file cannot be fixed, else `valid` (the fixed file's verdict),
+    /// `changed` (false: the fixed file is the input's bytes), `fixes` (each
+    /// finding's fix, held-back unsafe ones with `applied` false), `changes`
+    /// (the metadata changes: key, before, after), `before` and `after` (the
+    /// reports), `tensor_data` (the tensor data's SHA-256 before and after):
+    /// the command line's `fix --format json`.
+    #[wasm_bindgen(getter)]
+    pub fn json(&self) -> String {
+        self.json.clone()
+    }
+
+    /// The fixed file, moved out (empty when nothing changed, and after
+    /// the first call).
+    #[wasm_bindgen(js_name = takeBytes)]
+    pub fn take_bytes(&mut self) -> Vec<u8> {
+        std::mem::take(&mut self.bytes)
+    }
+}
+
+/// Fixes the findings of the file `data` (validated under `options`, as
+/// [`Reads::validate`] takes them): safe fixes, unsafe ones too when
+/// `allow_unsafe`; the result validated again.
+#[wasm_bindgen(js_name = fix)]
+pub fn fix_file(data: &[u8], options: &str, allow_unsafe: bool) -> Result<FixResult, JsError> {
+    use gguf_validate_core::rewrite::value_json;
+    let o = run_options(options)?;
+    let fixed = match fix::fix_bytes(data, &o.validator(), allow_unsafe) {
+        Ok(f) => f,
+        Err(e) => {
+            let json = json!({ "error": e.to_string(), "kind": "invalid" }).to_string();
+            return Ok(FixResult { bytes: Vec::new(), json });
+        }
+    };
+    let digest = |d: &Result<gguf_validate_core::hash::Digest, String>| d.as_ref().ok().map(ToString::to_string);
+    let (before, after) = &fixed.digests;
+    let not_hashed = [before, after].into_iter().find_map(|d| d.as_ref().err());
+    let changes: Vec<serde_json::Value> = fixed
+        .changes
+        .iter()
+        .map(|c| json!({ "key": c.key, "before": c.before.as_ref().map(value_json), "after": c.after.as_ref().map(value_json) }))
+        .collect();
+    let changed = fixed.bytes.as_slice() != data;
+    let json = json!({
+        "valid": fixed.after.valid,
+        "changed": changed,
+        "fixes": fixed.fixes,
+        "changes": changes,
+        "before": fixed.before,
+        "after": fixed.after,
+        "tensor_data": {
+            "algorithm": "sha256",
+            "before": digest(before),
+            "after": digest(after),
+            "unchanged": matches!((before, after), (Ok(a), Ok(b)) if a == b),
+            "not_hashed": not_hashed,
+        },
+    })
+    .to_string();
+    Ok(FixResult { bytes: if changed { fixed.bytes } else { Vec::new() }, json })
 }
 
 /// The rule catalogue, as `gguf-validate rules --format json` prints it.
@@ -620,5 +712,37 @@ mod tests {
         assert_eq!(entry["diagnostics"], whole["diagnostics"]);
         assert_eq!(entry["summary"]["tensor_count"], whole["summary"]["tensor_count"]);
         assert!(reads.bytes_held() <= u64::try_from(bytes.len()).unwrap_or(0));
+    }
+
+    #[test]
+    fn fix_gives_the_corpus_fixed_file_and_the_planned_fixes() {
+        let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/../../corpus/fixes/");
+        let (Ok(broken), Ok(want)) = (
+            std::fs::read(format!("{dir}trailing_bytes.gguf")),
+            std::fs::read(format!("{dir}trailing_bytes.fixed.gguf")),
+        ) else {
+            return;
+        };
+        let Ok(mut out) = fix_file(&broken, "{}", false) else { panic!("fix refused its options") };
+        let doc: serde_json::Value = serde_json::from_str(&out.json()).unwrap_or_default();
+        assert_eq!(doc["changed"], true);
+        assert_eq!(doc["valid"], true);
+        assert_eq!(doc["fixes"][0]["rule"], "trailing-bytes");
+        assert_eq!(doc["tensor_data"]["unchanged"], true);
+        assert!(out.take_bytes() == want);
+        // A validation plans the same fixes from the metadata alone.
+        let mut reads = Reads::new();
+        let n = reads.add_source(u64::try_from(broken.len()).unwrap_or(0), false);
+        assert!(reads.supply(n, 0, &broken).is_ok());
+        let planned: serde_json::Value =
+            serde_json::from_str(&reads.validate(n, Vec::new(), Vec::new(), r#"{"fixable":true}"#).unwrap_or_default())
+                .unwrap_or_default();
+        assert_eq!(planned["fixable"], doc["fixes"]);
+        // Nothing to fix: no bytes come back, `changed` is false.
+        let Ok(mut same) = fix_file(&want, "{}", false) else { panic!("fix refused its options") };
+        assert!(same.take_bytes().is_empty());
+        assert!(same.json().contains(r#""changed":false"#));
+        let Ok(not_gguf) = fix_file(b"nope", "{}", false) else { panic!("fix refused its options") };
+        assert!(not_gguf.json().contains(r#""kind":"invalid""#));
     }
 }
