@@ -45,6 +45,8 @@ export interface ValidateOptions {
   stats?: Stats;
   /** Filled with what the metadata says besides the report. */
   facts?: Facts;
+  /** Filled with the fixes `fix` would make of the findings without `unsafe` (planned from the metadata). */
+  fixable?: Fix[];
 }
 
 export interface Facts {
@@ -106,9 +108,8 @@ export interface Summary {
   [key: string]: unknown;
 }
 
-/** A file's entry: the command line's `--format json` entry for it. */
-export interface FileReport {
-  path: string;
+/** A report: what the command line's `--format json` entry holds besides the file's name (`fix`'s reports before and after). */
+export interface Report {
   valid: boolean;
   profile: Profile;
   format?: string;
@@ -118,9 +119,60 @@ export interface FileReport {
   diagnostics?: Diagnostic[];
   counts?: { errors: number; warnings: number; infos: number };
   suppressed?: Record<string, number>;
+  [key: string]: unknown;
+}
+
+/** A file's entry: the command line's `--format json` entry for it. */
+export interface FileReport extends Report {
+  path: string;
   /** Why the file could not be read (then there is no summary). */
   error?: string;
-  [key: string]: unknown;
+}
+
+/** One finding's fix. */
+export interface Fix {
+  /** The finding's rule. */
+  rule: string;
+  /** `safe`: every reader sees the same model afterwards; `unsafe`: made only with `unsafe: true`. */
+  kind: 'safe' | 'unsafe';
+  /** The finding's field path. */
+  path: string;
+  /** The value (or layout) before. */
+  before: string;
+  /** The value (or layout) after. */
+  after: string;
+  /** Made (false: an unsafe fix held back). */
+  applied: boolean;
+}
+
+/** A typed metadata value, as `edit` and `fix` print it. */
+export interface TypedValue {
+  type: string;
+  value: unknown;
+}
+
+export interface FixOptions extends Pick<ValidateOptions, 'profile' | 'containerOnly' | 'denyWarnings' | 'llamaCpp' | 'loader'> {
+  /** Make unsafe fixes too (the command line's `--unsafe`). */
+  unsafe?: boolean;
+}
+
+export interface FixResult {
+  /** The fixed file (the input's bytes when nothing was fixed). */
+  blob: Blob;
+  /** Whether the fixed file differs from the input. */
+  changed: boolean;
+  /** Each finding's fix, held-back unsafe ones too. */
+  fixes: Fix[];
+  /** The metadata changes as made (`null`: the key was absent, or is removed). */
+  changes: { key: string; before: TypedValue | null; after: TypedValue | null }[];
+  /** The input's report. */
+  before: Report;
+  /** The fixed file's report. */
+  after: Report;
+  /** The fixed file's verdict. */
+  valid: boolean;
+  /** The SHA-256 of all tensor data before and after (a fix never changes it). */
+  tensorData: { algorithm: 'sha256'; before: string | null; after: string | null; unchanged: boolean; notHashed: string | null };
 }
 
 export interface Rule {
@@ -157,6 +209,9 @@ export declare class ValidationRun {
   render(format: OutputFormat): Promise<string>;
   free(): void;
 }
+
+/** The file with the fixes of its findings made, in memory (`gguf-validate fix`): safe fixes, unsafe ones with `unsafe: true`. */
+export declare function fix(source: Blob | Uint8Array | ArrayBuffer, options?: FixOptions): Promise<FixResult>;
 
 /** The file's header, metadata and tensor table (`gguf-validate dump --format json`). */
 export declare function dump(

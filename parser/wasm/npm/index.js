@@ -402,6 +402,7 @@ function runOptions(options) {
     containerOnly: !!options.containerOnly,
     denyWarnings: !!options.denyWarnings,
     facts: options.facts != null,
+    fixable: options.fixable != null,
     ...(options.llamaCpp != null ? { llamaCpp: String(options.llamaCpp) } : {}),
     ...(options.loader != null ? { loader: String(options.loader) } : {}),
   });
@@ -437,7 +438,10 @@ function sourceName(source, options, index) {
  *   cost (`rounds`, `bytesRead`: bytes held in memory, `requests`);
  *   `facts`, an object the call fills with what the metadata says besides
  *   the report (`fileType`: `general.file_type`; `templates`: each chat
- *   template's key and SHA-256).
+ *   template's key and SHA-256); `fixable`, an array the call fills with
+ *   the fixes `fix` would make of the findings without `unsafe` (planned
+ *   from the metadata: nothing more is read; a fix with `applied` false is
+ *   unsafe and held back).
  */
 export async function validate(source, options = {}) {
   return validateInto(source, options, null);
@@ -477,6 +481,7 @@ async function validateInto(source, options, run) {
       options.facts.fileType = out.facts.file_type;
       options.facts.templates = out.facts.templates.map(([key, sha256]) => ({ key, sha256 }));
     }
+    if (Array.isArray(options.fixable) && out.fixable != null) options.fixable.splice(0, options.fixable.length, ...out.fixable);
     return out.entry;
   } catch (e) {
     if (e instanceof GgufValidateError && e.kind === 'usage') throw e;
@@ -521,6 +526,74 @@ export class ValidationRun {
   free() {
     this.run?.free();
     this.run = null;
+  }
+}
+
+// A file is fixed whole in the WebAssembly module's memory (4 GiB at most),
+// which holds it and the fixed file: larger files are for the command line.
+const MAX_FIX_BYTES = 1536 * 1024 * 1024;
+
+/** The whole of a local source, as bytes. */
+async function wholeBytes(source) {
+  let length;
+  if (typeof Blob !== 'undefined' && source instanceof Blob) length = source.size;
+  else if (source instanceof Uint8Array || source instanceof ArrayBuffer) length = source.byteLength;
+  else throw usage('fix takes a File or Blob, a Uint8Array or ArrayBuffer (download a URL first)');
+  if (length > MAX_FIX_BYTES) {
+    throw new GgufValidateError('unreadable', `${length} bytes is more than fix holds in memory here (${MAX_FIX_BYTES}): use the command line's \`gguf-validate fix\``);
+  }
+  if (source instanceof Uint8Array) return source;
+  if (source instanceof ArrayBuffer) return new Uint8Array(source);
+  const buf = await source.arrayBuffer();
+  if (buf.byteLength !== length) throw new GgufValidateError('unreadable', 'the file changed while it was read');
+  return new Uint8Array(buf);
+}
+
+/**
+ * `fix`: the file with the fixes of its findings made (the command line's
+ * `gguf-validate fix`), all in memory: safe fixes, and unsafe ones too with
+ * `unsafe: true`. Resolves to `{blob, changed, fixes, changes, before,
+ * after, valid, tensorData}`: `blob` is the fixed file (the input's bytes
+ * when nothing was fixed), `fixes` each finding's fix (`applied` false: an
+ * unsafe fix held back), `before` and `after` the reports, `valid` the
+ * fixed file's verdict, `tensorData` the tensor data's SHA-256 before and
+ * after. Rejects with a GgufValidateError (`invalid`: not a GGUF v2/v3
+ * file whose metadata decodes, or a layout the fix cannot make).
+ *
+ * @param source a File or Blob, a Uint8Array or ArrayBuffer (not a URL).
+ * @param options as for `validate` (`profile`, `containerOnly`,
+ *   `denyWarnings`, `llamaCpp`, `loader`), and `unsafe`.
+ */
+export async function fix(source, options = {}) {
+  await init();
+  const opts = runOptions(options);
+  const bytes = await wholeBytes(source);
+  let result;
+  try {
+    result = wasm.fix(bytes, opts, !!options.unsafe);
+  } catch (e) {
+    throw usage(e && e.message ? e.message : String(e));
+  }
+  try {
+    const doc = JSON.parse(result.json);
+    if (doc.error != null) throw new GgufValidateError(doc.kind, doc.error);
+    let blob;
+    if (doc.changed) blob = new Blob([result.takeBytes()], { type: 'application/octet-stream' });
+    else if (typeof Blob !== 'undefined' && source instanceof Blob) blob = source;
+    else blob = new Blob([bytes], { type: 'application/octet-stream' });
+    const t = doc.tensor_data;
+    return {
+      blob,
+      changed: doc.changed,
+      fixes: doc.fixes,
+      changes: doc.changes,
+      before: doc.before,
+      after: doc.after,
+      valid: doc.valid,
+      tensorData: { algorithm: t.algorithm, before: t.before, after: t.after, unchanged: t.unchanged, notHashed: t.not_hashed },
+    };
+  } finally {
+    result.free();
   }
 }
 

@@ -50,7 +50,7 @@ test('the TypeScript types accept the documented uses and reject a wrong one', (
   try {
     const ok = join(dir, 'ok.ts');
     writeFileSync(ok, `
-import { validate, ValidationRun, dump, rules, quantize, dequantize, type FileReport } from ${JSON.stringify(join(pkg, 'index.js'))};
+import { validate, ValidationRun, dump, rules, quantize, dequantize, fix, type FileReport, type Fix, type FixResult } from ${JSON.stringify(join(pkg, 'index.js'))};
 async function main(blob: Blob): Promise<number> {
   const r: FileReport = await validate(blob, { profile: 'spec', stats: {} });
   const run = new ValidationRun({ profile: 'strict' });
@@ -60,13 +60,21 @@ async function main(blob: Blob): Promise<number> {
   const n: number = (await rules()).length + (await quantize('q8_0', [1, 2], 32)).length
     + (await quantize('iq4_nl', new Float32Array(64), undefined, undefined, { reference: 'row' })).length;
   const f: Float32Array = await dequantize('f16', new Uint8Array(4));
-  return (r.diagnostics ?? []).length + sarif.length + n + f.length + (d.complete ? 1 : 0);
+  const fixable: Fix[] = [];
+  await validate(blob, { fixable });
+  const fixed: FixResult = await fix(blob, { profile: 'strict', unsafe: true });
+  const out: Blob = fixed.blob;
+  const held: number = fixed.fixes.filter((x) => !x.applied).length + (fixed.after.counts?.errors ?? 0) + out.size;
+  return (r.diagnostics ?? []).length + sarif.length + n + f.length + (d.complete ? 1 : 0) + held + (fixed.tensorData.unchanged ? 1 : 0);
 }
 void main;
 `);
     execFileSync(tsc, ['--noEmit', '--strict', '--module', 'nodenext', '--target', 'es2022', '--allowJs', 'false', ok]);
     const bad = join(dir, 'bad.ts');
     writeFileSync(bad, `import { validate } from ${JSON.stringify(join(pkg, 'index.js'))};\nvoid validate(new Blob([]), { profile: 'lenient' });\n`);
+    assert.throws(() => execFileSync(tsc, ['--noEmit', '--strict', '--module', 'nodenext', '--target', 'es2022', bad], { stdio: 'pipe' }));
+    // fix takes no URL.
+    writeFileSync(bad, `import { fix } from ${JSON.stringify(join(pkg, 'index.js'))};\nvoid fix('https://host/m.gguf');\n`);
     assert.throws(() => execFileSync(tsc, ['--noEmit', '--strict', '--module', 'nodenext', '--target', 'es2022', bad], { stdio: 'pipe' }));
   } finally {
     rmSync(dir, { recursive: true, force: true });
