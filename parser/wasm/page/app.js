@@ -189,8 +189,49 @@ function findingsTree(card, diagnostics) {
   return el('ol', { class: 'findings' }, roots.map((i) => item(i, 0)));
 }
 
+// `model.gguf` to `model.fixed.gguf`.
+function fixedName(name) {
+  const base = name.split(/[\\/]/).pop();
+  return `${base.toLowerCase().endsWith('.gguf') ? base.slice(0, -5) : base}.fixed.gguf`;
+}
+
+// A dropped file whose findings have safe fixes: a button that makes them
+// in the worker and downloads the fixed file (nothing is uploaded).
+function fixLine(card, entry, fixable) {
+  const safe = fixable.filter((f) => f.applied);
+  const note = el('span', { class: 'muted fix-note' });
+  const button = el('button', {
+    type: 'button',
+    class: 'fix-button',
+    title: safe.map((f) => `${f.rule} ${f.path}: ${f.before} -> ${f.after}`).join('\n'),
+    onclick: () => {
+      button.disabled = true;
+      note.textContent = ' fixing…';
+      card.onFixed = (msg) => {
+        button.disabled = false;
+        if (msg.error != null) {
+          note.textContent = ` ${msg.error}`;
+        } else if (!msg.changed) {
+          note.textContent = ' nothing to fix without unsafe fixes (the command line: gguf-validate fix --unsafe)';
+        } else {
+          note.textContent = ` ${plural(msg.fixes.length, 'fix', 'fixes')} made; the fixed file is ${msg.valid ? 'valid' : 'still invalid'}`;
+          const a = el('a', { href: URL.createObjectURL(msg.blob), download: fixedName(entry.path) });
+          document.body.append(a);
+          a.click();
+          a.remove();
+          setTimeout(() => URL.revokeObjectURL(a.href), 60000);
+        }
+      };
+      worker.postMessage({ type: 'fix', card: card.index });
+    },
+  }, 'Download fixed file');
+  const rules = [...new Set(safe.map((f) => f.rule))];
+  return el('p', { class: 'fix' }, button,
+    el('span', { class: 'muted' }, ` ${plural(safe.length, 'safe fix', 'safe fixes')} (${rules.join(', ')}), made in this tab: tensor data unchanged`), note);
+}
+
 function showResult(msg) {
-  const { index, entry, facts, stats, ms } = msg;
+  const { index, entry, facts, stats, ms, what, fixable } = msg;
   const kind = entry.error != null ? 'unreadable' : entry.valid ? 'valid' : 'invalid';
   totals.files += 1;
   totals[kind] += 1;
@@ -205,6 +246,7 @@ function showResult(msg) {
       el('span', { class: 'muted' }, ` (${ms.toFixed(0)} ms)`)));
     body.push(examinedLine(entry.summary.examined));
     body.push(summaryList(entry, facts));
+    if (what === 'file' && (fixable ?? []).some((f) => f.applied)) body.push(fixLine(card, entry, fixable));
     if (entry.diagnostics.length > 0) body.push(findingsTree(card, entry.diagnostics));
   }
   const li = el('li', { class: `card ${kind}`, 'data-verdict': kind, 'data-path': entry.path, 'data-bytes-read': stats?.bytesRead },
@@ -238,6 +280,7 @@ worker.addEventListener('message', (ev) => {
   if (msg.type === 'result') showResult(msg);
   else if (msg.type === 'progress') $('progress').textContent = msg.text;
   else if (msg.type === 'hex') showHex(msg);
+  else if (msg.type === 'fixed') cards.get(msg.card)?.onFixed?.(msg);
   else if (msg.type === 'rendered') {
     const done = pendingRenders.get(msg.id);
     pendingRenders.delete(msg.id);

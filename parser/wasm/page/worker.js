@@ -1,7 +1,8 @@
 // The page's Web Worker: validates the files and URLs the page sends, one
 // at a time, in a ValidationRun (whose JSON and SARIF the page downloads),
-// and reads the bytes around a finding for its hex view.
-import { ValidationRun, resolveUrl } from './gguf-validate/index.js';
+// reads the bytes around a finding for its hex view, and makes a dropped
+// file's safe fixes (the fixed file never leaves the tab).
+import { ValidationRun, resolveUrl, fix } from './gguf-validate/index.js';
 
 // The bytes shown around an offset.
 const HEX_BEFORE = 32;
@@ -9,7 +10,8 @@ const HEX_AFTER = 64;
 
 let run = null;
 let runKey = null;
-// What each result came from (a File, or a URL), by result index.
+// What each result came from (a File, or a URL) and the options it was
+// validated with, by result index.
 const sources = [];
 // Messages are handled one after another: a drop during a run waits.
 let queue = Promise.resolve();
@@ -33,12 +35,14 @@ function runFor(profile, loader) {
 async function validateOne(source, options, what) {
   const facts = {};
   const stats = {};
+  // The fixes `fix` would make, planned from the metadata read anyway.
+  const fixable = [];
   const t0 = performance.now();
-  const entry = await runFor(options.profile, options.loader).validate(source, { ...options, facts, stats });
+  const entry = await runFor(options.profile, options.loader).validate(source, { ...options, facts, stats, fixable });
   const ms = performance.now() - t0;
   const index = sources.length;
-  sources.push(source);
-  post({ type: 'result', index, entry, facts, stats, ms, what });
+  sources.push({ source, profile: options.profile, loader: options.loader });
+  post({ type: 'result', index, entry, facts, stats, ms, what, fixable });
 }
 
 async function onFiles({ files, profile, loader }) {
@@ -61,7 +65,7 @@ async function onUrl({ url, profile, loader }) {
 }
 
 async function onHex({ card, offset }) {
-  const source = sources[card];
+  const source = sources[card]?.source;
   if (source == null) return;
   const start = Math.max(0, offset - HEX_BEFORE);
   let bytes;
@@ -83,6 +87,21 @@ async function onHex({ card, offset }) {
   post({ type: 'hex', card, offset, start, bytes });
 }
 
+// A dropped file with its safe fixes made, read whole in this tab.
+async function onFix({ card }) {
+  const held = sources[card];
+  if (held == null || typeof held.source === 'string') {
+    post({ type: 'fixed', card, error: 'only a dropped file can be fixed here' });
+    return;
+  }
+  try {
+    const r = await fix(held.source, { profile: held.profile, ...(held.loader ? { loader: held.loader } : {}) });
+    post({ type: 'fixed', card, blob: r.blob, changed: r.changed, fixes: r.fixes.filter((f) => f.applied), valid: r.valid });
+  } catch (e) {
+    post({ type: 'fixed', card, error: e && e.message ? e.message : String(e) });
+  }
+}
+
 async function onRender({ id, format }) {
   const text = run == null ? await new ValidationRun({ profile: 'strict' }).render(format) : await run.render(format);
   post({ type: 'rendered', id, format, text });
@@ -95,6 +114,7 @@ self.addEventListener('message', (ev) => {
       if (msg.type === 'files') await onFiles(msg);
       else if (msg.type === 'url') await onUrl(msg);
       else if (msg.type === 'hex') await onHex(msg);
+      else if (msg.type === 'fix') await onFix(msg);
       else if (msg.type === 'render') await onRender(msg);
       else if (msg.type === 'clear') {
         run?.free();

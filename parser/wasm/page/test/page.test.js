@@ -2,7 +2,8 @@
 // Files are given with setInputFiles (a corpus file, several at once, a
 // 2 GiB sparse file), URLs typed in (a range server that sends CORS headers
 // and one that does not); verdicts and findings must be the command line's,
-// the page's counts its JSON's, and the console free of errors. Screenshots
+// the page's counts its JSON's, a fixed file's download the corpus's fixed
+// file, and the console free of errors. Screenshots
 // go to target/wasm-page-artifacts/ (CI keeps them).
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
@@ -181,6 +182,31 @@ test('a URL on a server that sends CORS headers is validated; one that does not 
   await page.screenshot({ path: join(artifacts, 'page-urls.png'), fullPage: true });
   // The browser itself logs the blocked reads; nothing else.
   assert.deepEqual(errors.filter((e) => !/CORS|Failed to load resource|net::ERR_FAILED/.test(e)), []);
+  await page.close();
+});
+
+test('a file with a safe fix gets a button that downloads the fixed file, made in the tab; others get none', async () => {
+  const files = ['corpus/fixes/trailing_bytes.gguf', 'corpus/samples/tiny-llama.gguf', 'corpus/fixes/key_duplicate_differs.gguf'];
+  const { page, errors } = await openPage();
+  // Nothing leaves the tab: every request the page makes is to its own server.
+  const requests = [];
+  page.on('request', (r) => requests.push(r.url()));
+  await page.setInputFiles('#files', files.map((f) => join(root, f)));
+  await cardsOf(page, files.length);
+  const card = (name) => page.locator(`#results .card[data-path="${name}"]`);
+  assert.equal(await card('trailing_bytes.gguf').locator('.fix-button').count(), 1);
+  // No finding; and only an unsafe fix (a duplicate key whose values differ).
+  assert.equal(await card('tiny-llama.gguf').locator('.fix-button').count(), 0);
+  assert.equal(await card('key_duplicate_differs.gguf').locator('.fix-button').count(), 0);
+  const [download] = await Promise.all([page.waitForEvent('download'), card('trailing_bytes.gguf').locator('.fix-button').click()]);
+  assert.equal(download.suggestedFilename(), 'trailing_bytes.fixed.gguf');
+  const got = readFileSync(await download.path());
+  assert.ok(got.equals(readFileSync(join(root, 'corpus/fixes/trailing_bytes.fixed.gguf'))), `${got.length} bytes downloaded`);
+  await card('trailing_bytes.gguf').locator('.fix-note', { hasText: 'made' }).waitFor();
+  assert.match(await card('trailing_bytes.gguf').locator('.fix-note').textContent(), /1 fix made; the fixed file is valid/);
+  assert.deepEqual(requests.filter((u) => !u.startsWith(pageServer.base) && !u.startsWith('blob:') && !u.startsWith('data:')), []);
+  await page.screenshot({ path: join(artifacts, 'page-fix.png'), fullPage: true });
+  assert.deepEqual(errors, []);
   await page.close();
 });
 
