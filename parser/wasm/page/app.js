@@ -227,7 +227,7 @@ function fixLine(card, entry, fixable) {
   }, 'Download fixed file');
   const rules = [...new Set(safe.map((f) => f.rule))];
   return el('p', { class: 'fix' }, button,
-    el('span', { class: 'muted' }, ` ${plural(safe.length, 'safe fix', 'safe fixes')} (${rules.join(', ')}), made in this tab: tensor data unchanged`), note);
+    el('span', { class: 'muted' }, ` ${plural(safe.length, 'safe fix', 'safe fixes')} (${rules.join(', ')}), made in this tab; tensor data unchanged.`), note);
 }
 
 function showResult(msg) {
