@@ -210,6 +210,9 @@ export declare class ValidationRun {
   free(): void;
 }
 
+/** The largest file `fix` takes (it holds the file and the fixed file in the WebAssembly module's memory). */
+export declare const FIX_MAX_BYTES: number;
+
 /** The file with the fixes of its findings made, in memory (`gguf-validate fix`): safe fixes, unsafe ones with `unsafe: true`. */
 export declare function fix(source: Blob | Uint8Array | ArrayBuffer, options?: FixOptions): Promise<FixResult>;
 

@@ -531,22 +531,42 @@ export class ValidationRun {
 
 // A file is fixed whole in the WebAssembly module's memory (4 GiB at most),
 // which holds it and the fixed file: larger files are for the command line.
-const MAX_FIX_BYTES = 1536 * 1024 * 1024;
+export const FIX_MAX_BYTES = 1536 * 1024 * 1024;
+// The pieces a file is copied into the module in, and the fixed file out.
+const FIX_PIECE = 16 << 20;
 
-/** The whole of a local source, as bytes. */
-async function wholeBytes(source) {
+/** The whole of a local source, copied into the module piece by piece. */
+async function fixInput(source) {
   let length;
   if (typeof Blob !== 'undefined' && source instanceof Blob) length = source.size;
   else if (source instanceof Uint8Array || source instanceof ArrayBuffer) length = source.byteLength;
   else throw usage('fix takes a File or Blob, a Uint8Array or ArrayBuffer (download a URL first)');
-  if (length > MAX_FIX_BYTES) {
-    throw new GgufValidateError('unreadable', `${length} bytes is more than fix holds in memory here (${MAX_FIX_BYTES}): use the command line's \`gguf-validate fix\``);
+  if (length > FIX_MAX_BYTES) {
+    throw new GgufValidateError('unreadable', `${length} bytes is more than fix holds in memory here (${FIX_MAX_BYTES}): use the command line's \`gguf-validate fix\``);
   }
-  if (source instanceof Uint8Array) return source;
-  if (source instanceof ArrayBuffer) return new Uint8Array(source);
-  const buf = await source.arrayBuffer();
-  if (buf.byteLength !== length) throw new GgufValidateError('unreadable', 'the file changed while it was read');
-  return new Uint8Array(buf);
+  let input;
+  try {
+    input = new wasm.FixInput(length);
+  } catch (e) {
+    throw new GgufValidateError('unreadable', e && e.message ? e.message : String(e));
+  }
+  try {
+    const bytes = source instanceof ArrayBuffer ? new Uint8Array(source) : source;
+    for (let at = 0; at < length; at += FIX_PIECE) {
+      const n = Math.min(FIX_PIECE, length - at);
+      let piece;
+      if (bytes instanceof Uint8Array) piece = bytes.subarray(at, at + n);
+      else {
+        piece = new Uint8Array(await bytes.slice(at, at + n).arrayBuffer());
+        if (piece.byteLength !== n) throw new GgufValidateError('unreadable', 'the file changed while it was read');
+      }
+      input.push(piece);
+    }
+    return input;
+  } catch (e) {
+    input.free();
+    throw e;
+  }
 }
 
 /**
@@ -558,7 +578,9 @@ async function wholeBytes(source) {
  * unsafe fix held back), `before` and `after` the reports, `valid` the
  * fixed file's verdict, `tensorData` the tensor data's SHA-256 before and
  * after. Rejects with a GgufValidateError (`invalid`: not a GGUF v2/v3
- * file whose metadata decodes, or a layout the fix cannot make).
+ * file whose metadata decodes, or a layout the fix cannot make;
+ * `unreadable`: a file over `FIX_MAX_BYTES`, which the module's memory
+ * cannot hold with its fixed file).
  *
  * @param source a File or Blob, a Uint8Array or ArrayBuffer (not a URL).
  * @param options as for `validate` (`profile`, `containerOnly`,
@@ -567,20 +589,29 @@ async function wholeBytes(source) {
 export async function fix(source, options = {}) {
   await init();
   const opts = runOptions(options);
-  const bytes = await wholeBytes(source);
+  const input = await fixInput(source);
   let result;
   try {
-    result = wasm.fix(bytes, opts, !!options.unsafe);
+    result = wasm.fix(input, opts, !!options.unsafe);
   } catch (e) {
     throw usage(e && e.message ? e.message : String(e));
+  } finally {
+    input.free();
   }
   try {
     const doc = JSON.parse(result.json);
     if (doc.error != null) throw new GgufValidateError(doc.kind, doc.error);
+    const type = { type: 'application/octet-stream' };
     let blob;
-    if (doc.changed) blob = new Blob([result.takeBytes()], { type: 'application/octet-stream' });
-    else if (typeof Blob !== 'undefined' && source instanceof Blob) blob = source;
-    else blob = new Blob([bytes], { type: 'application/octet-stream' });
+    if (doc.changed) {
+      // Piece by piece, each piece let go once the Blob holds it.
+      blob = new Blob([], type);
+      for (let at = 0; at < result.length; at += FIX_PIECE) blob = new Blob([blob, result.read(at, FIX_PIECE)], type);
+    } else if (typeof Blob !== 'undefined' && source instanceof Blob) {
+      blob = source;
+    } else {
+      blob = new Blob([source], type);
+    }
     const t = doc.tensor_data;
     return {
       blob,

@@ -197,8 +197,15 @@ function fixedName(name) {
 
 // A dropped file whose findings have safe fixes: a button that makes them
 // in the worker and downloads the fixed file (nothing is uploaded).
-function fixLine(card, entry, fixable) {
+function fixLine(card, entry, fixable, fixMax) {
   const safe = fixable.filter((f) => f.applied);
+  const rules = [...new Set(safe.map((f) => f.rule))];
+  const what = `${plural(safe.length, 'safe fix', 'safe fixes')} (${rules.join(', ')})`;
+  if (entry.summary.file_size > fixMax) {
+    return el('p', { class: 'fix' }, el('span', { class: 'muted' },
+      `${what}: too large to fix in this tab (it holds the file twice); the command line makes them: `,
+      el('code', {}, `gguf-validate fix ${entry.path} -o ${fixedName(entry.path)}`)));
+  }
   const note = el('span', { class: 'muted fix-note' });
   const button = el('button', {
     type: 'button',
@@ -225,13 +232,11 @@ function fixLine(card, entry, fixable) {
       worker.postMessage({ type: 'fix', card: card.index });
     },
   }, 'Download fixed file');
-  const rules = [...new Set(safe.map((f) => f.rule))];
-  return el('p', { class: 'fix' }, button,
-    el('span', { class: 'muted' }, ` ${plural(safe.length, 'safe fix', 'safe fixes')} (${rules.join(', ')}), made in this tab; tensor data unchanged.`), note);
+  return el('p', { class: 'fix' }, button, el('span', { class: 'muted' }, ` ${what}, made in this tab; tensor data unchanged.`), note);
 }
 
 function showResult(msg) {
-  const { index, entry, facts, stats, ms, what, fixable } = msg;
+  const { index, entry, facts, stats, ms, what, fixable, fixMax } = msg;
   const kind = entry.error != null ? 'unreadable' : entry.valid ? 'valid' : 'invalid';
   totals.files += 1;
   totals[kind] += 1;
@@ -246,7 +251,7 @@ function showResult(msg) {
       el('span', { class: 'muted' }, ` (${ms.toFixed(0)} ms)`)));
     body.push(examinedLine(entry.summary.examined));
     body.push(summaryList(entry, facts));
-    if (what === 'file' && (fixable ?? []).some((f) => f.applied)) body.push(fixLine(card, entry, fixable));
+    if (what === 'file' && (fixable ?? []).some((f) => f.applied)) body.push(fixLine(card, entry, fixable, fixMax));
     if (entry.diagnostics.length > 0) body.push(findingsTree(card, entry.diagnostics));
   }
   const li = el('li', { class: `card ${kind}`, 'data-verdict': kind, 'data-path': entry.path, 'data-bytes-read': stats?.bytesRead },

@@ -2,7 +2,7 @@
 // at a time, in a ValidationRun (whose JSON and SARIF the page downloads),
 // reads the bytes around a finding for its hex view, and makes a dropped
 // file's safe fixes (the fixed file never leaves the tab).
-import { ValidationRun, resolveUrl, fix } from './gguf-validate/index.js';
+import { ValidationRun, resolveUrl, fix, FIX_MAX_BYTES } from './gguf-validate/index.js';
 
 // The bytes shown around an offset.
 const HEX_BEFORE = 32;
@@ -42,7 +42,7 @@ async function validateOne(source, options, what) {
   const ms = performance.now() - t0;
   const index = sources.length;
   sources.push({ source, profile: options.profile, loader: options.loader });
-  post({ type: 'result', index, entry, facts, stats, ms, what, fixable });
+  post({ type: 'result', index, entry, facts, stats, ms, what, fixable, fixMax: FIX_MAX_BYTES });
 }
 
 async function onFiles({ files, profile, loader }) {

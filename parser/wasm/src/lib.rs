@@ -484,6 +484,36 @@ pub fn unreadable_entry(name: &str, error: &str, options: &str) -> Result<String
     Ok(json::file(name, &Outcome::Unreadable(error.to_string()), o.profile, None).to_string())
 }
 
+/// A file's bytes gathered in the module's memory for [`fix_file`], piece
+/// by piece: JavaScript reads a `Blob` a slice at a time and never holds
+/// it whole.
+#[wasm_bindgen]
+#[derive(Debug)]
+pub struct FixInput {
+    bytes: Vec<u8>,
+    len: usize,
+}
+
+#[wasm_bindgen]
+impl FixInput {
+    /// Room for a file of `len` bytes (refused when the memory cannot hold it).
+    #[wasm_bindgen(constructor)]
+    pub fn new(len: usize) -> Result<FixInput, JsError> {
+        let mut bytes = Vec::new();
+        bytes.try_reserve_exact(len).map_err(|_| js_error(format!("{len} bytes do not fit in memory here")))?;
+        Ok(FixInput { bytes, len })
+    }
+
+    /// Appends the file's next bytes.
+    pub fn push(&mut self, piece: &[u8]) -> Result<(), JsError> {
+        if self.bytes.len().checked_add(piece.len()).is_none_or(|end| end > self.len) {
+            return Err(js_error(format!("more than the {} bytes announced", self.len)));
+        }
+        self.bytes.extend_from_slice(piece);
+        Ok(())
+    }
+}
+
 /// A file fixed in memory ([`fix_file`]): the fixed bytes and what was done.
 #[wasm_bindgen]
 #[derive(Debug)]
@@ -506,19 +536,32 @@ impl FixResult {
         self.json.clone()
     }
 
-    /// The fixed file, moved out (empty when nothing changed, and after
-    /// the first call).
-    #[wasm_bindgen(js_name = takeBytes)]
-    pub fn take_bytes(&mut self) -> Vec<u8> {
-        std::mem::take(&mut self.bytes)
+    /// The fixed file's length (0 when nothing changed).
+    #[wasm_bindgen(getter)]
+    pub fn length(&self) -> usize {
+        self.bytes.len()
+    }
+
+    /// `len` bytes of the fixed file at `offset` (fewer at its end), so that
+    /// JavaScript copies it out a piece at a time.
+    pub fn read(&self, offset: usize, len: usize) -> Vec<u8> {
+        let end = offset.saturating_add(len).min(self.bytes.len());
+        self.bytes.get(offset..end).map(<[u8]>::to_vec).unwrap_or_default()
     }
 }
 
-/// Fixes the findings of the file `data` (validated under `options`, as
+/// Fixes the findings of the file `input` (validated under `options`, as
 /// [`Reads::validate`] takes them): safe fixes, unsafe ones too when
 /// `allow_unsafe`; the result validated again.
 #[wasm_bindgen(js_name = fix)]
-pub fn fix_file(data: &[u8], options: &str, allow_unsafe: bool) -> Result<FixResult, JsError> {
+pub fn fix_file(input: &FixInput, options: &str, allow_unsafe: bool) -> Result<FixResult, JsError> {
+    if input.bytes.len() != input.len {
+        return Err(js_error(format!("{} of the {} bytes announced were given", input.bytes.len(), input.len)));
+    }
+    fix_slice(&input.bytes, options, allow_unsafe)
+}
+
+fn fix_slice(data: &[u8], options: &str, allow_unsafe: bool) -> Result<FixResult, JsError> {
     use gguf_validate_core::rewrite::value_json;
     let o = run_options(options)?;
     let fixed = match fix::fix_bytes(data, &o.validator(), allow_unsafe) {
@@ -537,13 +580,23 @@ pub fn fix_file(data: &[u8], options: &str, allow_unsafe: bool) -> Result<FixRes
         .map(|c| json!({ "key": c.key, "before": c.before.as_ref().map(value_json), "after": c.after.as_ref().map(value_json) }))
         .collect();
     let changed = fixed.bytes.as_slice() != data;
+    let valid = fixed.after.valid;
+    // A report as the entries of `validate` serialise it (one serialiser
+    // in the module, not two), without the entry's name.
+    let report = |r: gguf_validate_core::Report| {
+        let mut v = json::file("", &Outcome::Report(Box::new(r), None), o.profile, None);
+        if let Some(m) = v.as_object_mut() {
+            m.remove("path");
+        }
+        v
+    };
     let json = json!({
-        "valid": fixed.after.valid,
+        "valid": valid,
         "changed": changed,
         "fixes": fixed.fixes,
         "changes": changes,
-        "before": fixed.before,
-        "after": fixed.after,
+        "before": report(fixed.before),
+        "after": report(fixed.after),
         "tensor_data": {
             "algorithm": "sha256",
             "before": digest(before),
@@ -723,13 +776,20 @@ mod tests {
         ) else {
             return;
         };
-        let Ok(mut out) = fix_file(&broken, "{}", false) else { panic!("fix refused its options") };
+        let Ok(mut input) = FixInput::new(broken.len()) else { panic!("no room") };
+        for piece in broken.chunks(1000) {
+            assert!(input.push(piece).is_ok());
+        }
+        let Ok(out) = fix_file(&input, "{}", false) else { panic!("fix refused its options") };
         let doc: serde_json::Value = serde_json::from_str(&out.json()).unwrap_or_default();
         assert_eq!(doc["changed"], true);
         assert_eq!(doc["valid"], true);
         assert_eq!(doc["fixes"][0]["rule"], "trailing-bytes");
         assert_eq!(doc["tensor_data"]["unchanged"], true);
-        assert!(out.take_bytes() == want);
+        assert_eq!(out.length(), want.len());
+        let pieces: Vec<u8> = (0..want.len()).step_by(4096).flat_map(|at| out.read(at, 4096)).collect();
+        assert!(pieces == want);
+        assert!(out.read(want.len(), 10).is_empty() && out.read(usize::MAX, usize::MAX).is_empty());
         // A validation plans the same fixes from the metadata alone.
         let mut reads = Reads::new();
         let n = reads.add_source(u64::try_from(broken.len()).unwrap_or(0), false);
@@ -739,10 +799,10 @@ mod tests {
                 .unwrap_or_default();
         assert_eq!(planned["fixable"], doc["fixes"]);
         // Nothing to fix: no bytes come back, `changed` is false.
-        let Ok(mut same) = fix_file(&want, "{}", false) else { panic!("fix refused its options") };
-        assert!(same.take_bytes().is_empty());
+        let Ok(same) = fix_slice(&want, "{}", false) else { panic!("fix refused its options") };
+        assert_eq!(same.length(), 0);
         assert!(same.json().contains(r#""changed":false"#));
-        let Ok(not_gguf) = fix_file(b"nope", "{}", false) else { panic!("fix refused its options") };
+        let Ok(not_gguf) = fix_slice(b"nope", "{}", false) else { panic!("fix refused its options") };
         assert!(not_gguf.json().contains(r#""kind":"invalid""#));
     }
 }

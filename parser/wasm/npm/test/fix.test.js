@@ -7,11 +7,11 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
-import { mkdtempSync, openAsBlob, readFileSync, rmSync, existsSync } from 'node:fs';
+import { mkdtempSync, openAsBlob, readFileSync, rmSync, existsSync, writeFileSync, openSync, ftruncateSync, closeSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, dirname } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { fix, validate, GgufValidateError } from '../index.js';
+import { fix, validate, GgufValidateError, FIX_MAX_BYTES } from '../index.js';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '../../../..');
 const bin = process.env.GGUF_VALIDATE_BIN ?? join(root, 'target/release/gguf-validate');
@@ -122,4 +122,24 @@ test('a file with nothing to fix comes back as it was; not GGUF, a URL and a bad
   await assert.rejects(fix(new Uint8Array([1, 2, 3, 4])), (e) => e instanceof GgufValidateError && e.kind === 'invalid');
   await assert.rejects(fix('https://example.com/m.gguf'), (e) => e instanceof GgufValidateError && e.kind === 'usage');
   await assert.rejects(fix(tiny, { profile: 'lenient' }), (e) => e instanceof GgufValidateError && e.kind === 'usage');
+});
+
+test('a file read in several pieces is fixed whole; one over FIX_MAX_BYTES is refused before it is read', async () => {
+  const tmp = mkdtempSync(join(tmpdir(), 'gguf-validate-fix-'));
+  try {
+    // trailing_bytes with 20 MiB more trailing bytes: the fix drops them all.
+    const long = join(tmp, 'long.gguf');
+    writeFileSync(long, Buffer.concat([readFileSync(join(dir, 'trailing_bytes.gguf')), Buffer.alloc(20 << 20, 7)]));
+    const got = await fix(await openAsBlob(long));
+    assert.ok((await bytesOf(got.blob)).equals(readFileSync(join(dir, 'trailing_bytes.fixed.gguf'))));
+    assert.deepEqual(got.fixes.map((f) => f.rule), ['trailing-bytes']);
+    // A sparse file: its size, nothing stored.
+    const huge = join(tmp, 'huge.gguf');
+    const fd = openSync(huge, 'w');
+    ftruncateSync(fd, FIX_MAX_BYTES + 1);
+    closeSync(fd);
+    await assert.rejects(fix(await openAsBlob(huge)), (e) => e instanceof GgufValidateError && e.kind === 'unreadable' && /gguf-validate fix/.test(e.message));
+  } finally {
+    rmSync(tmp, { recursive: true, force: true });
+  }
 });

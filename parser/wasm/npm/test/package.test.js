@@ -50,7 +50,7 @@ test('the TypeScript types accept the documented uses and reject a wrong one', (
   try {
     const ok = join(dir, 'ok.ts');
     writeFileSync(ok, `
-import { validate, ValidationRun, dump, rules, quantize, dequantize, fix, type FileReport, type Fix, type FixResult } from ${JSON.stringify(join(pkg, 'index.js'))};
+import { validate, ValidationRun, dump, rules, quantize, dequantize, fix, FIX_MAX_BYTES, type FileReport, type Fix, type FixResult } from ${JSON.stringify(join(pkg, 'index.js'))};
 async function main(blob: Blob): Promise<number> {
   const r: FileReport = await validate(blob, { profile: 'spec', stats: {} });
   const run = new ValidationRun({ profile: 'strict' });
@@ -64,8 +64,9 @@ async function main(blob: Blob): Promise<number> {
   await validate(blob, { fixable });
   const fixed: FixResult = await fix(blob, { profile: 'strict', unsafe: true });
   const out: Blob = fixed.blob;
+  const max: number = FIX_MAX_BYTES;
   const held: number = fixed.fixes.filter((x) => !x.applied).length + (fixed.after.counts?.errors ?? 0) + out.size;
-  return (r.diagnostics ?? []).length + sarif.length + n + f.length + (d.complete ? 1 : 0) + held + (fixed.tensorData.unchanged ? 1 : 0);
+  return (r.diagnostics ?? []).length + sarif.length + n + f.length + (d.complete ? 1 : 0) + held + (fixed.tensorData.unchanged ? 1 : 0) + max;
 }
 void main;
 `);
