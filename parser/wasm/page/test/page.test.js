@@ -204,6 +204,20 @@ test('a file with a safe fix gets a button that downloads the fixed file, made i
   assert.ok(got.equals(readFileSync(join(root, 'corpus/fixes/trailing_bytes.fixed.gguf'))), `${got.length} bytes downloaded`);
   await card('trailing_bytes.gguf').locator('.fix-note', { hasText: 'made' }).waitFor();
   assert.match(await card('trailing_bytes.gguf').locator('.fix-note').textContent(), /1 fix made; the fixed file is valid/);
+  // Over what the tab can hold: the command line to run instead of the button.
+  const big = join(artifacts, 'trailing-2gib.gguf');
+  const fd = openSync(big, 'w');
+  writeSync(fd, readFileSync(join(root, 'corpus/fixes/trailing_bytes.gguf')));
+  ftruncateSync(fd, 2 ** 31);
+  closeSync(fd);
+  try {
+    await page.setInputFiles('#files', big);
+    await cardsOf(page, files.length + 1);
+    assert.equal(await card('trailing-2gib.gguf').locator('.fix-button').count(), 0);
+    assert.match(await card('trailing-2gib.gguf').locator('p.fix').textContent(), /too large to fix in this tab.*gguf-validate fix trailing-2gib\.gguf -o trailing-2gib\.fixed\.gguf/);
+  } finally {
+    rmSync(big, { force: true });
+  }
   assert.deepEqual(requests.filter((u) => !u.startsWith(pageServer.base) && !u.startsWith('blob:') && !u.startsWith('data:')), []);
   await page.screenshot({ path: join(artifacts, 'page-fix.png'), fullPage: true });
   assert.deepEqual(errors, []);
