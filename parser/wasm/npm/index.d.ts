@@ -172,7 +172,7 @@ export interface FixResult {
   /** The fixed file's verdict. */
   valid: boolean;
   /** The SHA-256 of all tensor data before and after (a fix never changes it). */
-  tensorData: { algorithm: 'sha256'; before: string | null; after: string | null; unchanged: boolean; notHashed: string | null };
+  tensorData: { algorithm: 'sha256'; before: string | null; after: string | null; unchanged: boolean };
 }
 
 export interface Rule {

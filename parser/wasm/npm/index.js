@@ -619,9 +619,9 @@ export async function fix(source, options = {}) {
       fixes: doc.fixes,
       changes: doc.changes,
       before: doc.before,
-      after: doc.after,
+      after: doc.report,
       valid: doc.valid,
-      tensorData: { algorithm: t.algorithm, before: t.before, after: t.after, unchanged: t.unchanged, notHashed: t.not_hashed },
+      tensorData: { algorithm: t.algorithm, before: t.before, after: t.after, unchanged: t.unchanged },
     };
   } finally {
     result.free();

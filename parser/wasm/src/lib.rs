@@ -525,12 +525,12 @@ pub struct FixResult {
 #[wasm_bindgen]
 impl FixResult {
     /// What was done (JSON): `{"error": ..., "kind": "invalid"}` when the
-    /// file cannot be fixed, else `valid` (the fixed file's verdict),
-    /// `changed` (false: the fixed file is the input's bytes), `fixes` (each
-    /// finding's fix, held-back unsafe ones with `applied` false), `changes`
-    /// (the metadata changes: key, before, after), `before` and `after` (the
-    /// reports), `tensor_data` (the tensor data's SHA-256 before and after):
-    /// the command line's `fix --format json`.
+    /// file cannot be fixed, else [`fix::FixedBytes::json`] (`valid`: the
+    /// fixed file's verdict, `fixes`: each finding's fix, held-back unsafe
+    /// ones with `applied` false, `changes`, `before` and `report`: the
+    /// reports before and after, `tensor_data`: the tensor data's SHA-256
+    /// before and after) and `changed` (false: the fixed file is the
+    /// input's bytes).
     #[wasm_bindgen(getter)]
     pub fn json(&self) -> String {
         self.json.clone()
@@ -562,7 +562,6 @@ pub fn fix_file(input: &FixInput, options: &str, allow_unsafe: bool) -> Result<F
 }
 
 fn fix_slice(data: &[u8], options: &str, allow_unsafe: bool) -> Result<FixResult, JsError> {
-    use gguf_validate_core::rewrite::value_json;
     let o = run_options(options)?;
     let fixed = match fix::fix_bytes(data, &o.validator(), allow_unsafe) {
         Ok(f) => f,
@@ -571,42 +570,13 @@ fn fix_slice(data: &[u8], options: &str, allow_unsafe: bool) -> Result<FixResult
             return Ok(FixResult { bytes: Vec::new(), json });
         }
     };
-    let digest = |d: &Result<gguf_validate_core::hash::Digest, String>| d.as_ref().ok().map(ToString::to_string);
-    let (before, after) = &fixed.digests;
-    let not_hashed = [before, after].into_iter().find_map(|d| d.as_ref().err());
-    let changes: Vec<serde_json::Value> = fixed
-        .changes
-        .iter()
-        .map(|c| json!({ "key": c.key, "before": c.before.as_ref().map(value_json), "after": c.after.as_ref().map(value_json) }))
-        .collect();
+    // The document the Python package gives too, and whether the bytes changed.
     let changed = fixed.bytes.as_slice() != data;
-    let valid = fixed.after.valid;
-    // A report as the entries of `validate` serialise it (one serialiser
-    // in the module, not two), without the entry's name.
-    let report = |r: gguf_validate_core::Report| {
-        let mut v = json::file("", &Outcome::Report(Box::new(r), None), o.profile, None);
-        if let Some(m) = v.as_object_mut() {
-            m.remove("path");
-        }
-        v
-    };
-    let json = json!({
-        "valid": valid,
-        "changed": changed,
-        "fixes": fixed.fixes,
-        "changes": changes,
-        "before": report(fixed.before),
-        "after": report(fixed.after),
-        "tensor_data": {
-            "algorithm": "sha256",
-            "before": digest(before),
-            "after": digest(after),
-            "unchanged": matches!((before, after), (Ok(a), Ok(b)) if a == b),
-            "not_hashed": not_hashed,
-        },
-    })
-    .to_string();
-    Ok(FixResult { bytes: if changed { fixed.bytes } else { Vec::new() }, json })
+    let mut doc = fixed.json();
+    if let Some(m) = doc.as_object_mut() {
+        m.insert("changed".into(), json!(changed));
+    }
+    Ok(FixResult { bytes: if changed { fixed.bytes } else { Vec::new() }, json: doc.to_string() })
 }
 
 /// The rule catalogue, as `gguf-validate rules --format json` prints it.
