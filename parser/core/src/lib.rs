@@ -32,7 +32,7 @@
 //!    importance-matrix files), [`derive`](mod@derive) (provenance of a quant),
 //!    [`write`](mod@write) (a minimal writer), [`rewrite`] (a file written
 //!    again with its metadata changed and its tensor data copied byte for
-//!    byte) and `smith` (feature
+//!    byte), [`fix`] (the fixes of a report's findings) and `smith` (feature
 //!    `arbitrary`: valid files and single faults);
 //! 7. [`pipeline`]: what front ends run: an [`pipeline::Input`] (path, URL
 //!    or bytes) and the settings in, a typed [`pipeline::Outcome`] per file
