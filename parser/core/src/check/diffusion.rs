@@ -125,13 +125,18 @@ impl Vars {
 /// [`table::DETECT_DEFS`] and [`table::DETECT_DECIDE`]) over the file's
 /// tensors in file order.
 fn detect(file: &GgufFile<'_>) -> Detection {
+    // Each test's searcher built once per process, not once per tensor
+    // and test (a file of no architecture is tried against every test).
+    static FINDERS: std::sync::OnceLock<Vec<memchr::memmem::Finder<'static>>> = std::sync::OnceLock::new();
+    let finders = FINDERS
+        .get_or_init(|| table::DETECT_TESTS.iter().map(|t| memchr::memmem::Finder::new(t.2.as_bytes())).collect());
     let mut vars = Vars::initial();
     for t in &file.tensors {
         let name = prefixed(t.name.bytes);
         let ne = ne5(t);
         let mut group: Option<u16> = None;
         let mut matched_group = false;
-        for &(g, kind, needle, actions) in table::DETECT_TESTS {
+        for (&(g, kind, needle, actions), finder) in table::DETECT_TESTS.iter().zip(finders) {
             if group != Some(g) {
                 group = Some(g);
                 matched_group = false;
@@ -141,7 +146,7 @@ fn detect(file: &GgufFile<'_>) -> Detection {
             }
             let hit = match kind {
                 "equals" => name == needle,
-                _ => name.contains(needle),
+                _ => finder.find(name.as_bytes()).is_some(),
             };
             if !hit {
                 continue;
