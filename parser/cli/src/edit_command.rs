@@ -101,7 +101,16 @@ pub struct EditArgs {
     /// Output format.
     #[arg(long, value_enum, default_value_t = EditFormat::Human)]
     pub format: EditFormat,
-    /// The profile the result is validated under (default strict).
+    /// How the result is validated.
+    #[command(flatten)]
+    pub judged: JudgedArgs,
+}
+
+/// How `edit` and `fix` validate (the input's findings, for `fix`, and the
+/// result): the options of a validation they take.
+#[derive(Debug, Args)]
+pub struct JudgedArgs {
+    /// The profile (default strict).
     #[arg(long, value_enum)]
     pub profile: Option<ProfileArg>,
     /// `--allow`, `--warn`, `--deny`.
@@ -110,12 +119,29 @@ pub struct EditArgs {
     /// Treat warnings as errors.
     #[arg(long)]
     pub deny_warnings: bool,
-    /// Validate the result's container only (no model layer).
+    /// Validate the container only (no model layer).
     #[arg(long)]
     pub container_only: bool,
-    /// Judge the result against this loader: `llama.cpp`, `sd.cpp` or `comfyui-gguf`.
+    /// Judge against this loader: `llama.cpp`, `sd.cpp` or `comfyui-gguf`.
     #[arg(long, value_name = "LOADER")]
     pub loader: Option<String>,
+}
+
+impl JudgedArgs {
+    /// The validator these options make.
+    pub fn validator(&self, matches: &clap::ArgMatches) -> Result<Validator, String> {
+        let overrides = crate::values::rule_levels(&self.levels, matches)?;
+        let loader =
+            self.loader.as_deref().map(str::parse::<Loader>).transpose().map_err(|e| format!("--loader: {e}"))?;
+        let options = Options {
+            profile: self.profile.map(Profile::from).unwrap_or_default(),
+            overrides,
+            deny_warnings: self.deny_warnings,
+            container_only: self.container_only,
+            ..Options::default()
+        };
+        Ok(Validator::new(options).with_loader(loader))
+    }
 }
 
 /// The requests the arguments ask for, or why one is malformed.
@@ -161,23 +187,9 @@ fn requests(args: &EditArgs) -> Result<Vec<Request>, String> {
     Ok(out)
 }
 
-/// The validator the result is judged by.
-fn validator(args: &EditArgs, matches: &clap::ArgMatches) -> Result<Validator, String> {
-    let overrides = crate::values::rule_levels(&args.levels, matches)?;
-    let loader = args.loader.as_deref().map(str::parse::<Loader>).transpose().map_err(|e| format!("--loader: {e}"))?;
-    let options = Options {
-        profile: args.profile.map(Profile::from).unwrap_or_default(),
-        overrides,
-        deny_warnings: args.deny_warnings,
-        container_only: args.container_only,
-        ..Options::default()
-    };
-    Ok(Validator::new(options).with_loader(loader))
-}
-
 /// `gguf-validate edit ...`.
 pub fn run(args: &EditArgs, matches: &clap::ArgMatches) -> u8 {
-    let prepared = requests(args).and_then(|r| validator(args, matches).map(|v| (r, v)));
+    let prepared = requests(args).and_then(|r| args.judged.validator(matches).map(|v| (r, v)));
     let (requests, validator) = match prepared {
         Ok(x) => x,
         Err(e) => {

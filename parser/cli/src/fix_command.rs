@@ -7,15 +7,11 @@
 use std::path::PathBuf;
 
 use clap::Args;
-use gguf_validate_core::loader::Loader;
 use gguf_validate_core::pipeline::commands::{Edit, EditError, EditTarget, edit};
 use gguf_validate_core::pipeline::{Input, Item, Pipeline, Settings};
-use gguf_validate_core::rules::Profile;
-use gguf_validate_core::{Options, Validator};
 
-use crate::edit_command::{EditFormat, human};
+use crate::edit_command::{EditFormat, JudgedArgs, human};
 use crate::render;
-use crate::values::{ProfileArg, RuleLevelArgs};
 use crate::{EXIT_INVALID, EXIT_USAGE, EXIT_VALID};
 
 const AFTER_HELP: &str = "\
@@ -78,35 +74,9 @@ pub struct FixArgs {
     /// Output format.
     #[arg(long, value_enum, default_value_t = EditFormat::Human)]
     pub format: EditFormat,
-    /// The profile the findings are found and the results validated under
-    /// (default strict).
-    #[arg(long, value_enum)]
-    pub profile: Option<ProfileArg>,
-    /// `--allow`, `--warn`, `--deny`.
+    /// How the findings are found and the results validated.
     #[command(flatten)]
-    pub levels: RuleLevelArgs,
-    /// Treat warnings as errors.
-    #[arg(long)]
-    pub deny_warnings: bool,
-    /// Validate the container only (no model layer).
-    #[arg(long)]
-    pub container_only: bool,
-    /// Judge against this loader: `llama.cpp`, `sd.cpp` or `comfyui-gguf`.
-    #[arg(long, value_name = "LOADER")]
-    pub loader: Option<String>,
-}
-
-fn validator(args: &FixArgs, matches: &clap::ArgMatches) -> Result<Validator, String> {
-    let overrides = crate::values::rule_levels(&args.levels, matches)?;
-    let loader = args.loader.as_deref().map(str::parse::<Loader>).transpose().map_err(|e| format!("--loader: {e}"))?;
-    let options = Options {
-        profile: args.profile.map(Profile::from).unwrap_or_default(),
-        overrides,
-        deny_warnings: args.deny_warnings,
-        container_only: args.container_only,
-        ..Options::default()
-    };
-    Ok(Validator::new(options).with_loader(loader))
+    pub judged: JudgedArgs,
 }
 
 /// The files to fix: each FILE, and for a shard of a split set every
@@ -152,7 +122,7 @@ fn targets(args: &FixArgs, files: &[PathBuf]) -> Result<Vec<(PathBuf, EditTarget
 /// `gguf-validate fix ...`.
 pub fn run(args: &FixArgs, matches: &clap::ArgMatches) -> u8 {
     let files = files(args);
-    let prepared = validator(args, matches).and_then(|v| targets(args, &files).map(|t| (v, t)));
+    let prepared = args.judged.validator(matches).and_then(|v| targets(args, &files).map(|t| (v, t)));
     let (validator, targets) = match prepared {
         Ok(x) => x,
         Err(e) => {

@@ -202,35 +202,14 @@ impl FixedBytes {
     /// Python package's, the npm package's): the changes, the fixes, the
     /// reports before and after, the tensor-data digests.
     pub fn json(&self) -> serde_json::Value {
-        use crate::rewrite::value_json;
-        let digest = |d: &Result<crate::hash::Digest, String>| match d {
-            Ok(d) => serde_json::json!(d.to_string()),
-            Err(_) => serde_json::Value::Null,
-        };
-        let changes: Vec<serde_json::Value> = self
-            .changes
-            .iter()
-            .map(|c| {
-                serde_json::json!({
-                    "key": c.key,
-                    "before": c.before.as_ref().map(value_json),
-                    "after": c.after.as_ref().map(value_json),
-                })
-            })
-            .collect();
-        let (a, b) = &self.digests;
+        use crate::rewrite::{changes_json, digests_json};
         serde_json::json!({
             "valid": self.after.valid,
-            "changes": changes,
+            "changes": changes_json(&self.changes),
             "fixes": self.fixes,
             "before": self.before,
             "report": self.after,
-            "tensor_data": {
-                "algorithm": "sha256",
-                "before": digest(a),
-                "after": digest(b),
-                "unchanged": matches!((a, b), (Ok(x), Ok(y)) if x == y),
-            },
+            "tensor_data": digests_json(&self.digests.0, &self.digests.1),
             "bytes": self.bytes.len(),
         })
     }

@@ -575,6 +575,33 @@ fn pack(
     Ok(segments)
 }
 
+/// The changes of a rewrite in the JSON of `edit` and `fix`: each key with
+/// its value before and after (`null`: absent, removed).
+pub fn changes_json(changes: &[Applied]) -> serde_json::Value {
+    changes
+        .iter()
+        .map(|c| {
+            serde_json::json!({
+                "key": c.key,
+                "before": c.before.as_ref().map(value_json),
+                "after": c.after.as_ref().map(value_json),
+            })
+        })
+        .collect()
+}
+
+/// The tensor-data digests in the JSON of `edit` and `fix` (`tensor_data`):
+/// before, after (`null` where not computed) and whether they are equal.
+pub fn digests_json(before: &Result<Digest, String>, after: &Result<Digest, String>) -> serde_json::Value {
+    let digest = |d: &Result<Digest, String>| d.as_ref().map_or(serde_json::Value::Null, |d| d.to_string().into());
+    serde_json::json!({
+        "algorithm": "sha256",
+        "before": digest(before),
+        "after": digest(after),
+        "unchanged": matches!((before, after), (Ok(a), Ok(b)) if a == b),
+    })
+}
+
 /// The `hash` command's whole-model SHA-256 of the tensor data of the file
 /// `parsed` describes, read from `src` (tensor-info order, no metadata).
 pub fn tensor_digest(src: &dyn ByteSource, parsed: &Parsed<'_>) -> Result<Digest, HashError> {

@@ -430,40 +430,25 @@ impl Edited {
     /// Python): the changes (and fixes), the tensor-data digests, the
     /// result's report.
     pub fn json(&self, input: &std::path::Path, output: &std::path::Path, in_place: bool) -> serde_json::Value {
-        use crate::rewrite::value_json;
-        let digest = |d: &Result<crate::hash::Digest, String>| match d {
-            Ok(d) => serde_json::json!(d.to_string()),
-            Err(_) => serde_json::Value::Null,
-        };
-        let not_hashed: Vec<&String> =
-            [&self.digest_before, &self.digest_after].into_iter().filter_map(|d| d.as_ref().err()).collect();
-        let changes: Vec<serde_json::Value> = self
-            .changes
-            .iter()
-            .map(|c| {
-                serde_json::json!({
-                    "key": c.key,
-                    "before": c.before.as_ref().map(value_json),
-                    "after": c.after.as_ref().map(value_json),
-                })
-            })
-            .collect();
+        use crate::rewrite::{changes_json, digests_json};
+        let not_hashed = [&self.digest_before, &self.digest_after].into_iter().find_map(|d| d.as_ref().err());
+        let mut tensor_data = digests_json(&self.digest_before, &self.digest_after);
+        if let Some(map) = tensor_data.as_object_mut() {
+            map.insert("not_hashed".into(), serde_json::json!(not_hashed));
+            map.insert(
+                "data_start".into(),
+                serde_json::json!({"before": self.data_start.0, "after": self.data_start.1}),
+            );
+            map.insert("kernel_copy".into(), serde_json::json!(self.kernel_copy));
+        }
         let mut doc = serde_json::json!({
             "input": input.to_string_lossy(),
             "output": output.to_string_lossy(),
             "in_place": in_place,
             "written": self.written,
             "valid": self.report.valid,
-            "changes": changes,
-            "tensor_data": {
-                "algorithm": "sha256",
-                "before": digest(&self.digest_before),
-                "after": digest(&self.digest_after),
-                "unchanged": matches!((&self.digest_before, &self.digest_after), (Ok(a), Ok(b)) if a == b),
-                "not_hashed": not_hashed.first(),
-                "data_start": {"before": self.data_start.0, "after": self.data_start.1},
-                "kernel_copy": self.kernel_copy,
-            },
+            "changes": changes_json(&self.changes),
+            "tensor_data": tensor_data,
             "bytes": self.bytes,
             "report": self.report,
         });

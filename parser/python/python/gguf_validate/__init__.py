@@ -426,6 +426,23 @@ def _rewritten(text: str, data: bytes | None, name: str) -> Rewritten:
     )
 
 
+def _rewrite(
+    source: Source,
+    output: str | os.PathLike[str] | None,
+    in_place: bool,
+    requests: list[tuple[str, str, str]] | None,
+    unsafe: bool,
+    dry_run: bool,
+    force: bool,
+    opts: dict[str, Any],
+) -> Rewritten:
+    """`_native.rewrite` (an edit with `requests`, else the fixes) and its `Rewritten`."""
+    name = "<bytes>" if not isinstance(source, (str, os.PathLike)) else os.fspath(source)
+    out = None if output is None else os.fspath(output)
+    text, data = _call(_native.rewrite, _source(source), out, in_place, requests, unsafe, dry_run, force, opts)
+    return _rewritten(text, None if data is None else bytes(data), str(name))
+
+
 def _rewrite_options(profile: str | None, deny_warnings: bool, container_only: bool, loader: str | None) -> dict[str, Any]:
     return _options(
         {"profile": profile, "deny_warnings": deny_warnings, "container_only": container_only, "loader": loader}
@@ -455,19 +472,8 @@ def fix(
     result is validated under `profile`; it is written only when valid,
     or with `force`. Tensor bytes are never changed (`tensor_data`).
     """
-    name = "<bytes>" if not isinstance(source, (str, os.PathLike)) else os.fspath(source)
-    text, data = _call(
-        _native.rewrite,
-        _source(source),
-        None if output is None else os.fspath(output),
-        in_place,
-        None,
-        unsafe,
-        dry_run,
-        force,
-        _rewrite_options(profile, deny_warnings, container_only, loader),
-    )
-    return _rewritten(text, None if data is None else bytes(data), str(name))
+    opts = _rewrite_options(profile, deny_warnings, container_only, loader)
+    return _rewrite(source, output, in_place, None, unsafe, dry_run, force, opts)
 
 
 def edit(
@@ -516,19 +522,8 @@ def edit(
         raise UsageError(
             "nothing to change: give set, remove, chat_template, chat_templates, pre_tokenizer or special_tokens"
         )
-    name = "<bytes>" if not isinstance(source, (str, os.PathLike)) else os.fspath(source)
-    text, data = _call(
-        _native.rewrite,
-        _source(source),
-        None if output is None else os.fspath(output),
-        in_place,
-        requests,
-        False,
-        False,
-        force,
-        _rewrite_options(profile, deny_warnings, container_only, loader),
-    )
-    return _rewritten(text, None if data is None else bytes(data), str(name))
+    opts = _rewrite_options(profile, deny_warnings, container_only, loader)
+    return _rewrite(source, output, in_place, requests, False, False, force, opts)
 
 
 def _seconds(timeout: float | None) -> float | None:
