@@ -81,6 +81,12 @@ fn each_case_breaks_its_rule_and_the_fix_mends_exactly_it() {
                 assert!(fixed.bytes == broken, "{}: nothing to fix, yet the bytes changed", c.slug);
             }
         }
+        // The report of each, before and after, with the fixes and digests
+        // (`fix --format json`'s document for the file in memory).
+        let mut settings = insta::Settings::clone_current();
+        settings.set_snapshot_path("snapshots/fixes");
+        settings.set_prepend_module_to_snapshot(false);
+        settings.bind(|| insta::assert_json_snapshot!(c.slug, fixed.json()));
         // Without --unsafe, an unsafe fix is listed, held back, and the finding stays.
         if unsafe_fixes {
             let held = fix_bytes(&broken, &strict(), false).unwrap_or_else(|e| panic!("{e}"));
