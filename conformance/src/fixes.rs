@@ -23,7 +23,9 @@ use gguf_validate_core::write::GgufModel;
 use gguf_validate_core::{Options, Validator};
 use serde::{Deserialize, Serialize};
 
-use crate::build::{V, set_kv, tiny_llama};
+use crate::build::{V, drop_kv, set_kv, tiny_llama};
+use gguf_validate_core::types::GgmlType;
+use gguf_validate_core::write::OwnedTensor;
 
 /// One fix case.
 #[derive(Debug)]
@@ -148,6 +150,22 @@ pub fn cases() -> Vec<FixCase> {
             kind: Some(FixKind::Safe),
             description: "general.quantization_version as a u64.",
             build: || tiny_bytes(|m| set_kv(m, "general.quantization_version", V::U64(2))),
+        },
+        FixCase {
+            slug: "quantization_version_missing",
+            rule: "quantization-version-missing",
+            kind: Some(FixKind::Safe),
+            description: "a Q8_0 tensor (blk.0.ffn_down.weight) and no general.quantization_version.",
+            build: || {
+                tiny_bytes(|m| {
+                    drop_kv(m, "general.quantization_version");
+                    if let Some(t) = m.tensors.iter_mut().find(|t| t.name == b"blk.0.ffn_down.weight")
+                        && let Some(q) = OwnedTensor::zeroed("blk.0.ffn_down.weight", &t.dims, GgmlType::Q8_0)
+                    {
+                        *t = q;
+                    }
+                })
+            },
         },
         FixCase {
             slug: "token_id_out_of_range",

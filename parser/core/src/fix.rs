@@ -135,6 +135,15 @@ pub fn plan(parsed: &Parsed<'_>, findings: &[Diagnostic], allow_unsafe: bool) ->
                 set(&mut out, Change::Set { key: key.to_string(), value });
                 out.fixes.push(fixed);
             }
+            RuleId::QuantVersionMissing => {
+                const KEY: &str = "general.quantization_version";
+                if out.changes.iter().any(|c| c.key() == KEY) {
+                    continue;
+                }
+                let value = OwnedValue::U32(2);
+                out.fixes.push(listed(FixKind::Safe, "absent".into(), show_value(&value)));
+                set(&mut out, Change::Set { key: KEY.into(), value });
+            }
             RuleId::TokenIdRange => {
                 let Some(kv) = kv else { continue };
                 let Ok(key) = std::str::from_utf8(kv.key.bytes) else { continue };
@@ -474,6 +483,7 @@ mod tests {
                     | RuleId::StandardKeyType
                     | RuleId::MetadataKeyType
                     | RuleId::QuantVersionType
+                    | RuleId::QuantVersionMissing
                     | RuleId::TokenIdRange
                     | RuleId::TemplateHiddenText
             ) || LAYOUT_RULES.contains(&fix.rule);

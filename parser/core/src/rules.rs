@@ -286,6 +286,11 @@ pub const FIXES: &[Fix] = &[
         does: "`general.quantization_version` written again as a u32, when it holds the same number.",
     },
     Fix {
+        rule: RuleId::QuantVersionMissing,
+        kind: FixKind::Safe,
+        does: "`general.quantization_version` added as the u32 2, ggml's `GGML_QNT_VERSION` since before GGUF: the version of every block layout a GGUF file holds.",
+    },
+    Fix {
         rule: RuleId::TokenIdRange,
         kind: FixKind::Unsafe,
         does: "the special-token key removed, so llama.cpp uses its vocabulary type's default for the role.",
