@@ -369,26 +369,6 @@ pub fn write_fixes(dir: &Path) -> Result<usize, String> {
 /// Checks that `dir` holds exactly what [`write_fixes`] would write.
 pub fn check_fixes(dir: &Path) -> Result<usize, String> {
     let (files, manifest) = render_fixes()?;
-    let mut problems = Vec::new();
-    for (name, bytes) in &files {
-        match std::fs::read(dir.join(name)) {
-            Ok(on_disk) if on_disk == *bytes => {}
-            Ok(_) => problems.push(format!("{name} differs")),
-            Err(_) => problems.push(format!("{name} is missing")),
-        }
-    }
-    for entry in std::fs::read_dir(dir).into_iter().flatten().flatten() {
-        let name = entry.file_name().to_string_lossy().into_owned();
-        if name.ends_with(".gguf") && !files.iter().any(|(n, _)| *n == name) {
-            problems.push(format!("{name} is not produced by any case"));
-        }
-    }
-    if std::fs::read_to_string(dir.join("manifest.json")).ok() != Some(manifest_json(&manifest)) {
-        problems.push("manifest.json differs".into());
-    }
-    if problems.is_empty() {
-        Ok(manifest.len())
-    } else {
-        Err(format!("corpus/fixes is stale ({}); run `cargo run -p gguf-conformance -- generate`", problems.join(", ")))
-    }
+    crate::check_generated(dir, "corpus/fixes", &files, &manifest_json(&manifest))?;
+    Ok(manifest.len())
 }

@@ -306,8 +306,21 @@ pub fn write_corpus(dir: &Path) -> std::io::Result<usize> {
 /// Checks that `dir` holds exactly what [`write_corpus`] would write.
 pub fn check_corpus(dir: &Path) -> Result<usize, String> {
     let (files, manifest) = render_corpus();
+    check_generated(dir, "corpus/gguf", &files, &manifest_json(&manifest))?;
+    Ok(files.len())
+}
+
+/// Checks that the folder `dir` (shown as `shown`) holds exactly `files`
+/// (by name, byte for byte, and no other `.gguf`) and `manifest` as its
+/// `manifest.json`: what `generate` writes there.
+pub(crate) fn check_generated(
+    dir: &Path,
+    shown: &str,
+    files: &[(String, Vec<u8>)],
+    manifest: &str,
+) -> Result<(), String> {
     let mut problems = Vec::new();
-    for (name, bytes) in &files {
+    for (name, bytes) in files {
         match std::fs::read(dir.join(name)) {
             Ok(on_disk) if on_disk == *bytes => {}
             Ok(_) => problems.push(format!("{name} differs")),
@@ -315,20 +328,18 @@ pub fn check_corpus(dir: &Path) -> Result<usize, String> {
         }
     }
     let names: std::collections::HashSet<&str> = files.iter().map(|(n, _)| n.as_str()).collect();
-    if let Ok(rd) = std::fs::read_dir(dir) {
-        for e in rd.flatten() {
-            let n = e.file_name().to_string_lossy().into_owned();
-            if n.ends_with(".gguf") && !names.contains(n.as_str()) {
-                problems.push(format!("{n} is not produced by any case"));
-            }
+    for e in std::fs::read_dir(dir).into_iter().flatten().flatten() {
+        let n = e.file_name().to_string_lossy().into_owned();
+        if n.ends_with(".gguf") && !names.contains(n.as_str()) {
+            problems.push(format!("{n} is not produced by any case"));
         }
     }
-    if std::fs::read_to_string(dir.join("manifest.json")).ok() != Some(manifest_json(&manifest)) {
+    if std::fs::read_to_string(dir.join("manifest.json")).ok().as_deref() != Some(manifest) {
         problems.push("manifest.json differs".into());
     }
     if problems.is_empty() {
-        Ok(files.len())
+        Ok(())
     } else {
-        Err(format!("corpus/gguf is stale ({}); run `cargo run -p gguf-conformance -- generate`", problems.join(", ")))
+        Err(format!("{shown} is stale ({}); run `cargo run -p gguf-conformance -- generate`", problems.join(", ")))
     }
 }
