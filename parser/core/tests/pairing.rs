@@ -556,3 +556,40 @@ fn a_model_that_is_an_input_and_the_with_model_is_read_once() {
         }
     }
 }
+
+/// stable-diffusion.cpp's refusal of a diffusion model whose version it
+/// cannot decide says why and where the file can go: a UNet file alone
+/// (no text encoder's tensors to tell SD1 from SD2) and an architecture
+/// ComfyUI-GGUF loads, which `--loader comfyui-gguf` judges for it.
+#[test]
+fn a_version_stable_diffusion_cpp_cannot_decide_names_the_reason_and_the_other_loader() {
+    let file = |arch: Option<&str>, tensor: &str| {
+        let mut m = GgufModel::new();
+        if let Some(a) = arch {
+            m.kv("general.architecture", V::str(a));
+        }
+        m.tensor(f32_tensor(tensor, &[4, 4]));
+        m.canonical();
+        m.to_bytes()
+    };
+    let judged = |bytes: Vec<u8>, loader: Option<gguf_validate_core::loader::Loader>| {
+        let d = Settings::default();
+        let settings = Settings { validator: d.validator.clone().with_loader(loader), ..d };
+        let v = Pipeline::new(settings).validate(&Input::bytes("unet.gguf", bytes));
+        let r = v.outcome.report().unwrap();
+        let d = r.diagnostics.iter().find(|d| d.rule.id() == "diffusion-version-unknown").unwrap();
+        (d.severity, d.message.clone())
+    };
+    let (level, unet) = judged(file(Some("sdxl"), "input_blocks.0.0.weight"), None);
+    assert_eq!(level, gguf_validate_core::Level::Error);
+    assert!(unet.contains("a UNet file alone is never loaded"), "{unet}");
+    assert!(unet.contains("`sdxl` is one ComfyUI-GGUF loads: `--loader comfyui-gguf`"), "{unet}");
+    // judged for ComfyUI-GGUF: a warning, and no advice to do so
+    let comfyui = Some(gguf_validate_core::loader::Loader::ComfyuiGguf);
+    let (level, comfy) = judged(file(Some("sdxl"), "input_blocks.0.0.weight"), comfyui);
+    assert_eq!(level, gguf_validate_core::Level::Warning);
+    assert!(!comfy.contains("--loader"), "{comfy}");
+    // the boundary: no architecture and no UNet block, neither reason
+    let (_, other) = judged(file(None, "input_blocks_x.weight"), Some(gguf_validate_core::loader::Loader::SdCpp));
+    assert!(!other.contains("UNet file alone") && !other.contains("ComfyUI-GGUF loads"), "{other}");
+}

@@ -69,6 +69,9 @@ pub(crate) fn tolerated(file: &GgufFile<'_>, loader: Loader) -> Vec<RuleId> {
 /// `VERSION_COUNT`, "get sd version from file failed").
 struct Detection {
     version: Option<&'static str>,
+    /// A UNet's blocks were seen (`is_unet`): without a text encoder's
+    /// tensors in the same file, no SD1/SD2/SDXL version is decided.
+    unet: bool,
 }
 
 /// A tensor's `ne` as stable-diffusion.cpp holds it: five entries, those
@@ -154,19 +157,20 @@ fn detect(file: &GgufFile<'_>) -> Detection {
             matched_group = true;
             for action in actions.iter() {
                 if let Some(v) = run_action(action, &name, &ne, &mut vars) {
-                    return Detection { version: Some(v) };
+                    return Detection { version: Some(v), unet: false };
                 }
             }
         }
     }
+    let unet = vars.flags.get("is_unet").copied().unwrap_or(false);
     let defs: Vec<(&str, bool)> =
         table::DETECT_DEFS.iter().map(|&(n, e)| (n, Expr::eval_bool(e, &vars, &[]).unwrap_or(false))).collect();
     for &(conds, version) in table::DETECT_DECIDE {
         if conds.iter().all(|c| Expr::eval_bool(c, &vars, &defs).unwrap_or(false)) {
-            return Detection { version: (version != "VERSION_COUNT").then_some(version) };
+            return Detection { version: (version != "VERSION_COUNT").then_some(version), unet };
         }
     }
-    Detection { version: None }
+    Detection { version: None, unet }
 }
 
 /// One action of a detection test; `Some(version)` for `return V`.
@@ -803,7 +807,7 @@ pub(crate) fn check(
     sink: &mut Sink<'_>,
     examined: &mut Vec<Examined>,
 ) {
-    let judged = sd_cpp(file, tensors, sink);
+    let judged = sd_cpp(file, arch, loader, tensors, sink);
     comfyui(file, arch, tensors, sink);
     let version = judged.version.map_or_else(
         || "no version detected".to_string(),
@@ -818,13 +822,22 @@ pub(crate) fn check(
 }
 
 /// stable-diffusion.cpp: detection, preconditions, the builder's tensors.
-fn sd_cpp(file: &GgufFile<'_>, tensors: &[&TensorInfo<'_>], sink: &mut Sink<'_>) -> Judged {
+fn sd_cpp(
+    file: &GgufFile<'_>,
+    arch: Option<&str>,
+    loader: Loader,
+    tensors: &[&TensorInfo<'_>],
+    sink: &mut Sink<'_>,
+) -> Judged {
     let mut notes = Vec::new();
     let detection = detect(file);
     let Some(version) = detection.version else {
-        sink.emit(RuleId::DiffusionVersionUnknown, super::KV_SECTION, || "tensors".into(), || {
-            "stable-diffusion.cpp recognises no model in these tensor names (get_sd_version: no FLUX, SD3, UNet, Wan, Qwen-Image, ... tensor); it refuses the file (\"get sd version from file failed\")".into()
-        });
+        sink.emit(
+            RuleId::DiffusionVersionUnknown,
+            super::KV_SECTION,
+            || "tensors".into(),
+            || version_unknown_message(detection.unet, arch, loader),
+        );
         return Judged { version: None, notes };
     };
     let Some(family) = Family::of(version) else {
@@ -841,6 +854,23 @@ fn sd_cpp(file: &GgufFile<'_>, tensors: &[&TensorInfo<'_>], sink: &mut Sink<'_>)
         notes.push("the UNet's input, middle and output blocks (only its fixed ends are in the table)".into());
     }
     Judged { version: Some(version), notes }
+}
+
+/// Why stable-diffusion.cpp decides no version, and where the file can go
+/// instead: a UNet needs its text encoder in the same file; an
+/// architecture ComfyUI-GGUF loads is judged for it with `--loader`.
+fn version_unknown_message(unet: bool, arch: Option<&str>, loader: Loader) -> String {
+    let mut m = String::from("stable-diffusion.cpp recognises no model in these tensor names");
+    if unet {
+        m.push_str(" (get_sd_version: a UNet's blocks, but no text encoder's token_embedding in the same file to tell SD1 from SD2, nor a second encoder for SDXL; a UNet file alone is never loaded)");
+    } else {
+        m.push_str(" (get_sd_version: no FLUX, SD3, UNet, Wan, Qwen-Image, ... tensor)");
+    }
+    m.push_str("; it refuses the file (\"get sd version from file failed\")");
+    if let Some(a) = arch.filter(|a| loader != Loader::ComfyuiGguf && table::COMFY_IMG_ARCHS.contains(a)) {
+        m.push_str(&format!("; its architecture `{a}` is one ComfyUI-GGUF loads: `--loader comfyui-gguf` judges the file for that loader"));
+    }
+    m
 }
 
 /// The values the builder divides by or aborts on ([`table::PRECONDITIONS`]);
