@@ -78,14 +78,7 @@ pub fn check_report(r: &Report, len: u64, opts: &Options) {
         let rule = RuleId::from_id(d.rule.id()).unwrap_or_else(|| panic!("unknown rule id `{}`", d.rule.id()));
         // A rule the file's own loader reads past is at most a warning
         // under strict, unless the run sets its level.
-        let mut want = opts.level(rule);
-        if opts.profile == Profile::Strict
-            && want > Level::Warning
-            && r.summary.tolerated.contains(&rule)
-            && !opts.overrides.iter().any(|(o, _)| *o == rule)
-        {
-            want = Level::Warning;
-        }
+        let want = opts.level_tolerating(opts.profile, rule, &r.summary.tolerated);
         assert_eq!(d.severity, want, "`{}` reported at the wrong level", d.rule);
         assert_ne!(d.severity, Level::Allow);
         errors += u64::from(d.severity == Level::Error);

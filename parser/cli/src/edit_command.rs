@@ -10,7 +10,7 @@ use clap::{Args, ValueEnum};
 use gguf_validate_core::loader::Loader;
 use gguf_validate_core::parse::escape_bytes;
 use gguf_validate_core::pipeline::commands::{Edit, EditError, EditTarget, Edited, edit};
-use gguf_validate_core::rewrite::{Request, SPECIAL_TOKEN_ROLES, show_value};
+use gguf_validate_core::rewrite::{Request, SPECIAL_TOKEN_ROLES, is_template_name, show_value};
 use gguf_validate_core::rules::Profile;
 use gguf_validate_core::{Options, Validator};
 
@@ -158,9 +158,8 @@ fn requests(args: &EditArgs) -> Result<Vec<Request>, String> {
     }
     for p in &args.chat_template {
         // NAME=FILE names a template, unless the whole argument is a file.
-        let named = p.to_str().filter(|_| !p.exists()).and_then(|s| s.split_once('=')).filter(|(n, _)| {
-            !n.is_empty() && n.bytes().all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'_')
-        });
+        let named =
+            p.to_str().filter(|_| !p.exists()).and_then(|s| s.split_once('=')).filter(|(n, _)| is_template_name(n));
         let file = named.map_or_else(|| p.clone(), |(_, f)| PathBuf::from(f));
         let text = std::fs::read_to_string(&file)
             .map_err(|e| format!("--chat-template {}: {e}", render::display_path(&file)))?;

@@ -16,7 +16,7 @@ use serde::Serialize;
 
 use crate::check::template::is_hidden;
 use crate::check::well_known_type;
-use crate::parse::{Parsed, Value, align_up};
+use crate::parse::{Parsed, Value};
 use crate::report::Diagnostic;
 use crate::rewrite::{Change, Layout, show_value};
 use crate::rules::{FixKind, RuleId};
@@ -193,6 +193,8 @@ pub fn plan(parsed: &Parsed<'_>, findings: &[Diagnostic], allow_unsafe: bool) ->
 pub struct FixedBytes {
     /// The fixed file (the input's bytes when nothing needed fixing).
     pub bytes: Vec<u8>,
+    /// Whether anything was changed (false: `bytes` are the input's).
+    pub changed: bool,
     /// Each finding's fix, held-back ones included.
     pub fixes: Vec<Fixed>,
     /// The metadata changes as made.
@@ -273,6 +275,7 @@ fn rewrite_bytes_validated(
         drop(parsed);
         return Ok(FixedBytes {
             bytes: bytes.to_vec(),
+            changed: false,
             fixes: planned.fixes,
             changes: Vec::new(),
             after: validated.report.clone(),
@@ -293,6 +296,7 @@ fn rewrite_bytes_validated(
     let after = checked.report;
     Ok(FixedBytes {
         bytes: out,
+        changed: true,
         fixes: planned.fixes,
         changes: rewrite.changes().to_vec(),
         before: validated.report,
@@ -301,26 +305,14 @@ fn rewrite_bytes_validated(
     })
 }
 
-/// Each tensor's data offset before and after [`Layout::Packed`] (the
-/// alignment a fix of `general.alignment` gives is not one of the fixes),
-/// or None when a tensor has no known size or its data is not all in the
-/// file (then no layout fix is made).
+/// Each tensor's data offset before and after [`Layout::Packed`]
+/// ([`crate::rewrite::packed_tensors`]; the alignment a fix of
+/// `general.alignment` gives is not one of the fixes), or None when the
+/// data cannot be moved (then no layout fix is made).
 fn packed_offsets(parsed: &Parsed<'_>) -> Option<Vec<(u64, u64)>> {
     let f = &parsed.file;
-    let align = f.alignment();
-    let data_start = f.data_start()?;
-    let mut at = 0u64;
-    let mut out = Vec::with_capacity(f.tensors.len());
-    for t in &f.tensors {
-        let n = t.nbytes()?;
-        let end = data_start.checked_add(t.data_offset)?.checked_add(n)?;
-        if end > f.file_len {
-            return None;
-        }
-        out.push((t.data_offset, at));
-        at = align_up(at.checked_add(n)?, align)?;
-    }
-    Some(out)
+    let placed = crate::rewrite::packed_tensors(parsed, f.alignment()).ok()?;
+    Some(f.tensors.iter().zip(placed).map(|(t, p)| (t.data_offset, p.to)).collect())
 }
 
 fn layout_before(rule: RuleId, d: &Diagnostic) -> String {

@@ -332,6 +332,23 @@ impl Options {
         }
         self.overrides.iter().rev().find(|(id, _)| *id == rule).map_or_else(|| r.level(profile), |(_, l)| *l)
     }
+
+    /// The level of a rule under `profile` in a file whose loader reads
+    /// past the rules `tolerated` (a report's `summary.tolerated`): under
+    /// strict each of those is at most a warning, unless these options set
+    /// its level.
+    pub fn level_tolerating(&self, profile: Profile, rule: RuleId, tolerated: &[RuleId]) -> Level {
+        let level = self.level_under(profile, rule);
+        if profile == Profile::Strict
+            && level > Level::Warning
+            && tolerated.contains(&rule)
+            && !self.overrides.iter().any(|(r, _)| *r == rule)
+        {
+            Level::Warning
+        } else {
+            level
+        }
+    }
 }
 
 /// Which llama.cpp releases load a file (`summary.llama_cpp`), from what
@@ -574,16 +591,7 @@ impl<'o> Sink<'o> {
     /// ([`Sink::tolerated`]) is at most a warning, unless the run sets its
     /// level.
     fn level_under(&self, profile: Profile, rule: RuleId) -> Level {
-        let level = self.judging.options.level_under(profile, rule);
-        if profile == Profile::Strict
-            && level > Level::Warning
-            && self.tolerated.contains(&rule)
-            && !self.judging.options.overrides.iter().any(|(r, _)| *r == rule)
-        {
-            Level::Warning
-        } else {
-            level
-        }
+        self.judging.options.level_tolerating(profile, rule, &self.tolerated)
     }
 
     /// Counts `n` findings of `rule` that are not listed (they appear in

@@ -405,7 +405,7 @@ impl Rewrite {
                 None => vec![Segment::Copy { from: f.infos_end, len: f.file_len.saturating_sub(f.infos_end) }],
             },
             Layout::Packed => {
-                let segments = pack(parsed, data_start, new_align, &mut head, infos_at, infos_start)?;
+                let segments = pack(parsed, new_align, &mut head, infos_at, infos_start)?;
                 if !segments.is_empty() {
                     head.resize(index(new_data_start)?, 0);
                 }
@@ -531,14 +531,46 @@ impl Rewrite {
     }
 }
 
-/// The pieces of [`Layout::Packed`]: each tensor's bytes at the next
-/// offset aligned to `align`, zero padding after each; the offsets in the
-/// copied infos (at `infos_at` in `head`, from `infos_start` in the file)
-/// rewritten to match. Refused for a tensor without a known size or whose
-/// bytes are not all in the file.
+/// Where [`Layout::Packed`] puts one tensor's bytes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct PackedTensor {
+    /// Its bytes in the source: absolute offset and length.
+    pub from: u64,
+    /// Their length.
+    pub len: u64,
+    /// Its new offset in the data section.
+    pub to: u64,
+}
+
+/// Where [`Layout::Packed`] puts each tensor (tensor-info order): at the
+/// next offset aligned to `align` after the one before. Refused for a
+/// tensor without a known size or whose bytes are not all in the file.
+pub fn packed_tensors(parsed: &Parsed<'_>, align: u64) -> Result<Vec<PackedTensor>, RewriteError> {
+    let f = &parsed.file;
+    let data_start = f.data_start().ok_or(RewriteError::Overflow)?;
+    let mut out = Vec::with_capacity(f.tensors.len());
+    let mut at = 0u64;
+    for t in &f.tensors {
+        let name = || escape_bytes(t.name.bytes, false);
+        let len = t.nbytes().ok_or_else(|| {
+            RewriteError::NotGguf(format!("tensor `{}` has no known size, so its data cannot be moved", name()))
+        })?;
+        let from = data_start.checked_add(t.data_offset).ok_or(RewriteError::Overflow)?;
+        if from.checked_add(len).is_none_or(|end| end > f.file_len) {
+            return Err(RewriteError::NotGguf(format!("the data of tensor `{}` is not all in the file", name())));
+        }
+        out.push(PackedTensor { from, len, to: at });
+        at = align_up(at.checked_add(len).ok_or(RewriteError::Overflow)?, align).ok_or(RewriteError::Overflow)?;
+    }
+    Ok(out)
+}
+
+/// The pieces of [`Layout::Packed`] ([`packed_tensors`]): each tensor's
+/// bytes, zero padding after each to `align`; the offsets in the copied
+/// infos (at `infos_at` in `head`, from `infos_start` in the file)
+/// rewritten to match.
 fn pack(
     parsed: &Parsed<'_>,
-    data_start: u64,
     align: u64,
     head: &mut [u8],
     infos_at: usize,
@@ -546,33 +578,31 @@ fn pack(
 ) -> Result<Vec<Segment>, RewriteError> {
     let f = &parsed.file;
     let order = f.header.byte_order;
-    let mut segments = Vec::with_capacity(f.tensors.len().saturating_mul(2));
-    let mut at = 0u64;
-    for t in &f.tensors {
-        let name = escape_bytes(t.name.bytes, false);
-        let n = t.nbytes().ok_or_else(|| {
-            RewriteError::NotGguf(format!("tensor `{name}` has no known size, so its data cannot be moved"))
-        })?;
-        let from = data_start.checked_add(t.data_offset).ok_or(RewriteError::Overflow)?;
-        if from.checked_add(n).is_none_or(|end| end > f.file_len) {
-            return Err(RewriteError::NotGguf(format!("the data of tensor `{name}` is not all in the file")));
-        }
+    let placed = packed_tensors(parsed, align)?;
+    let mut segments = Vec::with_capacity(placed.len().saturating_mul(2));
+    for (t, p) in f.tensors.iter().zip(&placed) {
         let field = t.offset_field.checked_sub(infos_start).ok_or(RewriteError::Overflow)?;
         let field_at = index(field)?.checked_add(infos_at).ok_or(RewriteError::Overflow)?;
         let slot = head.get_mut(field_at..field_at.saturating_add(8)).ok_or(RewriteError::Overflow)?;
         slot.copy_from_slice(&match order {
-            ByteOrder::LittleEndian => at.to_le_bytes(),
-            ByteOrder::BigEndian => at.to_be_bytes(),
+            ByteOrder::LittleEndian => p.to.to_le_bytes(),
+            ByteOrder::BigEndian => p.to.to_be_bytes(),
         });
-        segments.push(Segment::Copy { from, len: n });
-        let end = at.checked_add(n).ok_or(RewriteError::Overflow)?;
+        segments.push(Segment::Copy { from: p.from, len: p.len });
+        let end = p.to.checked_add(p.len).ok_or(RewriteError::Overflow)?;
         let padded = align_up(end, align).ok_or(RewriteError::Overflow)?;
         if padded > end {
             segments.push(Segment::Zeros(padded.saturating_sub(end)));
         }
-        at = padded;
     }
     Ok(segments)
+}
+
+/// Whether `name` can name a chat template
+/// (`tokenizer.chat_template.NAME`, [`Request::NamedChatTemplate`]):
+/// lower-case ASCII letters, digits and `_`, at least one.
+pub fn is_template_name(name: &str) -> bool {
+    !name.is_empty() && name.bytes().all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'_')
 }
 
 /// The changes of a rewrite in the JSON of `edit` and `fix`: each key with
@@ -687,7 +717,7 @@ pub fn resolve(parsed: &Parsed<'_>, requests: &[Request]) -> Result<Vec<Change>,
                 Change::Set { key: "tokenizer.chat_template".into(), value: OwnedValue::str(text) }
             }
             Request::NamedChatTemplate { name, text } => {
-                if name.is_empty() || !name.bytes().all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'_') {
+                if !is_template_name(name) {
                     return Err(RewriteError::Request(format!(
                         "`{name}` is not a template name: lower-case letters, digits and `_` (e.g. tool_use)"
                     )));

@@ -571,7 +571,7 @@ fn fix_slice(data: &[u8], options: &str, allow_unsafe: bool) -> Result<FixResult
         }
     };
     // The document the Python package gives too, and whether the bytes changed.
-    let changed = fixed.bytes.as_slice() != data;
+    let changed = fixed.changed;
     let mut doc = fixed.json();
     if let Some(m) = doc.as_object_mut() {
         m.insert("changed".into(), json!(changed));
