@@ -8,7 +8,7 @@ use std::path::PathBuf;
 
 use clap::Args;
 use gguf_validate_core::pipeline::commands::{Edit, EditError, EditTarget, edit};
-use gguf_validate_core::pipeline::{Input, Item, Pipeline, Settings};
+use gguf_validate_core::pipeline::{Input, Settings, Validation, validate_set};
 
 use crate::edit_command::{EditFormat, JudgedArgs, human};
 use crate::render;
@@ -134,7 +134,7 @@ pub fn run(args: &FixArgs, matches: &clap::ArgMatches) -> u8 {
     let mut docs = Vec::new();
     let mut text = String::new();
     let mut status = EXIT_VALID;
-    let mut results: Vec<Input> = Vec::new();
+    let mut results: Vec<(Input, Validation)> = Vec::new();
     for (file, (out, target)) in files.iter().zip(&targets) {
         // One bad file never loses the results of the others.
         let edited = match edit(file, out, *target, what, &validator, args.force, Some(&render::Bars)) {
@@ -158,31 +158,31 @@ pub fn run(args: &FixArgs, matches: &clap::ArgMatches) -> u8 {
         if !edited.report.valid && status == EXIT_VALID {
             status = EXIT_INVALID;
         }
-        results.push(Input::from_path(if edited.written { out.clone() } else { file.clone() }));
         match args.format {
             EditFormat::Human => text.push_str(&human(&edited, &shown)),
             EditFormat::Json => docs.push(edited.json(file, out, args.in_place)),
         }
+        let standing = Input::from_path(if edited.written { out.clone() } else { file.clone() });
+        results.push((standing, Validation::of(edited.standing)));
     }
-    // A split set is judged as one once its shards are fixed: each set of
-    // the results, as validating them would judge it.
+    // A split set is judged as one once its shards are fixed, from the
+    // validations of the files that stand (none is read again), as
+    // validating them would judge it.
     let mut sets = Vec::new();
-    if results.iter().any(|r| r.shards().is_ok_and(|s| s.len() > 1)) {
-        let pipeline = Pipeline { settings: Settings { validator, ..Settings::default() }, ..Pipeline::default() };
-        let _ = pipeline.run::<()>(&results, 1, |item| {
-            if let Item::Set(set) = item {
-                if !set.valid && status == EXIT_VALID {
-                    status = EXIT_INVALID;
-                }
-                text.push_str(&format!(
-                    "split set {}: {} as a whole\n",
-                    set.name,
-                    if set.valid { "valid" } else { "invalid" }
-                ));
-                sets.push(gguf_validate_core::pipeline::json::set(set));
-            }
-            std::ops::ControlFlow::Continue(())
-        });
+    let settings = Settings { validator, ..Settings::default() };
+    while let Some(at) = results.iter().position(|(r, _)| r.shards().is_ok_and(|s| s.len() > 1)) {
+        let (first, validation) = results.swap_remove(at);
+        let mut known = |shard: &Input| {
+            let id = shard.identity();
+            let pos = results.iter().position(|(r, _)| r.identity() == id)?;
+            Some(results.swap_remove(pos).1)
+        };
+        let set = validate_set(&first, validation, &settings, &mut known).report;
+        if !set.valid && status == EXIT_VALID {
+            status = EXIT_INVALID;
+        }
+        text.push_str(&format!("split set {}: {} as a whole\n", set.name, if set.valid { "valid" } else { "invalid" }));
+        sets.push(gguf_validate_core::pipeline::json::set(&set));
     }
     let written = match args.format {
         EditFormat::Human => render::text(&text),

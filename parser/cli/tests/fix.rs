@@ -175,6 +175,14 @@ fn a_shard_stands_for_its_split_set_which_is_judged_whole() {
     assert_eq!(doc["sets"][0]["valid"], true);
     let fixed_second = std::fs::read(out.join("tiny-00002-of-00002.gguf")).unwrap();
     assert!(fixed_second == std::fs::read(from.join("tiny-00002-of-00002.gguf")).unwrap());
+    // A dry run: the shards as they are stand, and the set judged from
+    // their validations is invalid with --deny-warnings (the second still
+    // has its trailing bytes, a warning).
+    let o = fix(&[first.as_os_str(), os("--dry-run"), os("--deny-warnings"), os("--format"), os("json")]);
+    assert_eq!(code(&o), 1, "{}{}", stdout(&o), stderr(&o));
+    let doc = json(&o);
+    assert_eq!(doc["sets"].as_array().unwrap().len(), 1);
+    assert_eq!(doc["sets"][0]["valid"], false);
     // A set needs a folder.
     let o = fix(&[first.as_os_str(), os("-o"), dir.join("one.gguf").as_os_str()]);
     assert_eq!(code(&o), 2);

@@ -423,6 +423,10 @@ pub struct Edited {
     /// left alone, `report` is the input's; to another file it was copied
     /// as it is).
     pub unchanged: bool,
+    /// The validation (metadata and parse kept) of the file that stands
+    /// afterwards: the result when it was written, else the input. A
+    /// later step (a split set judged whole) reads it instead of the file.
+    pub standing: crate::Validated,
 }
 
 impl Edited {
@@ -632,6 +636,7 @@ pub fn edit(
         })?;
     if dry_run {
         let digest_before = rewrite::tensor_digest(src, &parsed).map_err(|e| e.to_string());
+        drop(parsed);
         return Ok(Edited {
             changes: plan.changes().to_vec(),
             digest_after: Err("nothing was written".into()),
@@ -645,6 +650,7 @@ pub fn edit(
             before,
             dry_run: asked_dry_run,
             unchanged,
+            standing: validated,
         });
     }
     let total = if unchanged { input_len } else { plan.copied_bytes() };
@@ -701,7 +707,7 @@ pub fn edit(
             "tensor data changed in the copy (sha256 {a} before, {b} after); nothing was kept"
         )));
     }
-    let report = checked.report;
+    let report = checked.report.clone();
     drop(reopened);
     let written = report.valid || force;
     if written {
@@ -727,6 +733,7 @@ pub fn edit(
         before,
         dry_run: false,
         unchanged,
+        standing: if written { checked } else { validated },
     })
 }
 

@@ -173,6 +173,19 @@ impl Validation {
         self.outcome.report().is_some_and(|r| r.summary.split.is_some())
     }
 
+    /// A validation made elsewhere (its metadata and parse kept), as a
+    /// run's: what a split set's checks read of a shard.
+    pub fn of(validated: Validated) -> Validation {
+        Validation {
+            outcome: Outcome::Report(Box::new(validated.report.clone()), None),
+            profiles: Vec::new(),
+            validated: Some(validated),
+            metadata_sha256: None,
+            not_found: false,
+            started: Instant::now(),
+        }
+    }
+
     fn unreadable(why: String) -> Validation {
         Validation {
             outcome: Outcome::Unreadable(why),
